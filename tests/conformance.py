@@ -8889,6 +8889,248 @@ def misc2():
                           lambda o, n=n, per=per, dt=dt, extra=extra, name=name: getattr(L, "clt_%s_window" % name)(
                               DEV, T2C[dt], n, per, *(extra + (o,))),
                           [], tol="tr")
+# ---- recurrent cells and the containers -------------------------------------------
+
+_CELL_FWD = C.CFUNCTYPE(C.c_int, P, P, P, PP)
+
+
+def cells():
+    """nn.RNNCell (tanh, relu), LSTMCell and GRUCell: torch's weights moved
+    into cltensor's layer through a safetensors file of the state_dict,
+    then h' (and c') compared, batched and unbatched, with and without
+    states and biases, float32 and float64; the functional forms
+    (torch.rnn_tanh_cell, ...) on the same tensors; and the names of a
+    model of ModuleList, ModuleDict, ParameterList and ParameterDict, its
+    state_dict loaded from torch's."""
+    import tempfile
+    try:
+        from safetensors.torch import save_file
+    except Exception as e:  # pragma: no cover
+        return fail("cells", "cannot import safetensors: %s" % e)
+    proto("clt_rnn_cell_layer", [P, C.c_int64, C.c_int64, C.c_int, C.c_int, P, PP])
+    proto("clt_lstm_cell_layer", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_gru_cell_layer", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_rnn_cell_forward", [P, P, P, PP])
+    proto("clt_gru_cell_forward", [P, P, P, PP])
+    proto("clt_lstm_cell_forward", [P, P, P, P, PP, PP])
+    proto("clt_rnn_cell", [P, P, P, P, P, P, C.c_int, PP])
+    proto("clt_lstm_cell", [P, P, P, P, P, P, P, PP, PP])
+    proto("clt_gru_cell", [P, P, P, P, P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_named_parameters", [P, C.POINTER(C.POINTER(Named)),
+                                          C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    tmp = tempfile.mkdtemp(prefix="cltensor-cells-")
+    path = os.path.join(tmp, "m.safetensors")
+    torch.manual_seed(11)
+    I, H, N = 3, 5, 4
+    for kind, nl in (("RNNCell", "tanh"), ("RNNCell", "relu"), ("LSTMCell", None),
+                     ("GRUCell", None)):
+        for bias in (1, 0):
+            for dt in (torch.float32, torch.float64):
+                for batched in (1, 0):
+                    for given in (0, 1):
+                        _cell_case(kind, nl, bias, dt, batched, given, I, H, N, path,
+                                   save_file)
+    os.unlink(path)
+    _containers(tmp, save_file)
+    os.rmdir(tmp)
+    _rrelu()
+
+
+def _rrelu():
+    """F.rrelu: eval mode against torch's; train mode drawn slopes in
+    [lower, upper) where x <= 0, x elsewhere; bad bounds and integers
+    refused as torch refuses them."""
+    proto("clt_rrelu", [P, C.c_double, C.c_double, C.c_int, P, PP])
+    for dt in (torch.float32, torch.float64):
+        for lo, hi in ((1 / 8, 1 / 3), (0.0, 0.0), (0.5, 2.0), (0.3, 0.3)):
+            check("rrelu eval %g %g %s" % (lo, hi, dn(dt)),
+                  lambda x, lo=lo, hi=hi: F.rrelu(x, lo, hi, training=False),
+                  lambda x, o, lo=lo, hi=hi: L.clt_rrelu(x, lo, hi, 0, None, o),
+                  [data((4, 5), dt, special=True)])
+        x = data((50, 8), dt)
+        px = upload(x)
+        out = P()
+        try:
+            if L.clt_rrelu(px, 0.1, 0.4, 1, None, C.byref(out)):
+                fail("rrelu train %s" % dn(dt), L.clt_last_error().decode())
+                continue
+            got = torch.from_numpy(download(out)[0])
+            neg = x <= 0
+            r = got[neg] / x[neg]
+            good = bool(torch.equal(got[~neg], x[~neg])) and bool(((r >= 0.1 - 1e-7) &
+                                                                   (r < 0.4 + 1e-7)).all())
+            ok("rrelu train %s" % dn(dt), good, "a slope outside [0.1, 0.4) or x > 0 changed")
+        finally:
+            L.clt_tensor_free(px)
+            L.clt_tensor_free(out)
+    check("rrelu bounds", lambda x: F.rrelu(x, 0.5, 0.1, training=True),
+          lambda x, o: L.clt_rrelu(x, 0.5, 0.1, 1, None, o), [data((3,), torch.float32)])
+    check("rrelu int64", lambda x: F.rrelu(x, training=True),
+          lambda x, o: L.clt_rrelu(x, 0.125, 1 / 3, 1, None, o), [data((3,), torch.int64)])
+
+
+def _cell_case(kind, nl, bias, dt, batched, given, I, H, N, path, save_file):
+    name = "%s%s bias=%d %s %s h=%d" % (kind, "(%s)" % nl if nl else "", bias, dn(dt),
+                                        "batched" if batched else "unbatched", given)
+    kw = {"nonlinearity": nl} if nl else {}
+    tm = getattr(torch.nn, kind)(I, H, bias=bool(bias), **kw).to(dt)
+    save_file({k: v.float().contiguous() for k, v in tm.state_dict().items()}, path)
+    lstm = kind == "LSTMCell"
+    m = P()
+    keep = []
+    try:
+        if kind == "RNNCell":
+            st = L.clt_rnn_cell_layer(DEV, I, H, bias, 1 if nl == "relu" else 0, None,
+                                      C.byref(m))
+        else:
+            st = getattr(L, "clt_%s_cell_layer" % kind[:-4].lower())(DEV, I, H, bias, None,
+                                                                     C.byref(m))
+        if st:
+            return fail(name, "layer: %s" % L.clt_last_error())
+        if dt == torch.float64 and L.clt_module_to_dtype(m, F64):
+            return fail(name, "to_dtype: %s" % L.clt_last_error())
+        if L.clt_module_load(m, path.encode()):
+            return fail(name, "load: %s" % L.clt_last_error())
+        x = data((N, I) if batched else (I,), dt, lo=-2, hi=2)
+        hs = (N, H) if batched else (H,)
+        h = data(hs, dt, lo=-1, hi=1) if given else None
+        c = data(hs, dt, lo=-1, hi=1) if given and lstm else None
+        with torch.no_grad():
+            if lstm:
+                exp = list(tm(x, (h, c)) if given else tm(x))
+            else:
+                exp = [tm(x, h) if given else tm(x)]
+        ins = [upload(t) if t is not None else None for t in (x, h, c)]
+        keep += [q for q in ins if q is not None]
+        outs = [P(), P()]
+        if lstm:
+            st = L.clt_lstm_cell_forward(m, ins[0], ins[1], ins[2], C.byref(outs[0]),
+                                         C.byref(outs[1]))
+        else:
+            st = getattr(L, "clt_%s_cell_forward" % kind[:-4].lower())(m, ins[0], ins[1],
+                                                                       C.byref(outs[0]))
+            outs = outs[:1]
+        if st:
+            return fail(name, "forward: %s" % L.clt_last_error())
+        keep += outs
+        # the functional form on torch's weights, against torch's
+        ws = [upload(w.detach()) for w in (tm.weight_ih, tm.weight_hh)]
+        bs = [upload(b.detach()) for b in (tm.bias_ih, tm.bias_hh)] if bias else [None, None]
+        keep += ws + [b for b in bs if b is not None]
+        fouts = [P(), P()]
+        if lstm:
+            st = L.clt_lstm_cell(ins[0], ins[1], ins[2], ws[0], ws[1], bs[0], bs[1],
+                                 C.byref(fouts[0]), C.byref(fouts[1]))
+        elif kind == "GRUCell":
+            st = L.clt_gru_cell(ins[0], ins[1], ws[0], ws[1], bs[0], bs[1], C.byref(fouts[0]))
+        else:
+            st = L.clt_rnn_cell(ins[0], ins[1], ws[0], ws[1], bs[0], bs[1],
+                                1 if nl == "relu" else 0, C.byref(fouts[0]))
+        if st:
+            return fail(name + " functional", L.clt_last_error().decode())
+        fouts = fouts[:len(outs)]
+        keep += fouts
+        for tag, got_ps in (("layer", outs), ("functional", fouts)):
+            for what, e, q in zip(("h'", "c'"), exp, got_ps):
+                got, shape, _ = download(q)
+                if tuple(e.shape) != shape:
+                    return fail("%s %s %s" % (name, tag, what), "shape: torch %s, cltensor %s"
+                                % (list(e.shape), list(shape)))
+                if compare_values("%s %s %s" % (name, tag, what), e, got, "mm",
+                                  False) is not True:
+                    return
+        ok(name, True)
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
+        L.clt_module_free(m)
+
+
+def _containers(tmp, save_file):
+    """A model of torch's containers: cltensor's names are torch's
+    state_dict keys in torch's order, and torch's state loads."""
+    proto("clt_module_custom", [C.c_char_p, _CELL_FWD, P, P, PP])
+    proto("clt_module_add_module", [P, C.c_char_p, P])
+    proto("clt_module_add_parameter", [P, C.c_char_p, P])
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_module_list", [C.POINTER(P), C.c_size_t, PP])
+    proto("clt_module_list_insert", [P, C.c_int64, P])
+    proto("clt_module_dict", [C.POINTER(C.c_char_p), C.POINTER(P), C.c_size_t, PP])
+    proto("clt_parameter_list", [C.POINTER(P), C.c_size_t, PP])
+    proto("clt_parameter_dict", [C.POINTER(C.c_char_p), C.POINTER(P), C.c_size_t, PP])
+
+    class TNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.randn(2))
+            self.layers = torch.nn.ModuleList([torch.nn.Linear(3, 4), torch.nn.Linear(4, 4)])
+            self.layers.insert(0, torch.nn.Linear(2, 3))
+            self.heads = torch.nn.ModuleDict({"cls": torch.nn.Linear(4, 2),
+                                              "box": torch.nn.Linear(4, 4, bias=False)})
+            self.plist = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(3)),
+                                                 torch.nn.Parameter(torch.randn(2, 2))])
+            self.pdict = torch.nn.ParameterDict({"alpha": torch.nn.Parameter(torch.randn(1)),
+                                                 "beta": torch.nn.Parameter(torch.randn(4))})
+
+    torch.manual_seed(5)
+    tm = TNet()
+    path = os.path.join(tmp, "net.safetensors")
+    save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+
+    def refuse(m, user, x, out):
+        return 1
+
+    cb = _CELL_FWD(refuse)
+    m = P()
+    made = []
+
+    def lin(i, o, b=1):
+        q = P()
+        if L.clt_linear(DEV, i, o, b, None, C.byref(q)):
+            raise RuntimeError(L.clt_last_error().decode())
+        return q
+
+    def zeros(*shape):
+        return upload(torch.zeros(shape))
+
+    try:
+        if L.clt_module_custom(b"Net", cb, None, None, C.byref(m)):
+            return fail("containers", L.clt_last_error().decode())
+        if L.clt_module_add_parameter(m, b"scale", zeros(2)):
+            return fail("containers scale", L.clt_last_error().decode())
+        lst, dct, pl, pd = P(), P(), P(), P()
+        mods = (P * 2)(lin(3, 4), lin(4, 4))
+        ok_ = L.clt_module_list(mods, 2, C.byref(lst)) == 0
+        ok_ = ok_ and L.clt_module_list_insert(lst, 0, lin(2, 3)) == 0
+        ok_ = ok_ and L.clt_module_add_module(m, b"layers", lst) == 0
+        keys = (C.c_char_p * 2)(b"cls", b"box")
+        dm = (P * 2)(lin(4, 2), lin(4, 4, 0))
+        ok_ = ok_ and L.clt_module_dict(keys, dm, 2, C.byref(dct)) == 0
+        ok_ = ok_ and L.clt_module_add_module(m, b"heads", dct) == 0
+        ts = (P * 2)(zeros(3), zeros(2, 2))
+        ok_ = ok_ and L.clt_parameter_list(ts, 2, C.byref(pl)) == 0
+        ok_ = ok_ and L.clt_module_add_module(m, b"plist", pl) == 0
+        pk = (C.c_char_p * 2)(b"alpha", b"beta")
+        pt = (P * 2)(zeros(1), zeros(4))
+        ok_ = ok_ and L.clt_parameter_dict(pk, pt, 2, C.byref(pd)) == 0
+        ok_ = ok_ and L.clt_module_add_module(m, b"pdict", pd) == 0
+        if not ok_:
+            return fail("containers build", L.clt_last_error().decode())
+        names = [n for n, _ in _named_params(m)]
+        want = [n for n, _ in tm.named_parameters()]
+        ok("containers named_parameters", names == want, "cltensor %s, torch %s" % (names, want))
+        if L.clt_module_load(m, path.encode()):
+            return fail("containers load", L.clt_last_error().decode())
+        sd = tm.state_dict()
+        agree = all(np.array_equal(download(t)[0], sd[n].numpy()) for n, t in _named_params(m))
+        ok("containers state from torch", agree, "a tensor differs after the load")
+    finally:
+        L.clt_module_free(m)
+        os.unlink(path)
 
 
 def main():
@@ -8924,7 +9166,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2]
+                settings, conv3d, pool3d, misc2, cells]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

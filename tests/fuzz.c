@@ -7455,6 +7455,306 @@ static void op_misc2(fz *f)
         tfree(f, idx, 0);
 }
 
+/* ---- cells: the recurrent cells and the module containers --------------------------------------- */
+
+/* A fresh float tensor near want, ours to give away (a container takes it),
+ * or NULL. */
+static clt_tensor *own_param(fz *f, clt_device *dev)
+{
+    int64_t shape[2] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+    return near_randn(f, dev, 1 + (int)pick(f, 2), shape);
+}
+
+/* torch.rnn_tanh_cell, lstm_cell, gru_cell on inputs near the right
+ * shapes (at times a slot's tensor, NULL states or biases). */
+static void cells_functional(fz *f, clt_device *d)
+{
+    clt_status st;
+    int kind = (int)pick(f, 4), batched = chance(f, 80), lstm = kind == 2;
+    int64_t N = 1 + (int64_t)pick(f, 3), I = 1 + (int64_t)pick(f, 3), H = 1 + (int64_t)pick(f, 3);
+    int64_t G = (kind == 2 ? 4 : kind == 3 ? 3 : 1) * H;
+    int64_t xs[2] = {N, I}, hs[2] = {N, H}, wi[2] = {G, I}, wh[2] = {G, H};
+    int nd = batched ? 2 : 1;
+    clt_tensor *x = input_near(f, d, nd, batched ? xs : xs + 1), *h = NULL, *c = NULL;
+    if (chance(f, 60))
+        h = input_near(f, d, nd, batched ? hs : hs + 1);
+    if (lstm && (h ? chance(f, 90) : chance(f, 5)))
+        c = input_near(f, d, nd, batched ? hs : hs + 1);
+    clt_tensor *w_ih = input_near(f, d, 2, wi), *w_hh = input_near(f, d, 2, wh);
+    clt_tensor *b_ih = chance(f, 60) ? input_near(f, d, 1, &G) : NULL;
+    clt_tensor *b_hh = chance(f, 60) ? input_near(f, d, 1, &G) : NULL;
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+    if (kind == 2) {
+        CALL("clt_lstm_cell", clt_lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh, op, op2));
+    } else if (kind == 3) {
+        CALL("clt_gru_cell", clt_gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, op));
+    } else {
+        int nl = chance(f, 5) ? (int)pick(f, 9) - 4 : kind;
+        CALL("clt_rnn_cell",
+             clt_rnn_cell(x, h, w_ih, w_hh, b_ih, b_hh, (clt_rnn_nonlinearity)nl, op));
+    }
+    int good = lstm ? two_outcome(f, st, op, out, op2, out2) : result(f, st, op, out);
+    if (good) {
+        /* x may be a slot's tensor: the result has x's batch and w_hh's columns */
+        int xnd = clt_tensor_ndim(x);
+        int64_t want[2] = {xnd == 2 ? clt_tensor_shape(x)[0] : clt_tensor_shape(w_hh)[1],
+                           clt_tensor_shape(w_hh)[1]};
+        expect_meta(f, out, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
+                    clt_tensor_device(x));
+        store(f, out);
+        if (lstm) {
+            expect_meta(f, out2, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+            store(f, out2);
+        }
+    }
+    clt_tensor *all[7] = {x, h, c, w_ih, w_hh, b_ih, b_hh};
+    for (int k = 0; k < 7; k++)
+        tfree(f, all[k], 0);
+}
+
+/* RNNCell, LSTMCell, GRUCell: made small, run through their forwards,
+ * kept in a module slot. */
+static void cells_layers(fz *f, clt_device *dev, clt_device *d)
+{
+    clt_status st;
+    clt_module *m = SENT, **mp = chance(f, 2) ? NULL : &m;
+    int kind = (int)pick(f, 3);
+    int64_t I = chance(f, 10) ? geom(f) : 1 + (int64_t)pick(f, 3);
+    int64_t H = chance(f, 10) ? geom(f) : 1 + (int64_t)pick(f, 3);
+    int bias = (int)pick(f, 2);
+    if (kind == 0)
+        CALL("clt_rnn_cell_layer",
+             clt_rnn_cell_layer(dev, I, H, bias, (clt_rnn_nonlinearity)(int)pick(f, 3), f->gen, mp));
+    else if (kind == 1)
+        CALL("clt_lstm_cell_layer", clt_lstm_cell_layer(dev, I, H, bias, f->gen, mp));
+    else
+        CALL("clt_gru_cell_layer", clt_gru_cell_layer(dev, I, H, bias, f->gen, mp));
+    if (!mp) {
+        result(f, st, NULL, NULL);
+        return;
+    }
+    if (!outcome(f, st, m))
+        return;
+    int batched = chance(f, 80), nd = batched ? 2 : 1;
+    int64_t N = 1 + (int64_t)pick(f, 3), xs[2] = {N, I}, hs[2] = {N, H};
+    clt_tensor *x = input_near(f, d, nd, batched ? xs : xs + 1), *h = NULL, *c = NULL;
+    if (chance(f, 50))
+        h = input_near(f, d, nd, batched ? hs : hs + 1);
+    if (kind == 1 && (h ? chance(f, 90) : chance(f, 5)))
+        c = input_near(f, d, nd, batched ? hs : hs + 1);
+    clt_module *use = chance(f, 5) ? f->mod[pick(f, NMOD)] : m;
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+    int lstm = 0;
+    switch (pick(f, 3)) {
+    case 0:
+        CALL("clt_module_forward", clt_module_forward(use, x, op));
+        break;
+    case 1:
+        if (kind == 1) {
+            lstm = 1;
+            CALL("clt_lstm_cell_forward", clt_lstm_cell_forward(use, x, h, c, op, op2));
+        } else {
+            CALL("clt_rnn_cell_forward", clt_rnn_cell_forward(use, x, h, op));
+        }
+        break;
+    default:
+        CALL("clt_gru_cell_forward", clt_gru_cell_forward(use, x, h, op));
+        break;
+    }
+    int good = lstm ? two_outcome(f, st, op, out, op2, out2) : result(f, st, op, out);
+    if (good) {
+        /* use may be a slot's cell, x a slot's tensor: the result has x's
+         * batch and dtype, and use's hidden size */
+        const clt_tensor *whh = clt_module_param(use, "weight_hh");
+        const char *kind_name = clt_module_name(use);
+        int cell = strcmp(kind_name, "RNNCell") == 0 || strcmp(kind_name, "LSTMCell") == 0 ||
+                   strcmp(kind_name, "GRUCell") == 0;
+        int64_t Hu = whh ? clt_tensor_shape(whh)[1] : H;
+        int xnd = clt_tensor_ndim(x);
+        int64_t want[2] = {xnd == 2 ? clt_tensor_shape(x)[0] : Hu, Hu};
+        if (cell) /* a slot's other module gives what its kind gives */
+            expect_meta(f, out, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        else
+            check_tensor(f, out);
+        store(f, out);
+        if (lstm) {
+            expect_meta(f, out2, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+            store(f, out2);
+        }
+    }
+    tfree(f, x, 0);
+    tfree(f, h, 0);
+    tfree(f, c, 0);
+    put_module(f, m);
+}
+
+/* ModuleList, ModuleDict, ParameterList, ParameterDict: built of new
+ * parts, grown, read back, at times given a part they must refuse. */
+static void cells_containers(fz *f, clt_device *dev, clt_device *d)
+{
+    clt_status st;
+    clt_module *c = SENT, **cp = chance(f, 3) ? NULL : &c;
+    size_t n = (size_t)pick(f, 3);
+    switch (pick(f, 2)) {
+    case 0: { /* of modules */
+        clt_module *mods[3] = {NULL, NULL, NULL}, *extra = NULL;
+        for (size_t k = 0; k < n + 1; k++) {
+            clt_module *m = NULL;
+            CALL("clt_linear", clt_linear(chance(f, 90) ? d : dev ? dev : f->dev[f->ndev - 1],
+                                          1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 2), 1,
+                                          f->gen, &m));
+            if (!outcome(f, st, m))
+                break;
+            if (k < n)
+                mods[k] = m;
+            else
+                extra = m;
+        }
+        if (n >= 2 && chance(f, 10)) { /* one given twice */
+            clt_module_free(mods[1]);
+            mods[1] = mods[0];
+        }
+        static const char *const keys[3] = {"enc", "dec", "enc"};
+        int dict = chance(f, 40);
+        if (dict)
+            CALL("clt_module_dict",
+                 clt_module_dict((const char *const *)keys + (chance(f, 10) ? 1 : 0), mods, n, cp));
+        else
+            CALL("clt_module_list", clt_module_list(mods, n, cp));
+        if (!cp) {
+            result(f, st, NULL, NULL);
+        } else if (outcome(f, st, c)) {
+            mods[0] = mods[1] = mods[2] = NULL; /* the container's now */
+            int64_t len = clt_module_list_len(c);
+            if (len != (int64_t)n)
+                die(f, "a container of %zu modules has length %lld", n, (long long)len);
+            if (extra) {
+                if (dict)
+                    CALL("clt_module_dict_set",
+                         clt_module_dict_set(c, chance(f, 50) ? "enc" : "x.y", extra));
+                else if (chance(f, 50))
+                    CALL("clt_module_list_insert",
+                         clt_module_list_insert(c, (int64_t)pick(f, 7) - 3, extra));
+                else
+                    CALL("clt_module_list_extend", clt_module_list_extend(c, &extra, 1));
+                if (status_ok(f, st))
+                    extra = NULL;
+            }
+            clt_module *got = clt_module_list_get(c, (int64_t)pick(f, 7) - 3);
+            if (got && clt_module_child(c, "0") == NULL)
+                die(f, "a ModuleList with a module has no child \"0\"");
+            clt_tensor *x = input_near(f, d, 2, (int64_t[]){1, 1}), *y = SENT;
+            CALL("clt_module_forward", clt_module_forward(c, x, &y));
+            if (outcome(f, st, y))
+                die(f, "a container ran a forward");
+            tfree(f, x, 0);
+            if (chance(f, 50))
+                put_module(f, c);
+            else
+                clt_module_free(c);
+        }
+        if (n >= 2 && mods[1] == mods[0])
+            mods[1] = NULL;
+        for (size_t k = 0; k < 3; k++)
+            clt_module_free(mods[k]);
+        clt_module_free(extra);
+        break;
+    }
+    default: { /* of tensors */
+        clt_tensor *ts[3] = {NULL, NULL, NULL}, *extra = own_param(f, d);
+        for (size_t k = 0; k < n; k++)
+            ts[k] = own_param(f, chance(f, 95) ? d : dev ? dev : f->dev[f->ndev - 1]);
+        static const char *const keys[3] = {"alpha", "beta", "alpha"};
+        int dict = chance(f, 40);
+        if (dict)
+            CALL("clt_parameter_dict",
+                 clt_parameter_dict((const char *const *)keys + (chance(f, 10) ? 1 : 0), ts, n, cp));
+        else
+            CALL("clt_parameter_list", clt_parameter_list(ts, n, cp));
+        if (!cp) {
+            result(f, st, NULL, NULL);
+        } else if (outcome(f, st, c)) {
+            ts[0] = ts[1] = ts[2] = NULL; /* the container's now */
+            if (clt_parameter_list_len(c) != (int64_t)n)
+                die(f, "a container of %zu tensors has length %lld", n,
+                    (long long)clt_parameter_list_len(c));
+            if (extra) {
+                if (dict)
+                    CALL("clt_parameter_dict_set",
+                         clt_parameter_dict_set(c, chance(f, 50) ? "beta" : "", extra));
+                else
+                    CALL("clt_parameter_list_append", clt_parameter_list_append(c, extra));
+                if (status_ok(f, st))
+                    extra = NULL;
+            }
+            if (!dict && clt_parameter_list_get(c, -1) == NULL && clt_parameter_list_len(c) > 0)
+                die(f, "list[-1] of a ParameterList with tensors is NULL");
+            if (chance(f, 50))
+                put_module(f, c);
+            else
+                clt_module_free(c);
+        }
+        for (size_t k = 0; k < 3; k++)
+            clt_tensor_free(ts[k]);
+        clt_tensor_free(extra);
+        break;
+    }
+    }
+}
+
+/* F.rrelu and nn.RReLU in both modes, on slot tensors and fresh ones. */
+static void cells_rrelu(fz *f, clt_device *d)
+{
+    clt_status st;
+    int64_t shape[2] = {1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4)};
+    clt_tensor *x = input_near(f, d, 1 + (int)pick(f, 2), shape), *out = SENT;
+    clt_tensor **op = OUTP(f, &out);
+    double lo = chance(f, 10) ? rand_scalar(f) : 0.125, hi = chance(f, 10) ? rand_scalar(f) : 1.0 / 3;
+    int training = (int)pick(f, 2);
+    if (chance(f, 50)) {
+        CALL("clt_rrelu", clt_rrelu(x, lo, hi, training, chance(f, 20) ? NULL : f->gen, op));
+    } else {
+        clt_module *m = SENT;
+        CALL("clt_rrelu_layer", clt_rrelu_layer(lo, hi, f->gen, &m));
+        if (!outcome(f, st, m)) {
+            tfree(f, x, 0);
+            return;
+        }
+        clt_module_train(m, training);
+        CALL("clt_module_forward", clt_module_forward(m, x, op));
+        put_module(f, m);
+    }
+    if (result(f, st, op, out)) {
+        if (!x || !(lo <= hi))
+            die(f, "rrelu succeeded on a NULL input or bounds out of order");
+        keep_result(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), clt_tensor_dtype(x),
+                    clt_tensor_device(x));
+    }
+    tfree(f, x, 0);
+}
+
+static void op_cells(fz *f)
+{
+    clt_device *dev = rand_dev(f), *d = dev ? dev : f->dev[0];
+    switch (pick(f, 4)) {
+    case 3:
+        cells_rrelu(f, d);
+        break;
+    case 0:
+        cells_functional(f, d);
+        break;
+    case 1:
+        cells_layers(f, dev, d);
+        break;
+    default:
+        cells_containers(f, dev, d);
+        break;
+    }
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -7494,6 +7794,7 @@ static struct {
     {"pool3d", op_pool3d, 3},
     {"data2", op_data2, 3},
     {"misc2", op_misc2, 3},
+    {"cells", op_cells, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -3208,6 +3208,40 @@ for eo in (1, 2):
          lambda x, c, eo=eo: torch.gradient(x, spacing=[c], dim=1, edge_order=eo)[0],
          lambda x, c, eo=eo: _gradc_c(x, c, eo),
          [rng.standard_normal((3, 5)), np.array([0.0, 0.3, 1.0, 1.2, 2.5])])
+# ---- recurrent cells: torch.rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell ------
+proto("clt_rnn_cell", [P, P, P, P, P, P, C.c_int, PP])
+proto("clt_gru_cell", [P, P, P, P, P, P, PP])
+proto("clt_lstm_cell", [P, P, P, P, P, P, P, PP, PP])
+
+
+def _lstm_cell_part(k, *a):
+    h, c = P(), P()
+    if L.clt_lstm_cell(*a, C.byref(h), C.byref(c)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return (h, c)[k]
+
+
+_N, _I, _H = 3, 4, 2
+for _nl, _tf in (("tanh", torch.rnn_tanh_cell), ("relu", torch.rnn_relu_cell)):
+    case("rnn_cell %s" % _nl, _tf,
+         lambda x, h, wi, wh, bi, bh, r=_nl == "relu": call("clt_rnn_cell", x, h, wi, wh, bi, bh,
+                                                             int(r)),
+         [rng.standard_normal((_N, _I)), rng.standard_normal((_N, _H)),
+          rng.standard_normal((_H, _I)), rng.standard_normal((_H, _H)),
+          rng.standard_normal(_H), rng.standard_normal(_H)])
+case("gru_cell", torch.gru_cell,
+     lambda x, h, wi, wh, bi, bh: call("clt_gru_cell", x, h, wi, wh, bi, bh),
+     [rng.standard_normal((_N, _I)), rng.standard_normal((_N, _H)),
+      rng.standard_normal((3 * _H, _I)), rng.standard_normal((3 * _H, _H)),
+      rng.standard_normal(3 * _H), rng.standard_normal(3 * _H)])
+for _k in (0, 1):
+    case("lstm_cell %s" % "hc"[_k],
+         lambda x, h, c, wi, wh, bi, bh, k=_k: torch.lstm_cell(x, (h, c), wi, wh, bi, bh)[k],
+         lambda *a, k=_k: _lstm_cell_part(k, *a),
+         [rng.standard_normal((_N, _I)), rng.standard_normal((_N, _H)),
+          rng.standard_normal((_N, _H)), rng.standard_normal((4 * _H, _I)),
+          rng.standard_normal((4 * _H, _H)), rng.standard_normal(4 * _H),
+          rng.standard_normal(4 * _H)])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -336,6 +336,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_module_clone, M, clt_module_clone(NULL, f->dev, &o->m))                            \
     X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
     X(clt_module_custom, M, clt_module_custom("Net", NULL, NULL, NULL, &o->m))               \
+    X(clt_module_list, M, clt_module_list(f->mods, 1, &o->m))                                \
+    X(clt_module_dict, M, clt_module_dict(NULL, f->mods, 1, &o->m))                          \
+    X(clt_parameter_list, M, clt_parameter_list(f->pair, 2, &o->m))                          \
+    X(clt_parameter_dict, M, clt_parameter_dict(NULL, f->pair, 2, &o->m))                    \
     X(clt_linear, M, clt_linear(f->dev, -1, 4, 1, f->gen, &o->m))                            \
     X(clt_conv2d_layer, M, clt_conv2d_layer(f->dev, 1, 1, 0, 3, NULL, 1, f->gen, &o->m))     \
     X(clt_max_pool2d_layer, M, clt_max_pool2d_layer(0, 2, NULL, &o->m))                      \
@@ -370,6 +374,21 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_lstm_forward(f->lin, f->f, NULL, NULL, &o->t, &o->t2, &o->t3))                     \
     X(clt_rnn_forward, T | T2, clt_rnn_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
     X(clt_gru_forward, T | T2, clt_gru_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
+    X(clt_rrelu, T, clt_rrelu(f->i32, 0.1, 0.3, 1, f->gen, &o->t))                         \
+    X(clt_rrelu_layer, M, clt_rrelu_layer(0.5, 0.1, f->gen, &o->m))                          \
+    X(clt_rnn_cell, T,                                                                       \
+      clt_rnn_cell(f->f, NULL, f->f, f->f, NULL, NULL, CLT_RNN_TANH, &o->t))                 \
+    X(clt_lstm_cell, T | T2,                                                                 \
+      clt_lstm_cell(f->f, NULL, NULL, f->f, f->f, NULL, NULL, &o->t, &o->t2))                \
+    X(clt_gru_cell, T, clt_gru_cell(f->f, NULL, f->f, f->f, NULL, NULL, &o->t))               \
+    X(clt_rnn_cell_layer, M,                                                                 \
+      clt_rnn_cell_layer(f->dev, 0, 3, 1, CLT_RNN_TANH, f->gen, &o->m))                      \
+    X(clt_lstm_cell_layer, M, clt_lstm_cell_layer(f->dev, 3, 0, 1, f->gen, &o->m))           \
+    X(clt_gru_cell_layer, M, clt_gru_cell_layer(f->dev, -3, 3, 1, f->gen, &o->m))            \
+    X(clt_rnn_cell_forward, T, clt_rnn_cell_forward(f->lin, f->f, NULL, &o->t))              \
+    X(clt_gru_cell_forward, T, clt_gru_cell_forward(f->lin, f->f, NULL, &o->t))              \
+    X(clt_lstm_cell_forward, T | T2,                                                         \
+      clt_lstm_cell_forward(f->lin, f->f, NULL, NULL, &o->t, &o->t2))                        \
     X(clt_relu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_gelu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_tanh_layer, NEVER_FAILS, CLT_OK)                                                   \

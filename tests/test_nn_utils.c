@@ -472,8 +472,24 @@ Test(nn_utils, weight_norm_over_the_whole_tensor_and_other_dims)
     assert_error(clt_weight_norm(m, "w", 0), CLT_ERR_INVALID_ARGUMENT,
                  "Module 'Linear' has no parameter or buffer with name 'w'");
     assert_error(clt_weight_norm(m, "bias", 1), CLT_ERR_INVALID_ARGUMENT, "out of range");
+    /* a clone has its own g and v under the same names, and the same weight */
     clt_module *copy = NULL;
-    assert_error(clt_module_clone(m, NULL, &copy), CLT_ERR_INVALID_ARGUMENT, "deepcopy");
+    CHECK(clt_module_clone(m, NULL, &copy));
+    clt_named_tensor *pa = NULL, *pb = NULL;
+    size_t na = 0, nb = 0;
+    CHECK(clt_module_named_parameters(m, &pa, &na));
+    CHECK(clt_module_named_parameters(copy, &pb, &nb));
+    cr_assert_eq(na, nb);
+    for (size_t k = 0; k < na; k++) {
+        cr_assert_str_eq(pa[k].name, pb[k].name);
+        cr_assert_neq(pa[k].tensor, pb[k].tensor);
+    }
+    clt_free(pa);
+    clt_free(pb);
+    assert_values(clt_module_param(copy, "weight"), w, OUT * IN, 1e-12);
+    CHECK(clt_init_zeros_(clt_module_param(copy, "weight_g")));
+    assert_values(clt_module_param(m, "weight_g"), &whole, 1, 1e-12);
+    clt_module_free(copy);
     /* dim 1: norms of columns */
     CHECK(clt_weight_norm(m, "bias", 0));
     clt_module_free(m);

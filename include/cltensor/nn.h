@@ -241,11 +241,90 @@ CLT_API clt_status clt_module_add_buffer(clt_module *m, const char *name, clt_te
 /* m's own child, parameter or buffer called name (borrowed: it lives as
  * long as m), or NULL when m has none of that name (or m or name is
  * NULL).  Children are found by name in custom modules and in layers
- * with named parts ("self_attn"); a Sequential's are numbered, not
- * named. */
+ * with named parts ("self_attn"), and by their place written as torch
+ * names them ("0", "1", no leading zeros) in a Sequential and in the
+ * other layers whose parts are numbered (clt_transformer_encoder's
+ * layers). */
 CLT_API clt_module *clt_module_child(const clt_module *m, const char *name);
 CLT_API clt_tensor *clt_module_param(const clt_module *m, const char *name);
 CLT_API clt_tensor *clt_module_buffer(const clt_module *m, const char *name);
+
+/* ---- containers: ModuleList, ModuleDict, ParameterList, ParameterDict ---- */
+
+/* torch.nn.ModuleList, ModuleDict, ParameterList and ParameterDict: modules
+ * that hold parts and have no forward (clt_module_forward on one is
+ * CLT_ERR_INVALID_ARGUMENT, as torch's "missing the required forward");
+ * a custom module's forward runs the parts it needs.  Their parts are
+ * named as torch names them: a list's by place ("0", "1", ...), a dict's
+ * by key in insertion order, so that the listings, clt_module_state,
+ * clt_module_save and clt_module_load, clt_module_to, clt_module_train,
+ * clt_module_clone and the optimizers over clt_module_parameters see
+ * them as torch's ("layers.0.weight" for a ModuleList given to a custom
+ * module as "layers"; "0", "1" for a ParameterList's own tensors).  Each
+ * is a new module: release it with clt_module_free, which releases its
+ * parts; give it to a custom module with clt_module_add_module.
+ * clt_module_add_module, clt_module_add_parameter and
+ * clt_module_add_buffer refuse containers (use the calls below).
+ *
+ * Modules given are taken on success (released with the container), and
+ * left the caller's on failure: one given twice, one that a container
+ * already owns, the container's own model, one on another device than
+ * the model's, or nesting more than 100 levels are refused
+ * (CLT_ERR_INVALID_ARGUMENT, CLT_ERR_DEVICE_MISMATCH), as in
+ * clt_module_add_module.  Tensors given are taken as
+ * clt_module_add_parameter takes them (they become leaves that require
+ * grad, in no scope; the handles stay valid as long as the container):
+ * each must be floating, a leaf, on the model's device, and not already
+ * a tensor of the model. */
+
+/* ModuleList(mods): the n modules (n may be 0) in order. */
+CLT_API clt_status clt_module_list(clt_module *const *mods, size_t n, clt_module **out);
+/* list.append(m), list.extend(mods) and list.insert(index, m) (index in
+ * [-len, len], negative counting from the end; else
+ * CLT_ERR_INDEX_OUT_OF_RANGE): the modules after it move one place up,
+ * and their names with them ("1" becomes "2").  CLT_ERR_INVALID_ARGUMENT
+ * for a list that is not a ModuleList. */
+CLT_API clt_status clt_module_list_append(clt_module *list, clt_module *m);
+CLT_API clt_status clt_module_list_extend(clt_module *list, clt_module *const *mods, size_t n);
+CLT_API clt_status clt_module_list_insert(clt_module *list, int64_t index, clt_module *m);
+/* len(list): the modules of a ModuleList or ModuleDict (0 for anything
+ * else or NULL). */
+CLT_API int64_t clt_module_list_len(const clt_module *list);
+/* list[index] (borrowed; negative counts from the end), or NULL when out
+ * of range or list is no ModuleList.  clt_module_child(list, "0") gives
+ * the same, as it does for a Sequential's children. */
+CLT_API clt_module *clt_module_list_get(const clt_module *list, int64_t index);
+
+/* ModuleDict({names[k]: mods[k]}): keys not empty, without ".", at most
+ * 23 bytes, each once.  dict[name] (borrowed) is clt_module_child(dict,
+ * name); its length clt_module_list_len. */
+CLT_API clt_status clt_module_dict(const char *const *names, clt_module *const *mods, size_t n,
+                                   clt_module **out);
+/* dict[name] = m: a new key goes last; an existing key keeps its place and
+ * the module it held is released (handles to it become invalid).
+ * CLT_ERR_INVALID_ARGUMENT for a dict that is not a ModuleDict. */
+CLT_API clt_status clt_module_dict_set(clt_module *dict, const char *name, clt_module *m);
+
+/* ParameterList(ts): the n tensors in order, named "0", "1", ... */
+CLT_API clt_status clt_parameter_list(clt_tensor *const *ts, size_t n, clt_module **out);
+/* list.append(t); CLT_ERR_INVALID_ARGUMENT for a list that is not a
+ * ParameterList. */
+CLT_API clt_status clt_parameter_list_append(clt_module *list, clt_tensor *t);
+/* len(list) of a ParameterList or ParameterDict (0 for anything else or
+ * NULL). */
+CLT_API int64_t clt_parameter_list_len(const clt_module *list);
+/* list[index] (borrowed; negative counts from the end), or NULL when out
+ * of range or list is no ParameterList. */
+CLT_API clt_tensor *clt_parameter_list_get(const clt_module *list, int64_t index);
+
+/* ParameterDict({names[k]: ts[k]}), keys as ModuleDict's.  dict[name]
+ * (borrowed) is clt_module_param(dict, name). */
+CLT_API clt_status clt_parameter_dict(const char *const *names, clt_tensor *const *ts, size_t n,
+                                      clt_module **out);
+/* dict[name] = t: a new key goes last; an existing key keeps its place
+ * and the tensor it held is released.  CLT_ERR_INVALID_ARGUMENT for a
+ * dict that is not a ParameterDict. */
+CLT_API clt_status clt_parameter_dict_set(clt_module *dict, const char *name, clt_tensor *t);
 
 /* ---- layers (each a new module: release with clt_module_free) ------------- */
 
@@ -1060,6 +1139,77 @@ CLT_API clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt
 CLT_API clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                                    clt_tensor **output, clt_tensor **h_n);
 
+/* ---- recurrent cells: RNNCell, LSTMCell, GRUCell ------------------------- */
+
+/* One step of a recurrent cell, as torch.rnn_tanh_cell / rnn_relu_cell
+ * (clt_rnn_cell), torch.lstm_cell and torch.gru_cell, with the formulas
+ * of clt_rnn_layer's steps above: input [N, input_size] or unbatched
+ * [input_size]; w_ih [G * hidden_size, input_size], w_hh [G * hidden_size,
+ * hidden_size] (G 1, 4 or 3; hidden_size is w_hh's columns), b_ih and
+ * b_hh [G * hidden_size] or NULL (no bias).  hx (and cx) are [N,
+ * hidden_size] (unbatched [hidden_size]) or NULL for zeros, as
+ * nn.RNNCell's default state; clt_lstm_cell takes both or neither.  All
+ * tensors of one floating dtype and device.  Composed of recorded ops
+ * (two linear products and the cell's elementwise ops): gradients flow
+ * to the input, the states and the weights.
+ *
+ * Results: *out (RNN, GRU: h') and *h_out, *c_out (LSTM: h', c'), shaped
+ * as hx; new tensors: release each with clt_tensor_free.  On failure
+ * every result is NULL.  Errors, in PyTorch's words: an input other than
+ * 1-D or 2-D, an input size other than w_ih's columns ("input has
+ * inconsistent input_size"), a state of another rank, batch ("Input batch
+ * size 2 doesn't match hidden0 batch size 3") or hidden size, weights or
+ * biases of the wrong shapes (CLT_ERR_SHAPE_MISMATCH); an integer input,
+ * or a tensor of another dtype than the input's (CLT_ERR_DTYPE_MISMATCH);
+ * another device (CLT_ERR_DEVICE_MISMATCH); an unknown nonlinearity, hx
+ * without cx (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_rnn_cell(const clt_tensor *input, const clt_tensor *hx,
+                                const clt_tensor *w_ih, const clt_tensor *w_hh,
+                                const clt_tensor *b_ih, const clt_tensor *b_hh,
+                                clt_rnn_nonlinearity nonlinearity, clt_tensor **out);
+CLT_API clt_status clt_lstm_cell(const clt_tensor *input, const clt_tensor *hx,
+                                 const clt_tensor *cx, const clt_tensor *w_ih,
+                                 const clt_tensor *w_hh, const clt_tensor *b_ih,
+                                 const clt_tensor *b_hh, clt_tensor **h_out, clt_tensor **c_out);
+CLT_API clt_status clt_gru_cell(const clt_tensor *input, const clt_tensor *hx,
+                                const clt_tensor *w_ih, const clt_tensor *w_hh,
+                                const clt_tensor *b_ih, const clt_tensor *b_hh,
+                                clt_tensor **out);
+
+/* torch.nn.RNNCell(input_size, hidden_size, bias, nonlinearity),
+ * LSTMCell and GRUCell on dev: parameters weight_ih [G * hidden_size,
+ * input_size], weight_hh [G * hidden_size, hidden_size] and, with bias,
+ * bias_ih and bias_hh [G * hidden_size] (PyTorch's names and order, so
+ * that a state_dict loads with clt_module_load), float32, uniform in
+ * +-1/sqrt(hidden_size) drawn from gen (NULL: the default generator) in
+ * that order, as torch's reset_parameters.  Errors: a size below 1, an
+ * unknown nonlinearity (CLT_ERR_INVALID_ARGUMENT); a failed constructor
+ * takes no numbers from gen.  New module: release with clt_module_free. */
+CLT_API clt_status clt_rnn_cell_layer(clt_device *dev, int64_t input_size, int64_t hidden_size,
+                                      int bias, clt_rnn_nonlinearity nonlinearity,
+                                      clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lstm_cell_layer(clt_device *dev, int64_t input_size, int64_t hidden_size,
+                                       int bias, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_gru_cell_layer(clt_device *dev, int64_t input_size, int64_t hidden_size,
+                                      int bias, clt_generator *gen, clt_module **out);
+
+/* h' = cell(input, hx) for an RNNCell (clt_rnn_cell_forward) or a GRUCell
+ * (clt_gru_cell_forward), and h', c' = cell(input, (hx, cx)) for an
+ * LSTMCell: the functional forms above with the module's parameters; hx
+ * and cx NULL are zeros.  clt_module_forward, and so a Sequential, gives
+ * h' from zero states.  These run m's hooks as clt_module_forward does,
+ * on the input and h' (see the module hooks below).  The input must be on
+ * the module's device and of its dtype; a module of another kind is
+ * CLT_ERR_INVALID_ARGUMENT; other errors as the functional forms'.  New
+ * tensors: release each with clt_tensor_free; all NULL on failure. */
+CLT_API clt_status clt_rnn_cell_forward(clt_module *m, const clt_tensor *input,
+                                        const clt_tensor *hx, clt_tensor **out);
+CLT_API clt_status clt_gru_cell_forward(clt_module *m, const clt_tensor *input,
+                                        const clt_tensor *hx, clt_tensor **out);
+CLT_API clt_status clt_lstm_cell_forward(clt_module *m, const clt_tensor *input,
+                                         const clt_tensor *hx, const clt_tensor *cx,
+                                         clt_tensor **h_out, clt_tensor **c_out);
+
 /* ---- torch.nn.init ------------------------------------------------------
  * In place on any tensor (a parameter that requires grad included: like
  * torch's, these run as under no_grad, record nothing and bump the
@@ -1363,6 +1513,29 @@ CLT_API clt_status clt_alpha_dropout_layer(double p, clt_generator *gen, clt_mod
 CLT_API clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen,
                                                    clt_module **out);
 
+/* ---- RReLU ------------------------------------------------------------------ */
+
+/* torch.nn.functional.rrelu(input, lower, upper, training): in train mode
+ * each element where input <= 0 is multiplied by its own slope drawn
+ * uniform in [lower, upper) from gen (NULL: the default generator), the
+ * others kept; in eval mode (training 0) it is leaky_relu with the slope
+ * (lower + upper) / 2, drawing nothing.  PyTorch's defaults: lower 1/8,
+ * upper 1/3.  Recorded: the gradient is the slope used (1 where input >
+ * 0), as torch's.  input float32 or float64 (an integer one is
+ * CLT_ERR_DTYPE_MISMATCH, as torch's "not implemented"); lower above upper
+ * (or NaN) is CLT_ERR_INVALID_ARGUMENT ("Lower bound should be less than
+ * or equal to the upper bound").  A failed call takes no numbers from
+ * gen.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_rrelu(const clt_tensor *input, double lower, double upper, int training,
+                             clt_generator *gen, clt_tensor **out);
+
+/* torch.nn.RReLU(lower, upper): clt_rrelu with the module's train or eval
+ * mode; gen is borrowed (it must outlive the layer), and a forward that
+ * fails takes no numbers from it (clt_module_forward).  Errors as
+ * clt_rrelu's bounds.  New module: release with clt_module_free. */
+CLT_API clt_status clt_rrelu_layer(double lower, double upper, clt_generator *gen,
+                                   clt_module **out);
+
 /* ---- module hooks (nn.Module.register_*_hook) ---------------------------- */
 
 /* A forward pre-hook: called with the module and its input (borrowed)
@@ -1407,9 +1580,18 @@ typedef clt_status (*clt_module_backward_hook_fn)(void *user, clt_module *m,
  * clt_spectral_norm and the pruning functions, the forward, the forward
  * hooks in order; so do containers running their children (Sequential,
  * the transformer layers' parts, custom modules' clt_module_forward on a
- * child).  The forwards of several inputs (clt_lstm_forward,
- * clt_multihead_attention, ...) run the reparametrizations but not the
- * hooks.
+ * child).  So do the forwards of several inputs or results
+ * (clt_rnn_forward, clt_lstm_forward, clt_gru_forward, the cells'
+ * forwards, clt_multihead_attention, clt_bilinear_forward,
+ * clt_embedding_bag_forward, clt_transformer_encoder_forward,
+ * clt_transformer_decoder_forward, clt_transformer_forward), whose hooks
+ * see the first input (x, input, query, input1, src or tgt) and the first
+ * result (the output, h'): a pre-hook's replacement replaces that input
+ * (a key or value that is the query, or an input2 that is input1, too),
+ * a forward hook's that result, and the backward hooks' grad_input and
+ * grad_output are those of that input and result (a backward pass that
+ * reaches the module only through its other results, h_n alone, calls no
+ * backward hook).
  *
  * Backward hooks: when m has any and grad mode is on, clt_module_forward
  * passes the forward a view of the input (when it requires grad) and
@@ -1466,7 +1648,11 @@ CLT_API clt_status clt_register_module_full_backward_hook(clt_module_backward_ho
  * clt_module_param(m, name) then gives the weight computed last, as
  * torch's module.weight (a custom module's forward reads it so): a
  * borrowed handle, valid until the next forward of m, not a parameter.
- * The same holds for clt_spectral_norm and the pruning functions.  Errors
+ * The same holds for clt_spectral_norm and the pruning functions.
+ * clt_module_clone copies a reparametrized layer with its
+ * reparametrizations (their tensors copied; the copy's weight computed
+ * from them, spectral_norm's without a power iteration), where torch
+ * 1.13's deepcopy refuses the computed weight.  Errors
  * (CLT_ERR_INVALID_ARGUMENT, m unchanged): no parameter of that name
  * ("Module 'Linear' has no parameter or buffer with name 'w'"), one
  * already reparametrized ("Cannot register two weight_norm hooks on the

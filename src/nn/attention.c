@@ -548,6 +548,23 @@ static clt_status mha_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     return mha_run(m, x, x, x, NULL, NULL, false, false, out, NULL);
 }
 
+/* clt_multihead_attention's inputs besides the query, for its run through
+ * the module's hooks (which see the query: a key or value that is the
+ * query, as in self-attention, is the hooks' query too), and the weights
+ * it gives. */
+typedef struct mha_ctx {
+    const clt_tensor *query, *key, *value, *kpm, *am;
+    bool need, avg;
+    clt_tensor *w;
+} mha_ctx;
+
+static clt_status mha_multi(clt_module *m, void *ctx, const clt_tensor *q, clt_tensor **out)
+{
+    mha_ctx *k = ctx;
+    return mha_run(m, q, k->key == k->query ? q : k->key, k->value == k->query ? q : k->value,
+                   k->kpm, k->am, k->need, k->avg, out, &k->w);
+}
+
 clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const clt_tensor *key,
                                    const clt_tensor *value, const clt_tensor *key_padding_mask,
                                    const clt_tensor *attn_mask, int need_weights,
@@ -568,13 +585,11 @@ clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const
     if (m->ops != &mha_ops)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: the module is a %s, not a MultiheadAttention", fn, m->ops->name);
-    clt_tensor *w = NULL;
+    mha_ctx k = {query, key, value, key_padding_mask, attn_mask, need_weights != 0,
+                 average_attn_weights != 0, NULL};
     clt__forward_begin();
-    clt_status st = clt__reparam_compute(m, m->ops->name);
-    if (st == CLT_OK)
-        st = mha_run(m, query, key, value, key_padding_mask, attn_mask, need_weights != 0,
-                     average_attn_weights != 0, out, &w);
-    st = clt__forward_end(st, fn);
+    clt_status st = clt__forward_end(clt__module_call_multi(m, query, mha_multi, &k, out), fn);
+    clt_tensor *w = k.w;
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         clt_tensor_free(w);
@@ -965,6 +980,17 @@ clt_status clt_transformer_decoder(clt_module *const *layers, size_t num_layers,
                      norm, out);
 }
 
+/* layer_run and stack_run through the module's hooks, which see x. */
+static clt_status tf_layer_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
+{
+    return layer_run(m, x, ctx, out);
+}
+
+static clt_status tf_stack_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
+{
+    return stack_run(m, x, ctx, out);
+}
+
 /* The public forward fn of the encoder's (dec false) or the decoder's
  * layers and stacks: its checks, then layer or stack m under the forward
  * bracket. */
@@ -983,8 +1009,10 @@ static clt_status tf_forward(const char *fn, bool dec, clt_module *m, const clt_
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module is a %s, not a %s or %s", fn,
                           m->ops->name, layer->name, stack->name);
     clt__forward_begin();
-    clt_status st = m->ops == layer ? layer_run(m, x, in, out) : stack_run(m, x, in, out);
-    st = clt__forward_end(st, fn);
+    clt_status st = clt__forward_end(
+        clt__module_call_multi(m, x, m->ops == layer ? tf_layer_multi : tf_stack_multi,
+                               (void *)in, out),
+        fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
@@ -1113,6 +1141,26 @@ done:
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
+/* clt_transformer_forward's inputs besides src, for its run through the
+ * module's hooks (which see src and the output). */
+typedef struct tr_ctx {
+    const clt_tensor *tgt, *src_mask, *tgt_mask, *memory_mask, *src_kpm, *tgt_kpm, *mem_kpm;
+} tr_ctx;
+
+static clt_status tr_multi(clt_module *m, void *ctx, const clt_tensor *src, clt_tensor **out)
+{
+    const tr_ctx *k = ctx;
+    clt_tensor *mem = NULL;
+    clt_status st = stack_run(m->children[0], src,
+                              &(tf_inputs){NULL, k->src_mask, k->src_kpm, NULL, NULL}, &mem);
+    if (st == CLT_OK)
+        st = stack_run(m->children[1], k->tgt,
+                       &(tf_inputs){mem, k->tgt_mask, k->tgt_kpm, k->memory_mask, k->mem_kpm},
+                       out);
+    clt_tensor_free(mem);
+    return st;
+}
+
 clt_status clt_transformer_forward(clt_module *m, const clt_tensor *src, const clt_tensor *tgt,
                                    const clt_tensor *src_mask, const clt_tensor *tgt_mask,
                                    const clt_tensor *memory_mask,
@@ -1137,18 +1185,10 @@ clt_status clt_transformer_forward(clt_module *m, const clt_tensor *src, const c
         tgt->shape[tgt->ndim - 1] != m->i[0])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: the feature number of src and tgt must be equal to d_model", fn);
-    clt_tensor *mem = NULL;
+    tr_ctx k = {tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask,
+                tgt_key_padding_mask, memory_key_padding_mask};
     clt__forward_begin();
-    clt_status st = stack_run(m->children[0], src,
-                              &(tf_inputs){NULL, src_mask, src_key_padding_mask, NULL, NULL},
-                              &mem);
-    if (st == CLT_OK)
-        st = stack_run(m->children[1], tgt,
-                       &(tf_inputs){mem, tgt_mask, tgt_key_padding_mask, memory_mask,
-                                    memory_key_padding_mask},
-                       out);
-    clt_tensor_free(mem);
-    st = clt__forward_end(st, fn);
+    clt_status st = clt__forward_end(clt__module_call_multi(m, src, tr_multi, &k, out), fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;

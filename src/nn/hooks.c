@@ -319,6 +319,12 @@ static clt_status hooked_view(const char *name, clt_tensor **t, bool *own, clt_t
 
 clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    return clt__module_call_multi(m, x, NULL, NULL, out);
+}
+
+clt_status clt__module_call_multi(clt_module *m, const clt_tensor *x, clt__forward_multi_fn fwd,
+                                  void *ctx, clt_tensor **out)
+{
     const char *name = m->ops->name;
     clt_tensor *in = (clt_tensor *)x, *y = NULL;
     bool own_in = false, own_y = true;
@@ -346,7 +352,7 @@ clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out
     if (st == CLT_OK)
         st = clt__reparam_compute(m, name);
     if (st == CLT_OK)
-        st = m->ops->forward(m, in, &y);
+        st = fwd ? fwd(m, ctx, in, &y) : m->ops->forward(m, in, &y);
     if (st == CLT_OK)
         st = run_kind(m, HOOK_FWD, &y, &own_y, in);
     if (st == CLT_OK && c != NULL && clt_requires_grad(y))

@@ -547,15 +547,15 @@ static clt_status copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor *
     return st;
 }
 
+clt_status clt__module_copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                                   const char *fn)
+{
+    return copy_tensor(t, dev, out, fn);
+}
+
 static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **out,
                             const char *fn)
 {
-    if (m->reparams != NULL) /* torch's deepcopy fails on the computed weight too */
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: %s has a weight reparametrization (weight_norm, spectral_norm): "
-                          "Only Tensors created explicitly by the user (graph leaves) support "
-                          "the deepcopy protocol; remove it first",
-                          fn, m->ops->name);
     clt_module *c = NULL;
     clt_status st = clt__module_new(m->ops, m->dev && dev ? dev : m->dev, &c);
     if (st != CLT_OK)
@@ -578,6 +578,8 @@ static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **o
         if (st == CLT_OK)
             st = clt__module_buffer(c, m->bname[k], t);
     }
+    if (st == CLT_OK && m->reparams != NULL)
+        st = clt__reparam_clone(m, c, dev, fn);
     if (st == CLT_OK && m->nchildren > 0) {
         c->children = clt__calloc(m->nchildren, sizeof *c->children);
         if (c->children == NULL)
@@ -1041,6 +1043,7 @@ typedef struct custom {
     void *user;
     void (*free_user)(void *);
     void *(*clone_user)(const void *);
+    int container; /* a container_kind: ModuleList, ... are custom modules without a forward */
     char **names; /* m->child_names points here; as many as m->nchildren */
     char name[];
 } custom;
@@ -1117,7 +1120,9 @@ static clt_status custom_clone_extra(const clt_module *m, clt_module *copy, clt_
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     /* copy->nchildren children are named as m's */
     for (size_t k = 0; k < m->nchildren; k++) {
-        d->names[k] = clt__malloc(strlen(c->names[k]) + 1);
+        /* 21 bytes at least: a ModuleList renumbers its names in place */
+        size_t len = strlen(c->names[k]) + 1;
+        d->names[k] = clt__malloc(len < 21 ? 21 : len);
         if (d->names[k] == NULL) {
             copy->extra = d;
             copy->ops = &d->ops;
@@ -1127,6 +1132,7 @@ static clt_status custom_clone_extra(const clt_module *m, clt_module *copy, clt_
         strcpy(d->names[k], c->names[k]);
     }
     d->forward = c->forward;
+    d->container = c->container;
     d->free_user = c->free_user;
     d->clone_user = c->clone_user;
     copy->extra = d;
@@ -1215,12 +1221,18 @@ static const clt_module *root_of(const clt_module *m)
 /* The checks that every clt_module_add_* makes: m custom, name valid and
  * new among m's parameters, buffers and children.  `what` names the kind. */
 static clt_status check_new_name(const clt_module *m, const char *name, const char *what,
-                                 const char *fn)
+                                 bool internal, const char *fn)
 {
-    if (custom_of(m) == NULL)
+    if (!internal && custom_of(m) == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s is not a module made by clt_module_custom: only those take "
                           "new %ss",
+                          fn, m->ops->name, what);
+    if (!internal && custom_of(m)->container)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is a container: give it %ss with its own calls "
+                          "(clt_module_list_append, clt_module_dict_set, "
+                          "clt_parameter_list_append, clt_parameter_dict_set)",
                           fn, m->ops->name, what);
     if (name[0] == '\0' || strchr(name, '.') != NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1241,13 +1253,13 @@ static clt_status check_new_name(const clt_module *m, const char *name, const ch
 }
 
 static clt_status add_own_tensor(clt_module *m, const char *name, clt_tensor *t, bool param,
-                                 const char *fn)
+                                 bool internal, const char *fn)
 {
     CLT__REQUIRE_ARG(m, fn);
     CLT__REQUIRE_ARG(name, fn);
     CLT__REQUIRE_ARG(t, fn);
     const char *what = param ? "parameter" : "buffer";
-    clt_status st = check_new_name(m, name, what, fn);
+    clt_status st = check_new_name(m, name, what, internal, fn);
     if (st != CLT_OK)
         return st;
     const clt_module *root = root_of(m);
@@ -1291,23 +1303,19 @@ static clt_status add_own_tensor(clt_module *m, const char *name, clt_tensor *t,
 
 clt_status clt_module_add_parameter(clt_module *m, const char *name, clt_tensor *t)
 {
-    return add_own_tensor(m, name, t, true, "clt_module_add_parameter");
+    return add_own_tensor(m, name, t, true, false, "clt_module_add_parameter");
 }
 
 clt_status clt_module_add_buffer(clt_module *m, const char *name, clt_tensor *t)
 {
-    return add_own_tensor(m, name, t, false, "clt_module_add_buffer");
+    return add_own_tensor(m, name, t, false, false, "clt_module_add_buffer");
 }
 
-clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *child)
+/* The checks of a new child of m (named name) that do not concern its
+ * name. */
+static clt_status check_new_child(clt_module *m, const char *name, clt_module *child,
+                                  const char *fn)
 {
-    static const char fn[] = "clt_module_add_module";
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(name, fn);
-    CLT__REQUIRE_ARG(child, fn);
-    clt_status st = check_new_name(m, name, "module", fn);
-    if (st != CLT_OK)
-        return st;
     if (child->owner)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: module '%s' (%s) already belongs to a %s, which releases it; a "
@@ -1334,6 +1342,23 @@ clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *ch
                               fn, cur, MAX_LEVELS);
         lv = cur + 1;
     }
+    return CLT_OK;
+}
+
+/* Raises the levels of m and its owners for a new child. */
+static void raise_levels(clt_module *m, const clt_module *child)
+{
+    int lv = child->levels + 1;
+    for (clt_module *p = m; p; p = p->owner) {
+        if (p->levels >= lv)
+            break;
+        p->levels = lv++;
+    }
+}
+
+/* Gives the custom module m the checked child `name` at the end. */
+static clt_status add_child(clt_module *m, const char *name, clt_module *child, const char *fn)
+{
     custom *c = m->extra;
     char *copy = clt__malloc(strlen(name) + 1);
     char **names = copy ? clt__realloc(c->names, m->nchildren + 1, sizeof *names) : NULL;
@@ -1350,19 +1375,50 @@ clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *ch
     kids[m->nchildren++] = child;
     m->child_names = (const char *const *)c->names;
     child->owner = m;
-    lv = child->levels + 1;
-    for (clt_module *p = m; p; p = p->owner) {
-        if (p->levels >= lv)
-            break;
-        p->levels = lv++;
-    }
-    return clt__ok();
+    raise_levels(m, child);
+    return CLT_OK;
 }
 
+clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *child)
+{
+    static const char fn[] = "clt_module_add_module";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(child, fn);
+    clt_status st = check_new_name(m, name, "module", false, fn);
+    if (st == CLT_OK)
+        st = check_new_child(m, name, child, fn);
+    if (st == CLT_OK)
+        st = add_child(m, name, child, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* A container's index written as torch writes it ("0", "12"): digits
+ * without a leading zero; -1 for any other name. */
+static int64_t index_name(const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0 || len > 18 || (name[0] == '0' && len > 1))
+        return -1;
+    int64_t v = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (name[k] < '0' || name[k] > '9')
+            return -1;
+        v = 10 * v + (name[k] - '0');
+    }
+    return v;
+}
+
+/* Children without names (a Sequential's, a transformer's layers) are
+ * found by their index ("0"), as torch's named children. */
 clt_module *clt_module_child(const clt_module *m, const char *name)
 {
-    if (m == NULL || name == NULL || m->child_names == NULL)
+    if (m == NULL || name == NULL)
         return NULL;
+    if (m->child_names == NULL) {
+        int64_t k = index_name(name);
+        return k >= 0 && (uint64_t)k < m->nchildren ? m->children[k] : NULL;
+    }
     for (size_t k = 0; k < m->nchildren; k++)
         if (strcmp(m->child_names[k], name) == 0)
             return m->children[k];
@@ -1405,4 +1461,496 @@ clt_tensor *clt_module_buffer(const clt_module *m, const char *name)
         return NULL;
     clt_tensor *t = named_tensor(m->bname, m->bufs, m->nbufs, name);
     return t ? t : reparam_tensor(m, false, name);
+}
+
+/* ---- containers: ModuleList, ModuleDict, ParameterList, ParameterDict -------------- */
+
+/* custom.container */
+enum { C_CUSTOM, C_MODULE_LIST, C_MODULE_DICT, C_PARAM_LIST, C_PARAM_DICT };
+
+static clt_status container_forward(clt_module *m, void *user, const clt_tensor *x,
+                                    clt_tensor **out)
+{
+    (void)user, (void)x, (void)out;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "Module [%s] is missing the required \"forward\" function (a container: "
+                      "run its parts with clt_module_forward)",
+                      m->ops->name);
+}
+
+/* A new empty container of kind, named as torch's class. */
+static clt_status container_new(int kind, const char *name, clt_module **out, const char *fn)
+{
+    custom *c = custom_alloc(name, 0);
+    if (c == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    c->ops.clone_extra = custom_clone_extra;
+    c->forward = container_forward;
+    c->container = kind;
+    clt_status st = clt__module_new(&c->ops, NULL, out);
+    if (st != CLT_OK) {
+        free(c);
+        return clt__error_in(st, fn);
+    }
+    (*out)->extra = c;
+    return CLT_OK;
+}
+
+/* m's container kind, or C_CUSTOM for a module that is no container. */
+static int container_of(const clt_module *m)
+{
+    const custom *c = m ? custom_of(m) : NULL;
+    return c ? c->container : C_CUSTOM;
+}
+
+static clt_status require_container(const clt_module *m, int kind, int kind2, const char *fn)
+{
+    CLT__REQUIRE_ARG(m, fn);
+    int k = container_of(m);
+    if (k != kind && k != kind2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module is %s, not a %s", fn,
+                          m->ops->name,
+                          kind == C_MODULE_LIST   ? "ModuleList"
+                          : kind == C_MODULE_DICT ? "ModuleDict"
+                          : kind == C_PARAM_LIST  ? "ParameterList"
+                                                  : "ParameterDict");
+    return CLT_OK;
+}
+
+/* Checks that mods[0..n) can all join m (none NULL, none twice, each
+ * free to be owned), before any does. */
+static clt_status check_new_children(clt_module *m, clt_module *const *mods, size_t n,
+                                     const char *fn)
+{
+    char name[32];
+    for (size_t k = 0; k < n; k++) {
+        if (mods[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: module %zu is NULL", fn, k);
+        for (size_t j = 0; j < k; j++)
+            if (mods[j] == mods[k])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: modules %zu and %zu are the same module", fn, j, k);
+        snprintf(name, sizeof name, "%zu", m->nchildren + k);
+        clt_status st = check_new_child(m, name, mods[k], fn);
+        if (st != CLT_OK)
+            return st;
+        /* the devices of the new ones among themselves */
+        clt_device *d0 = NULL;
+        for (size_t j = 0; j <= k && d0 == NULL; j++)
+            d0 = clt_module_device(mods[j]);
+        clt_device *dk = clt_module_device(mods[k]);
+        if (d0 && dk && d0 != dk)
+            return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                              "%s: module %zu (%s) is on %s (%s) and another on %s (%s): a "
+                              "model's tensors live on one device",
+                              fn, k, mods[k]->ops->name, dk->label, dk->info.name, d0->label,
+                              d0->info.name);
+    }
+    return CLT_OK;
+}
+
+/* Names list m's children by their places ("0", "1", ...). */
+static void renumber(clt_module *m)
+{
+    custom *c = m->extra;
+    for (size_t k = 0; k < m->nchildren; k++)
+        snprintf(c->names[k], 21, "%zu", k);
+}
+
+/* Inserts the checked mods at `at` of the list m: room first (every name
+ * gets 21 bytes, enough for any index), then nothing can fail. */
+static clt_status list_insert(clt_module *m, size_t at, clt_module *const *mods, size_t n,
+                              const char *fn)
+{
+    custom *c = m->extra;
+    size_t total = m->nchildren + n;
+    char **fresh = clt__calloc(n ? n : 1, sizeof *fresh);
+    bool ok = fresh != NULL;
+    for (size_t k = 0; ok && k < n; k++)
+        ok = (fresh[k] = clt__malloc(21)) != NULL;
+    char **names = ok ? clt__realloc(c->names, total ? total : 1, sizeof *names) : NULL;
+    if (names != NULL)
+        c->names = names;
+    clt_module **kids =
+        names ? clt__realloc(m->children, total ? total : 1, sizeof *kids) : NULL;
+    if (kids == NULL) {
+        for (size_t k = 0; fresh && k < n; k++)
+            free(fresh[k]);
+        free(fresh);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    m->children = kids;
+    memmove(kids + at + n, kids + at, (m->nchildren - at) * sizeof *kids);
+    memmove(names + m->nchildren, fresh, n * sizeof *names); /* the names are renumbered */
+    free(fresh);
+    for (size_t k = 0; k < n; k++) {
+        kids[at + k] = mods[k];
+        mods[k]->owner = m;
+        raise_levels(m, mods[k]);
+    }
+    m->nchildren = total;
+    m->child_names = (const char *const *)c->names;
+    renumber(m);
+    return CLT_OK;
+}
+
+clt_status clt_module_list(clt_module *const *mods, size_t n, clt_module **out)
+{
+    static const char fn[] = "clt_module_list";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n > 0)
+        CLT__REQUIRE_ARG(mods, fn);
+    clt_module *m = NULL;
+    clt_status st = container_new(C_MODULE_LIST, "ModuleList", &m, fn);
+    if (st == CLT_OK)
+        st = check_new_children(m, mods, n, fn);
+    if (st == CLT_OK)
+        st = list_insert(m, 0, mods, n, fn);
+    if (st != CLT_OK) {
+        clt_module_free(m);
+        return st;
+    }
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt_module_list_extend(clt_module *list, clt_module *const *mods, size_t n)
+{
+    static const char fn[] = "clt_module_list_extend";
+    clt_status st = require_container(list, C_MODULE_LIST, C_MODULE_LIST, fn);
+    if (st != CLT_OK)
+        return st;
+    if (n > 0)
+        CLT__REQUIRE_ARG(mods, fn);
+    st = check_new_children(list, mods, n, fn);
+    if (st == CLT_OK)
+        st = list_insert(list, list->nchildren, mods, n, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_module_list_append(clt_module *list, clt_module *m)
+{
+    static const char fn[] = "clt_module_list_append";
+    clt_status st = require_container(list, C_MODULE_LIST, C_MODULE_LIST, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(m, fn);
+    st = check_new_children(list, &m, 1, fn);
+    if (st == CLT_OK)
+        st = list_insert(list, list->nchildren, &m, 1, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_module_list_insert(clt_module *list, int64_t index, clt_module *m)
+{
+    static const char fn[] = "clt_module_list_insert";
+    clt_status st = require_container(list, C_MODULE_LIST, C_MODULE_LIST, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(m, fn);
+    int64_t len = (int64_t)list->nchildren;
+    if (index < -len || index > len)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: index %lld is out of range for a ModuleList of %lld modules "
+                          "(expected %lld to %lld)",
+                          fn, (long long)index, (long long)len, (long long)-len, (long long)len);
+    if (index < 0)
+        index += len;
+    st = check_new_children(list, &m, 1, fn);
+    if (st == CLT_OK)
+        st = list_insert(list, (size_t)index, &m, 1, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+int64_t clt_module_list_len(const clt_module *list)
+{
+    int k = container_of(list);
+    return k == C_MODULE_LIST || k == C_MODULE_DICT ? (int64_t)list->nchildren : 0;
+}
+
+clt_module *clt_module_list_get(const clt_module *list, int64_t index)
+{
+    if (container_of(list) != C_MODULE_LIST)
+        return NULL;
+    int64_t len = (int64_t)list->nchildren;
+    if (index < -len || index >= len)
+        return NULL;
+    return list->children[index < 0 ? index + len : index];
+}
+
+/* Whether name can be a key of a dict container (as a module's attribute). */
+static clt_status check_key(const char *name, const char *fn)
+{
+    if (name[0] == '\0' || strchr(name, '.') != NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: key can't be empty or contain \".\", got: \"%s\"", fn, name);
+    if (strlen(name) >= CLT__MODULE_NAME)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the key \"%s\" is longer than %d bytes",
+                          fn, name, CLT__MODULE_NAME - 1);
+    return CLT_OK;
+}
+
+/* d[name] = child for a ModuleDict d: a new key goes at the end; an old
+ * one keeps its place and its module is released. */
+static clt_status dict_set(clt_module *d, const char *name, clt_module *child, const char *fn)
+{
+    clt_status st = check_key(name, fn);
+    if (st != CLT_OK)
+        return st;
+    size_t at = d->nchildren;
+    for (size_t k = 0; k < d->nchildren; k++)
+        if (strcmp(d->child_names[k], name) == 0)
+            at = k;
+    if (at < d->nchildren && d->children[at] == child)
+        return CLT_OK;
+    st = check_new_child(d, name, child, fn);
+    if (st != CLT_OK)
+        return st;
+    if (at == d->nchildren)
+        return add_child(d, name, child, fn);
+    clt_module *old = d->children[at];
+    d->children[at] = child;
+    child->owner = d;
+    raise_levels(d, child);
+    old->owner = NULL;
+    clt_module_free(old);
+    return CLT_OK;
+}
+
+clt_status clt_module_dict(const char *const *names, clt_module *const *mods, size_t n,
+                           clt_module **out)
+{
+    static const char fn[] = "clt_module_dict";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n > 0) {
+        CLT__REQUIRE_ARG(names, fn);
+        CLT__REQUIRE_ARG(mods, fn);
+    }
+    clt_module *m = NULL;
+    clt_status st = container_new(C_MODULE_DICT, "ModuleDict", &m, fn);
+    if (st == CLT_OK)
+        st = check_new_children(m, mods, n, fn);
+    for (size_t k = 0; k < n && st == CLT_OK; k++) {
+        if (names[k] == NULL)
+            st = clt__error(CLT_ERR_NULL_ARGUMENT, "%s: name %zu is NULL", fn, k);
+        else if ((st = check_key(names[k], fn)) == CLT_OK)
+            for (size_t j = 0; j < k && st == CLT_OK; j++)
+                if (strcmp(names[j], names[k]) == 0)
+                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                    "%s: the key \"%s\" is given twice (modules %zu and %zu)",
+                                    fn, names[k], j, k);
+    }
+    for (size_t k = 0; k < n && st == CLT_OK; k++)
+        st = add_child(m, names[k], mods[k], fn);
+    if (st != CLT_OK) {
+        /* the modules added so far go back to the caller */
+        custom *c = m ? m->extra : NULL;
+        for (size_t k = 0; m && k < m->nchildren; k++) {
+            m->children[k]->owner = NULL;
+            free(c->names[k]);
+        }
+        if (m)
+            m->nchildren = 0;
+        clt_module_free(m);
+        return st;
+    }
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt_module_dict_set(clt_module *dict, const char *name, clt_module *m)
+{
+    static const char fn[] = "clt_module_dict_set";
+    clt_status st = require_container(dict, C_MODULE_DICT, C_MODULE_DICT, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(m, fn);
+    st = dict_set(dict, name, m, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* p[name] = t for a parameter container: a new name at the end, an old
+ * one's tensor replaced (and released) in its place. */
+static clt_status param_set(clt_module *m, const char *name, clt_tensor *t, const char *fn)
+{
+    for (int k = 0; k < m->nparams; k++) {
+        if (strcmp(m->pname[k], name) != 0)
+            continue;
+        if (m->params[k] == t)
+            return CLT_OK;
+        /* checked as a new one under a name no tensor has, then swapped */
+        int n = m->nparams;
+        clt_status st = add_own_tensor(m, "\x01", t, true, true, fn);
+        if (st != CLT_OK)
+            return st;
+        clt_tensor *old = m->params[k];
+        m->params[k] = t;
+        m->nparams = n;
+        clt_tensor_free(old);
+        return CLT_OK;
+    }
+    return add_own_tensor(m, name, t, true, true, fn);
+}
+
+/* Checks the n tensors for a new parameter container, so that adding
+ * them cannot fail once room is made: each floating, a leaf, given once,
+ * on one device. */
+static clt_status check_params(clt_tensor *const *ts, size_t n, const char *fn)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (ts[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: tensor %zu is NULL", fn, k);
+        if (!clt__dtype_is_float(ts[k]->dtype))
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: only Tensors of floating point dtype can require gradients, "
+                              "but tensor %zu is %s",
+                              fn, k, clt_dtype_name(ts[k]->dtype));
+        if (!clt_is_leaf(ts[k]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: tensor %zu is the result of a recorded op, not a leaf: pass "
+                              "clt_detach's result instead",
+                              fn, k);
+        if (ts[k]->dev != ts[0]->dev)
+            return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                              "%s: tensor %zu is on %s (%s) and tensor 0 on %s (%s): a model's "
+                              "tensors live on one device",
+                              fn, k, ts[k]->dev->label, ts[k]->dev->info.name,
+                              ts[0]->dev->label, ts[0]->dev->info.name);
+        for (size_t j = 0; j < k; j++)
+            if (ts[j] == ts[k])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: tensors %zu and %zu are the same tensor", fn, j, k);
+    }
+    return CLT_OK;
+}
+
+/* Room for n parameters in the new container m. */
+static clt_status reserve_params(clt_module *m, size_t n, const char *fn)
+{
+    if (n == 0)
+        return CLT_OK;
+    if (n > 1000000000)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %zu tensors: at most 1000000000", fn, n);
+    char(*nv)[CLT__MODULE_NAME] = clt__realloc(m->pname, n, sizeof *nv);
+    if (nv != NULL)
+        m->pname = nv;
+    clt_tensor **tv = nv ? clt__realloc(m->params, n, sizeof *tv) : NULL;
+    if (tv == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    m->params = tv;
+    m->pcap = (int)n;
+    return CLT_OK;
+}
+
+clt_status clt_parameter_list(clt_tensor *const *ts, size_t n, clt_module **out)
+{
+    static const char fn[] = "clt_parameter_list";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n > 0)
+        CLT__REQUIRE_ARG(ts, fn);
+    clt_module *m = NULL;
+    clt_status st = check_params(ts, n, fn);
+    if (st == CLT_OK)
+        st = container_new(C_PARAM_LIST, "ParameterList", &m, fn);
+    if (st == CLT_OK)
+        st = reserve_params(m, n, fn);
+    for (size_t k = 0; k < n && st == CLT_OK; k++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", k);
+        st = add_own_tensor(m, name, ts[k], true, true, fn);
+    }
+    if (st != CLT_OK) {
+        /* the tensors taken so far go back to the caller */
+        if (m)
+            m->nparams = 0;
+        clt_module_free(m);
+        return st;
+    }
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt_parameter_list_append(clt_module *list, clt_tensor *t)
+{
+    static const char fn[] = "clt_parameter_list_append";
+    clt_status st = require_container(list, C_PARAM_LIST, C_PARAM_LIST, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(t, fn);
+    char name[24];
+    snprintf(name, sizeof name, "%d", list->nparams);
+    return add_own_tensor(list, name, t, true, true, fn);
+}
+
+int64_t clt_parameter_list_len(const clt_module *list)
+{
+    int k = container_of(list);
+    return k == C_PARAM_LIST || k == C_PARAM_DICT ? list->nparams : 0;
+}
+
+clt_tensor *clt_parameter_list_get(const clt_module *list, int64_t index)
+{
+    if (container_of(list) != C_PARAM_LIST)
+        return NULL;
+    int64_t len = list->nparams;
+    if (index < -len || index >= len)
+        return NULL;
+    return list->params[index < 0 ? index + len : index];
+}
+
+clt_status clt_parameter_dict(const char *const *names, clt_tensor *const *ts, size_t n,
+                              clt_module **out)
+{
+    static const char fn[] = "clt_parameter_dict";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n > 0) {
+        CLT__REQUIRE_ARG(names, fn);
+        CLT__REQUIRE_ARG(ts, fn);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (names[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: name %zu is NULL", fn, k);
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(names[j], names[k]) == 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: the key \"%s\" is given twice (tensors %zu and %zu)", fn,
+                                  names[k], j, k);
+    }
+    clt_module *m = NULL;
+    clt_status st = check_params(ts, n, fn);
+    for (size_t k = 0; k < n && st == CLT_OK; k++)
+        st = check_key(names[k], fn);
+    if (st == CLT_OK)
+        st = container_new(C_PARAM_DICT, "ParameterDict", &m, fn);
+    if (st == CLT_OK)
+        st = reserve_params(m, n, fn);
+    for (size_t k = 0; k < n && st == CLT_OK; k++)
+        st = add_own_tensor(m, names[k], ts[k], true, true, fn);
+    if (st != CLT_OK) {
+        if (m)
+            m->nparams = 0;
+        clt_module_free(m);
+        return st;
+    }
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt_parameter_dict_set(clt_module *dict, const char *name, clt_tensor *t)
+{
+    static const char fn[] = "clt_parameter_dict_set";
+    clt_status st = require_container(dict, C_PARAM_DICT, C_PARAM_DICT, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    st = check_key(name, fn);
+    if (st == CLT_OK)
+        st = param_set(dict, name, t, fn);
+    return st == CLT_OK ? clt__ok() : st;
 }

@@ -159,6 +159,16 @@ clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
                                 int64_t num_embeddings, int64_t embedding_dim,
                                 clt_generator *gen, clt_module **out, const char *fn);
 
+/* The kinds of recurrent cell (rnn.c's and cells.c's). */
+enum { CLT__CELL_TANH, CLT__CELL_RELU, CLT__CELL_LSTM, CLT__CELL_GRU };
+
+/* One recorded step of a cell of kind: from xt = W_ih x + b_ih and hh =
+ * W_hh h + b_hh (both [N, G H]), the new h (and, LSTM, c) replace *h and
+ * *c, the old ones left as they were; the intermediates stay in the
+ * caller's scope.  Messages name fn. */
+clt_status clt__rnn_cell_step(const char *fn, int kind, int64_t H, const clt_tensor *xt,
+                              const clt_tensor *hh, clt_tensor **h, clt_tensor **c);
+
 /* ---- hooks and reparametrizations (hooks.c, reparam.c) ---------------- */
 
 /* The name of a reparametrization's own tensor ("weight_hh_l0_reverse_orig"). */
@@ -186,6 +196,17 @@ bool clt__reparam_has_slot(const clt_module *m, int k);
  * iteration in train mode, its u and v written when the forward ends):
  * the forward pre-hook torch registers.  Messages name fn. */
 clt_status clt__reparam_compute(clt_module *m, const char *fn);
+/* Gives copy (m's clone, its parameters and buffers copied) copies of m's
+ * reparametrizations, their tensors copied to dev (NULL: where they are),
+ * and its computed slots computed from them (spectral_norm without a
+ * power iteration).  On failure copy keeps what it got, for
+ * clt_module_free.  Messages name fn. */
+clt_status clt__reparam_clone(const clt_module *m, clt_module *copy, clt_device *dev,
+                              const char *fn);
+/* A copy of t without history, in no scope, on dev (NULL: t's device):
+ * clt_module_clone's. */
+clt_status clt__module_copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                                   const char *fn);
 /* Releases m's reparametrizations and retired parameters. */
 void clt__reparam_free(clt_module *m);
 
@@ -193,6 +214,20 @@ void clt__reparam_free(clt_module *m);
  * forward pre-hooks, the reparametrizations, forward, forward hooks, and the
  * full backward hooks' wiring.  Inside clt__forward_begin/end. */
 clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out);
+/* A forward of several inputs or results (clt_lstm_forward, ...): from
+ * the first input (after the pre-hooks, or the backward hooks' view of
+ * it), the first result in *out (new); the others, and the other inputs,
+ * in ctx, the caller's. */
+typedef clt_status (*clt__forward_multi_fn)(clt_module *m, void *ctx, const clt_tensor *first,
+                                            clt_tensor **out);
+/* clt__module_call for such a forward: fwd(m, ctx, ...) runs instead of
+ * m's forward; the hooks see the first input and the first result (a
+ * forward hook's replacement replaces the first result only; the backward
+ * hooks' grad_input and grad_output are those of the first input and
+ * result).  fwd NULL: m's own forward.  On failure *out is NULL and what
+ * fwd left in ctx is for the caller to release. */
+clt_status clt__module_call_multi(clt_module *m, const clt_tensor *x, clt__forward_multi_fn fwd,
+                                  void *ctx, clt_tensor **out);
 /* Releases m's hooks. */
 void clt__mhooks_free(clt_module *m);
 

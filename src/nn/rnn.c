@@ -12,8 +12,9 @@
 
 /* i[] of a recurrent module. */
 enum { KIND, INPUT, HIDDEN, LAYERS, BIAS, BATCH_FIRST, BIDIR };
-/* i[KIND] */
-enum { K_TANH, K_RELU, K_LSTM, K_GRU };
+/* i[KIND]: the kinds of nn.h's clt__rnn_cell_step */
+enum { K_TANH = CLT__CELL_TANH, K_RELU = CLT__CELL_RELU, K_LSTM = CLT__CELL_LSTM,
+       K_GRU = CLT__CELL_GRU };
 
 static int gates_of(int64_t kind)
 {
@@ -94,6 +95,12 @@ static clt_status cell(const char *fn, int64_t kind, int64_t H, const clt_tensor
     }
 done:
     return st;
+}
+
+clt_status clt__rnn_cell_step(const char *fn, int kind, int64_t H, const clt_tensor *xt,
+                              const clt_tensor *hh, clt_tensor **h, clt_tensor **c)
+{
+    return cell(fn, kind, H, xt, hh, h, c);
 }
 
 /* The initial state k of s ([D L, N, H]), or zeros [N, H] (not recorded)
@@ -366,7 +373,21 @@ static const clt__module_ops rnn_ops = {"RNN", forward, NULL, NULL};
 static const clt__module_ops lstm_ops = {"LSTM", forward, NULL, NULL};
 static const clt__module_ops gru_ops = {"GRU", forward, NULL, NULL};
 
-/* The public forwards: m must be of ops. */
+/* What the public forwards give run besides x: the initial states and
+ * where the final ones go. */
+typedef struct rnn_ctx {
+    const clt_tensor *h0, *c0;
+    clt_tensor **h_n, **c_n;
+} rnn_ctx;
+
+static clt_status run_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
+{
+    rnn_ctx *k = ctx;
+    return run(m, x, k->h0, k->c0, out, k->h_n, k->c_n);
+}
+
+/* The public forwards: m must be of ops; through m's hooks, on x and the
+ * output. */
 static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_module *m,
                               const clt_tensor *x, const clt_tensor *h0, const clt_tensor *c0,
                               clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
@@ -387,9 +408,9 @@ static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_mo
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: give both h0 and c0, or neither (zeros), not %s alone", fn,
                           h0 ? "h0" : "c0");
+    rnn_ctx k = {h0, c0, h_n, c_n};
     clt__forward_begin();
-    clt_status st = clt__reparam_compute(m, m->ops->name);
-    st = clt__forward_end(st == CLT_OK ? run(m, x, h0, c0, output, h_n, c_n) : st, fn);
+    clt_status st = clt__forward_end(clt__module_call_multi(m, x, run_multi, &k, output), fn);
     if (st != CLT_OK) {
         clt_tensor_free(*output);
         *output = NULL;

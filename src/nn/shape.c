@@ -287,6 +287,22 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* The second input of clt_bilinear_forward, for its run through the
+ * module's hooks (which see input1); input1 given as input2 too is the
+ * hooks' input in both places. */
+typedef struct bilinear_ctx {
+    const clt_tensor *input1, *input2;
+} bilinear_ctx;
+
+static clt_status bilinear_multi(clt_module *m, void *ctx, const clt_tensor *input1,
+                                 clt_tensor **out)
+{
+    const bilinear_ctx *k = ctx;
+    const clt_tensor *input2 = k->input2 == k->input1 ? input1 : k->input2;
+    return bilinear_rec("clt_bilinear_forward", input1, input2, m->params[0],
+                        m->nparams > 1 ? m->params[1] : NULL, out);
+}
+
 clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
                                 const clt_tensor *input2, clt_tensor **out)
 {
@@ -306,12 +322,9 @@ clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
     if ((st = clt__module_check_dtype(input1, m->params[0], "weight", NULL, fn)) != CLT_OK ||
         (st = clt__module_check_dtype(input2, m->params[0], "weight", NULL, fn)) != CLT_OK)
         return st;
+    bilinear_ctx k = {input1, input2};
     clt__forward_begin(); /* spectral_norm's u and v are written at its end */
-    st = clt__reparam_compute(m, "Bilinear");
-    if (st == CLT_OK)
-        st = bilinear_rec(fn, input1, input2, m->params[0],
-                          m->nparams > 1 ? m->params[1] : NULL, out);
-    st = clt__forward_end(st, fn);
+    st = clt__forward_end(clt__module_call_multi(m, input1, bilinear_multi, &k, out), fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
@@ -384,6 +397,18 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* The inputs of clt_embedding_bag_forward besides the indices, for its run
+ * through the module's hooks. */
+typedef struct bag_ctx {
+    const clt_tensor *offsets, *psw;
+} bag_ctx;
+
+static clt_status bag_multi(clt_module *m, void *ctx, const clt_tensor *input, clt_tensor **out)
+{
+    const bag_ctx *k = ctx;
+    return embedding_bag_run(m, input, k->offsets, k->psw, out, "clt_embedding_bag_forward");
+}
+
 clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
                                      const clt_tensor *offsets,
                                      const clt_tensor *per_sample_weights, clt_tensor **out)
@@ -396,11 +421,9 @@ clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
     if (m->ops != &embedding_bag_ops)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: the module is a %s, not an EmbeddingBag", fn, m->ops->name);
+    bag_ctx k = {offsets, per_sample_weights};
     clt__forward_begin();
-    clt_status st = clt__reparam_compute(m, "EmbeddingBag");
-    if (st == CLT_OK)
-        st = embedding_bag_run(m, input, offsets, per_sample_weights, out, fn);
-    st = clt__forward_end(st, fn);
+    clt_status st = clt__forward_end(clt__module_call_multi(m, input, bag_multi, &k, out), fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;

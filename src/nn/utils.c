@@ -212,6 +212,45 @@ clt_status clt__reparam_compute(clt_module *m, const char *fn)
     return CLT_OK;
 }
 
+static void reparam_link(clt_module *m, clt__reparam *r);
+
+clt_status clt__reparam_clone(const clt_module *m, clt_module *copy, clt_device *dev,
+                              const char *fn)
+{
+    clt_status st = CLT_OK;
+    for (const clt__reparam *r = m->reparams; r && st == CLT_OK; r = r->next) {
+        clt__reparam *c = clt__calloc(1, sizeof *c);
+        if (c == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        *c = *r;
+        c->next = NULL;
+        c->nparams = c->nbufs = 0;
+        for (int k = 0; k < r->nparams && st == CLT_OK; k++) {
+            st = clt__module_copy_tensor(r->params[k], dev, &c->params[k], fn);
+            if (st == CLT_OK) {
+                c->nparams++;
+                st = clt_set_requires_grad(c->params[k], 1);
+            }
+        }
+        for (int k = 0; k < r->nbufs && st == CLT_OK; k++) {
+            st = clt__module_copy_tensor(r->bufs[k], dev, &c->bufs[k], fn);
+            if (st == CLT_OK)
+                c->nbufs++;
+        }
+        clt_tensor *w = NULL;
+        if (st == CLT_OK)
+            st = reparam_value(c, false, &w, fn);
+        if (st != CLT_OK) {
+            reparam_release(c);
+            return st;
+        }
+        clt_tensor_free(copy->params[c->slot]);
+        copy->params[c->slot] = w;
+        reparam_link(copy, c);
+    }
+    return st;
+}
+
 /* ---- applying and removing --------------------------------------------------------- */
 
 /* The slot of m's own parameter name that no reparametrization holds yet:
