@@ -600,7 +600,8 @@ R gamma_of(R alpha, ulong offset, size_t i, uint key0, uint key1)
 
 /* Samples of Gamma(alpha, 1), alpha from a contiguous tensor of T; a result
  * that underflows becomes the dtype's smallest normal number (torch clamps
- * Gamma's samples to finfo.tiny), alpha 0 gives 0 and a NaN alpha NaN. */
+ * Gamma's samples to finfo.tiny), alpha 0 gives 0, an infinite one
+ * infinity, a negative or NaN one NaN. */
 CLT_KERNEL(standard_gamma)(__global T *out, __global const T *alpha, ulong n, uint key0,
                            uint key1, ulong offset)
 {
@@ -609,7 +610,7 @@ CLT_KERNEL(standard_gamma)(__global T *out, __global const T *alpha, ulong n, ui
         return;
     R a = (R)T_LOAD(alpha, i), v;
     if (!(a > C(0.0)) || isinf(a))
-        v = a == C(0.0) ? C(0.0) : a;
+        v = a == C(0.0) ? C(0.0) : a > C(0.0) ? a : NAN;
     else
         v = fmax(gamma_of(a, offset, i, key0, key1), GAMMA_TINY);
     T_STORE(out, i, (T_C)v);
