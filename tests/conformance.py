@@ -6709,18 +6709,19 @@ def distributions():
 
 def distributions2():
     """Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, LogNormal,
-    Gumbel, Cauchy, HalfNormal, HalfCauchy, Pareto, Weibull, Poisson and
-    Geometric: log_prob, entropy, the moments, cdf/icdf where torch has
+    Gumbel, Cauchy, HalfNormal, HalfCauchy, Pareto, Weibull, Kumaraswamy,
+    Poisson, Geometric and NegativeBinomial: log_prob, entropy, the moments, cdf/icdf where torch has
     them, their refusals, the kl_divergence pairs; Gamma's reparameterised
     gradient against torch._standard_gamma_grad at cltensor's own draws."""
     D = torch.distributions
     _dist_protos()
     for n in ("gamma", "beta", "fisher_snedecor", "log_normal", "gumbel", "cauchy", "pareto",
-              "weibull", "geometric"):
+              "weibull", "geometric", "kumaraswamy"):
         proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
     for n in ("chi2", "dirichlet", "half_normal", "half_cauchy", "poisson"):
         proto("clt_%s_dist" % n, [P, C.c_int, PP])
     proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
+    proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
     proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
     proto("clt_set_requires_grad", [P, C.c_int])
     proto("clt_backward", [P, P, C.c_int])
@@ -6779,6 +6780,15 @@ def distributions2():
             ("Geometric", lambda p: D.Geometric(probs=p),
              (lambda p, o: L.clt_geometric_dist(p, None, 1, o), 1), [unit(2, 3)], counts,
              ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("Kumaraswamy", D.Kumaraswamy, mk2(L.clt_kumaraswamy_dist), [pos(2, 3), pos(3)],
+             unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("NegativeBinomial", lambda n, p: D.NegativeBinomial(n, probs=p),
+             (lambda n, p, o: L.clt_negative_binomial_dist(n, p, None, 1, o), 2),
+             [pos(2, 3) * 3, unit(3)], counts, ("log_prob", "mean", "variance", "stddev",
+                                                "entropy")),
+            ("NegativeBinomial(logits)", lambda n, p: D.NegativeBinomial(n, logits=p),
+             (lambda n, p, o: L.clt_negative_binomial_dist(n, None, p, 1, o), 2),
+             [pos(2, 3) * 3, real(3)], counts, ("log_prob", "mean", "variance", "stddev")),
             ("Geometric(logits)", lambda p: D.Geometric(logits=p),
              (lambda p, o: L.clt_geometric_dist(None, p, 1, o), 1), [real(2, 3)], counts,
              ("log_prob", "entropy", "mean", "variance", "stddev")),
@@ -6806,7 +6816,7 @@ def distributions2():
                    for k, p in enumerate(par)]
             if name in ("Dirichlet",):
                 bad = [-par[0]]
-            if name.startswith("Geometric(logits)"):
+            if name.endswith("(logits)"):
                 bad = None
             if name == "Geometric":
                 bad = [par[0] * 0]
@@ -6815,7 +6825,8 @@ def distributions2():
                       lambda *a, c=tcls: c(*a).batch_shape and c(*a).mean,
                       _dist_c(mk, calls["mean"]), bad)
             outside = -val - 1 if name not in ("Gumbel", "Cauchy", "StudentT") else None
-            if name in ("Poisson", "Geometric", "Geometric(logits)"):
+            if name in ("Poisson", "Geometric", "Geometric(logits)", "NegativeBinomial",
+                        "NegativeBinomial(logits)"):
                 outside = val + 0.5
             if outside is not None:
                 check("%s %s outside the support" % (name, dn(dt)),

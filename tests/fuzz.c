@@ -6447,7 +6447,7 @@ static void op_distributions(fz *f)
 
 /* ---- distributions2: the families after Independent ------------------------------------------- */
 
-/* A distribution of family k (Gamma ... Geometric) from random operands,
+/* A distribution of family k (Gamma ... NegativeBinomial) from random operands,
  * validated or not; *d NULL where it is refused.  The out-pointer is
  * sometimes NULL: then the call must fail. */
 static void make_dist2(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
@@ -6474,6 +6474,12 @@ static void make_dist2(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
     case 11: CALL("clt_pareto_dist", clt_pareto_dist(a, b, v, dp)); break;
     case 12: CALL("clt_weibull_dist", clt_weibull_dist(a, b, v, dp)); break;
     case 13: CALL("clt_poisson_dist", clt_poisson_dist(a, v, dp)); break;
+    case 14: CALL("clt_kumaraswamy_dist", clt_kumaraswamy_dist(a, b, v, dp)); break;
+    case 15:
+        CALL("clt_negative_binomial_dist",
+             clt_negative_binomial_dist(a, chance(f, 50) ? b : NULL, chance(f, 50) ? c : NULL, v,
+                                        dp));
+        break;
     default:
         CALL("clt_geometric_dist", clt_geometric_dist(chance(f, 50) ? a : NULL, b, v, dp));
         break;
@@ -6495,7 +6501,7 @@ static void make_dist2(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
  * and a backward through rsample. */
 static void op_distributions2(fz *f)
 {
-    uint32_t k = pick(f, 15);
+    uint32_t k = pick(f, 17);
     clt_distribution *d = NULL, *q = NULL;
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     make_dist2(f, k, a, b, c, &d);
@@ -6520,7 +6526,7 @@ static void op_distributions2(fz *f)
     case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
     case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
     case 9:
-        make_dist2(f, chance(f, 80) ? k : pick(f, 15), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist2(f, chance(f, 80) ? k : pick(f, 17), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
         break;
     default: {

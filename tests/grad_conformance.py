@@ -2425,6 +2425,8 @@ for n in ("gamma", "beta", "fisher_snedecor", "log_normal", "gumbel", "cauchy", 
 for n in ("chi2", "dirichlet", "half_normal", "half_cauchy", "poisson"):
     proto("clt_%s_dist" % n, [P, C.c_int, PP])
 proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
+proto("clt_kumaraswamy_dist", [P, P, C.c_int, PP])
+proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
 mk2_ = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
 mk1_ = lambda f: (lambda a, o: f(a, 1, o), 1)
 dpos = lambda *sh: np.abs(rng.standard_normal(sh)) + 0.4
@@ -2494,6 +2496,21 @@ case("FisherSnedecor log_prob, mean, variance",
          lambda d, v: call("clt_add", lp_c(d, v), call("clt_add", call("clt_distribution_mean", d),
                                                        call("clt_distribution_variance", d)))),
      [dpos(2, 3), dpos(3), dpos(2, 3)])
+case("Kumaraswamy log_prob, cdf, entropy, mean, variance",
+     lambda a, b, v: TD.Kumaraswamy(a, b).log_prob(v) + TD.Kumaraswamy(a, b).cdf(v) +
+     t_every(TD.Kumaraswamy(a, b)),
+     dist_c([mk2_(L.clt_kumaraswamy_dist)],
+            lambda d, v: call("clt_add", call("clt_add", lp_c(d, v),
+                                              call("clt_distribution_cdf", d, v)), every(d))),
+     [dpos(2, 3), dpos(3), rng.uniform(0.05, 0.95, (2, 3))])
+case("NegativeBinomial(logits) log_prob, mean, variance",
+     lambda n, l, v: TD.NegativeBinomial(n, logits=l).log_prob(v) +
+     TD.NegativeBinomial(n, logits=l).mean + TD.NegativeBinomial(n, logits=l).variance,
+     dist_c([(lambda n, l, o: L.clt_negative_binomial_dist(n, None, l, 1, o), 2)],
+            lambda d, v: call("clt_add", lp_c(d, v),
+                              call("clt_add", call("clt_distribution_mean", d),
+                                   call("clt_distribution_variance", d)))),
+     [dpos(2, 3) * 3, rng.standard_normal(3), np.array([[0.0, 1, 4], [2, 0, 7]])], wrt=[0, 1])
 case("Poisson log_prob", lambda r, v: TD.Poisson(r).log_prob(v),
      dist_c([mk1_(L.clt_poisson_dist)], lp_c), [dpos(2, 3) * 3, np.array([[0.0, 1, 4], [2, 0, 7]])],
      wrt=[0])

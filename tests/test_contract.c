@@ -763,6 +763,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_weibull_dist, DIST, clt_weibull_dist(f->e, f->f, 1, &o->dist))                         \
     X(clt_poisson_dist, DIST, clt_poisson_dist(f->i32, 1, &o->dist))                             \
     X(clt_geometric_dist, DIST, clt_geometric_dist(NULL, NULL, 1, &o->dist))                     \
+    X(clt_kumaraswamy_dist, DIST, clt_kumaraswamy_dist(f->f2, f->f, 1, &o->dist))                \
+    X(clt_negative_binomial_dist, DIST,                                                          \
+      clt_negative_binomial_dist(f->f, NULL, NULL, 1, &o->dist))                                 \
     X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
     X(clt_distribution_rsample, T,                                                           \
       clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \

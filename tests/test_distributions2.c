@@ -7,6 +7,7 @@
  * on two devices; Gamma's reparameterised gradient against -dF/dalpha / f
  * of the regularised incomplete gamma on the host; the other gradients by
  * float64 finite differences; the validation messages. */
+#include <float.h>
 #include <stdio.h>
 
 #include "gradcheck.h"
@@ -188,6 +189,23 @@ static double we_var(double s, double k)
 }
 static double we_cdf(double s, double k, double x) { return -expm1(-pow(x / s, k)); }
 
+static double ku_lp(double a, double b, double x)
+{
+    return log(a * b) + (a - 1) * log(x) + (b - 1) * log1p(-pow(x, a));
+}
+static double ku_ent(double a, double b)
+{
+    return (1 - 1 / b) + (1 - 1 / a) * (digamma_h(b + 1) + EULER) - log(a) - log(b);
+}
+static double ku_raw(double a, double b, double k) { return b * exp(lbeta(1 + k / a, b)); }
+static double ku_mean(double a, double b) { return ku_raw(a, b, 1); }
+static double ku_var(double a, double b)
+{
+    double m = ku_raw(a, b, 1);
+    return ku_raw(a, b, 2) - m * m;
+}
+static double ku_cdf(double a, double b, double x) { return 1 - pow(1 - pow(x, a), b); }
+
 static const fam2 fams2[] = {
     {"Gamma", clt_gamma_dist, {0.4, 2.0, 9.5}, {1.5, 0.5, 3.0}, {0.3, 2.2, 3.5}, gamma_lp,
      gamma_ent, gamma_mean, gamma_var, NULL},
@@ -205,6 +223,8 @@ static const fam2 fams2[] = {
      pa_ent, pa_mean, pa_var, pa_cdf},
     {"Weibull", clt_weibull_dist, {0.5, 1.0, 2.0}, {0.7, 1.5, 3.5}, {0.2, 1.5, 2.1}, we_lp,
      we_ent, we_mean, we_var, we_cdf},
+    {"Kumaraswamy", clt_kumaraswamy_dist, {0.5, 2.0, 5.0}, {0.7, 1.5, 3.5}, {0.2, 0.5, 0.9},
+     ku_lp, ku_ent, ku_mean, ku_var, ku_cdf},
 };
 
 Test(distributions2, two_parameter_families_against_host_formulas)
@@ -375,6 +395,76 @@ Test(distributions2, one_parameter_and_vector_families_against_host_formulas)
     clt_distribution_free(ge);
     clt_tensor *all[] = {tdf, tx, tl, ts, tr, tk, tp};
     for (size_t i = 0; i < 7; i++)
+        clt_tensor_free(all[i]);
+}
+
+Test(distributions2, negative_binomial_against_host_formulas)
+{
+    clt_device *dev = get_device("cpu");
+    const double n[3] = {0.0, 2.5, 10.0}, p[3] = {0.3, 0.0, 0.8}, k[3] = {0, 3, 12};
+    clt_tensor *tn = f64(dev, 1, s3, n), *tp = f64(dev, 1, s3, p), *tk = f64(dev, 1, s3, k);
+    clt_tensor *t = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_negative_binomial_dist(tn, tp, NULL, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "NegativeBinomial");
+    cr_assert_eq(clt_distribution_has_rsample(d), 0);
+    double lp[3], mean[3], var[3];
+    for (int i = 0; i < 3; i++) {
+        /* lgamma(n + k) - lgamma(k + 1) - lgamma(n) + n log(1 - p) + k log(p), the
+         * probabilities clamped to [eps, 1 - eps] as torch's logits make them */
+        double q = fmin(fmax(p[i], DBL_EPSILON), 1 - DBL_EPSILON);
+        double norm = n[i] + k[i] == 0 ? 0 : lgamma(n[i] + k[i]) - lgamma(k[i] + 1) - lgamma(n[i]);
+        lp[i] = norm + n[i] * log1p(-q) + k[i] * log(q);
+        mean[i] = n[i] * q / (1 - q);
+        var[i] = mean[i] / (1 - q);
+    }
+    CHECK(clt_distribution_log_prob(d, tk, &t));
+    expect_values(t, lp, 3, 1e-10, 1e-12, "NegativeBinomial log_prob");
+    CHECK(clt_distribution_mean(d, &t));
+    expect_values(t, mean, 3, 1e-10, 1e-15, "NegativeBinomial mean");
+    CHECK(clt_distribution_variance(d, &t));
+    expect_values(t, var, 3, 1e-10, 1e-15, "NegativeBinomial variance");
+    assert_error(clt_distribution_entropy(d, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "NegativeBinomial does not implement entropy");
+    clt_distribution_free(d);
+    /* samples: mean n p / (1 - p), variance mean / (1 - p) */
+    const double n2[3] = {1.5, 4.0, 20.0}, p2[3] = {0.2, 0.5, 0.7};
+    clt_tensor *tn2 = f64(dev, 1, s3, n2), *tp2 = f64(dev, 1, s3, p2), *x = NULL;
+    clt_generator *g = NULL;
+    CHECK(clt_generator_new(8, &g));
+    CHECK(clt_negative_binomial_dist(tn2, tp2, NULL, 1, &d));
+    const int64_t ns[1] = {20000};
+    CHECK(clt_distribution_sample(d, g, 1, ns, &x));
+    double *h = read_as_f64(x);
+    for (int c = 0; c < 3; c++) {
+        double s1 = 0, s2 = 0, m = n2[c] * p2[c] / (1 - p2[c]), v = m / (1 - p2[c]);
+        for (int i = 0; i < 20000; i++) {
+            cr_assert(h[3 * i + c] >= 0 && h[3 * i + c] == floor(h[3 * i + c]));
+            s1 += h[3 * i + c];
+        }
+        s1 /= 20000;
+        for (int i = 0; i < 20000; i++)
+            s2 += (h[3 * i + c] - s1) * (h[3 * i + c] - s1);
+        s2 /= 19999;
+        cr_assert(fabs(s1 - m) <= 5 * sqrt(v / 20000), "NegativeBinomial[%d] mean %g, want %g", c,
+                  s1, m);
+        cr_assert(fabs(s2 - v) <= 0.1 * v, "NegativeBinomial[%d] variance %g, want %g", c, s2, v);
+    }
+    free(h);
+    clt_tensor_free(x);
+    clt_distribution_free(d);
+    clt_generator_free(g);
+    /* total_count below 0 and probs at 1 are refused as torch refuses them */
+    const double one[3] = {1, 1, 1};
+    clt_tensor *t1 = f64(dev, 1, s3, one);
+    assert_error(clt_negative_binomial_dist(t1, t1, NULL, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)");
+    clt_tensor *neg = NULL;
+    CHECK(clt_neg(t1, &neg));
+    assert_error(clt_negative_binomial_dist(neg, NULL, t1, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "GreaterThanEq(lower_bound=0)");
+    clt_tensor *all[] = {tn, tp, tk, tn2, tp2, t1, neg};
+    for (int i = 0; i < 7; i++)
         clt_tensor_free(all[i]);
 }
 

@@ -240,6 +240,13 @@ CLT_API clt_status clt_pareto_dist(const clt_tensor *scale, const clt_tensor *al
 CLT_API clt_status clt_weibull_dist(const clt_tensor *scale, const clt_tensor *concentration,
                                     int validate_args, clt_distribution **out);
 
+/* Kumaraswamy(concentration1, concentration0): both > 0; support [0, 1].
+ * rsample (1 - u^(1/c0))^(1/c1), u uniform; cdf 1 - (1 - v^c1)^c0 and
+ * icdf. */
+CLT_API clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
+                                        const clt_tensor *concentration0, int validate_args,
+                                        clt_distribution **out);
+
 /* ---- more discrete families (sample, no rsample) --------------------------- */
 
 /* Poisson(rate): rate >= 0 (GreaterThanEq(lower_bound=0.0)); support the
@@ -247,6 +254,18 @@ CLT_API clt_status clt_weibull_dist(const clt_tensor *scale, const clt_tensor *c
  * clt_poisson (waits for the rates); no entropy (torch has none). */
 CLT_API clt_status clt_poisson_dist(const clt_tensor *rate, int validate_args,
                                     clt_distribution **out);
+
+/* NegativeBinomial(total_count, probs=...) or (total_count, logits=...), one
+ * of the two: the number of successes before total_count failures;
+ * total_count >= 0 ("GreaterThanEq(lower_bound=0)", any real), probs in
+ * [0, 1) ("HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)"), the other
+ * computed as Bernoulli's; support the non-negative integers.  Samples
+ * clt_poisson of Gamma(total_count, exp(-logits)) draws (waits for them);
+ * mean total_count exp(logits), variance mean / sigmoid(-logits); no
+ * entropy (torch has none). */
+CLT_API clt_status clt_negative_binomial_dist(const clt_tensor *total_count,
+                                              const clt_tensor *probs, const clt_tensor *logits,
+                                              int validate_args, clt_distribution **out);
 
 /* Geometric(probs=...) or Geometric(logits=...), one of the two, as
  * Bernoulli takes them; probs also > 0 (torch's extra check: "Expected

@@ -156,6 +156,18 @@ clt_status clt__dist2_sample(const char *fn, const clt_distribution *d, clt_gene
         CLT__TRY(clt__log1p_rec(fn, b, &b));
         CLT__TRY(clt__div_rec(fn, a, b, &a));
         return clt__floor_rec(fn, a, out);
+    case CLT__DIST_NEGATIVE_BINOMIAL: /* poisson(Gamma(total_count, exp(-logits))) */
+        CLT__TRY(standard_gamma(fn, gen, p[0], n, ext, &a));
+        CLT__TRY(clt__exp_rec(fn, p[2], &b));
+        CLT__TRY(clt__mul_rec(fn, a, b, &a));
+        return clt__error_as(clt_poisson(gen, a, out), fn);
+    case CLT__DIST_KUMARASWAMY: /* (1 - u^(1/c0))^(1/c1) */
+        CLT__TRY(clt__error_as(clt_rand(gen, dev, d->dtype, n, ext, &e), fn));
+        CLT__TRY(clt__reciprocal_rec(fn, p[1], &b));
+        CLT__TRY(clt__pow_rec(fn, e, b, &a));
+        CLT__TRY(clt__rsub_scalar_rec(fn, a, 1, &a));
+        CLT__TRY(clt__reciprocal_rec(fn, p[0], &b));
+        return clt__pow_rec(fn, a, b, out);
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: %s has no sampler here", fn,
@@ -406,6 +418,40 @@ clt_status clt__dist2_log_prob(const char *fn, const clt_distribution *d, const 
         CLT__TRY(clt__log_rec(fn, p[0], &b));
         return clt__add_rec(fn, a, b, out);
     }
+    case CLT__DIST_NEGATIVE_BINOMIAL: {
+        /* n logsigmoid(-l) + v logsigmoid(l) + lgamma(n + v) - lgamma(1 + v) - lgamma(n),
+         * the lgamma terms 0 where n + v == 0 */
+        clt_tensor *nv;
+        CLT__TRY(clt__neg_rec(fn, p[2], &a));
+        CLT__TRY(clt__error_as(clt_logsigmoid(a, &a), fn));
+        CLT__TRY(clt__mul_rec(fn, p[0], a, &a));
+        CLT__TRY(clt__error_as(clt_logsigmoid(p[2], &b), fn));
+        CLT__TRY(clt__mul_rec(fn, v, b, &b));
+        CLT__TRY(clt__add_rec(fn, a, b, &a));
+        CLT__TRY(clt__add_rec(fn, p[0], v, &nv));
+        CLT__TRY(lgamma_rec(fn, nv, &b));
+        CLT__TRY(clt__add_scalar_rec(fn, v, 1, &c));
+        CLT__TRY(lgamma_rec(fn, c, &c));
+        CLT__TRY(clt__sub_rec(fn, b, c, &b));
+        CLT__TRY(lgamma_rec(fn, p[0], &c));
+        CLT__TRY(clt__sub_rec(fn, b, c, &b));
+        CLT__TRY(mask_of(fn, nv, 2, 0, &m));
+        CLT__TRY(fill(fn, b, m, 0, &b));
+        return clt__add_rec(fn, a, b, out);
+    }
+    case CLT__DIST_KUMARASWAMY: /* log(c1 c0) + (c1 - 1) log(v) + (c0 - 1) log1p(-v^c1) */
+        CLT__TRY(clt__pow_rec(fn, v, p[0], &a));
+        CLT__TRY(clt__neg_rec(fn, a, &a));
+        CLT__TRY(clt__log1p_rec(fn, a, &a));
+        CLT__TRY(clt__sub_scalar_rec(fn, p[1], 1, &b));
+        CLT__TRY(clt__mul_rec(fn, b, a, &a));
+        CLT__TRY(clt__log_rec(fn, v, &b));
+        CLT__TRY(clt__sub_scalar_rec(fn, p[0], 1, &c));
+        CLT__TRY(clt__mul_rec(fn, c, b, &b));
+        CLT__TRY(clt__add_rec(fn, a, b, &a));
+        CLT__TRY(clt__mul_rec(fn, p[0], p[1], &c));
+        CLT__TRY(clt__log_rec(fn, c, &c));
+        return clt__add_rec(fn, c, a, out);
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);
@@ -530,7 +576,21 @@ clt_status clt__dist2_entropy(const char *fn, const clt_distribution *d, clt_ten
         CLT__TRY(clt__add_rec(fn, a, b, &a));
         CLT__TRY(clt__neg_rec(fn, a, &a));
         return clt__div_rec(fn, a, p[0], out);
-    default: return no_entropy(fn, d); /* FisherSnedecor, Poisson: torch has none */
+    case CLT__DIST_KUMARASWAMY:
+        /* (1 - 1/c0) + (1 - 1/c1) (digamma(c0 + 1) + euler) - log(c1) - log(c0) */
+        CLT__TRY(clt__add_scalar_rec(fn, p[1], 1, &a));
+        CLT__TRY(digamma_rec(fn, a, &a));
+        CLT__TRY(clt__add_scalar_rec(fn, a, EULER, &a));
+        CLT__TRY(clt__reciprocal_rec(fn, p[0], &b));
+        CLT__TRY(clt__rsub_scalar_rec(fn, b, 1, &b));
+        CLT__TRY(clt__mul_rec(fn, b, a, &a));
+        CLT__TRY(clt__reciprocal_rec(fn, p[1], &b));
+        CLT__TRY(clt__rsub_scalar_rec(fn, b, 1, &b));
+        CLT__TRY(clt__add_rec(fn, a, b, &a));
+        CLT__TRY(clt__mul_rec(fn, p[0], p[1], &c));
+        CLT__TRY(clt__log_rec(fn, c, &c));
+        return clt__sub_rec(fn, a, c, out);
+    default: return no_entropy(fn, d); /* FisherSnedecor, Poisson, NegativeBinomial */
     }
 done:
     return st;
@@ -543,6 +603,26 @@ static clt_status full_like_batch(const char *fn, const clt_distribution *d, dou
 {
     return clt__error_as(
         clt_full(d->p[0]->dev, d->dtype, d->batch_ndim, d->batch_shape, v, out), fn);
+}
+
+/* c0 exp(lgamma(1 + k/c1) + lgamma(c0) - lgamma(1 + k/c1 + c0)), torch's _moments. */
+static clt_status kumaraswamy_moment(const char *fn, const clt_tensor *c1, const clt_tensor *c0,
+                                     double k, clt_tensor **out)
+{
+    clt_tensor *a1, *t, *u;
+    clt_status st;
+    CLT__TRY(clt__rdiv_scalar_rec(fn, c1, k, &a1));
+    CLT__TRY(clt__add_scalar_rec(fn, a1, 1, &a1));
+    CLT__TRY(lgamma_rec(fn, a1, &t));
+    CLT__TRY(lgamma_rec(fn, c0, &u));
+    CLT__TRY(clt__add_rec(fn, t, u, &t));
+    CLT__TRY(clt__add_rec(fn, a1, c0, &u));
+    CLT__TRY(lgamma_rec(fn, u, &u));
+    CLT__TRY(clt__sub_rec(fn, t, u, &t));
+    CLT__TRY(clt__exp_rec(fn, t, &t));
+    return clt__mul_rec(fn, c0, t, out);
+done:
+    return st;
 }
 
 clt_status clt__dist2_moment(const char *fn, const clt_distribution *d, int m, clt_tensor **out)
@@ -680,6 +760,21 @@ clt_status clt__dist2_moment(const char *fn, const clt_distribution *d, int m, c
         CLT__TRY(clt__square_rec(fn, p[0], &a));
         return clt__mul_rec(fn, a, c, out);
     case CLT__DIST_POISSON: return clt__expand_rec(fn, p[0], p[0]->ndim, p[0]->shape, out);
+    case CLT__DIST_NEGATIVE_BINOMIAL: /* n exp(logits), that / sigmoid(-logits) */
+        CLT__TRY(clt__exp_rec(fn, p[2], &a));
+        CLT__TRY(clt__mul_rec(fn, p[0], a, &a));
+        if (mean)
+            return clt__expand_rec(fn, a, a->ndim, a->shape, out);
+        CLT__TRY(clt__neg_rec(fn, p[2], &b));
+        CLT__TRY(clt__sigmoid_rec(fn, b, &b));
+        return clt__div_rec(fn, a, b, out);
+    case CLT__DIST_KUMARASWAMY: /* from _moments(c1, c0, k) = c0 B(1 + k/c1, c0) */
+        CLT__TRY(kumaraswamy_moment(fn, p[0], p[1], 1, &a));
+        if (mean)
+            return clt__expand_rec(fn, a, a->ndim, a->shape, out);
+        CLT__TRY(kumaraswamy_moment(fn, p[0], p[1], 2, &b));
+        CLT__TRY(clt__square_rec(fn, a, &a));
+        return clt__sub_rec(fn, b, a, out);
     case CLT__DIST_GEOMETRIC: /* 1/p - 1, (1/p - 1) / p */
         CLT__TRY(clt__reciprocal_rec(fn, p[0], &a));
         CLT__TRY(clt__sub_scalar_rec(fn, a, 1, &a));
@@ -703,7 +798,8 @@ bool clt__dist2_has_cdf(const clt_distribution *d)
     case CLT__DIST_HALF_NORMAL:
     case CLT__DIST_HALF_CAUCHY:
     case CLT__DIST_PARETO:
-    case CLT__DIST_WEIBULL: return true;
+    case CLT__DIST_WEIBULL:
+    case CLT__DIST_KUMARASWAMY: return true;
     default: return false;
     }
 }
@@ -784,6 +880,11 @@ clt_status clt__dist2_cdf(const char *fn, const clt_distribution *d, const clt_t
         CLT__TRY(clt__div_rec(fn, p[0], v, &a));
         CLT__TRY(clt__pow_rec(fn, a, p[1], &a));
         return clt__rsub_scalar_rec(fn, a, 1, out);
+    case CLT__DIST_KUMARASWAMY: /* 1 - (1 - v^c1)^c0 */
+        CLT__TRY(clt__pow_rec(fn, v, p[0], &a));
+        CLT__TRY(clt__rsub_scalar_rec(fn, a, 1, &a));
+        CLT__TRY(clt__pow_rec(fn, a, p[1], &a));
+        return clt__rsub_scalar_rec(fn, a, 1, out);
     case CLT__DIST_WEIBULL: /* 1 - exp(-(v / scale)^c) */
         CLT__TRY(clt__div_rec(fn, v, p[0], &a));
         CLT__TRY(clt__pow_rec(fn, a, p[1], &a));
@@ -827,6 +928,15 @@ clt_status clt__dist2_icdf(const char *fn, const clt_distribution *d, const clt_
         CLT__TRY(clt__div_rec(fn, a, p[1], &a));
         CLT__TRY(clt__exp_rec(fn, a, &a));
         return clt__mul_rec(fn, p[0], a, out);
+    case CLT__DIST_KUMARASWAMY: { /* (1 - (1 - v)^(1/c0))^(1/c1) */
+        clt_tensor *r;
+        CLT__TRY(clt__rsub_scalar_rec(fn, v, 1, &a));
+        CLT__TRY(clt__reciprocal_rec(fn, p[1], &r));
+        CLT__TRY(clt__pow_rec(fn, a, r, &a));
+        CLT__TRY(clt__rsub_scalar_rec(fn, a, 1, &a));
+        CLT__TRY(clt__reciprocal_rec(fn, p[0], &r));
+        return clt__pow_rec(fn, a, r, out);
+    }
     case CLT__DIST_WEIBULL: { /* scale (-log1p(-v))^(1/c) */
         clt_tensor *r;
         CLT__TRY(clt__neg_rec(fn, v, &a));

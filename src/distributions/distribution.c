@@ -33,6 +33,8 @@ static const char *const names[] = {
     [CLT__DIST_WEIBULL] = "Weibull",
     [CLT__DIST_POISSON] = "Poisson",
     [CLT__DIST_GEOMETRIC] = "Geometric",
+    [CLT__DIST_NEGATIVE_BINOMIAL] = "NegativeBinomial",
+    [CLT__DIST_KUMARASWAMY] = "Kumaraswamy",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -54,7 +56,9 @@ typedef enum constraint {
     C_INTERVAL, /* d->p[0] .. d->p[1] */
     C_POSITIVE_VECTOR,
     C_NONNEGATIVE_INTEGER,
-    C_GE_P0 /* d->p[0] and above (Pareto's support) */
+    C_GE_P0, /* d->p[0] and above (Pareto's support) */
+    C_COUNT, /* >= 0, torch's greater_than_eq(0) of an integer bound */
+    C_HALF_OPEN_UNIT
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -78,6 +82,8 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
     case C_POSITIVE_VECTOR: return "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)";
     case C_NONNEGATIVE_INTEGER: return "IntegerGreaterThan(lower_bound=0)";
     case C_GE_P0: return "GreaterThanEq(lower_bound=scale)";
+    case C_COUNT: return "GreaterThanEq(lower_bound=0)";
+    case C_HALF_OPEN_UNIT: return "HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)";
     }
     return "?";
 }
@@ -186,6 +192,12 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         break;
     }
     case C_GE_P0: CLT__TRY(clt_ge(v, d->p[0], &ok)); break;
+    case C_COUNT: CLT__TRY(clt_ge_scalar(v, 0, &ok)); break;
+    case C_HALF_OPEN_UNIT:
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_lt_scalar(v, 1, &b));
+        CLT__TRY(clt_logical_and(a, b, &ok));
+        break;
     }
     CLT__TRY(all_true(ok, pass));
 done:
@@ -226,14 +238,16 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_CHI2:
     case CLT__DIST_HALF_NORMAL:
     case CLT__DIST_HALF_CAUCHY: return C_NONNEGATIVE;
-    case CLT__DIST_BETA: return C_UNIT_INTERVAL;
+    case CLT__DIST_BETA:
+    case CLT__DIST_KUMARASWAMY: return C_UNIT_INTERVAL;
     case CLT__DIST_DIRICHLET: return C_SIMPLEX;
     case CLT__DIST_FISHER_SNEDECOR:
     case CLT__DIST_LOG_NORMAL:
     case CLT__DIST_WEIBULL: return C_POSITIVE;
     case CLT__DIST_PARETO: return C_GE_P0;
     case CLT__DIST_POISSON:
-    case CLT__DIST_GEOMETRIC: return C_NONNEGATIVE_INTEGER;
+    case CLT__DIST_GEOMETRIC:
+    case CLT__DIST_NEGATIVE_BINOMIAL: return C_NONNEGATIVE_INTEGER;
     default: return C_REAL;
     }
 }
@@ -732,7 +746,8 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_CATEGORICAL:
     case CLT__DIST_ONE_HOT:
     case CLT__DIST_POISSON:
-    case CLT__DIST_GEOMETRIC: return false;
+    case CLT__DIST_GEOMETRIC:
+    case CLT__DIST_NEGATIVE_BINOMIAL: return false;
     case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
     default: return true;
     }
@@ -1071,4 +1086,56 @@ clt_status clt_geometric_dist(const clt_tensor *probs, const clt_tensor *logits,
 {
     return probs_or_logits("clt_geometric_dist", CLT__DIST_GEOMETRIC, probs, logits,
                            validate_args, out);
+}
+
+clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
+                                const clt_tensor *concentration0, int validate_args,
+                                clt_distribution **out)
+{
+    return params("clt_kumaraswamy_dist", CLT__DIST_KUMARASWAMY, 2,
+                  (const clt_tensor *[]){concentration1, concentration0},
+                  (const char *[]){"concentration1", "concentration0"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_negative_binomial_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(total_count, fn);
+    if ((probs == NULL) == (logits == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Either `probs` or `logits` must be specified, but not both.", fn);
+    const clt_tensor *given = probs ? probs : logits;
+    const char *what[2] = {"total_count", probs ? "probs" : "logits"};
+    clt_distribution *d = NULL;
+    clt_status st = start(fn, CLT__DIST_NEGATIVE_BINOMIAL, validate_args, &d, out);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t[2] = {NULL, NULL}, *p, *l, *c, *a, *b;
+    CLT__TRY(broadcast_all(fn, d, 2, (const clt_tensor *[]){total_count, given}, what, t));
+    if (probs) { /* logits = log(p) - log1p(-p) of p clamped, torch's probs_to_logits */
+        p = t[1];
+        CLT__TRY(clamp_probs(fn, p, &c));
+        CLT__TRY(clt__log_rec(fn, c, &a));
+        CLT__TRY(clt__neg_rec(fn, c, &b));
+        CLT__TRY(clt__log1p_rec(fn, b, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &l));
+    } else {
+        l = t[1];
+        CLT__TRY(clt__sigmoid_rec(fn, l, &p));
+    }
+    keep(d, 0, t[0]);
+    keep(d, 1, p);
+    keep(d, 2, l);
+    if (d->validate) {
+        CLT__TRY(check_param(fn, d, "total_count", d->p[0], C_COUNT));
+        CLT__TRY(probs ? check_param(fn, d, "probs", p, C_HALF_OPEN_UNIT)
+                       : check_param(fn, d, "logits", l, C_REAL));
+    }
+done:
+    return finish(fn, st, d, out);
 }

@@ -31,7 +31,9 @@ typedef enum clt__dist_kind {
     CLT__DIST_PARETO,
     CLT__DIST_WEIBULL,
     CLT__DIST_POISSON,
-    CLT__DIST_GEOMETRIC
+    CLT__DIST_GEOMETRIC,
+    CLT__DIST_NEGATIVE_BINOMIAL,
+    CLT__DIST_KUMARASWAMY
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
@@ -52,7 +54,8 @@ struct clt_distribution {
      *   StudentT: df, loc, scale; FisherSnedecor: df1, df2; LogNormal,
      *   Gumbel, Cauchy: loc, scale; HalfNormal, HalfCauchy: scale; Pareto:
      *   scale, alpha; Weibull: scale, concentration; Poisson: rate;
-     *   Geometric: probs, logits. */
+     *   Geometric: probs, logits; NegativeBinomial: total_count, probs,
+     *   logits; Kumaraswamy: concentration1, concentration0. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
