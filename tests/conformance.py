@@ -6710,7 +6710,7 @@ def distributions():
 def distributions2():
     """Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, LogNormal,
     Gumbel, Cauchy, HalfNormal, HalfCauchy, Pareto, Weibull, Kumaraswamy,
-    Poisson, Geometric and NegativeBinomial: log_prob, entropy, the moments, cdf/icdf where torch has
+    RelaxedBernoulli, Poisson, Geometric and NegativeBinomial: log_prob, entropy, the moments, cdf/icdf where torch has
     them, their refusals, the kl_divergence pairs; Gamma's reparameterised
     gradient against torch._standard_gamma_grad at cltensor's own draws."""
     D = torch.distributions
@@ -6722,6 +6722,7 @@ def distributions2():
         proto("clt_%s_dist" % n, [P, C.c_int, PP])
     proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
     proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
+    proto("clt_relaxed_bernoulli_dist", [P, P, P, C.c_int, PP])
     proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
     proto("clt_set_requires_grad", [P, C.c_int])
     proto("clt_backward", [P, P, C.c_int])
@@ -6789,6 +6790,12 @@ def distributions2():
             ("NegativeBinomial(logits)", lambda n, p: D.NegativeBinomial(n, logits=p),
              (lambda n, p, o: L.clt_negative_binomial_dist(n, None, p, 1, o), 2),
              [pos(2, 3) * 3, real(3)], counts, ("log_prob", "mean", "variance", "stddev")),
+            ("RelaxedBernoulli", lambda t, p: D.RelaxedBernoulli(t, probs=p),
+             (lambda t, p, o: L.clt_relaxed_bernoulli_dist(t, p, None, 1, o), 2),
+             [pos(3), unit(2, 3)], unit(4, 2, 3), ("log_prob", "mean", "entropy")),
+            ("RelaxedBernoulli(logits)", lambda t, p: D.RelaxedBernoulli(t, logits=p),
+             (lambda t, p, o: L.clt_relaxed_bernoulli_dist(t, None, p, 1, o), 2),
+             [pos(3), real(2, 3) * 2], unit(4, 2, 3), ("log_prob",)),
             ("Geometric(logits)", lambda p: D.Geometric(logits=p),
              (lambda p, o: L.clt_geometric_dist(None, p, 1, o), 1), [real(2, 3)], counts,
              ("log_prob", "entropy", "mean", "variance", "stddev")),

@@ -6475,6 +6475,11 @@ static void make_dist2(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
     case 12: CALL("clt_weibull_dist", clt_weibull_dist(a, b, v, dp)); break;
     case 13: CALL("clt_poisson_dist", clt_poisson_dist(a, v, dp)); break;
     case 14: CALL("clt_kumaraswamy_dist", clt_kumaraswamy_dist(a, b, v, dp)); break;
+    case 16:
+        CALL("clt_relaxed_bernoulli_dist",
+             clt_relaxed_bernoulli_dist(c, chance(f, 50) ? a : NULL, chance(f, 50) ? b : NULL, v,
+                                        dp));
+        break;
     case 15:
         CALL("clt_negative_binomial_dist",
              clt_negative_binomial_dist(a, chance(f, 50) ? b : NULL, chance(f, 50) ? c : NULL, v,
@@ -6501,7 +6506,7 @@ static void make_dist2(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
  * and a backward through rsample. */
 static void op_distributions2(fz *f)
 {
-    uint32_t k = pick(f, 17);
+    uint32_t k = pick(f, 18);
     clt_distribution *d = NULL, *q = NULL;
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     make_dist2(f, k, a, b, c, &d);
@@ -6526,7 +6531,7 @@ static void op_distributions2(fz *f)
     case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
     case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
     case 9:
-        make_dist2(f, chance(f, 80) ? k : pick(f, 17), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist2(f, chance(f, 80) ? k : pick(f, 18), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
         break;
     default: {

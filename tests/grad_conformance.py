@@ -2427,6 +2427,7 @@ for n in ("chi2", "dirichlet", "half_normal", "half_cauchy", "poisson"):
 proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
 proto("clt_kumaraswamy_dist", [P, P, C.c_int, PP])
 proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
+proto("clt_relaxed_bernoulli_dist", [P, P, P, C.c_int, PP])
 mk2_ = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
 mk1_ = lambda f: (lambda a, o: f(a, 1, o), 1)
 dpos = lambda *sh: np.abs(rng.standard_normal(sh)) + 0.4
@@ -2511,6 +2512,10 @@ case("NegativeBinomial(logits) log_prob, mean, variance",
                               call("clt_add", call("clt_distribution_mean", d),
                                    call("clt_distribution_variance", d)))),
      [dpos(2, 3) * 3, rng.standard_normal(3), np.array([[0.0, 1, 4], [2, 0, 7]])], wrt=[0, 1])
+case("RelaxedBernoulli(logits) log_prob",
+     lambda t, l, v: TD.RelaxedBernoulli(t, logits=l).log_prob(v),
+     dist_c([(lambda t, l, o: L.clt_relaxed_bernoulli_dist(t, None, l, 1, o), 2)], lp_c),
+     [dpos(3), rng.standard_normal((2, 3)), rng.uniform(0.05, 0.95, (2, 3))])
 case("Poisson log_prob", lambda r, v: TD.Poisson(r).log_prob(v),
      dist_c([mk1_(L.clt_poisson_dist)], lp_c), [dpos(2, 3) * 3, np.array([[0.0, 1, 4], [2, 0, 7]])],
      wrt=[0])

@@ -766,6 +766,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_kumaraswamy_dist, DIST, clt_kumaraswamy_dist(f->f2, f->f, 1, &o->dist))                \
     X(clt_negative_binomial_dist, DIST,                                                          \
       clt_negative_binomial_dist(f->f, NULL, NULL, 1, &o->dist))                                 \
+    X(clt_relaxed_bernoulli_dist, DIST,                                                          \
+      clt_relaxed_bernoulli_dist(f->i32, f->f, NULL, 1, &o->dist))                               \
     X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
     X(clt_distribution_rsample, T,                                                           \
       clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \

@@ -468,6 +468,60 @@ Test(distributions2, negative_binomial_against_host_formulas)
         clt_tensor_free(all[i]);
 }
 
+Test(distributions2, relaxed_bernoulli_against_the_binary_concrete_density)
+{
+    clt_device *dev = get_device("cpu");
+    const double t[3] = {0.3, 1.0, 2.5}, l[6] = {-1.0, 0.0, 2.0, 0.5, -3.0, 1.0};
+    const double x[6] = {0.1, 0.5, 0.9, 0.3, 0.05, 0.99};
+    const int64_t s23[2] = {2, 3};
+    clt_tensor *tt = f64(dev, 1, s3, t), *tl = f64(dev, 2, s23, l), *tx = f64(dev, 2, s23, x);
+    clt_tensor *o = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_relaxed_bernoulli_dist(tt, NULL, tl, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "RelaxedBernoulli");
+    double lp[6];
+    for (int i = 0; i < 6; i++) { /* Maddison et al.'s binary Concrete density */
+        double a = exp(l[i]), tau = t[i % 3], v = x[i];
+        double den = a * pow(v, -tau) + pow(1 - v, -tau);
+        lp[i] = log(tau * a * pow(v, -tau - 1) * pow(1 - v, -tau - 1) / (den * den));
+    }
+    CHECK(clt_distribution_log_prob(d, tx, &o));
+    expect_values(o, lp, 6, 1e-9, 1e-12, "RelaxedBernoulli log_prob");
+    assert_error(clt_distribution_mean(d, &o), CLT_ERR_INVALID_ARGUMENT,
+                 "RelaxedBernoulli does not implement mean");
+    cr_assert_null(o);
+    clt_generator *g = NULL;
+    CHECK(clt_generator_new(3, &g));
+    const int64_t ns[1] = {4000};
+    CHECK(clt_distribution_rsample(d, g, 1, ns, &o));
+    assert_shape(o, 3, (int64_t[]){4000, 2, 3});
+    double *h = read_as_f64(o);
+    double above[6] = {0};
+    for (int i = 0; i < 4000 * 6; i++) {
+        cr_assert(h[i] > 0 && h[i] < 1, "draw %d: %g", i, h[i]);
+        above[i % 6] += h[i] > 0.5;
+    }
+    /* P(X > 1/2) is sigmoid(logits) for every temperature */
+    for (int i = 0; i < 6; i++) {
+        double q = 1 / (1 + exp(-l[i]));
+        cr_assert(fabs(above[i] / 4000 - q) <= 5 * sqrt(q * (1 - q) / 4000),
+                  "P(X > 1/2)[%d] %g, want %g", i, above[i] / 4000, q);
+    }
+    free(h);
+    clt_tensor_free(o);
+    clt_generator_free(g);
+    clt_distribution_free(d);
+    /* a temperature that does not broadcast to the batch shape */
+    const double t4[4] = {1, 1, 1, 1};
+    clt_tensor *bad = f64(dev, 1, (int64_t[]){4}, t4);
+    assert_error(clt_relaxed_bernoulli_dist(bad, NULL, tl, 1, &d), CLT_ERR_SHAPE_MISMATCH,
+                 "do not broadcast");
+    cr_assert_null(d);
+    clt_tensor *all[] = {tt, tl, tx, bad};
+    for (int i = 0; i < 4; i++)
+        clt_tensor_free(all[i]);
+}
+
 Test(distributions2, dirichlet_against_host_formulas)
 {
     clt_device *dev = get_device("cpu");
@@ -805,7 +859,7 @@ typedef enum gcase {
     GC_GAMMA_LP, GC_BETA_LP, GC_DIRICHLET_LP, GC_STUDENT_LP, GC_FS_LP, GC_WEIBULL_LP,
     GC_PARETO_LP, GC_GAMMA_ENT, GC_BETA_ENT, GC_STUDENT_ENT, GC_KL_GAMMA, GC_KL_BETA,
     GC_LOGNORMAL_RS, GC_GUMBEL_RS, GC_CAUCHY_RS, GC_HALFNORMAL_RS, GC_PARETO_RS, GC_WEIBULL_RS,
-    GC_STUDENT_RS_LOC_SCALE, GC_GEOMETRIC_LP
+    GC_STUDENT_RS_LOC_SCALE, GC_GEOMETRIC_LP, GC_RELAXED_RS
 } gcase;
 
 static clt_status make(gcase c, clt_tensor *const *in, clt_distribution **d)
@@ -830,6 +884,7 @@ static clt_status make(gcase c, clt_tensor *const *in, clt_distribution **d)
     case GC_GUMBEL_RS: return clt_gumbel_dist(in[0], in[1], 1, d);
     case GC_CAUCHY_RS: return clt_cauchy_dist(in[0], in[1], 1, d);
     case GC_HALFNORMAL_RS: return clt_half_normal_dist(in[1], 1, d);
+    case GC_RELAXED_RS: return clt_relaxed_bernoulli_dist(in[1], NULL, in[0], 1, d);
     default: return clt_geometric_dist(NULL, in[0], 1, d);
     }
 }
@@ -862,6 +917,7 @@ static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *c
     case GC_PARETO_RS:
     case GC_WEIBULL_RS:
     case GC_STUDENT_RS_LOC_SCALE:
+    case GC_RELAXED_RS:
         st = clt_generator_new(99, &g);
         if (st == CLT_OK)
             st = clt_distribution_rsample(d, g, 1, shape, out);
@@ -907,6 +963,7 @@ Test(distributions2, gradients_by_finite_differences)
         /* df's gradient goes through the implicit Gamma one; loc and scale's here */
         {GC_STUDENT_RS_LOC_SCALE, 3, {{1, {3}, loc, 1}, {1, {3}, b, 1}, {1, {3}, df, 0}}},
         {GC_GEOMETRIC_LP, 2, {{1, {3}, loc, 1}, {1, {3}, k, 0}}},
+        {GC_RELAXED_RS, 2, {{1, {3}, loc, 1}, {1, {3}, b, 1}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck_tol(dev, gc_dist, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);

@@ -247,6 +247,19 @@ CLT_API clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
                                         const clt_tensor *concentration0, int validate_args,
                                         clt_distribution **out);
 
+/* RelaxedBernoulli(temperature, probs=...) or (temperature, logits=...), one
+ * of the two, as Bernoulli takes them; temperature a floating tensor (not
+ * checked, as torch) whose shape broadcasts to the batch shape (the
+ * parameters' shape; CLT_ERR_SHAPE_MISMATCH otherwise).  Support [0, 1].
+ * rsample: sigmoid((logit(u) + logit(probs)) / temperature), u uniform,
+ * u and probs clamped to [eps, 1 - eps], the result to [tiny, 1 - eps]
+ * (torch's); log_prob through the logit (torch's TransformedDistribution
+ * of LogitRelaxedBernoulli); no entropy, moments, cdf or icdf (torch has
+ * none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature,
+                                              const clt_tensor *probs, const clt_tensor *logits,
+                                              int validate_args, clt_distribution **out);
+
 /* ---- more discrete families (sample, no rsample) --------------------------- */
 
 /* Poisson(rate): rate >= 0 (GreaterThanEq(lower_bound=0.0)); support the

@@ -161,6 +161,27 @@ clt_status clt__dist2_sample(const char *fn, const clt_distribution *d, clt_gene
         CLT__TRY(clt__exp_rec(fn, p[2], &b));
         CLT__TRY(clt__mul_rec(fn, a, b, &a));
         return clt__error_as(clt_poisson(gen, a, out), fn);
+    case CLT__DIST_RELAXED_BERNOULLI: {
+        /* clipped sigmoid((logit(u) + logit(probs)) / temperature), u and probs clamped
+         * to [eps, 1 - eps] */
+        double eps = eps_of(d), hi = 1 - eps, top = 1 - eps;
+        CLT__TRY(clt__error_as(clt_rand(gen, dev, d->dtype, n, ext, &e), fn));
+        CLT__TRY(clt__clamp_rec(fn, e, &eps, &hi, &e));
+        CLT__TRY(clt__log_rec(fn, e, &a));
+        CLT__TRY(clt__neg_rec(fn, e, &b));
+        CLT__TRY(clt__log1p_rec(fn, b, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &e));
+        CLT__TRY(clt__expand_rec(fn, p[0], n, ext, &c));
+        CLT__TRY(clt__clamp_rec(fn, c, &eps, &hi, &c));
+        CLT__TRY(clt__log_rec(fn, c, &a));
+        CLT__TRY(clt__neg_rec(fn, c, &b));
+        CLT__TRY(clt__log1p_rec(fn, b, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &a));
+        CLT__TRY(clt__add_rec(fn, e, a, &a));
+        CLT__TRY(clt__div_rec(fn, a, p[2], &a));
+        CLT__TRY(clt__sigmoid_rec(fn, a, &a));
+        return clt__clamp_rec(fn, a, &tiny, &top, out);
+    }
     case CLT__DIST_KUMARASWAMY: /* (1 - u^(1/c0))^(1/c1) */
         CLT__TRY(clt__error_as(clt_rand(gen, dev, d->dtype, n, ext, &e), fn));
         CLT__TRY(clt__reciprocal_rec(fn, p[1], &b));
@@ -437,6 +458,31 @@ clt_status clt__dist2_log_prob(const char *fn, const clt_distribution *d, const 
         CLT__TRY(clt__sub_rec(fn, b, c, &b));
         CLT__TRY(mask_of(fn, nv, 2, 0, &m));
         CLT__TRY(fill(fn, b, m, 0, &b));
+        return clt__add_rec(fn, a, b, out);
+    }
+    case CLT__DIST_RELAXED_BERNOULLI: {
+        /* LogitRelaxedBernoulli's at y = logit(v clamped to [tiny, 1 - eps]):
+         * log(t) + diff - 2 log1p(exp(diff)), diff = logits - y t; plus softplus(-y) +
+         * softplus(y), the sigmoid's log-Jacobian */
+        double lo = tiny_of(d), hi = 1 - eps_of(d);
+        clt_tensor *y, *df;
+        CLT__TRY(clt__clamp_rec(fn, v, &lo, &hi, &a));
+        CLT__TRY(clt__log_rec(fn, a, &b));
+        CLT__TRY(clt__neg_rec(fn, a, &c));
+        CLT__TRY(clt__log1p_rec(fn, c, &c));
+        CLT__TRY(clt__sub_rec(fn, b, c, &y));
+        CLT__TRY(clt__mul_rec(fn, y, p[2], &a));
+        CLT__TRY(clt__sub_rec(fn, p[1], a, &df));
+        CLT__TRY(clt__exp_rec(fn, df, &a));
+        CLT__TRY(clt__log1p_rec(fn, a, &a));
+        CLT__TRY(clt__mul_scalar_rec(fn, a, 2, &a));
+        CLT__TRY(clt__sub_rec(fn, df, a, &a));
+        CLT__TRY(clt__log_rec(fn, p[2], &b));
+        CLT__TRY(clt__add_rec(fn, b, a, &a));
+        CLT__TRY(clt__softplus_rec(fn, y, 1, 20, &b));
+        CLT__TRY(clt__neg_rec(fn, y, &c));
+        CLT__TRY(clt__softplus_rec(fn, c, 1, 20, &c));
+        CLT__TRY(clt__add_rec(fn, b, c, &b));
         return clt__add_rec(fn, a, b, out);
     }
     case CLT__DIST_KUMARASWAMY: /* log(c1 c0) + (c1 - 1) log(v) + (c0 - 1) log1p(-v^c1) */
@@ -780,6 +826,9 @@ clt_status clt__dist2_moment(const char *fn, const clt_distribution *d, int m, c
         CLT__TRY(clt__sub_scalar_rec(fn, a, 1, &a));
         return mean ? clt__expand_rec(fn, a, a->ndim, a->shape, out)
                     : clt__div_rec(fn, a, p[0], out);
+    case CLT__DIST_RELAXED_BERNOULLI: /* a TransformedDistribution: torch has none */
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: RelaxedBernoulli does not implement %s",
+                          fn, m == 0 ? "mean" : "variance");
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);

@@ -35,6 +35,7 @@ static const char *const names[] = {
     [CLT__DIST_GEOMETRIC] = "Geometric",
     [CLT__DIST_NEGATIVE_BINOMIAL] = "NegativeBinomial",
     [CLT__DIST_KUMARASWAMY] = "Kumaraswamy",
+    [CLT__DIST_RELAXED_BERNOULLI] = "RelaxedBernoulli",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -239,7 +240,8 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_HALF_NORMAL:
     case CLT__DIST_HALF_CAUCHY: return C_NONNEGATIVE;
     case CLT__DIST_BETA:
-    case CLT__DIST_KUMARASWAMY: return C_UNIT_INTERVAL;
+    case CLT__DIST_KUMARASWAMY:
+    case CLT__DIST_RELAXED_BERNOULLI: return C_UNIT_INTERVAL;
     case CLT__DIST_DIRICHLET: return C_SIMPLEX;
     case CLT__DIST_FISHER_SNEDECOR:
     case CLT__DIST_LOG_NORMAL:
@@ -511,7 +513,8 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
                           "%s: Either `probs` or `logits` must be specified, but not both.", fn);
     const clt_tensor *given = probs ? probs : logits;
     const char *what = probs ? "probs" : "logits";
-    bool binary = kind == CLT__DIST_BERNOULLI || kind == CLT__DIST_GEOMETRIC;
+    bool binary = kind == CLT__DIST_BERNOULLI || kind == CLT__DIST_GEOMETRIC ||
+                  kind == CLT__DIST_RELAXED_BERNOULLI;
     clt_status st = clt__check_floating(given, what, fn);
     if (st != CLT_OK)
         return st;
@@ -1138,4 +1141,57 @@ clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_t
     }
 done:
     return finish(fn, st, d, out);
+}
+
+clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_bernoulli_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
+                              out)) != CLT_OK)
+        return st;
+    /* the temperature as it is (torch neither broadcasts nor checks it), of
+     * the parameters' dtype and device, its shape within the batch shape */
+    clt_distribution *d = *out;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_tensor *t = NULL;
+    bool fits = true;
+    st = clt__same_device(d->p[0], temperature, fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(d->batch_ndim, d->batch_shape, temperature->ndim,
+                                   temperature->shape, &nd, shape, fn);
+    if (st == CLT_OK) {
+        fits = nd == d->batch_ndim;
+        for (int k = 0; fits && k < nd; k++)
+            fits = shape[k] == d->batch_shape[k];
+        if (!fits) {
+            char s1[128], s2[128];
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                            "%s: temperature of shape %s does not broadcast to the batch shape %s",
+                            fn, clt__shape_str(s1, sizeof s1, temperature->ndim, temperature->shape),
+                            clt__shape_str(s2, sizeof s2, d->batch_ndim, d->batch_shape));
+        }
+    }
+    if (st == CLT_OK && (st = clt_scope_begin()) == CLT_OK) {
+        if (temperature->dtype != d->dtype)
+            st = clt__to_dtype_rec(fn, temperature, d->dtype, &t);
+        else
+            st = clt__expand_rec(fn, temperature, temperature->ndim, temperature->shape, &t);
+        if (st == CLT_OK)
+            keep(d, 2, t);
+        clt_scope_end();
+    }
+    if (st == CLT_OK)
+        return clt__ok();
+    clt_distribution_free(d);
+    *out = NULL;
+    return st;
 }

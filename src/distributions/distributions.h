@@ -33,7 +33,8 @@ typedef enum clt__dist_kind {
     CLT__DIST_POISSON,
     CLT__DIST_GEOMETRIC,
     CLT__DIST_NEGATIVE_BINOMIAL,
-    CLT__DIST_KUMARASWAMY
+    CLT__DIST_KUMARASWAMY,
+    CLT__DIST_RELAXED_BERNOULLI
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
@@ -55,7 +56,8 @@ struct clt_distribution {
      *   Gumbel, Cauchy: loc, scale; HalfNormal, HalfCauchy: scale; Pareto:
      *   scale, alpha; Weibull: scale, concentration; Poisson: rate;
      *   Geometric: probs, logits; NegativeBinomial: total_count, probs,
-     *   logits; Kumaraswamy: concentration1, concentration0. */
+     *   logits; Kumaraswamy: concentration1, concentration0;
+     *   RelaxedBernoulli: probs, logits, temperature. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
