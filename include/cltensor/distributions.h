@@ -1,7 +1,10 @@
 /* cltensor/distributions.h: probability distributions like
  * torch.distributions of PyTorch 1.13: Normal, Uniform, Bernoulli,
  * Categorical, OneHotCategorical, Exponential, Laplace,
- * MultivariateNormal and Independent behind one handle, with sampling,
+ * MultivariateNormal, Independent, Gamma, Chi2, Beta, Dirichlet, StudentT,
+ * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
+ * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric and
+ * NegativeBinomial behind one handle, with sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -317,7 +320,8 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
- * (Bernoulli, Categorical, OneHotCategorical, Independent of one of them)
+ * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
+ * NegativeBinomial, Independent of one of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -332,7 +336,9 @@ CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const cl
                                              clt_tensor **out);
 
 /* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
- * Uniform, Exponential and Laplace; the others are CLT_ERR_INVALID_ARGUMENT
+ * Uniform, Exponential, Laplace, LogNormal, Gumbel, Cauchy, HalfNormal,
+ * HalfCauchy, Pareto, Weibull and Kumaraswamy; the others are
+ * CLT_ERR_INVALID_ARGUMENT
  * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
  * cdf checks value as log_prob does; icdf checks nothing, as torch.  New
  * tensor. */
@@ -361,7 +367,12 @@ CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor
  * Normal || Laplace, Uniform || Normal, Uniform || Exponential (inf where
  * low < 0), and, inf everywhere (p's batch shape, no gradient, as torch's
  * full_like), Exponential || Uniform, Laplace || Exponential, Laplace ||
- * Uniform, Normal || Exponential, Normal || Uniform.  The two batch shapes
+ * Uniform, Normal || Exponential, Normal || Uniform.  Among the later
+ * families, each with itself: Gamma and Chi2 (a Gamma, also with each
+ * other), Beta, Dirichlet, Poisson, Gumbel, Cauchy, HalfNormal, Pareto
+ * (inf where p's scale is below q's), LogNormal (its bases') and Geometric;
+ * torch's pairs across these families (Gamma || Exponential, Beta ||
+ * Normal, ...) are not offered.  The two batch shapes
  * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */
