@@ -547,3 +547,154 @@ CLT_KERNEL(multinomial_rank)(__global long *out, __global const R *keys, ulong r
     if (r < ns)
         out[row * ns + r] = (long)j;
 }
+
+/* ---- gamma: torch's _standard_gamma and _standard_gamma_grad -------------- */
+
+/* Block j of element i (as uniform_j takes it), for the draws of an
+ * element that needs many. */
+uint4 block_j(ulong offset, size_t i, uint key0, uint key1, uint j)
+{
+    ulong g = offset + (ulong)i;
+    return philox4x32_10((uint4)((uint)g, (uint)(g >> 32), j, 0u), (uint2)(key0, key1));
+}
+
+/* A standard Gamma(alpha) draw: Marsaglia and Tsang's rejection (torch's
+ * sample_gamma), alpha below 1 boosted by u^(1/alpha); draw j of element i
+ * from block (g, j).  GAMMA_MAX_DRAWS bounds the work of an element (each
+ * try is accepted with probability above 0.95). */
+#define GAMMA_MAX_DRAWS 4096u
+#ifdef RAND_FP64
+#define GAMMA_TINY 0x1p-1022
+#else
+#define GAMMA_TINY 0x1p-126f
+#endif
+R gamma_of(R alpha, ulong offset, size_t i, uint key0, uint key1)
+{
+    uint j = 0;
+    R scale = C(1.0);
+    if (alpha < C(1.0)) {
+        R u = uniform_j(offset, i, key0, key1, j++);
+        scale = alpha < GAMMA_TINY ? C(0.0) : exp_r(log_unit(u) * recip_pos(alpha));
+        alpha = alpha + C(1.0);
+    }
+    R d = alpha - C(0.33333333333333333);
+    R c = recip_pos(sqrt_pos(C(9.0) * d));
+    for (;;) {
+        R x, y;
+        do {
+            x = normal_of(block_j(offset, i, key0, key1, j++));
+            y = C(1.0) + c * x;
+        } while (y <= C(0.0) && j < GAMMA_MAX_DRAWS);
+        R v = y * y * y;
+        R u = uniform_j(offset, i, key0, key1, j++);
+        R xx = x * x;
+        if (y > C(0.0) &&
+            (u < C(1.0) - C(0.0331) * xx * xx ||
+             (v >= GAMMA_TINY && log_unit(u) < C(0.5) * xx + d * (C(1.0) - v + log_unit(v))) ||
+             j >= GAMMA_MAX_DRAWS))
+            return scale * d * v;
+        if (j >= GAMMA_MAX_DRAWS)
+            return scale * d;
+    }
+}
+
+/* Samples of Gamma(alpha, 1), alpha from a contiguous tensor of T; a result
+ * that underflows becomes the dtype's smallest normal number (torch clamps
+ * Gamma's samples to finfo.tiny), alpha 0 gives 0, an infinite one
+ * infinity, a negative or NaN one NaN. */
+CLT_KERNEL(standard_gamma)(__global T *out, __global const T *alpha, ulong n, uint key0,
+                           uint key1, ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    R a = (R)T_LOAD(alpha, i), v;
+    if (!(a > C(0.0)) || isinf(a))
+        v = a == C(0.0) ? C(0.0) : a > C(0.0) ? a : NAN;
+    else
+        v = fmax(gamma_of(a, offset, i, key0, key1), GAMMA_TINY);
+    T_STORE(out, i, (T_C)v);
+}
+
+/* digamma(x) for x > 0: the recurrence up to 10 and the asymptotic series
+ * (torch's digamma_one). */
+R digamma_pos(R x)
+{
+    R r = C(0.0);
+    while (x < C(10.0)) {
+        r -= C(1.0) / x;
+        x += C(1.0);
+    }
+    R z = C(1.0) / (x * x);
+    /* polevl's order: the constant term is the last coefficient */
+    R y = z * (((((((C(8.33333333333333333333E-2) * z - C(2.10927960927960927961E-2)) * z +
+                  C(7.57575757575757575758E-3)) * z - C(4.16666666666666666667E-3)) * z +
+                C(3.96825396825396825397E-3)) * z - C(8.33333333333333333333E-3)) * z +
+              C(8.33333333333333333333E-2)));
+    return r + log(x) - C(0.5) / x - y;
+}
+
+/* d x / d alpha of a Gamma(alpha, 1) sample x, -(d cdf / d alpha) / pdf:
+ * torch's standard_gamma_grad_one (a series for small x, Rice's saddle
+ * point expansion for large alpha, a rational fit elsewhere). */
+R standard_gamma_grad_of(R alpha, R x)
+{
+    if (x < C(0.8)) {
+        R numer = C(1.0), denom = alpha;
+        R s1 = numer / denom, s2 = numer / (denom * denom);
+        for (int k = 1; k <= 5; ++k) {
+            numer *= -x / (R)k;
+            denom += C(1.0);
+            s1 += numer / denom;
+            s2 += numer / (denom * denom);
+        }
+        R pxa = pow(x, alpha);
+        R pdf = pow(x, alpha - C(1.0)) * exp(-x);
+        R cdf = pxa * s1;
+        R cdf_alpha = (log(x) - digamma_pos(alpha)) * cdf - pxa * s2;
+        R r = -cdf_alpha / pdf;
+        return isnan(r) ? C(0.0) : r;
+    }
+    if (alpha > C(8.0)) {
+        if (C(0.9) * alpha <= x && x <= C(1.1) * alpha) {
+            R n1 = C(1.0) + C(24.0) * alpha * (C(1.0) + C(12.0) * alpha);
+            R n2 = C(1440.0) * (alpha * alpha) + C(6.0) * x * (C(53.0) - C(120.0) * x) -
+                   C(65.0) * x * x / alpha + alpha * (C(107.0) + C(3600.0) * x);
+            R den = C(1244160.0) * (alpha * alpha) * (alpha * alpha);
+            return n1 * n2 / den;
+        }
+        R den = sqrt(C(8.0) * alpha);
+        R t2 = den / (alpha - x);
+        R t3 = pow(x - alpha - alpha * log(x / alpha), C(-1.5));
+        R t23 = x < alpha ? t2 - t3 : t2 + t3;
+        R t1 = log(x / alpha) * t23 -
+               sqrt(C(2.0) / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        R stirling = C(1.0) + C(1.0) / (C(12.0) * alpha) * (C(1.0) + C(1.0) / (C(24.0) * alpha));
+        return -stirling * x * t1 / den;
+    }
+    const R cuv[3][8] = {
+        {C(0.16009398), C(-0.094634809), C(0.025146376), C(-0.0030648343), C(1.0),
+         C(0.32668115), C(0.10406089), C(0.0014179084)},
+        {C(0.53487893), C(0.1298071), C(0.065735949), C(-0.0015649758), C(0.16639465),
+         C(0.020070113), C(-0.0035938915), C(-0.00058392623)},
+        {C(0.040121004), C(-0.0065914022), C(-0.0026286047), C(-0.0013441777),
+         C(0.017050642), C(-0.0021309326), C(0.00085092367), C(-1.5247877e-07)}};
+    R u = log(x / alpha), v = log(alpha), cv[8];
+    for (int k = 0; k < 8; ++k)
+        cv[k] = cuv[0][k] + u * (cuv[1][k] + u * cuv[2][k]);
+    R p = cv[0] + v * (cv[1] + v * (cv[2] + v * cv[3]));
+    R q = cv[4] + v * (cv[5] + v * (cv[6] + v * cv[7]));
+    return exp(p / q);
+}
+
+/* The gradient of standard_gamma: out = g * d x / d alpha, all contiguous
+ * tensors of T with n elements. */
+CLT_KERNEL(standard_gamma_grad)(__global T *out, __global const T *g, __global const T *alpha,
+                                __global const T *x, ulong n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    R v = standard_gamma_grad_of((R)T_LOAD(alpha, i), (R)T_LOAD(x, i));
+    T_STORE(out, i, (T_C)((R)T_LOAD(g, i) * v));
+}

@@ -1729,6 +1729,17 @@ typedef enum clt__sampler {
 } clt__sampler;
 clt_status clt__sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a, double b,
                         const char *fn);
+/* torch._standard_gamma(alpha): a new tensor of alpha's (floating) dtype
+ * and shape with a Gamma(alpha, 1) draw per element (Marsaglia and Tsang,
+ * cl/random.cl; the same bits on every device for one generator state),
+ * results clamped below to the dtype's smallest normal number; alpha is
+ * not checked.  Advances gen by alpha's element count.  And its gradient
+ * g * torch._standard_gamma_grad(alpha, x): g, alpha and x of one dtype
+ * and shape, a new tensor.  Messages name fn (src/ops/random.c). */
+clt_status clt__standard_gamma(const char *fn, clt_generator *gen, const clt_tensor *alpha,
+                               clt_tensor **out);
+clt_status clt__standard_gamma_grad(const char *fn, const clt_tensor *g, const clt_tensor *alpha,
+                                    const clt_tensor *x, clt_tensor **out);
 
 
 /* ---- more reductions (src/ops/reduce_stats.c) -------------------------------

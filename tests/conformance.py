@@ -6839,6 +6839,195 @@ def distributions():
               _dist_c([bern_p, normal], kl), [probs, loc, scale])
 
 
+def distributions2():
+    """Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, LogNormal,
+    Gumbel, Cauchy, HalfNormal, HalfCauchy, Pareto, Weibull, Kumaraswamy,
+    RelaxedBernoulli, Poisson, Geometric and NegativeBinomial: log_prob, entropy, the moments, cdf/icdf where torch has
+    them, their refusals, the kl_divergence pairs; Gamma's reparameterised
+    gradient against torch._standard_gamma_grad at cltensor's own draws."""
+    D = torch.distributions
+    _dist_protos()
+    for n in ("gamma", "beta", "fisher_snedecor", "log_normal", "gumbel", "cauchy", "pareto",
+              "weibull", "geometric", "kumaraswamy"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    for n in ("chi2", "dirichlet", "half_normal", "half_cauchy", "poisson"):
+        proto("clt_%s_dist" % n, [P, C.c_int, PP])
+    proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
+    proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
+    proto("clt_relaxed_bernoulli_dist", [P, P, P, C.c_int, PP])
+    proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    lp = lambda d, v, o: L.clt_distribution_log_prob(d, v, o)
+    mk2 = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+    mk1 = lambda f: (lambda a, o: f(a, 1, o), 1)
+    calls = {"log_prob": lp, "cdf": L.clt_distribution_cdf, "icdf": L.clt_distribution_icdf,
+             "entropy": L.clt_distribution_entropy, "mean": L.clt_distribution_mean,
+             "variance": L.clt_distribution_variance, "stddev": L.clt_distribution_stddev}
+    for dt in FLOATS:
+        tol = "red"
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.2
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        unit = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 0.9 + 0.05
+        u = unit(4, 2, 3)
+        big = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 8 + 0.5
+        counts = torch.randint(0, 6, (4, 2, 3), generator=G).to(dt)
+        conc = pos(2, 4)
+        simplex = torch.softmax(real(3, 2, 4), -1)
+        # name, torch ctor, (maker, n), params, values, what torch gives
+        fams = (
+            ("Gamma", D.Gamma, mk2(L.clt_gamma_dist), [pos(2, 3), pos(3)], pos(4, 2, 3),
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("Chi2", D.Chi2, mk1(L.clt_chi2_dist), [pos(2, 3)], pos(4, 2, 3),
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("Beta", D.Beta, mk2(L.clt_beta_dist), [pos(2, 3), pos(3)], unit(4, 2, 3),
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("Dirichlet", D.Dirichlet, mk1(L.clt_dirichlet_dist), [conc], simplex,
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("StudentT", D.StudentT,
+             (lambda a, b, c, o: L.clt_student_t_dist(a, b, c, 1, o), 3),
+             [torch.tensor([0.5, 1.5, 2.5, 4.0], dtype=dt), real(2, 4), pos(4)], real(3, 2, 4) * 2,
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("FisherSnedecor", D.FisherSnedecor, mk2(L.clt_fisher_snedecor_dist),
+             [big(2, 3), torch.tensor([1.5, 3.0, 6.0], dtype=dt)], pos(4, 2, 3),
+             ("log_prob", "mean", "variance", "stddev", "entropy")),
+            ("LogNormal", D.LogNormal, mk2(L.clt_log_normal_dist), [real(2, 3), pos(3)],
+             pos(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("Gumbel", D.Gumbel, mk2(L.clt_gumbel_dist), [real(2, 3) * 0.3, pos(3) + 1],
+             real(4, 2, 3) * 0.3,
+             ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("Cauchy", D.Cauchy, mk2(L.clt_cauchy_dist), [real(2, 3), pos(3)], real(4, 2, 3),
+             ("log_prob", "entropy", "mean", "variance", "cdf")),
+            ("HalfNormal", D.HalfNormal, mk1(L.clt_half_normal_dist), [pos(2, 3)],
+             pos(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("HalfCauchy", D.HalfCauchy, mk1(L.clt_half_cauchy_dist), [pos(2, 3)],
+             pos(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "cdf")),
+            ("Pareto", D.Pareto, mk2(L.clt_pareto_dist),
+             [pos(2, 3) * 0.2, torch.tensor([0.5, 1.5, 3.0], dtype=dt)], pos(4, 2, 3) + 0.5,
+             ("log_prob", "entropy", "mean", "variance", "cdf")),
+            ("Weibull", D.Weibull, mk2(L.clt_weibull_dist), [pos(2, 3), pos(3)], pos(4, 2, 3),
+             ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("Poisson", D.Poisson, mk1(L.clt_poisson_dist), [pos(2, 3) * 3], counts,
+             ("log_prob", "mean", "variance", "stddev", "entropy")),
+            ("Geometric", lambda p: D.Geometric(probs=p),
+             (lambda p, o: L.clt_geometric_dist(p, None, 1, o), 1), [unit(2, 3)], counts,
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+            ("Kumaraswamy", D.Kumaraswamy, mk2(L.clt_kumaraswamy_dist), [pos(2, 3), pos(3)],
+             unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("NegativeBinomial", lambda n, p: D.NegativeBinomial(n, probs=p),
+             (lambda n, p, o: L.clt_negative_binomial_dist(n, p, None, 1, o), 2),
+             [pos(2, 3) * 3, unit(3)], counts, ("log_prob", "mean", "variance", "stddev",
+                                                "entropy")),
+            ("NegativeBinomial(logits)", lambda n, p: D.NegativeBinomial(n, logits=p),
+             (lambda n, p, o: L.clt_negative_binomial_dist(n, None, p, 1, o), 2),
+             [pos(2, 3) * 3, real(3)], counts, ("log_prob", "mean", "variance", "stddev")),
+            ("RelaxedBernoulli", lambda t, p: D.RelaxedBernoulli(t, probs=p),
+             (lambda t, p, o: L.clt_relaxed_bernoulli_dist(t, p, None, 1, o), 2),
+             [pos(3), unit(2, 3)], unit(4, 2, 3), ("log_prob", "mean", "entropy")),
+            ("RelaxedBernoulli(logits)", lambda t, p: D.RelaxedBernoulli(t, logits=p),
+             (lambda t, p, o: L.clt_relaxed_bernoulli_dist(t, None, p, 1, o), 2),
+             [pos(3), real(2, 3) * 2], unit(4, 2, 3), ("log_prob",)),
+            ("Geometric(logits)", lambda p: D.Geometric(logits=p),
+             (lambda p, o: L.clt_geometric_dist(None, p, 1, o), 1), [real(2, 3)], counts,
+             ("log_prob", "entropy", "mean", "variance", "stddev")),
+        )
+        for name, tcls, mk, par, val, whats in fams:
+            n = mk[1]
+            for what in whats:
+                if what in ("log_prob", "cdf"):
+                    check("%s %s %s" % (name, dn(dt), what),
+                          lambda *a, c=tcls, w=what, n=n: getattr(c(*a[:n]), w)(a[n]),
+                          _dist_c(mk, calls[what]), par + [val], tol=tol)
+                elif what == "entropy":
+                    check("%s %s entropy" % (name, dn(dt)), lambda *a, c=tcls: c(*a).entropy(),
+                          _dist_c(mk, calls[what]), par, tol=tol)
+                else:
+                    check("%s %s %s" % (name, dn(dt), what),
+                          lambda *a, c=tcls, w=what: getattr(c(*a), w),
+                          _dist_c(mk, calls[what]), par, tol=tol)
+            if "cdf" in whats and name not in ("Pareto",):
+                check("%s %s icdf" % (name, dn(dt)),
+                      lambda *a, c=tcls, n=n: c(*a[:n]).icdf(a[n]),
+                      _dist_c(mk, calls["icdf"]), par + [u], tol=tol)
+            # a parameter outside its constraint; a value outside the support
+            bad = [-p.abs() - 1 if k == (1 if name == "Pareto" else n - 1) else p
+                   for k, p in enumerate(par)]
+            if name in ("Dirichlet",):
+                bad = [-par[0]]
+            if name.endswith("(logits)"):
+                bad = None
+            if name == "Geometric":
+                bad = [par[0] * 0]
+            if bad is not None:
+                check("%s %s bad parameter" % (name, dn(dt)),
+                      lambda *a, c=tcls: c(*a).batch_shape and c(*a).mean,
+                      _dist_c(mk, calls["mean"]), bad)
+            outside = -val - 1 if name not in ("Gumbel", "Cauchy", "StudentT") else None
+            if name in ("Poisson", "Geometric", "Geometric(logits)", "NegativeBinomial",
+                        "NegativeBinomial(logits)"):
+                outside = val + 0.5
+            if outside is not None:
+                check("%s %s outside the support" % (name, dn(dt)),
+                      lambda *a, c=tcls, n=n: c(*a[:n]).log_prob(a[n]),
+                      _dist_c(mk, lp), par + [outside])
+        # kl_divergence of the pairs torch registers
+        kl = L.clt_kl_divergence
+        gam, bet = mk2(L.clt_gamma_dist), mk2(L.clt_beta_dist)
+        pairs = (("Gamma", D.Gamma, gam, [pos(2, 3), pos(3), pos(3), pos(2, 3)]),
+                 ("Chi2", D.Chi2, mk1(L.clt_chi2_dist), [pos(2, 3), pos(3)]),
+                 ("Beta", D.Beta, bet, [pos(2, 3), pos(3), pos(3), pos(2, 3)]),
+                 ("Dirichlet", D.Dirichlet, mk1(L.clt_dirichlet_dist), [conc, pos(4)]),
+                 ("Poisson", D.Poisson, mk1(L.clt_poisson_dist), [pos(2, 3), pos(3)]),
+                 ("Gumbel", D.Gumbel, mk2(L.clt_gumbel_dist),
+                  [real(2, 3), pos(3), real(3), pos(2, 3)]),
+                 ("Cauchy", D.Cauchy, mk2(L.clt_cauchy_dist),
+                  [real(2, 3), pos(3), real(3), pos(2, 3)]),
+                 ("HalfNormal", D.HalfNormal, mk1(L.clt_half_normal_dist), [pos(2, 3), pos(3)]),
+                 ("Pareto", D.Pareto, mk2(L.clt_pareto_dist),
+                  [pos(2, 3), pos(3), pos(3), pos(2, 3)]),
+                 ("LogNormal", D.LogNormal, mk2(L.clt_log_normal_dist),
+                  [real(2, 3), pos(3), real(3), pos(2, 3)]),
+                 ("Geometric", lambda p: D.Geometric(probs=p),
+                  (lambda p, o: L.clt_geometric_dist(p, None, 1, o), 1), [unit(2, 3), unit(3)]))
+        for name, tcls, mk, ins in pairs:
+            n = mk[1]
+            check("kl_divergence %s %s" % (name, dn(dt)),
+                  lambda *a, c=tcls, n=n: D.kl_divergence(c(*a[:n]), c(*a[n:])),
+                  _dist_c([mk, mk], kl), ins, tol=tol)
+        check("kl_divergence Gamma || Chi2 %s" % dn(dt),
+              lambda a, b, c: D.kl_divergence(D.Gamma(a, b), D.Chi2(c)),
+              _dist_c([gam, mk1(L.clt_chi2_dist)], kl), [pos(3), pos(3), pos(2, 3)], tol=tol)
+        check("kl_divergence Poisson || Gamma %s" % dn(dt),
+              lambda a, b, c: D.kl_divergence(D.Poisson(a), D.Gamma(b, c)),
+              _dist_c([mk1(L.clt_poisson_dist), gam], kl), [pos(3), pos(3), pos(3)])
+    # Gamma's reparameterised gradient: d x / d concentration at cltensor's
+    # own draws x, against torch._standard_gamma_grad (float64)
+    dt = torch.float64
+    for lo, hi in ((0.05, 1.0), (1.0, 8.0), (8.0, 40.0)):
+        c = torch.rand(64, generator=G, dtype=dt) * (hi - lo) + lo
+        r = torch.rand(64, generator=G, dtype=dt) + 0.5
+        uc, ur, d, x, g = upload(c), upload(r), P(), P(), P()
+        ones = upload(torch.ones(64, dtype=dt))
+        try:
+            L.clt_set_requires_grad(uc, 1)
+            if L.clt_gamma_dist(uc, ur, 1, C.byref(d)) or \
+                    L.clt_distribution_rsample(d, None, 0, None, C.byref(x)) or \
+                    L.clt_backward(x, ones, 0) or L.clt_grad(uc, C.byref(g)):
+                fail("Gamma rsample grad [%g, %g)" % (lo, hi), L.clt_last_error().decode())
+                continue
+            xs = torch.from_numpy(download(x)[0])
+            want = torch._standard_gamma_grad(c, xs * r) / r
+            got = download(g)[0]
+            ok("Gamma rsample grad [%g, %g)" % (lo, hi),
+               np.allclose(got, want.numpy(), rtol=1e-6, atol=1e-9),
+               "max difference %g" % np.abs(got - want.numpy()).max())
+        finally:
+            L.clt_distribution_free(d)
+            for h in (uc, ur, x, g, ones):
+                L.clt_tensor_free(h)
+
+
 # ---- GradScaler's state, swa_utils (AveragedModel, update_bn, SWALR) --------
 
 class SgdOpts(C.Structure):
@@ -9160,6 +9349,7 @@ def main():
                 covariance,
                 histc,
                 distributions,
+                distributions2,
                 amp_swa,
                 spatial,
                 shapes_more,

@@ -2487,6 +2487,133 @@ case("kl_divergence MultivariateNormal",
      [rng.standard_normal(3), mcov, rng.standard_normal(3), mb @ mb.T + np.eye(3)])
 
 
+# ---- torch.distributions' other families: gradients of log_prob, cdf,
+# icdf, entropy, the moments and kl_divergence w.r.t. parameters and values
+for n in ("gamma", "beta", "fisher_snedecor", "log_normal", "gumbel", "cauchy", "pareto",
+          "weibull", "geometric"):
+    proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+for n in ("chi2", "dirichlet", "half_normal", "half_cauchy", "poisson"):
+    proto("clt_%s_dist" % n, [P, C.c_int, PP])
+proto("clt_student_t_dist", [P, P, P, C.c_int, PP])
+proto("clt_kumaraswamy_dist", [P, P, C.c_int, PP])
+proto("clt_negative_binomial_dist", [P, P, P, C.c_int, PP])
+proto("clt_relaxed_bernoulli_dist", [P, P, P, C.c_int, PP])
+mk2_ = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+mk1_ = lambda f: (lambda a, o: f(a, 1, o), 1)
+dpos = lambda *sh: np.abs(rng.standard_normal(sh)) + 0.4
+every = lambda d: call("clt_add", call("clt_distribution_entropy", d),
+                       call("clt_add", call("clt_distribution_mean", d),
+                            call("clt_distribution_variance", d)))
+t_every = lambda d: d.entropy() + d.mean + d.variance
+for name, tc, mk, par, val in (
+        ("Gamma", TD.Gamma, mk2_(L.clt_gamma_dist), [dpos(2, 3), dpos(3)], dpos(2, 3)),
+        ("Chi2", TD.Chi2, mk1_(L.clt_chi2_dist), [dpos(2, 3)], dpos(2, 3)),
+        ("Beta", TD.Beta, mk2_(L.clt_beta_dist), [dpos(2, 3), dpos(3)],
+         rng.uniform(0.05, 0.95, (2, 3))),
+        ("StudentT", lambda a, b: TD.StudentT(a + 2.5, b, b),
+         (lambda a, b, o: L.clt_student_t_dist(call("clt_add_scalar", a, C.c_double(2.5)), b,
+                                               b, 1, o), 2),
+         [dpos(2, 3), dpos(3)], rng.standard_normal((2, 3))),
+        ("LogNormal", TD.LogNormal, mk2_(L.clt_log_normal_dist),
+         [rng.standard_normal((2, 3)) * 0.3, dpos(3) * 0.5], dpos(2, 3)),
+        ("Gumbel", TD.Gumbel, mk2_(L.clt_gumbel_dist), [rng.standard_normal((2, 3)), dpos(3)],
+         rng.standard_normal((2, 3))),
+        ("HalfNormal", TD.HalfNormal, mk1_(L.clt_half_normal_dist), [dpos(2, 3)], dpos(2, 3)),
+        ("Pareto", TD.Pareto, mk2_(L.clt_pareto_dist), [dpos(2, 3) * 0.2, dpos(3) + 2.5],
+         dpos(2, 3) + 1.2),
+        ("Weibull", TD.Weibull, mk2_(L.clt_weibull_dist), [dpos(2, 3), dpos(3) + 0.5],
+         dpos(2, 3))):
+    n_ = mk[1]
+    case("%s log_prob" % name, lambda *a, tc=tc, n=n_: tc(*a[:n]).log_prob(a[n]),
+         dist_c([mk], lp_c), par + [val])
+    case("%s entropy, mean, variance" % name, lambda *a, tc=tc: t_every(tc(*a)),
+         dist_c([mk], every), par)
+for name, tc, mk, par, val, u in (
+        ("Cauchy", TD.Cauchy, mk2_(L.clt_cauchy_dist), [rng.standard_normal((2, 3)), dpos(3)],
+         rng.standard_normal((2, 3)), rng.uniform(0.05, 0.95, (2, 3))),
+        ("HalfCauchy", TD.HalfCauchy, mk1_(L.clt_half_cauchy_dist), [dpos(2, 3)], dpos(2, 3),
+         rng.uniform(0.05, 0.95, (2, 3))),
+        ("LogNormal", TD.LogNormal, mk2_(L.clt_log_normal_dist),
+         [rng.standard_normal((2, 3)) * 0.3, dpos(3) * 0.5], dpos(2, 3),
+         rng.uniform(0.05, 0.95, (2, 3))),
+        ("Weibull", TD.Weibull, mk2_(L.clt_weibull_dist), [dpos(2, 3), dpos(3) + 0.5],
+         dpos(2, 3), rng.uniform(0.05, 0.95, (2, 3)))):
+    n_ = mk[1]
+    case("%s log_prob, cdf, icdf" % name,
+         lambda *a, tc=tc, n=n_: tc(*a[:n]).log_prob(a[n]) + tc(*a[:n]).cdf(a[n]) +
+         tc(*a[:n]).icdf(a[n + 1]),
+         dist_c([mk], lambda d, v, u: call("clt_add", call("clt_add", lp_c(d, v),
+                                                           call("clt_distribution_cdf", d, v)),
+                                           call("clt_distribution_icdf", d, u))),
+         par + [val, u])
+dconc = dpos(2, 4)
+dsimp = rng.dirichlet(np.ones(4), 2)
+case("Dirichlet log_prob, entropy, mean, variance",
+     lambda c, v: TD.Dirichlet(c).log_prob(v) + TD.Dirichlet(c).entropy() +
+     (TD.Dirichlet(c).mean + TD.Dirichlet(c).variance).sum(-1),
+     dist_c([mk1_(L.clt_dirichlet_dist)],
+            lambda d, v: call("clt_add", call("clt_add", lp_c(d, v),
+                                              call("clt_distribution_entropy", d)),
+                              call("clt_sum_dim", call("clt_add",
+                                                       call("clt_distribution_mean", d),
+                                                       call("clt_distribution_variance", d)),
+                                   C.c_int(-1), C.c_int(0)))),
+     [dconc, dsimp])
+case("FisherSnedecor log_prob, mean, variance",
+     lambda a, b, v: TD.FisherSnedecor(a, b + 4.5).log_prob(v) +
+     TD.FisherSnedecor(a, b + 4.5).mean + TD.FisherSnedecor(a, b + 4.5).variance,
+     dist_c([(lambda a, b, o: L.clt_fisher_snedecor_dist(
+         a, call("clt_add_scalar", b, C.c_double(4.5)), 1, o), 2)],
+         lambda d, v: call("clt_add", lp_c(d, v), call("clt_add", call("clt_distribution_mean", d),
+                                                       call("clt_distribution_variance", d)))),
+     [dpos(2, 3), dpos(3), dpos(2, 3)])
+case("Kumaraswamy log_prob, cdf, entropy, mean, variance",
+     lambda a, b, v: TD.Kumaraswamy(a, b).log_prob(v) + TD.Kumaraswamy(a, b).cdf(v) +
+     t_every(TD.Kumaraswamy(a, b)),
+     dist_c([mk2_(L.clt_kumaraswamy_dist)],
+            lambda d, v: call("clt_add", call("clt_add", lp_c(d, v),
+                                              call("clt_distribution_cdf", d, v)), every(d))),
+     [dpos(2, 3), dpos(3), rng.uniform(0.05, 0.95, (2, 3))])
+case("NegativeBinomial(logits) log_prob, mean, variance",
+     lambda n, l, v: TD.NegativeBinomial(n, logits=l).log_prob(v) +
+     TD.NegativeBinomial(n, logits=l).mean + TD.NegativeBinomial(n, logits=l).variance,
+     dist_c([(lambda n, l, o: L.clt_negative_binomial_dist(n, None, l, 1, o), 2)],
+            lambda d, v: call("clt_add", lp_c(d, v),
+                              call("clt_add", call("clt_distribution_mean", d),
+                                   call("clt_distribution_variance", d)))),
+     [dpos(2, 3) * 3, rng.standard_normal(3), np.array([[0.0, 1, 4], [2, 0, 7]])], wrt=[0, 1])
+case("RelaxedBernoulli(logits) log_prob",
+     lambda t, l, v: TD.RelaxedBernoulli(t, logits=l).log_prob(v),
+     dist_c([(lambda t, l, o: L.clt_relaxed_bernoulli_dist(t, None, l, 1, o), 2)], lp_c),
+     [dpos(3), rng.standard_normal((2, 3)), rng.uniform(0.05, 0.95, (2, 3))])
+case("Poisson log_prob", lambda r, v: TD.Poisson(r).log_prob(v),
+     dist_c([mk1_(L.clt_poisson_dist)], lp_c), [dpos(2, 3) * 3, np.array([[0.0, 1, 4], [2, 0, 7]])],
+     wrt=[0])
+case("Geometric(logits) log_prob, entropy",
+     lambda l, v: TD.Geometric(logits=l).log_prob(v) + TD.Geometric(logits=l).entropy(),
+     dist_c([(lambda a, o: L.clt_geometric_dist(None, a, 1, o), 1)],
+            lambda d, v: call("clt_add", lp_c(d, v), call("clt_distribution_entropy", d))),
+     [rng.standard_normal((2, 3)), np.array([[0.0, 1, 4], [2, 0, 7]])], wrt=[0])
+for name, tc, mk, ins in (
+        ("Gamma", TD.Gamma, mk2_(L.clt_gamma_dist), [dpos(2, 3), dpos(3), dpos(3), dpos(2, 3)]),
+        ("Beta", TD.Beta, mk2_(L.clt_beta_dist), [dpos(2, 3), dpos(3), dpos(3), dpos(2, 3)]),
+        ("Dirichlet", TD.Dirichlet, mk1_(L.clt_dirichlet_dist), [dconc, dpos(4)]),
+        ("Poisson", TD.Poisson, mk1_(L.clt_poisson_dist), [dpos(2, 3), dpos(3)]),
+        ("Gumbel", TD.Gumbel, mk2_(L.clt_gumbel_dist),
+         [rng.standard_normal((2, 3)), dpos(3), rng.standard_normal(3), dpos(2, 3)]),
+        ("Cauchy", TD.Cauchy, mk2_(L.clt_cauchy_dist),
+         [rng.standard_normal((2, 3)), dpos(3), rng.standard_normal(3), dpos(2, 3)]),
+        ("HalfNormal", TD.HalfNormal, mk1_(L.clt_half_normal_dist), [dpos(2, 3), dpos(3)]),
+        ("Pareto", TD.Pareto, mk2_(L.clt_pareto_dist), [dpos(2, 3), dpos(3) * 0.3, dpos(3) * 0.1,
+                                                         dpos(2, 3)]),
+        ("Geometric", lambda p: TD.Geometric(probs=p),
+         (lambda a, o: L.clt_geometric_dist(a, None, 1, o), 1),
+         [rng.uniform(0.1, 0.9, (2, 3)), rng.uniform(0.1, 0.9, 3)])):
+    n_ = mk[1]
+    case("kl_divergence %s" % name,
+         lambda *a, tc=tc, n=n_: TD.kl_divergence(tc(*a[:n]), tc(*a[n:])),
+         dist_c([mk, mk], lambda p, q: call("clt_kl_divergence", p, q)), ins)
+
 # ---- interpolate's modes, grid_sample, affine_grid -----------------------------------------
 proto("clt_interpolate_nd", [P, P, P, C.c_int, C.c_int, C.c_int, PP])
 proto("clt_grid_sample", [P, P, C.c_int, C.c_int, C.c_int, PP])

@@ -863,6 +863,26 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_multivariate_normal_dist, DIST,                                                    \
       clt_multivariate_normal_dist(f->f, f->f, NULL, 1, &o->dist))                           \
     X(clt_independent_dist, DIST, clt_independent_dist(f->dist, 3, 1, &o->dist))             \
+    X(clt_gamma_dist, DIST, clt_gamma_dist(f->f, f->f2, 1, &o->dist))                            \
+    X(clt_chi2_dist, DIST, clt_chi2_dist(f->i32, 1, &o->dist))                                   \
+    X(clt_beta_dist, DIST, clt_beta_dist(f->f, f->e, 1, &o->dist))                               \
+    X(clt_dirichlet_dist, DIST, clt_dirichlet_dist(f->bl, 1, &o->dist))                          \
+    X(clt_student_t_dist, DIST, clt_student_t_dist(f->f, f->f2, NULL, 1, &o->dist))              \
+    X(clt_fisher_snedecor_dist, DIST, clt_fisher_snedecor_dist(f->f2, f->f, 1, &o->dist))        \
+    X(clt_log_normal_dist, DIST, clt_log_normal_dist(f->f, f->f2, 1, &o->dist))                  \
+    X(clt_gumbel_dist, DIST, clt_gumbel_dist(f->f, f->e, 1, &o->dist))                           \
+    X(clt_cauchy_dist, DIST, clt_cauchy_dist(f->f, f->bl, 1, &o->dist))                          \
+    X(clt_half_normal_dist, DIST, clt_half_normal_dist(f->i32, 1, &o->dist))                     \
+    X(clt_half_cauchy_dist, DIST, clt_half_cauchy_dist(f->bl, 1, &o->dist))                      \
+    X(clt_pareto_dist, DIST, clt_pareto_dist(f->f2, f->f, 1, &o->dist))                          \
+    X(clt_weibull_dist, DIST, clt_weibull_dist(f->e, f->f, 1, &o->dist))                         \
+    X(clt_poisson_dist, DIST, clt_poisson_dist(f->i32, 1, &o->dist))                             \
+    X(clt_geometric_dist, DIST, clt_geometric_dist(NULL, NULL, 1, &o->dist))                     \
+    X(clt_kumaraswamy_dist, DIST, clt_kumaraswamy_dist(f->f2, f->f, 1, &o->dist))                \
+    X(clt_negative_binomial_dist, DIST,                                                          \
+      clt_negative_binomial_dist(f->f, NULL, NULL, 1, &o->dist))                                 \
+    X(clt_relaxed_bernoulli_dist, DIST,                                                          \
+      clt_relaxed_bernoulli_dist(f->i32, f->f, NULL, 1, &o->dist))                               \
     X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
     X(clt_distribution_rsample, T,                                                           \
       clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \

@@ -1,7 +1,10 @@
 /* cltensor/distributions.h: probability distributions like
  * torch.distributions of PyTorch 1.13: Normal, Uniform, Bernoulli,
  * Categorical, OneHotCategorical, Exponential, Laplace,
- * MultivariateNormal and Independent behind one handle, with sampling,
+ * MultivariateNormal, Independent, Gamma, Chi2, Beta, Dirichlet, StudentT,
+ * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
+ * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric and
+ * NegativeBinomial behind one handle, with sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -148,6 +151,147 @@ CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
 CLT_API clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_ndims,
                                         int validate_args, clt_distribution **out);
 
+/* ---- Gamma and the families built on it ----------------------------------
+ * Their draws come from torch's _standard_gamma: Marsaglia and Tsang's
+ * rejection in an OpenCL kernel driven by the library's counter-based
+ * generator (the same values on every device for one generator state; the
+ * generator advances by the element count of each gamma draw), results
+ * clamped below to the dtype's smallest normal number.  rsample is
+ * differentiable in the concentrations through torch's implicit gradient
+ * (_standard_gamma_grad: d sample / d concentration, its grad_fn
+ * StandardGammaBackward0), in rates, locs and scales through the
+ * formulas. */
+
+/* Gamma(concentration, rate): both > 0 (GreaterThan(lower_bound=0.0));
+ * support [0, inf) (GreaterThanEq).  rsample: _standard_gamma(concentration)
+ * / rate.  No cdf (torch's needs gammainc). */
+CLT_API clt_status clt_gamma_dist(const clt_tensor *concentration, const clt_tensor *rate,
+                                  int validate_args, clt_distribution **out);
+
+/* Chi2(df): Gamma(df / 2, 1/2); df > 0, named "df" in its errors. */
+CLT_API clt_status clt_chi2_dist(const clt_tensor *df, int validate_args,
+                                 clt_distribution **out);
+
+/* Beta(concentration1, concentration0): both > 0; support [0, 1].
+ * rsample: g1 / (g1 + g0) of two gamma draws (torch draws the Dirichlet of
+ * [c1, c0], which is the same; its gradient is torch's _dirichlet_grad,
+ * here the gradient through the two gamma draws: the same in expectation,
+ * not per sample).  log_prob, entropy and the moments are torch's. */
+CLT_API clt_status clt_beta_dist(const clt_tensor *concentration1,
+                                 const clt_tensor *concentration0, int validate_args,
+                                 clt_distribution **out);
+
+/* Dirichlet(concentration [..., K], at least 1-D): every entry > 0
+ * (IndependentConstraint(GreaterThan(lower_bound=0.0), 1)); event shape
+ * [K]; support the simplex (Simplex()).  rsample: g / g.sum(-1) of gamma
+ * draws (the gradient as Beta's). */
+CLT_API clt_status clt_dirichlet_dist(const clt_tensor *concentration, int validate_args,
+                                      clt_distribution **out);
+
+/* StudentT(df, loc, scale): loc NULL means 0 and scale NULL means 1 (torch's
+ * defaults, df's dtype); df > 0, scale > 0.  rsample: loc + scale X
+ * rsqrt(Z / df), X standard normal, Z ~ Chi2(df).  mean NaN where df <= 1;
+ * variance inf where 1 < df <= 2 and NaN where df <= 1, as torch's. */
+CLT_API clt_status clt_student_t_dist(const clt_tensor *df, const clt_tensor *loc,
+                                      const clt_tensor *scale, int validate_args,
+                                      clt_distribution **out);
+
+/* FisherSnedecor(df1, df2): both > 0; support (0, inf).  rsample: the ratio
+ * of Gamma(df1/2, df1) and Gamma(df2/2, df2) draws, clamped below to the
+ * smallest normal number.  mean NaN where df2 <= 2, variance NaN where
+ * df2 <= 4; no entropy (torch has none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_fisher_snedecor_dist(const clt_tensor *df1, const clt_tensor *df2,
+                                            int validate_args, clt_distribution **out);
+
+/* ---- more continuous families ---------------------------------------------
+ * torch 1.13's formulas (its TransformedDistributions' log_prob, cdf and
+ * icdf in closed form). */
+
+/* LogNormal(loc, scale): exp of Normal(loc, scale); scale > 0; support
+ * (0, inf).  rsample exp(loc + eps scale); cdf and icdf. */
+CLT_API clt_status clt_log_normal_dist(const clt_tensor *loc, const clt_tensor *scale,
+                                       int validate_args, clt_distribution **out);
+
+/* Gumbel(loc, scale): scale > 0.  rsample loc - scale log(-log(u)), u
+ * uniform in [tiny, 1 - eps); cdf exp(-exp(-(v - loc) / scale)) and icdf. */
+CLT_API clt_status clt_gumbel_dist(const clt_tensor *loc, const clt_tensor *scale,
+                                   int validate_args, clt_distribution **out);
+
+/* Cauchy(loc, scale): scale > 0.  rsample loc + scale eps with eps from
+ * clt_cauchy_; mean NaN and variance inf everywhere; cdf and icdf. */
+CLT_API clt_status clt_cauchy_dist(const clt_tensor *loc, const clt_tensor *scale,
+                                   int validate_args, clt_distribution **out);
+
+/* HalfNormal(scale) and HalfCauchy(scale): |X| of Normal(0, scale) and
+ * Cauchy(0, scale); scale > 0; support [0, inf) (log_prob -inf below 0
+ * when validate_args is 0).  HalfCauchy's mean and variance are inf.  cdf
+ * 2 F(v) - 1 and icdf F^-1((v + 1) / 2). */
+CLT_API clt_status clt_half_normal_dist(const clt_tensor *scale, int validate_args,
+                                        clt_distribution **out);
+CLT_API clt_status clt_half_cauchy_dist(const clt_tensor *scale, int validate_args,
+                                        clt_distribution **out);
+
+/* Pareto(scale, alpha): both > 0; support [scale, inf)
+ * ("GreaterThanEq(lower_bound=scale)").  rsample scale exp(e / alpha), e
+ * standard exponential; mean inf for alpha <= 1 and variance inf for
+ * alpha <= 2 (torch's clamps); cdf and icdf. */
+CLT_API clt_status clt_pareto_dist(const clt_tensor *scale, const clt_tensor *alpha,
+                                   int validate_args, clt_distribution **out);
+
+/* Weibull(scale, concentration): both > 0; support (0, inf).  rsample
+ * scale e^(1 / concentration), e standard exponential; cdf and icdf. */
+CLT_API clt_status clt_weibull_dist(const clt_tensor *scale, const clt_tensor *concentration,
+                                    int validate_args, clt_distribution **out);
+
+/* Kumaraswamy(concentration1, concentration0): both > 0; support [0, 1].
+ * rsample (1 - u^(1/c0))^(1/c1), u uniform; cdf 1 - (1 - v^c1)^c0 and
+ * icdf. */
+CLT_API clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
+                                        const clt_tensor *concentration0, int validate_args,
+                                        clt_distribution **out);
+
+/* RelaxedBernoulli(temperature, probs=...) or (temperature, logits=...), one
+ * of the two, as Bernoulli takes them; temperature a floating tensor (not
+ * checked, as torch) whose shape broadcasts to the batch shape (the
+ * parameters' shape; CLT_ERR_SHAPE_MISMATCH otherwise).  Support [0, 1].
+ * rsample: sigmoid((logit(u) + logit(probs)) / temperature), u uniform,
+ * u and probs clamped to [eps, 1 - eps], the result to [tiny, 1 - eps]
+ * (torch's); log_prob through the logit (torch's TransformedDistribution
+ * of LogitRelaxedBernoulli); no entropy, moments, cdf or icdf (torch has
+ * none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature,
+                                              const clt_tensor *probs, const clt_tensor *logits,
+                                              int validate_args, clt_distribution **out);
+
+/* ---- more discrete families (sample, no rsample) --------------------------- */
+
+/* Poisson(rate): rate >= 0 (GreaterThanEq(lower_bound=0.0)); support the
+ * non-negative integers (IntegerGreaterThan(lower_bound=0)).  Samples from
+ * clt_poisson (waits for the rates); no entropy (torch has none). */
+CLT_API clt_status clt_poisson_dist(const clt_tensor *rate, int validate_args,
+                                    clt_distribution **out);
+
+/* NegativeBinomial(total_count, probs=...) or (total_count, logits=...), one
+ * of the two: the number of successes before total_count failures;
+ * total_count >= 0 ("GreaterThanEq(lower_bound=0)", any real), probs in
+ * [0, 1) ("HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)"), the other
+ * computed as Bernoulli's; support the non-negative integers.  Samples
+ * clt_poisson of Gamma(total_count, exp(-logits)) draws (waits for them);
+ * mean total_count exp(logits), variance mean / sigmoid(-logits); no
+ * entropy (torch has none). */
+CLT_API clt_status clt_negative_binomial_dist(const clt_tensor *total_count,
+                                              const clt_tensor *probs, const clt_tensor *logits,
+                                              int validate_args, clt_distribution **out);
+
+/* Geometric(probs=...) or Geometric(logits=...), one of the two, as
+ * Bernoulli takes them; probs also > 0 (torch's extra check: "Expected
+ * parameter probs (Tensor of shape [2]) of distribution Geometric to be
+ * positive but found invalid values").  The number of failures before the
+ * first success: support the non-negative integers; samples floor(log(u) /
+ * log1p(-probs)), u uniform in [tiny, 1). */
+CLT_API clt_status clt_geometric_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                      int validate_args, clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);
@@ -176,7 +320,8 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
- * (Bernoulli, Categorical, OneHotCategorical, Independent of one of them)
+ * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
+ * NegativeBinomial, Independent of one of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -191,7 +336,9 @@ CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const cl
                                              clt_tensor **out);
 
 /* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
- * Uniform, Exponential and Laplace; the others are CLT_ERR_INVALID_ARGUMENT
+ * Uniform, Exponential, Laplace, LogNormal, Gumbel, Cauchy, HalfNormal,
+ * HalfCauchy, Pareto, Weibull and Kumaraswamy; the others are
+ * CLT_ERR_INVALID_ARGUMENT
  * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
  * cdf checks value as log_prob does; icdf checks nothing, as torch.  New
  * tensor. */
@@ -220,7 +367,12 @@ CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor
  * Normal || Laplace, Uniform || Normal, Uniform || Exponential (inf where
  * low < 0), and, inf everywhere (p's batch shape, no gradient, as torch's
  * full_like), Exponential || Uniform, Laplace || Exponential, Laplace ||
- * Uniform, Normal || Exponential, Normal || Uniform.  The two batch shapes
+ * Uniform, Normal || Exponential, Normal || Uniform.  Among the later
+ * families, each with itself: Gamma and Chi2 (a Gamma, also with each
+ * other), Beta, Dirichlet, Poisson, Gumbel, Cauchy, HalfNormal, Pareto
+ * (inf where p's scale is below q's), LogNormal (its bases') and Geometric;
+ * torch's pairs across these families (Gamma || Exponential, Beta ||
+ * Normal, ...) are not offered.  The two batch shapes
  * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */

@@ -177,8 +177,8 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
     case CLT__DIST_INDEPENDENT:
         CLT__TRY(log_prob(fn, d->base, v, &a));
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
+    default: return clt__dist2_log_prob(fn, d, v, out);
     }
-    return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);
 done:
     return st;
 }
@@ -211,7 +211,14 @@ clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *val
     case CLT__DIST_UNIFORM:
     case CLT__DIST_EXPONENTIAL:
     case CLT__DIST_LAPLACE: CLT__TRY(clt__dist_check_value(fn, d, value)); break;
-    default: st = not_implemented(fn, d, "cdf"); goto done;
+    default:
+        if (!CLT__DIST_IS2(d->kind) || !clt__dist2_has_cdf(d)) {
+            st = not_implemented(fn, d, "cdf");
+            goto done;
+        }
+        CLT__TRY(clt__dist_check_value(fn, d, value));
+        CLT__TRY(clt__dist2_cdf(fn, d, value, out));
+        goto done;
     }
     switch (d->kind) {
     case CLT__DIST_NORMAL: /* (1 + erf((v - loc) / scale / sqrt 2)) / 2 */
@@ -290,7 +297,12 @@ clt_status clt_distribution_icdf(const clt_distribution *d, const clt_tensor *va
         CLT__TRY(clt__mul_rec(fn, p[1], a, &a));
         CLT__TRY(clt__sub_rec(fn, p[0], a, out));
         break;
-    default: st = not_implemented(fn, d, "icdf"); break;
+    default:
+        if (CLT__DIST_IS2(d->kind))
+            st = clt__dist2_icdf(fn, d, value, out);
+        else
+            st = not_implemented(fn, d, "icdf");
+        break;
     }
 done:
     return clt__scope_finish(clt__error_as(st, fn), out);
@@ -340,8 +352,8 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
     case CLT__DIST_INDEPENDENT:
         CLT__TRY(entropy(fn, d->base, &a));
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
+    default: return clt__dist2_entropy(fn, d, out);
     }
-    return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);
 done:
     return st;
 }
@@ -366,6 +378,8 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
     clt_status st;
     if (d->kind == CLT__DIST_INDEPENDENT)
         return moments(fn, d->base, m, out);
+    if (CLT__DIST_IS2(d->kind))
+        return clt__dist2_moment(fn, d, (int)m, out);
     if (m == STDDEV) {
         switch (d->kind) {
         case CLT__DIST_NORMAL: return clt__expand_rec(fn, p[1], p[1]->ndim, p[1]->shape, out);

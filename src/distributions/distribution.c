@@ -18,6 +18,24 @@ static const char *const names[] = {
     [CLT__DIST_LAPLACE] = "Laplace",
     [CLT__DIST_MVN] = "MultivariateNormal",
     [CLT__DIST_INDEPENDENT] = "Independent",
+    [CLT__DIST_GAMMA] = "Gamma",
+    [CLT__DIST_CHI2] = "Chi2",
+    [CLT__DIST_BETA] = "Beta",
+    [CLT__DIST_DIRICHLET] = "Dirichlet",
+    [CLT__DIST_STUDENT_T] = "StudentT",
+    [CLT__DIST_FISHER_SNEDECOR] = "FisherSnedecor",
+    [CLT__DIST_LOG_NORMAL] = "LogNormal",
+    [CLT__DIST_GUMBEL] = "Gumbel",
+    [CLT__DIST_CAUCHY] = "Cauchy",
+    [CLT__DIST_HALF_NORMAL] = "HalfNormal",
+    [CLT__DIST_HALF_CAUCHY] = "HalfCauchy",
+    [CLT__DIST_PARETO] = "Pareto",
+    [CLT__DIST_WEIBULL] = "Weibull",
+    [CLT__DIST_POISSON] = "Poisson",
+    [CLT__DIST_GEOMETRIC] = "Geometric",
+    [CLT__DIST_NEGATIVE_BINOMIAL] = "NegativeBinomial",
+    [CLT__DIST_KUMARASWAMY] = "Kumaraswamy",
+    [CLT__DIST_RELAXED_BERNOULLI] = "RelaxedBernoulli",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -36,7 +54,12 @@ typedef enum constraint {
     C_ONE_HOT,
     C_LOWER_CHOLESKY,
     C_SYMMETRIC,
-    C_INTERVAL /* d->p[0] .. d->p[1] */
+    C_INTERVAL, /* d->p[0] .. d->p[1] */
+    C_POSITIVE_VECTOR,
+    C_NONNEGATIVE_INTEGER,
+    C_GE_P0, /* d->p[0] and above (Pareto's support) */
+    C_COUNT, /* >= 0, torch's greater_than_eq(0) of an integer bound */
+    C_HALF_OPEN_UNIT
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -57,6 +80,11 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
     case C_LOWER_CHOLESKY: return "LowerCholesky()";
     case C_SYMMETRIC: return "PositiveDefinite()";
     case C_INTERVAL: return "Interval(lower_bound=low, upper_bound=high)";
+    case C_POSITIVE_VECTOR: return "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)";
+    case C_NONNEGATIVE_INTEGER: return "IntegerGreaterThan(lower_bound=0)";
+    case C_GE_P0: return "GreaterThanEq(lower_bound=scale)";
+    case C_COUNT: return "GreaterThanEq(lower_bound=0)";
+    case C_HALF_OPEN_UNIT: return "HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)";
     }
     return "?";
 }
@@ -155,6 +183,22 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_le(v, d->p[1], &b));
         CLT__TRY(clt_logical_and(a, b, &ok));
         break;
+    case C_POSITIVE_VECTOR: CLT__TRY(clt_gt_scalar(v, 0, &ok)); break;
+    case C_NONNEGATIVE_INTEGER: {
+        clt_tensor *r;
+        CLT__TRY(clt_remainder_scalar(v, 1, &r));
+        CLT__TRY(clt_eq_scalar(r, 0, &a));
+        CLT__TRY(clt_ge_scalar(v, 0, &b));
+        CLT__TRY(clt_logical_and(a, b, &ok));
+        break;
+    }
+    case C_GE_P0: CLT__TRY(clt_ge(v, d->p[0], &ok)); break;
+    case C_COUNT: CLT__TRY(clt_ge_scalar(v, 0, &ok)); break;
+    case C_HALF_OPEN_UNIT:
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_lt_scalar(v, 1, &b));
+        CLT__TRY(clt_logical_and(a, b, &ok));
+        break;
     }
     CLT__TRY(all_true(ok, pass));
 done:
@@ -191,6 +235,21 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
     case CLT__DIST_MVN: return C_REAL_VECTOR;
     case CLT__DIST_INDEPENDENT: return support(d->base);
+    case CLT__DIST_GAMMA:
+    case CLT__DIST_CHI2:
+    case CLT__DIST_HALF_NORMAL:
+    case CLT__DIST_HALF_CAUCHY: return C_NONNEGATIVE;
+    case CLT__DIST_BETA:
+    case CLT__DIST_KUMARASWAMY:
+    case CLT__DIST_RELAXED_BERNOULLI: return C_UNIT_INTERVAL;
+    case CLT__DIST_DIRICHLET: return C_SIMPLEX;
+    case CLT__DIST_FISHER_SNEDECOR:
+    case CLT__DIST_LOG_NORMAL:
+    case CLT__DIST_WEIBULL: return C_POSITIVE;
+    case CLT__DIST_PARETO: return C_GE_P0;
+    case CLT__DIST_POISSON:
+    case CLT__DIST_GEOMETRIC:
+    case CLT__DIST_NEGATIVE_BINOMIAL: return C_NONNEGATIVE_INTEGER;
     default: return C_REAL;
     }
 }
@@ -258,7 +317,7 @@ void clt_distribution_free(clt_distribution *d)
 {
     if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         clt_tensor_free(d->p[k]);
     clt_distribution_free(d->base);
     free(d);
@@ -384,6 +443,30 @@ done:
     return finish(fn, st, d, out);
 }
 
+/* The families of up to three parameters broadcast together (torch's
+ * broadcast_all), each kept and checked against its constraint. */
+static clt_status params(const char *fn, clt__dist_kind kind, int n, const clt_tensor *const *t,
+                         const char *const *what, const constraint *c, int validate,
+                         clt_distribution **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    for (int k = 0; k < n; k++)
+        CLT__REQUIRE_ARG(t[k], fn);
+    clt_distribution *d = NULL;
+    clt_status st = start(fn, kind, validate, &d, out);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *p[3] = {NULL, NULL, NULL};
+    CLT__TRY(broadcast_all(fn, d, n, t, what, p));
+    for (int k = 0; k < n; k++)
+        keep(d, k, p[k]);
+    for (int k = 0; d->validate && k < n; k++)
+        CLT__TRY(check_param(fn, d, what[k], d->p[k], c[k]));
+done:
+    return finish(fn, st, d, out);
+}
+
 clt_status clt_normal_dist(const clt_tensor *loc, const clt_tensor *scale, int validate_args,
                            clt_distribution **out)
 {
@@ -430,7 +513,8 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
                           "%s: Either `probs` or `logits` must be specified, but not both.", fn);
     const clt_tensor *given = probs ? probs : logits;
     const char *what = probs ? "probs" : "logits";
-    bool binary = kind == CLT__DIST_BERNOULLI;
+    bool binary = kind == CLT__DIST_BERNOULLI || kind == CLT__DIST_GEOMETRIC ||
+                  kind == CLT__DIST_RELAXED_BERNOULLI;
     clt_status st = clt__check_floating(given, what, fn);
     if (st != CLT_OK)
         return st;
@@ -479,6 +563,17 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
     if (d->validate)
         CLT__TRY(probs ? check_param(fn, d, "probs", p, binary ? C_UNIT_INTERVAL : C_SIMPLEX)
                        : check_param(fn, d, "logits", logits, binary ? C_REAL : C_REAL_VECTOR));
+    if (d->validate && probs && kind == CLT__DIST_GEOMETRIC) {
+        bool pass = false;
+        CLT__TRY(satisfies(C_POSITIVE, p, d, &pass));
+        if (!pass) {
+            char sb[128];
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Expected parameter probs (Tensor of shape %s) of distribution "
+                            "Geometric to be positive but found invalid values",
+                            fn, clt__shape_str(sb, sizeof sb, p->ndim, p->shape));
+        }
+    }
 done:
     return finish(fn, st, d, out);
 }
@@ -652,7 +747,10 @@ static bool has_rsample(const clt_distribution *d)
     switch (d->kind) {
     case CLT__DIST_BERNOULLI:
     case CLT__DIST_CATEGORICAL:
-    case CLT__DIST_ONE_HOT: return false;
+    case CLT__DIST_ONE_HOT:
+    case CLT__DIST_POISSON:
+    case CLT__DIST_GEOMETRIC:
+    case CLT__DIST_NEGATIVE_BINOMIAL: return false;
     case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
     default: return true;
     }
@@ -778,7 +876,10 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));
         CLT__TRY(clt_to_dtype(c, d->dtype, out));
         return CLT_OK;
-    default: return rsample(fn, d, gen, n, ext, out);
+    default:
+        if (CLT__DIST_IS2(d->kind))
+            return clt__dist2_sample(fn, d, gen, n, ext, out);
+        return rsample(fn, d, gen, n, ext, out);
     }
 done:
     return clt__error_as(st, fn);
@@ -816,4 +917,281 @@ clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *ge
                                     const int64_t *sample_shape, clt_tensor **out)
 {
     return sample_common("clt_distribution_rsample", d, gen, ndim, sample_shape, true, out);
+}
+
+/* ---- the families of density2.c ---------------------------------------------- */
+
+clt_status clt_gamma_dist(const clt_tensor *concentration, const clt_tensor *rate,
+                          int validate_args, clt_distribution **out)
+{
+    return params("clt_gamma_dist", CLT__DIST_GAMMA, 2,
+                  (const clt_tensor *[]){concentration, rate},
+                  (const char *[]){"concentration", "rate"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_chi2_dist(const clt_tensor *df, int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_chi2_dist";
+    clt_status st = params(fn, CLT__DIST_CHI2, 1, &df, (const char *[]){"df"},
+                           (const constraint[]){C_POSITIVE}, validate_args, out);
+    if (st != CLT_OK)
+        return st;
+    /* Gamma(df / 2, 1/2), df kept as the third */
+    clt_distribution *d = *out;
+    clt_tensor *c = NULL, *r = NULL;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        goto fail;
+    st = clt__mul_scalar_rec(fn, d->p[0], 0.5, &c);
+    if (st == CLT_OK)
+        st = clt__error_as(clt_full(d->p[0]->dev, d->dtype, d->batch_ndim, d->batch_shape, 0.5,
+                                    &r),
+                           fn);
+    if (st == CLT_OK) {
+        d->p[2] = d->p[0];
+        keep(d, 0, c);
+        keep(d, 1, r);
+    }
+    clt_scope_end();
+    if (st == CLT_OK)
+        return clt__ok();
+fail:
+    clt_distribution_free(d);
+    *out = NULL;
+    return st;
+}
+
+clt_status clt_beta_dist(const clt_tensor *concentration1, const clt_tensor *concentration0,
+                         int validate_args, clt_distribution **out)
+{
+    return params("clt_beta_dist", CLT__DIST_BETA, 2,
+                  (const clt_tensor *[]){concentration1, concentration0},
+                  (const char *[]){"concentration1", "concentration0"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_dirichlet_dist(const clt_tensor *concentration, int validate_args,
+                              clt_distribution **out)
+{
+    const char *fn = "clt_dirichlet_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(concentration, fn);
+    clt_status st = clt__check_floating(concentration, "concentration", fn);
+    if (st != CLT_OK)
+        return st;
+    if (concentration->ndim < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: `concentration` parameter must be at least one-dimensional.", fn);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, CLT__DIST_DIRICHLET, validate_args, &d, out)) != CLT_OK)
+        return st;
+    clt_tensor *c;
+    int last = concentration->ndim - 1;
+    d->dtype = concentration->dtype;
+    set_batch(d, last, concentration->shape);
+    d->event_ndim = 1;
+    d->event_shape[0] = concentration->shape[last];
+    CLT__TRY(clt__expand_rec(fn, concentration, concentration->ndim, concentration->shape, &c));
+    keep(d, 0, c);
+    if (d->validate)
+        CLT__TRY(check_param(fn, d, "concentration", c, C_POSITIVE_VECTOR));
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_student_t_dist(const clt_tensor *df, const clt_tensor *loc,
+                              const clt_tensor *scale, int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_student_t_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(df, fn);
+    clt_status st = clt__check_floating(df, "df", fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    /* torch's defaults loc = 0. and scale = 1., numbers of df's dtype */
+    clt_tensor *l = NULL, *s = NULL;
+    if (!loc)
+        st = clt_full(df->dev, df->dtype, 0, NULL, 0.0, &l);
+    if (st == CLT_OK && !scale)
+        st = clt_full(df->dev, df->dtype, 0, NULL, 1.0, &s);
+    if (st == CLT_OK)
+        st = params(fn, CLT__DIST_STUDENT_T, 3,
+                    (const clt_tensor *[]){df, loc ? loc : l, scale ? scale : s},
+                    (const char *[]){"df", "loc", "scale"},
+                    (const constraint[]){C_POSITIVE, C_REAL, C_POSITIVE}, validate_args, out);
+    clt_scope_end();
+    return st == CLT_OK ? clt__ok() : clt__error_as(st, fn);
+}
+
+clt_status clt_fisher_snedecor_dist(const clt_tensor *df1, const clt_tensor *df2,
+                                    int validate_args, clt_distribution **out)
+{
+    return params("clt_fisher_snedecor_dist", CLT__DIST_FISHER_SNEDECOR, 2,
+                  (const clt_tensor *[]){df1, df2}, (const char *[]){"df1", "df2"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+#define LOC_SCALE(name, kind)                                                              \
+    clt_status clt_##name##_dist(const clt_tensor *loc, const clt_tensor *scale,           \
+                                 int validate_args, clt_distribution **out)                \
+    {                                                                                      \
+        return params("clt_" #name "_dist", kind, 2, (const clt_tensor *[]){loc, scale},    \
+                      (const char *[]){"loc", "scale"},                                    \
+                      (const constraint[]){C_REAL, C_POSITIVE}, validate_args, out);       \
+    }
+LOC_SCALE(log_normal, CLT__DIST_LOG_NORMAL)
+LOC_SCALE(gumbel, CLT__DIST_GUMBEL)
+LOC_SCALE(cauchy, CLT__DIST_CAUCHY)
+
+clt_status clt_half_normal_dist(const clt_tensor *scale, int validate_args,
+                                clt_distribution **out)
+{
+    return params("clt_half_normal_dist", CLT__DIST_HALF_NORMAL, 1, &scale,
+                  (const char *[]){"scale"}, (const constraint[]){C_POSITIVE}, validate_args,
+                  out);
+}
+
+clt_status clt_half_cauchy_dist(const clt_tensor *scale, int validate_args,
+                                clt_distribution **out)
+{
+    return params("clt_half_cauchy_dist", CLT__DIST_HALF_CAUCHY, 1, &scale,
+                  (const char *[]){"scale"}, (const constraint[]){C_POSITIVE}, validate_args,
+                  out);
+}
+
+clt_status clt_pareto_dist(const clt_tensor *scale, const clt_tensor *alpha, int validate_args,
+                           clt_distribution **out)
+{
+    return params("clt_pareto_dist", CLT__DIST_PARETO, 2, (const clt_tensor *[]){scale, alpha},
+                  (const char *[]){"scale", "alpha"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_weibull_dist(const clt_tensor *scale, const clt_tensor *concentration,
+                            int validate_args, clt_distribution **out)
+{
+    return params("clt_weibull_dist", CLT__DIST_WEIBULL, 2,
+                  (const clt_tensor *[]){scale, concentration},
+                  (const char *[]){"scale", "concentration"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_poisson_dist(const clt_tensor *rate, int validate_args, clt_distribution **out)
+{
+    return params("clt_poisson_dist", CLT__DIST_POISSON, 1, &rate, (const char *[]){"rate"},
+                  (const constraint[]){C_NONNEGATIVE}, validate_args, out);
+}
+
+clt_status clt_geometric_dist(const clt_tensor *probs, const clt_tensor *logits,
+                              int validate_args, clt_distribution **out)
+{
+    return probs_or_logits("clt_geometric_dist", CLT__DIST_GEOMETRIC, probs, logits,
+                           validate_args, out);
+}
+
+clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
+                                const clt_tensor *concentration0, int validate_args,
+                                clt_distribution **out)
+{
+    return params("clt_kumaraswamy_dist", CLT__DIST_KUMARASWAMY, 2,
+                  (const clt_tensor *[]){concentration1, concentration0},
+                  (const char *[]){"concentration1", "concentration0"},
+                  (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_negative_binomial_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(total_count, fn);
+    if ((probs == NULL) == (logits == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Either `probs` or `logits` must be specified, but not both.", fn);
+    const clt_tensor *given = probs ? probs : logits;
+    const char *what[2] = {"total_count", probs ? "probs" : "logits"};
+    clt_distribution *d = NULL;
+    clt_status st = start(fn, CLT__DIST_NEGATIVE_BINOMIAL, validate_args, &d, out);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t[2] = {NULL, NULL}, *p, *l, *c, *a, *b;
+    CLT__TRY(broadcast_all(fn, d, 2, (const clt_tensor *[]){total_count, given}, what, t));
+    if (probs) { /* logits = log(p) - log1p(-p) of p clamped, torch's probs_to_logits */
+        p = t[1];
+        CLT__TRY(clamp_probs(fn, p, &c));
+        CLT__TRY(clt__log_rec(fn, c, &a));
+        CLT__TRY(clt__neg_rec(fn, c, &b));
+        CLT__TRY(clt__log1p_rec(fn, b, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &l));
+    } else {
+        l = t[1];
+        CLT__TRY(clt__sigmoid_rec(fn, l, &p));
+    }
+    keep(d, 0, t[0]);
+    keep(d, 1, p);
+    keep(d, 2, l);
+    if (d->validate) {
+        CLT__TRY(check_param(fn, d, "total_count", d->p[0], C_COUNT));
+        CLT__TRY(probs ? check_param(fn, d, "probs", p, C_HALF_OPEN_UNIT)
+                       : check_param(fn, d, "logits", l, C_REAL));
+    }
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_bernoulli_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
+                              out)) != CLT_OK)
+        return st;
+    /* the temperature as it is (torch neither broadcasts nor checks it), of
+     * the parameters' dtype and device, its shape within the batch shape */
+    clt_distribution *d = *out;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_tensor *t = NULL;
+    bool fits = true;
+    st = clt__same_device(d->p[0], temperature, fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(d->batch_ndim, d->batch_shape, temperature->ndim,
+                                   temperature->shape, &nd, shape, fn);
+    if (st == CLT_OK) {
+        fits = nd == d->batch_ndim;
+        for (int k = 0; fits && k < nd; k++)
+            fits = shape[k] == d->batch_shape[k];
+        if (!fits) {
+            char s1[128], s2[128];
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                            "%s: temperature of shape %s does not broadcast to the batch shape %s",
+                            fn, clt__shape_str(s1, sizeof s1, temperature->ndim, temperature->shape),
+                            clt__shape_str(s2, sizeof s2, d->batch_ndim, d->batch_shape));
+        }
+    }
+    if (st == CLT_OK && (st = clt_scope_begin()) == CLT_OK) {
+        if (temperature->dtype != d->dtype)
+            st = clt__to_dtype_rec(fn, temperature, d->dtype, &t);
+        else
+            st = clt__expand_rec(fn, temperature, temperature->ndim, temperature->shape, &t);
+        if (st == CLT_OK)
+            keep(d, 2, t);
+        clt_scope_end();
+    }
+    if (st == CLT_OK)
+        return clt__ok();
+    clt_distribution_free(d);
+    *out = NULL;
+    return st;
 }

@@ -15,8 +15,29 @@ typedef enum clt__dist_kind {
     CLT__DIST_EXPONENTIAL,
     CLT__DIST_LAPLACE,
     CLT__DIST_MVN,
-    CLT__DIST_INDEPENDENT
+    CLT__DIST_INDEPENDENT,
+    /* density2.c's families */
+    CLT__DIST_GAMMA,
+    CLT__DIST_CHI2,
+    CLT__DIST_BETA,
+    CLT__DIST_DIRICHLET,
+    CLT__DIST_STUDENT_T,
+    CLT__DIST_FISHER_SNEDECOR,
+    CLT__DIST_LOG_NORMAL,
+    CLT__DIST_GUMBEL,
+    CLT__DIST_CAUCHY,
+    CLT__DIST_HALF_NORMAL,
+    CLT__DIST_HALF_CAUCHY,
+    CLT__DIST_PARETO,
+    CLT__DIST_WEIBULL,
+    CLT__DIST_POISSON,
+    CLT__DIST_GEOMETRIC,
+    CLT__DIST_NEGATIVE_BINOMIAL,
+    CLT__DIST_KUMARASWAMY,
+    CLT__DIST_RELAXED_BERNOULLI
 } clt__dist_kind;
+
+#define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
 
 struct clt_distribution {
     clt__dist_kind kind;
@@ -28,8 +49,16 @@ struct clt_distribution {
      *   Bernoulli, Categorical, OneHotCategorical: probs, logits (both,
      *   normalised as torch's lazy properties give them);
      *   MultivariateNormal: loc expanded to batch + event, and the
-     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril). */
-    clt_tensor *p[2];
+     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril);
+     *   Gamma: concentration, rate; Chi2: df / 2, 1/2 (a Gamma), df;
+     *   Beta: concentration1, concentration0; Dirichlet: concentration;
+     *   StudentT: df, loc, scale; FisherSnedecor: df1, df2; LogNormal,
+     *   Gumbel, Cauchy: loc, scale; HalfNormal, HalfCauchy: scale; Pareto:
+     *   scale, alpha; Weibull: scale, concentration; Poisson: rate;
+     *   Geometric: probs, logits; NegativeBinomial: total_count, probs,
+     *   logits; Kumaraswamy: concentration1, concentration0;
+     *   RelaxedBernoulli: probs, logits, temperature. */
+    clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
     clt_distribution *base; /* Independent's, held */
@@ -56,4 +85,20 @@ clt_status clt__dist_mahalanobis(const char *fn, const clt_tensor *l, const clt_
 clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
                                  const clt_tensor *value);
 
+/* density2.c: what the families after Independent compute, in the
+ * caller's scope (sample: the draw of the extended shape ext of n dims,
+ * recorded where the family has rsample; moment 0 mean, 1 variance, 2
+ * stddev; cdf and icdf: CLT_ERR_INVALID_ARGUMENT where torch has none,
+ * which clt__dist2_has_cdf tells first). */
+clt_status clt__dist2_sample(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
+                             const int64_t *ext, clt_tensor **out);
+clt_status clt__dist2_log_prob(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                               clt_tensor **out);
+clt_status clt__dist2_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+clt_status clt__dist2_moment(const char *fn, const clt_distribution *d, int m, clt_tensor **out);
+bool clt__dist2_has_cdf(const clt_distribution *d);
+clt_status clt__dist2_cdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                          clt_tensor **out);
+clt_status clt__dist2_icdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                           clt_tensor **out);
 #endif

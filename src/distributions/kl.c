@@ -181,6 +181,210 @@ done:
     return st;
 }
 
+/* ---- the pairs of density2.c's families ------------------------------------------------ */
+
+static clt_status lgamma_of(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
+    return clt__error_as(clt_lgamma(a, out), fn);
+}
+
+static clt_status digamma_of(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
+    return clt__error_as(clt_digamma(a, out), fn);
+}
+
+/* Gamma (and Chi2, a Gamma): q.c log(p.r / q.r) + lgamma(q.c) - lgamma(p.c)
+ * + (p.c - q.c) digamma(p.c) + (q.r - p.r) p.c / p.r. */
+static clt_status kl_gamma(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                           clt_tensor **out)
+{
+    clt_tensor *t, *a, *b;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[1], q->p[1], &t));
+    CLT__TRY(clt__log_rec(fn, t, &t));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], t, &t));
+    CLT__TRY(lgamma_of(fn, q->p[0], &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(lgamma_of(fn, p->p[0], &a));
+    CLT__TRY(clt__sub_rec(fn, t, a, &t));
+    CLT__TRY(clt__sub_rec(fn, p->p[0], q->p[0], &a));
+    CLT__TRY(digamma_of(fn, p->p[0], &b));
+    CLT__TRY(clt__mul_rec(fn, a, b, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(clt__sub_rec(fn, q->p[1], p->p[1], &a));
+    CLT__TRY(clt__div_rec(fn, p->p[0], p->p[1], &b));
+    CLT__TRY(clt__mul_rec(fn, a, b, &a));
+    return clt__add_rec(fn, t, a, out);
+done:
+    return st;
+}
+
+/* Dirichlet of concentrations a [..., k] (Beta's: the stacks of its two):
+ * lgamma(sum a) - lgamma(sum b) - sum (lgamma(a) - lgamma(b))
+ * + sum (a - b) (digamma(a) - digamma(sum a)). */
+static clt_status kl_dirichlet_of(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                  clt_tensor **out)
+{
+    int last = a->ndim - 1;
+    clt_tensor *sa, *sb, *t, *u, *w;
+    clt_status st;
+    CLT__TRY(clt__sum_dim_rec(fn, a, last, 0, &sa));
+    CLT__TRY(clt__sum_dim_rec(fn, b, b->ndim - 1, 0, &sb));
+    CLT__TRY(lgamma_of(fn, sa, &t));
+    CLT__TRY(lgamma_of(fn, sb, &u));
+    CLT__TRY(clt__sub_rec(fn, t, u, &t));
+    CLT__TRY(lgamma_of(fn, a, &u));
+    CLT__TRY(lgamma_of(fn, b, &w));
+    CLT__TRY(clt__sub_rec(fn, u, w, &u));
+    CLT__TRY(clt__sum_dim_rec(fn, u, u->ndim - 1, 0, &u));
+    CLT__TRY(clt__sub_rec(fn, t, u, &t));
+    CLT__TRY(digamma_of(fn, a, &u));
+    CLT__TRY(digamma_of(fn, sa, &w));
+    CLT__TRY(clt__unsqueeze_rec(fn, w, w->ndim, &w));
+    CLT__TRY(clt__sub_rec(fn, u, w, &u));
+    CLT__TRY(clt__sub_rec(fn, a, b, &w));
+    CLT__TRY(clt__mul_rec(fn, w, u, &u));
+    CLT__TRY(clt__sum_dim_rec(fn, u, u->ndim - 1, 0, &u));
+    return clt__add_rec(fn, t, u, out);
+done:
+    return st;
+}
+
+static clt_status kl_beta(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                          clt_tensor **out)
+{
+    clt_tensor *a, *b;
+    clt_status st;
+    CLT__TRY(clt__stack_rec(fn, (const clt_tensor *const[]){p->p[0], p->p[1]}, 2,
+                            p->p[0]->ndim, &a));
+    CLT__TRY(clt__stack_rec(fn, (const clt_tensor *const[]){q->p[0], q->p[1]}, 2,
+                            q->p[0]->ndim, &b));
+    return kl_dirichlet_of(fn, a, b, out);
+done:
+    return st;
+}
+
+/* Poisson: p.rate (log(p.rate) - log(q.rate)) - (p.rate - q.rate). */
+static clt_status kl_poisson(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                             clt_tensor **out)
+{
+    clt_tensor *a, *b;
+    clt_status st;
+    CLT__TRY(clt__log_rec(fn, p->p[0], &a));
+    CLT__TRY(clt__log_rec(fn, q->p[0], &b));
+    CLT__TRY(clt__sub_rec(fn, a, b, &a));
+    CLT__TRY(clt__mul_rec(fn, p->p[0], a, &a));
+    CLT__TRY(clt__sub_rec(fn, p->p[0], q->p[0], &b));
+    return clt__sub_rec(fn, a, b, out);
+done:
+    return st;
+}
+
+/* Gumbel: -log(c1) - c2 + c3 + c1 euler + exp(c2 + lgamma(1 + c1) - c3) - (1 + euler),
+ * c1 = p.scale / q.scale, c2 = q.loc / q.scale, c3 = p.loc / q.scale. */
+static clt_status kl_gumbel(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                            clt_tensor **out)
+{
+    const double euler = 0.57721566490153286061;
+    clt_tensor *c1, *c2, *c3, *t, *a;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[1], q->p[1], &c1));
+    CLT__TRY(clt__div_rec(fn, q->p[0], q->p[1], &c2));
+    CLT__TRY(clt__div_rec(fn, p->p[0], q->p[1], &c3));
+    CLT__TRY(clt__log_rec(fn, c1, &t));
+    CLT__TRY(clt__neg_rec(fn, t, &t));
+    CLT__TRY(clt__sub_rec(fn, t, c2, &t));
+    CLT__TRY(clt__add_rec(fn, t, c3, &t));
+    CLT__TRY(clt__mul_scalar_rec(fn, c1, euler, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(clt__add_scalar_rec(fn, c1, 1, &a));
+    CLT__TRY(lgamma_of(fn, a, &a));
+    CLT__TRY(clt__add_rec(fn, c2, a, &a));
+    CLT__TRY(clt__sub_rec(fn, a, c3, &a));
+    CLT__TRY(clt__exp_rec(fn, a, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    return clt__sub_scalar_rec(fn, t, 1 + euler, out);
+done:
+    return st;
+}
+
+/* Cauchy: log((p.scale + q.scale)^2 + (p.loc - q.loc)^2) - log(4 p.scale q.scale). */
+static clt_status kl_cauchy(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                            clt_tensor **out)
+{
+    clt_tensor *t, *a;
+    clt_status st;
+    CLT__TRY(clt__add_rec(fn, p->p[1], q->p[1], &t));
+    CLT__TRY(clt__square_rec(fn, t, &t));
+    CLT__TRY(clt__sub_rec(fn, p->p[0], q->p[0], &a));
+    CLT__TRY(clt__square_rec(fn, a, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(clt__log_rec(fn, t, &t));
+    CLT__TRY(clt__mul_rec(fn, p->p[1], q->p[1], &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 4, &a));
+    CLT__TRY(clt__log_rec(fn, a, &a));
+    return clt__sub_rec(fn, t, a, out);
+done:
+    return st;
+}
+
+/* HalfNormal: Normal(0, p.scale) || Normal(0, q.scale). */
+static clt_status kl_half_normal(const char *fn, const clt_distribution *p,
+                                 const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *vr, *lg;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[0], q->p[0], &vr));
+    CLT__TRY(clt__square_rec(fn, vr, &vr));
+    CLT__TRY(clt__log_rec(fn, vr, &lg));
+    CLT__TRY(clt__sub_rec(fn, vr, lg, &vr));
+    CLT__TRY(clt__sub_scalar_rec(fn, vr, 1, &vr));
+    return clt__mul_scalar_rec(fn, vr, 0.5, out);
+done:
+    return st;
+}
+
+/* Pareto: q.alpha log(p.scale / q.scale) - log(r) + r - 1, r = q.alpha / p.alpha; inf
+ * where p.scale < q.scale. */
+static clt_status kl_pareto(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                            clt_tensor **out)
+{
+    clt_tensor *t, *r, *a, *m;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[0], q->p[0], &t));
+    CLT__TRY(clt__log_rec(fn, t, &t));
+    CLT__TRY(clt__mul_rec(fn, q->p[1], t, &t));
+    CLT__TRY(clt__div_rec(fn, q->p[1], p->p[1], &r));
+    CLT__TRY(clt__log_rec(fn, r, &a));
+    CLT__TRY(clt__sub_rec(fn, t, a, &t));
+    CLT__TRY(clt__add_rec(fn, t, r, &t));
+    CLT__TRY(clt__sub_scalar_rec(fn, t, 1, &t));
+    int was = clt_set_grad_enabled(0);
+    st = clt_lt(p->p[0], q->p[0], &m);
+    clt_set_grad_enabled(was);
+    CLT__TRY(clt__error_as(st, fn));
+    return fill_where(fn, t, m, INFINITY, out);
+done:
+    return st;
+}
+
+/* Geometric: -H(p) - log1p(-q.probs) / p.probs - q.logits. */
+static clt_status kl_geometric(const char *fn, const clt_distribution *p,
+                               const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *h, *a;
+    clt_status st;
+    CLT__TRY(clt__dist2_entropy(fn, p, &h));
+    CLT__TRY(clt__neg_rec(fn, q->p[0], &a));
+    CLT__TRY(clt__log1p_rec(fn, a, &a));
+    CLT__TRY(clt__div_rec(fn, a, p->p[0], &a));
+    CLT__TRY(clt__add_rec(fn, h, a, &h));
+    CLT__TRY(clt__add_rec(fn, h, q->p[1], &h));
+    return clt__neg_rec(fn, h, out);
+done:
+    return st;
+}
+
 /* ---- pairs of two families (torch 1.13's formulas) ----------------------------------- */
 
 /* KL(Exponential(rate) || Normal(loc, scale)). */
@@ -329,7 +533,7 @@ static clt_status kl_cross(const char *fn, const clt_distribution *p, const clt_
     *found = true;
     if (infinite_pair(p->kind, q->kind))
         return clt_full(p->p[0]->dev, p->dtype, p->batch_ndim, p->batch_shape, INFINITY, out);
-#define PAIR(a, b) ((a) * 16 + (b))
+#define PAIR(a, b) ((a) * 64 + (b))
     switch (PAIR(p->kind, q->kind)) {
     case PAIR(CLT__DIST_EXPONENTIAL, CLT__DIST_NORMAL): return kl_exponential_normal(fn, p, q, out);
     case PAIR(CLT__DIST_LAPLACE, CLT__DIST_NORMAL): return kl_laplace_normal(fn, p, q, out);
@@ -348,6 +552,10 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
                      clt_tensor **out)
 {
     const char *np = clt_distribution_name(p), *nq = clt_distribution_name(q);
+    /* Chi2 is a Gamma, as torch's subclass */
+    if ((p->kind == CLT__DIST_GAMMA || p->kind == CLT__DIST_CHI2) &&
+        (q->kind == CLT__DIST_GAMMA || q->kind == CLT__DIST_CHI2))
+        return kl_gamma(fn, p, q, out);
     if (p->kind == q->kind) {
         switch (p->kind) {
         case CLT__DIST_NORMAL: return kl_normal(fn, p, q, out);
@@ -358,6 +566,16 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
         case CLT__DIST_EXPONENTIAL: return kl_exponential(fn, p, q, out);
         case CLT__DIST_LAPLACE: return kl_laplace(fn, p, q, out);
         case CLT__DIST_MVN: return kl_mvn(fn, p, q, out);
+        case CLT__DIST_BETA: return kl_beta(fn, p, q, out);
+        case CLT__DIST_DIRICHLET: return kl_dirichlet_of(fn, p->p[0], q->p[0], out);
+        case CLT__DIST_POISSON: return kl_poisson(fn, p, q, out);
+        case CLT__DIST_GUMBEL: return kl_gumbel(fn, p, q, out);
+        case CLT__DIST_CAUCHY: return kl_cauchy(fn, p, q, out);
+        case CLT__DIST_HALF_NORMAL: return kl_half_normal(fn, p, q, out);
+        case CLT__DIST_PARETO: return kl_pareto(fn, p, q, out);
+        case CLT__DIST_GEOMETRIC: return kl_geometric(fn, p, q, out);
+        case CLT__DIST_LOG_NORMAL: return kl_normal(fn, p, q, out); /* their bases' */
+        default: break;
         case CLT__DIST_INDEPENDENT:
             if (p->reinterpreted != q->reinterpreted)
                 break;

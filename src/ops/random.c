@@ -815,3 +815,79 @@ clt_status clt_randint_like(clt_generator *gen, const clt_tensor *t, int64_t low
     return generate(INTEGER, gen, t->dev, low, high, t->dtype, t->ndim, t->shape, out,
                     "clt_randint_like");
 }
+
+/* ---- torch._standard_gamma and its gradient, for the Gamma family of
+ * src/distributions ---------------------------------------------------------- */
+
+clt_status clt__standard_gamma(const char *fn, clt_generator *gen, const clt_tensor *alpha,
+                               clt_tensor **out)
+{
+    *out = NULL;
+    if (!clt__dtype_is_float(alpha->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: \"_standard_gamma\" not implemented for %s",
+                          fn, clt_dtype_name(alpha->dtype));
+    clt_status st = CLT_OK;
+    clt_tensor *c = NULL, *t = NULL;
+    bool drawn = false;
+    CLT__TRY(clt__result_new(fn, alpha->dev, alpha->dtype, alpha->ndim, alpha->shape, &t));
+    if (t->numel > 0) {
+        const char *opts = random_options(alpha->dtype);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        CLT__TRY(operand(fn, alpha, &c));
+        reserved rs = reserve(gen, t->numel);
+        drawn = true;
+        cl_mem mo = clt__mem(t), mp = clt__mem(c);
+        cl_ulong n = (cl_ulong)t->numel;
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mo),      CLT__ARG(mp),      CLT__ARG(n),
+                           CLT__ARG(rs.key0), CLT__ARG(rs.key1), CLT__ARG(rs.offset)};
+        CLT__TRY(clt__error_in(
+            clt__launch(alpha->dev, "random", opts, "standard_gamma", 1, &gws, NULL, 6, args),
+            fn));
+    }
+    *out = t;
+    t = NULL;
+done:
+    if (st != CLT_OK && drawn)
+        give_back(gen, alpha->numel);
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__standard_gamma_grad(const char *fn, const clt_tensor *g, const clt_tensor *alpha,
+                                    const clt_tensor *x, clt_tensor **out)
+{
+    *out = NULL;
+    clt_status st = CLT_OK;
+    clt_tensor *cg = NULL, *ca = NULL, *cx = NULL, *t = NULL;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &t));
+    if (t->numel > 0) {
+        const char *opts = random_options(x->dtype);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        CLT__TRY(operand(fn, g, &cg));
+        CLT__TRY(operand(fn, alpha, &ca));
+        CLT__TRY(operand(fn, x, &cx));
+        cl_mem mo = clt__mem(t), mg = clt__mem(cg), ma = clt__mem(ca), mx = clt__mem(cx);
+        cl_ulong n = (cl_ulong)t->numel;
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mg), CLT__ARG(ma), CLT__ARG(mx), CLT__ARG(n)};
+        CLT__TRY(clt__error_in(clt__launch(x->dev, "random", opts, "standard_gamma_grad", 1,
+                                           &gws, NULL, 5, args),
+                               fn));
+    }
+    *out = t;
+    t = NULL;
+done:
+    clt_tensor_free(cg);
+    clt_tensor_free(ca);
+    clt_tensor_free(cx);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
