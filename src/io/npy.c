@@ -21,6 +21,7 @@ static const struct {
 } descrs[] = {
     {"<f4", CLT_FLOAT32}, {"<f8", CLT_FLOAT64}, {"<f2", CLT_FLOAT16}, {"<i4", CLT_INT32},
     {"<i8", CLT_INT64},   {"|u1", CLT_UINT8},   {"|b1", CLT_BOOL},
+    {"<c8", CLT_COMPLEX64}, {"<c16", CLT_COMPLEX128},
 };
 
 /* ---- saving ------------------------------------------------------------------------- */

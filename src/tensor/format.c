@@ -53,6 +53,8 @@ double clt__element_to_double(clt_dtype dtype, const void *p)
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
     case CLT_UINT8: return *(const uint8_t *)p;
     case CLT_BOOL: return *(const uint8_t *)p != 0;
+    case CLT_COMPLEX64: { float v; memcpy(&v, p, 4); return v; } /* the real part */
+    case CLT_COMPLEX128: { double v; memcpy(&v, p, 8); return v; }
     case CLT_DTYPE_COUNT: break;
     }
     return 0;
@@ -68,6 +70,8 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p)
     case CLT_INT64: { int64_t x = clt__trunc_int64(v); memcpy(p, &x, 8); break; }
     case CLT_UINT8: *(uint8_t *)p = (uint8_t)(uint64_t)clt__trunc_int64(v); break;
     case CLT_BOOL: *(uint8_t *)p = v != 0; break;
+    case CLT_COMPLEX64: { float x[2] = {(float)v, 0.0f}; memcpy(p, x, 8); break; }
+    case CLT_COMPLEX128: { double x[2] = {v, 0.0}; memcpy(p, x, 16); break; }
     case CLT_DTYPE_COUNT: break;
     }
 }
@@ -143,6 +147,20 @@ static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); clt__sb_printf(sb, "%lld", (long long)v); break; }
     case CLT_UINT8: clt__sb_printf(sb, "%u", (unsigned)*p); break;
     case CLT_BOOL: clt__sb_printf(sb, *p ? "True" : "False"); break;
+    case CLT_COMPLEX64:
+    case CLT_COMPLEX128: {
+        /* Python's repr of a complex: (re+imj) */
+        clt_dtype part = clt__complex_part_dtype(dtype);
+        size_t half = clt_dtype_size(part);
+        double im = clt__element_to_double(part, p + half);
+        clt__sb_printf(sb, "(");
+        py_float(sb, clt__element_to_double(part, p));
+        if (!(im < 0) && !(im == 0 && signbit(im)))
+            clt__sb_printf(sb, "+");
+        py_float(sb, im);
+        clt__sb_printf(sb, "j)");
+        break;
+    }
     case CLT_DTYPE_COUNT: break;
     }
 }

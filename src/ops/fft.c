@@ -1,0 +1,335 @@
+/* fft.c: torch.fft's transforms, one dimension at a time, over the direct
+ * DFT kernels of cl/complex.cl (O(n) work per output element, any length),
+ * and fftfreq, rfftfreq, fftshift and ifftshift. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TRY_RET(e)                                                           \
+    do {                                                                     \
+        clt_status s_ = (e);                                                 \
+        if (s_ != CLT_OK)                                                    \
+            return s_;                                                       \
+    } while (0)
+
+clt_status clt__fft_norm(const char *norm, int *mode, const char *fn)
+{
+    if (norm == NULL || strcmp(norm, "backward") == 0)
+        *mode = 0;
+    else if (strcmp(norm, "ortho") == 0)
+        *mode = 1;
+    else if (strcmp(norm, "forward") == 0)
+        *mode = 2;
+    else {
+        char q[CLT__QUOTE_SIZE];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Invalid normalization mode: '%s' (expected \"backward\", "
+                          "\"ortho\" or \"forward\")",
+                          fn, CLT__QUOTE(q, norm));
+    }
+    return CLT_OK;
+}
+
+/* The factor of a transform of length n: forward transforms scale by 1/n
+ * under "forward", inverse ones under "backward", both by 1/sqrt(n) under
+ * "ortho". */
+static double norm_scale(int mode, bool inverse, int64_t n)
+{
+    if (mode == 1)
+        return 1.0 / sqrt((double)n);
+    if ((mode == 2 && !inverse) || (mode == 0 && inverse))
+        return 1.0 / (double)n;
+    return 1.0;
+}
+
+/* The complex dtype a transform computes in for input dtype dt, as torch
+ * promotes (integers and bool to complex64); float16 is refused. */
+static clt_status compute_dtype(const clt_tensor *x, bool want_real, clt_dtype *ct,
+                                const char *fn)
+{
+    if (want_real && clt__dtype_is_complex(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s expects a real input tensor, but got %s", fn,
+                          clt_dtype_name(x->dtype));
+    if (x->dtype == CLT_FLOAT16)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: Unsupported dtype float16 (convert to float32 first)", fn);
+    *ct = clt__complex_of(x->dtype);
+    return clt__check_dtype(x->dev, *ct, fn);
+}
+
+/* One transform along dimension d of x (already wrapped): kind 0 complex to
+ * complex (n outputs), 1 real to complex (n / 2 + 1 outputs), 2 complex to
+ * real (n outputs from the first half of a Hermitian spectrum).  The result
+ * is contiguous. */
+static clt_status transform1(const clt_tensor *x, int d, int64_t n, int kind, int sign,
+                             double scale, clt_tensor **out, const char *fn)
+{
+    *out = NULL;
+    clt_dtype ct = clt__complex_of(x->dtype), part = clt__complex_part_dtype(ct);
+    int last = x->ndim - 1;
+    clt_tensor *t = NULL, *xc = NULL, *r = NULL, *rb = NULL;
+    clt_status st;
+    CLT__TRY(clt__transpose(x, d, last, &t, fn));
+    CLT__TRY(clt__contiguous_as(fn, t, ct, &xc));
+    int64_t m = xc->shape[last], nout = kind == 1 ? n / 2 + 1 : n, rows = 1;
+    int64_t shape[CLT_MAX_DIMS];
+    for (int k = 0; k < last; k++) {
+        shape[k] = xc->shape[k];
+        rows *= xc->shape[k];
+    }
+    shape[last] = nout;
+    CLT__TRY(clt__result_new(fn, x->dev, kind == 2 ? part : ct, x->ndim, shape, &r));
+    {
+        cl_mem mi = clt__mem(xc), mo = clt__mem(r);
+        cl_ulong R = (cl_ulong)rows, M = (cl_ulong)m, N = (cl_ulong)n, NO = (cl_ulong)nout;
+        cl_int sg = sign;
+        cl_float sf = (cl_float)scale;
+        cl_double sd = scale;
+        clt__arg sa = part == CLT_FLOAT64 ? CLT__ARG(sd) : CLT__ARG(sf);
+        if (kind == 2) {
+            clt__arg args[] = {CLT__ARG(mi), CLT__ARG(mo), CLT__ARG(R), CLT__ARG(M),
+                               CLT__ARG(N),  CLT__ARG(sg), sa};
+            CLT__TRY(clt__complex_launch(x->dev, part, "dft_c2r", (size_t)(rows * nout), 7, args,
+                                         fn));
+        } else {
+            clt__arg args[] = {CLT__ARG(mi), CLT__ARG(mo), CLT__ARG(R),  CLT__ARG(M),
+                               CLT__ARG(N),  CLT__ARG(NO), CLT__ARG(sg), sa};
+            CLT__TRY(clt__complex_launch(x->dev, part, "dft_c2c", (size_t)(rows * nout), 8, args,
+                                         fn));
+        }
+    }
+    if (d != last) {
+        CLT__TRY(clt__transpose(r, d, last, &rb, fn));
+        clt_tensor_free(r);
+        r = NULL;
+        CLT__TRY(clt__contiguous(rb, &r));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(xc);
+    clt_tensor_free(r);
+    clt_tensor_free(rb);
+    return st;
+}
+
+static clt_status check_n(int64_t n, const char *fn)
+{
+    if (n < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Invalid number of data points (%lld) specified", fn, (long long)n);
+    return CLT_OK;
+}
+
+clt_status clt__fft1(int which, const clt_tensor *x, int64_t n, int dim, const char *norm,
+                     clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int mode = 0, d = 0;
+    clt_dtype ct;
+    TRY_RET(clt__fft_norm(norm, &mode, fn));
+    /* which: 0 fft, 1 ifft, 2 rfft, 3 irfft, 4 hfft, 5 ihfft */
+    TRY_RET(compute_dtype(x, which == 2 || which == 5, &ct, fn));
+    if (x->ndim == 0)
+        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                          "%s: Dimension specified as %d but tensor has no dimensions", fn, dim);
+    TRY_RET(clt__wrap_dim(dim, x->ndim, &d, fn));
+    if (n != -1 && n < 1)
+        return check_n(n, fn);
+    if (n == -1)
+        n = which == 3 || which == 4 ? 2 * (x->shape[d] - 1) : x->shape[d];
+    TRY_RET(check_n(n, fn));
+    clt_status st;
+    switch (which) {
+    case 0: st = transform1(x, d, n, 0, -1, norm_scale(mode, false, n), out, fn); break;
+    case 1: st = transform1(x, d, n, 0, 1, norm_scale(mode, true, n), out, fn); break;
+    case 2: st = transform1(x, d, n, 1, -1, norm_scale(mode, false, n), out, fn); break;
+    case 3: st = transform1(x, d, n, 2, 1, norm_scale(mode, true, n), out, fn); break;
+    case 4: st = transform1(x, d, n, 2, -1, norm_scale(mode, false, n), out, fn); break;
+    default: st = transform1(x, d, n, 1, 1, norm_scale(mode, true, n), out, fn); break;
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__fftn(int which, const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                     const char *norm, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int mode = 0;
+    clt_dtype ct;
+    /* which: 0 fftn, 1 ifftn, 2 rfftn, 3 irfftn */
+    TRY_RET(clt__fft_norm(norm, &mode, fn));
+    TRY_RET(compute_dtype(x, which == 2, &ct, fn));
+    int dims[CLT_MAX_DIMS];
+    int64_t sizes[CLT_MAX_DIMS];
+    if (s == NULL && dim == NULL)
+        k = x->ndim;
+    if (k < 0 || k > x->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Got %d dimensions to transform but the input tensor only has %d "
+                          "dimensions",
+                          fn, k, x->ndim);
+    for (int i = 0; i < k; i++) {
+        if (dim)
+            TRY_RET(clt__wrap_dim(dim[i], x->ndim, &dims[i], fn));
+        else
+            dims[i] = x->ndim - k + i;
+        for (int j = 0; j < i; j++)
+            if (dims[j] == dims[i])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: FFT dims must be unique", fn);
+    }
+    if ((which == 2 || which == 3) && k == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s must transform at least one axis", fn);
+    for (int i = 0; i < k; i++) {
+        int64_t v = s ? s[i] : -1;
+        if (v != -1 && v < 1)
+            return check_n(v, fn);
+        if (v == -1)
+            v = which == 3 && i == k - 1 ? 2 * (x->shape[dims[i]] - 1) : x->shape[dims[i]];
+        TRY_RET(check_n(v, fn));
+        sizes[i] = v;
+    }
+    bool inverse = which == 1 || which == 3;
+    int sign = inverse ? 1 : -1;
+    clt_tensor *cur = NULL, *next = NULL;
+    clt_status st = CLT_OK;
+    if (k == 0) {
+        st = clt__copy_as(fn, x, ct, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
+    /* rfftn: the real-to-complex transform along the last dim first;
+     * irfftn: the complex-to-real one last. */
+    const clt_tensor *src = x;
+    if (which == 2) {
+        CLT__TRY(transform1(x, dims[k - 1], sizes[k - 1], 1, -1,
+                            norm_scale(mode, false, sizes[k - 1]), &cur, fn));
+        src = cur;
+    }
+    int upto = which == 2 || which == 3 ? k - 1 : k;
+    for (int i = 0; i < upto; i++) {
+        CLT__TRY(transform1(src, dims[i], sizes[i], 0, sign, norm_scale(mode, inverse, sizes[i]),
+                            &next, fn));
+        clt_tensor_free(cur);
+        cur = next;
+        next = NULL;
+        src = cur;
+    }
+    if (which == 3) {
+        CLT__TRY(transform1(src, dims[k - 1], sizes[k - 1], 2, 1,
+                            norm_scale(mode, true, sizes[k - 1]), &next, fn));
+        clt_tensor_free(cur);
+        cur = next;
+        next = NULL;
+    }
+    *out = cur;
+    cur = NULL;
+done:
+    clt_tensor_free(cur);
+    clt_tensor_free(next);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__fftfreq(bool onesided, clt_device *dev, int64_t n, double d, clt_dtype dtype,
+                        clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (dtype != CLT_FLOAT32 && dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: expected a float32 or float64 dtype, got %s", fn,
+                          clt_dtype_name(dtype));
+    TRY_RET(clt__check_dtype(dev, dtype, fn));
+    if (n < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: n must be non-negative, got %lld", fn,
+                          (long long)n);
+    if (n > ((int64_t)1 << 40))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: n = %lld is too large", fn,
+                          (long long)n);
+    int64_t len = onesided ? n / 2 + 1 : n; /* rfftfreq(0) is [nan], as torch's */
+    size_t es = clt_dtype_size(dtype);
+    unsigned char *buf = clt__calloc(len ? (size_t)len : 1, es);
+    if (buf == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    /* As torch: arange in the dtype times the dtype's 1 / (n d). */
+    double step = 1.0 / ((double)n * d);
+    for (int64_t i = 0; i < len; i++) {
+        double v = (double)(onesided || i < (n + 1) / 2 ? i : i - n);
+        if (dtype == CLT_FLOAT32) {
+            float f = (float)v * (float)step;
+            memcpy(buf + (size_t)i * es, &f, 4);
+        } else {
+            double f = v * step;
+            memcpy(buf + (size_t)i * es, &f, 8);
+        }
+    }
+    int64_t shape[1] = {len};
+    clt_status st = clt__tensor_from_host_in(fn, dev, dtype, 1, shape, buf, out);
+    free(buf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* x rolled along each dimension of dims by half its length: fftshift moves
+ * element i to (i + n / 2) mod n, ifftshift undoes it.  Two strided copies
+ * per dimension, so any dtype the copies take (complex ones among them). */
+clt_status clt__fftshift(bool inverse, const clt_tensor *x, int k, const int *dim,
+                         clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int dims[CLT_MAX_DIMS];
+    if (dim == NULL)
+        k = x->ndim;
+    if (k < 0 || k > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dims given", fn, k);
+    for (int i = 0; i < k; i++)
+        if (dim)
+            TRY_RET(clt__wrap_dim(dim[i], x->ndim, &dims[i], fn));
+        else
+            dims[i] = i;
+    TRY_RET(clt__check_dtype(x->dev, x->dtype, fn));
+    clt_tensor *cur = NULL, *next = NULL, *a = NULL, *b = NULL;
+    clt_status st;
+    CLT__TRY(clt__copy_as(fn, x, x->dtype, &cur));
+    for (int i = 0; i < k; i++) {
+        int d = dims[i];
+        int64_t n = cur->shape[d];
+        int64_t shift = inverse ? (n + 1) / 2 : n / 2; /* out[(j + shift) % n] = in[j] */
+        if (n == 0 || shift % n == 0)
+            continue;
+        CLT__TRY(clt__result_new(fn, cur->dev, cur->dtype, cur->ndim, cur->shape, &next));
+        /* in[0, n - shift) goes to out[shift, n), in[n - shift, n) to out[0, shift) */
+        CLT__TRY(clt__narrow(next, d, shift, n - shift, &a, fn));
+        CLT__TRY(clt__narrow(cur, d, 0, n - shift, &b, fn));
+        CLT__TRY(clt__copy_strided(a, b, fn));
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+        a = b = NULL;
+        CLT__TRY(clt__narrow(next, d, 0, shift, &a, fn));
+        CLT__TRY(clt__narrow(cur, d, n - shift, shift, &b, fn));
+        CLT__TRY(clt__copy_strided(a, b, fn));
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+        a = b = NULL;
+        clt_tensor_free(cur);
+        cur = next;
+        next = NULL;
+    }
+    *out = cur;
+    cur = NULL;
+done:
+    clt_tensor_free(cur);
+    clt_tensor_free(next);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st == CLT_OK ? clt__ok() : st;
+}
