@@ -43,7 +43,8 @@ clt_status clt_real(const clt_tensor *t, clt_tensor **out)
         /* torch.real of a real tensor is the tensor itself: its history too */
         CLT__REQUIRE_ARG(out, "clt_real");
         *out = NULL;
-        return clt__alias_history(t, out);
+        clt_status st = clt__alias_history(t, out);
+        return st == CLT_OK ? clt__ok() : st;
     }
     return rec1(clt__real_imag(t, 0, out, "clt_real"), out, "RealBackward0", t);
 }
@@ -58,7 +59,8 @@ clt_status clt_conj(const clt_tensor *t, clt_tensor **out)
     if (t && !clt__dtype_is_complex(t->dtype)) {
         CLT__REQUIRE_ARG(out, "clt_conj");
         *out = NULL;
-        return clt__alias_history(t, out);
+        clt_status st = clt__alias_history(t, out);
+        return st == CLT_OK ? clt__ok() : st;
     }
     return rec1(clt__complex_unary(2, t, out, "clt_conj"), out, "ConjBackward0", t);
 }

@@ -281,7 +281,7 @@ clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count)
     family[n] = "fill", opts[n++] = clt__fill_options(t);
     family[n] = "fill", opts[n++] = clt__arange_options(dev, t);
     for (int b = 0; b < CLT_DTYPE_COUNT; b++)
-        if (clt_device_supports_dtype(dev, (clt_dtype)b))
+        if (clt_device_supports_dtype(dev, (clt_dtype)b) && !clt__dtype_is_complex((clt_dtype)b))
             family[n] = "copy", opts[n++] = clt__copy_options(t, (clt_dtype)b);
     clt_status st = CLT_OK;
     for (size_t i = 0; i < n && st == CLT_OK; i++)
