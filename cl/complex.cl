@@ -129,3 +129,46 @@ CLT_KERNEL(dft_c2r)(__global const R2 *in, __global R *out, ulong rows, ulong m,
     }
     out[g] = acc * scale;
 }
+
+/* The rows of the radix-2 FFT's first buffer: out[b, k] for k < n from m
+ * inputs per row, cut or padded with zeros (herm 0), or (herm 1) the full
+ * spectrum of length n whose first half the rows hold, mirrored and
+ * conjugated as dft_c2r reads it. */
+CLT_KERNEL(fft_load)(__global const R2 *in, __global R2 *out, ulong rows, ulong m, ulong n,
+                     int herm)
+{
+    ulong g = get_global_id(0);
+    if (g >= rows * n)
+        return;
+    ulong b = g / n, k = g % n, src = k;
+    bool mirror = false;
+    if (herm && k > n / 2) {
+        src = n - k;
+        mirror = true;
+    }
+    R2 v = src < m ? in[b * m + src] : (R2)(0, 0);
+    if (mirror)
+        v.y = -v.y;
+    out[g] = v;
+}
+
+/* One pass of a radix-2 Stockham FFT (decimation in frequency; the output
+ * comes out in natural order) over rows of n values, n a power of two:
+ * the pass with sub-transforms of length nt and stride s = n / nt.  One
+ * butterfly per work-item; scale multiplies the outputs (the last pass's
+ * normalisation, 1 elsewhere). */
+CLT_KERNEL(fft_r2_pass)(__global const R2 *x, __global R2 *y, ulong rows, ulong n, ulong nt,
+                        ulong s, int sign, R scale)
+{
+    ulong g = get_global_id(0), hn = n / 2;
+    if (g >= rows * hn)
+        return;
+    ulong b = g / hn, i = g % hn, p = i / s, q = i % s, m = nt / 2;
+    __global const R2 *xr = x + b * n;
+    __global R2 *yr = y + b * n;
+    R c, sn = sincos((R)TWO_PI * ((R)p / (R)nt), &c);
+    R2 w = (R2)(c, sign * sn);
+    R2 a = xr[q + s * p], d = xr[q + s * (p + m)], e = a - d;
+    yr[q + s * 2 * p] = (a + d) * scale;
+    yr[q + s * (2 * p + 1)] = (R2)(e.x * w.x - e.y * w.y, e.x * w.y + e.y * w.x) * scale;
+}

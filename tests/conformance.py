@@ -8194,6 +8194,12 @@ def fft():
                   lambda p, o: L.clt_fft_fft(p, -1, -1, b"bad", o), [x])
         fft_check("fft dim 2 %s" % dt, lambda t: tf.fft(t, dim=2),
                   lambda p, o: L.clt_fft_fft(p, -1, 2, None, o), [x])
+        big = cdata((3, 1024), dt)
+        for name in ("fft", "ifft", "irfft", "hfft"):
+            fft_check("%s 1024 %s" % (name, dt), lambda t, f=getattr(tf, name): f(t),
+                      lambda p, o, f=getattr(L, "clt_fft_" + name): f(p, -1, -1, None, o), [big])
+        fft_check("rfft 4096 %s" % part, lambda t: tf.rfft(t, n=4096),
+                  lambda p, o: L.clt_fft_rfft(p, 4096, -1, None, o), [data((2, 3000), part)])
         fft_check("fft large prime %s" % dt, lambda t: tf.fft(t),
                   lambda p, o: L.clt_fft_fft(p, -1, -1, None, o), [cdata((2, 257), dt)])
 

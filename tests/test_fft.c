@@ -266,6 +266,40 @@ Test(fft, real_transforms_match_a_direct_dft)
     }
 }
 
+/* Powers of two from 8 on go through the radix-2 passes: rfft and irfft
+ * of 32 (x padded with zeros), against the direct DFT. */
+Test(fft, radix2_real_transforms)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {2, 11};
+    double xr[22];
+    double complex xc[32], want[32];
+    for (int i = 0; i < 22; i++)
+        xr[i] = cos(0.3 * i * i) * 2;
+    clt_tensor *t = NULL, *o = NULL, *back = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, shape, xr, &t));
+    CHECK(clt_fft_rfft(t, 32, 1, "ortho", &o));
+    cr_assert_eq(clt_tensor_shape(o)[1], 17);
+    double complex *h = down_c128(o);
+    for (int r = 0; r < 2; r++) {
+        for (int j = 0; j < 11; j++)
+            xc[j] = xr[r * 11 + j];
+        naive_dft(xc, 11, 32, -1, 1 / sqrt(32.0), want, 17);
+        for (int k = 0; k < 17; k++)
+            cr_assert(near_c(h[r * 17 + k], want[k], 1e-10), "row %d k %d", r, k);
+    }
+    CHECK(clt_fft_irfft(o, 32, 1, "ortho", &back));
+    double *hb = down_f64(back);
+    for (int r = 0; r < 2; r++)
+        for (int j = 0; j < 32; j++)
+            cr_assert(fabs(hb[r * 32 + j] - (j < 11 ? xr[r * 11 + j] : 0.0)) <= 1e-10);
+    free(hb);
+    free(h);
+    clt_tensor_free(back);
+    clt_tensor_free(o);
+    clt_tensor_free(t);
+}
+
 Test(fft, fft2_matches_a_direct_2d_dft)
 {
     clt_device *dev = get_device("cpu");

@@ -1,6 +1,7 @@
-/* fft.c: torch.fft's transforms, one dimension at a time, over the direct
- * DFT kernels of cl/complex.cl (O(n) work per output element, any length),
- * and fftfreq, rfftfreq, fftshift and ifftshift. */
+/* fft.c: torch.fft's transforms, one dimension at a time, over the kernels
+ * of cl/complex.cl: radix-2 Stockham passes for powers of two, a direct DFT
+ * (O(n) work per output element) for other lengths; and fftfreq,
+ * rfftfreq, fftshift and ifftshift. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,72 @@ static clt_status compute_dtype(const clt_tensor *x, bool want_real, clt_dtype *
     return clt__check_dtype(x->dev, *ct, fn);
 }
 
+/* Lengths the radix-2 passes take: powers of two from 8 on (shorter ones
+ * go to the direct DFT, as cheap and one rounding fewer). */
+static bool radix2(int64_t n)
+{
+    return n >= 8 && (n & (n - 1)) == 0;
+}
+
+/* The transform of rows of xc (contiguous complex, last dimension m) by
+ * radix-2 passes into *out, of xc's shape with last dimension nout: kind
+ * as transform1's. */
+static clt_status fast_rows(const clt_tensor *xc, int64_t rows, int64_t m, int64_t n,
+                            int64_t nout, int kind, int sign, double scale, clt_tensor **out,
+                            const char *fn)
+{
+    *out = NULL;
+    clt_dtype ct = xc->dtype, part = clt__complex_part_dtype(ct);
+    int last = xc->ndim - 1;
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, xc->shape, sizeof shape[0] * (size_t)xc->ndim);
+    shape[last] = n;
+    clt_tensor *a = NULL, *b = NULL, *v = NULL;
+    clt_status st;
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, xc->ndim, shape, &a));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, xc->ndim, shape, &b));
+    {
+        cl_mem mi = clt__mem(xc), ma = clt__mem(a);
+        cl_ulong R = (cl_ulong)rows, M = (cl_ulong)m, N = (cl_ulong)n;
+        cl_int herm = kind == 2;
+        clt__arg args[] = {CLT__ARG(mi), CLT__ARG(ma), CLT__ARG(R),
+                           CLT__ARG(M),  CLT__ARG(N),  CLT__ARG(herm)};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "fft_load", (size_t)(rows * n), 6, args, fn));
+    }
+    for (int64_t nt = n, sd = 1; nt > 1; nt /= 2, sd *= 2) {
+        cl_mem mx = clt__mem(a), my = clt__mem(b);
+        cl_ulong R = (cl_ulong)rows, N = (cl_ulong)n, NT = (cl_ulong)nt, S = (cl_ulong)sd;
+        cl_int sg = sign;
+        double sc = nt == 2 ? scale : 1.0;
+        cl_float sf = (cl_float)sc;
+        cl_double sdd = sc;
+        clt__arg sa = part == CLT_FLOAT64 ? CLT__ARG(sdd) : CLT__ARG(sf);
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(my), CLT__ARG(R),  CLT__ARG(N),
+                           CLT__ARG(NT), CLT__ARG(S),  CLT__ARG(sg), sa};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "fft_r2_pass", (size_t)(rows * (n / 2)), 8,
+                                     args, fn));
+        clt_tensor *t = a;
+        a = b;
+        b = t;
+    }
+    /* the result is in a */
+    if (kind == 0) {
+        *out = a;
+        a = NULL;
+    } else if (kind == 1) {
+        CLT__TRY(clt__narrow(a, last, 0, nout, &v, fn));
+        CLT__TRY(clt__contiguous_as(fn, v, ct, out));
+    } else {
+        CLT__TRY(clt__complex_part(a, 0, &v));
+        CLT__TRY(clt__copy_as(fn, v, part, out));
+    }
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(v);
+    return st;
+}
+
 /* One transform along dimension d of x (already wrapped): kind 0 complex to
  * complex (n outputs), 1 real to complex (n / 2 + 1 outputs), 2 complex to
  * real (n outputs from the first half of a Hermitian spectrum).  The result
@@ -81,8 +148,10 @@ static clt_status transform1(const clt_tensor *x, int d, int64_t n, int kind, in
         rows *= xc->shape[k];
     }
     shape[last] = nout;
-    CLT__TRY(clt__result_new(fn, x->dev, kind == 2 ? part : ct, x->ndim, shape, &r));
-    {
+    if (radix2(n) && rows > 0) {
+        CLT__TRY(fast_rows(xc, rows, m, n, nout, kind, sign, scale, &r, fn));
+    } else {
+        CLT__TRY(clt__result_new(fn, x->dev, kind == 2 ? part : ct, x->ndim, shape, &r));
         cl_mem mi = clt__mem(xc), mo = clt__mem(r);
         cl_ulong R = (cl_ulong)rows, M = (cl_ulong)m, N = (cl_ulong)n, NO = (cl_ulong)nout;
         cl_int sg = sign;
