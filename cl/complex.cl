@@ -172,3 +172,65 @@ CLT_KERNEL(fft_r2_pass)(__global const R2 *x, __global R2 *y, ulong rows, ulong 
     yr[q + s * 2 * p] = (a + d) * scale;
     yr[q + s * (2 * p + 1)] = (R2)(e.x * w.x - e.y * w.y, e.x * w.y + e.y * w.x) * scale;
 }
+
+/* Bluestein's algorithm, for lengths radix-2 passes do not take: the DFT of
+ * length n as a cyclic convolution of length M (a power of two of at least
+ * 2n - 1), X[k] = w[k] sum_j (x[j] w[j]) conj(w[k - j]) with the chirp
+ * w[k] = exp(sign pi i k^2 / n), k^2 reduced modulo 2n in integers. */
+static inline R2 chirp(ulong k, ulong n, int sign)
+{
+    ulong r = (k * k) % (2 * n);
+    R c, s = sincos((R)TWO_PI * ((R)r / (R)(2 * n)), &c);
+    return (R2)(c, sign * s);
+}
+
+static inline R2 cmul(R2 a, R2 b)
+{
+    return (R2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+/* A[b, j] = x[b, j] w[j] for j < min(m, n), else 0; rows of M. */
+CLT_KERNEL(blu_load)(__global const R2 *in, __global R2 *a, ulong rows, ulong m, ulong n, ulong M,
+                     int sign)
+{
+    ulong g = get_global_id(0);
+    if (g >= rows * M)
+        return;
+    ulong b = g / M, j = g % M;
+    a[g] = j < n && j < m ? cmul(in[b * m + j], chirp(j, n, sign)) : (R2)(0, 0);
+}
+
+/* The convolution's other operand: conj(w[j]) at j and M - j, 0 between. */
+CLT_KERNEL(blu_chirp)(__global R2 *bv, ulong n, ulong M, int sign)
+{
+    ulong j = get_global_id(0);
+    if (j >= M)
+        return;
+    ulong k = j < n ? j : j > M - n ? M - j : M;
+    R2 v = (R2)(0, 0);
+    if (k < M) {
+        v = chirp(k, n, sign);
+        v.y = -v.y;
+    }
+    bv[j] = v;
+}
+
+/* a[b, j] *= f[j]: the product of the two transforms. */
+CLT_KERNEL(blu_mul)(__global R2 *a, __global const R2 *f, ulong rows, ulong M)
+{
+    ulong g = get_global_id(0);
+    if (g >= rows * M)
+        return;
+    a[g] = cmul(a[g], f[g % M]);
+}
+
+/* out[b, k] = scale w[k] c[b, k] for k < nout. */
+CLT_KERNEL(blu_finish)(__global const R2 *c, __global R2 *out, ulong rows, ulong M, ulong n,
+                       ulong nout, int sign, R scale)
+{
+    ulong g = get_global_id(0);
+    if (g >= rows * nout)
+        return;
+    ulong b = g / nout, k = g % nout;
+    out[g] = cmul(c[b * M + k], chirp(k, n, sign)) * scale;
+}

@@ -300,6 +300,46 @@ Test(fft, radix2_real_transforms)
     clt_tensor_free(t);
 }
 
+/* Lengths other than powers of two above 64 go through Bluestein's
+ * algorithm: complex transforms of 97 and 100 (from 90 inputs), and irfft
+ * of 130 values from 66. */
+Test(fft, bluestein_lengths)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[1] = {90};
+    double complex x[90], want[100];
+    random_c(x, 90, 11);
+    clt_tensor *t = up_c128(dev, 1, shape, x);
+    const int64_t ns[2] = {97, 100};
+    for (int i = 0; i < 2; i++)
+        for (int inv = 0; inv < 2; inv++) {
+            clt_tensor *o = NULL;
+            CHECK((inv ? clt_fft_ifft : clt_fft_fft)(t, ns[i], 0, "forward", &o));
+            double complex *h = down_c128(o);
+            naive_dft(x, 90, ns[i], inv ? 1 : -1, inv ? 1.0 : 1.0 / (double)ns[i], want, ns[i]);
+            for (int64_t k = 0; k < ns[i]; k++)
+                cr_assert(near_c(h[k], want[k], 1e-11 * 90), "n %lld k %lld", (long long)ns[i],
+                          (long long)k);
+            free(h);
+            clt_tensor_free(o);
+        }
+    /* irfft: the real signal whose half spectrum is x[0..66) */
+    clt_tensor *half = NULL, *r = NULL;
+    CHECK(clt_narrow(t, 0, 0, 66, &half));
+    CHECK(clt_fft_irfft(half, 130, 0, NULL, &r));
+    double *hr = down_f64(r);
+    double complex full[130], sig[130];
+    for (int k = 0; k < 130; k++)
+        full[k] = k <= 65 ? x[k] : conj(x[130 - k]);
+    naive_dft(full, 130, 130, 1, 1.0 / 130, sig, 130);
+    for (int j = 0; j < 130; j++)
+        cr_assert(fabs(hr[j] - creal(sig[j])) <= 1e-11, "j %d", j);
+    free(hr);
+    clt_tensor_free(r);
+    clt_tensor_free(half);
+    clt_tensor_free(t);
+}
+
 Test(fft, fft2_matches_a_direct_2d_dft)
 {
     clt_device *dev = get_device("cpu");

@@ -70,9 +70,9 @@ CLT_API clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, c
  * m inputs); a shorter input is padded with zeros, a longer one cut.  norm:
  * NULL or "backward" (the inverse scales by 1/n), "ortho" (both by
  * 1/sqrt(n)) or "forward" (the forward one by 1/n).  Results are contiguous.
- * Lengths that are powers of two from 8 on take radix-2 passes (O(n log n));
- * other lengths a direct DFT (O(n) work per output value, so O(n^2) per
- * transformed line: slow for long lines of prime or odd lengths).
+ * Lengths that are powers of two from 8 on take radix-2 passes, other
+ * lengths above 64 Bluestein's algorithm over them (both O(n log n)),
+ * shorter ones a direct DFT.
  * Errors: CLT_ERR_INVALID_ARGUMENT for n < 1 (other than -1) or a bad
  * norm, CLT_ERR_DIM_OUT_OF_RANGE, CLT_ERR_DTYPE_UNSUPPORTED for a complex
  * input to rfft or ihfft. */

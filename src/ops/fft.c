@@ -1,7 +1,8 @@
 /* fft.c: torch.fft's transforms, one dimension at a time, over the kernels
- * of cl/complex.cl: radix-2 Stockham passes for powers of two, a direct DFT
- * (O(n) work per output element) for other lengths; and fftfreq,
- * rfftfreq, fftshift and ifftshift. */
+ * of cl/complex.cl: radix-2 Stockham passes for powers of two, Bluestein's
+ * algorithm over them for other lengths above 64, a direct DFT (O(n) work
+ * per output element) for short ones; and fftfreq, rfftfreq, fftshift and
+ * ifftshift. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,96 @@ static clt_status compute_dtype(const clt_tensor *x, bool want_real, clt_dtype *
 
 /* Lengths the radix-2 passes take: powers of two from 8 on (shorter ones
  * go to the direct DFT, as cheap and one rounding fewer). */
+/* Other lengths above this go to Bluestein's algorithm; below, the direct
+ * DFT is as fast and exact to a rounding per term. */
+#define BLUESTEIN_MIN 64
+
 static bool radix2(int64_t n)
 {
     return n >= 8 && (n & (n - 1)) == 0;
+}
+
+static clt__arg scale_arg(clt_dtype part, double v, cl_float *f, cl_double *d)
+{
+    *f = (cl_float)v;
+    *d = v;
+    return part == CLT_FLOAT64 ? CLT__ARG(*d) : CLT__ARG(*f);
+}
+
+/* Radix-2 passes over rows of n values (a power of two) held in *a, with
+ * *b the other buffer (both contiguous complex of rows * n elements): on
+ * return *a holds the transform (the two are swapped as the passes go). */
+static clt_status r2_passes(clt_tensor **a, clt_tensor **b, int64_t rows, int64_t n, int sign,
+                            double scale, const char *fn)
+{
+    clt_dtype part = clt__complex_part_dtype((*a)->dtype);
+    for (int64_t nt = n, sd = 1; nt > 1; nt /= 2, sd *= 2) {
+        cl_mem mx = clt__mem(*a), my = clt__mem(*b);
+        cl_ulong R = (cl_ulong)rows, N = (cl_ulong)n, NT = (cl_ulong)nt, S = (cl_ulong)sd;
+        cl_int sg = sign;
+        cl_float sf;
+        cl_double sdd;
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(my), CLT__ARG(R),  CLT__ARG(N),
+                           CLT__ARG(NT), CLT__ARG(S),  CLT__ARG(sg),
+                           scale_arg(part, nt == 2 ? scale : 1.0, &sf, &sdd)};
+        clt_status st = clt__complex_launch((*a)->dev, part, "fft_r2_pass",
+                                            (size_t)(rows * (n / 2)), 8, args, fn);
+        if (st != CLT_OK)
+            return st;
+        clt_tensor *t = *a;
+        *a = *b;
+        *b = t;
+    }
+    return CLT_OK;
+}
+
+/* fft_load of xc's rows into the new [rows, n] tensor *out. */
+static clt_status load_rows(const clt_tensor *xc, int64_t rows, int64_t m, int64_t n, bool herm,
+                            clt_tensor **out, const char *fn)
+{
+    int64_t shape[2] = {rows, n};
+    clt_status st = clt__temp_new(fn, "an FFT buffer", xc->dev, xc->dtype, 2, shape, out);
+    if (st != CLT_OK)
+        return st;
+    cl_mem mi = clt__mem(xc), ma = clt__mem(*out);
+    cl_ulong R = (cl_ulong)rows, M = (cl_ulong)m, N = (cl_ulong)n;
+    cl_int h = herm;
+    clt__arg args[] = {CLT__ARG(mi), CLT__ARG(ma), CLT__ARG(R),
+                       CLT__ARG(M),  CLT__ARG(N),  CLT__ARG(h)};
+    return clt__complex_launch(xc->dev, clt__complex_part_dtype(xc->dtype), "fft_load",
+                               (size_t)(rows * n), 6, args, fn);
+}
+
+/* The last step of fast_rows and bluestein_rows: the [rows, n] complex
+ * transform a (kind 0) or its first nout values (kind 1) or its real part
+ * (kind 2), as a new tensor of xc's shape with last dimension nout. */
+static clt_status finish_rows(const clt_tensor *xc, clt_tensor *a, int64_t nout, int kind,
+                              clt_tensor **out, const char *fn)
+{
+    clt_dtype ct = xc->dtype, part = clt__complex_part_dtype(ct);
+    int last = xc->ndim - 1;
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, xc->shape, sizeof shape[0] * (size_t)xc->ndim);
+    shape[last] = nout;
+    clt_tensor *v = NULL, *w = NULL;
+    clt_status st;
+    if (kind == 2) {
+        CLT__TRY(clt__complex_part(a, 0, &v));
+        CLT__TRY(clt__copy_as(fn, v, part, &w));
+    } else if (a->shape[1] != nout) {
+        CLT__TRY(clt__narrow(a, 1, 0, nout, &v, fn));
+        CLT__TRY(clt__contiguous_as(fn, v, ct, &w));
+    } else {
+        w = clt_tensor_retain(a);
+    }
+    CLT__TRY(clt__view(w, xc->ndim, shape, out, fn));
+done:
+    if (w == a)
+        clt__tensor_unref(w);
+    else
+        clt_tensor_free(w);
+    clt_tensor_free(v);
+    return st;
 }
 
 /* The transform of rows of xc (contiguous complex, last dimension m) by
@@ -76,54 +164,83 @@ static clt_status fast_rows(const clt_tensor *xc, int64_t rows, int64_t m, int64
                             const char *fn)
 {
     *out = NULL;
-    clt_dtype ct = xc->dtype, part = clt__complex_part_dtype(ct);
-    int last = xc->ndim - 1;
-    int64_t shape[CLT_MAX_DIMS];
-    memcpy(shape, xc->shape, sizeof shape[0] * (size_t)xc->ndim);
-    shape[last] = n;
-    clt_tensor *a = NULL, *b = NULL, *v = NULL;
+    int64_t shape[2] = {rows, n};
+    clt_tensor *a = NULL, *b = NULL;
     clt_status st;
-    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, xc->ndim, shape, &a));
-    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, xc->ndim, shape, &b));
-    {
-        cl_mem mi = clt__mem(xc), ma = clt__mem(a);
-        cl_ulong R = (cl_ulong)rows, M = (cl_ulong)m, N = (cl_ulong)n;
-        cl_int herm = kind == 2;
-        clt__arg args[] = {CLT__ARG(mi), CLT__ARG(ma), CLT__ARG(R),
-                           CLT__ARG(M),  CLT__ARG(N),  CLT__ARG(herm)};
-        CLT__TRY(clt__complex_launch(xc->dev, part, "fft_load", (size_t)(rows * n), 6, args, fn));
-    }
-    for (int64_t nt = n, sd = 1; nt > 1; nt /= 2, sd *= 2) {
-        cl_mem mx = clt__mem(a), my = clt__mem(b);
-        cl_ulong R = (cl_ulong)rows, N = (cl_ulong)n, NT = (cl_ulong)nt, S = (cl_ulong)sd;
-        cl_int sg = sign;
-        double sc = nt == 2 ? scale : 1.0;
-        cl_float sf = (cl_float)sc;
-        cl_double sdd = sc;
-        clt__arg sa = part == CLT_FLOAT64 ? CLT__ARG(sdd) : CLT__ARG(sf);
-        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(my), CLT__ARG(R),  CLT__ARG(N),
-                           CLT__ARG(NT), CLT__ARG(S),  CLT__ARG(sg), sa};
-        CLT__TRY(clt__complex_launch(xc->dev, part, "fft_r2_pass", (size_t)(rows * (n / 2)), 8,
-                                     args, fn));
-        clt_tensor *t = a;
-        a = b;
-        b = t;
-    }
-    /* the result is in a */
-    if (kind == 0) {
-        *out = a;
-        a = NULL;
-    } else if (kind == 1) {
-        CLT__TRY(clt__narrow(a, last, 0, nout, &v, fn));
-        CLT__TRY(clt__contiguous_as(fn, v, ct, out));
-    } else {
-        CLT__TRY(clt__complex_part(a, 0, &v));
-        CLT__TRY(clt__copy_as(fn, v, part, out));
-    }
+    CLT__TRY(load_rows(xc, rows, m, n, kind == 2, &a, fn));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, xc->dtype, 2, shape, &b));
+    CLT__TRY(r2_passes(&a, &b, rows, n, sign, scale, fn));
+    CLT__TRY(finish_rows(xc, a, nout, kind, out, fn));
 done:
     clt_tensor_free(a);
     clt_tensor_free(b);
-    clt_tensor_free(v);
+    return st;
+}
+
+/* The same by Bluestein's algorithm for any n: three radix-2 transforms of
+ * length M, the power of two of at least 2n - 1 (cl/complex.cl). */
+static clt_status bluestein_rows(const clt_tensor *xc, int64_t rows, int64_t m, int64_t n,
+                                 int64_t nout, int kind, int sign, double scale,
+                                 clt_tensor **out, const char *fn)
+{
+    *out = NULL;
+    clt_dtype ct = xc->dtype, part = clt__complex_part_dtype(ct);
+    int64_t M = 1;
+    while (M < 2 * n - 1)
+        M *= 2;
+    int64_t shA[2] = {rows, M}, shB[2] = {1, M}, shR[2] = {rows, n};
+    clt_tensor *h = NULL, *a = NULL, *a2 = NULL, *b = NULL, *b2 = NULL, *r = NULL;
+    const clt_tensor *src = xc;
+    int64_t msrc = m;
+    clt_status st;
+    if (kind == 2) { /* the mirrored spectrum, then a complex transform */
+        CLT__TRY(load_rows(xc, rows, m, n, true, &h, fn));
+        src = h;
+        msrc = n;
+    }
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, 2, shA, &a));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, 2, shA, &a2));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, 2, shB, &b));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, 2, shB, &b2));
+    CLT__TRY(clt__temp_new(fn, "an FFT buffer", xc->dev, ct, 2, shR, &r));
+    {
+        cl_mem mi = clt__mem(src), ma = clt__mem(a), mb = clt__mem(b);
+        cl_ulong R = (cl_ulong)rows, Mi = (cl_ulong)msrc, N = (cl_ulong)n, MM = (cl_ulong)M;
+        cl_int sg = sign;
+        clt__arg la[] = {CLT__ARG(mi), CLT__ARG(ma), CLT__ARG(R), CLT__ARG(Mi),
+                         CLT__ARG(N),  CLT__ARG(MM), CLT__ARG(sg)};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "blu_load", (size_t)(rows * M), 7, la, fn));
+        clt__arg lb[] = {CLT__ARG(mb), CLT__ARG(N), CLT__ARG(MM), CLT__ARG(sg)};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "blu_chirp", (size_t)M, 4, lb, fn));
+    }
+    CLT__TRY(r2_passes(&a, &a2, rows, M, -1, 1.0, fn));
+    CLT__TRY(r2_passes(&b, &b2, 1, M, -1, 1.0, fn));
+    {
+        cl_mem ma = clt__mem(a), mb = clt__mem(b);
+        cl_ulong R = (cl_ulong)rows, MM = (cl_ulong)M;
+        clt__arg args[] = {CLT__ARG(ma), CLT__ARG(mb), CLT__ARG(R), CLT__ARG(MM)};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "blu_mul", (size_t)(rows * M), 4, args, fn));
+    }
+    CLT__TRY(r2_passes(&a, &a2, rows, M, 1, 1.0 / (double)M, fn));
+    {
+        cl_mem ma = clt__mem(a), mr = clt__mem(r);
+        cl_ulong R = (cl_ulong)rows, MM = (cl_ulong)M, N = (cl_ulong)n, NO = (cl_ulong)n;
+        cl_int sg = sign;
+        cl_float sf;
+        cl_double sd;
+        clt__arg args[] = {CLT__ARG(ma), CLT__ARG(mr), CLT__ARG(R),  CLT__ARG(MM),
+                           CLT__ARG(N),  CLT__ARG(NO), CLT__ARG(sg), scale_arg(part, scale, &sf, &sd)};
+        CLT__TRY(clt__complex_launch(xc->dev, part, "blu_finish", (size_t)(rows * n), 8, args,
+                                     fn));
+    }
+    CLT__TRY(finish_rows(xc, r, nout, kind, out, fn));
+done:
+    clt_tensor_free(h);
+    clt_tensor_free(a);
+    clt_tensor_free(a2);
+    clt_tensor_free(b);
+    clt_tensor_free(b2);
+    clt_tensor_free(r);
     return st;
 }
 
@@ -150,6 +267,8 @@ static clt_status transform1(const clt_tensor *x, int d, int64_t n, int kind, in
     shape[last] = nout;
     if (radix2(n) && rows > 0) {
         CLT__TRY(fast_rows(xc, rows, m, n, nout, kind, sign, scale, &r, fn));
+    } else if (n > BLUESTEIN_MIN && rows > 0) {
+        CLT__TRY(bluestein_rows(xc, rows, m, n, nout, kind, sign, scale, &r, fn));
     } else {
         CLT__TRY(clt__result_new(fn, x->dev, kind == 2 ? part : ct, x->ndim, shape, &r));
         cl_mem mi = clt__mem(xc), mo = clt__mem(r);
