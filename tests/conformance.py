@@ -8251,6 +8251,33 @@ def fft():
                               lambda f=getattr(tf, name): f(n, d, dtype=dt),
                               lambda o, f=getattr(L, "clt_fft_" + name): f(DEV, n, d, T2C[dt], o),
                               [], scale_tol=2e-7 if dt == torch.float32 else 1e-15)
+    # .npy files hold complex arrays as numpy writes them (<c8, <c16)
+    import tempfile
+    proto("clt_save_npy", [C.c_char_p, P])
+    proto("clt_load_npy", [C.c_char_p, P, PP])
+    with tempfile.TemporaryDirectory() as tmp:
+        for dt, npd in ((torch.complex64, np.complex64), (torch.complex128, np.complex128)):
+            a = cdata((2, 3), dt)
+            path = os.path.join(tmp, "c.npy")
+            keep = []
+            try:
+                p = In(a).build(keep)[1]
+                ok("npy save %s" % dt, L.clt_save_npy(path.encode(), p) == 0,
+                   L.clt_last_error().decode())
+                back = np.load(path)
+                ok("npy save %s values" % dt, back.dtype == npd and np.array_equal(back, a.numpy()),
+                   "%s %s" % (back.dtype, back))
+                np.save(path, (a.numpy() * 2).astype(npd))
+                q = P()
+                st = L.clt_load_npy(path.encode(), DEV, C.byref(q))
+                ok("npy load %s" % dt, st == 0, L.clt_last_error().decode())
+                if st == 0:
+                    keep.append(q)
+                    got = download(q)[0]
+                    ok("npy load %s values" % dt, np.array_equal(got, a.numpy() * 2), "%s" % got)
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
     fft_check("fftn of int", lambda t: tf.fftn(t),
               lambda p, o: L.clt_fft_fftn(p, 0, None, None, None, o),
               [data((3, 4), torch.int32)])

@@ -2969,5 +2969,15 @@ for o_ in ("fro", "nuc", "1", "-1", "inf", "-inf"):
              o if o in ("fro", "nuc") else float(o)),
          lambda x, o=o_: call("clt_linalg_cond_ord", x, o.encode()), [_wc((2, 3, 3))])
 
+# torch.fft.fftshift and ifftshift: the gradient is the opposite shift
+for n_ in ("fftshift", "ifftshift"):
+    proto("clt_fft_" + n_, [P, C.c_int, IP_, PP])
+    for dims_ in (None, (0,), (1, 2), (-1, 0)):
+        case("fft.%s dim=%s" % (n_, dims_),
+             lambda x, f=getattr(torch.fft, n_), d=dims_: f(x, dim=d),
+             lambda x, n=n_, d=dims_: call("clt_fft_" + n, x, len(d) if d else 0,
+                                           _ints(*d) if d else None),
+             [rng.standard_normal((3, 4, 5))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
