@@ -8278,6 +8278,25 @@ def fft():
             finally:
                 for t in keep:
                     L.clt_tensor_free(t)
+    # tolist() printed by Python: repr of each complex
+    proto("clt_tensor_format", [P, PP])
+    proto("clt_free", [P], None)
+    vals = torch.tensor([1 + 2j, 1.5 - 0.25j, 2j, -0.0 + 1j, 0 - 1j, 3 - 0.0j,
+                         complex(float("nan"), float("inf")), complex(1e20, -1e-5)],
+                        dtype=torch.complex128)
+    for dt in (torch.complex128, torch.complex64):
+        keep = []
+        try:
+            p = In(vals.to(dt)).build(keep)[1]
+            txt = P()
+            st = L.clt_tensor_format(p, C.byref(txt))
+            got = C.string_at(txt.value).decode() if st == 0 else L.clt_last_error().decode()
+            L.clt_free(txt)
+            want = str(vals.to(dt).tolist())
+            ok("format %s" % dt, st == 0 and got == want, "%r, Python says %r" % (got, want))
+        finally:
+            for t in keep:
+                L.clt_tensor_free(t)
     fft_check("fftn of int", lambda t: tf.fftn(t),
               lambda p, o: L.clt_fft_fftn(p, 0, None, None, None, o),
               [data((3, 4), torch.int32)])

@@ -135,6 +135,23 @@ static void py_float(clt__strbuf *sb, double v)
     }
 }
 
+/* repr(float) without a final ".0", as in the parts of repr(complex). */
+static void py_part(clt__strbuf *sb, double v)
+{
+    clt__strbuf one = {0};
+    py_float(&one, v);
+    if (one.failed || one.data == NULL) {
+        sb->failed = true;
+        clt__sb_free(&one);
+        return;
+    }
+    size_t n = one.len;
+    if (n > 2 && strcmp(one.data + n - 2, ".0") == 0)
+        n -= 2;
+    clt__sb_printf(sb, "%.*s", (int)n, one.data);
+    clt__sb_free(&one);
+}
+
 static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char *p)
 {
     switch (dtype) {
@@ -149,16 +166,20 @@ static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char
     case CLT_BOOL: clt__sb_printf(sb, *p ? "True" : "False"); break;
     case CLT_COMPLEX64:
     case CLT_COMPLEX128: {
-        /* Python's repr of a complex: (re+imj) */
+        /* Python's repr of a complex: "(1+2j)", "(1.5-0j)", "2j" when the
+         * real part is +0 (each part as repr(float) without a final ".0") */
         clt_dtype part = clt__complex_part_dtype(dtype);
         size_t half = clt_dtype_size(part);
-        double im = clt__element_to_double(part, p + half);
-        clt__sb_printf(sb, "(");
-        py_float(sb, clt__element_to_double(part, p));
-        if (!(im < 0) && !(im == 0 && signbit(im)))
-            clt__sb_printf(sb, "+");
-        py_float(sb, im);
-        clt__sb_printf(sb, "j)");
+        double re = clt__element_to_double(part, p), im = clt__element_to_double(part, p + half);
+        bool bare = re == 0 && !signbit(re);
+        if (!bare) {
+            clt__sb_printf(sb, "(");
+            py_part(sb, re);
+            if (!signbit(im) || isnan(im))
+                clt__sb_printf(sb, "+");
+        }
+        py_part(sb, im);
+        clt__sb_printf(sb, bare ? "j" : "j)");
         break;
     }
     case CLT_DTYPE_COUNT: break;
