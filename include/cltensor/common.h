@@ -147,15 +147,17 @@ CLT_API void clt_free(void *ptr);
 /* Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128) store each element as its
  * real part followed by its imaginary part (float32 or float64), as numpy,
  * PyTorch and C99's float complex do.  What they support: creation from and
- * reading back to the host, clt_to_dtype (a real tensor becomes complex with
+ * reading back to the host (clt_tensor_item refuses them), clt_full and
+ * clt_zeros (a real value), clt_to_dtype (a real tensor becomes complex with
  * a zero imaginary part; a complex one becomes real by dropping its
- * imaginary part, as torch does, except that bool refuses), moves between
- * devices, clone, contiguous, and the views (reshape, transpose, slice...),
- * the functions of cltensor/fft.h (clt_view_as_real, clt_real, clt_conj,
- * clt_abs_complex..., and the FFTs), and clt_add, clt_sub, clt_mul and
- * clt_div (cltensor/fft.h's clt_complex_binary).  Every other op refuses a
- * complex operand with CLT_ERR_DTYPE_UNSUPPORTED ("... is not implemented
- * for complex dtypes"); autograd refuses complex tensors. */
+ * imaginary part, as torch does; bool is refused), moves between devices,
+ * clone, contiguous, copies and the views (reshape, transpose, slice, cat,
+ * ...), .npy files, the functions of cltensor/fft.h (clt_view_as_real,
+ * clt_real, clt_imag, clt_conj, clt_angle, clt_polar, clt_complex and the
+ * FFTs), clt_abs, and clt_add, clt_sub, clt_mul and clt_div with a real or
+ * complex other operand.  Every other op refuses a complex operand with
+ * CLT_ERR_DTYPE_UNSUPPORTED ("... is not implemented for complex dtypes"),
+ * and autograd refuses complex results. */
 
 typedef enum clt_dtype {
 #define CLT_DTYPE_ENUM_(up, low, size) CLT_##up,
