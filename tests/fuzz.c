@@ -4147,6 +4147,12 @@ static void op_shape(fz *f)
         size_t n = 77;
         int d = rand_dim(f, nd), kind = (int)pick(f, 3);
         int64_t size = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 5) - 1;
+        /* chunk of an empty dimension makes `size` handles: past 65537 and
+         * below 2^40 that is billions of valid, empty views, which fill the
+         * machine's memory before anything fails (2^40 and more are
+         * refused at the array of sizes) */
+        if (kind == 1 && size > 65537 && size < ((int64_t)1 << 40))
+            size = 65537;
         if (kind == 0)
             CALL("clt_split", clt_split(t, size, d, &ps, &n));
         else if (kind == 1)
