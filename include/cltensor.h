@@ -22,6 +22,7 @@
  *   cltensor/dist.h     several processes: process groups, collectives, DDP
  *   cltensor/distributions.h  probability distributions, kl_divergence
  *   cltensor/settings.h global switches (anomaly, RNG state, print options), finfo
+ *   cltensor/fft.h      complex tensors and torch.fft
  *
  * Not included here: cltensor/opencl.h (OpenCL interop) and
  * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
@@ -39,6 +40,7 @@
 #include <cltensor/conv.h>
 #include <cltensor/random.h>
 #include <cltensor/view.h>
+#include <cltensor/fft.h>
 #include <cltensor/index.h>
 #include <cltensor/loss.h>
 #include <cltensor/memory.h>

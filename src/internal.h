@@ -205,6 +205,17 @@ clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rul
                              const char *fn);
 
 bool clt__dtype_is_float(clt_dtype dt);
+/* complex64 or complex128. */
+bool clt__dtype_is_complex(clt_dtype dt);
+/* The dtype of a complex dtype's parts (float32 or float64). */
+clt_dtype clt__complex_part_dtype(clt_dtype dt);
+/* The complex dtype whose parts are dt (float64 and complex128 give
+ * complex128, everything else complex64). */
+clt_dtype clt__complex_of(clt_dtype dt);
+/* The option clt__dtype_defs adds for a complex dtype; clt__launch and
+ * clt__program_get refuse options that hold it (no kernel specialised by
+ * dtype macros handles complex pairs). */
+#define CLT__COMPLEX_MARK "-DCLT_COMPLEX_OPERAND"
 /* PyTorch's categories for promotion: 0 bool, 1 integer, 2 floating. */
 int clt__dtype_category(clt_dtype dt);
 bool clt__dtype_valid(clt_dtype dt);
@@ -1289,6 +1300,14 @@ clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
 clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
                       const void *caller, const char *fn);
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out, const char *fn);
+/* A view of complex t's real (part 0) or imaginary (part 1) parts as a
+ * real tensor of t's shape (float32 or float64, strides doubled). */
+clt_status clt__complex_part(const clt_tensor *t, int part, clt_tensor **out);
+/* clt__to_dtype, except that a complex t given a real dtype becomes its real
+ * part converted to dtype (torch's cast; bool is refused).  Internal copies
+ * refuse complex to real: only the public casts drop imaginary parts. */
+clt_status clt__complex_to_real(const clt_tensor *t, clt_dtype dtype, clt_tensor **out,
+                                const char *fn);
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out, const char *fn);
 
 /* The binary ops of elementwise.c writing into `into` when it is a
@@ -1991,5 +2010,37 @@ clt_status clt__view_rec(const char *fn, const clt_tensor *t, int ndim, const in
                          clt_tensor **out);
 clt_status clt__slice_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
                           int64_t end, int64_t step, clt_tensor **out);
+
+/* ==== complex values and FFTs (src/ops/complex.c, src/ops/fft.c) ======== */
+/* cl/complex.cl's options for parts of dtype part (static storage). */
+const char *clt__complex_options(clt_dtype part);
+/* Launches a kernel of cl/complex.cl over items work-items. */
+clt_status clt__complex_launch(clt_device *dev, clt_dtype part, const char *kernel, size_t items,
+                               size_t nargs, const clt__arg *args, const char *fn);
+clt_status clt__view_as_real(const clt_tensor *t, clt_tensor **out, const char *fn);
+clt_status clt__view_as_complex(const clt_tensor *t, clt_tensor **out, const char *fn);
+/* part 0: real, 1: imag (views; real of a real tensor is an alias of it). */
+clt_status clt__real_imag(const clt_tensor *t, int part, clt_tensor **out, const char *fn);
+/* op: 0 add, 1 sub, 2 mul, 3 div, promoted to a complex dtype, broadcast. */
+clt_status clt__complex_binary(int op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                               const char *fn);
+/* op: 0 abs, 1 angle (real results), 2 conj (a copy). */
+clt_status clt__complex_unary(int op, const clt_tensor *a, clt_tensor **out, const char *fn);
+/* op: 0 polar(abs, angle), 1 complex(real, imag). */
+clt_status clt__complex_make(int op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                             const char *fn);
+/* norm: NULL or "backward" 0, "ortho" 1, "forward" 2. */
+clt_status clt__fft_norm(const char *norm, int *mode, const char *fn);
+/* which: 0 fft, 1 ifft, 2 rfft, 3 irfft, 4 hfft, 5 ihfft; n -1: the input's. */
+clt_status clt__fft1(int which, const clt_tensor *x, int64_t n, int dim, const char *norm,
+                     clt_tensor **out, const char *fn);
+/* which: 0 fftn, 1 ifftn, 2 rfftn, 3 irfftn; k entries in s and dim (each
+ * may be NULL; both NULL: every dim). */
+clt_status clt__fftn(int which, const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                     const char *norm, clt_tensor **out, const char *fn);
+clt_status clt__fftfreq(bool onesided, clt_device *dev, int64_t n, double d, clt_dtype dtype,
+                        clt_tensor **out, const char *fn);
+clt_status clt__fftshift(bool inverse, const clt_tensor *x, int k, const int *dim,
+                         clt_tensor **out, const char *fn);
 
 #endif

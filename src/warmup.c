@@ -13,8 +13,8 @@ static clt_status warm_table(clt_device *dev, size_t *count)
     clt_status st = CLT_OK;
     for (int a = 0; a < CLT_DTYPE_COUNT && st == CLT_OK; a++) {
         clt_dtype ta = (clt_dtype)a;
-        if (!clt_device_supports_dtype(dev, ta))
-            continue;
+        if (!clt_device_supports_dtype(dev, ta) || clt__dtype_is_complex(ta))
+            continue; /* complex copies go through their parts' programs */
         st = clt__tensor_warmup(dev, ta, count);
         if (st == CLT_OK)
             st = clt__elementwise_warmup(dev, ta, count);

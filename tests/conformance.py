@@ -9321,6 +9321,301 @@ def _containers(tmp, save_file):
         L.clt_module_free(m)
         os.unlink(path)
 
+# ---- complex dtypes and torch.fft ---------------------------------------------
+
+C64, C128 = 7, 8
+T2C[torch.complex64] = C64
+T2C[torch.complex128] = C128
+C2NP[C64] = np.complex64
+C2NP[C128] = np.complex128
+for _n in ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]:
+    proto("clt_fft_" + _n, [P, C.c_int64, C.c_int, C.c_char_p, PP])
+for _n in ["fftn", "ifftn", "rfftn", "irfftn"]:
+    proto("clt_fft_" + _n, [P, C.c_int, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
+for _n in ["fft2", "ifft2", "rfft2", "irfft2"]:
+    proto("clt_fft_" + _n, [P, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
+for _n in ["fftfreq", "rfftfreq"]:
+    proto("clt_fft_" + _n, [P, C.c_int64, C.c_double, C.c_int, PP])
+for _n in ["fftshift", "ifftshift"]:
+    proto("clt_fft_" + _n, [P, C.c_int, C.POINTER(C.c_int), PP])
+for _n in ["view_as_real", "view_as_complex", "real", "imag", "conj", "angle"]:
+    proto("clt_" + _n, [P, PP])
+proto("clt_polar", [P, P, PP])
+proto("clt_complex", [P, P, PP])
+proto("clt_is_complex", [P], C.c_int)
+
+
+def cdata(shape, dt):
+    part = torch.float32 if dt == torch.complex64 else torch.float64
+    return torch.complex(data(shape, part), data(shape, part))
+
+
+def fft_check(name, tfn, cfn, inputs, scale_tol=None):
+    """check() for complex results: values compared against the largest
+    magnitude of the result (an FFT's error is absolute, on that scale)."""
+    global PASSED
+    keep = []
+    try:
+        pairs = [as_in(x).build(keep) for x in inputs]
+        tins = [p[0] for p in pairs]
+        cins = [p[1] for p in pairs]
+        terr = None
+        try:
+            exp = tfn(*tins)
+        except Exception as e:
+            terr = e
+        out = P(0xdead)
+        st = cfn(*cins, C.byref(out))
+        if terr is not None:
+            if st == 0:
+                L.clt_tensor_free(out)
+                return fail(name, "torch raises (%s) but cltensor succeeds" %
+                            str(terr).splitlines()[0][:90])
+            if out.value is not None:
+                return fail(name, "status %d but *out not NULL" % st)
+            if not L.clt_last_error():
+                return fail(name, "status %d without message" % st)
+            PASSED += 1
+            return
+        if st != 0:
+            return fail(name, "cltensor fails (%d: %s), torch gives %s %s" % (
+                st, L.clt_last_error().decode(), tuple(exp.shape), exp.dtype))
+        keep.append(out)
+        got, shape, dt = download(out)
+        if tuple(exp.shape) != shape:
+            return fail(name, "shape: torch %s, cltensor %s" % (list(exp.shape), list(shape)))
+        if T2C[exp.dtype] != dt:
+            return fail(name, "dtype: torch %s, cltensor %d" % (exp.dtype, dt))
+        e = exp.resolve_conj().numpy()
+        single = e.dtype in (np.float32, np.complex64)
+        tol = scale_tol or (2e-5 if single else 1e-12)
+        en, gn = np.isnan(e), np.isnan(got)
+        if not np.array_equal(en, gn):
+            return fail(name, "NaN positions differ: torch %s, cltensor %s" % (e, got))
+        e = np.where(en, 0, e).astype(np.complex128)
+        g = np.where(gn, 0, got).astype(np.complex128)
+        fin = np.isfinite(e)
+        if not np.array_equal(e[~fin], g[~fin]):
+            return fail(name, "infinities differ: torch %s, cltensor %s" % (e, got))
+        e, g = e[fin], g[fin]
+        mag = max(1.0, float(np.max(np.abs(e))) if e.size else 1.0)
+        err = float(np.max(np.abs(e - g))) if e.size else 0.0
+        if not err <= tol * mag:
+            return fail(name, "max error %g over scale %g" % (err, mag))
+        PASSED += 1
+        if VERBOSE:
+            print("ok", name)
+    except Exception as ex:
+        fail(name, "harness error: %r" % (ex,))
+    finally:
+        for p in keep:
+            L.clt_tensor_free(p)
+
+
+def _ints(v):
+    return None if v is None else (C.c_int * len(v))(*v)
+
+
+def _i64(v):
+    return None if v is None else (C.c_int64 * len(v))(*v)
+
+
+def _norm(nm):
+    return None if nm is None else nm.encode()
+
+
+def fft():
+    tf = torch.fft
+    for dt in (torch.complex64, torch.complex128):
+        part = torch.float32 if dt == torch.complex64 else torch.float64
+        x = cdata((3, 10), dt)
+        r = data((3, 10), part)
+        # creation, casts, views
+        fft_check("complex clone %s" % dt, lambda a: a.clone(), lambda p, o: L.clt_clone(p, o), [x])
+        fft_check("complex transpose contiguous %s" % dt, lambda a: a.contiguous(),
+                  lambda p, o: L.clt_clone(p, o), [In(x, ("T",))])
+        fft_check("real to complex %s" % dt, lambda a: a.to(dt),
+                  lambda p, o: L.clt_to_dtype(p, T2C[dt], o), [r])
+        fft_check("complex to real %s" % dt, lambda a: a.real.clone(),
+                  lambda p, o: L.clt_to_dtype(p, T2C[part], o), [x])
+        fft_check("complex to int64 %s" % dt, lambda a: a.real.to(torch.int64),
+                  lambda p, o: L.clt_to_dtype(p, I64, o), [x])
+        other = torch.complex128 if dt == torch.complex64 else torch.complex64
+        fft_check("complex to complex %s" % dt, lambda a: a.to(other),
+                  lambda p, o: L.clt_to_dtype(p, T2C[other], o), [x])
+        fft_check("view_as_real %s" % dt, lambda a: torch.view_as_real(a).clone(),
+                  lambda p, o: L.clt_view_as_real(p, o), [x])
+        fft_check("view_as_complex %s" % part, lambda a: torch.view_as_complex(a),
+                  lambda p, o: L.clt_view_as_complex(p, o), [data((4, 2), part)])
+        fft_check("view_as_complex bad last %s" % part, lambda a: torch.view_as_complex(a),
+                  lambda p, o: L.clt_view_as_complex(p, o), [data((4, 3), part)])
+        fft_check("real %s" % dt, lambda a: a.real.clone(), lambda p, o: L.clt_real(p, o), [x])
+        fft_check("imag %s" % dt, lambda a: a.imag.clone(), lambda p, o: L.clt_imag(p, o), [x])
+        fft_check("imag of real %s" % part, lambda a: a.imag, lambda p, o: L.clt_imag(p, o), [r])
+        fft_check("conj %s" % dt, lambda a: a.conj().resolve_conj(),
+                  lambda p, o: L.clt_conj(p, o), [x])
+        fft_check("abs %s" % dt, lambda a: a.abs(), lambda p, o: L.clt_abs(p, o), [x])
+        fft_check("angle %s" % dt, lambda a: a.angle(), lambda p, o: L.clt_angle(p, o), [x])
+        fft_check("angle real %s" % part, lambda a: a.angle(), lambda p, o: L.clt_angle(p, o),
+                  [data((7,), part)])
+        m, th = data((3, 4), part).abs(), data((4,), part)
+        fft_check("polar %s" % part, torch.polar, lambda a, b, o: L.clt_polar(a, b, o), [m, th])
+        fft_check("complex %s" % part, torch.complex, lambda a, b, o: L.clt_complex(a, b, o),
+                  [m, th])
+        fft_check("complex mixed dtypes", torch.complex, lambda a, b, o: L.clt_complex(a, b, o),
+                  [data((3,), torch.float32), data((3,), torch.float64)])
+        y = cdata((10,), dt)
+        for opn in ("add", "sub", "mul", "div"):
+            tfn = getattr(torch, opn)
+            cfn = getattr(L, "clt_" + opn)
+            fft_check("%s %s" % (opn, dt), tfn, lambda a, b, o, f=cfn: f(a, b, o), [x, y])
+            fft_check("%s %s real" % (opn, dt), tfn, lambda a, b, o, f=cfn: f(a, b, o),
+                      [x, data((3, 1), torch.float64)])
+            fft_check("%s int %s" % (opn, dt), tfn, lambda a, b, o, f=cfn: f(a, b, o),
+                      [data((10,), torch.int32), x])
+        # refusals of ops that do not take complex
+        fft_check("exp refuses %s" % dt, lambda a: (_ for _ in ()).throw(RuntimeError("no")),
+                  lambda p, o: L.clt_exp(p, o), [x])
+        fft_check("maximum refuses %s" % dt, lambda a, b: torch.maximum(a, b),
+                  lambda a, b, o: L.clt_maximum(a, b, o), [x, y])
+
+        # 1-D transforms
+        for norm in (None, "backward", "ortho", "forward"):
+            for n in (-1, 7, 16, 13):
+                nn_ = None if n == -1 else n
+                for dim in (-1, 0):
+                    a = x if dim == -1 else In(x, ("T",))
+                    for name in ("fft", "ifft"):
+                        fft_check("%s %s n=%s dim=%d %s" % (name, dt, nn_, dim, norm),
+                                  lambda t, f=getattr(tf, name): f(t, n=nn_, dim=dim, norm=norm),
+                                  lambda p, o, f=getattr(L, "clt_fft_" + name):
+                                  f(p, n, dim, _norm(norm), o), [a])
+                    for name in ("irfft", "hfft"):
+                        fft_check("%s %s n=%s dim=%d %s" % (name, dt, nn_, dim, norm),
+                                  lambda t, f=getattr(tf, name): f(t, n=nn_, dim=dim, norm=norm),
+                                  lambda p, o, f=getattr(L, "clt_fft_" + name):
+                                  f(p, n, dim, _norm(norm), o), [a])
+                    ra = r if dim == -1 else In(r, ("T",))
+                    for name in ("rfft", "ihfft", "fft"):
+                        fft_check("%s real %s n=%s dim=%d %s" % (name, part, nn_, dim, norm),
+                                  lambda t, f=getattr(tf, name): f(t, n=nn_, dim=dim, norm=norm),
+                                  lambda p, o, f=getattr(L, "clt_fft_" + name):
+                                  f(p, n, dim, _norm(norm), o), [ra])
+        fft_check("rfft of complex %s" % dt, lambda t: tf.rfft(t),
+                  lambda p, o: L.clt_fft_rfft(p, -1, -1, None, o), [x])
+        fft_check("fft n=0 %s" % dt, lambda t: tf.fft(t, n=0),
+                  lambda p, o: L.clt_fft_fft(p, 0, -1, None, o), [x])
+        fft_check("fft bad norm %s" % dt, lambda t: tf.fft(t, norm="bad"),
+                  lambda p, o: L.clt_fft_fft(p, -1, -1, b"bad", o), [x])
+        fft_check("fft dim 2 %s" % dt, lambda t: tf.fft(t, dim=2),
+                  lambda p, o: L.clt_fft_fft(p, -1, 2, None, o), [x])
+        big = cdata((3, 1024), dt)
+        for name in ("fft", "ifft", "irfft", "hfft"):
+            fft_check("%s 1024 %s" % (name, dt), lambda t, f=getattr(tf, name): f(t),
+                      lambda p, o, f=getattr(L, "clt_fft_" + name): f(p, -1, -1, None, o), [big])
+        fft_check("rfft 4096 %s" % part, lambda t: tf.rfft(t, n=4096),
+                  lambda p, o: L.clt_fft_rfft(p, 4096, -1, None, o), [data((2, 3000), part)])
+        fft_check("fft large prime %s" % dt, lambda t: tf.fft(t),
+                  lambda p, o: L.clt_fft_fft(p, -1, -1, None, o), [cdata((2, 257), dt)])
+
+        # n-D transforms
+        x3 = cdata((4, 5, 6), dt)
+        r3 = data((4, 5, 6), part)
+        cases = [(None, None), ((3, 8), None), (None, (0, 2)), ((5, -1), (2, 0)),
+                 ((4, 4, 4), (0, 1, 2))]
+        for s, dims in cases:
+            k = len(s) if s is not None else (len(dims) if dims is not None else 0)
+            for norm in (None, "ortho", "forward"):
+                for name in ("fftn", "ifftn", "irfftn"):
+                    fft_check("%s %s s=%s dim=%s %s" % (name, dt, s, dims, norm),
+                              lambda t, f=getattr(tf, name): f(t, s=s, dim=dims, norm=norm),
+                              lambda p, o, f=getattr(L, "clt_fft_" + name):
+                              f(p, k, _i64(s), _ints(dims), _norm(norm), o), [x3])
+                fft_check("rfftn %s s=%s dim=%s %s" % (part, s, dims, norm),
+                          lambda t: tf.rfftn(t, s=s, dim=dims, norm=norm),
+                          lambda p, o: L.clt_fft_rfftn(p, k, _i64(s), _ints(dims), _norm(norm), o),
+                          [r3])
+        for name in ("fft2", "ifft2", "irfft2"):
+            fft_check("%s %s" % (name, dt), lambda t, f=getattr(tf, name): f(t),
+                      lambda p, o, f=getattr(L, "clt_fft_" + name): f(p, None, None, None, o),
+                      [x3])
+            fft_check("%s %s s" % (name, dt), lambda t, f=getattr(tf, name): f(t, s=(3, 7)),
+                      lambda p, o, f=getattr(L, "clt_fft_" + name):
+                      f(p, _i64((3, 7)), None, None, o), [x3])
+        fft_check("rfft2 %s" % part, lambda t: tf.rfft2(t, dim=(0, 2)),
+                  lambda p, o: L.clt_fft_rfft2(p, None, _ints((0, 2)), None, o), [r3])
+        fft_check("fftn repeated dims %s" % dt, lambda t: tf.fftn(t, dim=(0, 0)),
+                  lambda p, o: L.clt_fft_fftn(p, 2, None, _ints((0, 0)), None, o), [x3])
+        # shifts
+        for dims in (None, (0,), (1, 2), (-1,)):
+            k = len(dims) if dims else 0
+            for name in ("fftshift", "ifftshift"):
+                fft_check("%s %s dim=%s" % (name, dt, dims),
+                          lambda t, f=getattr(tf, name): f(t, dim=dims),
+                          lambda p, o, f=getattr(L, "clt_fft_" + name): f(p, k, _ints(dims), o),
+                          [x3])
+                fft_check("%s %s dim=%s" % (name, part, dims),
+                          lambda t, f=getattr(tf, name): f(t, dim=dims),
+                          lambda p, o, f=getattr(L, "clt_fft_" + name): f(p, k, _ints(dims), o),
+                          [r3])
+    for n in (0, 1, 2, 7, 10):
+        for d in (1.0, 0.1, 2.5):
+            for dt in FLOATS:
+                for name in ("fftfreq", "rfftfreq"):
+                    fft_check("%s n=%d d=%g %s" % (name, n, d, dt),
+                              lambda f=getattr(tf, name): f(n, d, dtype=dt),
+                              lambda o, f=getattr(L, "clt_fft_" + name): f(DEV, n, d, T2C[dt], o),
+                              [], scale_tol=2e-7 if dt == torch.float32 else 1e-15)
+    # .npy files hold complex arrays as numpy writes them (<c8, <c16)
+    import tempfile
+    proto("clt_save_npy", [C.c_char_p, P])
+    proto("clt_load_npy", [C.c_char_p, P, PP])
+    with tempfile.TemporaryDirectory() as tmp:
+        for dt, npd in ((torch.complex64, np.complex64), (torch.complex128, np.complex128)):
+            a = cdata((2, 3), dt)
+            path = os.path.join(tmp, "c.npy")
+            keep = []
+            try:
+                p = In(a).build(keep)[1]
+                ok("npy save %s" % dt, L.clt_save_npy(path.encode(), p) == 0,
+                   L.clt_last_error().decode())
+                back = np.load(path)
+                ok("npy save %s values" % dt, back.dtype == npd and np.array_equal(back, a.numpy()),
+                   "%s %s" % (back.dtype, back))
+                np.save(path, (a.numpy() * 2).astype(npd))
+                q = P()
+                st = L.clt_load_npy(path.encode(), DEV, C.byref(q))
+                ok("npy load %s" % dt, st == 0, L.clt_last_error().decode())
+                if st == 0:
+                    keep.append(q)
+                    got = download(q)[0]
+                    ok("npy load %s values" % dt, np.array_equal(got, a.numpy() * 2), "%s" % got)
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+    # tolist() printed by Python: repr of each complex
+    proto("clt_tensor_format", [P, PP])
+    proto("clt_free", [P], None)
+    vals = torch.tensor([1 + 2j, 1.5 - 0.25j, 2j, -0.0 + 1j, 0 - 1j, 3 - 0.0j,
+                         complex(float("nan"), float("inf")), complex(1e20, -1e-5)],
+                        dtype=torch.complex128)
+    for dt in (torch.complex128, torch.complex64):
+        keep = []
+        try:
+            p = In(vals.to(dt)).build(keep)[1]
+            txt = P()
+            st = L.clt_tensor_format(p, C.byref(txt))
+            got = C.string_at(txt.value).decode() if st == 0 else L.clt_last_error().decode()
+            L.clt_free(txt)
+            want = str(vals.to(dt).tolist())
+            ok("format %s" % dt, st == 0 and got == want, "%r, Python says %r" % (got, want))
+        finally:
+            for t in keep:
+                L.clt_tensor_free(t)
+    fft_check("fftn of int", lambda t: tf.fftn(t),
+              lambda p, o: L.clt_fft_fftn(p, 0, None, None, None, o),
+              [data((3, 4), torch.int32)])
+
 
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
@@ -9356,7 +9651,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells]
+                settings, conv3d, pool3d, misc2, cells, fft]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

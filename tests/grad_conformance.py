@@ -3369,6 +3369,15 @@ for _k in (0, 1):
           rng.standard_normal((_N, _H)), rng.standard_normal((4 * _H, _I)),
           rng.standard_normal((4 * _H, _H)), rng.standard_normal(4 * _H),
           rng.standard_normal(4 * _H)])
+# torch.fft.fftshift and ifftshift: the gradient is the opposite shift
+for n_ in ("fftshift", "ifftshift"):
+    proto("clt_fft_" + n_, [P, C.c_int, IP_, PP])
+    for dims_ in (None, (0,), (1, 2), (-1, 0)):
+        case("fft.%s dim=%s" % (n_, dims_),
+             lambda x, f=getattr(torch.fft, n_), d=dims_: f(x, dim=d),
+             lambda x, n=n_, d=dims_: call("clt_fft_" + n, x, len(d) if d else 0,
+                                           _ints(*d) if d else None),
+             [rng.standard_normal((3, 4, 5))])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -154,7 +154,7 @@ Test(cache, a_small_fill_builds_nothing)
         clt_tensor *t = NULL;
         CHECK(clt_ones(dev, (clt_dtype)dt, 2, shape, &t));
         size_t es = clt_dtype_size((clt_dtype)dt);
-        unsigned char h[6 * 8];
+        unsigned char h[6 * 16];
         CHECK(clt_tensor_read(t, h, 6 * es));
         for (int i = 0; i < 6; i++) {
             const unsigned char *p = h + (size_t)i * es;
@@ -167,6 +167,12 @@ Test(cache, a_small_fill_builds_nothing)
             case CLT_INT64: one = *(const int64_t *)p == 1; break;
             case CLT_UINT8:
             case CLT_BOOL: one = *p == 1; break;
+            case CLT_COMPLEX64:
+                one = ((const float *)p)[0] == 1.0f && ((const float *)p)[1] == 0.0f;
+                break;
+            case CLT_COMPLEX128:
+                one = ((const double *)p)[0] == 1.0 && ((const double *)p)[1] == 0.0;
+                break;
             default: break;
             }
             cr_assert(one, "dtype %d, element %d is not one", dt, i);

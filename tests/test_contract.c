@@ -130,6 +130,33 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_tensor_write_async, EV, clt_tensor_write_async(f->f, small_buf, 1, &o->ev))        \
     X(clt_tensor_format, S, clt_tensor_format(NULL, &o->s))                                  \
     X(clt_tensor_repr, S, clt_tensor_repr(NULL, &o->s))                                      \
+    /* fft.h */                                                                              \
+    X(clt_view_as_real, T, clt_view_as_real(f->f, &o->t))                                    \
+    X(clt_view_as_complex, T, clt_view_as_complex(f->f, &o->t))                              \
+    X(clt_real, T, clt_real(NULL, &o->t))                                                    \
+    X(clt_imag, T, clt_imag(f->f, &o->t))                                                    \
+    X(clt_conj, T, clt_conj(NULL, &o->t))                                                    \
+    X(clt_angle, T, clt_angle(NULL, &o->t))                                                  \
+    X(clt_polar, T, clt_polar(f->f, f->i32, &o->t))                                          \
+    X(clt_complex, T, clt_complex(f->f, f->f2, &o->t))                                       \
+    X(clt_fft_fft, T, clt_fft_fft(f->f, 0, -1, NULL, &o->t))                                 \
+    X(clt_fft_ifft, T, clt_fft_ifft(f->f, -1, 5, NULL, &o->t))                               \
+    X(clt_fft_rfft, T, clt_fft_rfft(f->f, -1, -1, "none", &o->t))                            \
+    X(clt_fft_irfft, T, clt_fft_irfft(f->f, -5, -1, NULL, &o->t))                            \
+    X(clt_fft_hfft, T, clt_fft_hfft(f->f, -1, 2, NULL, &o->t))                               \
+    X(clt_fft_ihfft, T, clt_fft_ihfft(f->f, 0, 0, NULL, &o->t))                              \
+    X(clt_fft_fftn, T, clt_fft_fftn(f->f, 1, NULL, dim7, NULL, &o->t))                       \
+    X(clt_fft_ifftn, T, clt_fft_ifftn(f->f, 2, NULL, perm00, NULL, &o->t))                   \
+    X(clt_fft_rfftn, T, clt_fft_rfftn(f->f, 3, NULL, NULL, "x", &o->t))                      \
+    X(clt_fft_irfftn, T, clt_fft_irfftn(f->f, 1, NULL, dim7, NULL, &o->t))                   \
+    X(clt_fft_fft2, T, clt_fft_fft2(f->f, NULL, perm00, NULL, &o->t))                        \
+    X(clt_fft_ifft2, T, clt_fft_ifft2(f->f, NULL, perm00, NULL, &o->t))                      \
+    X(clt_fft_rfft2, T, clt_fft_rfft2(f->f, NULL, perm00, NULL, &o->t))                      \
+    X(clt_fft_irfft2, T, clt_fft_irfft2(f->f, NULL, perm00, NULL, &o->t))                    \
+    X(clt_fft_fftfreq, T, clt_fft_fftfreq(f->dev, -1, 1.0, CLT_FLOAT32, &o->t))              \
+    X(clt_fft_rfftfreq, T, clt_fft_rfftfreq(f->dev, 4, 1.0, CLT_INT32, &o->t))               \
+    X(clt_fft_fftshift, T, clt_fft_fftshift(f->f, 1, dim7, &o->t))                           \
+    X(clt_fft_ifftshift, T, clt_fft_ifftshift(f->f, 1, dim7, &o->t))                         \
     /* view.h */                                                                             \
     X(clt_view, T, clt_view(f->f, 1, sh5, &o->t))                                            \
     X(clt_reshape, T, clt_reshape(f->f, 1, sh5, &o->t))                                      \

@@ -279,6 +279,12 @@ Test(dtypes, full_every_dtype)
                 case CLT_INT64: cr_assert_eq(*(const int64_t *)p, 3); break;
                 case CLT_UINT8: cr_assert_eq(*p, 3); break;
                 case CLT_BOOL: cr_assert_eq(*p, 1); break;
+                case CLT_COMPLEX64:
+                    cr_assert(((const float *)p)[0] == 3.75f && ((const float *)p)[1] == 0.0f);
+                    break;
+                case CLT_COMPLEX128:
+                    cr_assert(((const double *)p)[0] == 3.75 && ((const double *)p)[1] == 0.0);
+                    break;
                 default: break;
                 }
             }

@@ -491,7 +491,10 @@ static void element_bytes(clt_dtype dt, int64_t f, unsigned char *out)
         int32_t i32;
         int64_t i64;
         uint8_t u8;
+        float c64[2];
+        double c128[2];
     } x;
+    memset(&x, 0, sizeof x);
     switch (dt) {
     case CLT_FLOAT32: x.f32 = (float)(f % 100003) * 0.25f - 1000.0f; break;
     case CLT_FLOAT64: x.f64 = (double)f * 0.5 - 3.0; break;
@@ -499,6 +502,14 @@ static void element_bytes(clt_dtype dt, int64_t f, unsigned char *out)
     case CLT_INT32: x.i32 = (int32_t)(uint32_t)(u * 2654435761u); break;
     case CLT_INT64: x.i64 = (int64_t)(u * 0x9E3779B97F4A7C15u); break;
     case CLT_UINT8: x.u8 = (uint8_t)(u * 7u); break;
+    case CLT_COMPLEX64:
+        x.c64[0] = (float)(f % 100003) * 0.25f - 1000.0f;
+        x.c64[1] = (float)(f % 1009) * -0.5f;
+        break;
+    case CLT_COMPLEX128:
+        x.c128[0] = (double)f * 0.5 - 3.0;
+        x.c128[1] = (double)f * -0.25 + 7.0;
+        break;
     default: x.u8 = (uint8_t)(u % 3u == 0); break;
     }
     memcpy(out, &x, clt_dtype_size(dt));

@@ -140,7 +140,24 @@ CLT_API void clt_free(void *ptr);
     X(INT32, int32, 4)                                                       \
     X(INT64, int64, 8)                                                       \
     X(UINT8, uint8, 1)                                                       \
-    X(BOOL, bool, 1)
+    X(BOOL, bool, 1)                                                         \
+    X(COMPLEX64, complex64, 8)                                               \
+    X(COMPLEX128, complex128, 16)
+
+/* Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128) store each element as its
+ * real part followed by its imaginary part (float32 or float64), as numpy,
+ * PyTorch and C99's float complex do.  What they support: creation from and
+ * reading back to the host (clt_tensor_item refuses them), clt_full and
+ * clt_zeros (a real value), clt_to_dtype (a real tensor becomes complex with
+ * a zero imaginary part; a complex one becomes real by dropping its
+ * imaginary part, as torch does; bool is refused), moves between devices,
+ * clone, contiguous, copies and the views (reshape, transpose, slice, cat,
+ * ...), .npy files, the functions of cltensor/fft.h (clt_view_as_real,
+ * clt_real, clt_imag, clt_conj, clt_angle, clt_polar, clt_complex and the
+ * FFTs), clt_abs, and clt_add, clt_sub, clt_mul and clt_div with a real or
+ * complex other operand.  Every other op refuses a complex operand with
+ * CLT_ERR_DTYPE_UNSUPPORTED ("... is not implemented for complex dtypes"),
+ * and autograd refuses complex results. */
 
 typedef enum clt_dtype {
 #define CLT_DTYPE_ENUM_(up, low, size) CLT_##up,

@@ -247,7 +247,7 @@ CLT_API clt_status clt_tensor_write_async(clt_tensor *t, const void *src, size_t
 
 /* Formats the values like PyTorch's tolist() printed by Python:
  * "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]"; a 0-d tensor gives "3.0"; bool gives
- * True/False.  Reads the tensor back (waits).  New string: release with
+ * True/False; complex values as Python's repr of complex ("(1+2j)", "2j").  Reads the tensor back (waits).  New string: release with
  * clt_free. */
 CLT_API clt_status clt_tensor_format(const clt_tensor *t, char **out);
 

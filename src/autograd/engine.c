@@ -333,7 +333,18 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
 {
     if (node)
         *node = NULL;
-    if (st != CLT_OK || !clt__grad_needed(nin, in) || !clt__dtype_is_float((*out)->dtype))
+    if (st != CLT_OK || !clt__grad_needed(nin, in))
+        return st;
+    if (clt__dtype_is_complex((*out)->dtype)) {
+        clt_dtype dt = (*out)->dtype;
+        clt_tensor_free(*out);
+        *out = NULL;
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: autograd is not implemented for complex dtypes (an input requires "
+                          "grad and the result is %s): detach the input first",
+                          name, clt_dtype_name(dt));
+    }
+    if (!clt__dtype_is_float((*out)->dtype))
         return st;
     clt__meta *m = meta_get(*out);
     clt__node *n = m ? node_new(name, bw, nin, in, nsaved, saved, *out) : NULL;
@@ -1872,6 +1883,14 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
         ctx_free(ctx);
         return CLT_OK;
     }
+    for (int s = 0; s < nout; s++)
+        if (clt__dtype_is_complex(outs[s]->dtype)) {
+            ctx_free(ctx);
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: autograd is not implemented for complex dtypes (an input "
+                              "requires grad and a result is complex)",
+                              name);
+        }
     clt__node *n = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (n == NULL) {
         ctx_free(ctx);

@@ -42,6 +42,8 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
         {"int32", CLT_INT32}, {"int", CLT_INT32}, {"i32", CLT_INT32},
         {"int64", CLT_INT64}, {"long", CLT_INT64}, {"i64", CLT_INT64},
         {"uint8", CLT_UINT8}, {"u8", CLT_UINT8}, {"bool", CLT_BOOL},
+        {"complex64", CLT_COMPLEX64}, {"cfloat", CLT_COMPLEX64}, {"c64", CLT_COMPLEX64},
+        {"complex128", CLT_COMPLEX128}, {"cdouble", CLT_COMPLEX128}, {"c128", CLT_COMPLEX128},
     };
     CLT__REQUIRE_ARG(name, "clt_dtype_parse");
     CLT__REQUIRE_ARG(out, "clt_dtype_parse");
@@ -53,16 +55,16 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
     char q[CLT__QUOTE_SIZE];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "clt_dtype_parse: unknown dtype '%s': expected float32, float64, float16, "
-                      "int32, int64, uint8 or bool",
+                      "int32, int64, uint8, bool, complex64 or complex128",
                       CLT__QUOTE(q, name));
 }
 
 /* ---- promotion ------------------------------------------------------------------ */
 
-/* bool < integer < floating */
+/* bool < integer < floating < complex */
 int clt__dtype_category(clt_dtype dt)
 {
-    return dt == CLT_BOOL ? 0 : clt__dtype_is_float(dt) ? 2 : 1;
+    return dt == CLT_BOOL ? 0 : clt__dtype_is_complex(dt) ? 3 : clt__dtype_is_float(dt) ? 2 : 1;
 }
 
 clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
@@ -71,6 +73,12 @@ clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
         return CLT_DTYPE_COUNT;
     if (a == b)
         return a;
+    if (clt__dtype_is_complex(a) || clt__dtype_is_complex(b)) {
+        /* complex64 with float64 is complex128, as in torch */
+        if (a == CLT_COMPLEX128 || b == CLT_COMPLEX128 || a == CLT_FLOAT64 || b == CLT_FLOAT64)
+            return CLT_COMPLEX128;
+        return CLT_COMPLEX64;
+    }
     int ca = clt__dtype_category(a), cb = clt__dtype_category(b);
     if (ca != cb)
         return ca > cb ? a : b;
@@ -96,6 +104,26 @@ bool clt__dtype_is_float(clt_dtype dt)
     return dt == CLT_FLOAT32 || dt == CLT_FLOAT64 || dt == CLT_FLOAT16;
 }
 
+bool clt__dtype_is_complex(clt_dtype dt)
+{
+    return dt == CLT_COMPLEX64 || dt == CLT_COMPLEX128;
+}
+
+clt_dtype clt__complex_part_dtype(clt_dtype dt)
+{
+    return dt == CLT_COMPLEX128 ? CLT_FLOAT64 : CLT_FLOAT32;
+}
+
+clt_dtype clt__complex_of(clt_dtype dt)
+{
+    return dt == CLT_FLOAT64 || dt == CLT_COMPLEX128 ? CLT_COMPLEX128 : CLT_COMPLEX64;
+}
+
+int clt_is_complex(const clt_tensor *t)
+{
+    return t != NULL && clt__dtype_is_complex(t->dtype);
+}
+
 void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
 {
     static const struct {
@@ -109,16 +137,23 @@ void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
         [CLT_INT64] = {"long", "long", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 0},
         [CLT_UINT8] = {"uchar", "uint", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 1},
         [CLT_BOOL] = {"uchar", "uint", "LOAD_PLAIN", "STORE_BOOL", 0, 0, 1, 1},
+        [CLT_COMPLEX64] = {"float2", "float2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
+        [CLT_COMPLEX128] = {"double2", "double2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
     };
     if (!clt__dtype_valid(dt))
         return;
+    /* The kernels written for real dtypes would compute garbage on pairs:
+     * the marker makes clt__launch refuse any of them given a complex
+     * operand (src/device/program.c), including kernels added later. */
+    if (clt__dtype_is_complex(dt) && !(sb->data && strstr(sb->data, CLT__COMPLEX_MARK)))
+        clt__sb_printf(sb, " %s", CLT__COMPLEX_MARK);
     clt__sb_printf(sb,
                    " -D%s=%s -D%s_C=%s -D%s_LOAD=%s -D%s_STORE=%s -D%s_IS_FLOAT=%d"
                    " -D%s_IS_INT=%d -D%s_IS_BOOL=%d -D%s_IS_UNSIGNED=%d -D%s_ID=%d",
                    p, cl[dt].storage, p, cl[dt].compute, p, cl[dt].load, p, cl[dt].store, p,
                    cl[dt].is_float, p, cl[dt].is_int, p, cl[dt].is_bool, p, cl[dt].is_unsigned, p,
                    (int)dt);
-    if (dt == CLT_FLOAT64 && !(sb->data && strstr(sb->data, "-DCLT_FP64")))
+    if ((dt == CLT_FLOAT64 || dt == CLT_COMPLEX128) && !(sb->data && strstr(sb->data, "-DCLT_FP64")))
         clt__sb_printf(sb, " -DCLT_FP64");
     if (dt == CLT_FLOAT16 && !(sb->data && strstr(sb->data, "-DCLT_FP16")))
         clt__sb_printf(sb, " -DCLT_FP16");
@@ -195,6 +230,8 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
+    case CLT_COMPLEX64:
+    case CLT_COMPLEX128: /* no real kernel takes a complex scalar */
     case CLT_DTYPE_COUNT:
         break;
     }

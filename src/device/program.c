@@ -506,6 +506,19 @@ done:
     return st;
 }
 
+/* The one place that keeps complex operands away from kernels written for
+ * real dtypes: options specialised for a complex dtype (clt__dtype_defs
+ * adds the mark) are refused, whatever op asked.  Complex kernels
+ * (cl/complex.cl) define their types themselves. */
+static clt_status complex_refused(const char *family, const char *options, const char *kernel)
+{
+    if (options == NULL || strstr(options, CLT__COMPLEX_MARK) == NULL)
+        return CLT_OK;
+    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                      "'%s' (cl/%s.cl) is not implemented for complex dtypes",
+                      kernel ? kernel : "program", family);
+}
+
 /* Finds or builds a program that holds `kernel` (NULL: the whole family); a
  * hit moves to the front of the list, so an op repeated in a loop is found
  * at once. */
@@ -514,6 +527,9 @@ static clt_status program_locked(clt_device *dev, const char *family, const char
 {
     if (options == NULL)
         options = "";
+    clt_status refused = complex_refused(family, options, kernel);
+    if (refused != CLT_OK)
+        return refused;
     /* Most launches repeat the last lookup's strings: found by address. */
     for (clt__program_entry *p = dev->programs; p; p = p->next) {
         if (p->options_ptr == options && p->family_ptr == family && serves(p, kernel)) {
@@ -694,7 +710,10 @@ static clt_status launch_ready(clt_device *dev, const char *family, const char *
                                cl_kernel *k)
 {
     *step = 0;
-    clt_status st = clt__device_open(dev);
+    clt_status st = complex_refused(family, options, kernel);
+    if (st != CLT_OK)
+        return st;
+    st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
     for (cl_uint d = 0; d < work_dim; d++)

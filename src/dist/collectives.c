@@ -164,6 +164,8 @@ void clt__dist_combine(void *a, const void *b, size_t n, clt_dtype dtype, clt_re
             clt__element_from_double(dtype, v, pa);
         }
         break;
+    case CLT_COMPLEX64:
+    case CLT_COMPLEX128: /* refused by clt_all_reduce */
     case CLT_DTYPE_COUNT:
         break;
     }
@@ -316,6 +318,9 @@ clt_status clt_all_reduce(clt_process_group *pg, clt_tensor *t, clt_reduce_op op
         local = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: reduce op %d is none of SUM, AVG, "
                            "PRODUCT, MIN, MAX",
                            fn, (int)op);
+    else if (t && clt__dtype_is_complex(t->dtype))
+        local = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                           "%s is not implemented for complex dtypes", fn);
     else if (t && op == CLT_REDUCE_AVG && !clt__dtype_is_float(clt_tensor_dtype(t)))
         local = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                            "%s: AVG takes floating tensors, not %s (use SUM)", fn,

@@ -21,6 +21,7 @@ static const struct {
 } descrs[] = {
     {"<f4", CLT_FLOAT32}, {"<f8", CLT_FLOAT64}, {"<f2", CLT_FLOAT16}, {"<i4", CLT_INT32},
     {"<i8", CLT_INT64},   {"|u1", CLT_UINT8},   {"|b1", CLT_BOOL},
+    {"<c8", CLT_COMPLEX64}, {"<c16", CLT_COMPLEX128},
 };
 
 /* ---- saving ------------------------------------------------------------------------- */
@@ -310,6 +311,7 @@ static bool parse_descr(const char *d, clt_dtype *dtype, bool *swap)
         {"f2", "e", "float16", CLT_FLOAT16}, {"i4", "i", "int32", CLT_INT32},
         {"i8", "q", "int64", CLT_INT64},     {"u1", "B", "uint8", CLT_UINT8},
         {"b1", "?", "bool", CLT_BOOL},
+        {"c8", "F", "complex64", CLT_COMPLEX64}, {"c16", "D", "complex128", CLT_COMPLEX128},
     };
     char order = d[0] && strchr("<>=|", d[0]) ? d[0] : '\0';
     const char *t = order ? d + 1 : d;
@@ -426,7 +428,8 @@ clt_status clt__npy_read(const clt__io_src *src, const char *where, const char *
     bool swap = false;
     if (!parse_descr(h.descr, &dtype, &swap))
         CLT__TRY(hbad(&h, "dtype '%s' is not supported (cltensor reads float32, float64, "
-                          "float16, int32, int64, uint8 and bool, in either byte order)", q));
+                          "float16, int32, int64, uint8, bool, complex64 and complex128, in "
+                          "either byte order)", q));
     size_t es = clt_dtype_size(dtype);
     int64_t numel = clt__io_numel(h.ndim, h.shape, es);
     char s[160];
@@ -456,8 +459,9 @@ clt_status clt__npy_read(const clt__io_src *src, const char *where, const char *
     CLT__TRY(src->read(src->ctx, start + hlen, fortran ? raw : data, need));
     if (fortran)
         from_fortran(raw, data, h.ndim, h.shape, es, numel);
-    if (swap)
-        swap_bytes(data, (size_t)numel, es);
+    if (swap) /* a complex value's two parts each in their own order */
+        swap_bytes(data, (size_t)numel * (clt__dtype_is_complex(dtype) ? 2 : 1),
+                   clt__dtype_is_complex(dtype) ? es / 2 : es);
     if (dtype == CLT_BOOL) {
         int64_t b = clt__io_bad_bool(data, need);
         if (b >= 0)

@@ -340,6 +340,9 @@ clt_status clt__unique(const clt_tensor *t, bool consecutive, clt_tensor **value
     if (counts)
         *counts = NULL;
     CLT__REQUIRE_ARG(t, fn);
+    if (clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s is not implemented for complex dtypes",
+                          fn);
     clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
         return st;
@@ -492,6 +495,9 @@ clt_status clt__unique_dim(const clt_tensor *t, int dim, clt_tensor **values,
     if (counts)
         *counts = NULL;
     CLT__REQUIRE_ARG(t, fn);
+    if (clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s is not implemented for complex dtypes",
+                          fn);
     int d = 0;
     clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st == CLT_OK && t->ndim == 0)

@@ -53,6 +53,8 @@ double clt__element_to_double(clt_dtype dtype, const void *p)
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
     case CLT_UINT8: return *(const uint8_t *)p;
     case CLT_BOOL: return *(const uint8_t *)p != 0;
+    case CLT_COMPLEX64: { float v; memcpy(&v, p, 4); return v; } /* the real part */
+    case CLT_COMPLEX128: { double v; memcpy(&v, p, 8); return v; }
     case CLT_DTYPE_COUNT: break;
     }
     return 0;
@@ -68,6 +70,8 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p)
     case CLT_INT64: { int64_t x = clt__trunc_int64(v); memcpy(p, &x, 8); break; }
     case CLT_UINT8: *(uint8_t *)p = (uint8_t)(uint64_t)clt__trunc_int64(v); break;
     case CLT_BOOL: *(uint8_t *)p = v != 0; break;
+    case CLT_COMPLEX64: { float x[2] = {(float)v, 0.0f}; memcpy(p, x, 8); break; }
+    case CLT_COMPLEX128: { double x[2] = {v, 0.0}; memcpy(p, x, 16); break; }
     case CLT_DTYPE_COUNT: break;
     }
 }
@@ -131,6 +135,23 @@ static void py_float(clt__strbuf *sb, double v)
     }
 }
 
+/* repr(float) without a final ".0", as in the parts of repr(complex). */
+static void py_part(clt__strbuf *sb, double v)
+{
+    clt__strbuf one = {0};
+    py_float(&one, v);
+    if (one.failed || one.data == NULL) {
+        sb->failed = true;
+        clt__sb_free(&one);
+        return;
+    }
+    size_t n = one.len;
+    if (n > 2 && strcmp(one.data + n - 2, ".0") == 0)
+        n -= 2;
+    clt__sb_printf(sb, "%.*s", (int)n, one.data);
+    clt__sb_free(&one);
+}
+
 static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char *p)
 {
     switch (dtype) {
@@ -143,6 +164,24 @@ static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); clt__sb_printf(sb, "%lld", (long long)v); break; }
     case CLT_UINT8: clt__sb_printf(sb, "%u", (unsigned)*p); break;
     case CLT_BOOL: clt__sb_printf(sb, *p ? "True" : "False"); break;
+    case CLT_COMPLEX64:
+    case CLT_COMPLEX128: {
+        /* Python's repr of a complex: "(1+2j)", "(1.5-0j)", "2j" when the
+         * real part is +0 (each part as repr(float) without a final ".0") */
+        clt_dtype part = clt__complex_part_dtype(dtype);
+        size_t half = clt_dtype_size(part);
+        double re = clt__element_to_double(part, p), im = clt__element_to_double(part, p + half);
+        bool bare = re == 0 && !signbit(re);
+        if (!bare) {
+            clt__sb_printf(sb, "(");
+            py_part(sb, re);
+            if (!signbit(im) || isnan(im))
+                clt__sb_printf(sb, "+");
+        }
+        py_part(sb, im);
+        clt__sb_printf(sb, bare ? "j" : "j)");
+        break;
+    }
     case CLT_DTYPE_COUNT: break;
     }
 }

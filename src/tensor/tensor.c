@@ -281,7 +281,7 @@ clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count)
     family[n] = "fill", opts[n++] = clt__fill_options(t);
     family[n] = "fill", opts[n++] = clt__arange_options(dev, t);
     for (int b = 0; b < CLT_DTYPE_COUNT; b++)
-        if (clt_device_supports_dtype(dev, (clt_dtype)b))
+        if (clt_device_supports_dtype(dev, (clt_dtype)b) && !clt__dtype_is_complex((clt_dtype)b))
             family[n] = "copy", opts[n++] = clt__copy_options(t, (clt_dtype)b);
     clt_status st = CLT_OK;
     for (size_t i = 0; i < n && st == CLT_OK; i++)
@@ -300,7 +300,7 @@ clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count)
  * float32 argument, as PyTorch converts a Scalar to Half through float. */
 static clt_status fill_direct(clt_tensor *t, double value)
 {
-    unsigned char pattern[8];
+    unsigned char pattern[16];
     clt__element_from_double(t->dtype, t->dtype == CLT_FLOAT16 ? (double)(float)value : value,
                              pattern);
     size_t es = clt_dtype_size(t->dtype), bytes = (size_t)t->numel * es;
@@ -324,7 +324,8 @@ static clt_status fill(clt_tensor *t, double value)
 {
     if (t->numel == 0)
         return CLT_OK;
-    if ((size_t)t->numel * clt_dtype_size(t->dtype) <= FILL_DIRECT_MAX_BYTES)
+    if ((size_t)t->numel * clt_dtype_size(t->dtype) <= FILL_DIRECT_MAX_BYTES ||
+        clt__dtype_is_complex(t->dtype))
         return fill_direct(t, value);
     const char *opts = clt__fill_options(t->dtype);
     if (opts == NULL)
@@ -624,8 +625,62 @@ static clt_status copy_cpu(clt_device *dev, cl_mem dmem, cl_mem smem, clt__layou
     return clt__launch(dev, "copy", opts, "copy_tiles", 1, &tiles, &lws, 3, args);
 }
 
+clt_status clt__complex_part(const clt_tensor *t, int part, clt_tensor **out)
+{
+    int64_t st[CLT_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++)
+        st[d] = t->strides[d] * 2;
+    clt_status s = clt__tensor_view(t, t->ndim, t->shape, st, t->offset * 2 + part, out);
+    if (s == CLT_OK)
+        (*out)->dtype = clt__complex_part_dtype(t->dtype);
+    return s;
+}
+
+static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src);
+
+/* Copies with a complex side go through the parts' real views: the real
+ * kernels (cl/copy.cl) do the work, two launches per copy.  A real source
+ * gives a zero imaginary part.  A complex source into a real destination is
+ * refused here: an op that converts its operands would otherwise drop the
+ * imaginary part silently; clt_to_dtype and clt_real take the real part
+ * explicitly (clt__complex_to_real). */
+static clt_status copy_complex(clt_tensor *dst, const clt_tensor *src)
+{
+    if (!clt__dtype_is_complex(dst->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "converting %s to %s is not implemented for complex dtypes here (take "
+                          "clt_real or clt_to_dtype first)",
+                          clt_dtype_name(src->dtype), clt_dtype_name(dst->dtype));
+    if (dst->numel == 0)
+        return CLT_OK;
+    clt_tensor *dre = NULL, *dim = NULL, *sre = NULL, *sim = NULL;
+    clt_status st;
+    CLT__TRY(clt__complex_part(dst, 0, &dre));
+    CLT__TRY(clt__complex_part(dst, 1, &dim));
+    if (clt__dtype_is_complex(src->dtype)) {
+        CLT__TRY(clt__complex_part(src, 0, &sre));
+        CLT__TRY(clt__complex_part(src, 1, &sim));
+    } else {
+        sre = clt_tensor_retain((clt_tensor *)src);
+        CLT__TRY(clt__full(dst->dev, dre->dtype, 0, NULL, 0.0, &sim));
+    }
+    CLT__TRY(copy_strided(dre, sre));
+    CLT__TRY(copy_strided(dim, sim));
+done:
+    clt_tensor_free(dre);
+    clt_tensor_free(dim);
+    if (sre == src)
+        clt__tensor_unref(sre);
+    else
+        clt_tensor_free(sre);
+    clt_tensor_free(sim);
+    return st;
+}
+
 static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
 {
+    if (clt__dtype_is_complex(src->dtype) || clt__dtype_is_complex(dst->dtype))
+        return copy_complex(dst, src);
     if (src->numel == 0)
         return CLT_OK;
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
@@ -681,6 +736,8 @@ bool clt__same_shape(const clt_tensor *a, const clt_tensor *b)
 
 static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
 {
+    if (clt__dtype_is_complex(src->dtype) || clt__dtype_is_complex(dst->dtype))
+        return copy_complex(dst, src);
     if (dst->numel == 0)
         return CLT_OK;
     if (clt__is_contiguous(dst) && clt__same_shape(dst, src))
@@ -764,6 +821,29 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out, const char *fn)
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     clt_status st = clt__copy_as(fn, t, t->dtype, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__complex_to_real(const clt_tensor *t, clt_dtype dtype, clt_tensor **out,
+                                const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_dtype(t->dev, dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(dtype))
+        return clt__to_dtype(t, dtype, out, fn);
+    if (dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: converting %s to bool is not implemented for complex dtypes", fn,
+                          clt_dtype_name(t->dtype));
+    clt_tensor *re = NULL;
+    st = clt__complex_part(t, 0, &re);
+    if (st == CLT_OK)
+        st = clt__copy_as(fn, re, dtype, out);
+    clt_tensor_free(re);
     return st == CLT_OK ? clt__ok() : st;
 }
 

@@ -529,6 +529,11 @@ clt_status clt_tensor_item(const clt_tensor *t, double *value)
                           "converted to a scalar",
                           (long long)t->numel, clt__shape_str(s, sizeof s, t->ndim, t->shape));
     }
+    if (clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "clt_tensor_item: a %s value is not a double (read it with "
+                          "clt_tensor_read, or take clt_real or clt_imag first)",
+                          clt_dtype_name(t->dtype));
     unsigned char buf[8];
     clt_status st =
         clt__tensor_read_at(t, buf, sizeof buf, "clt_tensor_item", __builtin_return_address(0));
@@ -588,6 +593,9 @@ done:
 clt_status clt__read_doubles(const char *fn, const clt_tensor *t, double **out)
 {
     *out = NULL;
+    if (clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s is not implemented for complex dtypes",
+                          fn);
     size_t n = (size_t)t->numel, es = clt_dtype_size(t->dtype);
     unsigned char *raw = clt__calloc(n ? n : 1, es);
     double *v = clt__calloc(n ? n : 1, sizeof *v);
@@ -609,6 +617,9 @@ done:
 
 clt_status clt__write_doubles(const char *fn, clt_tensor *t, const double *v)
 {
+    if (clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s is not implemented for complex dtypes",
+                          fn);
     size_t n = (size_t)t->numel, es = clt_dtype_size(t->dtype);
     unsigned char *raw = clt__calloc(n ? n : 1, es);
     if (raw == NULL)

@@ -1,0 +1,142 @@
+/* cltensor/fft.h: complex tensors and torch.fft.  Include <cltensor.h>
+ * rather than this file.
+ *
+ * Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128; cltensor/common.h) store
+ * (real, imaginary) pairs.  Host data for clt_tensor_from_host and
+ * clt_tensor_read is in that layout (C99's float complex, numpy's
+ * complex64).  Besides the functions here, complex tensors take
+ * clt_to_dtype, clt_to, clone, contiguous, the views of cltensor/view.h,
+ * clt_add, clt_sub, clt_mul, clt_div (a real operand is promoted: float32
+ * with complex64 gives complex64, float64 with complex64 complex128) and
+ * clt_abs (a real result).  Other ops refuse them with
+ * CLT_ERR_DTYPE_UNSUPPORTED, and so does autograd: a function here whose
+ * result is complex fails when an input requires grad ("autograd is not
+ * implemented for complex dtypes").
+ *
+ * Every function hands out a new reference in *out: release it with
+ * clt_tensor_free.  Views share storage with their input.
+ */
+#ifndef CLTENSOR_FFT_H
+#define CLTENSOR_FFT_H
+
+#include <cltensor/common.h>
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- complex values -------------------------------------------------------- */
+
+/* 1 when t is complex64 or complex128, 0 otherwise (and for NULL). */
+CLT_API int clt_is_complex(const clt_tensor *t);
+
+/* torch.view_as_real: a float32/float64 view of complex t with a last
+ * dimension of 2 (real, imaginary).  t must have fewer than CLT_MAX_DIMS
+ * dimensions. */
+CLT_API clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out);
+
+/* torch.view_as_complex: a complex view of float32/float64 t whose last
+ * dimension is 2 with stride 1, its other strides and its offset even
+ * (CLT_ERR_NOT_CONTIGUOUS otherwise, CLT_ERR_SHAPE_MISMATCH for a last
+ * dimension other than 2). */
+CLT_API clt_status clt_view_as_complex(const clt_tensor *t, clt_tensor **out);
+
+/* torch.real and torch.imag: views of the parts of complex t.  clt_real of a
+ * real tensor is a view of it; clt_imag of one is CLT_ERR_DTYPE_UNSUPPORTED. */
+CLT_API clt_status clt_real(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_imag(const clt_tensor *t, clt_tensor **out);
+
+/* torch.conj, materialised: a new tensor (a view of t for a real t). */
+CLT_API clt_status clt_conj(const clt_tensor *t, clt_tensor **out);
+
+/* torch.angle: atan2(imag, real) as float32 (complex64) or float64
+ * (complex128).  A real float32/float64 or integer t is taken as complex
+ * with zero imaginary parts (0 for x >= 0, pi for x < 0); float16 is
+ * refused. */
+CLT_API clt_status clt_angle(const clt_tensor *t, clt_tensor **out);
+
+/* torch.polar: abs * (cos angle + i sin angle); torch.complex: real + i imag.
+ * Both operands float32 or both float64 (complex64 or complex128 result),
+ * broadcast together. */
+CLT_API clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor **out);
+CLT_API clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, clt_tensor **out);
+
+/* ---- torch.fft ------------------------------------------------------------------ */
+
+/* The transforms compute in complex64 (float32, integer and bool inputs) or
+ * complex128 (float64 inputs); float16 is refused.  n: the length of the
+ * transform along dim (-1: the input's, or 2 (m - 1) for irfft and hfft of
+ * m inputs); a shorter input is padded with zeros, a longer one cut.  norm:
+ * NULL or "backward" (the inverse scales by 1/n), "ortho" (both by
+ * 1/sqrt(n)) or "forward" (the forward one by 1/n).  Results are contiguous.
+ * Lengths that are powers of two from 8 on take radix-2 passes, other
+ * lengths above 64 Bluestein's algorithm over them (both O(n log n)),
+ * shorter ones a direct DFT.
+ * Errors: CLT_ERR_INVALID_ARGUMENT for n < 1 (other than -1) or a bad
+ * norm, CLT_ERR_DIM_OUT_OF_RANGE, CLT_ERR_DTYPE_UNSUPPORTED for a complex
+ * input to rfft or ihfft. */
+CLT_API clt_status clt_fft_fft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                               clt_tensor **out);
+CLT_API clt_status clt_fft_ifft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                                clt_tensor **out);
+/* A real input's n / 2 + 1 non-negative frequencies. */
+CLT_API clt_status clt_fft_rfft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                                clt_tensor **out);
+/* The real signal of length n whose one-sided spectrum is x (the imaginary
+ * parts of the zero and Nyquist frequencies are ignored). */
+CLT_API clt_status clt_fft_irfft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                                 clt_tensor **out);
+/* torch.fft.hfft: the real spectrum of a Hermitian signal given by its
+ * first half; ihfft: its inverse (n / 2 + 1 complex values of a real x). */
+CLT_API clt_status clt_fft_hfft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                                clt_tensor **out);
+CLT_API clt_status clt_fft_ihfft(const clt_tensor *x, int64_t n, int dim, const char *norm,
+                                 clt_tensor **out);
+
+/* N-dimensional forms over k dimensions: s (NULL: the input's sizes, -1
+ * entries too) and dim (NULL: the last k dimensions) hold k values each;
+ * both NULL transform every dimension (k is ignored then).  rfftn takes the
+ * real-to-complex transform along the last of dim, irfftn gives a real
+ * result whose last transformed dimension has s[k-1] values (default
+ * 2 (m - 1)).  Dims must be unique. */
+CLT_API clt_status clt_fft_fftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_ifftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_rfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_irfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                  const char *norm, clt_tensor **out);
+
+/* Two-dimensional forms: s NULL or 2 sizes, dim NULL ({-2, -1}) or 2. */
+CLT_API clt_status clt_fft_fft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_ifft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_rfft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_irfft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                  const char *norm, clt_tensor **out);
+
+/* torch.fft.fftfreq and rfftfreq: the sample frequencies of a transform of
+ * length n with sample spacing d, as a 1-D float32 or float64 tensor on
+ * dev ([0, 1, ..., -(n/2), ..., -1] / (d n); rfftfreq: [0, ..., n/2] /
+ * (d n)).  n >= 0. */
+CLT_API clt_status clt_fft_fftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtype,
+                                   clt_tensor **out);
+CLT_API clt_status clt_fft_rfftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtype,
+                                    clt_tensor **out);
+
+/* torch.fft.fftshift and ifftshift: x rolled by n / 2 (ifftshift: by
+ * -(n / 2)) along each of the k dims in dim (NULL: every dimension, k
+ * ignored).  Any dtype; a new contiguous tensor.  Records a gradient. */
+CLT_API clt_status clt_fft_fftshift(const clt_tensor *x, int k, const int *dim, clt_tensor **out);
+CLT_API clt_status clt_fft_ifftshift(const clt_tensor *x, int k, const int *dim,
+                                     clt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
