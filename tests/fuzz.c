@@ -597,7 +597,14 @@ static int rank(clt_dtype d)
     }
 }
 
-static clt_dtype promote(clt_dtype a, clt_dtype b) { return rank(a) >= rank(b) ? a : b; }
+static clt_dtype promote(clt_dtype a, clt_dtype b)
+{
+    if (a == CLT_COMPLEX64 || a == CLT_COMPLEX128 || b == CLT_COMPLEX64 || b == CLT_COMPLEX128)
+        return a == CLT_COMPLEX128 || b == CLT_COMPLEX128 || a == CLT_FLOAT64 || b == CLT_FLOAT64
+                   ? CLT_COMPLEX128
+                   : CLT_COMPLEX64;
+    return rank(a) >= rank(b) ? a : b;
+}
 
 /* torch.result_type's combine_categories(higher, lower). */
 static clt_dtype combine(clt_dtype higher, clt_dtype lower)
@@ -7870,15 +7877,6 @@ static void op_cells(fz *f)
         cells_containers(f, dev, d);
         break;
     }
-}
-
-static clt_dtype promote(clt_dtype a, clt_dtype b)
-{
-    if (a == CLT_COMPLEX64 || a == CLT_COMPLEX128 || b == CLT_COMPLEX64 || b == CLT_COMPLEX128)
-        return a == CLT_COMPLEX128 || b == CLT_COMPLEX128 || a == CLT_FLOAT64 || b == CLT_FLOAT64
-                   ? CLT_COMPLEX128
-                   : CLT_COMPLEX64;
-    return rank(a) >= rank(b) ? a : b;
 }
 
 /* Complex tensors and torch.fft: complex data from the host (NaN and inf
