@@ -2,6 +2,8 @@
  * FFTs against a direct DFT computed here in double, and the refusals of
  * ops and autograd that do not take complex operands. */
 #include <complex.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -466,4 +468,37 @@ Test(fft, ops_and_autograd_refuse_complex)
     cr_assert_null(o);
     clt_tensor_free(x);
     clt_tensor_free(t);
+}
+
+/* torch files hold complex tensors as ComplexFloatStorage and
+ * ComplexDoubleStorage: a round trip keeps the values and dtypes. */
+Test(fft, complex_tensors_in_torch_files)
+{
+    clt_device *dev = get_device("cpu");
+    const double complex v[3] = {1 + 2 * I, -3.5 - 0.25 * I, 0.5 * I};
+    const float complex w[2] = {2 - I, -0.125f + 4 * I};
+    clt_tensor *a = up_c128(dev, 1, (int64_t[]){3}, v), *b = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, (int64_t[]){1, 2}, w, &b));
+    char dir[] = "/tmp/cltensor-fft-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c.pt", dir);
+    clt_named_tensor ts[2] = {{"a", a}, {"b", b}}, *got = NULL;
+    size_t n = 0;
+    CHECK(clt_save_torch(path, ts, 2));
+    CHECK(clt_load_torch(path, dev, &got, &n));
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(got[0].name, "a");
+    double complex *ga = down_c128(got[0].tensor);
+    for (int k = 0; k < 3; k++)
+        cr_assert(ga[k] == v[k], "element %d", k);
+    free(ga);
+    cr_assert_eq(clt_tensor_dtype(got[1].tensor), CLT_COMPLEX64);
+    float complex gb[2];
+    CHECK(clt_tensor_read(got[1].tensor, gb, sizeof gb));
+    cr_assert(gb[0] == w[0] && gb[1] == w[1]);
+    clt_named_tensors_free(got, n);
+    remove(path);
+    rmdir(dir);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
 }

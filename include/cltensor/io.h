@@ -441,8 +441,9 @@ CLT_API clt_status clt_save_npy_host(const char *path, const clt_array_spec *a);
  * state_dict (pickle protocol 2, and protocols up to 5's framing and short
  * strings) and the globals collections.OrderedDict,
  * torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and torch's
- * storage types of the seven dtypes (torch.FloatStorage, DoubleStorage,
- * HalfStorage, IntStorage, LongStorage, ByteStorage, BoolStorage).  Any
+ * storage types of the nine dtypes (torch.FloatStorage, DoubleStorage,
+ * HalfStorage, IntStorage, LongStorage, ByteStorage, BoolStorage,
+ * ComplexFloatStorage, ComplexDoubleStorage).  Any
  * other global (os.system, ...) is refused naming it, as are other
  * dtypes (bfloat16, int8, ...), a value that is no tensor (a nested dict:
  * save the state_dict itself), a key given twice, and files older than
