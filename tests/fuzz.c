@@ -609,6 +609,12 @@ static clt_dtype promote(clt_dtype a, clt_dtype b)
 /* torch.result_type's combine_categories(higher, lower). */
 static clt_dtype combine(clt_dtype higher, clt_dtype lower)
 {
+    int hc = higher == CLT_COMPLEX64 || higher == CLT_COMPLEX128;
+    int lc = lower == CLT_COMPLEX64 || lower == CLT_COMPLEX128;
+    if (hc)
+        return higher;
+    if (lc) /* a float's precision kept (float16: complex64, no complex32 here) */
+        return is_float(higher) ? (higher == CLT_FLOAT64 ? CLT_COMPLEX128 : CLT_COMPLEX64) : lower;
     if (is_float(higher))
         return higher;
     if (higher == CLT_BOOL || is_float(lower))
@@ -647,7 +653,10 @@ static clt_dtype result_ts(const clt_tensor *a, double s)
     return combine(clt_tensor_dtype(a), integral(s) ? CLT_INT64 : CLT_FLOAT32);
 }
 
-static clt_dtype floatify(clt_dtype d) { return is_float(d) ? d : CLT_FLOAT32; }
+static clt_dtype floatify(clt_dtype d)
+{
+    return is_float(d) || d == CLT_COMPLEX64 || d == CLT_COMPLEX128 ? d : CLT_FLOAT32;
+}
 
 /* Broadcast of two shapes; -1 when they do not broadcast. */
 static int broadcast(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out)

@@ -502,3 +502,36 @@ Test(fft, complex_tensors_in_torch_files)
     clt_tensor_free(a);
     clt_tensor_free(b);
 }
+
+/* torch's combine_categories: a 0-d complex operand over floating tensors
+ * keeps their precision (float32 with complex128 is complex64), over
+ * integers it decides. */
+Test(fft, zero_dim_complex_keeps_the_float_precision)
+{
+    clt_device *dev = get_device("cpu");
+    const float x[2] = {1.5f, -2};
+    const int32_t k[2] = {3, -4};
+    const double complex z = 0.5 + 2 * I;
+    clt_tensor *a = NULL, *i = NULL, *c = up_c128(dev, 0, NULL, &z), *s = NULL, *s2 = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){2}, x, &a));
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, (int64_t[]){2}, k, &i));
+    clt_dtype r;
+    CHECK(clt_result_type(a, c, &r));
+    cr_assert_eq(r, CLT_COMPLEX64);
+    CHECK(clt_result_type(c, i, &r));
+    cr_assert_eq(r, CLT_COMPLEX128);
+    CHECK(clt_add(a, c, &s));
+    cr_assert_eq(clt_tensor_dtype(s), CLT_COMPLEX64);
+    float complex got[2];
+    CHECK(clt_tensor_read(s, got, sizeof got));
+    for (int j = 0; j < 2; j++)
+        cr_assert(got[j] == x[j] + (float complex)z, "element %d", j);
+    CHECK(clt_mul(i, c, &s2));
+    double complex *g2 = down_c128(s2);
+    for (int j = 0; j < 2; j++)
+        cr_assert(g2[j] == k[j] * z, "element %d", j);
+    free(g2);
+    clt_tensor *ts[] = {a, i, c, s, s2};
+    for (size_t j = 0; j < sizeof ts / sizeof *ts; j++)
+        clt_tensor_free(ts[j]);
+}

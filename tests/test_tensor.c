@@ -133,6 +133,25 @@ Test(tensor, zero_size_and_scalar)
     clt_tensor_free(t);
 }
 
+/* An empty tensor prints its brackets as tolist() does; one whose brackets
+ * alone would make gigabytes of text is refused at once. */
+Test(tensor, format_of_empty_tensors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = NULL;
+    char *s = NULL;
+    CHECK(clt_empty(dev, CLT_FLOAT32, 3, (int64_t[]){2, 3, 0}, &t));
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "[[[], [], []], [[], [], []]]");
+    clt_free(s);
+    clt_tensor_free(t);
+    CHECK(clt_empty(dev, CLT_FLOAT32, 3, (int64_t[]){1LL << 20, 1LL << 20, 0}, &t));
+    s = (char *)&t; /* a sentinel the call must clear */
+    assert_error(clt_tensor_format(t, &s), CLT_ERR_OUT_OF_HOST_MEMORY, "more than 2^28");
+    cr_assert_null(s);
+    clt_tensor_free(t);
+}
+
 Test(tensor, format_like_python_tolist)
 {
     clt_device *dev = get_device("cpu");

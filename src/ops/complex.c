@@ -146,7 +146,8 @@ clt_status clt__complex_binary(int op, const clt_tensor *a, const clt_tensor *b,
     clt_status st = check_pair(a, b, out, fn);
     if (st != CLT_OK)
         return st;
-    clt_dtype rt = clt_promote_types(a->dtype, b->dtype);
+    clt_dtype rt; /* torch's result type: 0-d operands weigh less */
+    clt_result_type(a, b, &rt);
     if (!clt__dtype_is_complex(rt))
         return clt__error(CLT_ERR_INTERNAL, "%s: no complex operand", fn);
     if (a->dtype == CLT_FLOAT16 || b->dtype == CLT_FLOAT16)

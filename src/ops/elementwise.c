@@ -11,7 +11,10 @@
 /* ---- type promotion --------------------------------------------------------- */
 
 /* Result dtype of a binary op; 0-dimensional tensors weigh less, as in
- * PyTorch: they only decide when their category is higher. */
+ * PyTorch: they only decide when their category is higher, and a complex
+ * one over floating tensors keeps their precision (torch's
+ * combine_categories: float32 with a 0-d complex128 is complex64; float16
+ * gives complex64, as cltensor has no complex32). */
 static clt_dtype result_type_n(int n, const clt_tensor *const *t)
 {
     clt_dtype dim = CLT_DTYPE_COUNT, zero = CLT_DTYPE_COUNT;
@@ -22,7 +25,9 @@ static clt_dtype result_type_n(int n, const clt_tensor *const *t)
     if (dim == CLT_DTYPE_COUNT)
         return zero;
     if (zero != CLT_DTYPE_COUNT && clt__dtype_category(zero) > clt__dtype_category(dim))
-        return zero;
+        return clt__dtype_is_complex(zero) && clt__dtype_is_float(dim)
+                   ? (dim == CLT_FLOAT64 ? CLT_COMPLEX128 : CLT_COMPLEX64)
+                   : zero;
     return dim;
 }
 

@@ -212,6 +212,22 @@ clt_status clt_tensor_format(const clt_tensor *t, char **out)
     clt_status st = clt__check_host_size(t, "clt_tensor_format");
     if (st != CLT_OK)
         return st;
+    /* An empty tensor still prints a bracket pair for every index of the
+     * dims before its first zero one ([2^40, 0] would be 2^41 characters):
+     * the pairs are counted first, and more than 2^28 refused. */
+    double pairs = 0, groups = 1;
+    for (int d = 0; d < t->ndim && groups > 0; d++) {
+        pairs += groups;
+        groups *= (double)t->shape[d];
+    }
+    if (pairs + (double)t->numel > (double)(1 << 28)) {
+        char s[160];
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "clt_tensor_format: the text of a tensor of shape %s would hold %.0f "
+                          "elements and bracket pairs, more than 2^28",
+                          clt__shape_str(s, sizeof s, t->ndim, t->shape),
+                          pairs + (double)t->numel);
+    }
     size_t bytes = clt_tensor_nbytes(t);
     unsigned char *data = clt__malloc(bytes ? bytes : 1);
     if (data == NULL)
