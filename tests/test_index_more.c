@@ -1318,3 +1318,33 @@ Test(index_more, grad_fn_names_and_what_is_not_recorded)
     for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++)
         clt_tensor_free(tensors[k]);
 }
+
+/* index_put's failures free what it made and nothing of the caller's: in a
+ * scope, a call that fails after its index was taken (the values do not
+ * broadcast) leaves no tensor behind when the scope ends (it used to take
+ * the scope's references to the input and the index). */
+Test(index_more, failed_index_put_in_a_scope_leaves_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    for (int inplace = 0; inplace < 2; inplace++) {
+        clt_scope_begin();
+        clt_tensor *t = NULL, *idx = NULL, *v = NULL, *out = NULL;
+        CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &t));
+        CHECK(clt_full(dev, CLT_INT64, 0, NULL, 0.0, &idx));
+        CHECK(clt_zeros(dev, CLT_FLOAT32, 4, (int64_t[]){2, 1, 2, 3}, &v));
+        const clt_tensor *ix[1] = {idx};
+        if (inplace)
+            assert_error(clt_index_put_(t, ix, 1, v, 0), CLT_ERR_SHAPE_MISMATCH, "broadcast");
+        else
+            assert_error(clt_index_put(t, ix, 1, v, 1, &out), CLT_ERR_SHAPE_MISMATCH,
+                         "broadcast");
+        clt_scope_end();
+    }
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
+                 (unsigned long long)(after.requested - before.requested));
+}

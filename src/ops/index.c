@@ -829,7 +829,12 @@ static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indice
         if (x == NULL)
             continue;
         if (x->dtype == CLT_INT64) {
-            parts[(*k)++] = clt_tensor_retain((clt_tensor *)x);
+            /* a handle of its own: a retained caller's tensor freed with
+             * clt_tensor_free would take the reference of the caller's scope */
+            st = clt__tensor_view(x, x->ndim, x->shape, x->strides, x->offset, &parts[*k]);
+            if (st != CLT_OK)
+                return st;
+            (*k)++;
             continue;
         }
         for (int j = 0; j < m; j++)
@@ -1006,8 +1011,8 @@ static clt_status put_order(const clt_tensor *t, const int *dims, int k, clt__pu
     info->k = k;
     info->permuted = dims[0] != 0 || !adjacent;
     if (!info->permuted) {
-        *tp = clt_tensor_retain((clt_tensor *)t);
-        return CLT_OK;
+        /* a handle of its own, as put_parts' */
+        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, tp);
     }
     return clt__permute(t, t->ndim, info->perm, tp, fn);
 }
