@@ -8,7 +8,7 @@
 # (big-endian and Fortran-ordered .npy files too, in C order), that a
 # data loader over .npy files read into host memory keeps each label with
 # its sample, that a one-dtype safetensors file comes back byte for byte,
-# and that what cltensor refuses (int8, complex, structured) it refuses
+# and that what cltensor refuses (int8, structured) it refuses
 # with a message.  With torch too, the settings cltensor writes in an
 # optimizer's and a schedule's checkpoint (__metadata__) equal, key by
 # key, torch's param_groups[0] and scheduler.state_dict() for the same
@@ -168,10 +168,28 @@ else:
         if order == list(range(10)):
             failures.append("loader: the batches were not shuffled")
 
+# complex arrays (numpy's <c8 and <c16, NaN and inf parts among them) through
+# a device tensor and through host memory, back as numpy wrote them
+for cdt in ("<c8", "<c16"):
+    src = f"{tmp}/complex{cdt[-2:]}.npy"
+    a = (np.arange(6) - 2.5 + 1j * np.array([0.5, -1, np.inf, 0, np.nan, 3])).astype(cdt)
+    a = a.reshape(2, 3)
+    np.save(src, a)
+    for mode in ("npy", "npyhost"):
+        dst = f"{tmp}/complex{cdt[-2:]}.{mode}.out.npy"
+        r = run(mode, src, dst)
+        if r.returncode != 0:
+            failures.append(f"{mode} complex {cdt}: {r.stderr.strip()}")
+        else:
+            got = np.load(dst)
+            part = "<f4" if cdt == "<c8" else "<f8"
+            if got.dtype != a.dtype or got.shape != a.shape or not np.array_equal(
+                    got.view(part), a.view(part), equal_nan=True):
+                failures.append(f"{mode} complex {cdt}: got {got!r}, want {a!r}")
+
 # what cltensor refuses, it refuses with a message
 for name, a, needle in [
     ("int8", np.arange(3, dtype="i1"), "not supported"),
-    ("complex", np.arange(3, dtype="<c8"), "not supported"),
     ("structured", np.zeros(3, dtype=[("a", "<f4")]), "structured"),
     ("npz", None, "zip archive"),
 ]:
