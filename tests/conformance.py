@@ -7049,7 +7049,10 @@ class LoaderOpts(C.Structure):
     _fields_ = [("batch_size", C.c_int64), ("shuffle", C.c_int), ("seed", C.c_uint64),
                 ("drop_last", C.c_int), ("num_replicas", C.c_int), ("rank", C.c_int),
                 ("indices", I64P), ("num_indices", C.c_int64), ("weights", P),
-                ("num_samples", C.c_int64), ("replacement", C.c_int)]
+                ("num_samples", C.c_int64), ("replacement", C.c_int),
+                ("num_workers", C.c_int), ("prefetch_factor", C.c_int),
+                ("worker_init_fn", P), ("worker_user", P), ("transform", P),
+                ("transform_user", P)]
 
 
 def _st_metadata(path):
