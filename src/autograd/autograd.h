@@ -183,6 +183,12 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
                                  clt_tensor **mine);
 
 
+/* max_unpool's checks and output size for the last k (1, 2, 3) dims of x
+ * (src/autograd/grad_conv.c). */
+clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,
+                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                            const int64_t *output_size, int64_t *size);
+
 /* In a formula run by a pass that creates a graph (nothing otherwise):
  * replaces the gradient *t by a handle recorded as a node named as PyTorch
  * names the double-backward node of the formula ("ThresholdBackwardBackward0"),

@@ -980,13 +980,15 @@ static clt_status bw_max_unpool2d(clt__node *n, const clt_tensor *g, clt_tensor 
     return st;
 }
 
-/* F.max_unpool2d's checks (torch's words; `dims` names the op as 1-D or
- * 2-D) and its output size from kernel, stride (NULL or 0: the kernel) and
- * padding (NULL: 0), or output_size (NULL: the default) within a stride of
- * it, for the last k dims of x. */
-static clt_status unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,
-                              const int64_t *kernel, const int64_t *stride,
-                              const int64_t *padding, const int64_t *output_size, int64_t *size)
+/* F.max_unpool1d/2d/3d's checks (torch's words, the op named by k) and
+ * the output size from kernel, stride (NULL or 0: the kernel) and padding
+ * (NULL: 0), or output_size (NULL: the default) within a stride of it, for
+ * the last k dims of x.  torch's 1-D and 2-D checks want the dims after the
+ * first non-empty, its 3-D one the last four; a 3-D volume must count in
+ * int64, as the plane of values it is scattered into. */
+clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,
+                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                            const int64_t *output_size, int64_t *size)
 {
     char s1[160], s2[160];
     clt_status st = clt__same_device(x, ix, fn);
@@ -1007,7 +1009,7 @@ static clt_status unpool_size(const char *fn, int k, const clt_tensor *x, const 
                           "(%s) but got indices tensor with shape: %s",
                           fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
                           clt__shape_str(s2, sizeof s2, ix->ndim, ix->shape));
-    for (int d = 1; d < x->ndim; d++)
+    for (int d = k == 3 ? x->ndim - 4 : 1; d < x->ndim; d++)
         if (x->shape[d] == 0)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: Expected input to have non-zero size for non-batch "
@@ -1035,6 +1037,10 @@ static clt_status unpool_size(const char *fn, int k, const clt_tensor *x, const 
                               "%s: output size %lld of dimension %d is too small", fn,
                               (long long)size[d], d);
     }
+    if (k == 3 && (size[0] > INT64_MAX / size[1] || size[0] * size[1] > INT64_MAX / size[2]))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: output size %lld x %lld x %lld passes int64", fn,
+                          (long long)size[0], (long long)size[1], (long long)size[2]);
     return CLT_OK;
 }
 
@@ -1096,7 +1102,8 @@ clt_status clt__max_unpool2d_rec(const char *fn, const clt_tensor *input,
     CLT__REQUIRE_ARG(indices, fn);
     CLT__REQUIRE_ARG(kernel, fn);
     int64_t size[2];
-    clt_status st = unpool_size(fn, 2, input, indices, kernel, stride, padding, output_size, size);
+    clt_status st =
+        clt__unpool_size(fn, 2, input, indices, kernel, stride, padding, output_size, size);
     if (st == CLT_OK)
         st = unpool2d(fn, input, indices, size, out);
     return st == CLT_OK ? clt__ok() : st;
@@ -1119,8 +1126,8 @@ clt_status clt__max_unpool1d_rec(const char *fn, const clt_tensor *input,
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(indices, fn);
     int64_t size[2] = {0, 1};
-    clt_status st = unpool_size(fn, 1, input, indices, &kernel, &stride, &padding, output_size,
-                                size);
+    clt_status st = clt__unpool_size(fn, 1, input, indices, &kernel, &stride, &padding,
+                                     output_size, size);
     if (st != CLT_OK)
         return st;
     /* [.., L] as [.., L, 1] and back, as torch's F.max_unpool1d */

@@ -839,69 +839,6 @@ clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_t output
 
 /* ---- max unpooling in 3-D ------------------------------------------------------------- */
 
-/* F.max_unpool3d's checks (torch's words) and its output size from
- * kernel, stride (NULL or 0: the kernel) and padding (NULL: 0), or
- * output_size (NULL: that default) within a stride of it. */
-static clt_status unpool3_size(const char *fn, const clt_tensor *x, const clt_tensor *ix,
-                               const int64_t *kernel, const int64_t *stride,
-                               const int64_t *padding, const int64_t *output_size,
-                               int64_t *size)
-{
-    char s1[160], s2[160];
-    clt_status st = clt__same_device(x, ix, fn);
-    if (st != CLT_OK)
-        return st;
-    if (ix->dtype != CLT_INT64)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: elements in indices should be type int64 but got: %s", fn,
-                          clt_dtype_name(ix->dtype));
-    if (x->ndim != 4 && x->ndim != 5)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Input to max_unpooling3d should be a 4d or 5d Tensor, but got a "
-                          "tensor with %d dimensions.",
-                          fn, x->ndim);
-    if (x->ndim != ix->ndim || memcmp(x->shape, ix->shape, sizeof(int64_t) * (size_t)x->ndim))
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Expected shape of indices to be same as that of the input tensor "
-                          "(%s) but got indices tensor with shape: %s",
-                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
-                          clt__shape_str(s2, sizeof s2, ix->ndim, ix->shape));
-    for (int d = x->ndim - 4; d < x->ndim; d++)
-        if (x->shape[d] == 0)
-            return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                              "%s: Expected input to have non-zero size for non-batch "
-                              "dimensions, but got %s with dimension %d being empty.",
-                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
-    for (int d = 0; d < 3; d++) {
-        int64_t kd = kernel[d], sd = stride && stride[d] ? stride[d] : kd;
-        int64_t pd = padding ? padding[d] : 0, in = x->shape[x->ndim - 3 + d];
-        if (kd <= 0 || sd <= 0 || pd < 0 || kd > INT32_MAX || sd > INT32_MAX ||
-            pd > INT32_MAX || in > INT32_MAX)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: kernel_size %lld, stride %lld and padding %lld of dimension "
-                              "%d: expected positive sizes and padding >= 0",
-                              fn, (long long)kd, (long long)sd, (long long)pd, d);
-        int64_t def = (in - 1) * sd + kd - 2 * pd;
-        size[d] = output_size ? output_size[d] : def;
-        if (output_size && !(def - sd < size[d] && size[d] < def + sd))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: invalid output_size (dim %d must be between %lld and %lld, "
-                              "got %lld)",
-                              fn, d, (long long)(def - sd), (long long)(def + sd),
-                              (long long)size[d]);
-        if (size[d] <= 0)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: output size %lld of dimension %d is too small", fn,
-                              (long long)size[d], d);
-    }
-    /* the volume must count in int64, as the plane of values it is scattered into */
-    if (size[0] > INT64_MAX / size[1] || size[0] * size[1] > INT64_MAX / size[2])
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: output size %lld x %lld x %lld passes int64", fn,
-                          (long long)size[0], (long long)size[1], (long long)size[2]);
-    return CLT_OK;
-}
-
 clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
                                  const clt_tensor *indices, const int64_t *kernel,
                                  const int64_t *stride, const int64_t *padding,
@@ -913,7 +850,8 @@ clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
     CLT__REQUIRE_ARG(indices, fn);
     CLT__REQUIRE_ARG(kernel, fn);
     int64_t size[3];
-    clt_status st = unpool3_size(fn, input, indices, kernel, stride, padding, output_size, size);
+    clt_status st =
+        clt__unpool_size(fn, 3, input, indices, kernel, stride, padding, output_size, size);
     if (st != CLT_OK)
         return st;
     /* each volume's values scattered over zeros at their flat indices (the
