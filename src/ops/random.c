@@ -615,6 +615,9 @@ static clt_status operand(const char *fn, const clt_tensor *p, clt_tensor **out)
     return clt__copy_as(fn, p, p->dtype, out);
 }
 
+static clt_status draw_from(const char *kernel, clt_generator *gen, const clt_tensor *p,
+                            clt_tensor **out, const char *fn);
+
 /* bernoulli(p) and poisson(rates): one new tensor of p's dtype and shape,
  * element i from p's element i. */
 static clt_status sample_from(const char *kernel, clt_generator *gen, const clt_tensor *p,
@@ -638,6 +641,16 @@ static clt_status sample_from(const char *kernel, clt_generator *gen, const clt_
                                            fn);
     if (st != CLT_OK)
         return st;
+    return draw_from(kernel, gen, p, out, fn);
+}
+
+/* One new tensor of p's dtype and shape, element i drawn by `kernel` (of
+ * cl/random.cl) from p's element i; the generator's draws given back on
+ * failure. */
+static clt_status draw_from(const char *kernel, clt_generator *gen, const clt_tensor *p,
+                            clt_tensor **out, const char *fn)
+{
+    clt_status st = CLT_OK;
     clt_tensor *c = NULL, *t = NULL;
     bool drawn = false;
     CLT__TRY(clt__result_new(fn, p->dev, p->dtype, p->ndim, p->shape, &t));
@@ -826,36 +839,7 @@ clt_status clt__standard_gamma(const char *fn, clt_generator *gen, const clt_ten
     if (!clt__dtype_is_float(alpha->dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: \"_standard_gamma\" not implemented for %s",
                           fn, clt_dtype_name(alpha->dtype));
-    clt_status st = CLT_OK;
-    clt_tensor *c = NULL, *t = NULL;
-    bool drawn = false;
-    CLT__TRY(clt__result_new(fn, alpha->dev, alpha->dtype, alpha->ndim, alpha->shape, &t));
-    if (t->numel > 0) {
-        const char *opts = random_options(alpha->dtype);
-        if (opts == NULL) {
-            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-            goto done;
-        }
-        CLT__TRY(operand(fn, alpha, &c));
-        reserved rs = reserve(gen, t->numel);
-        drawn = true;
-        cl_mem mo = clt__mem(t), mp = clt__mem(c);
-        cl_ulong n = (cl_ulong)t->numel;
-        size_t gws = (size_t)n;
-        clt__arg args[] = {CLT__ARG(mo),      CLT__ARG(mp),      CLT__ARG(n),
-                           CLT__ARG(rs.key0), CLT__ARG(rs.key1), CLT__ARG(rs.offset)};
-        CLT__TRY(clt__error_in(
-            clt__launch(alpha->dev, "random", opts, "standard_gamma", 1, &gws, NULL, 6, args),
-            fn));
-    }
-    *out = t;
-    t = NULL;
-done:
-    if (st != CLT_OK && drawn)
-        give_back(gen, alpha->numel);
-    clt_tensor_free(c);
-    clt_tensor_free(t);
-    return st == CLT_OK ? clt__ok() : st;
+    return draw_from("standard_gamma", gen, alpha, out, fn);
 }
 
 clt_status clt__standard_gamma_grad(const char *fn, const clt_tensor *g, const clt_tensor *alpha,
