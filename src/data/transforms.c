@@ -164,6 +164,17 @@ clt_status clt_tf_crop(const clt_tensor *x, int64_t top, int64_t left, int64_t h
     return crop_in(x, top, left, height, width, out, fn);
 }
 
+/* A crop's size: both positive (and far from overflowing the sums made
+ * with them). */
+static clt_status check_crop_size(int64_t height, int64_t width, const char *fn)
+{
+    if (height <= 0 || width <= 0 || height > INT64_MAX / 4 || width > INT64_MAX / 4)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: crop size %lld x %lld: sizes are positive", fn,
+                          (long long)height, (long long)width);
+    return CLT_OK;
+}
+
 /* Python's round() of d / 2 for d >= 0: halves to even. */
 static int64_t half_round_even(int64_t d)
 {
@@ -183,10 +194,9 @@ clt_status clt_tf_center_crop(const clt_tensor *x, int64_t height, int64_t width
     clt_status st = check_image(x, 2, fn);
     if (st != CLT_OK)
         return st;
-    if (height <= 0 || width <= 0 || height > INT64_MAX / 4 || width > INT64_MAX / 4)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: crop size %lld x %lld: sizes are positive", fn,
-                          (long long)height, (long long)width);
+    st = check_crop_size(height, width, fn);
+    if (st != CLT_OK)
+        return st;
     int nd = clt_tensor_ndim(x);
     int64_t H = clt_tensor_size(x, nd - 2), W = clt_tensor_size(x, nd - 1);
     /* Smaller than the crop: zeros around it first, (d // 2) before and
@@ -548,10 +558,9 @@ clt_status clt_tf_random_crop(clt_generator *gen, const clt_tensor *x, int64_t h
     clt_status st = check_batch(x, 3, fn);
     if (st != CLT_OK)
         return st;
-    if (height <= 0 || width <= 0 || height > INT64_MAX / 4 || width > INT64_MAX / 4)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: crop size %lld x %lld: sizes are positive", fn,
-                          (long long)height, (long long)width);
+    st = check_crop_size(height, width, fn);
+    if (st != CLT_OK)
+        return st;
     if (npadding > 0)
         CLT__REQUIRE_ARG(padding, fn);
     int nd = clt_tensor_ndim(x);
