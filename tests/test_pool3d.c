@@ -650,10 +650,9 @@ Test(pool3d, padding_layers_against_a_host_loop)
     fill_distinct(x, 60, 13);
     const int64_t pads[6] = {2, 1, 0, 3, 1, 2};
     typedef clt_status (*mk)(const int64_t *, clt_module **);
-    const mk reflect[3] = {clt_reflection_pad1d_layer, clt_reflection_pad2d_layer,
-                           clt_reflection_pad3d_layer};
-    const mk replicate[3] = {clt_replication_pad1d_layer, clt_replication_pad2d_layer,
-                             clt_replication_pad3d_layer};
+    const mk makers[2][3] = {
+        {clt_reflection_pad1d_layer, clt_reflection_pad2d_layer, clt_reflection_pad3d_layer},
+        {clt_replication_pad1d_layer, clt_replication_pad2d_layer, clt_replication_pad3d_layer}};
     const char *names[3][3] = {{"ConstantPad1d", "ConstantPad2d", "ConstantPad3d"},
                                {"ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"},
                                {"ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d"}};
@@ -679,7 +678,7 @@ Test(pool3d, padding_layers_against_a_host_loop)
                       : k == 2 ? clt_constant_pad2d_layer(pads, 2.5, &m)
                                : clt_constant_pad3d_layer(pads, 2.5, &m));
             else
-                CHECK((mode == 1 ? reflect : replicate)[k - 1](pads, &m));
+                CHECK(makers[mode - 1][k - 1](pads, &m));
             cr_assert_str_eq(clt_module_name(m), names[mode][k - 1]);
             clt_tensor *y = NULL;
             CHECK(clt_module_forward(m, t, &y));

@@ -325,7 +325,9 @@ static clt_status fill_failed(clt_status st)
 
 static size_t batch_bytes(const clt_dataloader *dl, int64_t count, size_t *xb)
 {
-    *xb = dl->px.sample_bytes * (size_t)count;
+    /* the labels start at a multiple of 64 bytes, aligned for every dtype
+     * whatever the samples' size (int64 labels after 3 floats a sample) */
+    *xb = (dl->px.sample_bytes * (size_t)count + 63) / 64 * 64;
     return *xb + (dl->py.present ? dl->py.sample_bytes * (size_t)count : 0);
 }
 
@@ -449,8 +451,9 @@ static void workers_stop(clt_dataloader *dl)
 static clt_status upload(clt_dataloader *dl, staging *s, int64_t count)
 {
     clt_status st = CLT_OK;
-    size_t xb, all = batch_bytes(dl, count, &xb), yb = all - xb;
-    unsigned char *hx = s->mem, *hy = hx + xb;
+    size_t yoff, all = batch_bytes(dl, count, &yoff), yb = all - yoff;
+    size_t xb = dl->px.sample_bytes * (size_t)count;
+    unsigned char *hx = s->mem, *hy = hx + yoff;
     batch b = {0};
     CLT__TRY(clt__error_in(new_batch_tensor(dl, &dl->px, count, &b.x), "clt_dataloader_next"));
     CLT__TRY(clt__write_async(b.x, hx, xb, &s->ev[0], "clt_dataloader_next"));
@@ -897,7 +900,7 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           fn, (long long)entries, entry);
     if (__builtin_mul_overflow(tmpl->px.sample_bytes, (size_t)most, &xb) ||
         __builtin_mul_overflow(tmpl->py.sample_bytes, (size_t)most, &yb) ||
-        __builtin_add_overflow(xb, yb, &all) || all > (size_t)INT64_MAX)
+        __builtin_add_overflow(xb, yb + 63, &all) || all > (size_t)INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: batches of %lld samples of %zu (x) and %zu (y) bytes, out of "
                           "%lld, pass what size_t and int64 hold",

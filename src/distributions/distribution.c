@@ -780,9 +780,13 @@ static clt_status extended(const char *fn, const clt_distribution *d, int ndim,
         if (shape[k] < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: negative sample size %lld", fn,
                               (long long)shape[k]);
-    memcpy(ext, shape, (size_t)ndim * sizeof *ext);
-    memcpy(ext + ndim, d->batch_shape, (size_t)d->batch_ndim * sizeof *ext);
-    memcpy(ext + ndim + d->batch_ndim, d->event_shape, (size_t)d->event_ndim * sizeof *ext);
+    /* (an empty shape may come as NULL: memcpy must not see it) */
+    if (ndim > 0)
+        memcpy(ext, shape, (size_t)ndim * sizeof *ext);
+    if (d->batch_ndim > 0)
+        memcpy(ext + ndim, d->batch_shape, (size_t)d->batch_ndim * sizeof *ext);
+    if (d->event_ndim > 0)
+        memcpy(ext + ndim + d->batch_ndim, d->event_shape, (size_t)d->event_ndim * sizeof *ext);
     return CLT_OK;
 }
 
