@@ -7007,7 +7007,8 @@ static void op_conv3d(fz *f)
         }
         if (st != CLT_OK && (m != NULL || clt_last_error()[0] == '\0'))
             die(f, "a layer's failure left a module or no message");
-        x = input_near(f, d, chance(f, 80) ? nd : nd - 1, chance(f, 80) ? shape : shape + 1);
+        int unbatched = chance(f, 20); /* [C, ...]: the shape past its batch size */
+        x = input_near(f, d, unbatched ? nd - 1 : nd, unbatched ? shape + 1 : shape);
         if (st == CLT_OK)
             CALL("clt_module_forward", clt_module_forward(m, x, op));
         else
