@@ -722,7 +722,8 @@ static void op_create(fz *f)
         break;
     }
     case 4: {
-        size_t bytes = numel > 0 && numel <= 4096 ? (size_t)numel * 8 : 64;
+        /* 16 bytes an element: complex128's */
+        size_t bytes = numel > 0 && numel <= 4096 ? (size_t)numel * 16 : 64;
         uint8_t *data = malloc(bytes);
         for (size_t i = 0; i < bytes; i++)
             data[i] = dt == CLT_BOOL ? (uint8_t)(in_below(&f->in, 2)) : (uint8_t)in_u64(&f->in);
@@ -1291,7 +1292,10 @@ static void op_unary(fz *f)
     clt_dtype dt = clt_tensor_dtype(a);
     switch (pick(f, 61)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
-    case 1: CALL("clt_abs", clt_abs(a, op)); break;
+    case 1:
+        CALL("clt_abs", clt_abs(a, op));
+        dt = dt == CLT_COMPLEX64 ? CLT_FLOAT32 : dt == CLT_COMPLEX128 ? CLT_FLOAT64 : dt;
+        break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
     case 3: CALL("clt_exp", clt_exp(a, op)); dt = floatify(dt); break;
     case 4: CALL("clt_log", clt_log(a, op)); dt = floatify(dt); break;
