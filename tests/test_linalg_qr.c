@@ -840,3 +840,37 @@ Test(linalg_qr, householder_product_gradients)
     free(a);
     free(t);
 }
+
+/* matrix_power's powers are handles of their own: in a scope, its result
+ * and its input are both freed when the scope ends (its result used to
+ * leave the scope, a retained handle having been freed in its place). */
+Test(linalg_qr, matrix_power_in_a_scope_leaves_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    for (int64_t n = 1; n <= 5; n++) {
+        clt_scope_begin();
+        const double v[4] = {1, 2, 3, 4};
+        clt_tensor *a = NULL, *p = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 2}, v, &a));
+        CHECK(clt_set_requires_grad(a, 1));
+        CHECK(clt_linalg_matrix_power(a, n, &p));
+        /* [[1, 2], [3, 4]]^n by repeated products on the host */
+        double want[4] = {1, 0, 0, 1}, got[4];
+        for (int64_t k = 0; k < n; k++) {
+            double w[4] = {want[0] * 1 + want[1] * 3, want[0] * 2 + want[1] * 4,
+                           want[2] * 1 + want[3] * 3, want[2] * 2 + want[3] * 4};
+            memcpy(want, w, sizeof w);
+        }
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        for (int k = 0; k < 4; k++)
+            cr_assert_float_eq(got[k], want[k], 1e-9, "n %lld element %d", (long long)n, k);
+        clt_scope_end();
+    }
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
+                 (unsigned long long)(after.requested - before.requested));
+}

@@ -619,8 +619,8 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
     }
     if (n < 0)
         CLT__TRY(clt_linalg_inv(a, &base));
-    else
-        base = share(a);
+    else /* a handle of its own, as z's and res's below */
+        CLT__TRY(clt__alias_history(a, &base));
     uint64_t k = n < 0 ? -(uint64_t)n : (uint64_t)n;
     if (k == 1) {
         CLT__TRY(clt_clone(base, out));
@@ -631,14 +631,16 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
     while (k > 0) {
         bool bit = k & 1;
         k >>= 1;
+        /* each a handle of its own (one retained and freed would take the
+         * scope's reference of the other) */
         if (z)
             CLT__TRY(times(fn, &z, z));
         else
-            z = share(base);
+            CLT__TRY(clt__alias_history(base, &z));
         if (bit && res)
             CLT__TRY(times(fn, &res, z));
         else if (bit)
-            res = share(z);
+            CLT__TRY(clt__alias_history(z, &res));
     }
     *out = res;
     res = NULL;
