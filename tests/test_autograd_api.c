@@ -801,3 +801,49 @@ Test(functional, strict_and_create_graph)
     clt_tensor_free(in[0]);
     clt_tensor_free(in[1]);
 }
+
+/* The identity, returning its input itself (retained, as the functional
+ * API's contract asks). */
+static clt_status same_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                          size_t *m)
+{
+    (void)user;
+    (void)n;
+    out[0] = clt_tensor_retain(in[0]);
+    *m = 1;
+    return CLT_OK;
+}
+
+/* An input of an open scope returned as an output stays the scope's: the
+ * gradient checks and the functional API released the output with
+ * clt_tensor_free, which took the scope's reference, so the scope never
+ * freed the input (fuzz seed 3). The Jacobian is the identity. */
+Test(gradcheck, input_returned_as_output_stays_in_its_scope)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    const double x[3] = {0.5, -1.5, 2.0};
+    CHECK(clt_scope_begin());
+    clt_tensor *in = tensor_of(dev, CLT_FLOAT64, 1, sh3, x); /* the scope's */
+    CHECK(clt_set_requires_grad(in, 1));
+    CHECK(clt_gradcheck(same_fn, NULL, &in, 1, NULL));
+    clt_tensor **jac = NULL;
+    size_t m = 0;
+    CHECK(clt_jacobian(same_fn, NULL, &in, 1, NULL, &jac, &m));
+    cr_assert_eq(m, 1);
+    double j[9];
+    CHECK(clt_tensor_read(jac[0], j, sizeof j));
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            cr_assert_eq(j[r * 3 + c], r == c ? 1.0 : 0.0, "jac[%d][%d] = %g", r, c,
+                         j[r * 3 + c]);
+    clt_tensor_free(jac[0]);
+    clt_free(jac);
+    clt_scope_end();
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.allocated, before.allocated, "%llu bytes still allocated, %llu before",
+                 (unsigned long long)after.allocated, (unsigned long long)before.allocated);
+}

@@ -177,10 +177,13 @@ clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *sav
  * failed without one, refuses more than max outputs (*nout is then max,
  * for the caller to free them) and NULL ones, and makes mine[s] a fresh
  * handle on each (a callback may return an input itself) unless mine is
- * NULL.  The caller
+ * NULL.  An output that is one of the callback's inputs in[0 .. nin) (fn
+ * retained it) is swapped for a handle of the library's own, with its
+ * history, so that the caller releases every out with clt_tensor_free
+ * without taking the reference of the input's scope.  The caller
  * releases outs and mine (src/autograd/checkpoint.c). */
 clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout, size_t max,
-                                 clt_tensor **mine);
+                                 clt_tensor **mine, clt_tensor *const *in, size_t nin);
 
 
 /* max_unpool's checks and output size for the last k (1, 2, 3) dims of x

@@ -136,7 +136,7 @@ done:
 }
 
 clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout, size_t max,
-                                 clt_tensor **mine)
+                                 clt_tensor **mine, clt_tensor *const *in, size_t nin)
 {
     if (st != CLT_OK) {
         if (clt_last_error()[0] == '\0')
@@ -152,6 +152,27 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
     for (size_t s = 0; s < *nout; s++) {
         if (outs[s] == NULL)
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "the function's output %zu is NULL", s);
+        /* An input returned as an output was retained by fn: its handle
+         * is the caller's (perhaps a scope's), which clt_tensor_free would
+         * take.  Swap in a handle of our own and drop fn's reference. */
+        for (size_t k = 0; k < nin; k++)
+            if (outs[s] == in[k]) {
+                clt_tensor *own = NULL;
+                st = clt__alias_history(outs[s], &own);
+                clt__tensor_unref(outs[s]);
+                outs[s] = own;
+                if (st != CLT_OK) {
+                    for (size_t r = s + 1; r < *nout; r++)
+                        for (size_t q = 0; q < nin; q++)
+                            if (outs[r] == in[q]) {
+                                clt__tensor_unref(outs[r]);
+                                outs[r] = NULL;
+                                break;
+                            }
+                    return st;
+                }
+                break;
+            }
         /* A fresh handle: fn may have returned an input itself. */
         if (mine && (st = clt__alias(outs[s], &mine[s])) != CLT_OK)
             return st;
@@ -236,7 +257,7 @@ clt_status clt_checkpoint(clt_checkpoint_fn fn, void *user, clt_tensor *const *i
         clt_status ost = clt__observe_end(interrupted, &obs, &nobs);
         st = st != CLT_OK ? st : ost;
     }
-    CLT__TRY(clt__callback_outputs(st, outs, &nout, CLT_CHECKPOINT_MAX_OUTPUTS, mine));
+    CLT__TRY(clt__callback_outputs(st, outs, &nout, CLT_CHECKPOINT_MAX_OUTPUTS, mine, inputs, n));
     if (recording) {
         CLT__TRY(node_inputs(inputs, n, obs, nobs, &in, &nin));
         c->n = n;

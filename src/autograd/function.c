@@ -304,7 +304,7 @@ clt_status clt_function_apply(const clt_function *fn, void *user, clt_tensor *co
     st = fn->forward(c, user, inputs, n, outs, &nout);
     clt_set_grad_enabled(was);
     c->stage = STAGE_NONE;
-    CLT__TRY(clt__callback_outputs(st, outs, &nout, CLT_FUNCTION_MAX_OUTPUTS, mine));
+    CLT__TRY(clt__callback_outputs(st, outs, &nout, CLT_FUNCTION_MAX_OUTPUTS, mine, inputs, n));
     c->nout = nout;
     for (size_t s = 0; s < CLT_FUNCTION_MAX_OUTPUTS; s++)
         if (c->nondiff[s] && s >= nout) {

@@ -79,7 +79,7 @@ static clt_status call(clt_functional_fn fn, void *user, clt_tensor *const *in, 
     *m = 0;
     clt__ok();
     clt_status st = fn(user, in, n, outs, m);
-    st = clt__callback_outputs(st, outs, m, MAXOUT, NULL);
+    st = clt__callback_outputs(st, outs, m, MAXOUT, NULL, in, n);
     if (st != CLT_OK)
         free_all(outs, *m);
     if (st != CLT_OK)

@@ -25,8 +25,8 @@ static clt_status run(clt_functional_fn fn, void *user, clt_tensor *const *in, s
     int was = clt_set_grad_enabled(1);
     clt__ok();
     clt_status st = fn(user, in, n, outs, m);
+    st = clt__callback_outputs(st, outs, m, MAXOUT, NULL, in, n);
     clt_set_grad_enabled(was);
-    st = clt__callback_outputs(st, outs, m, MAXOUT, NULL);
     if (st != CLT_OK) {
         free_all(outs, *m);
         *m = 0;
