@@ -7286,14 +7286,15 @@ static void op_data2(fz *f)
         c = odd_sizes[pick(f, N_ODD_SHAPE)];
     int64_t pad[4] = {(int64_t)pick(f, 3), (int64_t)pick(f, 3), (int64_t)pick(f, 3) - 1,
                       (int64_t)pick(f, 3)};
-    double ms[4] = {rand_scalar(f), 1.0, chance(f, 20) ? rand_scalar(f) : 2.0, 0.5};
+    /* means then stds, 3 each: normalize reads c (1 to 3) of each */
+    double ms[6] = {rand_scalar(f), 1.0, -0.5, chance(f, 20) ? rand_scalar(f) : 2.0, 0.5, 0.25};
     double scale[2] = {chance(f, 5) ? rand_scalar(f) : 0.1, 0.9};
     double ratio[2] = {0.5, chance(f, 5) ? rand_scalar(f) : 2.0};
     clt_pad_mode mode = (clt_pad_mode)pick(f, 4);
     clt_interp_mode im = (clt_interp_mode)pick(f, 7);
     switch (pick(f, 13)) {
     case 0:
-        CALL("clt_tf_normalize", clt_tf_normalize(x, ms, ms + 2, 1 + (int)pick(f, 3), op));
+        CALL("clt_tf_normalize", clt_tf_normalize(x, ms, ms + 3, 1 + (int)pick(f, 3), op));
         break;
     case 1:
         CALL("clt_tf_hflip", clt_tf_hflip(x, op));
