@@ -874,3 +874,37 @@ Test(linalg_qr, matrix_power_in_a_scope_leaves_nothing)
     cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
                  (unsigned long long)(after.requested - before.requested));
 }
+
+/* multi_dot's operands are handles of its own: in a scope, its inputs and
+ * result are all freed when the scope ends (retained inputs freed with
+ * clt_tensor_free took the scope's references, and the inputs stayed). */
+Test(linalg_qr, multi_dot_in_a_scope_leaves_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    for (int grad = 0; grad < 2; grad++) {
+        clt_scope_begin();
+        const double a[4] = {1, 2, 3, 4}, b[2] = {5, -1}, c[2] = {0.5, 2};
+        clt_tensor *ta = NULL, *tb = NULL, *tc = NULL, *r = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){2}, b, &tb));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 2}, a, &ta));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){2}, c, &tc));
+        CHECK(clt_set_requires_grad(ta, grad));
+        const clt_tensor *ts[3] = {tb, ta, tc};
+        CHECK(clt_linalg_multi_dot(ts, 3, &r));
+        /* b^T A c on the host */
+        double want = 0, got = 0;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                want += b[i] * a[i * 2 + j] * c[j];
+        CHECK(clt_tensor_read(r, &got, sizeof got));
+        cr_assert_float_eq(got, want, 1e-12, "grad %d: %g, want %g", grad, got, want);
+        clt_scope_end();
+    }
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
+                 (unsigned long long)(after.requested - before.requested));
+}

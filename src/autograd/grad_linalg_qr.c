@@ -18,11 +18,12 @@ static clt_status mT(const clt_tensor *t, clt_tensor **out)
     return clt__transpose(t, -2, -1, out, bw_fn);
 }
 
-/* Another reference to t, its autograd state included (clt__alias makes a
- * handle without it: the graph would stop there). */
-static clt_tensor *share(const clt_tensor *t)
+/* A handle of our own on t, its autograd state included (clt__alias makes
+ * one without it: the graph would stop there).  Not a retained t: freeing
+ * that with clt_tensor_free would take the reference of t's scope. */
+static clt_status share(const clt_tensor *t, clt_tensor **out)
 {
-    return clt_tensor_retain((clt_tensor *)t);
+    return clt__alias_history(t, out);
 }
 
 /* ---- qr ------------------------------------------------------------------- */
@@ -656,10 +657,8 @@ done:
 static clt_status chain(const char *fn, clt_tensor *const *ms, const size_t *s, size_t n, size_t i,
                         size_t j, clt_tensor **out)
 {
-    if (i == j) {
-        *out = share(ms[i]);
-        return CLT_OK;
-    }
+    if (i == j)
+        return share(ms[i], out);
     clt_tensor *l = NULL, *r = NULL;
     size_t k = s[i * n + j];
     clt_status st = chain(fn, ms, s, n, i, k, &l);
@@ -750,7 +749,7 @@ clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n, clt_
         else if (i == n - 1 && last1)
             CLT__TRY(clt__unsqueeze_rec(fn, tensors[i], 1, &ms[i]));
         else
-            ms[i] = share(tensors[i]);
+            CLT__TRY(share(tensors[i], &ms[i]));
     p[0] = ms[0]->shape[0];
     for (size_t i = 0; i < n; i++) {
         if (ms[i]->shape[0] != p[i]) {
