@@ -723,3 +723,32 @@ Test(products, einsum_refusals)
     clt_tensor_free(a);
     clt_tensor_free(b);
 }
+
+/* einsum's operands are handles of its own: in a scope, its operands and
+ * result are all freed when the scope ends (a retained operand freed with
+ * clt_tensor_free took the scope's reference, and the operand stayed). */
+Test(products, einsum_in_a_scope_leaves_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    for (int grad = 0; grad < 2; grad++) {
+        clt_scope_begin();
+        const double a[4] = {1, 2, 3, 4}, b[2] = {5, -1};
+        clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 2}, a, &ta));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){2}, b, &tb));
+        CHECK(clt_set_requires_grad(ta, grad));
+        const clt_tensor *ops[2] = {ta, tb};
+        CHECK(clt_einsum("ii,i->", ops, 2, &r)); /* trace-weighted: sum_i A_ii b_i */
+        double got = 0, want = a[0] * b[0] + a[3] * b[1];
+        CHECK(clt_tensor_read(r, &got, sizeof got));
+        cr_assert_float_eq(got, want, 1e-12, "grad %d: %g, want %g", grad, got, want);
+        clt_scope_end();
+    }
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
+                 (unsigned long long)(after.requested - before.requested));
+}

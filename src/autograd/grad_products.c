@@ -657,8 +657,12 @@ static clt_status ein_sum(clt_tensor **t, int d, int keepdim, const char *fn)
 static clt_status ein_align(const ein_plan *p, const clt_tensor *x, int k, int *dims, int m,
                             clt_tensor **out, const char *fn)
 {
-    clt_status st = CLT_OK;
-    clt_tensor *t = clt_tensor_retain((clt_tensor *)x), *r = NULL;
+    /* a handle of our own: a retained x freed with clt_tensor_free would
+     * take the reference of x's scope */
+    clt_tensor *t = NULL, *r = NULL;
+    clt_status st = clt__alias_history(x, &t);
+    if (st != CLT_OK)
+        return st;
     for (int a = 0; a < m; a++)
         for (int b = a + 1; b < m; b++) {
             if (dims[a] != dims[b])
