@@ -299,8 +299,28 @@ Test(amp, disabled_is_the_plain_step)
     cr_assert_eq(clt_grad_scaler_get_scale(s), 1.0);
     clt_tensor *p = param(dev, P0), *out;
     CHECK(clt_grad_scaler_scale(s, p, &out));
-    cr_assert_eq(out, p);
+    /* p itself, through a handle of its own */
+    float ho[N];
+    CHECK(clt_tensor_read(out, ho, sizeof ho));
+    for (int k = 0; k < N; k++)
+        cr_assert_eq(ho[k], P0[k]);
+    cr_assert_eq(clt_requires_grad(out), 1);
     clt_tensor_free(out);
+    /* a loss made in a scope goes with the scope, the scaled handle released
+     * (it was p retained: releasing it took the scope's reference) */
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    CHECK(clt_scope_begin());
+    clt_tensor *loss = NULL;
+    CHECK(clt_mul_scalar(p, 3.0, &loss));
+    CHECK(clt_grad_scaler_scale(s, loss, &out));
+    clt_tensor_free(out);
+    clt_scope_end();
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes left in tensors",
+                 (unsigned long long)(after.requested - before.requested));
     clt_optimizer *opt = sgd(&p, 1);
     scaled_backward(s, p, 1.0);
     int stepped = 0;

@@ -767,9 +767,10 @@ CLT_API clt_status clt_grad_scaler_new(const clt_grad_scaler_opts *opts, clt_gra
 
 /* scaler.scale(loss): loss times the scale, a new tensor recorded by
  * autograd (torch's MulBackward0; the gradients of a backward pass from it
- * are scaled by the same factor).  Disabled: a new reference to loss
- * itself.  As clt_mul_scalar otherwise (floating dtypes).  New tensor:
- * release with clt_tensor_free. */
+ * are scaled by the same factor).  Disabled: loss itself through a new
+ * handle (its data and history; releasing the handle leaves loss and its
+ * scope alone).  As clt_mul_scalar otherwise (floating dtypes).  New
+ * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad_scaler_scale(clt_grad_scaler *s, const clt_tensor *loss,
                                          clt_tensor **out);
 

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "autograd/autograd.h"
 #include "optim/optim.h"
 
 /* The stages of torch's _per_optimizer_states. */
@@ -113,8 +114,10 @@ clt_status clt_grad_scaler_scale(clt_grad_scaler *s, const clt_tensor *loss, clt
     CLT__REQUIRE_ARG(s, fn);
     CLT__REQUIRE_ARG(loss, fn);
     if (!s->o.enabled) {
-        *out = clt_tensor_retain((clt_tensor *)loss);
-        return clt__ok();
+        /* loss itself, through a handle of its own: a retained loss
+         * released with clt_tensor_free would take its scope's reference */
+        clt_status st = clt__alias_history(loss, out);
+        return st == CLT_OK ? clt__ok() : st;
     }
     if (!clt__dtype_is_float(loss->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
