@@ -644,6 +644,10 @@ void clt__scope_disown(clt_tensor *t);
  * releases the rest; on failure sets *out to NULL.  Returns the status
  * (src/tensor/scope.c). */
 clt_status clt__scope_finish(clt_status st, clt_tensor **out);
+/* The same for n tensors: when st is CLT_OK each of ts[0 .. n) leaves the
+ * scope about to end; on failure (st, or a keep that failed) they go with
+ * it, those already kept included (the caller clears its pointers). */
+clt_status clt__scope_finish_all(clt_status st, clt_tensor **ts, size_t n);
 
 /* Marks an in-place write to t's storage (every handle and view on it). */
 static inline void clt__version_bump(const clt_tensor *t)

@@ -238,20 +238,6 @@ clt_status clt_broadcast_shapes(const int *ndims, const int64_t *const *shapes, 
     return CLT_OK;
 }
 
-/* Takes each of the n tensors out of the scope about to end; on failure
- * they go with it (the caller clears its pointers). */
-static clt_status keep_all(clt_status st, clt_tensor **ts, size_t n)
-{
-    for (size_t k = 0; st == CLT_OK && k < n; k++)
-        st = clt_scope_keep(ts[k]);
-    if (st != CLT_OK)
-        for (size_t k = 0; k < n; k++)
-            if (ts[k] && ts[k]->scope == NULL)
-                clt_tensor_free(ts[k]);
-    clt_scope_end();
-    return st;
-}
-
 clt_status clt_broadcast_tensors(const clt_tensor *const *ts, size_t n, clt_tensor ***outs,
                                  size_t *nout)
 {
@@ -293,7 +279,7 @@ clt_status clt_broadcast_tensors(const clt_tensor *const *ts, size_t n, clt_tens
     for (size_t k = 0; k < n; k++)
         CLT__TRY(clt__expand_rec(fn, ts[k], nd, shape, &arr[k]));
 done:
-    st = keep_all(st, arr, n);
+    st = clt__scope_finish_all(st, arr, n);
     if (st != CLT_OK) {
         free(arr);
         return st;

@@ -13,17 +13,23 @@ static int64_t numel_of(const clt_tensor *t)
     return n;
 }
 
-/* Takes each of the n tensors out of the scope about to end; on failure
- * they go with it (the caller clears its pointers). */
-static clt_status keep_all(clt_status st, clt_tensor **ts, size_t n)
+/* The end of a histogram's scope: on success h and the D edges in edges
+ * leave it (clt__scope_finish_all) and *hist = h; on failure (st, or a failed keep) the
+ * scope ends with everything in it. */
+static clt_status keep_hist(clt_status st, clt_tensor *h, clt_tensor *const *edges, int D,
+                            clt_tensor **hist)
 {
-    for (size_t k = 0; st == CLT_OK && k < n; k++)
-        st = clt_scope_keep(ts[k]);
-    if (st != CLT_OK)
-        for (size_t k = 0; k < n; k++)
-            if (ts[k] && ts[k]->scope == NULL)
-                clt_tensor_free(ts[k]);
-    clt_scope_end();
+    if (st != CLT_OK) {
+        clt_scope_end();
+        return st;
+    }
+    clt_tensor *all[CLT_MAX_DIMS + 1];
+    all[0] = h;
+    for (int d = 0; d < D; d++)
+        all[d + 1] = edges[d];
+    st = clt__scope_finish_all(st, all, (size_t)D + 1);
+    if (st == CLT_OK)
+        *hist = h;
     return st;
 }
 
@@ -159,7 +165,7 @@ clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing
         CLT__TRY(clt__cat_rec(fn, (const clt_tensor *[]){pre, c, app}, 3, d, &arr[k]));
     }
 done:
-    st = keep_all(st, arr, (size_t)nd);
+    st = clt__scope_finish_all(st, arr, (size_t)nd);
     if (st != CLT_OK) {
         free(arr);
         return st;
@@ -334,7 +340,7 @@ clt_status clt_gradient_coords(const clt_tensor *t, const clt_tensor *const *coo
         CLT__TRY(clt__cat_rec(fn, (const clt_tensor *[]){pre, center, app}, 3, d, &arr[k]));
     }
 done:
-    st = keep_all(st, arr, (size_t)nd);
+    st = clt__scope_finish_all(st, arr, (size_t)nd);
     if (st != CLT_OK) {
         free(arr);
         return st;
@@ -497,19 +503,8 @@ static clt_status hist_core(const char *fn, const clt_tensor *x2, int D, const i
         }
     }
 done:
-    if (st == CLT_OK) {
-        clt_tensor *all[CLT_MAX_DIMS + 1];
-        all[0] = h;
-        for (int d = 0; d < D; d++)
-            all[d + 1] = eout[d];
-        st = keep_all(st, all, (size_t)D + 1);
-        if (st == CLT_OK) {
-            *hist = h;
-            return CLT_OK;
-        }
-    } else {
-        clt_scope_end();
-    }
+    if ((st = keep_hist(st, h, eout, D, hist)) == CLT_OK)
+        return CLT_OK;
     for (int d = 0; d < D; d++)
         eout[d] = NULL;
     return st;
@@ -557,16 +552,8 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
         CLT__TRY(clt__reshape_rec(fn, weight, 1, (int64_t[]){N}, &wf));
     CLT__TRY(hist_core(fn, x2, 1, &bins, edges ? &edges : NULL, range, wf, density, &h, &e));
 done:
-    if (st == CLT_OK) {
-        clt_tensor *both[2] = {h, e};
-        st = keep_all(st, both, 2);
-        if (st == CLT_OK) {
-            *hist = h;
-            *bin_edges = e;
-        }
-        return st;
-    }
-    clt_scope_end();
+    if ((st = keep_hist(st, h, &e, 1, hist)) == CLT_OK)
+        *bin_edges = e;
     return st;
 }
 
@@ -631,20 +618,10 @@ clt_status clt_histogramdd(const clt_tensor *x, const int64_t *bins,
         CLT__TRY(clt__reshape_rec(fn, weight, 1, (int64_t[]){N}, &wf));
     CLT__TRY(hist_core(fn, x2, (int)D, edges ? NULL : bins, edges, range, wf, density, &h, arr));
 done:
-    if (st == CLT_OK) {
-        clt_tensor *all[CLT_MAX_DIMS + 1];
-        all[0] = h;
-        for (int64_t d = 0; d < D; d++)
-            all[d + 1] = arr[d];
-        st = keep_all(st, all, (size_t)D + 1);
-        if (st == CLT_OK) {
-            *hist = h;
-            *bin_edges = arr;
-            *n = (size_t)D;
-            return CLT_OK;
-        }
-    } else {
-        clt_scope_end();
+    if ((st = keep_hist(st, h, arr, (int)D, hist)) == CLT_OK) {
+        *bin_edges = arr;
+        *n = (size_t)D;
+        return CLT_OK;
     }
     free(arr);
     return st;

@@ -111,6 +111,18 @@ void clt_scope_end(void)
     free(s);
 }
 
+clt_status clt__scope_finish_all(clt_status st, clt_tensor **ts, size_t n)
+{
+    for (size_t k = 0; st == CLT_OK && k < n; k++)
+        st = clt_scope_keep(ts[k]);
+    if (st != CLT_OK)
+        for (size_t k = 0; k < n; k++)
+            if (ts[k] && ts[k]->scope == NULL)
+                clt_tensor_free(ts[k]);
+    clt_scope_end();
+    return st;
+}
+
 clt_status clt__scope_finish(clt_status st, clt_tensor **out)
 {
     if (st == CLT_OK)
