@@ -166,8 +166,17 @@ clt_status clt_tf_crop(const clt_tensor *x, int64_t top, int64_t left, int64_t h
 
 /* A crop's size: both positive (and far from overflowing the sums made
  * with them). */
-static clt_status check_crop_size(int64_t height, int64_t width, const char *fn)
+static clt_status check_batch(const clt_tensor *x, int least, const char *fn);
+
+/* The entry checks of a crop: x an image of rank >= min_rank (a batch of
+ * them when batch), and a crop size both transforms accept. */
+static clt_status check_crop(const clt_tensor *x, int min_rank, bool batch, int64_t height,
+                             int64_t width, const char *fn)
 {
+    CLT__REQUIRE_ARG(x, fn);
+    clt_status st = batch ? check_batch(x, min_rank, fn) : check_image(x, min_rank, fn);
+    if (st != CLT_OK)
+        return st;
     if (height <= 0 || width <= 0 || height > INT64_MAX / 4 || width > INT64_MAX / 4)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: crop size %lld x %lld: sizes are positive", fn,
@@ -190,11 +199,7 @@ clt_status clt_tf_center_crop(const clt_tensor *x, int64_t height, int64_t width
     static const char fn[] = "clt_tf_center_crop";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(x, fn);
-    clt_status st = check_image(x, 2, fn);
-    if (st != CLT_OK)
-        return st;
-    st = check_crop_size(height, width, fn);
+    clt_status st = check_crop(x, 2, false, height, width, fn);
     if (st != CLT_OK)
         return st;
     int nd = clt_tensor_ndim(x);
@@ -554,11 +559,7 @@ clt_status clt_tf_random_crop(clt_generator *gen, const clt_tensor *x, int64_t h
     static const char fn[] = "clt_tf_random_crop";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(x, fn);
-    clt_status st = check_batch(x, 3, fn);
-    if (st != CLT_OK)
-        return st;
-    st = check_crop_size(height, width, fn);
+    clt_status st = check_crop(x, 3, true, height, width, fn);
     if (st != CLT_OK)
         return st;
     if (npadding > 0)
