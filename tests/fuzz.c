@@ -5056,7 +5056,10 @@ static void op_nnshape(fz *f)
         CALL("clt_unfold", clt_unfold(x, chance(f, 2) ? NULL : k, chance(f, 20) ? NULL : &fo, op));
         break;
     case 3: {
-        int64_t cs[3] = {N, C * k[0] * k[1], 1 + (int64_t)pick(f, 9)};
+        int64_t ck; /* C * k[0] * k[1], INT64_MAX past it (k may be huge) */
+        if (__builtin_mul_overflow(C, k[0], &ck) || __builtin_mul_overflow(ck, k[1], &ck))
+            ck = INT64_MAX;
+        int64_t cs[3] = {N, ck, 1 + (int64_t)pick(f, 9)};
         int small = 1; /* then mostly the right number of blocks */
         const int64_t *all[4] = {k, size, fo.dilation, fo.stride};
         for (int j = 0; j < 8; j++)
@@ -6105,7 +6108,15 @@ static void op_autograd_api(fz *f)
     clt_tensor *ins[3] = {NULL}, *made[3] = {NULL};
     size_t n = pick(f, 4);
     int64_t total = 0;
-    int mode[2] = {af_modes[chance(f, 70) ? pick(f, 3) : pick(f, AF_COUNT)], (int)pick(f, 60)};
+    /* A custom function's node keeps mode (its user pointer) for as long as
+     * its outputs live in the pool, and a later group may run its backward:
+     * modes live in a ring, never on this frame (a ring slot reused changes
+     * what an old node's backward does, which is still a valid call). */
+    static int modes[4096][2];
+    static unsigned next_mode;
+    int *mode = modes[next_mode++ % 4096];
+    mode[0] = af_modes[chance(f, 70) ? pick(f, 3) : pick(f, AF_COUNT)];
+    mode[1] = (int)pick(f, 60);
     for (size_t j = 0; j < n; j++) {
         if (chance(f, 50)) {
             int i = grad_slot(f, 0);
