@@ -9794,6 +9794,8 @@ def half():
            lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [a])
         hr("norm %r of 3000s" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
            lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [huge])
+        hr("norm %r of values to 400" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
+           lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [a * 100])
         hr("norm dim %r" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_, 1),
            lambda p, o, o_=ordv: L.clt_vector_norm_dim(p, o_, 1, 0, o), [a])
     hr("logsumexp", lambda x: torch.logsumexp(x, 1), lambda p, o: L.clt_logsumexp(p, 1, 0, o),
@@ -9851,6 +9853,11 @@ def half():
     ties = torch.tensor([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65519.0, 65520.0, -65520.0, 2 ** -25,
                          3 * 2 ** -26, 2 ** -24, 1e-8, -2 ** -25, 5 * 2 ** -26, 2049.0, 2051.0,
                          float("nan"), float("inf"), -0.0, 1e30, 0.1, 2 ** -14 - 2 ** -25])
+    # float64 goes through float32 as torch's c10::Half(float(x)): rounded twice
+    hc("cast float64 to half, twice rounded", lambda x: x.half(),
+       lambda p, o: L.clt_to_dtype(p, F16, o),
+       [torch.tensor([1 + 2 ** -11 + 2 ** -40, 1 + 2 ** -11 - 2 ** -40, 65519.99,
+                      2 ** -25 + 2 ** -50], dtype=torch.float64)], tol="exact")
     for dt in (torch.float32, torch.float64):
         hc("cast %s to half" % dn(dt), lambda x: x.half(), lambda p, o: L.clt_to_dtype(p, F16, o),
            [ties.to(dt)], tol="exact")
