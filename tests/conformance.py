@@ -9830,25 +9830,37 @@ def half():
     hc("softmax wide", lambda x: torch.softmax(x, 1), lambda p, o: L.clt_softmax(p, 1, o),
        [_hdata((4, 3000))])
     ln = (9,)
-    refused("layer_norm", lambda p, w, bb, o: L.clt_layer_norm(p, 1, shape_arr(ln), w, bb, 1e-5, o),
-            [a * 3000, _hdata(ln), _hdata(ln)])
-    refused("group_norm", lambda p, w, bb, o: L.clt_group_norm(p, 2, w, bb, 1e-5, o),
-            [_hdata((3, 4, 5)) * 3000, _hdata((4,)), _hdata((4,))])
+    hr("layer_norm", lambda x, w, bb: F.layer_norm(x, ln, w, bb),
+       lambda p, w, bb, o: L.clt_layer_norm(p, 1, shape_arr(ln), w, bb, 1e-5, o),
+       [a * 3000, _hdata(ln), _hdata(ln)])
+    hr("layer_norm plain", lambda x: F.layer_norm(x, ln),
+       lambda p, o: L.clt_layer_norm(p, 1, shape_arr(ln), None, None, 1e-5, o), [a])
+    hr("group_norm", lambda x, w, bb: F.group_norm(x, 2, w, bb),
+       lambda p, w, bb, o: L.clt_group_norm(p, 2, w, bb, 1e-5, o),
+       [_hdata((3, 4, 5)) * 3000, _hdata((4,)), _hdata((4,))])
     # losses
     for rn in ("mean", "sum", "none"):
-        refused("mse " + rn, lambda p, q, o, rn=rn: L.clt_mse_loss(p, q, RED[rn], o), [a, b])
-        refused("l1 " + rn, lambda p, q, o, rn=rn: L.clt_l1_loss(p, q, RED[rn], o), [a, b])
-        refused("smooth_l1 " + rn, lambda p, q, o, rn=rn: L.clt_smooth_l1_loss(p, q, RED[rn], 1.0, o),
-                [a, b])
-        refused("huber " + rn, lambda p, q, o, rn=rn: L.clt_huber_loss(p, q, RED[rn], 1.0, o), [a, b])
+        hr("mse " + rn, lambda x, y, rn=rn: F.mse_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_mse_loss(p, q, RED[rn], o), [a * 100, b])
+        hr("l1 " + rn, lambda x, y, rn=rn: F.l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_l1_loss(p, q, RED[rn], o), [a, b])
+        hr("smooth_l1 " + rn, lambda x, y, rn=rn: F.smooth_l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_smooth_l1_loss(p, q, RED[rn], 1.0, o), [a, b])
+        hr("huber " + rn, lambda x, y, rn=rn: F.huber_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_huber_loss(p, q, RED[rn], 1.0, o), [a, b])
         pr = torch.rand((7, 9), generator=G).half() * 0.98 + 0.01
-        refused("bce " + rn, lambda p, q, o, rn=rn: L.clt_binary_cross_entropy(p, q, None, RED[rn], o),
-                [pr, pr.flip(0).contiguous()])
+        hr("bce " + rn, lambda x, y, rn=rn: F.binary_cross_entropy(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_binary_cross_entropy(p, q, None, RED[rn], o),
+           [pr, pr.flip(0).contiguous()])
         tgt = torch.randint(0, 9, (7,), generator=G)
         ce = _CEOpts(RED[rn], -100, 0.0, None)
-        refused("cross_entropy " + rn, lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o),
-                [a, tgt])
-        refused("nll " + rn, lambda p, t, o, ce=ce: L.clt_nll_loss(p, t, C.byref(ce), o), [a, tgt])
+        hr("cross_entropy " + rn, lambda x, t, rn=rn: F.cross_entropy(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o), [a * 1000, tgt])
+        hr("cross_entropy probs " + rn, lambda x, t, rn=rn: F.cross_entropy(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o),
+           [a, torch.softmax(b.float(), 1).half()])
+        hr("nll " + rn, lambda x, t, rn=rn: F.nll_loss(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_nll_loss(p, t, C.byref(ce), o), [a, tgt])
     # casts to and from every dtype, round to nearest even, subnormals, overflow
     ties = torch.tensor([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65519.0, 65520.0, -65520.0, 2 ** -25,
                          3 * 2 ** -26, 2 ** -24, 1e-8, -2 ** -25, 5 * 2 ** -26, 2049.0, 2051.0,

@@ -115,6 +115,37 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
                          m->f[0], out);
 }
 
+/* A norm of a float16 input (and float16 or no weight and bias): the
+ * recorded float32 norm of the widened operands, rounded to half once, as
+ * torch's GPU kernels compute in float; gradients come back through the
+ * casts. */
+static bool half_norm_operands(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
+{
+    return x->dtype == CLT_FLOAT16 && (w == NULL || w->dtype == CLT_FLOAT16) &&
+           (b == NULL || b->dtype == CLT_FLOAT16);
+}
+
+static clt_status half_norm(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                            const clt_tensor *b, int ndim, const int64_t *shape, int64_t groups,
+                            double eps, clt_tensor **out)
+{
+    clt_tensor *t[3] = {NULL, NULL, NULL}, *r = NULL;
+    const clt_tensor *in[3] = {x, w, b};
+    clt_status st = CLT_OK;
+    for (int i = 0; i < 3 && st == CLT_OK; i++)
+        if (in[i])
+            st = clt__to_dtype_rec(fn, in[i], CLT_FLOAT32, &t[i]);
+    if (st == CLT_OK)
+        st = shape ? clt_layer_norm(t[0], ndim, shape, t[1], t[2], eps, &r)
+                   : clt_group_norm(t[0], groups, t[1], t[2], eps, &r);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(t[i]);
+    clt_tensor_free(r);
+    return st;
+}
+
 clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *normalized_shape,
                           const clt_tensor *weight, const clt_tensor *bias, double eps,
                           clt_tensor **out)
@@ -134,6 +165,8 @@ clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *norm
         return st;
     if (!(eps >= 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g: expected eps >= 0", fn, eps);
+    if (half_norm_operands(input, weight, bias))
+        return half_norm(fn, input, weight, bias, ndim, normalized_shape, 0, eps, out);
     const clt_tensor *wb[2] = {weight, bias};
     const char *names[2] = {"weight", "bias"};
     for (int k = 0; k < 2; k++) {
@@ -306,6 +339,8 @@ clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
+    if (half_norm_operands(input, weight, bias))
+        return half_norm(fn, input, weight, bias, 0, NULL, num_groups, eps, out);
     clt_status st = group_norm_in(fn, input, num_groups, weight, bias, eps, out);
     return st == CLT_OK ? clt__ok() : st;
 }
