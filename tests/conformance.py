@@ -9838,6 +9838,20 @@ def half():
     hr("group_norm", lambda x, w, bb: F.group_norm(x, 2, w, bb),
        lambda p, w, bb, o: L.clt_group_norm(p, 2, w, bb, 1e-5, o),
        [_hdata((3, 4, 5)) * 3000, _hdata((4,)), _hdata((4,))])
+    proto("clt_batch_norm2d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+
+    def bn2d(p, o):
+        m = P()
+        st = L.clt_batch_norm2d_layer(DEV, 3, 1e-5, 0.1, 1, 1, C.byref(m))
+        if st == 0:
+            st = L.clt_module_to_dtype(m, F16) or L.clt_module_forward(m, p, o)
+        L.clt_module_free(m)
+        return st
+    hr("BatchNorm2d training", lambda x: F.batch_norm(x, None, None, training=True), bn2d,
+       [_hdata((4, 3, 5, 5)) * 300 + 1000])
     # losses
     for rn in ("mean", "sum", "none"):
         hr("mse " + rn, lambda x, y, rn=rn: F.mse_loss(x, y, reduction=rn),

@@ -483,21 +483,38 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     int64_t bshape[CLT_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++)
         bshape[d] = d == 1 ? x->shape[1] : 1;
-    clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t;
+    clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t, *res = NULL;
     /* the new running_mean, running_var and num_batches_tracked, written
      * into the buffers once the whole forward has succeeded */
     clt_tensor *next[3] = {NULL, NULL, NULL};
+    /* float16 input: normalised in float32 (recorded casts), rounded to
+     * half at the end, as torch's GPU kernels compute in float (squares of
+     * deviations past 256 would overflow half) */
+    const clt_tensor *xs = x;
+    bool half = x->dtype == CLT_FLOAT16;
+    if (half) {
+        clt_tensor *x32 = NULL;
+        CLT__TRY(clt__to_dtype_rec(name, x, CLT_FLOAT32, &x32));
+        xs = x32;
+    }
     if (use_batch) {
-        CLT__TRY(batch_stat(x, false, NULL, &mu, name));
-        CLT__TRY(batch_stat(x, true, mu, &var, name));
+        CLT__TRY(batch_stat(xs, false, NULL, &mu, name));
+        CLT__TRY(batch_stat(xs, true, mu, &var, name));
         if (m->training && m->i[2]) {
             int was = clt_set_grad_enabled(0);
-            clt_tensor *unb = NULL;
+            clt_tensor *unb = NULL, *mub = NULL, *unbb = NULL;
             st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb, name);
+            /* the statistics in the buffers' dtype */
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[0], mu, m->f[1], &next[0], name);
+                st = clt__to_dtype(mu, m->bufs[0]->dtype, &mub, name);
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[1], unb, m->f[1], &next[1], name);
+                st = clt__to_dtype(unb, m->bufs[1]->dtype, &unbb, name);
+            if (st == CLT_OK)
+                st = clt__running_next(m->bufs[0], mub, m->f[1], &next[0], name);
+            if (st == CLT_OK)
+                st = clt__running_next(m->bufs[1], unbb, m->f[1], &next[1], name);
+            clt_tensor_free(mub);
+            clt_tensor_free(unbb);
             if (st == CLT_OK)
                 st = clt__add_scalar_into(NULL, m->bufs[2], 1.0, &next[2], name);
             clt_tensor_free(unb);
@@ -508,7 +525,7 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         CLT__TRY(clt__reshape_rec(name, m->bufs[0], x->ndim, bshape, &mu));
         CLT__TRY(clt__reshape_rec(name, m->bufs[1], x->ndim, bshape, &var));
     }
-    CLT__TRY(clt__sub_rec(name, x, mu, &xc));
+    CLT__TRY(clt__sub_rec(name, xs, mu, &xc));
     CLT__TRY(clt__add_scalar_rec(name, var, m->f[0], &ve));
     CLT__TRY(clt__rsqrt_rec(name, ve, &inv));
     CLT__TRY(clt__mul_rec(name, xc, inv, &y));
@@ -516,10 +533,14 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         CLT__TRY(clt__reshape_rec(name, m->params[0], x->ndim, bshape, &w));
         CLT__TRY(clt__reshape_rec(name, m->params[1], x->ndim, bshape, &b));
         CLT__TRY(clt__mul_rec(name, y, w, &t));
-        CLT__TRY(clt__add_rec(name, t, b, out));
+        CLT__TRY(clt__add_rec(name, t, b, &res));
     } else {
-        *out = y;
+        res = y;
     }
+    if (half)
+        CLT__TRY(clt__to_dtype_rec(name, res, CLT_FLOAT16, out));
+    else
+        *out = res;
     for (int k = 0; k < 3 && next[k]; k++)
         CLT__TRY(clt__forward_defer_write(m->bufs[k], next[k]));
 done:
