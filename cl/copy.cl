@@ -81,8 +81,13 @@ CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, __global const S *src, ulong 
                 D_STORE(d, j, CONVERT(S_LOAD(s, j)));
         } else if (st == 0) {
             S_C x = S_LOAD(s, 0);
+#if D_ID != 2
+            /* Not into half: PoCL 3.1 (no cl_khr_fp16) compiles
+             * vstore_half16_rte of a splat into a store that faults at
+             * some addresses (an expand of [7, 1] to [7, 45]). */
             for (; j + 16 <= len; j += 16)
                 D_VSTORE(d, j, (SV)x);
+#endif
             for (; j < len; j++)
                 D_STORE(d, j, CONVERT(x));
         } else {

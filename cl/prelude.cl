@@ -5,9 +5,10 @@
 #ifdef CLT_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-#ifdef CLT_FP16
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable
-#endif
+/* float16 is storage only: vload_half and vstore_half_rte (core built-ins)
+ * move it to and from float, in which every kernel computes, so no kernel
+ * needs cl_khr_fp16 and none may declare a half variable (a device without
+ * the extension refuses to build it). */
 
 #define CLT_MAX_DIMS 8
 

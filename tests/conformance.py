@@ -34,10 +34,10 @@ st_ = C.c_int
 
 F32, F64, F16, I32, I64, U8, BOOL = range(7)
 T2C = {torch.float32: F32, torch.float64: F64, torch.int32: I32,
-       torch.int64: I64, torch.uint8: U8, torch.bool: BOOL}
+       torch.int64: I64, torch.uint8: U8, torch.bool: BOOL, torch.float16: F16}
 C2T = {v: k for k, v in T2C.items()}
 C2NP = {F32: np.float32, F64: np.float64, I32: np.int32, I64: np.int64,
-        U8: np.uint8, BOOL: np.bool_}
+        U8: np.uint8, BOOL: np.bool_, F16: np.float16}
 DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8, torch.bool]
 FLOATS = [torch.float32, torch.float64]
 
@@ -284,6 +284,12 @@ TOL = {  # (rtol, atol) for float32, float64
 }
 
 
+# float16 as torch's own testing: rtol 1e-3, atol 1e-5 (one half ulp is at
+# most 2^-10 relative); "h2" lets two ulps through where torch's reference
+# rounds twice (a float32 result rounded to half after an op in half).
+HALF_TOL = {"ew": (1e-3, 1e-5), "h2": (2e-3, 1e-5)}
+
+
 def compare_values(name, exp, got, tol, signed_zero):
     e = exp.detach().cpu().numpy()
     if e.dtype == np.bool_ or e.dtype.kind in "iu" or tol == "exact":
@@ -298,7 +304,10 @@ def compare_values(name, exp, got, tol, signed_zero):
             return fail(name, "values differ at %s: torch %s, cltensor %s" % (
                 bad.tolist(), [e[tuple(i)] for i in bad], [got[tuple(i)] for i in bad]))
     else:
-        rtol, atol = TOL[tol][0 if e.dtype == np.float32 else 1]
+        if e.dtype == np.float16:
+            rtol, atol = HALF_TOL.get(tol, HALF_TOL["ew"])
+        else:
+            rtol, atol = TOL[tol][0 if e.dtype == np.float32 else 1]
         en, gn = np.isnan(e), np.isnan(got)
         if not np.array_equal(en, gn):
             bad = np.argwhere(en != gn)[:3]
@@ -9620,6 +9629,324 @@ def fft():
               [data((3, 4), torch.int32)])
 
 
+# ---- float16 ------------------------------------------------------------------
+
+
+class _CEOpts(C.Structure):
+    _fields_ = [("reduction", C.c_int), ("ignore_index", C.c_int64),
+                ("label_smoothing", C.c_double), ("weight", P)]
+
+
+def _h_ref(fn):
+    """torch's float16 result on the CPU where torch 1.13 has a Half kernel;
+    where it has none ("not implemented for 'Half'"), torch computing in
+    float32 from the same half inputs, its float32 results rounded to half.
+    The note of which one was used goes into HALF_REFS."""
+    def run(*ts):
+        try:
+            r = fn(*ts)
+            HALF_REFS["native"] += 1
+            return r
+        except RuntimeError as e:
+            if "Half" not in str(e):
+                raise
+        HALF_REFS["float32"] += 1
+        r = fn(*[t.float() if t.dtype == torch.float16 else t for t in ts])
+        return r.half() if r.dtype == torch.float32 else r
+    return run
+
+
+HALF_REFS = {"native": 0, "float32": 0}
+
+
+def _hdata(shape, lo=-4, hi=4, special=False):
+    t = (torch.rand(shape, generator=G) * (hi - lo) + lo).half()
+    if special and t.numel() >= 8:
+        f = t.view(-1)
+        f[:8] = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0,
+                              6e-8, -3e-5, 65504.0]).half()
+    return t
+
+
+def half():
+    """float16 against torch 1.13 on the CPU (see _h_ref: torch's Half
+    kernel where it has one, else torch in float32 rounded to half):
+    elementwise ops, comparisons, reductions (which accumulate in float32:
+    sums of 4096 ones, means and norms whose half intermediates would
+    overflow), matmul, bmm, addmm, conv1d/2d, softmax, activations, norms,
+    losses, casts to and from every dtype (round to nearest even,
+    subnormals, overflow to inf) and indexing."""
+    h = torch.float16
+    F = torch.nn.functional
+    proto("clt_bmm", [P, P, PP])
+    proto("clt_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_conv2d", [P, P, P, P, PP])
+    proto("clt_mse_loss", [P, P, C.c_int, PP])
+    proto("clt_l1_loss", [P, P, C.c_int, PP])
+    proto("clt_cross_entropy", [P, P, C.POINTER(_CEOpts), PP])
+    proto("clt_nll_loss", [P, P, C.POINTER(_CEOpts), PP])
+    proto("clt_index_select", [P, C.c_int, P, PP])
+    proto("clt_gather", [P, C.c_int, P, PP])
+    proto("clt_scatter", [P, C.c_int, P, P, PP])
+    proto("clt_scatter_add", [P, C.c_int, P, P, PP])
+    proto("clt_masked_fill", [P, P, C.c_double, PP])
+
+    def hc(name, tfn, cfn, inputs, tol="ew", f32=False, **kw):
+        """f32: the reference is torch in float32 rounded to half even where
+        torch's CPU has a Half kernel: torch on GPUs, whose reductions and
+        products accumulate in float32 and whose scalars stay float32 (the
+        CPU's mean of half sums in half, 64 x 3000 overflowing, and rounds
+        a scalar 1e5 to inf first)."""
+        ref = _h_ref(tfn)
+        if f32:
+            def ref(*ts):
+                HALF_REFS["float32"] += 1
+                r = tfn(*[t.float() if t.dtype == h else t for t in ts])
+                return r.half() if r.dtype == torch.float32 else r
+        check("half " + name, ref, cfn, inputs, tol=tol, **kw)
+
+    def refused(name, cfn, inputs):
+        """An op that does not take float16 (yet): it must say so, status
+        CLT_ERR_DTYPE_UNSUPPORTED, *out NULL, a message naming float16."""
+        keep = []
+        try:
+            cins = [as_in(x).build(keep)[1] for x in inputs]
+            out = P(0xdead)
+            st = cfn(*cins, C.byref(out))
+            msg = (L.clt_last_error() or b"").decode()
+            if st == 0:
+                keep.append(out)
+            ok("half %s refused" % name, st == -10 and out.value is None and "float16" in msg,
+               "status %d, message %r" % (st, msg))
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+
+    sp = _hdata((7, 9), special=True)
+    a, b = _hdata((7, 9)), _hdata((7, 9), lo=0.5, hi=3)
+    # unary
+    for n in UN:
+        if n == "logical_not":
+            continue
+        tf = getattr(torch, n, None) or getattr(F, n)
+        hc(n, tf, getattr(L, "clt_" + n), [sp], signed_zero=n != "gelu")
+        hc(n + " plain", tf, getattr(L, "clt_" + n), [a])
+    hc("softplus", lambda x: F.softplus(x, 1.0, 20.0),
+       lambda p, o: L.clt_softplus(p, 1.0, 20.0, o), [sp])
+    hc("leaky_relu", lambda x: F.leaky_relu(x, 0.1), lambda p, o: L.clt_leaky_relu(p, 0.1, o), [sp])
+    hc("elu", lambda x: F.elu(x, 1.0), lambda p, o: L.clt_elu(p, 1.0, o), [sp])
+    hc("logical_not", torch.logical_not, L.clt_logical_not, [sp], tol="exact")
+    # binary: half with half, with float32 (float32 out), with a scalar, overflow to inf
+    big = torch.tensor([60000.0, -60000.0, 40000.0, 1e-4, 300.0, 2.0]).half()
+    for n in ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]:
+        tf = getattr(torch, n)
+        hc(n, tf, getattr(L, "clt_" + n), [a, b])
+        hc(n + " special", tf, getattr(L, "clt_" + n), [sp, sp.flip(0).contiguous()])
+        hc(n + " overflow", tf, getattr(L, "clt_" + n), [big, big.flip(0).contiguous()])
+        hc(n + " with float32", tf, getattr(L, "clt_" + n), [a, data((7, 9), torch.float32)],
+           tol="red")
+        hc(n + " broadcast", tf, getattr(L, "clt_" + n), [a, b[:1].contiguous()])
+    for n in ["add", "sub", "mul", "div", "pow"]:
+        for sc in (2.5, -3, 1e5):
+            hc("%s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
+               lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a],
+               f32=True)
+    for n in ["eq", "ne", "lt", "le", "gt", "ge"]:
+        hc(n, getattr(torch, n), getattr(L, "clt_" + n), [sp, sp.flip(1).contiguous()],
+           tol="exact")
+        hc(n + "_scalar", lambda x, n=n: getattr(torch, n)(x, 0.5),
+           lambda p, o, n=n: getattr(L, "clt_%s_scalar" % n)(p, 0.5, o), [a], tol="exact")
+    lo_, hi_ = C.c_double(-1.0), C.c_double(2.0)
+    hc("clamp", lambda x: torch.clamp(x, -1.0, 2.0),
+       lambda p, o: L.clt_clamp(p, C.byref(lo_), C.byref(hi_), o), [sp])
+    def hr(*args, **kw):
+        hc(*args, f32=True, **kw)
+
+    # reductions: float32 accumulators (half ones would stop at 2048, overflow at 65504)
+    ones = torch.ones(4096).half()
+    huge = torch.full((64, 100), 3000.0).half()
+    for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
+        tf, cf = getattr(torch, n), getattr(L, "clt_" + n)
+        hr(n, tf, cf, [a if n != "prod" else b[:2].contiguous()],
+           tol="exact" if n.startswith("arg") else "ew")
+        hr(n + " dim", lambda x, tf=tf: tf(x, 1) if n in ("sum", "mean", "prod")
+           else tf(x, 1)[0] if n in ("max", "min") else tf(x, 1),
+           (lambda p, o, cf=n: getattr(L, "clt_%s_dim" % cf)(p, 1, 0, o, None))
+           if n in ("max", "min") else
+           (lambda p, o, cf=n: getattr(L, "clt_%s_dim" % cf)(p, 1, 0, o)), [a],
+           tol="exact" if n.startswith("arg") else "ew")
+        hr(n + " nan", tf, cf, [sp], tol="exact" if n.startswith("arg") else "ew")
+    hr("sum of 4096 ones", torch.sum, L.clt_sum, [ones])
+    hr("mean of 3000s", torch.mean, L.clt_mean, [huge])
+    hr("mean dim of 3000s", lambda x: torch.mean(x, 0),
+       lambda p, o: L.clt_mean_dim(p, 0, 0, o), [huge])
+    hr("sum dim of 4096 ones", lambda x: torch.sum(x.view(64, 64), 1),
+       lambda p, o: L.clt_sum_dim(p, 1, 0, o), [ones.view(64, 64)])
+    for n in ["var", "std"]:
+        tf = getattr(torch, n)
+        hr(n, tf, lambda p, o, n=n: getattr(L, "clt_" + n)(p, 1.0, o), [a])
+        hr(n + " dim", lambda x, tf=tf: tf(x, 1), lambda p, o, n=n:
+           getattr(L, "clt_%s_dim" % n)(p, 1, 1.0, 0, o), [a])
+        hr(n + " of 3000s+", tf, lambda p, o, n=n: getattr(L, "clt_" + n)(p, 1.0, o),
+           [huge + _hdata((64, 100))])
+    for ordv in (2.0, 1.0, float("inf")):
+        hr("norm %r" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
+           lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [a])
+        hr("norm %r of 3000s" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
+           lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [huge])
+        hr("norm %r of values to 400" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
+           lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [a * 100])
+        hr("norm dim %r" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_, 1),
+           lambda p, o, o_=ordv: L.clt_vector_norm_dim(p, o_, 1, 0, o), [a])
+    hr("logsumexp", lambda x: torch.logsumexp(x, 1), lambda p, o: L.clt_logsumexp(p, 1, 0, o),
+       [a * 1000])
+    hr("logsumexp all", lambda x: torch.logsumexp(x, (0, 1)), L.clt_logsumexp_all, [a])
+    hr("cumsum", lambda x: torch.cumsum(x, 1), lambda p, o: L.clt_cumsum(p, 1, o), [a])
+    hr("cumsum of ones", lambda x: torch.cumsum(x, 0), lambda p, o: L.clt_cumsum(p, 0, o),
+       [ones])
+    # products
+    m1, m2 = _hdata((33, 70), -1, 1), _hdata((70, 19), -1, 1)
+    hr("matmul", torch.matmul, L.clt_matmul, [m1, m2])
+    hr("matmul K=4096 ones", torch.matmul, L.clt_matmul,
+       [torch.ones(3, 4096).half(), torch.ones(4096, 2).half()])
+    hr("matmul 300s", torch.matmul, L.clt_matmul,
+       [torch.full((2, 64), 300.0).half(), torch.full((64, 3), 10.0).half()])
+    hr("matmul vec", torch.matmul, L.clt_matmul, [m1, _hdata((70,))])
+    hr("bmm", torch.bmm, L.clt_bmm, [_hdata((3, 5, 40), -1, 1), _hdata((3, 40, 6), -1, 1)])
+    hr("addmm", lambda i, x, y: torch.addmm(i, x, y, beta=0.5, alpha=2.0),
+       lambda i, x, y, o: L.clt_addmm(i, x, y, 0.5, 2.0, o), [_hdata((19,)), m1, m2])
+    hr("linear", lambda x, w, bb: F.linear(x, w, bb), _linear_c,
+       [m1, _hdata((19, 70), -1, 1), _hdata((19,))])
+    refused("conv1d", lambda x, w, bb, o: L.clt_conv1d(x, w, bb, _i64s(1, 1, 1, 1), o),
+            [_hdata((2, 4, 11), -1, 1), _hdata((6, 4, 3), -1, 1), _hdata((6,))])
+    refused("conv2d", lambda x, w, bb, o: L.clt_conv2d(x, w, bb, _i64s(1, 1, 1, 1, 1, 1, 1), o),
+            [_hdata((2, 3, 7, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
+    # softmax and norms
+    for d in (0, 1):
+        hc("softmax %d" % d, lambda x, d=d: torch.softmax(x, d),
+           lambda p, o, d=d: L.clt_softmax(p, d, o), [a * 5000])
+        hc("log_softmax %d" % d, lambda x, d=d: torch.log_softmax(x, d),
+           lambda p, o, d=d: L.clt_log_softmax(p, d, o), [a * 5000])
+    hc("softmax wide", lambda x: torch.softmax(x, 1), lambda p, o: L.clt_softmax(p, 1, o),
+       [_hdata((4, 3000))])
+    ln = (9,)
+    hr("layer_norm", lambda x, w, bb: F.layer_norm(x, ln, w, bb),
+       lambda p, w, bb, o: L.clt_layer_norm(p, 1, shape_arr(ln), w, bb, 1e-5, o),
+       [a * 3000, _hdata(ln), _hdata(ln)])
+    hr("layer_norm plain", lambda x: F.layer_norm(x, ln),
+       lambda p, o: L.clt_layer_norm(p, 1, shape_arr(ln), None, None, 1e-5, o), [a])
+    hr("group_norm", lambda x, w, bb: F.group_norm(x, 2, w, bb),
+       lambda p, w, bb, o: L.clt_group_norm(p, 2, w, bb, 1e-5, o),
+       [_hdata((3, 4, 5)) * 3000, _hdata((4,)), _hdata((4,))])
+    proto("clt_batch_norm2d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+
+    def bn2d(p, o):
+        m = P()
+        st = L.clt_batch_norm2d_layer(DEV, 3, 1e-5, 0.1, 1, 1, C.byref(m))
+        if st == 0:
+            st = L.clt_module_to_dtype(m, F16) or L.clt_module_forward(m, p, o)
+        L.clt_module_free(m)
+        return st
+    hr("BatchNorm2d training", lambda x: F.batch_norm(x, None, None, training=True), bn2d,
+       [_hdata((4, 3, 5, 5)) * 300 + 1000])
+    # losses
+    for rn in ("mean", "sum", "none"):
+        hr("mse " + rn, lambda x, y, rn=rn: F.mse_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_mse_loss(p, q, RED[rn], o), [a * 100, b])
+        hr("l1 " + rn, lambda x, y, rn=rn: F.l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_l1_loss(p, q, RED[rn], o), [a, b])
+        hr("smooth_l1 " + rn, lambda x, y, rn=rn: F.smooth_l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_smooth_l1_loss(p, q, RED[rn], 1.0, o), [a, b])
+        hr("huber " + rn, lambda x, y, rn=rn: F.huber_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_huber_loss(p, q, RED[rn], 1.0, o), [a, b])
+        pr = torch.rand((7, 9), generator=G).half() * 0.98 + 0.01
+        hr("bce " + rn, lambda x, y, rn=rn: F.binary_cross_entropy(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_binary_cross_entropy(p, q, None, RED[rn], o),
+           [pr, pr.flip(0).contiguous()])
+        tgt = torch.randint(0, 9, (7,), generator=G)
+        ce = _CEOpts(RED[rn], -100, 0.0, None)
+        hr("cross_entropy " + rn, lambda x, t, rn=rn: F.cross_entropy(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o), [a * 1000, tgt])
+        hr("cross_entropy probs " + rn, lambda x, t, rn=rn: F.cross_entropy(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o),
+           [a, torch.softmax(b.float(), 1).half()])
+        hr("nll " + rn, lambda x, t, rn=rn: F.nll_loss(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_nll_loss(p, t, C.byref(ce), o), [a, tgt])
+    # casts to and from every dtype, round to nearest even, subnormals, overflow
+    ties = torch.tensor([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65519.0, 65520.0, -65520.0, 2 ** -25,
+                         3 * 2 ** -26, 2 ** -24, 1e-8, -2 ** -25, 5 * 2 ** -26, 2049.0, 2051.0,
+                         float("nan"), float("inf"), -0.0, 1e30, 0.1, 2 ** -14 - 2 ** -25])
+    # float64 goes through float32 as torch's c10::Half(float(x)): rounded twice
+    hc("cast float64 to half, twice rounded", lambda x: x.half(),
+       lambda p, o: L.clt_to_dtype(p, F16, o),
+       [torch.tensor([1 + 2 ** -11 + 2 ** -40, 1 + 2 ** -11 - 2 ** -40, 65519.99,
+                      2 ** -25 + 2 ** -50], dtype=torch.float64)], tol="exact")
+    for dt in (torch.float32, torch.float64):
+        hc("cast %s to half" % dn(dt), lambda x: x.half(), lambda p, o: L.clt_to_dtype(p, F16, o),
+           [ties.to(dt)], tol="exact")
+    for dt in (torch.int32, torch.int64, torch.uint8, torch.bool):
+        src = data((5, 6), dt) if dt != torch.int32 else torch.tensor(
+            [0, 1, -1, 2049, 2051, 65504, 65519, 65520, 70000, -70000], dtype=dt)
+        if dt == torch.int64:
+            src = torch.tensor([2 ** 40, -3, 4097, 12345678], dtype=dt)
+        hc("cast %s to half" % dn(dt), lambda x: x.half(), lambda p, o: L.clt_to_dtype(p, F16, o),
+           [src], tol="exact")
+    fin = torch.tensor([0.0, -0.0, 1.5, -2.5, 3.7, -3.7, 100.0, 255.0, 65504.0, 1e-7,
+                        -1e-7]).half()
+    for dt in (torch.float32, torch.float64, torch.int32, torch.int64, torch.bool):
+        hc("cast half to %s" % dn(dt), lambda x, dt=dt: x.to(dt),
+           lambda p, o, dt=dt: L.clt_to_dtype(p, T2C[dt], o), [fin if dt != torch.float32 and
+                                                              dt != torch.float64 else ties.half()],
+           tol="exact")
+    hc("cast half to uint8", lambda x: x.to(torch.uint8),
+       lambda p, o: L.clt_to_dtype(p, U8, o), [fin.abs()], tol="exact")
+    hc("cast half to half", lambda x: x.clone(), lambda p, o: L.clt_to_dtype(p, F16, o),
+       [ties.half()], tol="exact")
+    # indexing, cat, where
+    idx = torch.tensor([3, 0, 3, 6])
+    gi = torch.randint(0, 7, (4, 9), generator=G)
+    hc("index_select", lambda x, i: torch.index_select(x, 0, i),
+       lambda p, i, o: L.clt_index_select(p, 0, i, o), [sp, idx], tol="exact")
+    hc("gather", lambda x, i: torch.gather(x, 0, i), lambda p, i, o: L.clt_gather(p, 0, i, o),
+       [sp, gi], tol="exact")
+    si = torch.stack([torch.randperm(7, generator=G)[:4] for _ in range(9)], 1)
+    hc("scatter", lambda x, i, s: torch.scatter(x, 0, i, s),
+       lambda p, i, s, o: L.clt_scatter(p, 0, i, s, o), [a, si, b[:4].contiguous()], tol="exact")
+    hc("scatter_add", lambda x, i, s: torch.scatter_add(x, 0, i, s),
+       lambda p, i, s, o: L.clt_scatter_add(p, 0, i, s, o), [a, gi, b[:4].contiguous()])
+    hc("scatter_add to 2048", lambda x, i, s: torch.scatter_add(x, 0, i, s),
+       lambda p, i, s, o: L.clt_scatter_add(p, 0, i, s, o),
+       [torch.full((1,), 2048.0).half(), torch.zeros(3, dtype=torch.int64),
+        torch.ones(3).half()])
+    mask = data((7, 9), torch.bool)
+    hc("masked_fill", lambda x, m: x.masked_fill(m, 1e5 if False else 0.1),
+       lambda p, m, o: L.clt_masked_fill(p, m, 0.1, o), [a, mask], tol="exact")
+    hc("where", torch.where, L.clt_where, [mask, sp, a], tol="exact")
+    hc("where with float32", torch.where, L.clt_where,
+       [mask, a, data((7, 9), torch.float32)], tol="exact")
+    for others in ([b], [data((3, 9), torch.float32)], [data((2, 9), torch.int32)]):
+        ins = [a] + others
+        hc("cat with %s" % dn(others[0].dtype), lambda *ts: torch.cat(ts, 0),
+           lambda *r: L.clt_cat((P * (len(r) - 1))(*r[:-1]), len(r) - 1, 0, r[-1]), ins,
+           tol="exact")
+    print("half: %d references by torch's Half kernels, %d by torch in float32 rounded to half"
+          % (HALF_REFS["native"], HALF_REFS["float32"]))
+
+
+def _linear_c(x, w, bb, o):
+    """F.linear through the library: x @ w^T + b (clt_addmm on w's transpose)."""
+    wt = P()
+    st = L.clt_transpose(w, 0, 1, C.byref(wt))
+    if st:
+        return st
+    st = L.clt_addmm(bb, x, wt, 1.0, 1.0, o)
+    L.clt_tensor_free(wt)
+    return st
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -9654,7 +9981,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft]
+                settings, conv3d, pool3d, misc2, cells, fft, half]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -6891,6 +6891,148 @@ static void op_settings(fz *f)
     }
 }
 
+/* float16: a float32 tensor (values times a scale from 1e-8 to 1e5, so
+ * that subnormals and overflow come up) cast to half, its values checked
+ * against the host's round to nearest even; then products, reductions,
+ * losses and norms of half operands near the right shapes, a forward and
+ * backward from float32 leaves through the casts at times. */
+static uint16_t fz_f2h(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+    if (e == 0xff)
+        return sign | (m ? 0x7e00u : 0x7c00u);
+    int ue = (int)e - 127;
+    if (ue > 15)
+        return sign | 0x7c00u;
+    uint32_t mant = m | (e ? 0x800000u : 0), he = ue >= -14 ? (uint32_t)(ue + 15) : 0;
+    int shift = ue >= -14 ? 13 : 13 + (-14 - ue);
+    if (shift > 25)
+        return sign;
+    uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), hf = 1u << (shift - 1);
+    if (rem > hf || (rem == hf && (q & 1)))
+        q++;
+    uint32_t bits = he == 0 ? q : (he << 10) + (q - 0x400u);
+    return (uint16_t)(sign | (bits >= 0x7c00u ? 0x7c00u : bits));
+}
+
+static void op_half(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t shape[2] = {1 + (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 40)};
+    static const double scales[] = {1e-8, 1e-5, 1.0, 300.0, 1e5};
+    clt_tensor *x = NULL, *h = NULL, *h2 = NULL, *y = SENT, **op = OUTP(f, &y);
+    CALL("clt_randn", clt_randn(f->gen, d, CLT_FLOAT32, 2, shape, &x));
+    if (!outcome(f, st, x))
+        return;
+    clt_tensor *xs = SENT;
+    CALL("clt_mul_scalar", clt_mul_scalar(x, scales[pick(f, 5)], &xs));
+    clt_tensor_free(x);
+    x = outcome(f, st, xs) ? xs : NULL;
+    if (x == NULL)
+        return;
+    h = SENT;
+    CALL("clt_to_dtype", clt_to_dtype(x, CLT_FLOAT16, &h));
+    if (!outcome(f, st, h)) {
+        clt_tensor_free(x);
+        return;
+    }
+    if (clt_tensor_dtype(h) != CLT_FLOAT16)
+        die(f, "to_dtype(float16) gave %s", clt_dtype_name(clt_tensor_dtype(h)));
+    size_t n = (size_t)(shape[0] * shape[1]);
+    float xv[6 * 40];
+    uint16_t hv[6 * 40];
+    if (clt_tensor_read(x, xv, n * sizeof *xv) == CLT_OK &&
+        clt_tensor_read(h, hv, n * sizeof *hv) == CLT_OK)
+        for (size_t i = 0; i < n; i++)
+            if (hv[i] != fz_f2h(xv[i]))
+                die(f, "float32 %a became half %#06x, not %#06x", (double)xv[i], hv[i],
+                    fz_f2h(xv[i]));
+    int64_t s2[2] = {shape[1], 1 + (int64_t)pick(f, 5)};
+    int made = 1;
+    switch (pick(f, 7)) {
+    case 0: {
+        clt_tensor *w = input_near(f, d, 2, s2), *wh = NULL;
+        if (w && clt_to_dtype(w, chance(f, 80) ? CLT_FLOAT16 : clt_tensor_dtype(w), &wh) != CLT_OK)
+            wh = NULL;
+        CALL("clt_matmul", clt_matmul(h, wh, op));
+        tfree(f, w, 0);
+        clt_tensor_free(wh);
+        break;
+    }
+    case 1:
+        CALL("clt_sum", clt_sum(h, op));
+        break;
+    case 2:
+        CALL("clt_vector_norm_dim",
+             clt_vector_norm_dim(h, chance(f, 50) ? 2.0 : rand_scalar(f), rand_dim(f, 2),
+                                 (int)pick(f, 2), op));
+        break;
+    case 3:
+        CALL("clt_layer_norm", clt_layer_norm(h, 1, shape + 1 + (chance(f, 10) ? -1 : 0), NULL,
+                                              NULL, 1e-5, op));
+        break;
+    case 4: {
+        h2 = SENT;
+        CALL("clt_neg", clt_neg(h, &h2));
+        if (!outcome(f, st, h2)) {
+            h2 = NULL;
+            break;
+        }
+        CALL("clt_mse_loss", clt_mse_loss(h, h2, (clt_reduction)pick(f, 3), op));
+        break;
+    }
+    case 5: {
+        int64_t tn = shape[0];
+        clt_tensor *t = NULL;
+        if (clt_randint(f->gen, d, 0, shape[1] + (chance(f, 10) ? 2 : 0), CLT_INT64, 1, &tn,
+                        &t) != CLT_OK)
+            t = NULL;
+        clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+        CALL("clt_cross_entropy", clt_cross_entropy(h, t, &o, op));
+        clt_tensor_free(t);
+        break;
+    }
+    default: { /* from float32 leaves through the casts, backward */
+        clt_tensor *leaf = NULL, *lh = NULL, *p = NULL, *l = NULL;
+        if (clt_detach(x, &leaf) == CLT_OK && clt_set_requires_grad(leaf, 1) == CLT_OK &&
+            clt_to_dtype(leaf, CLT_FLOAT16, &lh) == CLT_OK) {
+            clt_tensor *lt = NULL;
+            CALL("clt_transpose", clt_transpose(lh, 0, 1, &lt));
+            if (outcome(f, st, lt)) {
+                CALL("clt_matmul", clt_matmul(lh, lt, &p));
+                if (outcome(f, st, p)) {
+                    CALL("clt_mean", clt_mean(p, &l));
+                    if (outcome(f, st, l)) {
+                        CALL("clt_backward", clt_backward(l, NULL, 0));
+                        status_ok(f, st);
+                    }
+                }
+            }
+            clt_tensor_free(lt);
+        }
+        clt_tensor *ts[] = {l, p, lh, leaf};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            clt_tensor_free(ts[i]);
+        made = 0;
+        break;
+    }
+    }
+    if (made && result(f, st, op, y)) {
+        if (clt_tensor_dtype(y) != CLT_FLOAT16)
+            die(f, "%s of half gave %s", f->call, clt_dtype_name(clt_tensor_dtype(y)));
+        check_tensor(f, y);
+        store(f, y);
+    }
+    clt_tensor_free(h2);
+    clt_tensor_free(h);
+    clt_tensor_free(x);
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 /* conv3d, conv_transpose3d and conv_transpose1d: operands near the right
@@ -8090,6 +8232,7 @@ static struct {
     {"misc2", op_misc2, 3},
     {"cells", op_cells, 3},
     {"fft", op_fft, 3},
+    {"half", op_half, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

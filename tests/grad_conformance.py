@@ -3379,5 +3379,80 @@ for n_ in ("fftshift", "ifftshift"):
                                            _ints(*d) if d else None),
              [rng.standard_normal((3, 4, 5))])
 
+# ---- half: float16 gradients against torch computing the same in float32, the
+# gradients rounded to half.  cltensor runs the ops on float16 tensors (products,
+# norms and losses accumulate in float32 inside); tolerance: a few half ulps.
+F16_ = 2
+proto("clt_to_dtype", [P, C.c_int, PP])
+proto("clt_matmul", [P, P, PP])
+proto("clt_relu", [P, PP])
+proto("clt_softmax", [P, C.c_int, PP])
+proto("clt_layer_norm", [P, C.c_int, I64P, P, P, C.c_double, PP])
+proto("clt_mse_loss", [P, P, C.c_int, PP])
+
+
+def half_case(name, tfn, cfn, inputs):
+    global passed, failed
+    hs = [np.asarray(a, dtype=np.float16) for a in inputs]
+    tx = [torch.tensor(h.astype(np.float32), requires_grad=True) for h in hs]
+    ty = tfn(*tx)
+    w = torch.linspace(0.5, 1.5, ty.numel()).reshape(ty.shape).half()
+    (ty * w.float()).sum().backward()
+    L.clt_scope_begin()
+    try:
+        cx = [up(h, F16_) for h in hs]
+        for c in cx:
+            assert L.clt_set_requires_grad(c, 1) == 0
+        cy = cfn(*cx)
+        loss = call("clt_sum", call("clt_mul", cy, up(w.numpy(), F16_)))
+        if L.clt_backward(loss, None, 0) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        bad = []
+        for i, c in enumerate(cx):
+            g = P()
+            assert L.clt_grad(c, C.byref(g)) == 0 and g.value, "no gradient"
+            want = tx[i].grad.half().float().numpy().ravel().astype(np.float64)
+            got = down(_as64(g), want.size)
+            L.clt_tensor_free(g)
+            scale = max(1.0, float(np.abs(want).max()))
+            same = np.isclose(got, want, rtol=4e-3, atol=2e-3 * scale, equal_nan=True)
+            if not same.all():
+                k = int(np.argmin(same))
+                bad.append("input %d element %d: cltensor %r, torch %r" % (i, k, got[k], want[k]))
+        if bad:
+            failed += 1
+            print("FAIL half %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL half %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+def _as64(g):
+    out = P()
+    assert L.clt_to_dtype(g, F64, C.byref(out)) == 0, L.clt_last_error()
+    return out
+
+
+_hr = np.random.default_rng(16)
+half_case("matmul", torch.matmul, lambda a, b: call("clt_matmul", a, b),
+          [_hr.standard_normal((5, 40)), _hr.standard_normal((40, 3))])
+half_case("relu", torch.relu, lambda a: call("clt_relu", a), [_hr.standard_normal((4, 9))])
+half_case("softmax", lambda a: torch.softmax(a, 1), lambda a: call("clt_softmax", a, 1),
+          [_hr.standard_normal((4, 9)) * 3])
+_ln = (C.c_int64 * 1)(9)
+half_case("layer_norm", lambda a, w, b: torch.nn.functional.layer_norm(a, (9,), w, b),
+          lambda a, w, b: call("clt_layer_norm", a, 1, _ln, w, b, 1e-5),
+          [_hr.standard_normal((4, 9)) * 30, _hr.standard_normal(9), _hr.standard_normal(9)])
+half_case("mse", lambda a, b: torch.nn.functional.mse_loss(a, b),
+          lambda a, b: call("clt_mse_loss", a, b, 0),
+          [_hr.standard_normal((6, 7)) * 10, _hr.standard_normal((6, 7))])
+half_case("mse sum", lambda a, b: torch.nn.functional.mse_loss(a, b, reduction="sum"),
+          lambda a, b: call("clt_mse_loss", a, b, 1),
+          [_hr.standard_normal((6, 7)), _hr.standard_normal((6, 7))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -546,10 +546,17 @@ Test(unary_more, float16)
         cr_skip_test("no float16 on %s", clt_device_name(dev));
     double x[20];
     for (int i = 0; i < 20; i++)
-        x[i] = -0.95 + 0.25 * i; /* exact in float16 */
+        x[i] = -0.95 + 0.25 * i;
     int64_t n = 20;
-    clt_tensor *a32 = upload(dev, CLT_FLOAT32, 1, &n, n, x), *a = NULL;
+    clt_tensor *a32 = upload(dev, CLT_FLOAT32, 1, &n, n, x), *a = NULL, *back = NULL;
     CHECK(clt_to_dtype(a32, CLT_FLOAT16, &a));
+    /* the references take the inputs as float16 holds them (-0.95 is
+     * -0.9501953125 there) */
+    CHECK(clt_to_dtype(a, CLT_FLOAT32, &back));
+    double *xh = download(back);
+    memcpy(x, xh, sizeof x);
+    free(xh);
+    clt_tensor_free(back);
     for (int op = 0; op < NOPS; op++) {
         clt_tensor *r = NULL, *r32 = NULL;
         CHECK(fns[op](a, &r));

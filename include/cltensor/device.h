@@ -101,7 +101,11 @@ CLT_API const char *clt_device_label(const clt_device *dev);
 CLT_API const char *clt_device_name(const clt_device *dev);
 
 /* 1 when the device can hold tensors of this dtype (float64 needs
- * cl_khr_fp64, float16 needs cl_khr_fp16), 0 otherwise. */
+ * cl_khr_fp64), 0 otherwise.  float16 is a storage format on every device:
+ * kernels load it with vload_half, compute in float32 and store with
+ * vstore_half_rte (round to nearest even), which OpenCL has without
+ * cl_khr_fp16 (DeviceInfo's fp16 says whether the device has the
+ * extension; no kernel computes in half). */
 CLT_API int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype);
 
 /* Waits until every operation queued on the device has completed.

@@ -96,9 +96,48 @@ clt_status clt__weight_without_grad(const clt_tensor *w, const char *arg, const 
 }
 
 static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor *target,
+                                const clt_cross_entropy_opts *opts, clt_tensor **out);
+
+/* cross_entropy or nll_loss of float16 input (and float16 weight and
+ * probability target, if any): in float32 from the widened operands,
+ * rounded to half once, as torch's GPU kernels compute in float; the
+ * casts are recorded. */
+static clt_status half_cross_entropy(bool nll, const clt_tensor *x, const clt_tensor *target,
+                                     const clt_cross_entropy_opts *opts, clt_tensor **out)
+{
+    const char *fn = nll ? "clt_nll_loss" : "clt_cross_entropy";
+    clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+    if (opts)
+        o = *opts;
+    clt_tensor *xw = NULL, *tw = NULL, *ww = NULL, *r = NULL;
+    clt_status st = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &xw);
+    if (st == CLT_OK && target->dtype == CLT_FLOAT16)
+        st = clt__to_dtype_rec(fn, target, CLT_FLOAT32, &tw);
+    if (st == CLT_OK && o.weight)
+        st = clt__to_dtype(o.weight, CLT_FLOAT32, &ww, fn);
+    o.weight = ww;
+    if (st == CLT_OK)
+        st = cross_entropy(nll, xw, tw ? tw : target, &o, &r);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+    clt_tensor_free(xw);
+    clt_tensor_free(tw);
+    clt_tensor_free(ww);
+    clt_tensor_free(r);
+    return st;
+}
+
+static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor *target,
                                 const clt_cross_entropy_opts *opts, clt_tensor **out)
 {
     static const clt_cross_entropy_opts defaults = CLT_CROSS_ENTROPY_DEFAULTS;
+    if (out && x && target && x->dtype == CLT_FLOAT16 &&
+        (target->dtype == CLT_FLOAT16 || !clt__dtype_is_float(target->dtype)) &&
+        (opts == NULL || opts->weight == NULL || opts->weight->dtype == CLT_FLOAT16)) {
+        clt_status st = clt__weight_without_grad(opts ? opts->weight : NULL, "weight",
+                                                 nll ? "clt_nll_loss" : "clt_cross_entropy", out);
+        return st != CLT_OK ? st : half_cross_entropy(nll, x, target, opts, out);
+    }
     clt_tensor *den = NULL;
     clt_status st = clt__weight_without_grad(opts ? opts->weight : NULL, "weight",
                                         nll ? "clt_nll_loss" : "clt_cross_entropy", out);
@@ -248,9 +287,42 @@ static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **g
 
 static clt_status pointwise(int kind, const char *name, const clt_tensor *x, const clt_tensor *y,
                             const clt_tensor *pw, double prm, clt_reduction reduction,
+                            clt_tensor **out);
+
+/* A loss of float16 operands: computed in float32 from the widened
+ * operands and rounded to half once, as torch's GPU kernels compute in
+ * float (the sum of a reduction too); the casts are recorded, so the
+ * gradients come back through them in half. */
+static clt_status half_pointwise(int kind, const char *name, const clt_tensor *x,
+                                 const clt_tensor *y, const clt_tensor *pw, double prm,
+                                 clt_reduction reduction, clt_tensor **out)
+{
+    static const char fn[] = "float16 loss";
+    clt_tensor *w[3] = {NULL, NULL, NULL}, *r = NULL;
+    *out = NULL;
+    clt_status st = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &w[0]);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, y, CLT_FLOAT32, &w[1]);
+    if (st == CLT_OK && pw)
+        st = clt__to_dtype_rec(fn, pw, CLT_FLOAT32, &w[2]);
+    if (st == CLT_OK)
+        st = pointwise(kind, name, w[0], w[1], w[2], prm, reduction, &r);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(w[i]);
+    clt_tensor_free(r);
+    return st;
+}
+
+static clt_status pointwise(int kind, const char *name, const clt_tensor *x, const clt_tensor *y,
+                            const clt_tensor *pw, double prm, clt_reduction reduction,
                             clt_tensor **out)
 {
     clt_status st = CLT_OK;
+    if (x && y && x->dtype == CLT_FLOAT16 && y->dtype == CLT_FLOAT16 &&
+        (pw == NULL || pw->dtype == CLT_FLOAT16) && out)
+        return half_pointwise(kind, name, x, y, pw, prm, reduction, out);
     if (kind == CLT__LOSS_BCE_PROB)
         st = clt__weight_without_grad(pw, "weight", "clt_binary_cross_entropy", out);
     else if (kind == CLT__LOSS_BCE)

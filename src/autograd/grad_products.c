@@ -201,13 +201,18 @@ done:
 
 /* beta * input + alpha * (m1 @ m2) (bsum: summed over the batch).  No
  * kernel for a factor of 1, and neither input (its NaN included) for
- * beta 0 nor the product for alpha 0, as torch. */
+ * beta 0 nor the product for alpha 0, as torch.  float16 operands are
+ * widened and the whole of it computed in float32, rounded to half once
+ * (torch's cuBLAS call takes beta and C in its float32 compute type):
+ * a product rounded to half before the sum would lose what cancels. */
 static clt_status addprod(const char *fn, const char *node, const clt_tensor *input,
                           const clt_tensor *m1, const clt_tensor *m2, double beta, double alpha,
                           bool bsum, clt_tensor **out)
 {
     clt_status st = CLT_OK;
-    clt_tensor *p = NULL, *e = NULL, *s = NULL;
+    clt_tensor *p = NULL, *e = NULL, *s = NULL, *w[4] = {NULL, NULL, NULL, NULL};
+    const clt_tensor *ci = input, *c1 = m1, *c2 = m2;
+    clt_tensor **dst = out;
     CLT__TRY(clt__same_device(input, m1, fn));
     if (input->dtype != m1->dtype) {
         st = clt__error(CLT_ERR_DTYPE_MISMATCH,
@@ -215,24 +220,35 @@ static clt_status addprod(const char *fn, const char *node, const clt_tensor *in
                         clt_dtype_name(input->dtype), clt_dtype_name(m1->dtype));
         goto done;
     }
-    CLT__TRY(bsum ? batch_sum_product(m1, m2, &p, fn) : clt__matmul(m1, m2, &p, fn));
-    CLT__TRY(clt__expand(input, p->ndim, p->shape, &e, fn));
+    if (m1->dtype == CLT_FLOAT16 && m2->dtype == CLT_FLOAT16) {
+        CLT__TRY(clt__to_dtype(input, CLT_FLOAT32, &w[0], fn));
+        CLT__TRY(clt__to_dtype(m1, CLT_FLOAT32, &w[1], fn));
+        CLT__TRY(clt__to_dtype(m2, CLT_FLOAT32, &w[2], fn));
+        ci = w[0], c1 = w[1], c2 = w[2];
+        dst = &w[3];
+    }
+    CLT__TRY(bsum ? batch_sum_product(c1, c2, &p, fn) : clt__matmul(c1, c2, &p, fn));
+    CLT__TRY(clt__expand(ci, p->ndim, p->shape, &e, fn));
     if (alpha == 0 && beta == 0)
-        st = clt__error_in(clt__full(p->dev, p->dtype, p->ndim, p->shape, 0.0, out), fn);
+        st = clt__error_in(clt__full(p->dev, p->dtype, p->ndim, p->shape, 0.0, dst), fn);
     else if (alpha == 0) /* a new tensor even for beta 1 */
-        st = clt__mul_scalar_in(fn, e, beta, out);
+        st = clt__mul_scalar_in(fn, e, beta, dst);
     else if (beta == 0 && alpha == 1)
-        *out = p, p = NULL;
+        *dst = p, p = NULL;
     else if (beta == 0)
-        st = clt__mul_scalar_in(fn, p, alpha, out);
+        st = clt__mul_scalar_in(fn, p, alpha, dst);
     else if (beta == 1)
-        st = clt__axpy_into(NULL, e, p, alpha, out, fn);
+        st = clt__axpy_into(NULL, e, p, alpha, dst, fn);
     else if ((st = clt__mul_scalar_in(fn, e, beta, &s)) == CLT_OK)
-        st = clt__axpy_into(NULL, s, p, alpha, out, fn);
+        st = clt__axpy_into(NULL, s, p, alpha, dst, fn);
+    if (st == CLT_OK && dst != out)
+        st = clt__to_dtype(*dst, CLT_FLOAT16, out, fn);
 done:
     clt_tensor_free(p);
     clt_tensor_free(e);
     clt_tensor_free(s);
+    for (int i = 0; i < 4; i++)
+        clt_tensor_free(w[i]);
     return record_product(st, out, node, input, m1, m2, beta, alpha, bsum);
 }
 

@@ -883,8 +883,7 @@ static clt_status judge_key(void *ctx, const char *family, const char *options,
         *verdict = CLT__KEY_STALE;
         return CLT_OK;
     }
-    if ((strstr(options, "-DCLT_FP64") && !w->dev->info.fp64) ||
-        (strstr(options, "-DCLT_FP16") && !w->dev->info.fp16))
+    if (strstr(options, "-DCLT_FP64") && !w->dev->info.fp64)
         return CLT_OK;
     cl_program prog = NULL;
     clt_status st = clt__program_get(w->dev, family, options, &prog);

@@ -540,9 +540,7 @@ int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype)
         return 0;
     if (dtype == CLT_FLOAT64 || dtype == CLT_COMPLEX128)
         return dev->info.fp64;
-    if (dtype == CLT_FLOAT16)
-        return dev->info.fp16;
-    return 1;
+    return 1; /* float16 too: a storage format, loaded and stored by core built-ins */
 }
 
 clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *fn)
@@ -553,7 +551,7 @@ clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *
         return CLT_OK;
     return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: device %s (%s) does not support %s: no %s", fn,
                       dev->label, dev->info.name, clt_dtype_name(dtype),
-                      dtype == CLT_FLOAT16 ? "cl_khr_fp16" : "cl_khr_fp64");
+                      "cl_khr_fp64");
 }
 
 clt_status clt_device_synchronize(clt_device *dev)

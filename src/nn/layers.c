@@ -115,6 +115,37 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
                          m->f[0], out);
 }
 
+/* A norm of a float16 input (and float16 or no weight and bias): the
+ * recorded float32 norm of the widened operands, rounded to half once, as
+ * torch's GPU kernels compute in float; gradients come back through the
+ * casts. */
+static bool half_norm_operands(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
+{
+    return x->dtype == CLT_FLOAT16 && (w == NULL || w->dtype == CLT_FLOAT16) &&
+           (b == NULL || b->dtype == CLT_FLOAT16);
+}
+
+static clt_status half_norm(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                            const clt_tensor *b, int ndim, const int64_t *shape, int64_t groups,
+                            double eps, clt_tensor **out)
+{
+    clt_tensor *t[3] = {NULL, NULL, NULL}, *r = NULL;
+    const clt_tensor *in[3] = {x, w, b};
+    clt_status st = CLT_OK;
+    for (int i = 0; i < 3 && st == CLT_OK; i++)
+        if (in[i])
+            st = clt__to_dtype_rec(fn, in[i], CLT_FLOAT32, &t[i]);
+    if (st == CLT_OK)
+        st = shape ? clt_layer_norm(t[0], ndim, shape, t[1], t[2], eps, &r)
+                   : clt_group_norm(t[0], groups, t[1], t[2], eps, &r);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(t[i]);
+    clt_tensor_free(r);
+    return st;
+}
+
 clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *normalized_shape,
                           const clt_tensor *weight, const clt_tensor *bias, double eps,
                           clt_tensor **out)
@@ -134,6 +165,8 @@ clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *norm
         return st;
     if (!(eps >= 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g: expected eps >= 0", fn, eps);
+    if (half_norm_operands(input, weight, bias))
+        return half_norm(fn, input, weight, bias, ndim, normalized_shape, 0, eps, out);
     const clt_tensor *wb[2] = {weight, bias};
     const char *names[2] = {"weight", "bias"};
     for (int k = 0; k < 2; k++) {
@@ -306,6 +339,8 @@ clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
+    if (half_norm_operands(input, weight, bias))
+        return half_norm(fn, input, weight, bias, 0, NULL, num_groups, eps, out);
     clt_status st = group_norm_in(fn, input, num_groups, weight, bias, eps, out);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -448,21 +483,38 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     int64_t bshape[CLT_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++)
         bshape[d] = d == 1 ? x->shape[1] : 1;
-    clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t;
+    clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t, *res = NULL;
     /* the new running_mean, running_var and num_batches_tracked, written
      * into the buffers once the whole forward has succeeded */
     clt_tensor *next[3] = {NULL, NULL, NULL};
+    /* float16 input: normalised in float32 (recorded casts), rounded to
+     * half at the end, as torch's GPU kernels compute in float (squares of
+     * deviations past 256 would overflow half) */
+    const clt_tensor *xs = x;
+    bool half = x->dtype == CLT_FLOAT16;
+    if (half) {
+        clt_tensor *x32 = NULL;
+        CLT__TRY(clt__to_dtype_rec(name, x, CLT_FLOAT32, &x32));
+        xs = x32;
+    }
     if (use_batch) {
-        CLT__TRY(batch_stat(x, false, NULL, &mu, name));
-        CLT__TRY(batch_stat(x, true, mu, &var, name));
+        CLT__TRY(batch_stat(xs, false, NULL, &mu, name));
+        CLT__TRY(batch_stat(xs, true, mu, &var, name));
         if (m->training && m->i[2]) {
             int was = clt_set_grad_enabled(0);
-            clt_tensor *unb = NULL;
+            clt_tensor *unb = NULL, *mub = NULL, *unbb = NULL;
             st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb, name);
+            /* the statistics in the buffers' dtype */
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[0], mu, m->f[1], &next[0], name);
+                st = clt__to_dtype(mu, m->bufs[0]->dtype, &mub, name);
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[1], unb, m->f[1], &next[1], name);
+                st = clt__to_dtype(unb, m->bufs[1]->dtype, &unbb, name);
+            if (st == CLT_OK)
+                st = clt__running_next(m->bufs[0], mub, m->f[1], &next[0], name);
+            if (st == CLT_OK)
+                st = clt__running_next(m->bufs[1], unbb, m->f[1], &next[1], name);
+            clt_tensor_free(mub);
+            clt_tensor_free(unbb);
             if (st == CLT_OK)
                 st = clt__add_scalar_into(NULL, m->bufs[2], 1.0, &next[2], name);
             clt_tensor_free(unb);
@@ -473,7 +525,7 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         CLT__TRY(clt__reshape_rec(name, m->bufs[0], x->ndim, bshape, &mu));
         CLT__TRY(clt__reshape_rec(name, m->bufs[1], x->ndim, bshape, &var));
     }
-    CLT__TRY(clt__sub_rec(name, x, mu, &xc));
+    CLT__TRY(clt__sub_rec(name, xs, mu, &xc));
     CLT__TRY(clt__add_scalar_rec(name, var, m->f[0], &ve));
     CLT__TRY(clt__rsqrt_rec(name, ve, &inv));
     CLT__TRY(clt__mul_rec(name, xc, inv, &y));
@@ -481,10 +533,14 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         CLT__TRY(clt__reshape_rec(name, m->params[0], x->ndim, bshape, &w));
         CLT__TRY(clt__reshape_rec(name, m->params[1], x->ndim, bshape, &b));
         CLT__TRY(clt__mul_rec(name, y, w, &t));
-        CLT__TRY(clt__add_rec(name, t, b, out));
+        CLT__TRY(clt__add_rec(name, t, b, &res));
     } else {
-        *out = y;
+        res = y;
     }
+    if (half)
+        CLT__TRY(clt__to_dtype_rec(name, res, CLT_FLOAT16, out));
+    else
+        *out = res;
     for (int k = 0; k < 3 && next[k]; k++)
         CLT__TRY(clt__forward_defer_write(m->bufs[k], next[k]));
 done:

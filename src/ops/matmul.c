@@ -186,6 +186,9 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
     cl_event ev = NULL;
     cl_event *evp = clt__profiling() ? &ev : NULL;
 
+    if (dtype != CLT_FLOAT32 && dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: CLBlast serves float32 and float64, not %s",
+                          fn, clt_dtype_name(dtype));
     pthread_once(&release_once, register_release);
     pthread_mutex_lock(&dev->lock);
     dev->blas = &blas_used;
@@ -202,10 +205,7 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
             e = CLBlastDgemm(rm, tr(A->trans), tr(B->trans), M, N, K, 1.0, ma, A->off, A->ld, mb,
                              B->off, B->ld, 0.0, C, 0, N, &q, evp);
             break;
-        default:
-            name = "CLBlastHgemm";
-            e = CLBlastHgemm(rm, tr(A->trans), tr(B->trans), M, N, K, (cl_half)0x3c00, ma,
-                             A->off, A->ld, mb, B->off, B->ld, (cl_half)0, C, 0, N, &q, evp);
+        default: /* float16 went through half_product */
             break;
         }
     } else {
@@ -222,12 +222,7 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
                                            A->off, A->ld, A->stride, mb, B->off, B->ld,
                                            B->stride, 0.0, C, 0, N, M * N, batch, &q, evp);
             break;
-        default:
-            name = "CLBlastHgemmStridedBatched";
-            e = CLBlastHgemmStridedBatched(rm, tr(A->trans), tr(B->trans), M, N, K,
-                                           (cl_half)0x3c00, ma, A->off, A->ld, A->stride, mb,
-                                           B->off, B->ld, B->stride, (cl_half)0, C, 0, N, M * N,
-                                           batch, &q, evp);
+        default: /* float16 went through half_product */
             break;
         }
     }
@@ -299,6 +294,27 @@ static clt_status check_operands(const clt_tensor *a, const clt_tensor *b, const
     return CLT_OK;
 }
 
+/* float16 products accumulate in float32, as torch's on GPUs (cuBLAS with
+ * a float32 compute type): the operands widened, one float32 GEMM, its
+ * result rounded to half once.  CLBlast's Hgemm would sum in half (4096
+ * ones make 2048) and needs cl_khr_fp16. */
+static clt_status half_product(const clt_tensor *a, const clt_tensor *b, int backend,
+                               clt_tensor **out, const char *fn)
+{
+    clt_tensor *a32 = NULL, *b32 = NULL, *r32 = NULL;
+    clt_status st = clt__to_dtype(a, CLT_FLOAT32, &a32, fn);
+    if (st == CLT_OK)
+        st = clt__to_dtype(b, CLT_FLOAT32, &b32, fn);
+    if (st == CLT_OK)
+        st = clt__matmul_backend(a32, b32, backend, &r32, fn);
+    if (st == CLT_OK)
+        st = clt__to_dtype(r32, CLT_FLOAT16, out, fn);
+    clt_tensor_free(a32);
+    clt_tensor_free(b32);
+    clt_tensor_free(r32);
+    return st;
+}
+
 clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
                                clt_tensor **out, const char *fn)
 {
@@ -310,6 +326,8 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     clt_status st = check_operands(a, b, fn);
     if (st != CLT_OK)
         return st;
+    if (a->dtype == CLT_FLOAT16)
+        return half_product(a, b, backend, out, fn);
 
     int na = a->ndim, nb = b->ndim;
     int64_t M = na == 1 ? 1 : a->shape[na - 2];
