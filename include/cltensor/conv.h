@@ -30,6 +30,7 @@
 /* Defined when the library has this header's operations and layers. */
 #define CLTENSOR_HAS_CONV 1
 
+#include <cltensor/random.h>
 #include <cltensor/tensor.h>
 
 #ifdef __cplusplus
@@ -655,6 +656,54 @@ CLT_API clt_status clt_unfold(const clt_tensor *input, const int64_t kernel_size
 CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2],
                             const int64_t kernel_size[2], const clt_fold_opts *opts,
                             clt_tensor **out);
+
+/* ---- fractional max pooling ------------------------------------------------------------- */
+
+/* torch.nn.functional.fractional_max_pool2d(input, kernel_size,
+ * output_size, output_ratio, return_indices, _random_samples) for input
+ * [N, C, H, W] or [C, H, W], float32 or float64: the maximum of each
+ * kernel-sized window, the windows' starts along each dim drawn by
+ * PyTorch's generate_intervals from one sample u in [0, 1) per plane and
+ * dim: alpha = (in - k) / (out - 1) in the input's dtype, start i
+ * floor((i + u) alpha) - floor(u alpha), the last window ending at the
+ * input's end.  output_size (two sizes >= 0) wins over output_ratio (two
+ * ratios in (0, 1): out = floor(in * ratio)); one of them must be given.
+ * random_samples: NULL, or torch's _random_samples, [N, C, 2] (N 1 for
+ * an unbatched input) of the input's dtype and device, u of W first, then
+ * of H; with the same samples the output and indices are PyTorch's.  NULL
+ * draws them as torch.rand([N, C, 2]) from gen (NULL: the default
+ * generator), which advances; the same on every device.  The samples are
+ * read back (the call waits for them).  indices NULL: not wanted;
+ * otherwise *indices is a new int64 tensor of the output's shape, h W + w
+ * of each maximum in its plane (the first of ties; a window holding NaN
+ * gives NaN at its first NaN, where PyTorch's CPU kernel names its last).
+ * The gradient adds each output's gradient into its maximum (grad_fn
+ * FractionalMaxPool2DBackward0), its double backward gathers.
+ *
+ * clt_fractional_max_pool3d does the same for [N, C, T, H, W] or
+ * [C, T, H, W] with three sizes, samples [N, C, 3] (u of T, H, W in that
+ * order) and indices (t H + h) W + w (FractionalMaxPool3DBackward0).
+ *
+ * Errors, in torch's words: another rank, an empty non-batch dim or a
+ * window that does not fit (out + k - 1 > in; 3-D: >= in, as torch 1.13's
+ * check) (CLT_ERR_SHAPE_MISMATCH); neither size nor ratio, a ratio
+ * outside (0, 1), a kernel size <= 0, a negative output size, samples
+ * outside [0, 1) (CLT_ERR_INVALID_ARGUMENT); samples of another shape
+ * (CLT_ERR_SHAPE_MISMATCH), dtype (CLT_ERR_DTYPE_MISMATCH) or device; an
+ * integer or float16 input (CLT_ERR_DTYPE_UNSUPPORTED).  On failure *out
+ * (and *indices) are NULL.  New tensors: release with clt_tensor_free. */
+CLT_API clt_status clt_fractional_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
+                                             const int64_t output_size[2],
+                                             const double output_ratio[2],
+                                             const clt_tensor *random_samples,
+                                             clt_generator *gen, clt_tensor **out,
+                                             clt_tensor **indices);
+CLT_API clt_status clt_fractional_max_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                                             const int64_t output_size[3],
+                                             const double output_ratio[3],
+                                             const clt_tensor *random_samples,
+                                             clt_generator *gen, clt_tensor **out,
+                                             clt_tensor **indices);
 
 #ifdef __cplusplus
 }

@@ -1453,9 +1453,11 @@ CLT_API clt_status clt_replication_pad3d_layer(const int64_t padding[6], clt_mod
 /* MaxUnpool1d's, MaxUnpool2d's and MaxUnpool3d's forward(input, indices,
  * output_size): the layer's unpooling of input at indices (as
  * clt_max_pool1d/2d/3d_with_indices give them), output_size NULL or one
- * (1d), two (2d) or three (3d) sizes.  New tensor: release with clt_tensor_free.  Errors as
- * the functions', and CLT_ERR_INVALID_ARGUMENT for another kind of
- * module. */
+ * (1d), two (2d) or three (3d) sizes.  Runs through the module's hooks,
+ * as nn.Module.__call__: they see input (and a forward pre-hook's
+ * replacement replaces it) and the result.  New tensor: release with
+ * clt_tensor_free.  Errors as the functions', and CLT_ERR_INVALID_ARGUMENT
+ * for another kind of module. */
 CLT_API clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                           const clt_tensor *indices,
                                           const int64_t *output_size, clt_tensor **out);

@@ -525,6 +525,28 @@ static const clt__module_ops max_unpool1d_ops = {"MaxUnpool1d", max_unpool_forwa
 static const clt__module_ops max_unpool2d_ops = {"MaxUnpool2d", max_unpool_forward, NULL, NULL};
 static const clt__module_ops max_unpool3d_ops = {"MaxUnpool3d", max_unpool_forward, NULL, NULL};
 
+/* The inputs of clt_max_unpool_forward besides the values, for its run
+ * through the module's hooks (which see the values). */
+typedef struct unpool_ctx {
+    const clt_tensor *indices;
+    const int64_t *output_size;
+} unpool_ctx;
+
+static clt_status unpool_multi(clt_module *m, void *ctx, const clt_tensor *input,
+                               clt_tensor **out)
+{
+    const unpool_ctx *k = ctx;
+    const char *name = m->ops->name;
+    if (m->i[0] == 3)
+        return clt__max_unpool3d_rec(name, input, k->indices, &m->i[1], &m->i[4], &m->i[7],
+                                     k->output_size, out);
+    if (m->i[0] == 1)
+        return clt__max_unpool1d_rec(name, input, k->indices, m->i[1], m->i[4], m->i[7],
+                                     k->output_size, out);
+    return clt__max_unpool2d_rec(name, input, k->indices, &m->i[1], &m->i[4], &m->i[7],
+                                 k->output_size, out);
+}
+
 clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                   const clt_tensor *indices, const int64_t *output_size,
                                   clt_tensor **out)
@@ -538,15 +560,15 @@ clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s is not a MaxUnpool1d, MaxUnpool2d or MaxUnpool3d", fn,
                           m->ops->name);
-    const char *name = m->ops->name;
-    if (m->ops == &max_unpool3d_ops)
-        return clt__max_unpool3d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
-                                     output_size, out);
-    if (m->i[0] == 1)
-        return clt__max_unpool1d_rec(name, input, indices, m->i[1], m->i[4], m->i[7],
-                                     output_size, out);
-    return clt__max_unpool2d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
-                                 output_size, out);
+    CLT__REQUIRE_ARG(input, fn);
+    unpool_ctx k = {indices, output_size};
+    clt__forward_begin();
+    clt_status st = clt__forward_end(clt__module_call_multi(m, input, unpool_multi, &k, out), fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 clt_status clt_max_unpool1d_layer(int64_t kernel, int64_t stride, int64_t padding,
