@@ -395,7 +395,9 @@ typedef struct clt_pool1d_opts {
  * and, in 4-D, the channels may be 0), and Ho * H and Wo * W must fit
  * int64.  The gradient of each input pixel sums, over the windows that
  * cover it, the output's gradient divided by the window's height and width
- * (zeros for an empty output, whose backward PyTorch refuses). */
+ * (zeros for an empty output, whose backward PyTorch refuses); that
+ * formula is linear, its gradient (double backward,
+ * AdaptiveAvgPool2DBackwardBackward0) the pooling itself. */
 CLT_API clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                            clt_tensor **out);
 
@@ -426,7 +428,9 @@ CLT_API clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t 
  * (return_indices False); otherwise *indices is a new int64 tensor of the
  * output's shape, h * W + w of each maximum in its plane.  The gradient
  * (grad_fn AdaptiveMaxPool2DBackward0) adds each output's gradient into
- * its maximum, windows in row-major order.  Errors as
+ * its maximum, windows in row-major order; its own gradient (double
+ * backward, AdaptiveMaxPool2DBackwardBackward0) gathers at the indices.
+ * Errors as
  * clt_adaptive_avg_pool2d's.  clt_adaptive_max_pool1d does the same for
  * [N, C, L] or [C, L] on the view [.., 1, L] (output_size >= 0; indices
  * are positions in L), as torch.  On failure *out (and *indices) are
@@ -488,7 +492,12 @@ CLT_API clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int6
  * as clt_max_pool2d over (H, W) and then over D, recorded views between:
  * the maximum of each window is its first in (d, h, w) order and NaN
  * counts as the maximum (of several the last), as PyTorch's CPU kernel, and
- * the gradient goes to that element alone.  Errors, with PyTorch's
+ * the gradient goes to that element alone.  The result's grad_fn is an
+ * identity node named as PyTorch's, MaxPool3DWithIndicesBackward0, over
+ * the composition (AvgPool3DBackward0 for clt_avg_pool3d,
+ * AdaptiveAvgPool3DBackward0, AdaptiveMaxPool3DBackward0 and
+ * MaxUnpool3DBackward0 for the adaptive pools and clt_max_unpool3d);
+ * double backward works through it.  Errors, with PyTorch's
  * messages: CLT_ERR_SHAPE_MISMATCH for another rank, an empty non-batch
  * size or an output size below 1, CLT_ERR_INVALID_ARGUMENT for the
  * settings, CLT_ERR_DTYPE_UNSUPPORTED for an integer input.  New tensor:
@@ -555,7 +564,7 @@ CLT_API clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_
  * [N, C, D, H, W] or [C, D, H, W] and its int64 indices of the same shape,
  * flat in a zero [Do, Ho, Wo] volume (as clt_max_pool3d_with_indices
  * gives them); output_size NULL or three sizes.  Recorded as a scatter
- * (grad_fn ScatterBackward0 under a view): the gradient gathers the
+ * (grad_fn MaxUnpool3DBackward0 over a scatter): the gradient gathers the
  * output's gradient at the indices.  Errors as clt_max_unpool2d's.  New
  * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_max_unpool3d(const clt_tensor *input, const clt_tensor *indices,

@@ -1,6 +1,7 @@
 /* grad_pool.c: fractional max pooling in 2-D and 3-D (PyTorch's intervals
- * computed on the host, the maxima gathered by recorded ops), and the
- * identity node that gives a composed pool PyTorch's grad_fn name. */
+ * computed on the host, the maxima found on the device; a node whose
+ * gradient scatters and whose double backward gathers), and the identity
+ * node that gives a composed pool PyTorch's grad_fn name. */
 #include "autograd.h"
 
 #include <stdlib.h>
@@ -31,6 +32,95 @@ clt_status clt__name_result(const char *name, clt_tensor **t)
 }
 
 /* ---- fractional max pooling ------------------------------------------------------------ */
+
+/* A fractional pool's node: i[0] its spatial dims nd, i[1] whether 3-D
+ * names; saved the indices (the output's shape, flat in each input plane
+ * of the last nd dims). */
+static clt_status bw_frac(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_frac_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+static const char *const frac_names[2][2] = {
+    {"FractionalMaxPool2DBackward0", "FractionalMaxPool2DBackwardBackward0"},
+    {"FractionalMaxPool3DBackward0", "FractionalMaxPool3DBackwardBackward0"}};
+
+/* Records *out, a formula's result on g, as a node named name whose
+ * formula is bw, with n's settings and indices. */
+static clt_status frac_record(const clt__node *n, const char *name, clt__backward_fn bw,
+                              const clt_tensor *g, clt_tensor **out)
+{
+    clt__node *m = NULL;
+    const clt_tensor *idx = S(0);
+    clt_status st = clt__record(CLT_OK, out, name, bw, 1, &g, 1, &idx, &m);
+    if (m) {
+        m->i[0] = n->i[0];
+        m->i[1] = n->i[1];
+    }
+    clt__twice(m);
+    return st;
+}
+
+/* The planes of a tensor of ndim dims whose last nd are spatial: their
+ * count and the elements of each. */
+static void planes_of(int ndim, const int64_t *shape, int nd, int64_t *pl)
+{
+    pl[0] = 1;
+    pl[1] = 1;
+    for (int d = 0; d < ndim; d++)
+        pl[d < ndim - nd ? 0 : 1] *= shape[d];
+}
+
+/* The gradient: g added into zeros over each input plane at the indices,
+ * output after output (the same bits on every device).  Its own gradient
+ * gathers at the indices. */
+static clt_status bw_frac(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt__edge *e = &n->in[0];
+    int nd = (int)n->i[0];
+    int64_t pin[2], pout[2];
+    planes_of(e->ndim, e->shape, nd, pin);
+    planes_of(g->ndim, g->shape, nd, pout);
+    clt_tensor *z = NULL, *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, pin, 0.0, &z));
+    CLT__TRY(clt__reshape(g, 2, pout, &g2, fn));
+    CLT__TRY(clt__reshape(S(0), 2, pout, &i2, fn));
+    CLT__TRY(clt__scatter_add(z, 1, i2, g2, &r, fn));
+    CLT__TRY(clt__reshape(r, e->ndim, e->shape, &gin[0], fn));
+    if (n->twice && clt__creating_graph())
+        CLT__TRY(frac_record(n, frac_names[n->i[1]][1], bw_frac_gather, g, &gin[0]));
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* The gradient of that formula: g (the input's shape) gathered at the
+ * indices, to the shape of the formula's input (the output's). */
+static clt_status bw_frac_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt__edge *e = &n->in[0];
+    int nd = (int)n->i[0];
+    int64_t pin[2], pout[2];
+    planes_of(g->ndim, g->shape, nd, pin);
+    planes_of(e->ndim, e->shape, nd, pout);
+    clt_tensor *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape(g, 2, pin, &g2, fn));
+    CLT__TRY(clt__reshape(S(0), 2, pout, &i2, fn));
+    CLT__TRY(clt__gather(g2, 1, i2, &r, fn));
+    CLT__TRY(clt__reshape(r, e->ndim, e->shape, &gin[0], fn));
+    if (clt__creating_graph())
+        CLT__TRY(frac_record(n, frac_names[n->i[1]][0], bw_frac, g, &gin[0]));
+done:
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
+    clt_tensor_free(r);
+    return st;
+}
 
 /* PyTorch's generate_intervals, in the input's dtype as its scalar_t: the
  * start of each of the out windows of size k over in elements for the
@@ -263,7 +353,7 @@ clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor
         return st;
     double *u = NULL;
     clt_tensor *cand = NULL, *x2 = NULL, *v = NULL, *v3 = NULL, *arg = NULL, *c3 = NULL;
-    clt_tensor *flat3 = NULL, *flat = NULL, *y2 = NULL, *mx = NULL;
+    clt_tensor *flat3 = NULL, *flat = NULL, *y2 = NULL, *mx = NULL, *idx = NULL;
     int64_t P = f.N * f.C, O = 1, K = 1, S = 1;
     for (int d = 0; d < nd; d++) {
         O *= f.o[d];
@@ -278,8 +368,8 @@ clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor
         so[b + 1 + d] = f.o[d];
     CLT__TRY(frac_samples(fn, input, &f, samples, gen, &u));
     CLT__TRY(frac_windows(fn, input->dev, input->dtype, &f, u, &cand));
-    /* each window's first maximum (the first NaN), found without recording */
-    CLT__TRY(clt__reshape_rec(fn, input, 2, s2, &x2));
+    /* each window's first maximum (the first NaN) */
+    CLT__TRY(clt__reshape(input, 2, s2, &x2, fn));
     CLT__TRY(clt__gather(x2, 1, cand, &v, fn));
     CLT__TRY(clt__reshape(v, 3, s3, &v3, fn));
     CLT__TRY(clt__reshape(cand, 3, s3, &c3, fn));
@@ -290,16 +380,24 @@ clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor
     } else {
         CLT__TRY(clt__full(input->dev, CLT_INT64, 2, sf, 0.0, &flat));
     }
-    /* the output: the input gathered there (its gradient a scatter_add
-     * into the plane, its double backward a gather again) */
-    CLT__TRY(clt_gather(x2, 1, flat, &y2));
-    CLT__TRY(clt__reshape_rec(fn, y2, input->ndim, so, out));
-    CLT__TRY(clt__name_result(nd == 2 ? "FractionalMaxPool2DBackward0"
-                                      : "FractionalMaxPool3DBackward0",
-                              out));
-    if (indices)
-        CLT__TRY(clt__reshape(flat, input->ndim, so, indices, fn));
+    /* the output: the input gathered there */
+    CLT__TRY(clt__gather(x2, 1, flat, &y2, fn));
+    CLT__TRY(clt__reshape(y2, input->ndim, so, out, fn));
+    CLT__TRY(clt__reshape(flat, input->ndim, so, &idx, fn));
+    const clt_tensor *saved = idx;
+    clt__node *n = NULL;
+    CLT__TRY(clt__record(CLT_OK, out, frac_names[nd - 2][0], bw_frac, 1, &input, 1, &saved, &n));
+    if (n) {
+        n->i[0] = nd;
+        n->i[1] = nd - 2;
+    }
+    clt__twice(n);
+    if (indices) {
+        *indices = idx;
+        idx = NULL;
+    }
 done:
+    clt_tensor_free(idx);
     free(u);
     clt_tensor_free(cand);
     clt_tensor_free(x2);
