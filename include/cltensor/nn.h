@@ -1428,6 +1428,25 @@ CLT_API clt_status clt_adaptive_max_pool3d_layer(const int64_t output_size[3], c
 CLT_API clt_status clt_max_unpool3d_layer(const int64_t kernel[3], const int64_t stride[3],
                                           const int64_t padding[3], clt_module **out);
 
+/* torch.nn.FractionalMaxPool2d(kernel_size, output_size, output_ratio)
+ * and FractionalMaxPool3d: clt_fractional_max_pool2d and 3d (conv.h) with
+ * the layer's settings, exactly one of output_size (sizes >= 0) and
+ * output_ratio (each in (0, 1)) given, samples drawn at each forward from
+ * gen (borrowed: it must outlive the module; NULL: the default
+ * generator); the forward gives the output alone (call the function for
+ * the indices).  Neither or both of output_size and output_ratio, a
+ * kernel size <= 0, a negative size or a ratio outside (0, 1) is
+ * CLT_ERR_INVALID_ARGUMENT here; the rest is checked at the forward.  No
+ * tensors.  New module: release with clt_module_free. */
+CLT_API clt_status clt_fractional_max_pool2d_layer(const int64_t kernel[2],
+                                                   const int64_t output_size[2],
+                                                   const double output_ratio[2],
+                                                   clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_fractional_max_pool3d_layer(const int64_t kernel[3],
+                                                   const int64_t output_size[3],
+                                                   const double output_ratio[3],
+                                                   clt_generator *gen, clt_module **out);
+
 /* The padding layers of torch.nn, clt_pad (view.h) with the layer's
  * padding, pairs (before, after) from the last dim backwards: 2 sizes for
  * the 1d layers, 4 for 2d, 6 for 3d (negative sizes crop, as clt_pad's).
