@@ -697,7 +697,9 @@ CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2
  * window that does not fit (out + k - 1 > in; 3-D: >= in, as torch 1.13's
  * check) (CLT_ERR_SHAPE_MISMATCH); neither size nor ratio, a ratio
  * outside (0, 1), a kernel size <= 0, a negative output size, samples
- * outside [0, 1) (CLT_ERR_INVALID_ARGUMENT); samples of another shape
+ * outside [0, 1), more than 2^27 window elements over all planes (the
+ * windows' positions are listed on the host and gathered)
+ * (CLT_ERR_INVALID_ARGUMENT); samples of another shape
  * (CLT_ERR_SHAPE_MISMATCH), dtype (CLT_ERR_DTYPE_MISMATCH) or device; an
  * integer or float16 input (CLT_ERR_DTYPE_UNSUPPORTED).  On failure *out
  * (and *indices) are NULL.  New tensors: release with clt_tensor_free. */

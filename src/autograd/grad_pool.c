@@ -207,7 +207,7 @@ static clt_status frac_check(const char *fn, int nd, const clt_tensor *x, const 
                               "%s: output_size must be >= 0, but got %lld in dimension %d", fn,
                               (long long)f->o[d], d);
         /* torch 1.13's checks: the 3-D one is strict */
-        bool big = f->k[d] > f->in[d] ||
+        bool big = f->k[d] > f->in[d] || f->o[d] > f->in[d] ||
                    (nd == 2 ? f->o[d] + f->k[d] - 1 > f->in[d] : f->o[d] + f->k[d] - 1 >= f->in[d]);
         if (big)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -222,10 +222,11 @@ static clt_status frac_check(const char *fn, int nd, const clt_tensor *x, const 
                     f->k[0], f->k[1], nd == 3 ? f->k[2] : 1};
     int64_t p = 1;
     for (int i = 0; i < 8; i++)
-        if (__builtin_mul_overflow(p, v[i], &p) || p > ((int64_t)1 << 40))
+        if (__builtin_mul_overflow(p, v[i], &p) || p > ((int64_t)1 << 27))
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: the windows of output size %lld x %lld x %lld and kernel "
-                              "%lld x %lld x %lld are too many",
+                              "%lld x %lld x %lld over all planes hold more than 2^27 "
+                              "elements, the most this implementation lists",
                               fn, (long long)v[2], (long long)v[3], (long long)v[4],
                               (long long)v[5], (long long)v[6], (long long)v[7]);
     return CLT_OK;
