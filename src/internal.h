@@ -1620,6 +1620,13 @@ clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
                                  const clt_tensor *indices, const int64_t *kernel,
                                  const int64_t *stride, const int64_t *padding,
                                  const int64_t *output_size, clt_tensor **out);
+/* clt_fractional_max_pool2d (nd 2) and 3d (nd 3) naming fn, a layer's
+ * forward (src/autograd/grad_pool.c). */
+clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor *input,
+                                        const int64_t *kernel, const int64_t *output_size,
+                                        const double *output_ratio, const clt_tensor *samples,
+                                        clt_generator *gen, clt_tensor **out,
+                                        clt_tensor **indices);
 /* clt_pad naming fn (the padding layers' forward; src/autograd/grad_shape.c). */
 clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
                         clt_pad_mode mode, double value, clt_tensor **out);

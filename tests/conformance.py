@@ -9945,6 +9945,94 @@ def _linear_c(x, w, bb, o):
     st = L.clt_addmm(bb, x, wt, 1.0, 1.0, o)
     L.clt_tensor_free(wt)
     return st
+# ---- fractional max pooling ----------------------------------------------------------------
+
+proto("clt_fractional_max_pool2d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, PP, PP])
+proto("clt_fractional_max_pool3d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, PP, PP])
+
+
+def pool2():
+    """fractional_max_pool2d/3d with _random_samples passed in: values and
+    indices equal torch's (the intervals exactly), ratios, unbatched
+    inputs, ties, and the refusals."""
+    Fn = torch.nn.functional
+    gen = torch.Generator().manual_seed(77)
+    cases = [  # nd, input shape, kernel, output_size, output_ratio
+        (2, (2, 3, 9, 11), (2, 3), (4, 5), None),
+        (2, (3, 7, 6), (3, 2), (5, 5), None),
+        (2, (1, 2, 25, 17), (2, 2), None, (0.5, 0.7)),
+        (2, (2, 2, 8, 8), (1, 1), (8, 8), None),
+        (2, (2, 2, 8, 8), (4, 4), (1, 1), None),
+        (2, (2, 2, 8, 9), (3, 3), (2, 0), None),
+        (2, (0, 2, 8, 9), (3, 3), (2, 4), None),
+        (3, (2, 3, 7, 8, 9), (2, 3, 2), (3, 4, 5), None),
+        (3, (3, 6, 7, 5), (2, 2, 2), (4, 3, 3), None),
+        (3, (1, 2, 12, 10, 11), (2, 2, 3), None, (0.5, 0.6, 0.7)),
+    ]
+    for dt in FLOATS:
+        for nd, sh, k, osz, ratio in cases:
+            batch = sh[0] if len(sh) == nd + 2 else 1
+            ch = sh[-nd - 1]
+            u = torch.rand(batch, ch, nd, generator=gen).to(dt)
+            tf = Fn.fractional_max_pool2d if nd == 2 else Fn.fractional_max_pool3d
+            cf = L.clt_fractional_max_pool2d if nd == 2 else L.clt_fractional_max_pool3d
+            cargs = (shape_arr(k), _opt(osz),
+                     None if ratio is None else (C.c_double * nd)(*ratio))
+            name = "fractional_max_pool%dd %s %s k%s o%s r%s" % (nd, dt, list(sh), k, osz, ratio)
+            x = data(sh, dt)
+            check(name,
+                  lambda t, s, tf=tf, k=k, osz=osz, ratio=ratio: tf(
+                      t, k, output_size=osz, output_ratio=ratio, _random_samples=s),
+                  lambda p, s, r, cf=cf, a=cargs: cf(p, *a, s, None, r, None),
+                  [x, u], tol="exact")
+            check(name + " indices",
+                  lambda t, s, tf=tf, k=k, osz=osz, ratio=ratio: tf(
+                      t, k, output_size=osz, output_ratio=ratio, return_indices=True,
+                      _random_samples=s)[1],
+                  _second(lambda p, s, o, r, cf=cf, a=cargs: cf(p, *a, s, None, o, r)),
+                  [x, u])
+    # ties: a window of equal values names its first element, as torch's
+    x = torch.zeros(2, 3, 9, 9)
+    x[:, :, ::2, ::2] = 1
+    u = torch.rand(2, 3, 2, generator=gen)
+    check("fractional_max_pool2d ties indices",
+          lambda t, s: Fn.fractional_max_pool2d(t, 3, output_size=4, return_indices=True,
+                                                _random_samples=s)[1],
+          _second(lambda p, s, o, r: L.clt_fractional_max_pool2d(
+              p, _i64s(3, 3), _i64s(4, 4), None, s, None, o, r)),
+          [x, u])
+    # a transposed (non-contiguous) input
+    check("fractional_max_pool2d transposed",
+          lambda t, s: Fn.fractional_max_pool2d(t, 2, output_size=3, _random_samples=s),
+          lambda p, s, r: L.clt_fractional_max_pool2d(p, _i64s(2, 2), _i64s(3, 3), None, s,
+                                                      None, r, None),
+          [In(data((2, 3, 6, 7), torch.float64), ("T",)),
+           torch.rand(2, 3, 2, generator=gen, dtype=torch.float64)], tol="exact")
+    # refusals: too large a window, wrong rank, integer input, samples' dtype
+    bad = [((2, 3, 5, 6), torch.float32, (2, 2), (5, 5), torch.float32),
+           ((5, 6), torch.float32, (2, 2), (2, 2), torch.float32),
+           ((2, 3, 5, 6), torch.float32, (2, 2), (2, 2), torch.float64),
+           ((2, 3, 5, 6), torch.int64, (2, 2), (2, 2), torch.float32)]
+    for sh, dt, k, osz, sdt in bad:
+        batch = sh[0] if len(sh) == 4 else 1
+        u = torch.rand(batch, sh[-3] if len(sh) >= 3 else 1, 2, generator=gen).to(sdt)
+        check("fractional_max_pool2d %s %s k%s o%s samples %s (refused)" % (list(sh), dt, k, osz, sdt),
+              lambda t, s, k=k, osz=osz: Fn.fractional_max_pool2d(t, k, output_size=osz,
+                                                                  _random_samples=s),
+              lambda p, s, r, k=k, osz=osz: L.clt_fractional_max_pool2d(
+                  p, shape_arr(k), shape_arr(osz), None, s, None, r, None),
+              [data(sh, dt), u])
+    u = torch.rand(2, 3, 3, generator=gen)
+    check("fractional_max_pool3d window too large (refused)",
+          lambda t, s: Fn.fractional_max_pool3d(t, 2, output_size=(4, 3, 3), _random_samples=s),
+          lambda p, s, r: L.clt_fractional_max_pool3d(p, _i64s(2, 2, 2), _i64s(4, 3, 3), None,
+                                                      s, None, r, None),
+          [data((2, 3, 5, 6, 7), torch.float32), u])
+    check("fractional_max_pool2d neither size nor ratio (refused)",
+          lambda t, s: Fn.fractional_max_pool2d(t, 2, _random_samples=s),
+          lambda p, s, r: L.clt_fractional_max_pool2d(p, _i64s(2, 2), None, None, s, None, r,
+                                                      None),
+          [data((2, 3, 5, 6), torch.float32), torch.rand(2, 3, 2, generator=gen)])
 
 
 def main():
@@ -9981,7 +10069,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft, half]
+                settings, conv3d, pool3d, misc2, cells, fft, half, pool2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

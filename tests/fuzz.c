@@ -7300,6 +7300,137 @@ static void op_pool3d(fz *f)
     tfree(f, x, 0); /* x may be a slot's, held by a scope */
 }
 
+/* pool2: fractional_max_pool2d/3d (samples given, drawn or bad; sizes or
+ * ratios), their layers, double backward of adaptive and fractional pools,
+ * and MaxUnpool layers' forward with a hook. */
+static clt_status fz_unpool_hook(void *user, clt_module *m, const clt_tensor *input,
+                                 const clt_tensor *output, clt_tensor **replacement)
+{
+    (void)m;
+    (void)input;
+    if (user)
+        return clt_mul_scalar(output, 2.0, replacement);
+    return CLT_OK;
+}
+
+static void op_pool2(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int nd = 2 + (int)pick(f, 2), rank = nd + 1 + (int)pick(f, 2);
+    int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 6),
+                        1 + (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 6)};
+    clt_tensor *x = input_near(f, d, rank, shape), *idx = SENT, **ip = chance(f, 40) ? NULL : &idx;
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *samples = NULL;
+    int64_t k[3] = {geom1(f), geom1(f), geom1(f)}, o[3] = {geom(f), geom(f), geom(f)};
+    double ratio[3];
+    for (int i = 0; i < 3; i++)
+        ratio[i] = chance(f, 90) ? 0.1 + 0.8 * (double)pick(f, 100) / 100.0 : rand_scalar(f);
+    const int64_t *os = chance(f, 50) ? o : NULL;
+    const double *rs = os && chance(f, 70) ? NULL : ratio;
+    clt_generator *g = chance(f, 20) ? NULL : f->gen;
+    int pair = 0, made = 1;
+    switch (pick(f, 5)) {
+    case 0:
+    case 1: { /* the function, samples given (of the right shape or not) or drawn */
+        int xr = clt_tensor_ndim(x);
+        int64_t us[3] = {xr == nd + 2 ? clt_tensor_shape(x)[0] : 1,
+                         xr > nd ? clt_tensor_shape(x)[xr - nd - 1] : 1, nd};
+        if (chance(f, 40))
+            (void)clt_rand(f->gen, d, chance(f, 90) ? clt_tensor_dtype(x) : CLT_FLOAT64, 3, us,
+                           &samples);
+        else if (chance(f, 10))
+            samples = clt_tensor_retain(rt(f));
+        pair = ip != NULL;
+        if (nd == 2)
+            CALL("clt_fractional_max_pool2d",
+                 clt_fractional_max_pool2d(x, k, os, rs, samples, g, op, ip));
+        else
+            CALL("clt_fractional_max_pool3d",
+                 clt_fractional_max_pool3d(x, k, os, rs, samples, g, op, ip));
+        break;
+    }
+    case 2: { /* a layer, run once */
+        clt_module *m = NULL;
+        if (nd == 2)
+            st = clt_fractional_max_pool2d_layer(k, os, rs, g, &m);
+        else
+            st = clt_fractional_max_pool3d_layer(k, os, rs, g, &m);
+        if (st == CLT_OK)
+            CALL("clt_module_forward", clt_module_forward(m, x, op));
+        else
+            made = 0;
+        clt_module_free(m);
+        break;
+    }
+    case 3: { /* double backward of an adaptive or fractional pool of a leaf */
+        clt_tensor *leaf = NULL, *y = NULL, *sq = NULL, *sum = NULL, *gr = NULL, *s2 = NULL;
+        made = 0;
+        if (clt_to_dtype(x, CLT_FLOAT64, &leaf) != CLT_OK || clt_set_requires_grad(leaf, 1))
+            goto dd_done;
+        int64_t o2[3] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+        switch (pick(f, 3)) {
+        case 0: st = clt_adaptive_avg_pool2d(leaf, o2, &y); break;
+        case 1: st = clt_adaptive_max_pool2d(leaf, o2, &y, NULL); break;
+        default: st = clt_fractional_max_pool2d(leaf, k, o2, NULL, NULL, f->gen, &y, NULL); break;
+        }
+        if (st != CLT_OK)
+            goto dd_done;
+        clt_grad_opts go = {1, 1, 0};
+        if (clt_mul(y, y, &sq) != CLT_OK || clt_sum(sq, &sum) != CLT_OK)
+            goto dd_done;
+        CALL("clt_autograd_grad_ex", clt_autograd_grad_ex(&sum, 1, NULL, &leaf, 1, &go, &gr));
+        if (st == CLT_OK && gr && clt_sum(gr, &s2) == CLT_OK && clt_requires_grad(s2))
+            CALL("clt_backward", clt_backward(s2, NULL, 0));
+    dd_done:
+        clt_tensor_free(leaf);
+        clt_tensor_free(y);
+        clt_tensor_free(sq);
+        clt_tensor_free(sum);
+        clt_tensor_free(gr);
+        clt_tensor_free(s2);
+        break;
+    }
+    default: { /* MaxUnpool2d's forward through a forward hook */
+        clt_module *m = NULL;
+        clt_tensor *y = NULL, *yi = NULL;
+        int64_t k2[2] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 2)};
+        if (clt_max_unpool2d_layer(k2[0], k2[1], NULL, NULL, &m) != CLT_OK) {
+            made = 0;
+            break;
+        }
+        (void)clt_module_register_forward_hook(m, fz_unpool_hook, chance(f, 50) ? (void *)m : NULL,
+                                               NULL);
+        if (clt_max_pool2d_with_indices(x, k2, NULL, NULL, NULL, 0, &y, &yi) != CLT_OK)
+            y = yi = NULL;
+        CALL("clt_max_unpool_forward",
+             clt_max_unpool_forward(m, y && chance(f, 80) ? y : x, yi && chance(f, 80) ? yi : rt(f),
+                                    NULL, op));
+        clt_tensor_free(y);
+        clt_tensor_free(yi);
+        clt_module_free(m);
+        break;
+    }
+    }
+    if (!pair)
+        ip = NULL;
+    int ok = made && result(f, st, op, out);
+    if (ip && (ok ? idx == NULL || idx == SENT : idx != NULL))
+        die(f, "status %s but *indices is %p", clt_status_name(st), (void *)idx);
+    if (ok) {
+        check_tensor(f, out);
+        if (ip) {
+            expect_meta(f, idx, clt_tensor_ndim(out), clt_tensor_shape(out), CLT_INT64,
+                        clt_tensor_device(out));
+            clt_tensor_free(idx);
+        }
+        store(f, out);
+    }
+    tfree(f, samples, 0);
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
+}
+
 /* data2: loaders with workers (a fill that fails for some samples, an init
  * that may fail, a transform), ConcatDataset, and the image transforms on
  * random tensors. */
@@ -8233,6 +8364,7 @@ static struct {
     {"cells", op_cells, 3},
     {"fft", op_fft, 3},
     {"half", op_half, 3},
+    {"pool2", op_pool2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

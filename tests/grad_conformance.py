@@ -3453,6 +3453,76 @@ half_case("mse", lambda a, b: torch.nn.functional.mse_loss(a, b),
 half_case("mse sum", lambda a, b: torch.nn.functional.mse_loss(a, b, reduction="sum"),
           lambda a, b: call("clt_mse_loss", a, b, 1),
           [_hr.standard_normal((6, 7)), _hr.standard_normal((6, 7))])
+# ---- pool2: fractional max pooling (samples passed in), adaptive pools' double backward
+# (squared, so that the gradient depends on the input: a gradient constant in it carries no
+# graph here, where torch's has a node whose derivative is zero)
+proto("clt_fractional_max_pool2d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, PP, PP])
+proto("clt_fractional_max_pool3d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, PP, PP])
+proto("clt_adaptive_avg_pool2d", [P, I64P, PP])
+proto("clt_adaptive_max_pool2d", [P, I64P, PP, PP])
+proto("clt_adaptive_avg_pool1d", [P, C.c_int64, PP])
+proto("clt_adaptive_max_pool1d", [P, C.c_int64, PP, PP])
+proto("clt_adaptive_avg_pool3d", [P, I64P, PP])
+proto("clt_adaptive_max_pool3d", [P, I64P, PP, PP])
+_fr = np.random.default_rng(41)
+
+
+def _i64(*v):
+    return (C.c_int64 * len(v))(*v)
+
+
+for _nd, _sh, _k, _o in ((2, (2, 3, 9, 8), (2, 3), (4, 3)), (2, (3, 7, 7), (3, 3), (5, 5)),
+                         (3, (2, 2, 7, 6, 8), (2, 2, 3), (3, 4, 3)),
+                         (3, (2, 6, 7, 5), (3, 2, 2), (3, 3, 3))):
+    _b = _sh[0] if len(_sh) == _nd + 2 else 1
+    _u = _fr.random((_b, _sh[-_nd - 1], _nd))
+    _tf = (torch.nn.functional.fractional_max_pool2d if _nd == 2
+           else torch.nn.functional.fractional_max_pool3d)
+    case("fractional_max_pool%dd %s k%s o%s" % (_nd, list(_sh), _k, _o),
+         lambda x, u, f=_tf, k=_k, o=_o: f(x, k, output_size=o, _random_samples=u),
+         lambda x, u, nd=_nd, k=_k, o=_o: call("clt_fractional_max_pool%dd" % nd, x, _i64(*k),
+                                               _i64(*o), None, u, None, after=(None,)),
+         [_fr.standard_normal(_sh), _u], wrt=[0])
+    dd_case("fractional_max_pool%dd %s squared" % (_nd, list(_sh)),
+            lambda x, f=_tf, k=_k, o=_o, u=_u: f(x, k, output_size=o,
+                                                 _random_samples=torch.tensor(u)) ** 2,
+            lambda x, nd=_nd, k=_k, o=_o, u=_u: call("clt_mul", *[call(
+                "clt_fractional_max_pool%dd" % nd, x, _i64(*k), _i64(*o), None, up(u), None,
+                after=(None,)) for _ in range(2)]),
+            [_fr.standard_normal(_sh)])
+for _sh, _o in (((2, 3, 7, 9), (3, 4)), ((3, 5, 4), (4, 6))):
+    case("adaptive_max_pool2d %s %s" % (list(_sh), _o),
+         lambda x, o=_o: torch.nn.functional.adaptive_max_pool2d(x, o),
+         lambda x, o=_o: call("clt_adaptive_max_pool2d", x, _i64(*o), after=(None,)),
+         [_fr.standard_normal(_sh)])
+    # through a nonlinearity, so that the second derivative is not zero
+    dd_case("adaptive_avg_pool2d squared %s %s" % (list(_sh), _o),
+            lambda x, o=_o: torch.nn.functional.adaptive_avg_pool2d(x, o) ** 2,
+            lambda x, o=_o: call("clt_mul", call("clt_adaptive_avg_pool2d", x, _i64(*o)),
+                                 call("clt_adaptive_avg_pool2d", x, _i64(*o))),
+            [_fr.standard_normal(_sh)])
+    dd_case("adaptive_max_pool2d squared %s %s" % (list(_sh), _o),
+            lambda x, o=_o: torch.nn.functional.adaptive_max_pool2d(x, o) ** 2,
+            lambda x, o=_o: call("clt_mul",
+                                 call("clt_adaptive_max_pool2d", x, _i64(*o), after=(None,)),
+                                 call("clt_adaptive_max_pool2d", x, _i64(*o), after=(None,))),
+            [_fr.standard_normal(_sh)])
+dd_case("adaptive_avg_pool1d", lambda x: torch.nn.functional.adaptive_avg_pool1d(x, 3) ** 2,
+        lambda x: call("clt_mul", call("clt_adaptive_avg_pool1d", x, C.c_int64(3)),
+                       call("clt_adaptive_avg_pool1d", x, C.c_int64(3))),
+        [_fr.standard_normal((2, 3, 7))])
+dd_case("adaptive_max_pool1d", lambda x: torch.nn.functional.adaptive_max_pool1d(x, 3) ** 2,
+        lambda x: call("clt_mul", call("clt_adaptive_max_pool1d", x, C.c_int64(3), after=(None,)),
+                       call("clt_adaptive_max_pool1d", x, C.c_int64(3), after=(None,))),
+        [_fr.standard_normal((2, 3, 7))])
+dd_case("adaptive_avg_pool3d", lambda x: torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 2)) ** 2,
+        lambda x: call("clt_mul", call("clt_adaptive_avg_pool3d", x, _i64(2, 3, 2)),
+                       call("clt_adaptive_avg_pool3d", x, _i64(2, 3, 2))),
+        [_fr.standard_normal((2, 2, 5, 6, 4))])
+dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d(x, (2, 3, 2)) ** 2,
+        lambda x: call("clt_mul", call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,)),
+                       call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
+        [_fr.standard_normal((2, 2, 5, 6, 4))])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

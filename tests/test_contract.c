@@ -734,6 +734,14 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_adaptive_avg_pool3d_layer, M, clt_adaptive_avg_pool3d_layer(k2m2, &o->m))          \
     X(clt_adaptive_max_pool3d_layer, M, clt_adaptive_max_pool3d_layer(k2m2, &o->m))          \
     X(clt_max_unpool3d_layer, M, clt_max_unpool3d_layer(k022, NULL, NULL, &o->m))            \
+    X(clt_fractional_max_pool2d, T | T2,                                                     \
+      clt_fractional_max_pool2d(f->f, k022, k222, NULL, NULL, f->gen, &o->t, &o->t2))        \
+    X(clt_fractional_max_pool3d, T | T2,                                                     \
+      clt_fractional_max_pool3d(f->f, k022, k222, NULL, NULL, f->gen, &o->t, &o->t2))        \
+    X(clt_fractional_max_pool2d_layer, M,                                                    \
+      clt_fractional_max_pool2d_layer(k222, NULL, NULL, f->gen, &o->m))                      \
+    X(clt_fractional_max_pool3d_layer, M,                                                    \
+      clt_fractional_max_pool3d_layer(k022, k222, NULL, f->gen, &o->m))                      \
     X(clt_batch_norm3d_layer, M, clt_batch_norm3d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
     X(clt_instance_norm3d_layer, M,                                                          \
       clt_instance_norm3d_layer(f->dev, 0, 1e-5, 0.1, 0, 0, &o->m))                          \

@@ -30,6 +30,7 @@
 /* Defined when the library has this header's operations and layers. */
 #define CLTENSOR_HAS_CONV 1
 
+#include <cltensor/random.h>
 #include <cltensor/tensor.h>
 
 #ifdef __cplusplus
@@ -394,7 +395,9 @@ typedef struct clt_pool1d_opts {
  * and, in 4-D, the channels may be 0), and Ho * H and Wo * W must fit
  * int64.  The gradient of each input pixel sums, over the windows that
  * cover it, the output's gradient divided by the window's height and width
- * (zeros for an empty output, whose backward PyTorch refuses). */
+ * (zeros for an empty output, whose backward PyTorch refuses); that
+ * formula is linear, its gradient (double backward,
+ * AdaptiveAvgPool2DBackwardBackward0) the pooling itself. */
 CLT_API clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                            clt_tensor **out);
 
@@ -425,7 +428,9 @@ CLT_API clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t 
  * (return_indices False); otherwise *indices is a new int64 tensor of the
  * output's shape, h * W + w of each maximum in its plane.  The gradient
  * (grad_fn AdaptiveMaxPool2DBackward0) adds each output's gradient into
- * its maximum, windows in row-major order.  Errors as
+ * its maximum, windows in row-major order; its own gradient (double
+ * backward, AdaptiveMaxPool2DBackwardBackward0) gathers at the indices.
+ * Errors as
  * clt_adaptive_avg_pool2d's.  clt_adaptive_max_pool1d does the same for
  * [N, C, L] or [C, L] on the view [.., 1, L] (output_size >= 0; indices
  * are positions in L), as torch.  On failure *out (and *indices) are
@@ -487,7 +492,12 @@ CLT_API clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int6
  * as clt_max_pool2d over (H, W) and then over D, recorded views between:
  * the maximum of each window is its first in (d, h, w) order and NaN
  * counts as the maximum (of several the last), as PyTorch's CPU kernel, and
- * the gradient goes to that element alone.  Errors, with PyTorch's
+ * the gradient goes to that element alone.  The result's grad_fn is an
+ * identity node named as PyTorch's, MaxPool3DWithIndicesBackward0, over
+ * the composition (AvgPool3DBackward0 for clt_avg_pool3d,
+ * AdaptiveAvgPool3DBackward0, AdaptiveMaxPool3DBackward0 and
+ * MaxUnpool3DBackward0 for the adaptive pools and clt_max_unpool3d);
+ * double backward works through it.  Errors, with PyTorch's
  * messages: CLT_ERR_SHAPE_MISMATCH for another rank, an empty non-batch
  * size or an output size below 1, CLT_ERR_INVALID_ARGUMENT for the
  * settings, CLT_ERR_DTYPE_UNSUPPORTED for an integer input.  New tensor:
@@ -554,7 +564,7 @@ CLT_API clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_
  * [N, C, D, H, W] or [C, D, H, W] and its int64 indices of the same shape,
  * flat in a zero [Do, Ho, Wo] volume (as clt_max_pool3d_with_indices
  * gives them); output_size NULL or three sizes.  Recorded as a scatter
- * (grad_fn ScatterBackward0 under a view): the gradient gathers the
+ * (grad_fn MaxUnpool3DBackward0 over a scatter): the gradient gathers the
  * output's gradient at the indices.  Errors as clt_max_unpool2d's.  New
  * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_max_unpool3d(const clt_tensor *input, const clt_tensor *indices,
@@ -655,6 +665,56 @@ CLT_API clt_status clt_unfold(const clt_tensor *input, const int64_t kernel_size
 CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2],
                             const int64_t kernel_size[2], const clt_fold_opts *opts,
                             clt_tensor **out);
+
+/* ---- fractional max pooling ------------------------------------------------------------- */
+
+/* torch.nn.functional.fractional_max_pool2d(input, kernel_size,
+ * output_size, output_ratio, return_indices, _random_samples) for input
+ * [N, C, H, W] or [C, H, W], float32 or float64: the maximum of each
+ * kernel-sized window, the windows' starts along each dim drawn by
+ * PyTorch's generate_intervals from one sample u in [0, 1) per plane and
+ * dim: alpha = (in - k) / (out - 1) in the input's dtype, start i
+ * floor((i + u) alpha) - floor(u alpha), the last window ending at the
+ * input's end.  output_size (two sizes >= 0) wins over output_ratio (two
+ * ratios in (0, 1): out = floor(in * ratio)); one of them must be given.
+ * random_samples: NULL, or torch's _random_samples, [N, C, 2] (N 1 for
+ * an unbatched input) of the input's dtype and device, u of W first, then
+ * of H; with the same samples the output and indices are PyTorch's.  NULL
+ * draws them as torch.rand([N, C, 2]) from gen (NULL: the default
+ * generator), which advances; the same on every device.  The samples are
+ * read back (the call waits for them).  indices NULL: not wanted;
+ * otherwise *indices is a new int64 tensor of the output's shape, h W + w
+ * of each maximum in its plane (the first of ties; a window holding NaN
+ * gives NaN at its first NaN, where PyTorch's CPU kernel names its last).
+ * The gradient adds each output's gradient into its maximum (grad_fn
+ * FractionalMaxPool2DBackward0), its double backward gathers.
+ *
+ * clt_fractional_max_pool3d does the same for [N, C, T, H, W] or
+ * [C, T, H, W] with three sizes, samples [N, C, 3] (u of T, H, W in that
+ * order) and indices (t H + h) W + w (FractionalMaxPool3DBackward0).
+ *
+ * Errors, in torch's words: another rank, an empty non-batch dim or a
+ * window that does not fit (out + k - 1 > in; 3-D: >= in, as torch 1.13's
+ * check) (CLT_ERR_SHAPE_MISMATCH); neither size nor ratio, a ratio
+ * outside (0, 1), a kernel size <= 0, a negative output size, samples
+ * outside [0, 1), more than 2^27 window elements over all planes (the
+ * windows' positions are listed on the host and gathered)
+ * (CLT_ERR_INVALID_ARGUMENT); samples of another shape
+ * (CLT_ERR_SHAPE_MISMATCH), dtype (CLT_ERR_DTYPE_MISMATCH) or device; an
+ * integer or float16 input (CLT_ERR_DTYPE_UNSUPPORTED).  On failure *out
+ * (and *indices) are NULL.  New tensors: release with clt_tensor_free. */
+CLT_API clt_status clt_fractional_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
+                                             const int64_t output_size[2],
+                                             const double output_ratio[2],
+                                             const clt_tensor *random_samples,
+                                             clt_generator *gen, clt_tensor **out,
+                                             clt_tensor **indices);
+CLT_API clt_status clt_fractional_max_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                                             const int64_t output_size[3],
+                                             const double output_ratio[3],
+                                             const clt_tensor *random_samples,
+                                             clt_generator *gen, clt_tensor **out,
+                                             clt_tensor **indices);
 
 #ifdef __cplusplus
 }

@@ -1428,6 +1428,25 @@ CLT_API clt_status clt_adaptive_max_pool3d_layer(const int64_t output_size[3], c
 CLT_API clt_status clt_max_unpool3d_layer(const int64_t kernel[3], const int64_t stride[3],
                                           const int64_t padding[3], clt_module **out);
 
+/* torch.nn.FractionalMaxPool2d(kernel_size, output_size, output_ratio)
+ * and FractionalMaxPool3d: clt_fractional_max_pool2d and 3d (conv.h) with
+ * the layer's settings, exactly one of output_size (sizes >= 0) and
+ * output_ratio (each in (0, 1)) given, samples drawn at each forward from
+ * gen (borrowed: it must outlive the module; NULL: the default
+ * generator); the forward gives the output alone (call the function for
+ * the indices).  Neither or both of output_size and output_ratio, a
+ * kernel size <= 0, a negative size or a ratio outside (0, 1) is
+ * CLT_ERR_INVALID_ARGUMENT here; the rest is checked at the forward.  No
+ * tensors.  New module: release with clt_module_free. */
+CLT_API clt_status clt_fractional_max_pool2d_layer(const int64_t kernel[2],
+                                                   const int64_t output_size[2],
+                                                   const double output_ratio[2],
+                                                   clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_fractional_max_pool3d_layer(const int64_t kernel[3],
+                                                   const int64_t output_size[3],
+                                                   const double output_ratio[3],
+                                                   clt_generator *gen, clt_module **out);
+
 /* The padding layers of torch.nn, clt_pad (view.h) with the layer's
  * padding, pairs (before, after) from the last dim backwards: 2 sizes for
  * the 1d layers, 4 for 2d, 6 for 3d (negative sizes crop, as clt_pad's).
@@ -1453,9 +1472,11 @@ CLT_API clt_status clt_replication_pad3d_layer(const int64_t padding[6], clt_mod
 /* MaxUnpool1d's, MaxUnpool2d's and MaxUnpool3d's forward(input, indices,
  * output_size): the layer's unpooling of input at indices (as
  * clt_max_pool1d/2d/3d_with_indices give them), output_size NULL or one
- * (1d), two (2d) or three (3d) sizes.  New tensor: release with clt_tensor_free.  Errors as
- * the functions', and CLT_ERR_INVALID_ARGUMENT for another kind of
- * module. */
+ * (1d), two (2d) or three (3d) sizes.  Runs through the module's hooks,
+ * as nn.Module.__call__: they see input (and a forward pre-hook's
+ * replacement replaces it) and the result.  New tensor: release with
+ * clt_tensor_free.  Errors as the functions', and CLT_ERR_INVALID_ARGUMENT
+ * for another kind of module. */
 CLT_API clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                           const clt_tensor *indices,
                                           const int64_t *output_size, clt_tensor **out);

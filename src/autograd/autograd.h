@@ -192,6 +192,13 @@ clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const cl
                             const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                             const int64_t *output_size, int64_t *size);
 
+/* When *t requires grad (in grad mode): replaces it by a new handle on
+ * its data recorded as a node named name whose gradient is the identity,
+ * so that a pool composed of others carries PyTorch's grad_fn name
+ * ("MaxPool3DWithIndicesBackward0"); *t is released.  Nothing otherwise
+ * (src/autograd/grad_pool.c). */
+clt_status clt__name_result(const char *name, clt_tensor **t);
+
 /* In a formula run by a pass that creates a graph (nothing otherwise):
  * replaces the gradient *t by a handle recorded as a node named as PyTorch
  * names the double-backward node of the formula ("ThresholdBackwardBackward0"),

@@ -768,10 +768,45 @@ clt_status clt_avg_pool1d(const clt_tensor *input, int64_t kernel, int64_t strid
 
 /* ---- adaptive average pooling ----------------------------------------------------------- */
 
-/* nothing saved: the input's shape is its edge's, the output's g's */
+/* Records *out, a formula's result on g, as a node named name whose
+ * formula is bw, with n's saved tensors (adaptive max pooling's indices),
+ * for double backward. */
+static clt_status adaptive_record(const clt__node *n, const char *name, clt__backward_fn bw,
+                                  const clt_tensor *g, clt_tensor **out)
+{
+    clt__node *m = NULL;
+    const clt_tensor *idx = n->nsaved ? S(0) : NULL;
+    clt_status st = clt__record(CLT_OK, out, name, bw, 1, &g, idx ? 1 : 0, &idx, &m);
+    clt__twice(m);
+    return st;
+}
+
+static clt_status bw_adaptive_avg_pool2d_pool(clt__node *n, const clt_tensor *g,
+                                              clt_tensor **gin);
+
+/* nothing saved: the input's shape is its edge's, the output's g's.  The
+ * formula is linear in g; its gradient is the pooling itself. */
 static clt_status bw_adaptive_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__adaptive_avg_pool2d_backward(g, n->in[0].shape, &gin[0]);
+    clt_status st = clt__adaptive_avg_pool2d_backward(g, n->in[0].shape, &gin[0]);
+    if (st == CLT_OK && n->twice && clt__creating_graph())
+        st = adaptive_record(n, "AdaptiveAvgPool2DBackwardBackward0",
+                             bw_adaptive_avg_pool2d_pool, g, &gin[0]);
+    return st;
+}
+
+/* The gradient of adaptive average pooling's formula: g (the input's
+ * shape) pooled to the size of the formula's input (the output's). */
+static clt_status bw_adaptive_avg_pool2d_pool(clt__node *n, const clt_tensor *g,
+                                              clt_tensor **gin)
+{
+    const clt__edge *e = &n->in[0];
+    int64_t size[2] = {e->shape[e->ndim - 2], e->shape[e->ndim - 1]};
+    clt_status st = clt__adaptive_avg_pool2d(g, size, &gin[0], "clt_backward");
+    if (st == CLT_OK && clt__creating_graph())
+        st = adaptive_record(n, "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, g,
+                             &gin[0]);
+    return st;
 }
 
 typedef struct adaptive_ctx {
@@ -783,8 +818,11 @@ static clt_status adaptive4(const clt_tensor *x, const void *ctx, clt_tensor **o
 {
     const adaptive_ctx *c = ctx;
     clt__node *n = NULL;
-    return clt__record(clt__adaptive_avg_pool2d(x, c->size, out, c->fn), out,
-                       "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, 1, &x, 0, NULL, &n);
+    clt_status st = clt__record(clt__adaptive_avg_pool2d(x, c->size, out, c->fn), out,
+                                "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, 1, &x, 0,
+                                NULL, &n);
+    clt__twice(n);
+    return st;
 }
 
 clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
@@ -835,9 +873,13 @@ clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t kernel, 
                      indices);
 }
 
+static clt_status bw_adaptive_max_pool2d_gather(clt__node *n, const clt_tensor *g,
+                                                clt_tensor **gin);
+
 /* saved: the argmax indices.  The gradient is the scatter_add of g into
  * zeros over each input plane, window after window: the order of
- * PyTorch's CPU backward, and the same bits on every device. */
+ * PyTorch's CPU backward, and the same bits on every device.  Its own
+ * gradient gathers at the indices. */
 static clt_status bw_adaptive_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -857,7 +899,39 @@ static clt_status bw_adaptive_max_pool2d(clt__node *n, const clt_tensor *g, clt_
         st = clt__scatter_add(z, 1, i2, g2, &r, fn);
     if (st == CLT_OK)
         st = clt__reshape(r, nd, e->shape, &gin[0], fn);
+    if (st == CLT_OK && n->twice && clt__creating_graph())
+        st = adaptive_record(n, "AdaptiveMaxPool2DBackwardBackward0",
+                             bw_adaptive_max_pool2d_gather, g, &gin[0]);
     clt_tensor_free(z);
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* The gradient of adaptive max pooling's formula: g (the input's shape)
+ * gathered at the saved indices in each plane, to the formula's input's
+ * (the output's) shape. */
+static clt_status bw_adaptive_max_pool2d_gather(clt__node *n, const clt_tensor *g,
+                                                clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt__edge *e = &n->in[0];
+    int nd = g->ndim;
+    int64_t planes[2] = {1, g->shape[nd - 2] * g->shape[nd - 1]};
+    for (int d = 0; d < nd - 2; d++)
+        planes[0] *= g->shape[d];
+    int64_t outs[2] = {planes[0], e->shape[nd - 2] * e->shape[nd - 1]};
+    clt_tensor *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape(g, 2, planes, &g2, fn));
+    CLT__TRY(clt__reshape(S(0), 2, outs, &i2, fn));
+    CLT__TRY(clt__gather(g2, 1, i2, &r, fn));
+    CLT__TRY(clt__reshape(r, e->ndim, e->shape, &gin[0], fn));
+    if (clt__creating_graph())
+        CLT__TRY(adaptive_record(n, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, g,
+                                 &gin[0]));
+done:
     clt_tensor_free(g2);
     clt_tensor_free(i2);
     clt_tensor_free(r);
@@ -897,6 +971,7 @@ clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
     clt__node *n = NULL;
     st = clt__record(st, out, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, 1, &input,
                      1, &saved, &n);
+    clt__twice(n);
     if (st == CLT_OK && indices)
         *indices = idx;
     else

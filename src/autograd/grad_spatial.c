@@ -632,6 +632,8 @@ static clt_status pool3d_in(const char *fn, bool max, const clt_tensor *input,
                                 count_include_pad, &c.q);
     if (st == CLT_OK)
         st = as_batched5(fn, input, pool3_op, &c, out, indices);
+    if (st == CLT_OK)
+        st = clt__name_result(max ? "MaxPool3DWithIndicesBackward0" : "AvgPool3DBackward0", out);
     return drop_both(st, out, indices);
 }
 
@@ -769,6 +771,8 @@ clt_status clt__adaptive_avg_pool3d_rec(const char *fn, const clt_tensor *input,
     clt_status st = adaptive3_check(fn, "adaptive_avg_pool3d", input, output_size);
     if (st == CLT_OK)
         st = as_batched5(fn, input, adaptive_avg3_op, output_size, out, NULL);
+    if (st == CLT_OK)
+        st = clt__name_result("AdaptiveAvgPool3DBackward0", out);
     return drop_both(st, out, NULL);
 }
 
@@ -827,6 +831,8 @@ clt_status clt__adaptive_max_pool3d_rec(const char *fn, const clt_tensor *input,
     clt_status st = adaptive3_check(fn, "adaptive_max_pool3d", input, output_size);
     if (st == CLT_OK)
         st = as_batched5(fn, input, adaptive_max3_op, output_size, out, indices);
+    if (st == CLT_OK)
+        st = clt__name_result("AdaptiveMaxPool3DBackward0", out);
     return drop_both(st, out, indices);
 }
 
@@ -868,6 +874,7 @@ clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
     CLT__TRY(clt__full(input->dev, input->dtype, 2, s_out, 0.0, &z));
     CLT__TRY(clt_scatter(z, 1, i2, x2, &r));
     CLT__TRY(clt__reshape_rec(fn, r, nd, shape, out));
+    CLT__TRY(clt__name_result("MaxUnpool3DBackward0", out));
 done:
     clt_tensor_free(x2);
     clt_tensor_free(i2);

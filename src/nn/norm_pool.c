@@ -525,6 +525,28 @@ static const clt__module_ops max_unpool1d_ops = {"MaxUnpool1d", max_unpool_forwa
 static const clt__module_ops max_unpool2d_ops = {"MaxUnpool2d", max_unpool_forward, NULL, NULL};
 static const clt__module_ops max_unpool3d_ops = {"MaxUnpool3d", max_unpool_forward, NULL, NULL};
 
+/* The inputs of clt_max_unpool_forward besides the values, for its run
+ * through the module's hooks (which see the values). */
+typedef struct unpool_ctx {
+    const clt_tensor *indices;
+    const int64_t *output_size;
+} unpool_ctx;
+
+static clt_status unpool_multi(clt_module *m, void *ctx, const clt_tensor *input,
+                               clt_tensor **out)
+{
+    const unpool_ctx *k = ctx;
+    const char *name = m->ops->name;
+    if (m->i[0] == 3)
+        return clt__max_unpool3d_rec(name, input, k->indices, &m->i[1], &m->i[4], &m->i[7],
+                                     k->output_size, out);
+    if (m->i[0] == 1)
+        return clt__max_unpool1d_rec(name, input, k->indices, m->i[1], m->i[4], m->i[7],
+                                     k->output_size, out);
+    return clt__max_unpool2d_rec(name, input, k->indices, &m->i[1], &m->i[4], &m->i[7],
+                                 k->output_size, out);
+}
+
 clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                   const clt_tensor *indices, const int64_t *output_size,
                                   clt_tensor **out)
@@ -538,15 +560,15 @@ clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s is not a MaxUnpool1d, MaxUnpool2d or MaxUnpool3d", fn,
                           m->ops->name);
-    const char *name = m->ops->name;
-    if (m->ops == &max_unpool3d_ops)
-        return clt__max_unpool3d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
-                                     output_size, out);
-    if (m->i[0] == 1)
-        return clt__max_unpool1d_rec(name, input, indices, m->i[1], m->i[4], m->i[7],
-                                     output_size, out);
-    return clt__max_unpool2d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
-                                 output_size, out);
+    CLT__REQUIRE_ARG(input, fn);
+    unpool_ctx k = {indices, output_size};
+    clt__forward_begin();
+    clt_status st = clt__forward_end(clt__module_call_multi(m, input, unpool_multi, &k, out), fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 clt_status clt_max_unpool1d_layer(int64_t kernel, int64_t stride, int64_t padding,
@@ -973,4 +995,84 @@ clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen, clt_mod
 {
     return dropout_variant_layer(DROP_FEATURE_ALPHA, p, gen, "clt_feature_alpha_dropout_layer",
                                  out);
+}
+
+/* ---- FractionalMaxPool2d and 3d -------------------------------------------------------- */
+
+/* i[0] the dims nd (2 or 3), i[1..3] kernel, i[4] whether an output size
+ * is given, i[5..7] the output size, f[0..2] the output ratio; gen
+ * (borrowed) draws each forward's samples. */
+static clt_status fractional_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__forward_note_generator(m->gen);
+    if (st != CLT_OK)
+        return st;
+    return clt__fractional_max_pool_rec(m->ops->name, (int)m->i[0], x, &m->i[1],
+                                        m->i[4] ? &m->i[5] : NULL, m->i[4] ? NULL : m->f, NULL,
+                                        m->gen, out, NULL);
+}
+
+static const clt__module_ops fractional2d_ops = {"FractionalMaxPool2d", fractional_forward, NULL,
+                                                 NULL};
+static const clt__module_ops fractional3d_ops = {"FractionalMaxPool3d", fractional_forward, NULL,
+                                                 NULL};
+
+static clt_status fractional_layer(int nd, const int64_t *kernel, const int64_t *output_size,
+                                   const double *output_ratio, clt_generator *gen,
+                                   const char *fn, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(kernel, fn);
+    const char *name = nd == 2 ? "FractionalMaxPool2d" : "FractionalMaxPool3d";
+    if (!output_size && !output_ratio)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s requires specifying either an output size, or a pooling ratio",
+                          fn, name);
+    if (output_size && output_ratio)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: only one of output_size and output_ratio may be specified", fn);
+    for (int d = 0; d < nd; d++) {
+        if (kernel[d] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: kernel_size should be greater than zero, but got %lld", fn,
+                              (long long)kernel[d]);
+        if (output_size && output_size[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output_size must be >= 0, but got %lld", fn,
+                              (long long)output_size[d]);
+        if (output_ratio && !(output_ratio[d] > 0.0 && output_ratio[d] < 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output_ratio must be between 0 and 1 (got %g)", fn,
+                              output_ratio[d]);
+    }
+    clt_status st = clt__module_new(nd == 2 ? &fractional2d_ops : &fractional3d_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = *out;
+    m->i[0] = nd;
+    m->i[4] = output_size != NULL;
+    for (int d = 0; d < nd; d++) {
+        m->i[1 + d] = kernel[d];
+        m->i[5 + d] = output_size ? output_size[d] : 0;
+        m->f[d] = output_ratio ? output_ratio[d] : 0.0;
+    }
+    m->gen = gen;
+    return clt__ok();
+}
+
+clt_status clt_fractional_max_pool2d_layer(const int64_t kernel[2], const int64_t output_size[2],
+                                           const double output_ratio[2], clt_generator *gen,
+                                           clt_module **out)
+{
+    return fractional_layer(2, kernel, output_size, output_ratio, gen,
+                            "clt_fractional_max_pool2d_layer", out);
+}
+
+clt_status clt_fractional_max_pool3d_layer(const int64_t kernel[3], const int64_t output_size[3],
+                                           const double output_ratio[3], clt_generator *gen,
+                                           clt_module **out)
+{
+    return fractional_layer(3, kernel, output_size, output_ratio, gen,
+                            "clt_fractional_max_pool3d_layer", out);
 }
