@@ -317,6 +317,27 @@ def complexgrad():
                          (lambda y: y if ro else vr(y))(call(
                              "clt_fft_" + f, x if ri else vc(x), i64s(s), None, bnorm(nm)))),
                      [r3 if real_in else x3])
+    # views and copies of a complex leaf carry its gradient unchanged
+    proto("clt_reshape", [P, C.c_int, I64P, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    proto("clt_expand", [P, C.c_int, I64P, PP])
+    proto("clt_permute", [P, C.c_int, I_P, PP])
+    for n_ in ("clt_clone", "clt_contiguous"):
+        proto(n_, [P, PP])
+    zc = za * np.array([1.0, 2.0, -1.0, 0.5])
+    for name, tf, cf in (
+            ("reshape", lambda z: z.reshape(4, 3), lambda z: call("clt_reshape", z, 2, i64s((4, 3)))),
+            ("transpose", lambda z: z.t(), lambda z: call("clt_transpose", z, 0, 1)),
+            ("narrow", lambda z: z.narrow(1, 1, 2), lambda z: call("clt_narrow", z, 1, 1, 2)),
+            ("unsqueeze+expand", lambda z: z.unsqueeze(0).expand(2, 3, 4),
+             lambda z: call("clt_expand", call("clt_unsqueeze", z, 0), 3, i64s((2, 3, 4)))),
+            ("permute+contiguous", lambda z: z.permute(1, 0).contiguous(),
+             lambda z: call("clt_contiguous", call("clt_permute", z, 2, ints((1, 0))))),
+            ("clone", lambda z: z.clone(), lambda z: call("clt_clone", z))):
+        ccase("complex %s" % name, lambda z, f=tf: tvr(f(z) * f(z)),
+              lambda z, f=cf: (lambda y: vr(call("clt_mul", y, y)))(f(z)), [zc])
     ccase("spectral loss sum(abs(fft(z))**2)",
           lambda z: (torch.abs(torch.fft.fft(z, dim=0)) ** 2).sum(dim=0),
           lambda z: (lambda a: call("clt_mul", a, a))(
