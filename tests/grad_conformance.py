@@ -145,9 +145,9 @@ def complexgrad():
     proto("clt_to_dtype", [P, C.c_int, PP])
     for n_ in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
         proto("clt_fft_" + n_, [P, C.c_int64, C.c_int, C.c_char_p, PP])
-    for n_ in ("fftn", "ifftn", "rfftn", "irfftn"):
+    for n_ in ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"):
         proto("clt_fft_" + n_, [P, C.c_int, I64P, I_P, C.c_char_p, PP])
-    for n_ in ("fft2", "ifft2", "rfft2", "irfft2"):
+    for n_ in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"):
         proto("clt_fft_" + n_, [P, I64P, I_P, C.c_char_p, PP])
     rng = np.random.default_rng(7)
 
@@ -305,10 +305,18 @@ def complexgrad():
                  lambda x, tk=tk: torch.fft.irfftn(tvc(x), **tk),
                  lambda x, k=k, s=s, d=d, nm=nm: call(
                      "clt_fft_irfftn", vc(x), k, i64s(s), ints(d), bnorm(nm)), [x3])
+            case("hfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: torch.fft.hfftn(tvc(x), **tk),
+                 lambda x, k=k, s=s, d=d, nm=nm: call(
+                     "clt_fft_hfftn", vc(x), k, i64s(s), ints(d), bnorm(nm)), [x3])
+            case("ihfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: tvr(torch.fft.ihfftn(x, **tk)),
+                 lambda x, k=k, s=s, d=d, nm=nm: vr(call(
+                     "clt_fft_ihfftn", x, k, i64s(s), ints(d), bnorm(nm))), [r3])
         for s in (None, (3, 6)):
-            for f in ("fft2", "ifft2", "rfft2", "irfft2"):
-                real_in = f == "rfft2"
-                real_out = f == "irfft2"
+            for f in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"):
+                real_in = f in ("rfft2", "ihfft2")
+                real_out = f in ("irfft2", "hfft2")
                 case("%s s=%s norm=%s" % (f, s, nm),
                      lambda x, f=f, s=s, nm=nm, ri=real_in, ro=real_out: (
                          (lambda y: y if ro else tvr(y))(getattr(torch.fft, f)(

@@ -551,6 +551,102 @@ DEF_FFT2(ifft2, 1)
 DEF_FFT2(rfft2, 2)
 DEF_FFT2(irfft2, 3)
 
+/* torch.fft.hfftn and ihfftn, composed of recorded transforms as torch
+ * composes them (so their gradients come from those): hfftn is the
+ * forward c2c transform over all dims but the last, then hfft along the
+ * last; ihfftn is ihfft along the last, then the inverse c2c transform over
+ * the others.  The dims and sizes are checked here, as clt__fftn checks
+ * them, before anything is computed. */
+static clt_status hermitian_n(bool inverse, const clt_tensor *x, int k, const int64_t *s,
+                              const int *dim, const char *norm, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int mode = 0;
+    clt_status st = clt__fft_norm(norm, &mode, fn);
+    if (st != CLT_OK)
+        return st;
+    if (inverse && clt__dtype_is_complex(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s expects a real input tensor, but got %s",
+                          fn, clt_dtype_name(x->dtype));
+    int dims[CLT_MAX_DIMS];
+    int64_t sizes[CLT_MAX_DIMS];
+    if (s == NULL && dim == NULL)
+        k = x->ndim;
+    if (k < 0 || k > x->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Got %d dimensions to transform but the input tensor only has %d "
+                          "dimensions",
+                          fn, k, x->ndim);
+    if (k == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s must transform at least one axis", fn);
+    for (int i = 0; i < k; i++) {
+        dims[i] = x->ndim - k + i;
+        if (dim && (st = clt__wrap_dim(dim[i], x->ndim, &dims[i], fn)) != CLT_OK)
+            return st;
+        for (int j = 0; j < i; j++)
+            if (dims[j] == dims[i])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: FFT dims must be unique", fn);
+    }
+    for (int i = 0; i < k; i++) {
+        int64_t v = s ? s[i] : -1;
+        if (v == -1)
+            v = !inverse && i == k - 1 ? 2 * (x->shape[dims[i]] - 1) : x->shape[dims[i]];
+        if (v < 1)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Invalid number of data points (%lld) specified", fn,
+                              (long long)v);
+        sizes[i] = v;
+    }
+    clt_tensor *mid = NULL;
+    if (inverse) {
+        st = fft1(5, x, sizes[k - 1], dims[k - 1], norm, &mid, fn);
+        if (st == CLT_OK && k > 1)
+            st = fftn(1, mid, k - 1, sizes, dims, norm, out, fn);
+        else if (st == CLT_OK) {
+            *out = mid;
+            mid = NULL;
+        }
+    } else {
+        const clt_tensor *src = x;
+        if (k > 1) {
+            st = fftn(0, x, k - 1, sizes, dims, norm, &mid, fn);
+            src = mid;
+        }
+        if (st == CLT_OK)
+            st = fft1(4, src, sizes[k - 1], dims[k - 1], norm, out, fn);
+    }
+    clt_tensor_free(mid);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_fft_hfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                         const char *norm, clt_tensor **out)
+{
+    return hermitian_n(false, x, k, s, dim, norm, out, "clt_fft_hfftn");
+}
+
+clt_status clt_fft_ihfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                          const char *norm, clt_tensor **out)
+{
+    return hermitian_n(true, x, k, s, dim, norm, out, "clt_fft_ihfftn");
+}
+
+clt_status clt_fft_hfft2(const clt_tensor *x, const int64_t *s, const int *dim, const char *norm,
+                         clt_tensor **out)
+{
+    static const int last2[2] = {-2, -1};
+    return hermitian_n(false, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_hfft2");
+}
+
+clt_status clt_fft_ihfft2(const clt_tensor *x, const int64_t *s, const int *dim, const char *norm,
+                          clt_tensor **out)
+{
+    static const int last2[2] = {-2, -1};
+    return hermitian_n(true, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_ihfft2");
+}
+
 clt_status clt_fft_fftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtype,
                            clt_tensor **out)
 {
