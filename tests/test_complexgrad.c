@@ -28,7 +28,8 @@ typedef clt_status (*fftn_fn)(const clt_tensor *, int, const int64_t *, const in
 
 static const fft1_fn fft1s[6] = {clt_fft_fft,   clt_fft_ifft, clt_fft_rfft,
                                  clt_fft_irfft, clt_fft_hfft, clt_fft_ihfft};
-static const fftn_fn fftns[4] = {clt_fft_fftn, clt_fft_ifftn, clt_fft_rfftn, clt_fft_irfftn};
+static const fftn_fn fftns[6] = {clt_fft_fftn,   clt_fft_ifftn, clt_fft_rfftn,
+                                 clt_fft_irfftn, clt_fft_hfftn, clt_fft_ihfftn};
 
 /* A real result of a complex or real t: its real view for a complex one. */
 static clt_status as_real(clt_tensor *t, clt_tensor **out)
@@ -42,14 +43,15 @@ static clt_status as_real(clt_tensor *t, clt_tensor **out)
  * view_as_complex(in[1]); 4: abs; 5: angle; 6: polar(in[0], in[1]);
  * 7: imag(conj(z) * complex(in[1], in[1] * in[1])); 8: the complex one
  * over the real in[1] (broadcast); 9: a 1-D transform of
- * view_as_complex(in[0]) (or of in[0] for rfft, ihfft); 10: an N-D one. */
+ * view_as_complex(in[0]) (or of in[0] for rfft, ihfft); 10: an N-D one
+ * (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn). */
 static clt_status cg_fn(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
     const cg_op *op = ctx;
     clt_tensor *z = NULL, *w = NULL, *r = NULL, *t = NULL, *u = NULL;
     clt_status st = CLT_OK;
     bool real_in = (op->kind == 9 && (op->which == 2 || op->which == 5)) ||
-                   (op->kind == 10 && op->which == 2) || op->kind == 6;
+                   (op->kind == 10 && (op->which == 2 || op->which == 5)) || op->kind == 6;
     CHECK(clt_scope_begin());
     if (!real_in)
         CHECK(clt_view_as_complex(in[0], &z));
@@ -146,7 +148,7 @@ Test(complexgrad, n_dim_transforms_gradcheck)
     clt_device *dev = get_device("cpu");
     double *x = random_data(3 * 4 * 5 * 2, 5, -1.0);
     const char *norms[3] = {NULL, "ortho", "forward"};
-    for (int which = 0; which < 4; which++)
+    for (int which = 0; which < 6; which++)
         for (int ni = 0; ni < 3; ni++)
             for (int form = 0; form < 3; form++) {
                 cg_op op = {.kind = 10, .which = which, .norm = norms[ni]};
@@ -163,7 +165,7 @@ Test(complexgrad, n_dim_transforms_gradcheck)
                     op.dims[0] = 0;
                     op.dims[1] = 1;
                 }
-                bool real_in = which == 2;
+                bool real_in = which == 2 || which == 5;
                 gc_in in = real_in ? (gc_in){3, {3, 4, 5}, x, 1} : (gc_in){4, {3, 4, 5, 2}, x, 1};
                 gradcheck(dev, cg_fn, &op, 1, &in);
             }
@@ -350,4 +352,51 @@ Test(complexgrad, casts_take_the_real_part)
     clt_tensor *ts[] = {x, c, xc, p, r, l, g, im, sum};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         clt_tensor_free(ts[i]);
+}
+
+/* ihfftn of a real x against the sum that defines it, and hfftn of that
+ * giving x back (the last dim even: its default length 2 (m - 1)). */
+Test(complexgrad, hermitian_n_dim_transforms_against_their_definition)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {3, 4};
+    double x[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = sin(1.0 + 0.7 * i) * (i % 2 ? 1 : -2);
+    clt_tensor *t = NULL, *h = NULL, *back = NULL, *h2 = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, shape, x, &t));
+    CHECK(clt_fft_ihfftn(t, 0, NULL, NULL, "ortho", &h));
+    cr_assert_eq(clt_tensor_ndim(h), 2);
+    cr_assert_eq(clt_tensor_shape(h)[0], 3);
+    cr_assert_eq(clt_tensor_shape(h)[1], 3);
+    double complex got[9];
+    CHECK(clt_tensor_read(h, got, sizeof got));
+    for (int k0 = 0; k0 < 3; k0++)
+        for (int k1 = 0; k1 < 3; k1++) {
+            double complex want = 0;
+            for (int j0 = 0; j0 < 3; j0++)
+                for (int j1 = 0; j1 < 4; j1++)
+                    want += x[j0 * 4 + j1] *
+                            cexp(2 * M_PI * I * ((double)(j0 * k0) / 3 + (double)(j1 * k1) / 4));
+            want /= sqrt(12.0);
+            cr_assert(cabs(got[k0 * 3 + k1] - want) < 1e-12, "k %d %d", k0, k1);
+        }
+    CHECK(clt_fft_hfftn(h, 0, NULL, NULL, "ortho", &back));
+    double r[12];
+    CHECK(clt_tensor_read(back, r, sizeof r));
+    for (int i = 0; i < 12; i++)
+        cr_assert(fabs(r[i] - x[i]) < 1e-12, "i %d: %g, want %g", i, r[i], x[i]);
+    /* the 2-D forms are the N-D ones over the last two dims */
+    CHECK(clt_fft_ihfft2(t, NULL, NULL, "ortho", &h2));
+    double complex got2[9];
+    CHECK(clt_tensor_read(h2, got2, sizeof got2));
+    for (int i = 0; i < 9; i++)
+        cr_assert(cabs(got2[i] - got[i]) < 1e-12);
+    clt_tensor *o = (clt_tensor *)&o;
+    cr_assert_eq(clt_fft_ihfftn(h, 0, NULL, NULL, NULL, &o), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(o);
+    clt_tensor_free(t);
+    clt_tensor_free(h);
+    clt_tensor_free(back);
+    clt_tensor_free(h2);
 }
