@@ -5058,7 +5058,9 @@ static void op_nnshape(fz *f)
         CALL("clt_unfold", clt_unfold(x, chance(f, 2) ? NULL : k, chance(f, 20) ? NULL : &fo, op));
         break;
     case 3: {
-        int64_t cs[3] = {N, C * k[0] * k[1], 1 + (int64_t)pick(f, 9)};
+        /* k may be huge (geom1): the product wraps, as an unsigned one */
+        int64_t cs[3] = {N, (int64_t)((uint64_t)C * (uint64_t)k[0] * (uint64_t)k[1]),
+                         1 + (int64_t)pick(f, 9)};
         int small = 1; /* then mostly the right number of blocks */
         const int64_t *all[4] = {k, size, fo.dilation, fo.stride};
         for (int j = 0; j < 8; j++)
@@ -5961,9 +5963,15 @@ static clt_status agapi_backward(clt_function_ctx *ctx, void *user, const clt_te
     }
 }
 
-static void agapi_custom(fz *f, clt_tensor **ins, size_t n, int *mode)
+static void agapi_custom(fz *f, clt_tensor **ins, size_t n, int *caller_mode)
 {
     clt_status st;
+    /* The graph keeps its user pointer past this call (the outputs go to
+     * the slots, and a later backward runs agapi_backward): static storage,
+     * not the caller's stack, whose values a later call may change. */
+    static int mode[2];
+    mode[0] = caller_mode[0];
+    mode[1] = caller_mode[1];
     clt_tensor **outs = SENT;
     size_t m = 99;
     static const char *names[] = {"Fuzz", "", "bad name", "F_1"};
