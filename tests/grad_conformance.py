@@ -286,6 +286,10 @@ def complexgrad():
                       lambda z, f=f, n=nn_, nm=nm: (lambda y: call("clt_mul", y, y))(
                           call("clt_fft_" + f, z, n, -1, bnorm(nm))),
                       [za])
+    for f in ("irfft", "hfft"):  # a real spectrum: the real part of the gradient
+        case("%s of a real input" % f, lambda x, f=f: getattr(torch.fft, f)(x, n=7) ** 2,
+             lambda x, f=f: (lambda y: call("clt_mul", y, y))(call("clt_fft_" + f, x, 7, -1,
+                                                                    None)), [r1])
     x3 = rng.standard_normal((2, 5, 4, 2))
     r3 = rng.standard_normal((2, 5, 4))
     for nm in (None, "ortho", "forward"):
