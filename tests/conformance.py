@@ -9342,9 +9342,9 @@ C2NP[C64] = np.complex64
 C2NP[C128] = np.complex128
 for _n in ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]:
     proto("clt_fft_" + _n, [P, C.c_int64, C.c_int, C.c_char_p, PP])
-for _n in ["fftn", "ifftn", "rfftn", "irfftn"]:
+for _n in ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"]:
     proto("clt_fft_" + _n, [P, C.c_int, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
-for _n in ["fft2", "ifft2", "rfft2", "irfft2"]:
+for _n in ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"]:
     proto("clt_fft_" + _n, [P, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
 for _n in ["fftfreq", "rfftfreq"]:
     proto("clt_fft_" + _n, [P, C.c_int64, C.c_double, C.c_int, PP])
@@ -9558,6 +9558,27 @@ def fft():
                   lambda p, o: L.clt_fft_rfft2(p, None, _ints((0, 2)), None, o), [r3])
         fft_check("fftn repeated dims %s" % dt, lambda t: tf.fftn(t, dim=(0, 0)),
                   lambda p, o: L.clt_fft_fftn(p, 2, None, _ints((0, 0)), None, o), [x3])
+        # hfftn and ihfftn (and the 2-D forms), torch's compositions
+        for s, dims in cases + [((6,), (1,)), (None, (-1, 0))]:
+            k = len(s) if s is not None else (len(dims) if dims is not None else 0)
+            for norm in (None, "ortho", "forward"):
+                fft_check("hfftn %s s=%s dim=%s %s" % (dt, s, dims, norm),
+                          lambda t: tf.hfftn(t, s=s, dim=dims, norm=norm),
+                          lambda p, o: L.clt_fft_hfftn(p, k, _i64(s), _ints(dims), _norm(norm), o),
+                          [x3])
+                fft_check("ihfftn %s s=%s dim=%s %s" % (part, s, dims, norm),
+                          lambda t: tf.ihfftn(t, s=s, dim=dims, norm=norm),
+                          lambda p, o: L.clt_fft_ihfftn(p, k, _i64(s), _ints(dims), _norm(norm),
+                                                        o), [r3])
+        for s in (None, (3, 7)):
+            fft_check("hfft2 %s s=%s" % (dt, s), lambda t: tf.hfft2(t, s=s),
+                      lambda p, o: L.clt_fft_hfft2(p, _i64(s), None, None, o), [x3])
+            fft_check("ihfft2 %s s=%s" % (part, s), lambda t: tf.ihfft2(t, s=s, dim=(0, 2)),
+                      lambda p, o: L.clt_fft_ihfft2(p, _i64(s), _ints((0, 2)), None, o), [r3])
+        fft_check("ihfftn of a complex input %s" % dt, lambda t: tf.ihfftn(t),
+                  lambda p, o: L.clt_fft_ihfftn(p, 0, None, None, None, o), [x3])
+        fft_check("hfftn repeated dims %s" % dt, lambda t: tf.hfftn(t, dim=(1, 1)),
+                  lambda p, o: L.clt_fft_hfftn(p, 2, None, _ints((1, 1)), None, o), [x3])
         # shifts
         for dims in (None, (0,), (1, 2), (-1,)):
             k = len(dims) if dims else 0

@@ -2214,7 +2214,9 @@ static void op_autograd(fz *f)
         int on = chance(f, 85);
         CALL("clt_set_requires_grad", clt_set_requires_grad(t, on));
         if (status_ok(f, st)) {
-            if (!t || (on && !is_float(clt_tensor_dtype(t))))
+            if (!t || (on && !is_float(clt_tensor_dtype(t)) &&
+                       clt_tensor_dtype(t) != CLT_COMPLEX64 &&
+                       clt_tensor_dtype(t) != CLT_COMPLEX128))
                 die(f, "made a NULL or non-float tensor require grad");
             if (clt_requires_grad(t) != on)
                 die(f, "clt_requires_grad is %d after setting %d", clt_requires_grad(t), on);
@@ -8321,6 +8323,184 @@ static void op_fft(fz *f)
         tfree(f, x, 0);
 }
 
+/* Autograd through complex tensors: a leaf (complex or real, from the
+ * host, now and then a slot's tensor) that requires grad, a chain of up to
+ * four complex ops and transforms (random n, dims, norms), a real scalar
+ * (abs, sum) or an explicit gradient, clt_backward, and the leaf's
+ * gradient read back: it must have the leaf's shape and dtype.  The chain's
+ * end goes to a slot now and then, so other groups meet complex tensors
+ * that require grad. */
+static void op_complexgrad(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *leaf = NULL, *cur = NULL, *next = NULL;
+    int own_leaf = 0;
+    if (chance(f, 90)) {
+        int64_t shape[3] = {1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 5),
+                            1 + (int64_t)pick(f, 3)};
+        int nd = 1 + (int)pick(f, 3);
+        double vals[2 * 60];
+        float fv[2 * 60];
+        for (int i = 0; i < 2 * 60; i++) {
+            vals[i] = chance(f, 97) ? (double)((int)pick(f, 17) - 8) / 4 : chance(f, 50) ? 0 : NAN;
+            fv[i] = (float)vals[i];
+        }
+        static const clt_dtype dts[4] = {CLT_COMPLEX64, CLT_COMPLEX128, CLT_FLOAT32, CLT_FLOAT64};
+        clt_dtype dt = dts[pick(f, 4)];
+        const void *host = dt == CLT_COMPLEX64 || dt == CLT_FLOAT32 ? (const void *)fv
+                                                                    : (const void *)vals;
+        leaf = SENT;
+        CALL("clt_tensor_from_host", clt_tensor_from_host(d, dt, nd, shape, host, &leaf));
+        if (!outcome(f, st, leaf))
+            return;
+        own_leaf = 1;
+        CALL("clt_set_requires_grad", clt_set_requires_grad(leaf, 1));
+        if (!status_ok(f, st))
+            die(f, "a float or complex leaf refused to require grad");
+    } else {
+        leaf = rt(f);
+        if (leaf == NULL)
+            return;
+    }
+    cur = clt_tensor_retain(leaf);
+    static const char *norms[] = {NULL, "backward", "ortho", "forward"};
+    int steps = 1 + (int)pick(f, 4);
+    for (int s = 0; s < steps && cur; s++) {
+        const char *norm = norms[pick(f, 4)];
+        int nd = clt_tensor_ndim(cur);
+        int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
+        int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
+        next = SENT;
+        switch (pick(f, 10)) {
+        case 0: {
+            static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
+                                        clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
+                                                          clt_fft_rfft,  clt_fft_irfft,
+                                                          clt_fft_hfft,  clt_fft_ihfft};
+            static const char *names[6] = {"clt_fft_fft",   "clt_fft_ifft", "clt_fft_rfft",
+                                           "clt_fft_irfft", "clt_fft_hfft", "clt_fft_ihfft"};
+            int w = (int)pick(f, 6);
+            CALL(names[w], fns[w](cur, n, dim, norm, &next));
+            break;
+        }
+        case 1: {
+            static clt_status (*fns[6])(const clt_tensor *, int, const int64_t *, const int *,
+                                        const char *, clt_tensor **) = {
+                clt_fft_fftn,   clt_fft_ifftn, clt_fft_rfftn,
+                clt_fft_irfftn, clt_fft_hfftn, clt_fft_ihfftn};
+            static const char *names[6] = {"clt_fft_fftn",   "clt_fft_ifftn", "clt_fft_rfftn",
+                                           "clt_fft_irfftn", "clt_fft_hfftn", "clt_fft_ihfftn"};
+            int w = (int)pick(f, 6), k = nd > 1 ? 1 + (int)pick(f, 2) : 1;
+            int dims[2] = {nd > 1 ? nd - 2 : 0, nd > 0 ? nd - 1 : 0};
+            int64_t sz[2] = {chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 6),
+                             chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 6)};
+            CALL(names[w], fns[w](cur, k, chance(f, 50) ? sz : NULL,
+                                  k == 2 ? dims : dims + 1, norm, &next));
+            break;
+        }
+        case 2: {
+            static clt_status (*fns[6])(const clt_tensor *, clt_tensor **) = {
+                clt_view_as_real, clt_view_as_complex, clt_real, clt_imag, clt_conj, clt_angle};
+            static const char *names[6] = {"clt_view_as_real", "clt_view_as_complex",
+                                           "clt_real",         "clt_imag",
+                                           "clt_conj",         "clt_angle"};
+            int w = (int)pick(f, 6);
+            CALL(names[w], fns[w](cur, &next));
+            break;
+        }
+        case 3:
+            CALL("clt_abs", clt_abs(cur, &next));
+            break;
+        case 4:
+        case 5: {
+            static clt_status (*fns[4])(const clt_tensor *, const clt_tensor *, clt_tensor **) = {
+                clt_add, clt_sub, clt_mul, clt_div};
+            static const char *names[4] = {"clt_add", "clt_sub", "clt_mul", "clt_div"};
+            int w = (int)pick(f, 4);
+            clt_tensor *other = chance(f, 60) ? cur : rt(f);
+            if (chance(f, 50))
+                CALL(names[w], fns[w](cur, other, &next));
+            else
+                CALL(names[w], fns[w](other, cur, &next));
+            break;
+        }
+        case 6: {
+            clt_tensor *other = chance(f, 70) ? cur : rt(f);
+            if (chance(f, 50))
+                CALL("clt_complex", clt_complex(cur, other, &next));
+            else
+                CALL("clt_polar", clt_polar(cur, other, &next));
+            break;
+        }
+        case 7: {
+            static const clt_dtype dts[4] = {CLT_COMPLEX64, CLT_COMPLEX128, CLT_FLOAT32,
+                                             CLT_FLOAT64};
+            CALL("clt_to_dtype", clt_to_dtype(cur, dts[pick(f, 4)], &next));
+            break;
+        }
+        case 8:
+            CALL("clt_transpose", clt_transpose(cur, 0, nd > 0 ? nd - 1 : 0, &next));
+            break;
+        default:
+            CALL("clt_clone", clt_clone(cur, &next));
+            break;
+        }
+        if (outcome(f, st, next)) {
+            tfree(f, cur, 0);
+            cur = next;
+        }
+        next = NULL;
+    }
+    /* a real scalar from the end of the chain, or its gradient given */
+    clt_tensor *l = NULL, *a = NULL, *g = NULL;
+    if (cur && clt_requires_grad(cur)) {
+        if (chance(f, 75)) {
+            if (clt_is_complex(cur)) {
+                a = SENT;
+                CALL("clt_abs", clt_abs(cur, &a));
+                if (!outcome(f, st, a))
+                    a = NULL;
+            }
+            if (!clt_is_complex(cur) || a) {
+                l = SENT;
+                CALL("clt_sum", clt_sum(a ? a : cur, &l));
+                if (!outcome(f, st, l))
+                    l = NULL;
+            }
+            if (l) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+            }
+        } else {
+            g = SENT;
+            CALL("clt_ones_like", clt_ones_like(cur, &g));
+            if (outcome(f, st, g)) {
+                CALL("clt_backward", clt_backward(cur, g, 0));
+                status_ok(f, st);
+            } else {
+                g = NULL;
+            }
+        }
+        clt_tensor *lg = SENT;
+        CALL("clt_grad", clt_grad(leaf, &lg));
+        if (status_ok(f, st) && lg) {
+            expect_meta(f, lg, clt_tensor_ndim(leaf), clt_tensor_shape(leaf),
+                        clt_tensor_dtype(leaf), clt_tensor_device(leaf));
+            tfree(f, lg, 0);
+        }
+    }
+    tfree(f, l, 0);
+    tfree(f, a, 0);
+    tfree(f, g, 0);
+    if (cur && chance(f, 15))
+        store(f, cur);
+    else
+        tfree(f, cur, 0);
+    if (own_leaf)
+        tfree(f, leaf, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -8365,6 +8545,7 @@ static struct {
     {"fft", op_fft, 3},
     {"half", op_half, 3},
     {"pool2", op_pool2, 3},
+    {"complexgrad", op_complexgrad, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

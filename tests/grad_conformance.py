@@ -131,6 +131,238 @@ def dbl(*names):
         proto(n, [P, PP])
 
 
+# ---- complex autograd and torch.fft (complexgrad) ---------------------------------
+# Real leaves through complex intermediates (case), and complex leaves whose
+# gradients (dL/dz*, conjugate Wirtinger calculus) are compared as complex
+# (ccase), against torch.
+def complexgrad():
+    C128 = 8
+    I_P = C.POINTER(C.c_int)
+    for n_ in ("view_as_real", "view_as_complex", "real", "imag", "conj", "abs", "angle"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("polar", "complex", "add", "sub", "div"):
+        proto("clt_" + n_, [P, P, PP])
+    proto("clt_to_dtype", [P, C.c_int, PP])
+    for n_ in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+        proto("clt_fft_" + n_, [P, C.c_int64, C.c_int, C.c_char_p, PP])
+    for n_ in ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"):
+        proto("clt_fft_" + n_, [P, C.c_int, I64P, I_P, C.c_char_p, PP])
+    for n_ in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"):
+        proto("clt_fft_" + n_, [P, I64P, I_P, C.c_char_p, PP])
+    rng = np.random.default_rng(7)
+
+    def vc(x):
+        return call("clt_view_as_complex", x)
+
+    def vr(z):
+        return call("clt_view_as_real", z)
+
+    def i64s(v):
+        return (C.c_int64 * max(1, len(v)))(*v) if v is not None else None
+
+    def ints(v):
+        return (C.c_int * max(1, len(v)))(*v) if v is not None else None
+
+    def bnorm(nm):
+        return nm.encode() if nm else None
+
+    def ccase(name, tfn, cfn, inputs):
+        """inputs complex arrays (leaves); tfn, cfn give real outputs."""
+        global passed, failed
+        tx = [torch.tensor(a, dtype=torch.complex128, requires_grad=True) for a in inputs]
+        ty = tfn(*tx)
+        w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+        (ty * w).sum().backward()
+        L.clt_scope_begin()
+        try:
+            cx = []
+            for a in inputs:
+                a = np.ascontiguousarray(a, dtype=np.complex128)
+                shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+                t = P()
+                assert L.clt_tensor_from_host(dev, C128, a.ndim, shape, a.ctypes.data_as(P),
+                                              C.byref(t)) == 0, L.clt_last_error()
+                assert L.clt_set_requires_grad(t, 1) == 0, L.clt_last_error()
+                cx.append(t)
+            cy = cfn(*cx)
+            loss = call("clt_sum", call("clt_mul", cy, up(w.detach().numpy())))
+            if L.clt_backward(loss, None, 0) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            bad = []
+            for i, t in enumerate(cx):
+                g = P()
+                assert L.clt_grad(t, C.byref(g)) == 0
+                want = tx[i].grad.resolve_conj().numpy().ravel()
+                got = np.zeros_like(want)
+                if g.value:
+                    assert L.clt_tensor_read(g, got.ctypes.data_as(P), got.nbytes) == 0
+                same = np.isclose(got, want, rtol=1e-5, atol=1e-9)
+                if not same.all():
+                    k = int(np.argmin(same))
+                    bad.append("input %d element %d: cltensor %r, torch %r" % (i, k, got[k],
+                                                                             want[k]))
+            if bad:
+                failed += 1
+                print("FAIL %s: %s" % (name, "; ".join(bad)))
+            else:
+                passed += 1
+        except Exception as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+        finally:
+            L.clt_scope_end()
+
+    tvc = torch.view_as_complex
+
+    def tvr(y):
+        return torch.view_as_real(y.resolve_conj())
+    a2, b2 = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 4, 2))
+    za, zb = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)), \
+        rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    for op, tf in (("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+                   ("div", torch.div)):
+        case("complex %s" % op, lambda x, y, f=tf: tvr(f(tvc(x), tvc(y))),
+             lambda x, y, o=op: vr(call("clt_" + o, vc(x), vc(y))), [a2, b2])
+        case("complex %s real broadcast" % op, lambda x, y, f=tf: tvr(f(tvc(x), y)),
+             lambda x, y, o=op: vr(call("clt_" + o, vc(x), y)),
+             [a2, rng.standard_normal(4) + 2.0])
+        case("real %s complex broadcast" % op, lambda x, y, f=tf: tvr(f(y, tvc(x))),
+             lambda x, y, o=op: vr(call("clt_" + o, y, vc(x))),
+             [rng.standard_normal((1, 4, 2)), rng.standard_normal((3, 1))])
+        ccase("complex leaves %s" % op, lambda x, y, f=tf: tvr(f(x, y)),
+              lambda x, y, o=op: vr(call("clt_" + o, x, y)), [za, zb])
+    zz = za.copy()
+    zz[0, 0] = 0
+    for n_, tf in (("abs", torch.abs), ("angle", torch.angle), ("real", torch.real),
+                   ("imag", torch.imag)):
+        ccase("complex %s" % n_, tf, lambda z, n=n_: call("clt_" + n, z), [zz])
+    ccase("conj", lambda z: tvr(torch.conj(z) * z.real),
+          lambda z: vr(call("clt_mul", call("clt_conj", z), call("clt_real", z))), [za])
+    case("angle of a real tensor", torch.angle, lambda x: call("clt_angle", x),
+         [np.array([-2.0, -0.0, 0.0, 3.0])])
+    case("complex(re, im)", lambda a, b: tvr(torch.complex(a, b) ** 2),
+         lambda a, b: vr(call("clt_mul", call("clt_complex", a, b), call("clt_complex", a, b))),
+         [rng.standard_normal((2, 3)), rng.standard_normal(3)])
+    case("polar", lambda r, t: tvr(torch.polar(r, t)),
+         lambda r, t: vr(call("clt_polar", r, t)),
+         [np.array([0.0, 1.0, 2.5, 0.3]), rng.standard_normal(4)])
+    case("to complex and back", lambda x, y: (x.to(torch.complex128) * tvc(y)).real,
+         lambda x, y: call("clt_to_dtype", call("clt_mul", call("clt_to_dtype", x, C128), vc(y)),
+                           F64),
+         [rng.standard_normal(4), rng.standard_normal((4, 2))])
+    case("abs(view_as_complex)", lambda x: torch.abs(tvc(x)), lambda x: call("clt_abs", vc(x)),
+         [np.array([[0.0, 0.0], [3.0, 4.0], [-1.0, 2.0]])])
+    # the FFTs: sum(|X|^2)-like losses over lengths cut, kept and padded
+    x1 = rng.standard_normal((3, 6, 2))
+    r1 = rng.standard_normal((3, 6))
+    for nm in (None, "ortho", "forward"):
+        for n in (None, 4, 6, 9):
+            nn_ = -1 if n is None else n
+            for f in ("fft", "ifft"):
+                case("%s n=%s norm=%s" % (f, n, nm),
+                     lambda x, f=f, n=n, nm=nm: torch.abs(getattr(torch.fft, f)(tvc(x), n=n,
+                                                                               dim=1, norm=nm)),
+                     lambda x, f=f, n=nn_, nm=nm: call("clt_abs", call("clt_fft_" + f, vc(x), n, 1,
+                                                                        bnorm(nm))),
+                     [x1])
+                case("%s of real n=%s norm=%s" % (f, n, nm),
+                     lambda x, f=f, n=n, nm=nm: tvr(getattr(torch.fft, f)(x, n=n, dim=0,
+                                                                         norm=nm)),
+                     lambda x, f=f, n=nn_, nm=nm: vr(call("clt_fft_" + f, x, n, 0, bnorm(nm))),
+                     [r1.T.copy()])
+            for f in ("rfft", "ihfft"):
+                case("%s n=%s norm=%s" % (f, n, nm),
+                     lambda x, f=f, n=n, nm=nm: tvr(getattr(torch.fft, f)(x, n=n, dim=-1,
+                                                                         norm=nm)),
+                     lambda x, f=f, n=nn_, nm=nm: vr(call("clt_fft_" + f, x, n, -1, bnorm(nm))),
+                     [r1])
+            for f in ("irfft", "hfft"):
+                case("%s n=%s norm=%s" % (f, n, nm),
+                     lambda x, f=f, n=n, nm=nm: getattr(torch.fft, f)(tvc(x), n=n, dim=1, norm=nm),
+                     lambda x, f=f, n=nn_, nm=nm: call("clt_fft_" + f, vc(x), n, 1, bnorm(nm)),
+                     [x1])
+                ccase("%s complex leaf n=%s norm=%s" % (f, n, nm),
+                      lambda z, f=f, n=n, nm=nm: getattr(torch.fft, f)(z, n=n, norm=nm) ** 2,
+                      lambda z, f=f, n=nn_, nm=nm: (lambda y: call("clt_mul", y, y))(
+                          call("clt_fft_" + f, z, n, -1, bnorm(nm))),
+                      [za])
+    for f in ("irfft", "hfft"):  # a real spectrum: the real part of the gradient
+        case("%s of a real input" % f, lambda x, f=f: getattr(torch.fft, f)(x, n=7) ** 2,
+             lambda x, f=f: (lambda y: call("clt_mul", y, y))(call("clt_fft_" + f, x, 7, -1,
+                                                                    None)), [r1])
+    x3 = rng.standard_normal((2, 5, 4, 2))
+    r3 = rng.standard_normal((2, 5, 4))
+    for nm in (None, "ortho", "forward"):
+        for s, d in ((None, None), ((3, 6), (1, 2)), ((6, 3), (-1, 0)), ((4,), (1,))):
+            k = len(d) if d else 0
+            tk = dict(s=s, dim=d, norm=nm)
+            for f in ("fftn", "ifftn"):
+                case("%s s=%s dim=%s norm=%s" % (f, s, d, nm),
+                     lambda x, f=f, tk=tk: tvr(getattr(torch.fft, f)(tvc(x), **tk)),
+                     lambda x, f=f, k=k, s=s, d=d, nm=nm: vr(call(
+                         "clt_fft_" + f, vc(x), k, i64s(s), ints(d), bnorm(nm))), [x3])
+            case("rfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: tvr(torch.fft.rfftn(x, **tk)),
+                 lambda x, k=k, s=s, d=d, nm=nm: vr(call(
+                     "clt_fft_rfftn", x, k, i64s(s), ints(d), bnorm(nm))), [r3])
+            case("irfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: torch.fft.irfftn(tvc(x), **tk),
+                 lambda x, k=k, s=s, d=d, nm=nm: call(
+                     "clt_fft_irfftn", vc(x), k, i64s(s), ints(d), bnorm(nm)), [x3])
+            case("hfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: torch.fft.hfftn(tvc(x), **tk),
+                 lambda x, k=k, s=s, d=d, nm=nm: call(
+                     "clt_fft_hfftn", vc(x), k, i64s(s), ints(d), bnorm(nm)), [x3])
+            case("ihfftn s=%s dim=%s norm=%s" % (s, d, nm),
+                 lambda x, tk=tk: tvr(torch.fft.ihfftn(x, **tk)),
+                 lambda x, k=k, s=s, d=d, nm=nm: vr(call(
+                     "clt_fft_ihfftn", x, k, i64s(s), ints(d), bnorm(nm))), [r3])
+        for s in (None, (3, 6)):
+            for f in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"):
+                real_in = f in ("rfft2", "ihfft2")
+                real_out = f in ("irfft2", "hfft2")
+                case("%s s=%s norm=%s" % (f, s, nm),
+                     lambda x, f=f, s=s, nm=nm, ri=real_in, ro=real_out: (
+                         (lambda y: y if ro else tvr(y))(getattr(torch.fft, f)(
+                             x if ri else tvc(x), s=s, norm=nm))),
+                     lambda x, f=f, s=s, nm=nm, ri=real_in, ro=real_out: (
+                         (lambda y: y if ro else vr(y))(call(
+                             "clt_fft_" + f, x if ri else vc(x), i64s(s), None, bnorm(nm)))),
+                     [r3 if real_in else x3])
+    # views and copies of a complex leaf carry its gradient unchanged
+    proto("clt_reshape", [P, C.c_int, I64P, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    proto("clt_expand", [P, C.c_int, I64P, PP])
+    proto("clt_permute", [P, C.c_int, I_P, PP])
+    for n_ in ("clt_clone", "clt_contiguous"):
+        proto(n_, [P, PP])
+    zc = za * np.array([1.0, 2.0, -1.0, 0.5])
+    for name, tf, cf in (
+            ("reshape", lambda z: z.reshape(4, 3), lambda z: call("clt_reshape", z, 2, i64s((4, 3)))),
+            ("transpose", lambda z: z.t(), lambda z: call("clt_transpose", z, 0, 1)),
+            ("narrow", lambda z: z.narrow(1, 1, 2), lambda z: call("clt_narrow", z, 1, 1, 2)),
+            ("unsqueeze+expand", lambda z: z.unsqueeze(0).expand(2, 3, 4),
+             lambda z: call("clt_expand", call("clt_unsqueeze", z, 0), 3, i64s((2, 3, 4)))),
+            ("permute+contiguous", lambda z: z.permute(1, 0).contiguous(),
+             lambda z: call("clt_contiguous", call("clt_permute", z, 2, ints((1, 0))))),
+            ("clone", lambda z: z.clone(), lambda z: call("clt_clone", z))):
+        ccase("complex %s" % name, lambda z, f=tf: tvr(f(z) * f(z)),
+              lambda z, f=cf: (lambda y: vr(call("clt_mul", y, y)))(f(z)), [zc])
+    ccase("spectral loss sum(abs(fft(z))**2)",
+          lambda z: (torch.abs(torch.fft.fft(z, dim=0)) ** 2).sum(dim=0),
+          lambda z: (lambda a: call("clt_mul", a, a))(
+              call("clt_abs", call("clt_fft_fft", z, -1, 0, None))), [za])
+
+
+if os.environ.get("CONFORMANCE_ONLY"):
+    for _s in os.environ["CONFORMANCE_ONLY"].split(","):
+        globals()[_s]()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
 # ---- unary ops at their special points ------------------------------------------
 SPECIAL = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, float("inf"), float("-inf"), float("nan")]
 POS = [0.0, 1e-300, 0.25, 1.0, 4.0, float("inf"), float("nan")]
@@ -3523,6 +3755,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
         lambda x: call("clt_mul", call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,)),
                        call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
         [_fr.standard_normal((2, 2, 5, 6, 4))])
+complexgrad()
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

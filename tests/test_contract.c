@@ -153,6 +153,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_fft_ifft2, T, clt_fft_ifft2(f->f, NULL, perm00, NULL, &o->t))                      \
     X(clt_fft_rfft2, T, clt_fft_rfft2(f->f, NULL, perm00, NULL, &o->t))                      \
     X(clt_fft_irfft2, T, clt_fft_irfft2(f->f, NULL, perm00, NULL, &o->t))                    \
+    X(clt_fft_hfftn, T, clt_fft_hfftn(f->f, 1, NULL, dim7, NULL, &o->t))                     \
+    X(clt_fft_ihfftn, T, clt_fft_ihfftn(f->f, 1, NULL, dim7, NULL, &o->t))                   \
+    X(clt_fft_hfft2, T, clt_fft_hfft2(f->f, NULL, perm00, NULL, &o->t))                      \
+    X(clt_fft_ihfft2, T, clt_fft_ihfft2(f->f, NULL, perm00, NULL, &o->t))                    \
     X(clt_fft_fftfreq, T, clt_fft_fftfreq(f->dev, -1, 1.0, CLT_FLOAT32, &o->t))              \
     X(clt_fft_rfftfreq, T, clt_fft_rfftfreq(f->dev, 4, 1.0, CLT_INT32, &o->t))               \
     X(clt_fft_fftshift, T, clt_fft_fftshift(f->f, 1, dim7, &o->t))                           \

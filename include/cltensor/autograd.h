@@ -1,7 +1,11 @@
 /* cltensor/autograd.h: reverse-mode automatic differentiation, like
  * torch.autograd.
  *
- * A floating-point tensor may require gradients (clt_set_requires_grad).
+ * A floating-point or complex tensor may require gradients
+ * (clt_set_requires_grad).  A complex tensor's gradient is complex, the
+ * gradient of a real loss L with respect to z being dL/dz* (conjugate
+ * Wirtinger calculus, as torch); cltensor/fft.h lists the complex ops that
+ * record one.
  * Every differentiable operation on such tensors records, beside its
  * output, what its backward pass needs; clt_backward on a result walks that
  * graph back and accumulates (adds) the gradients into the `grad` of the
@@ -70,7 +74,7 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
  * respect to every leaf it depends on and adds them to their grad.  grad is
  * t's own gradient, of t's shape and device; NULL means 1 and needs t to
  * have one element ("grad can be implicitly created only for scalar
- * outputs").  retain_graph 0 frees the graph's saved tensors. Enqueues
+ * outputs") and to be real (a complex one needs its grad, as torch).  retain_graph 0 frees the graph's saved tensors. Enqueues
  * kernels only.  The leaves' gradients change only when the whole pass
  * succeeds: a pass that fails (out of device memory, the driver refusing
  * a launch, say) adds nothing to any grad, so the forward and backward may

@@ -9,9 +9,20 @@
  * clt_add, clt_sub, clt_mul, clt_div (a real operand is promoted: float32
  * with complex64 gives complex64, float64 with complex64 complex128) and
  * clt_abs (a real result).  Other ops refuse them with
- * CLT_ERR_DTYPE_UNSUPPORTED, and so does autograd: a function here whose
- * result is complex fails when an input requires grad ("autograd is not
- * implemented for complex dtypes").
+ * CLT_ERR_DTYPE_UNSUPPORTED.
+ *
+ * Autograd takes complex tensors as torch does: a complex leaf may
+ * require grad and its gradient is complex, the gradient of a real loss L
+ * with respect to z being dL/dz* (conjugate Wirtinger calculus), and a real
+ * input of a complex result takes the real part of its gradient.  Every
+ * function here records a gradient (angle of a real tensor: zeros), as do
+ * clt_add, clt_sub, clt_mul, clt_div, clt_abs, clt_to_dtype and the views
+ * on complex operands.  clt_backward of a complex output needs its
+ * gradient ("grad can be implicitly created only for real scalar
+ * outputs").  Complex gradients do not take create_graph (they are
+ * refused when differentiated again), and the ops of several outputs
+ * (splits, clt_checkpoint) still refuse complex results of inputs that
+ * require grad.
  *
  * Every function hands out a new reference in *out: release it with
  * clt_tensor_free.  Views share storage with their input.
@@ -117,6 +128,23 @@ CLT_API clt_status clt_fft_ifft2(const clt_tensor *x, const int64_t *s, const in
 CLT_API clt_status clt_fft_rfft2(const clt_tensor *x, const int64_t *s, const int *dim,
                                  const char *norm, clt_tensor **out);
 CLT_API clt_status clt_fft_irfft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                  const char *norm, clt_tensor **out);
+
+/* torch.fft.hfftn and hfft2: the real spectrum of a signal Hermitian in
+ * the k dims, given by the first half of its last one (the forward
+ * transform over the other dims, then hfft along the last, whose length is
+ * s[k-1], default 2 (m - 1)); ihfftn and ihfft2: the inverse of a real x,
+ * s[k-1] / 2 + 1 values along the last dim (ihfft along it, then the
+ * inverse transform over the others; a complex x is
+ * CLT_ERR_DTYPE_UNSUPPORTED).  s, dim and the defaults as for fftn and
+ * fft2; at least one dim. */
+CLT_API clt_status clt_fft_hfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_ihfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                                  const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_hfft2(const clt_tensor *x, const int64_t *s, const int *dim,
+                                 const char *norm, clt_tensor **out);
+CLT_API clt_status clt_fft_ihfft2(const clt_tensor *x, const int64_t *s, const int *dim,
                                   const char *norm, clt_tensor **out);
 
 /* torch.fft.fftfreq and rfftfreq: the sample frequencies of a transform of

@@ -186,6 +186,13 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
                                  clt_tensor **mine, clt_tensor *const *in, size_t nin);
 
 
+/* The complex forms of clt_add, clt_sub, clt_mul, clt_div (op 0 to 3) and
+ * clt_abs, recorded with their complex gradients
+ * (src/autograd/grad_fft.c). */
+clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out, const char *fn);
+clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+
 /* max_unpool's checks and output size for the last k (1, 2, 3) dims of x
  * (src/autograd/grad_conv.c). */
 clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,

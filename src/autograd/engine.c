@@ -335,16 +335,9 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
         *node = NULL;
     if (st != CLT_OK || !clt__grad_needed(nin, in))
         return st;
-    if (clt__dtype_is_complex((*out)->dtype)) {
-        clt_dtype dt = (*out)->dtype;
-        clt_tensor_free(*out);
-        *out = NULL;
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: autograd is not implemented for complex dtypes (an input requires "
-                          "grad and the result is %s): detach the input first",
-                          name, clt_dtype_name(dt));
-    }
-    if (!clt__dtype_is_float((*out)->dtype))
+    /* Complex results are recorded as torch records them: their
+     * gradients are complex (dL/dz*, conjugate Wirtinger calculus). */
+    if (!clt__dtype_is_float((*out)->dtype) && !clt__dtype_is_complex((*out)->dtype))
         return st;
     clt__meta *m = meta_get(*out);
     clt__node *n = m ? node_new(name, bw, nin, in, nsaved, saved, *out) : NULL;
@@ -672,10 +665,10 @@ clt_status clt_set_requires_grad(clt_tensor *t, int on)
                           "leaf tensors; to use a computed tensor without gradients, take "
                           "clt_detach of it");
     }
-    if (on && !clt__dtype_is_float(t->dtype))
+    if (on && !clt__dtype_is_float(t->dtype) && !clt__dtype_is_complex(t->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "clt_set_requires_grad: only tensors of floating point dtype can "
-                          "require gradients (this one is %s)",
+                          "clt_set_requires_grad: only tensors of floating point and complex "
+                          "dtype can require gradients (this one is %s)",
                           clt_dtype_name(t->dtype));
     if (!on && m == NULL)
         return clt__ok();
@@ -752,6 +745,47 @@ clt_status clt_detach(const clt_tensor *t, clt_tensor **out)
 
 /* ---- the backward pass ---------------------------------------------------------- */
 
+/* The gradient ops of the engine on complex gradients too: sum_dim over
+ * the real view (a complex gradient keeps its pairs in its last dim),
+ * add through the complex kernels, and the casts to an input's dtype that
+ * torch makes (a real input takes the real part of a complex gradient). */
+static clt_status g_sum_dim(const clt_tensor *g, int d, int keep, clt_tensor **out)
+{
+    if (!clt__dtype_is_complex(g->dtype))
+        return creating ? clt__sum_dim_rec("clt_backward", g, d, keep, out)
+                        : clt__sum_dim(g, d, keep, out, "clt_backward");
+    *out = NULL;
+    clt_tensor *r = NULL, *s = NULL;
+    clt_status st = clt__view_as_real(g, &r, "clt_backward");
+    if (st == CLT_OK)
+        st = clt__sum_dim(r, d, keep, &s, "clt_backward");
+    clt_tensor_free(r);
+    r = NULL;
+    if (st == CLT_OK && !clt__is_contiguous(s))
+        st = clt__contiguous(s, &r);
+    if (st == CLT_OK)
+        st = clt__view_as_complex(r ? r : s, out, "clt_backward");
+    clt_tensor_free(r);
+    clt_tensor_free(s);
+    return st;
+}
+
+static clt_status g_add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    if (clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype))
+        return clt__complex_binary(0, a, b, out, "clt_backward");
+    return creating ? clt__add_rec("clt_backward", a, b, out)
+                    : clt__add_into(NULL, a, b, out, "clt_backward");
+}
+
+static clt_status g_cast(const clt_tensor *g, clt_dtype dtype, clt_tensor **out)
+{
+    if (clt__dtype_is_complex(g->dtype) || clt__dtype_is_complex(dtype))
+        return clt__complex_to_real(g, dtype, out, "clt_backward");
+    return creating ? clt__to_dtype_rec("clt_backward", g, dtype, out)
+                    : clt__to_dtype(g, dtype, out, "clt_backward");
+}
+
 /* Sums g over the dimensions that broadcasting added to a tensor of shape
  * e->shape, and converts it to e's dtype.  Takes g; hands back the result. */
 static clt_status conform(clt_tensor **g, const clt__edge *e)
@@ -778,23 +812,20 @@ static clt_status conform(clt_tensor **g, const clt__edge *e)
                               : clt__reshape(cur, 1 + e->ndim, shape, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
-            CLT__TRY(creating ? clt__sum_dim_rec("clt_backward", cur, 0, 0, &next)
-                              : clt__sum_dim(cur, 0, 0, &next, "clt_backward"));
+            CLT__TRY(g_sum_dim(cur, 0, 0, &next));
             clt_tensor_free(cur);
             cur = next;
         }
         for (int d = 0; d < e->ndim; d++) {
             if (e->shape[d] == 1 && cur->shape[d] != 1) {
-                CLT__TRY(creating ? clt__sum_dim_rec("clt_backward", cur, d, 1, &next)
-                                  : clt__sum_dim(cur, d, 1, &next, "clt_backward"));
+                CLT__TRY(g_sum_dim(cur, d, 1, &next));
                 clt_tensor_free(cur);
                 cur = next;
             }
         }
     }
     if (cur->dtype != e->dtype) {
-        CLT__TRY(creating ? clt__to_dtype_rec("clt_backward", cur, e->dtype, &next)
-                          : clt__to_dtype(cur, e->dtype, &next, "clt_backward"));
+        CLT__TRY(g_cast(cur, e->dtype, &next));
         clt_tensor_free(cur);
         cur = next;
     }
@@ -866,8 +897,7 @@ static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
         return CLT_OK;
     }
     clt_tensor *next = NULL;
-    clt_status st = creating ? clt__add_rec("clt_backward", *sum, g, &next)
-                             : clt__add_into(NULL, *sum, g, &next, "clt_backward");
+    clt_status st = g_add(*sum, g, &next);
     clt_tensor_free(g);
     if (st != CLT_OK)
         return st;
@@ -959,8 +989,7 @@ static clt_status prepare(pending *p, bool sum)
     }
     if (p->g->dtype != p->leaf->dtype) {
         clt_tensor *conv = NULL;
-        st = creating ? clt__to_dtype_rec("clt_backward", p->g, p->leaf->dtype, &conv)
-                      : clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
+        st = g_cast(p->g, p->leaf->dtype, &conv);
         if (st != CLT_OK)
             return st;
         clt_tensor_free(p->g);
@@ -970,8 +999,7 @@ static clt_status prepare(pending *p, bool sum)
     if (grad == NULL)
         return make_keepable(&p->g);
     clt_tensor *total = NULL;
-    st = creating ? clt__add_rec("clt_backward", grad, p->g, &total)
-                  : clt__add_into(NULL, grad, p->g, &total, "clt_backward");
+    st = g_add(grad, p->g, &total);
     if (st == CLT_OK) {
         clt_tensor_free(p->g);
         p->g = total;
@@ -1524,6 +1552,11 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
                               "outputs (this output has shape %s); pass the output's gradient",
                               fn, clt__shape_str(s, sizeof s, t->ndim, t->shape));
         }
+        if (clt__dtype_is_complex(t->dtype))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: grad can be implicitly created only for real scalar outputs "
+                              "but got %s; pass the output's gradient",
+                              fn, clt_dtype_name(t->dtype));
         return clt__full(t->dev, t->dtype, t->ndim, t->shape, 1.0, out);
     }
     clt_status st = clt__same_device(t, grad, fn);
@@ -1540,10 +1573,16 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
                           fn, clt__shape_str(s1, sizeof s1, grad->ndim, grad->shape),
                           clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
     }
-    if (!clt__dtype_is_float(grad->dtype))
+    if (clt__dtype_is_complex(grad->dtype) && !clt__dtype_is_complex(t->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: the gradient must be floating point, not %s", fn,
+                          "%s: the gradient of a real output must be real, not %s", fn,
                           clt_dtype_name(grad->dtype));
+    if (!clt__dtype_is_float(grad->dtype) && !clt__dtype_is_complex(grad->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: the gradient must be floating point or complex, not %s", fn,
+                          clt_dtype_name(grad->dtype));
+    if (grad->dtype != t->dtype && clt__dtype_is_complex(t->dtype))
+        return clt__complex_to_real(grad, t->dtype, out, fn);
     if (grad->dtype != t->dtype)
         return creating ? clt__to_dtype_rec(fn, grad, t->dtype, out)
                         : clt__to_dtype(grad, t->dtype, out, fn);

@@ -255,11 +255,8 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     if (a && b && (clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype))) {
         int op = fwd == clt__add_in ? 0 : fwd == clt__sub_in ? 1 : fwd == clt__mul_in ? 2
                  : fwd == clt__div_in ? 3 : -1;
-        if (op >= 0) {
-            const clt_tensor *in[2] = {a, b};
-            return clt__record(clt__complex_binary(op, a, b, out, fn), out, name, bw, 2, in, 0,
-                               NULL, NULL);
-        }
+        if (op >= 0)
+            return clt__complex_binary_rec(op, a, b, out, fn);
     }
     clt_status st = fwd(fn, a, b, out);
     if (st != CLT_OK || bw == NULL)
@@ -705,7 +702,7 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
                         int save, int kernel, const clt_tensor *a, clt_tensor **out)
 {
     if (a && fwd == clt__abs_in && clt__dtype_is_complex(a->dtype))
-        return clt__complex_unary(0, a, out, fn); /* a complex a never requires grad */
+        return clt__complex_abs_rec(a, out, fn);
     clt_status st = fwd(fn, a, out);
     if (st != CLT_OK || bw == NULL)
         return st;

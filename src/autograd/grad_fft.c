@@ -1,40 +1,255 @@
-/* grad_fft.c: the public complex and torch.fft functions.  A complex result
- * is never recorded (clt__record refuses one when an input requires grad);
- * fftshift and ifftshift, which move values, carry gradients. */
+/* grad_fft.c: the public complex and torch.fft functions with their
+ * gradients, as torch computes them (conjugate Wirtinger calculus: the
+ * gradient of a real loss L with respect to a complex z is dL/dz*). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
 
-/* Never runs: clt__record refuses complex results before a node exists. */
-static clt_status bw_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+#define FN "clt_backward"
+
+/* ---- helpers of the formulas ------------------------------------------------ */
+
+/* conj(t), or t itself (a new handle) when t is real. */
+static clt_status conj_of(const clt_tensor *t, clt_tensor **out)
 {
-    (void)g;
-    (void)gin;
-    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                      "the derivative for '%s' is not implemented for complex dtypes", n->name);
+    if (!clt__dtype_is_complex(t->dtype))
+        return clt__alias(t, out);
+    return clt__complex_unary(2, t, out, FN);
 }
 
-static clt_status rec1(clt_status st, clt_tensor **out, const char *name, const clt_tensor *x)
+/* t * (re + i im), a complex tensor (t real or complex). */
+static clt_status times_const(const clt_tensor *t, double re, double im, clt_tensor **out)
 {
-    return clt__record(st, out, name, bw_complex, 1, &x, 0, NULL, NULL);
+    *out = NULL;
+    clt_dtype ct = clt__complex_of(clt__dtype_is_complex(t->dtype)
+                                       ? clt__complex_part_dtype(t->dtype)
+                                       : t->dtype);
+    clt_tensor *c = NULL;
+    clt_status st;
+    if (ct == CLT_COMPLEX128) {
+        double v[2] = {re, im};
+        st = clt__tensor_from_host_in(FN, t->dev, ct, 0, NULL, v, &c);
+    } else {
+        float v[2] = {(float)re, (float)im};
+        st = clt__tensor_from_host_in(FN, t->dev, ct, 0, NULL, v, &c);
+    }
+    if (st == CLT_OK)
+        st = clt__complex_binary(2, t, c, out, FN);
+    clt_tensor_free(c);
+    return st;
 }
 
-static clt_status rec2(clt_status st, clt_tensor **out, const char *name, const clt_tensor *a,
-                       const clt_tensor *b)
+/* z / |z|^p with 0 where z is 0 (p 1: torch's sgn, p 2: for angle). */
+static clt_status over_abs(const clt_tensor *z, int p, clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *a = NULL, *m = NULL, *a1 = NULL, *a2 = NULL;
+    clt_status st;
+    CLT__TRY(clt__complex_unary(0, z, &a, FN));
+    CLT__TRY(clt__eq_scalar_in(FN, a, 0.0, &m));
+    CLT__TRY(clt__masked_fill(a, m, 1.0, &a1, FN));
+    if (p == 2)
+        CLT__TRY(clt__mul_in(FN, a1, a1, &a2));
+    CLT__TRY(clt__complex_binary(3, z, a2 ? a2 : a1, out, FN));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(m);
+    clt_tensor_free(a1);
+    clt_tensor_free(a2);
+    return st;
+}
+
+/* ---- complex values ------------------------------------------------------------ */
+
+static clt_status bw_view_as_real(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    clt_tensor *c = NULL;
+    clt_status st = clt__contiguous(g, &c);
+    if (st == CLT_OK)
+        st = clt__view_as_complex(c, &gin[0], FN);
+    clt_tensor_free(c);
+    return st;
+}
+
+static clt_status bw_view_as_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return clt__view_as_real(g, &gin[0], FN);
+}
+
+/* real: the gradient goes to the real parts (the engine casts it to the
+ * complex input); imag: to the imaginary ones, i g. */
+static clt_status bw_real(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return clt__alias(g, &gin[0]);
+}
+
+static clt_status bw_imag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return times_const(g, 0.0, 1.0, &gin[0]);
+}
+
+static clt_status bw_conj(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return conj_of(g, &gin[0]);
+}
+
+/* complex(re, im): re takes real(g), im imag(g). */
+static clt_status bw_make_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    for (int k = 0; k < 2 && st == CLT_OK; k++)
+        if (CLT__NEED(n, k))
+            st = clt__real_imag(g, k, &gin[k], FN);
+    return st;
+}
+
+/* polar(r, theta) = z, saved: z.  torch's polar_backward: r takes
+ * real(conj(g) sgn(z)), theta real(conj(g) i z). */
+static clt_status bw_polar(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *gc = NULL, *t = NULL, *u = NULL;
+    CLT__TRY(conj_of(g, &gc));
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(over_abs(n->saved[0], 1, &t));
+        CLT__TRY(clt__complex_binary(2, gc, t, &u, FN));
+        CLT__TRY(clt__real_imag(u, 0, &gin[0], FN));
+        clt_tensor_free(t);
+        clt_tensor_free(u);
+        t = u = NULL;
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(times_const(n->saved[0], 0.0, 1.0, &t));
+        CLT__TRY(clt__complex_binary(2, gc, t, &u, FN));
+        CLT__TRY(clt__real_imag(u, 0, &gin[1], FN));
+    }
+done:
+    clt_tensor_free(gc);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
+/* abs: g sgn(z), 0 at 0 (saved: z). */
+static clt_status bw_cabs(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *s = NULL;
+    clt_status st = over_abs(n->saved[0], 1, &s);
+    if (st == CLT_OK)
+        st = clt__complex_binary(2, g, s, &gin[0], FN);
+    clt_tensor_free(s);
+    return st;
+}
+
+/* angle: i g z / |z|^2, 0 at 0, for a complex z (saved); zeros for a
+ * real one (piecewise constant), as torch's angle_backward. */
+static clt_status bw_angle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt__edge *e = &n->in[0];
+    if (!clt__dtype_is_complex(e->dtype))
+        return clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[0]);
+    clt_tensor *s = NULL, *t = NULL;
+    clt_status st = over_abs(n->saved[0], 2, &s);
+    if (st == CLT_OK)
+        st = clt__complex_binary(2, g, s, &t, FN);
+    if (st == CLT_OK)
+        st = times_const(t, 0.0, 1.0, &gin[0]);
+    clt_tensor_free(s);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* Complex add, sub, mul, div (i[0] the op): saved (a, b) for mul, (b, out)
+ * for div.  ga = g conj(b) and gb = g conj(a) for mul, ga = g / conj(b) and
+ * gb = -ga conj(out) for div; a real operand takes the real part (the
+ * engine's cast). */
+static clt_status bw_cbinary(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *c = NULL, *t = NULL, *ga = NULL;
+    switch (n->i[0]) {
+    case 0:
+    case 1:
+        if (CLT__NEED(n, 0))
+            CLT__TRY(clt__alias(g, &gin[0]));
+        if (CLT__NEED(n, 1))
+            CLT__TRY(n->i[0] == 0 ? clt__alias(g, &gin[1]) : times_const(g, -1.0, 0.0, &gin[1]));
+        break;
+    case 2:
+        for (int k = 0; k < 2; k++) {
+            if (!CLT__NEED(n, k))
+                continue;
+            CLT__TRY(conj_of(n->saved[1 - k], &c));
+            CLT__TRY(clt__complex_binary(2, g, c, &gin[k], FN));
+            clt_tensor_free(c);
+            c = NULL;
+        }
+        break;
+    default:
+        CLT__TRY(conj_of(n->saved[0], &c));
+        CLT__TRY(clt__complex_binary(3, g, c, &ga, FN));
+        if (CLT__NEED(n, 1)) {
+            clt_tensor_free(c);
+            c = NULL;
+            CLT__TRY(conj_of(n->saved[1], &c));
+            CLT__TRY(clt__complex_binary(2, ga, c, &t, FN));
+            CLT__TRY(times_const(t, -1.0, 0.0, &gin[1]));
+        }
+        if (CLT__NEED(n, 0)) {
+            gin[0] = ga;
+            ga = NULL;
+        }
+        break;
+    }
+done:
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+    clt_tensor_free(ga);
+    return st;
+}
+
+static const char *const binary_names[4] = {"AddBackward0", "SubBackward0", "MulBackward0",
+                                            "DivBackward0"};
+
+clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out, const char *fn)
 {
     const clt_tensor *in[2] = {a, b};
-    return clt__record(st, out, name, bw_complex, 2, in, 0, NULL, NULL);
+    clt_status st = clt__complex_binary(op, a, b, out, fn);
+    const clt_tensor *sv[2] = {a, b};
+    if (op == 3 && st == CLT_OK) {
+        sv[0] = b;
+        sv[1] = *out;
+    }
+    clt__node *n = NULL;
+    st = clt__record(st, out, binary_names[op], bw_cbinary, 2, in, op >= 2 ? 2 : 0, sv, &n);
+    if (n)
+        n->i[0] = op;
+    return st;
+}
+
+clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    return clt__record(clt__complex_unary(0, a, out, fn), out, "AbsBackward0", bw_cabs, 1, &a, 1,
+                       &a, NULL);
 }
 
 clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out)
 {
-    return rec1(clt__view_as_real(t, out, "clt_view_as_real"), out, "ViewAsRealBackward0", t);
+    return clt__record(clt__view_as_real(t, out, "clt_view_as_real"), out,
+                       "ViewAsRealBackward0", bw_view_as_real, 1, &t, 0, NULL, NULL);
 }
 
 clt_status clt_view_as_complex(const clt_tensor *t, clt_tensor **out)
 {
-    return rec1(clt__view_as_complex(t, out, "clt_view_as_complex"), out,
-                "ViewAsComplexBackward0", t);
+    return clt__record(clt__view_as_complex(t, out, "clt_view_as_complex"), out,
+                       "ViewAsComplexBackward0", bw_view_as_complex, 1, &t, 0, NULL, NULL);
 }
 
 clt_status clt_real(const clt_tensor *t, clt_tensor **out)
@@ -46,12 +261,14 @@ clt_status clt_real(const clt_tensor *t, clt_tensor **out)
         clt_status st = clt__alias_history(t, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    return rec1(clt__real_imag(t, 0, out, "clt_real"), out, "RealBackward0", t);
+    return clt__record(clt__real_imag(t, 0, out, "clt_real"), out, "RealBackward0", bw_real, 1,
+                       &t, 0, NULL, NULL);
 }
 
 clt_status clt_imag(const clt_tensor *t, clt_tensor **out)
 {
-    return rec1(clt__real_imag(t, 1, out, "clt_imag"), out, "ImagBackward0", t);
+    return clt__record(clt__real_imag(t, 1, out, "clt_imag"), out, "ImagBackward0", bw_imag, 1,
+                       &t, 0, NULL, NULL);
 }
 
 clt_status clt_conj(const clt_tensor *t, clt_tensor **out)
@@ -62,97 +279,373 @@ clt_status clt_conj(const clt_tensor *t, clt_tensor **out)
         clt_status st = clt__alias_history(t, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    return rec1(clt__complex_unary(2, t, out, "clt_conj"), out, "ConjBackward0", t);
+    return clt__record(clt__complex_unary(2, t, out, "clt_conj"), out, "ConjBackward0", bw_conj,
+                       1, &t, 0, NULL, NULL);
 }
 
 clt_status clt_angle(const clt_tensor *t, clt_tensor **out)
 {
     clt_status st = clt__complex_unary(1, t, out, "clt_angle");
-    if (st == CLT_OK && clt__requires_grad(t)) {
-        /* the angle of a real tensor is piecewise constant: torch's
-         * gradient is zero, which needs a recorded node; not implemented */
-        clt_tensor_free(*out);
-        *out = NULL;
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "clt_angle: autograd is not implemented for angle (detach the input)");
-    }
-    return st;
+    bool save = st == CLT_OK && clt__dtype_is_complex(t->dtype);
+    return clt__record(st, out, "AngleBackward0", bw_angle, 1, &t, save ? 1 : 0, &t, NULL);
 }
 
 clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor **out)
 {
-    return rec2(clt__complex_make(0, abs, angle, out, "clt_polar"), out, "PolarBackward0", abs,
-                angle);
+    const clt_tensor *in[2] = {abs, angle};
+    clt_status st = clt__complex_make(0, abs, angle, out, "clt_polar");
+    const clt_tensor *sv = st == CLT_OK ? *out : NULL;
+    return clt__record(st, out, "PolarBackward0", bw_polar, 2, in, 1, &sv, NULL);
 }
 
 clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, clt_tensor **out)
 {
-    return rec2(clt__complex_make(1, real, imag, out, "clt_complex"), out, "ComplexBackward0",
-                real, imag);
+    const clt_tensor *in[2] = {real, imag};
+    return clt__record(clt__complex_make(1, real, imag, out, "clt_complex"), out,
+                       "ComplexBackward0", bw_make_complex, 2, in, 0, NULL, NULL);
 }
 
-/* A real result from a real input that requires grad (irfft of a real
- * spectrum, hfft): refused, as no backward is implemented. */
-static clt_status no_grad_real(clt_status st, clt_tensor **out, const clt_tensor *x,
-                               const char *fn)
+/* ---- the FFTs ------------------------------------------------------------------- */
+
+/* A transform's node: i[0] its kind (0 c2c forward, 1 c2c inverse, 2 rfft,
+ * 3 irfft, 4 hfft, 5 ihfft), i[1] the number k of dims transformed, i[2..]
+ * the dims, i[2 + CLT_MAX_DIMS ..] the signal sizes, s[0] the norm mode.
+ * The gradient is the adjoint transform with the same scale, which is the
+ * opposite direction under the swapped norm (torch's fft_r2c_backward and
+ * fft_c2r_backward), brought back to the input's sizes (the forward padded
+ * or cut it). */
+static const char *const norm_names[3] = {"backward", "ortho", "forward"};
+
+#define FFT_DIM(n, j) ((int)(n)->i[2 + (j)])
+#define FFT_SIZE(n, j) ((n)->i[2 + CLT_MAX_DIMS + (j)])
+
+/* t cut or padded with zeros to `size` along dim d (a new tensor). */
+static clt_status resize_dim(const clt_tensor *t, int d, int64_t size, clt_tensor **out)
 {
-    if (st == CLT_OK && clt__requires_grad(x)) {
-        clt_tensor_free(*out);
-        *out = NULL;
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: autograd is not implemented for the FFTs (detach the input)", fn);
+    *out = NULL;
+    int64_t cur = t->shape[d];
+    if (cur >= size) {
+        clt_tensor *v = NULL;
+        clt_status st = clt__narrow(t, d, 0, size, &v, FN);
+        if (st == CLT_OK)
+            st = clt__contiguous(v, out);
+        clt_tensor_free(v);
+        return st;
+    }
+    bool cx = clt__dtype_is_complex(t->dtype);
+    clt_tensor *r = NULL, *c = NULL, *p = NULL;
+    clt_status st = CLT_OK;
+    if (cx)
+        CLT__TRY(clt__view_as_real(t, &r, FN));
+    {
+        const clt_tensor *src = cx ? r : t;
+        int64_t pad[2 * CLT_MAX_DIMS] = {0};
+        int j = src->ndim - 1 - d;
+        pad[2 * j + 1] = size - cur;
+        CLT__TRY(clt__pad(src, pad, 2 * (j + 1), CLT_PAD_CONSTANT, 0.0, &p, FN));
+    }
+    if (cx) {
+        CLT__TRY(clt__contiguous(p, &c));
+        CLT__TRY(clt__view_as_complex(c, out, FN));
+    } else {
+        *out = p;
+        p = NULL;
+    }
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    return st;
+}
+
+/* The one-sided spectrum t (along d, of a real signal of length len)
+ * with the entries whose mirror images it lacks doubled: 1 .. len -
+ * (len / 2 + 1), as torch's fft_c2r_backward. */
+static clt_status double_mirrored(const clt_tensor *t, int d, int64_t len, clt_tensor **out)
+{
+    *out = NULL;
+    int64_t m = t->shape[d], dl = len - (len / 2 + 1);
+    if (dl <= 0)
+        return clt__alias(t, out);
+    clt_dtype part = clt__complex_part_dtype(t->dtype);
+    int64_t shape[CLT_MAX_DIMS];
+    for (int k = 0; k < t->ndim; k++)
+        shape[k] = k == d ? m : 1;
+    double *w = clt__calloc((size_t)m, sizeof *w);
+    float *wf = clt__calloc((size_t)m, sizeof *wf);
+    clt_tensor *wt = NULL;
+    clt_status st;
+    if (w == NULL || wf == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", FN);
+        goto done;
+    }
+    for (int64_t k = 0; k < m; k++) {
+        w[k] = k >= 1 && k <= dl ? 2.0 : 1.0;
+        wf[k] = (float)w[k];
+    }
+    CLT__TRY(clt__tensor_from_host_in(FN, t->dev, part, t->ndim, shape,
+                                      part == CLT_FLOAT64 ? (const void *)w : (const void *)wf,
+                                      &wt));
+    CLT__TRY(clt__complex_binary(2, t, wt, out, FN));
+done:
+    free(w);
+    free(wf);
+    clt_tensor_free(wt);
+    return st;
+}
+
+static clt_status bw_fft(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    int kind = (int)n->i[0], k = (int)n->i[1], mode = (int)n->s[0];
+    const char *inv = norm_names[2 - mode]; /* backward <-> forward */
+    int dims[CLT_MAX_DIMS];
+    int64_t sizes[CLT_MAX_DIMS];
+    for (int j = 0; j < k; j++) {
+        dims[j] = FFT_DIM(n, j);
+        sizes[j] = FFT_SIZE(n, j);
+    }
+    int last = k > 0 ? dims[k - 1] : 0;
+    clt_tensor *cur = NULL, *next = NULL;
+    clt_status st = CLT_OK;
+    switch (kind) {
+    case 0:
+    case 1:
+        CLT__TRY(clt__fftn(kind == 0 ? 1 : 0, g, k, NULL, dims, inv, &cur, FN));
+        break;
+    case 2: /* rfft: the spectrum padded with zeros to the full length, the
+             * inverse c2c transform, its real part */
+    case 5:
+        if (kind == 2)
+            CLT__TRY(clt__fftn(1, g, k, sizes, dims, inv, &next, FN));
+        else
+            CLT__TRY(clt__fft1(0, g, sizes[0], last, inv, &next, FN));
+        CLT__TRY(clt__real_imag(next, 0, &cur, FN));
+        break;
+    case 3: /* irfft: the r2c transform, the mirrored entries doubled */
+    case 4:
+        if (kind == 3)
+            CLT__TRY(clt__fftn(2, g, k, NULL, dims, inv, &next, FN));
+        else
+            CLT__TRY(clt__fft1(5, g, -1, last, inv, &next, FN));
+        CLT__TRY(double_mirrored(next, last, sizes[k - 1], &cur));
+        break;
+    default:
+        st = clt__error(CLT_ERR_INTERNAL, "%s: unknown transform %d", FN, kind);
+        goto done;
+    }
+    for (int j = 0; j < k; j++) {
+        int d = dims[j];
+        if (cur->shape[d] == n->in[0].shape[d])
+            continue;
+        clt_tensor_free(next);
+        next = NULL;
+        CLT__TRY(resize_dim(cur, d, n->in[0].shape[d], &next));
+        clt_tensor_free(cur);
+        cur = next;
+        next = NULL;
+    }
+    gin[0] = cur;
+    cur = NULL;
+done:
+    clt_tensor_free(cur);
+    clt_tensor_free(next);
+    return st;
+}
+
+static const char *const fft_nodes[6] = {"FftC2CBackward0", "FftC2CBackward0", "FftR2CBackward0",
+                                         "FftC2RBackward0", "FftC2RBackward0", "FftR2CBackward0"};
+
+/* Records the transform of kind (see bw_fft) that made *out from x over
+ * the k (wrapped) dims with the signal sizes. */
+static clt_status rec_fft(clt_status st, clt_tensor **out, const clt_tensor *x, int kind, int k,
+                          const int *dims, const int64_t *sizes, const char *norm)
+{
+    clt__node *n = NULL;
+    st = clt__record(st, out, fft_nodes[kind], bw_fft, 1, &x, 0, NULL, &n);
+    if (n) {
+        int mode = 0;
+        (void)clt__fft_norm(norm, &mode, FN); /* checked by the transform */
+        n->i[0] = kind;
+        n->i[1] = k;
+        for (int j = 0; j < k; j++) {
+            n->i[2 + j] = dims[j];
+            n->i[2 + CLT_MAX_DIMS + j] = sizes[j];
+        }
+        n->s[0] = mode;
     }
     return st;
 }
 
-#define DEF_FFT1(name, which, node)                                                      \
+static clt_status fft1(int which, const clt_tensor *x, int64_t n, int dim, const char *norm,
+                       clt_tensor **out, const char *fn)
+{
+    clt_status st = clt__fft1(which, x, n, dim, norm, out, fn);
+    if (st != CLT_OK || !clt__grad_needed(1, &x))
+        return st;
+    int d = 0;
+    (void)clt__wrap_dim(dim, x->ndim, &d, fn); /* checked by the transform */
+    if (n == -1)
+        n = which == 3 || which == 4 ? 2 * (x->shape[d] - 1) : x->shape[d];
+    return rec_fft(st, out, x, which, 1, &d, &n, norm);
+}
+
+/* which: 0 fftn, 1 ifftn, 2 rfftn, 3 irfftn (the kinds of bw_fft too). */
+static clt_status fftn(int which, const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                       const char *norm, clt_tensor **out, const char *fn)
+{
+    clt_status st = clt__fftn(which, x, k, s, dim, norm, out, fn);
+    if (st != CLT_OK || !clt__grad_needed(1, &x))
+        return st;
+    int dims[CLT_MAX_DIMS];
+    int64_t sizes[CLT_MAX_DIMS];
+    if (s == NULL && dim == NULL)
+        k = x->ndim;
+    for (int i = 0; i < k; i++) {
+        dims[i] = x->ndim - k + i;
+        if (dim)
+            (void)clt__wrap_dim(dim[i], x->ndim, &dims[i], fn);
+        int64_t v = s ? s[i] : -1;
+        if (v == -1)
+            v = which == 3 && i == k - 1 ? 2 * (x->shape[dims[i]] - 1) : x->shape[dims[i]];
+        sizes[i] = v;
+    }
+    return rec_fft(st, out, x, which, k, dims, sizes, norm);
+}
+
+#define DEF_FFT1(name, which)                                                            \
     clt_status clt_fft_##name(const clt_tensor *x, int64_t n, int dim, const char *norm,   \
                               clt_tensor **out)                                          \
     {                                                                                    \
-        clt_status st = clt__fft1(which, x, n, dim, norm, out, "clt_fft_" #name);        \
-        if (st == CLT_OK && !clt__dtype_is_complex((*out)->dtype))                       \
-            return no_grad_real(st, out, x, "clt_fft_" #name);                           \
-        return rec1(st, out, node, x);                                                   \
+        return fft1(which, x, n, dim, norm, out, "clt_fft_" #name);                      \
     }
 
-DEF_FFT1(fft, 0, "FftC2CBackward0")
-DEF_FFT1(ifft, 1, "FftC2CBackward0")
-DEF_FFT1(rfft, 2, "FftR2CBackward0")
-DEF_FFT1(irfft, 3, "FftC2RBackward0")
-DEF_FFT1(hfft, 4, "FftC2RBackward0")
-DEF_FFT1(ihfft, 5, "FftR2CBackward0")
+DEF_FFT1(fft, 0)
+DEF_FFT1(ifft, 1)
+DEF_FFT1(rfft, 2)
+DEF_FFT1(irfft, 3)
+DEF_FFT1(hfft, 4)
+DEF_FFT1(ihfft, 5)
 
-#define DEF_FFTN(name, which, node)                                                      \
+#define DEF_FFTN(name, which)                                                            \
     clt_status clt_fft_##name(const clt_tensor *x, int k, const int64_t *s, const int *dim, \
                               const char *norm, clt_tensor **out)                        \
     {                                                                                    \
-        clt_status st = clt__fftn(which, x, k, s, dim, norm, out, "clt_fft_" #name);     \
-        if (st == CLT_OK && !clt__dtype_is_complex((*out)->dtype))                       \
-            return no_grad_real(st, out, x, "clt_fft_" #name);                           \
-        return rec1(st, out, node, x);                                                   \
+        return fftn(which, x, k, s, dim, norm, out, "clt_fft_" #name);                   \
     }
 
-DEF_FFTN(fftn, 0, "FftC2CBackward0")
-DEF_FFTN(ifftn, 1, "FftC2CBackward0")
-DEF_FFTN(rfftn, 2, "FftR2CBackward0")
-DEF_FFTN(irfftn, 3, "FftC2RBackward0")
+DEF_FFTN(fftn, 0)
+DEF_FFTN(ifftn, 1)
+DEF_FFTN(rfftn, 2)
+DEF_FFTN(irfftn, 3)
 
-#define DEF_FFT2(name, which, node)                                                      \
+#define DEF_FFT2(name, which)                                                            \
     clt_status clt_fft_##name(const clt_tensor *x, const int64_t *s, const int *dim,      \
                               const char *norm, clt_tensor **out)                        \
     {                                                                                    \
         static const int last2[2] = {-2, -1};                                            \
-        clt_status st = clt__fftn(which, x, 2, s, dim ? dim : last2, norm, out,          \
-                                  "clt_fft_" #name);                                     \
-        if (st == CLT_OK && !clt__dtype_is_complex((*out)->dtype))                       \
-            return no_grad_real(st, out, x, "clt_fft_" #name);                           \
-        return rec1(st, out, node, x);                                                   \
+        return fftn(which, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_" #name);     \
     }
 
-DEF_FFT2(fft2, 0, "FftC2CBackward0")
-DEF_FFT2(ifft2, 1, "FftC2CBackward0")
-DEF_FFT2(rfft2, 2, "FftR2CBackward0")
-DEF_FFT2(irfft2, 3, "FftC2RBackward0")
+DEF_FFT2(fft2, 0)
+DEF_FFT2(ifft2, 1)
+DEF_FFT2(rfft2, 2)
+DEF_FFT2(irfft2, 3)
+
+/* torch.fft.hfftn and ihfftn, composed of recorded transforms as torch
+ * composes them (so their gradients come from those): hfftn is the
+ * forward c2c transform over all dims but the last, then hfft along the
+ * last; ihfftn is ihfft along the last, then the inverse c2c transform over
+ * the others.  The dims and sizes are checked here, as clt__fftn checks
+ * them, before anything is computed. */
+static clt_status hermitian_n(bool inverse, const clt_tensor *x, int k, const int64_t *s,
+                              const int *dim, const char *norm, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int mode = 0;
+    clt_status st = clt__fft_norm(norm, &mode, fn);
+    if (st != CLT_OK)
+        return st;
+    if (inverse && clt__dtype_is_complex(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s expects a real input tensor, but got %s",
+                          fn, clt_dtype_name(x->dtype));
+    int dims[CLT_MAX_DIMS];
+    int64_t sizes[CLT_MAX_DIMS];
+    if (s == NULL && dim == NULL)
+        k = x->ndim;
+    if (k < 0 || k > x->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Got %d dimensions to transform but the input tensor only has %d "
+                          "dimensions",
+                          fn, k, x->ndim);
+    if (k == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s must transform at least one axis", fn);
+    for (int i = 0; i < k; i++) {
+        dims[i] = x->ndim - k + i;
+        if (dim && (st = clt__wrap_dim(dim[i], x->ndim, &dims[i], fn)) != CLT_OK)
+            return st;
+        for (int j = 0; j < i; j++)
+            if (dims[j] == dims[i])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: FFT dims must be unique", fn);
+    }
+    for (int i = 0; i < k; i++) {
+        int64_t v = s ? s[i] : -1;
+        if (v == -1)
+            v = !inverse && i == k - 1 ? 2 * (x->shape[dims[i]] - 1) : x->shape[dims[i]];
+        if (v < 1)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Invalid number of data points (%lld) specified", fn,
+                              (long long)v);
+        sizes[i] = v;
+    }
+    clt_tensor *mid = NULL;
+    if (inverse) {
+        st = fft1(5, x, sizes[k - 1], dims[k - 1], norm, &mid, fn);
+        if (st == CLT_OK && k > 1)
+            st = fftn(1, mid, k - 1, sizes, dims, norm, out, fn);
+        else if (st == CLT_OK) {
+            *out = mid;
+            mid = NULL;
+        }
+    } else {
+        const clt_tensor *src = x;
+        if (k > 1) {
+            st = fftn(0, x, k - 1, sizes, dims, norm, &mid, fn);
+            src = mid;
+        }
+        if (st == CLT_OK)
+            st = fft1(4, src, sizes[k - 1], dims[k - 1], norm, out, fn);
+    }
+    clt_tensor_free(mid);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_fft_hfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                         const char *norm, clt_tensor **out)
+{
+    return hermitian_n(false, x, k, s, dim, norm, out, "clt_fft_hfftn");
+}
+
+clt_status clt_fft_ihfftn(const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                          const char *norm, clt_tensor **out)
+{
+    return hermitian_n(true, x, k, s, dim, norm, out, "clt_fft_ihfftn");
+}
+
+clt_status clt_fft_hfft2(const clt_tensor *x, const int64_t *s, const int *dim, const char *norm,
+                         clt_tensor **out)
+{
+    static const int last2[2] = {-2, -1};
+    return hermitian_n(false, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_hfft2");
+}
+
+clt_status clt_fft_ihfft2(const clt_tensor *x, const int64_t *s, const int *dim, const char *norm,
+                          clt_tensor **out)
+{
+    static const int last2[2] = {-2, -1};
+    return hermitian_n(true, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_ihfft2");
+}
 
 clt_status clt_fft_fftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtype,
                            clt_tensor **out)

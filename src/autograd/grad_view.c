@@ -240,7 +240,8 @@ clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtyp
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
-        return clt__complex_to_real(t, dtype, out, "clt_to_dtype");
+        return one(clt__complex_to_real(t, dtype, out, "clt_to_dtype"), out, "ToCopyBackward0",
+                   bw_identity, t, NULL);
     return clt__to_dtype_rec("clt_to_dtype", t, dtype, out);
 }
 

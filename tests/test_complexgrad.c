@@ -1,0 +1,442 @@
+/* test_complexgrad.c: gradients through complex tensors and torch.fft.
+ * Real float64 leaves through complex chains go through gradcheck (central
+ * differences); complex leaves are checked against central differences of
+ * their real and imaginary parts (torch's convention: the gradient is
+ * dL/dx + i dL/dy = 2 dL/dz*), and the engine's complex cases (seeds,
+ * accumulation, broadcasting) against values computed here. */
+#include <complex.h>
+
+#include "gradcheck.h"
+
+/* ---- real leaves through complex chains (gradcheck) ----------------------- */
+
+typedef struct cg_op {
+    const char *what;
+    int kind;           /* see cg_fn */
+    int which;          /* the transform: 0 fft ... 5 ihfft, or 0 fftn ... 3 irfftn */
+    int64_t n;          /* 1-D length, -1 for the input's */
+    int k;              /* N-D: number of dims, s, dims (NULL when k_s / k_dim 0) */
+    int64_t s[2];
+    int dims[2];
+    int has_s, has_dim;
+    const char *norm;
+} cg_op;
+
+typedef clt_status (*fft1_fn)(const clt_tensor *, int64_t, int, const char *, clt_tensor **);
+typedef clt_status (*fftn_fn)(const clt_tensor *, int, const int64_t *, const int *, const char *,
+                              clt_tensor **);
+
+static const fft1_fn fft1s[6] = {clt_fft_fft,   clt_fft_ifft, clt_fft_rfft,
+                                 clt_fft_irfft, clt_fft_hfft, clt_fft_ihfft};
+static const fftn_fn fftns[6] = {clt_fft_fftn,   clt_fft_ifftn, clt_fft_rfftn,
+                                 clt_fft_irfftn, clt_fft_hfftn, clt_fft_ihfftn};
+
+/* A real result of a complex or real t: its real view for a complex one. */
+static clt_status as_real(clt_tensor *t, clt_tensor **out)
+{
+    if (!clt_is_complex(t))
+        return clt_clone(t, out);
+    return clt_view_as_real(t, out);
+}
+
+/* kind 0..3: add, sub, mul, div of view_as_complex(in[0]) and
+ * view_as_complex(in[1]); 4: abs; 5: angle; 6: polar(in[0], in[1]);
+ * 7: imag(conj(z) * complex(in[1], in[1] * in[1])); 8: the complex one
+ * over the real in[1] (broadcast); 9: a 1-D transform of
+ * view_as_complex(in[0]) (or of in[0] for rfft, ihfft); 10: an N-D one
+ * (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn). */
+static clt_status cg_fn(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const cg_op *op = ctx;
+    clt_tensor *z = NULL, *w = NULL, *r = NULL, *t = NULL, *u = NULL;
+    clt_status st = CLT_OK;
+    bool real_in = (op->kind == 9 && (op->which == 2 || op->which == 5)) ||
+                   (op->kind == 10 && (op->which == 2 || op->which == 5)) || op->kind == 6;
+    CHECK(clt_scope_begin());
+    if (!real_in)
+        CHECK(clt_view_as_complex(in[0], &z));
+    switch (op->kind) {
+    case 0: CHECK(clt_view_as_complex(in[1], &w)); CHECK(clt_add(z, w, &r)); break;
+    case 1: CHECK(clt_view_as_complex(in[1], &w)); CHECK(clt_sub(z, w, &r)); break;
+    case 2: CHECK(clt_view_as_complex(in[1], &w)); CHECK(clt_mul(z, w, &r)); break;
+    case 3: CHECK(clt_view_as_complex(in[1], &w)); CHECK(clt_div(z, w, &r)); break;
+    case 4: CHECK(clt_abs(z, &r)); break;
+    case 5: CHECK(clt_angle(z, &r)); break;
+    case 6: CHECK(clt_polar(in[0], in[1], &r)); break;
+    case 7:
+        CHECK(clt_mul(in[1], in[1], &t));
+        CHECK(clt_complex(in[1], t, &w));
+        CHECK(clt_conj(z, &u));
+        CHECK(clt_mul(u, w, &t));
+        CHECK(clt_imag(t, &r));
+        break;
+    case 8: CHECK(clt_div(z, in[1], &r)); break;
+    case 9: CHECK(fft1s[op->which](real_in ? in[0] : z, op->n, 0, op->norm, &r)); break;
+    default:
+        CHECK(fftns[op->which](real_in ? in[0] : z, op->k, op->has_s ? op->s : NULL,
+                               op->has_dim ? op->dims : NULL, op->norm, &r));
+        break;
+    }
+    st = as_real(r, out);
+    if (st == CLT_OK)
+        CHECK(clt_scope_keep(*out));
+    clt_scope_end();
+    return st;
+}
+
+static double *random_data(size_t n, unsigned seed, double lo)
+{
+    double *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = lo + (double)((seed >> 8) % 2001) / 1000.0;
+    }
+    return v;
+}
+
+Test(complexgrad, elementwise_complex_ops_gradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    double *a = random_data(12, 1, -1.0), *b = random_data(12, 2, -1.0);
+    double *r = random_data(3, 3, 0.5);
+    /* a zero and a value on the negative real axis for abs and angle */
+    a[0] = 0.0;
+    a[1] = 0.0;
+    gc_in z2[2] = {{2, {6, 2}, a, 1}, {2, {6, 2}, b, 1}};
+    for (int kind = 0; kind < 4; kind++) {
+        cg_op op = {.kind = kind};
+        gradcheck(dev, cg_fn, &op, 2, z2);
+    }
+    gc_in one[1] = {{2, {5, 2}, a + 2, 1}};
+    for (int kind = 4; kind < 6; kind++) {
+        cg_op op = {.kind = kind};
+        gradcheck(dev, cg_fn, &op, 1, one);
+    }
+    cg_op polar = {.kind = 6};
+    gc_in pin[2] = {{1, {3}, r, 1}, {1, {3}, b, 1}};
+    gradcheck(dev, cg_fn, &polar, 2, pin);
+    cg_op im = {.kind = 7};
+    gc_in iin[2] = {{2, {3, 2}, a + 4, 1}, {1, {3}, b, 1}};
+    gradcheck(dev, cg_fn, &im, 2, iin);
+    cg_op mixed = {.kind = 8};
+    gc_in min_[2] = {{3, {2, 3, 2}, a, 1}, {1, {3}, r, 1}};
+    gradcheck(dev, cg_fn, &mixed, 2, min_);
+    free(a);
+    free(b);
+    free(r);
+}
+
+Test(complexgrad, one_dim_transforms_gradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    double *x = random_data(2 * 6 * 2, 4, -1.0);
+    const char *norms[3] = {NULL, "ortho", "forward"};
+    const int64_t ns[4] = {-1, 4, 6, 9};
+    for (int which = 0; which < 6; which++)
+        for (int ni = 0; ni < 3; ni++)
+            for (int k = 0; k < 4; k++) {
+                cg_op op = {.kind = 9, .which = which, .n = ns[k], .norm = norms[ni]};
+                bool real_in = which == 2 || which == 5;
+                gc_in in = real_in ? (gc_in){2, {6, 2}, x, 1} : (gc_in){3, {6, 2, 2}, x, 1};
+                gradcheck(dev, cg_fn, &op, 1, &in);
+            }
+    free(x);
+}
+
+Test(complexgrad, n_dim_transforms_gradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    double *x = random_data(3 * 4 * 5 * 2, 5, -1.0);
+    const char *norms[3] = {NULL, "ortho", "forward"};
+    for (int which = 0; which < 6; which++)
+        for (int ni = 0; ni < 3; ni++)
+            for (int form = 0; form < 3; form++) {
+                cg_op op = {.kind = 10, .which = which, .norm = norms[ni]};
+                if (form == 1) { /* s pads one dim and cuts another */
+                    op.k = 2;
+                    op.has_s = op.has_dim = 1;
+                    op.s[0] = 6;
+                    op.s[1] = 3;
+                    op.dims[0] = 2;
+                    op.dims[1] = 0;
+                } else if (form == 2) {
+                    op.k = 2;
+                    op.has_dim = 1;
+                    op.dims[0] = 0;
+                    op.dims[1] = 1;
+                }
+                bool real_in = which == 2 || which == 5;
+                gc_in in = real_in ? (gc_in){3, {3, 4, 5}, x, 1} : (gc_in){4, {3, 4, 5, 2}, x, 1};
+                gradcheck(dev, cg_fn, &op, 1, &in);
+            }
+    free(x);
+}
+
+/* ---- complex leaves --------------------------------------------------------- */
+
+/* L(z) as a real scalar: 0: sum(abs(fft(z))^2), 1: sum(real(z * conj(w))),
+ * 2: sum(irfft(z, n 7)^2), 3: sum(hfft(z)^3 / 10), 4: sum(abs(z) * angle(z)). */
+static clt_tensor *cleaf_loss(int which, clt_tensor *z, clt_tensor *w)
+{
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *l = NULL;
+    CHECK(clt_scope_begin());
+    switch (which) {
+    case 0:
+        CHECK(clt_fft_fft(z, -1, 0, "ortho", &a));
+        CHECK(clt_abs(a, &b));
+        CHECK(clt_mul(b, b, &c));
+        break;
+    case 1:
+        CHECK(clt_conj(w, &a));
+        CHECK(clt_mul(z, a, &b));
+        CHECK(clt_real(b, &c));
+        break;
+    case 2:
+        CHECK(clt_fft_irfft(z, 7, 0, NULL, &a));
+        CHECK(clt_mul(a, a, &c));
+        break;
+    case 3:
+        CHECK(clt_fft_hfft(z, -1, 0, "forward", &a));
+        CHECK(clt_mul(a, a, &b));
+        CHECK(clt_mul(b, a, &c));
+        break;
+    default:
+        CHECK(clt_abs(z, &a));
+        CHECK(clt_angle(z, &b));
+        CHECK(clt_mul(a, b, &c));
+        break;
+    }
+    CHECK(clt_sum(c, &l));
+    CHECK(clt_scope_keep(l));
+    clt_scope_end();
+    return l;
+}
+
+static double cleaf_value(clt_device *dev, int which, const double complex *v, int64_t n,
+                          clt_tensor *w)
+{
+    clt_tensor *z = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, v, &z));
+    clt_tensor *l = cleaf_loss(which, z, w);
+    double x = 0;
+    CHECK(clt_tensor_item(l, &x));
+    clt_tensor_free(l);
+    clt_tensor_free(z);
+    return x;
+}
+
+Test(complexgrad, complex_leaves_against_central_differences)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 5;
+    double complex v[5] = {1 - 2 * I, 0.5 + 0.25 * I, -1.5 + I, 2, -0.75 - 0.5 * I};
+    double complex wv[5] = {0.5 + I, -2, 3 * I, 1 - I, 0.25};
+    clt_tensor *w = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, wv, &w));
+    for (int which = 0; which < 5; which++) {
+        clt_tensor *z = NULL, *g = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, v, &z));
+        CHECK(clt_set_requires_grad(z, 1));
+        clt_tensor *l = cleaf_loss(which, z, w);
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_grad(z, &g));
+        cr_assert_not_null(g);
+        cr_assert_eq(clt_tensor_dtype(g), CLT_COMPLEX128, "a complex leaf's grad is complex");
+        double complex got[5];
+        CHECK(clt_tensor_read(g, got, sizeof got));
+        int was = clt_set_grad_enabled(0);
+        for (int k = 0; k < 5; k++) {
+            double d[2];
+            for (int part = 0; part < 2; part++) {
+                double complex p[5], m[5], h = part ? 1e-6 * I : 1e-6;
+                memcpy(p, v, sizeof p);
+                memcpy(m, v, sizeof m);
+                p[k] += h;
+                m[k] -= h;
+                d[part] = (cleaf_value(dev, which, p, n, w) - cleaf_value(dev, which, m, n, w)) /
+                          2e-6;
+            }
+            cr_assert(fabs(creal(got[k]) - d[0]) <= 1e-5 * (1 + fabs(d[0])) &&
+                          fabs(cimag(got[k]) - d[1]) <= 1e-5 * (1 + fabs(d[1])),
+                      "loss %d element %d: autograd %g%+gi, differences %g%+gi", which, k,
+                      creal(got[k]), cimag(got[k]), d[0], d[1]);
+            if (which == 1) /* L = sum(real(z conj(w))): the gradient is w */
+                cr_assert(cabs(got[k] - wv[k]) < 1e-12);
+        }
+        clt_set_grad_enabled(was);
+        clt_tensor_free(g);
+        clt_tensor_free(l);
+        clt_tensor_free(z);
+    }
+    clt_tensor_free(w);
+}
+
+/* ---- the engine ------------------------------------------------------------------ */
+
+Test(complexgrad, complex_outputs_seeds_accumulation_and_broadcasting)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s13[2] = {1, 3}, s23[2] = {2, 3};
+    double complex zv[3] = {1 + I, -2, 0.5 * I};
+    double complex cv[6] = {2 - I, 1, I, -1 + 3 * I, 0.5, -I};
+    double complex gv[6] = {1, I, 2 - I, -1, 0.5 + 0.5 * I, 3};
+    clt_tensor *z = NULL, *c = NULL, *gy = NULL, *y = NULL, *g = NULL, *s = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s13, zv, &z));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, cv, &c));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, gv, &gy));
+    CHECK(clt_set_requires_grad(z, 1));
+    CHECK(clt_mul(z, c, &y)); /* broadcast over dim 0 */
+    cr_assert(clt_requires_grad(y));
+    cr_assert_str_eq(clt_grad_fn_name(y), "MulBackward0");
+    /* a complex scalar output needs its gradient, as torch */
+    clt_tensor *one = NULL;
+    int64_t s1[1] = {1};
+    double complex ov = 1;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, s1, &ov, &one));
+    clt_tensor *y1 = NULL;
+    CHECK(clt_mul(z, one, &y1));
+    clt_tensor *y0 = NULL;
+    CHECK(clt_narrow(y1, 1, 0, 1, &y0));
+    cr_assert_eq(clt_backward(y0, NULL, 0), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "real scalar outputs"), "%s", clt_last_error());
+    /* y.backward(gy) twice: z.grad = 2 sum_rows(gy conj(c)) */
+    CHECK(clt_backward(y, gy, 1));
+    CHECK(clt_backward(y, gy, 0));
+    CHECK(clt_grad(z, &g));
+    cr_assert_eq(clt_tensor_dtype(g), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_shape(g)[0], 1);
+    double complex got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int j = 0; j < 3; j++) {
+        double complex want = 2 * (gv[j] * conj(cv[j]) + gv[3 + j] * conj(cv[3 + j]));
+        cr_assert(cabs(got[j] - want) < 1e-12, "j %d: %g%+gi, want %g%+gi", j, creal(got[j]),
+                  cimag(got[j]), creal(want), cimag(want));
+    }
+    CHECK(clt_zero_grad(z, 0));
+    clt_tensor_free(g);
+    CHECK(clt_grad(z, &g));
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int j = 0; j < 3; j++)
+        cr_assert(got[j] == 0);
+    clt_tensor *ts[] = {z, c, gy, y, g, s, one, y1, y0};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* A real leaf cast to complex and back: the gradient is the real part of
+ * the complex one (torch's), here through to_dtype and a complex mul. */
+Test(complexgrad, casts_take_the_real_part)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double xv[3] = {1, -2, 0.5};
+    double complex cv[3] = {2 - I, 3 * I, -1 + 0.5 * I};
+    clt_tensor *x = NULL, *c = NULL, *xc = NULL, *p = NULL, *r = NULL, *l = NULL, *g = NULL;
+    clt_tensor *im = NULL, *sum = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, xv, &x));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, cv, &c));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_to_dtype(x, CLT_COMPLEX128, &xc));
+    CHECK(clt_mul(xc, c, &p));
+    CHECK(clt_to_dtype(p, CLT_FLOAT64, &r)); /* real(x c) = x real(c) */
+    CHECK(clt_imag(p, &im));                 /* imag(x c) = x imag(c) */
+    CHECK(clt_add(r, im, &sum));
+    CHECK(clt_sum(sum, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    cr_assert_eq(clt_tensor_dtype(g), CLT_FLOAT64);
+    double got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int j = 0; j < 3; j++)
+        cr_assert(fabs(got[j] - (creal(cv[j]) + cimag(cv[j]))) < 1e-12, "j %d: %g", j, got[j]);
+    clt_tensor *ts[] = {x, c, xc, p, r, l, g, im, sum};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* ihfftn of a real x against the sum that defines it, and hfftn of that
+ * giving x back (the last dim even: its default length 2 (m - 1)). */
+Test(complexgrad, hermitian_n_dim_transforms_against_their_definition)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {3, 4};
+    double x[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = sin(1.0 + 0.7 * i) * (i % 2 ? 1 : -2);
+    clt_tensor *t = NULL, *h = NULL, *back = NULL, *h2 = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, shape, x, &t));
+    CHECK(clt_fft_ihfftn(t, 0, NULL, NULL, "ortho", &h));
+    cr_assert_eq(clt_tensor_ndim(h), 2);
+    cr_assert_eq(clt_tensor_shape(h)[0], 3);
+    cr_assert_eq(clt_tensor_shape(h)[1], 3);
+    double complex got[9];
+    CHECK(clt_tensor_read(h, got, sizeof got));
+    for (int k0 = 0; k0 < 3; k0++)
+        for (int k1 = 0; k1 < 3; k1++) {
+            double complex want = 0;
+            for (int j0 = 0; j0 < 3; j0++)
+                for (int j1 = 0; j1 < 4; j1++)
+                    want += x[j0 * 4 + j1] *
+                            cexp(2 * M_PI * I * ((double)(j0 * k0) / 3 + (double)(j1 * k1) / 4));
+            want /= sqrt(12.0);
+            cr_assert(cabs(got[k0 * 3 + k1] - want) < 1e-12, "k %d %d", k0, k1);
+        }
+    CHECK(clt_fft_hfftn(h, 0, NULL, NULL, "ortho", &back));
+    double r[12];
+    CHECK(clt_tensor_read(back, r, sizeof r));
+    for (int i = 0; i < 12; i++)
+        cr_assert(fabs(r[i] - x[i]) < 1e-12, "i %d: %g, want %g", i, r[i], x[i]);
+    /* the 2-D forms are the N-D ones over the last two dims */
+    CHECK(clt_fft_ihfft2(t, NULL, NULL, "ortho", &h2));
+    double complex got2[9];
+    CHECK(clt_tensor_read(h2, got2, sizeof got2));
+    for (int i = 0; i < 9; i++)
+        cr_assert(cabs(got2[i] - got[i]) < 1e-12);
+    clt_tensor *o = (clt_tensor *)&o;
+    cr_assert_eq(clt_fft_ihfftn(h, 0, NULL, NULL, NULL, &o), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(o);
+    clt_tensor_free(t);
+    clt_tensor_free(h);
+    clt_tensor_free(back);
+    clt_tensor_free(h2);
+}
+
+/* A pass that creates a graph gives complex formulas' gradients too (they
+ * refuse to be differentiated again), the same values as a plain pass. */
+Test(complexgrad, create_graph_gives_the_same_gradient)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 6;
+    double xv[6] = {0.5, -1, 2, 0.25, -0.75, 1.5};
+    double got[2][6];
+    for (int pass = 0; pass < 2; pass++) {
+        clt_tensor *x = NULL, *y = NULL, *a = NULL, *p = NULL, *l = NULL, *g = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, xv, &x));
+        CHECK(clt_set_requires_grad(x, 1));
+        CHECK(clt_fft_rfft(x, 8, 0, "ortho", &y));
+        CHECK(clt_abs(y, &a));
+        CHECK(clt_mul(a, a, &p));
+        CHECK(clt_sum(p, &l));
+        clt_grad_opts o = {0, pass, 0};
+        CHECK(clt_backward_ex(l, NULL, &o));
+        CHECK(clt_grad(x, &g));
+        CHECK(clt_tensor_read(g, got[pass], sizeof got[pass]));
+        clt_tensor *ts[] = {x, y, a, p, l, g};
+        for (size_t i = 0; i < 6; i++)
+            clt_tensor_free(ts[i]);
+    }
+    /* L = sum_k<5 |X_k|^2 / 8 with X the DFT of x padded to 8: dL/dx_j =
+     * (2 / 8) sum_k real(conj(X_k) exp(-2 pi i j k / 8)) */
+    for (int j = 0; j < 6; j++) {
+        double want = 0;
+        for (int k = 0; k < 5; k++) {
+            double complex X = 0;
+            for (int m = 0; m < 6; m++)
+                X += xv[m] * cexp(-2 * M_PI * I * m * k / 8.0);
+            want += 2.0 / 8.0 * creal(conj(X) * cexp(-2 * M_PI * I * j * k / 8.0));
+        }
+        for (int pass = 0; pass < 2; pass++)
+            cr_assert(fabs(got[pass][j] - want) < 1e-12, "pass %d j %d: %g, want %g", pass, j,
+                      got[pass][j], want);
+    }
+}
