@@ -38,6 +38,9 @@ done:
 static clt_status igamma_rec(const char *fn, int op, const char *name, const clt_tensor *a,
                              const clt_tensor *x, clt_tensor **out)
 {
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
     clt_status st = clt__special2_in(fn, op, true, a, x, out);
     if (st != CLT_OK)
         return st;
@@ -96,6 +99,9 @@ static clt_status bw_zeta(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 clt_status clt_special_zeta(const clt_tensor *x, const clt_tensor *q, clt_tensor **out)
 {
+    CLT__REQUIRE_ARG(out, "clt_special_zeta");
+    *out = NULL;
+    CLT__REQUIRE_ARG(q, "clt_special_zeta");
     clt_status st = clt__special2_in("clt_special_zeta", CLT__SP2_B_ZETA, false, x, q, out);
     if (st != CLT_OK)
         return st;
@@ -157,7 +163,10 @@ static clt_status poly(const char *fn, const char *name, int op, const clt_tenso
                        const clt_tensor *n, clt_tensor **out)
 {
     clt_status st = no_grad_check(fn, name, x, n, out);
-    return st != CLT_OK ? st : clt__special2_in(fn, op, false, x, n, out);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(n, fn);
+    return clt__special2_in(fn, op, false, x, n, out);
 }
 
 /* n as a 0-d tensor: float64 beside a float64 x, float32 otherwise, so
