@@ -61,7 +61,12 @@ CLT_API clt_status clt_special_zeta(const clt_tensor *x, const clt_tensor *q, cl
  * at 0), I0, I1 (overflow to inf), K0, K1 (NaN below 0, inf at 0), K0 and
  * K1 times exp(x) (scaled_modified_bessel_k0/k1), sin(x)/x
  * (spherical_bessel_j0, 1 at 0, 0 at +-inf) and Airy's Ai (NaN at +-inf,
- * 0 above 103.892).  PyTorch 1.13 has no derivative for them: an operand
+ * 0 above 103.892).  As PyTorch's, which evaluates some of Cephes'
+ * denominators without their leading 1 (a polevl loop where Cephes calls
+ * p1evl): J0, J1, Y0 and Y1 are only about 1e-6 absolute from the true
+ * values, and Ai between -2.09 and about -3 up to 2e-4 relative (better
+ * further out); cltensor gives PyTorch's values, to a few ulps.
+ * PyTorch 1.13 has no derivative for them: an operand
  * that requires grad (with grad mode on) is refused with
  * CLT_ERR_INVALID_ARGUMENT ("the derivative for 'bessel_j0' is not
  * implemented"); call them on a detached tensor. */

@@ -30,8 +30,8 @@ static clt_status compute_dtype(clt_dtype promoted, bool float_only, const char 
     if (!clt__dtype_is_float(promoted)) {
         if (float_only)
             return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                              "%s: not implemented for %s tensors, as in PyTorch; it needs a "
-                              "floating-point dtype (convert with clt_to_dtype)",
+                              "%s: not implemented for %s tensors, as PyTorch's igamma; it "
+                              "needs a floating-point dtype (convert with clt_to_dtype)",
                               fn, clt_dtype_name(promoted));
         promoted = CLT_FLOAT32;
     }
