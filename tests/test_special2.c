@@ -627,3 +627,43 @@ Test(special2, polynomial_special_points)
     clt_tensor_free(m1);
     clt_tensor_free(z);
 }
+
+/* ---- Gamma's and Chi2's cdf (distributions.h) ------------------------------------------ */
+
+Test(special2, gamma_and_chi2_cdf)
+{
+    clt_device *dev = fp64_device();
+    static const double c[] = {0.5, 2.0, 7.5}, r[] = {1.0, 3.0, 0.25}, v[] = {0.2, 1.1, 30.0};
+    int64_t n = 3;
+    clt_tensor *tc = tensor_of(dev, CLT_FLOAT64, 1, &n, c), *tr = tensor_of(dev, CLT_FLOAT64, 1, &n, r);
+    clt_tensor *tv = tensor_of(dev, CLT_FLOAT64, 1, &n, v), *out = NULL;
+    clt_distribution *g = NULL, *x2 = NULL;
+    CHECK(clt_gamma_dist(tc, tr, 1, &g));
+    CHECK(clt_distribution_cdf(g, tv, &out));
+    double *p = read_as_f64(out);
+    for (int i = 0; i < 3; i++)
+        cr_assert(close_enough(p[i], ref_gammainc(c[i], r[i] * v[i]), 1e-12, 1e-300),
+                  "Gamma(%g, %g).cdf(%g): %.17g", c[i], r[i], v[i], p[i]);
+    free(p);
+    clt_tensor_free(out);
+    CHECK(clt_chi2_dist(tc, 1, &x2));
+    CHECK(clt_distribution_cdf(x2, tv, &out));
+    p = read_as_f64(out);
+    for (int i = 0; i < 3; i++)
+        cr_assert(close_enough(p[i], ref_gammainc(c[i] / 2, v[i] / 2), 1e-12, 1e-300),
+                  "Chi2(%g).cdf(%g): %.17g", c[i], v[i], p[i]);
+    free(p);
+    clt_tensor_free(out);
+    /* a value outside the support is refused, as the other cdfs */
+    static const double neg[] = {-1.0, 1.0, 2.0};
+    clt_tensor *tn = tensor_of(dev, CLT_FLOAT64, 1, &n, neg);
+    out = (void *)1;
+    cr_assert_neq(clt_distribution_cdf(g, tn, &out), CLT_OK);
+    cr_assert_null(out);
+    clt_tensor_free(tn);
+    clt_distribution_free(g);
+    clt_distribution_free(x2);
+    clt_tensor_free(tc);
+    clt_tensor_free(tr);
+    clt_tensor_free(tv);
+}
