@@ -35,6 +35,7 @@
 #include <cltensor/device.h>
 #include <cltensor/tensor.h>
 #include <cltensor/ops.h>
+#include <cltensor/special.h>
 #include <cltensor/reduce.h>
 #include <cltensor/linalg.h>
 #include <cltensor/conv.h>

@@ -1118,6 +1118,24 @@ CLT__EW_MATH_TT(CLT__DECL_TT_)
 CLT__EW_SPECIAL_UN(CLT__DECL_UN_)
 CLT__EW_SPECIAL_TT(CLT__DECL_TT_)
 clt_status clt__polygamma_in(const char *fn, int64_t n, const clt_tensor *a, clt_tensor **out);
+/* The rest of torch.special (src/ops/special2.c, cl/special2.cl): op one
+ * of CLT__SP2_U_* with b NULL, or one of CLT__SP2_B_* over a and b
+ * (promoted and broadcast as clt_add).  Integer and bool operands compute
+ * in float32, or are refused (CLT_ERR_DTYPE_MISMATCH) when float_only.
+ * The codes must match sp2_unary and sp2_binary in cl/special2.cl. */
+enum {
+    CLT__SP2_U_ERFCX, CLT__SP2_U_J0, CLT__SP2_U_J1, CLT__SP2_U_Y0, CLT__SP2_U_Y1,
+    CLT__SP2_U_I0, CLT__SP2_U_I1, CLT__SP2_U_K0, CLT__SP2_U_K1, CLT__SP2_U_K0E,
+    CLT__SP2_U_K1E, CLT__SP2_U_SPHERICAL_J0, CLT__SP2_U_AIRY_AI, CLT__SP2_U_ERFCX_DX
+};
+enum {
+    CLT__SP2_B_IGAMMA, CLT__SP2_B_IGAMMAC, CLT__SP2_B_ZETA, CLT__SP2_B_CHEB_T,
+    CLT__SP2_B_CHEB_U, CLT__SP2_B_CHEB_V, CLT__SP2_B_CHEB_W, CLT__SP2_B_SCHEB_T,
+    CLT__SP2_B_SCHEB_U, CLT__SP2_B_SCHEB_V, CLT__SP2_B_SCHEB_W, CLT__SP2_B_HERMITE_H,
+    CLT__SP2_B_HERMITE_HE, CLT__SP2_B_LAGUERRE_L, CLT__SP2_B_LEGENDRE_P, CLT__SP2_B_IGAMMA_DX
+};
+clt_status clt__special2_in(const char *fn, int op, bool float_only, const clt_tensor *a,
+                            const clt_tensor *b, clt_tensor **out);
 clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_tensor **out);
 clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
                          clt_tensor **exponent);

@@ -10054,6 +10054,178 @@ def pool2():
           lambda p, s, r: L.clt_fractional_max_pool2d(p, _i64s(2, 2), None, None, s, None, r,
                                                       None),
           [data((2, 3, 5, 6), torch.float32), torch.rand(2, 3, 2, generator=gen)])
+# ---- the rest of torch.special (cltensor/special.h) ----------------------
+
+SPECIAL2_UN = {n: getattr(torch.special, n) for n in (
+    "erfcx", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
+    "airy_ai")}
+SPECIAL2_POLY = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                 "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                 "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                 "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                 "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+# float64 to ~1e-12 relative; float32 to ~1e-5 (both with a small absolute
+# floor for results that cancel to near 0)
+SPECIAL2_TOL = ((2e-5, 2e-6), (1e-12, 1e-14))
+
+
+def special2():
+    global TOL
+    # a closed form cos(n acos x) near one of its zeros: n ulps absolute
+    TOL = dict(TOL, special2=SPECIAL2_TOL, igamma_asym=(SPECIAL2_TOL[0], (1e-8, 1e-14)),
+               special2p=((1e-4, 1e-4), (1e-12, 1e-13)))
+    f = torch.float32
+    for n, tf in SPECIAL2_UN.items():
+        cf = proto("clt_special_" + n, [P, PP])
+        for dt in FLOATS:
+            x = special_data(dt, "real")
+            x = torch.cat([x, torch.tensor([4.9, 5.0, 5.1, 1.9, 2.0, 2.1, 2.08, 2.1, 8.32, 8.33,
+                                            -2.08, -2.1, 26.0, -26.0, 49.0, 51.0, 1e8, 1e-5,
+                                            -6.0, -6.2, 103.0, 104.0, 1e-30], dtype=dt)])
+            check("%s %s edges" % (n, dn(dt)), tf, cf, [x], tol="special2")
+        for dt in (torch.int32, torch.int64, torch.uint8, torch.bool):
+            check("%s %s" % (n, dn(dt)), tf, cf, [data((3, 5), dt)], tol="special2")
+        check("%s transposed" % n, tf, cf, [In(data((4, 3), f, special=True), ("T",))],
+              tol="special2")
+        check("%s empty" % n, tf, cf, [data((0, 3), f)], tol="special2")
+    # the incomplete gamma functions and zeta: a grid of pairs, broadcast
+    edges = [0.0, -0.0, 1e-30, 1e-8, 0.1, 0.5, 1.0, 1.1, 2.0, 2.5, 5.0, 10.0, 19.0, 21.0,
+             50.0, 150.0, 250.0, 1e3, 1e4, -1.0, -2.5, math.inf, -math.inf, math.nan]
+    for n, tf in (("gammainc", torch.special.gammainc), ("gammaincc", torch.special.gammaincc),
+                  ("zeta", torch.special.zeta)):
+        cf = proto("clt_special_" + n, [P, P, PP])
+        for dt in FLOATS:
+            e = torch.tensor(edges, dtype=dt)
+            a, x = e.view(-1, 1), e.view(1, -1)
+            if n == "zeta":
+                a = torch.cat([a, torch.tensor([[1.5], [3.0], [4.0], [7.0]], dtype=dt)])
+            ra = torch.rand(200, generator=G, dtype=torch.float64).to(dt) * 30
+            rx = torch.rand(200, generator=G, dtype=torch.float64).to(dt) * 40
+            if n == "zeta":
+                ra = ra + 1
+                # float32 at a negative q cancels terms that PyTorch sums
+                # in double (special.h)
+                if dt == f:
+                    x = x[~(x < 0)].view(1, -1)
+                check("%s %s grid" % (n, dn(dt)), tf, cf, [a, x], tol="special2")
+                check("%s %s sweep" % (n, dn(dt)), tf, cf, [ra, rx], tol="special2")
+                continue
+            # PyTorch's asymptotic region, where its float pi costs ~1e-9
+            # (special.h): there to 1e-8, elsewhere to special2's 1e-12
+            a, x = torch.broadcast_tensors(a, x)
+            for tag, (pa, px) in (("grid", (a.reshape(-1), x.reshape(-1))),
+                                  ("sweep", (ra, rx))):
+                r = (px - pa).abs() / pa
+                asym = ((pa > 20) & (pa < 200) & (r < 0.3)) | ((pa > 200) & (r < 4.5 / pa.sqrt()))
+                check("%s %s %s" % (n, dn(dt), tag), tf, cf, [pa[~asym], px[~asym]],
+                      tol="special2")
+                check("%s %s %s asymptotic" % (n, dn(dt), tag), tf, cf, [pa[asym], px[asym]],
+                      tol="igamma_asym")
+        check("%s float32,float64" % n, tf, cf,
+              [data((4,), f, lo=1, hi=5), data((3, 1), torch.float64, lo=1, hi=5)],
+              tol="special2")
+        for dt in (torch.int32, torch.int64, torch.bool):
+            check("%s %s" % (n, dn(dt)), tf, cf, [data((3,), dt, lo=1, hi=4),
+                                                  data((3,), dt, lo=1, hi=4)], tol="special2")
+        check("%s shapes" % n, tf, cf, [data((3,), f), data((2,), f)])
+    # the polynomials: x a grid with the special points, n whole, fractional,
+    # negative, large, NaN; n a tensor and a number
+    xs = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.3, -0.7, 0.999, 1.5, -1.5, 2.0, 3.0, 10.0,
+          -10.0, 1e-8, math.inf, -math.inf, math.nan]
+    ns = [0.0, 1.0, 2.0, 3.0, 3.7, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 20.0, 33.0, -1.0,
+          -2.5, 100.0, math.nan, math.inf]
+    for n in SPECIAL2_POLY:
+        tf = getattr(torch.special, n)
+        cf = proto("clt_special_" + n, [P, P, PP])
+        cs = proto("clt_special_" + n + "_scalar", [P, C.c_double, PP])
+        for dt in FLOATS:
+            x = torch.tensor(xs, dtype=dt).view(-1, 1)
+            nn_ = torch.tensor(ns, dtype=dt).view(1, -1)
+            if dt == f and n.startswith("hermite"):
+                nn_ = nn_[nn_ != 100.0].view(1, -1)  # float32 H_100 overflows differently
+            check("%s %s grid" % (n, dn(dt)), tf, cf, [x, nn_], tol="special2p")
+            # float32: the recurrences cancel terms of up to (2|x|)^n near the
+            # roots, and PyTorch's CPU build fuses them into fma: a narrower
+            # range, and 1e-4
+            w, top = (4, 15) if dt != f else (2.2, 6)
+            rx = (torch.rand(100, generator=G, dtype=torch.float64) * w - w / 2).to(dt)
+            rn = torch.randint(0, top, (100,), generator=G).to(dt)
+            check("%s %s sweep" % (n, dn(dt)), tf, cf, [rx, rn], tol="special2p")
+            for k in (0, 1, 4, 11 if dt != f else 5, -1, 2.9):
+                check("%s %s n=%g" % (n, dn(dt), k), lambda t, k=k: tf(t, k),
+                      lambda p, o, k=k: cs(p, k, o), [rx], tol="special2p")
+        check("%s int" % n, tf, cf, [data((5,), torch.int64, lo=-3, hi=3),
+                                     data((5,), torch.int32, lo=0, hi=6)], tol="special2")
+        check("%s int n=3" % n, lambda t: tf(t, 3), lambda p, o: cs(p, 3, o),
+              [data((5,), torch.int64, lo=-3, hi=3)], tol="special2")
+    # Gamma's and Chi2's cdf: torch 2.0's gammainc(concentration, rate v)
+    # (torch 1.13 has none)
+    proto("clt_gamma_dist", [P, P, C.c_int, PP])
+    proto("clt_chi2_dist", [P, C.c_int, PP])
+    proto("clt_distribution_cdf", [P, P, PP])
+    proto("clt_distribution_free", [P], None)
+    for dt in FLOATS:
+        conc = torch.rand(2, 3, generator=G, dtype=torch.float64).to(dt) * 5 + 0.1
+        rate = torch.rand(3, generator=G, dtype=torch.float64).to(dt) * 2 + 0.1
+        v = torch.rand(4, 2, 3, generator=G, dtype=torch.float64).to(dt) * 6
+        check("Gamma cdf %s" % dn(dt), lambda c, r, x: torch.special.gammainc(c, r * x),
+              _dist_c((lambda c, r, o: L.clt_gamma_dist(c, r, 1, o), 2),
+                      L.clt_distribution_cdf), [conc, rate, v], tol="special2")
+        check("Chi2 cdf %s" % dn(dt), lambda c, x: torch.special.gammainc(c / 2, x / 2),
+              _dist_c((lambda c, o: L.clt_chi2_dist(c, 1, o), 1), L.clt_distribution_cdf),
+              [conc, v], tol="special2")
+        check("Gamma cdf %s outside the support" % dn(dt),
+              lambda c, r, x: torch.distributions.Gamma(c, r).log_prob(x),
+              _dist_c((lambda c, r, o: L.clt_gamma_dist(c, r, 1, o), 2),
+                      L.clt_distribution_cdf), [conc, rate, -v - 1], tol="special2")
+    # gradients: PyTorch's, where it has them
+    x = torch.tensor([0.3, 1.5, 4.0], dtype=torch.float64)
+    a = torch.tensor([0.7, 2.0, 9.0], dtype=torch.float64)
+    for n, tf in (("gammainc", torch.special.gammainc), ("gammaincc", torch.special.gammaincc)):
+        xt = x.clone().requires_grad_()
+        tf(a, xt).sum().backward()
+        cf = getattr(L, "clt_special_" + n)
+        ok("%s grad x" % n, _special2_grad(lambda p, q, o: cf(q, p, o), x, a, xt.grad), "")
+    xt = torch.tensor([-3.0, -0.5, 0.0, 0.7, 6.0, 30.0], dtype=torch.float64,
+                      requires_grad=True)
+    torch.special.erfcx(xt).sum().backward()
+    ok("erfcx grad", _special2_grad(lambda p, q, o: L.clt_special_erfcx(p, o), xt.detach(),
+                                    None, xt.grad), "")
+
+
+def _special2_grad(cfn, x, other, want):
+    """cltensor's gradient of sum(cfn(x, other)) for x against want."""
+    keep = []
+    try:
+        proto("clt_set_requires_grad", [P, C.c_int])
+        proto("clt_backward", [P, P, C.c_int])
+        proto("clt_grad", [P, PP])
+        proto("clt_sum", [P, PP])
+        px = upload(x)
+        keep.append(px)
+        L.clt_set_requires_grad(px, 1)
+        po = None
+        if other is not None:
+            po = upload(other)
+            keep.append(po)
+        out, s = P(), P()
+        if cfn(px, po, C.byref(out)) != 0:
+            return False
+        keep.append(out)
+        if L.clt_sum(out, C.byref(s)) != 0:
+            return False
+        keep.append(s)
+        g = P()
+        if L.clt_backward(s, None, 0) != 0 or L.clt_grad(px, C.byref(g)) != 0:
+            return False
+        keep.append(g)
+        got, _, _ = download(g)
+        return np.allclose(got, want.numpy(), rtol=1e-12, atol=1e-14)
+    finally:
+        for t in keep:
+            L.clt_tensor_free(t)
 
 
 def main():
@@ -10090,7 +10262,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft, half, pool2]
+                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

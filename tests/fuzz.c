@@ -5309,6 +5309,95 @@ static void op_special(fz *f)
     keep_result(f, out, n, want, dt, clt_tensor_device(a));
 }
 
+/* ---- the rest of torch.special (special.h) ----------------------------------------- */
+
+typedef clt_status (*sp2_un)(const clt_tensor *, clt_tensor **);
+typedef clt_status (*sp2_bin)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+typedef clt_status (*sp2_sc)(const clt_tensor *, double, clt_tensor **);
+
+static void op_special2(fz *f)
+{
+    static const struct { const char *name; sp2_un fn; } un[] = {
+        {"clt_special_erfcx", clt_special_erfcx},
+        {"clt_special_bessel_j0", clt_special_bessel_j0},
+        {"clt_special_bessel_j1", clt_special_bessel_j1},
+        {"clt_special_bessel_y0", clt_special_bessel_y0},
+        {"clt_special_bessel_y1", clt_special_bessel_y1},
+        {"clt_special_modified_bessel_i0", clt_special_modified_bessel_i0},
+        {"clt_special_modified_bessel_i1", clt_special_modified_bessel_i1},
+        {"clt_special_modified_bessel_k0", clt_special_modified_bessel_k0},
+        {"clt_special_modified_bessel_k1", clt_special_modified_bessel_k1},
+        {"clt_special_scaled_modified_bessel_k0", clt_special_scaled_modified_bessel_k0},
+        {"clt_special_scaled_modified_bessel_k1", clt_special_scaled_modified_bessel_k1},
+        {"clt_special_spherical_bessel_j0", clt_special_spherical_bessel_j0},
+        {"clt_special_airy_ai", clt_special_airy_ai}};
+    static const struct { const char *name; sp2_bin fn; sp2_sc sc; } bin[] = {
+        {"clt_special_gammainc", clt_special_gammainc, NULL},
+        {"clt_special_gammaincc", clt_special_gammaincc, NULL},
+        {"clt_special_zeta", clt_special_zeta, NULL},
+        {"clt_special_chebyshev_polynomial_t", clt_special_chebyshev_polynomial_t,
+         clt_special_chebyshev_polynomial_t_scalar},
+        {"clt_special_chebyshev_polynomial_u", clt_special_chebyshev_polynomial_u,
+         clt_special_chebyshev_polynomial_u_scalar},
+        {"clt_special_chebyshev_polynomial_v", clt_special_chebyshev_polynomial_v,
+         clt_special_chebyshev_polynomial_v_scalar},
+        {"clt_special_chebyshev_polynomial_w", clt_special_chebyshev_polynomial_w,
+         clt_special_chebyshev_polynomial_w_scalar},
+        {"clt_special_shifted_chebyshev_polynomial_t", clt_special_shifted_chebyshev_polynomial_t,
+         clt_special_shifted_chebyshev_polynomial_t_scalar},
+        {"clt_special_shifted_chebyshev_polynomial_u", clt_special_shifted_chebyshev_polynomial_u,
+         clt_special_shifted_chebyshev_polynomial_u_scalar},
+        {"clt_special_shifted_chebyshev_polynomial_v", clt_special_shifted_chebyshev_polynomial_v,
+         clt_special_shifted_chebyshev_polynomial_v_scalar},
+        {"clt_special_shifted_chebyshev_polynomial_w", clt_special_shifted_chebyshev_polynomial_w,
+         clt_special_shifted_chebyshev_polynomial_w_scalar},
+        {"clt_special_hermite_polynomial_h", clt_special_hermite_polynomial_h,
+         clt_special_hermite_polynomial_h_scalar},
+        {"clt_special_hermite_polynomial_he", clt_special_hermite_polynomial_he,
+         clt_special_hermite_polynomial_he_scalar},
+        {"clt_special_laguerre_polynomial_l", clt_special_laguerre_polynomial_l,
+         clt_special_laguerre_polynomial_l_scalar},
+        {"clt_special_legendre_polynomial_p", clt_special_legendre_polynomial_p,
+         clt_special_legendre_polynomial_p_scalar}};
+    enum { NUN = sizeof un / sizeof *un, NBIN = sizeof bin / sizeof *bin };
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_dtype in = clt_tensor_dtype(a);
+    uint32_t k = pick(f, NUN + 2 * NBIN);
+    if (k < NUN) {
+        CALL(un[k].name, un[k].fn(a, op));
+        if (st == CLT_OK && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128))
+            die(f, "%s succeeded on %s", un[k].name, clt_dtype_name(in));
+        result_like(f, st, op, out, a, floatify(in));
+        return;
+    }
+    k -= NUN;
+    if (k >= NBIN) {
+        k -= NBIN;
+        if (!bin[k].sc)
+            k = NBIN - 1;
+        double n = chance(f, 80) ? (double)pick(f, 14) - 2 : rand_scalar(f);
+        CALL(bin[k].name, bin[k].sc(a, n, op));
+        result_like(f, st, op, out, a, floatify(in));
+        return;
+    }
+    CALL(bin[k].name, bin[k].fn(a, b, op));
+    if (!result(f, st, op, out))
+        return;
+    if (!a || !b)
+        die(f, "succeeded on a NULL operand");
+    clt_dtype dt = result_tt(a, b);
+    if (k < 2 && !is_float(dt))
+        die(f, "%s succeeded on %s", bin[k].name, clt_dtype_name(dt));
+    int64_t want[16];
+    int n = broadcast(clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_ndim(b),
+                      clt_tensor_shape(b), want);
+    if (n < 0)
+        die(f, "succeeded on shapes that do not broadcast");
+    keep_result(f, out, n, want, floatify(dt), clt_tensor_device(a));
+}
+
 /* ---- index_put with full slices, searchsorted's options, unique along a dim ---- */
 
 static void op_index_slices(fz *f)
@@ -8546,6 +8635,7 @@ static struct {
     {"half", op_half, 3},
     {"pool2", op_pool2, 3},
     {"complexgrad", op_complexgrad, 3},
+    {"special2", op_special2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

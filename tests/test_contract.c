@@ -826,6 +826,47 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_special_entr, T, clt_special_entr(NULL, &o->t))                                    \
     X(clt_sinc, T, clt_sinc(NULL, &o->t))                                                    \
     X(clt_special_xlog1py, T, clt_special_xlog1py(f->f, f->f2, &o->t))                       \
+    /* special.h */                                                                           \
+    X(clt_special_gammainc, T, clt_special_gammainc(f->i32, f->i32, &o->t))                   \
+    X(clt_special_gammaincc, T, clt_special_gammaincc(f->f, NULL, &o->t))                     \
+    X(clt_special_erfcx, T, clt_special_erfcx(NULL, &o->t))                                   \
+    X(clt_special_zeta, T, clt_special_zeta(NULL, f->f, &o->t))                               \
+    X(clt_special_bessel_j0, T, clt_special_bessel_j0(NULL, &o->t))                           \
+    X(clt_special_bessel_j1, T, clt_special_bessel_j1(NULL, &o->t))                           \
+    X(clt_special_bessel_y0, T, clt_special_bessel_y0(NULL, &o->t))                           \
+    X(clt_special_bessel_y1, T, clt_special_bessel_y1(NULL, &o->t))                           \
+    X(clt_special_modified_bessel_i0, T, clt_special_modified_bessel_i0(NULL, &o->t))         \
+    X(clt_special_modified_bessel_i1, T, clt_special_modified_bessel_i1(NULL, &o->t))         \
+    X(clt_special_modified_bessel_k0, T, clt_special_modified_bessel_k0(NULL, &o->t))         \
+    X(clt_special_modified_bessel_k1, T, clt_special_modified_bessel_k1(NULL, &o->t))         \
+    X(clt_special_scaled_modified_bessel_k0, T, clt_special_scaled_modified_bessel_k0(NULL, &o->t)) \
+    X(clt_special_scaled_modified_bessel_k1, T, clt_special_scaled_modified_bessel_k1(NULL, &o->t)) \
+    X(clt_special_spherical_bessel_j0, T, clt_special_spherical_bessel_j0(NULL, &o->t))       \
+    X(clt_special_airy_ai, T, clt_special_airy_ai(NULL, &o->t))                               \
+    X(clt_special_chebyshev_polynomial_t, T, clt_special_chebyshev_polynomial_t(f->f, NULL, &o->t)) \
+    X(clt_special_chebyshev_polynomial_t_scalar, T, clt_special_chebyshev_polynomial_t_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_chebyshev_polynomial_u, T, clt_special_chebyshev_polynomial_u(f->f, NULL, &o->t)) \
+    X(clt_special_chebyshev_polynomial_u_scalar, T, clt_special_chebyshev_polynomial_u_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_chebyshev_polynomial_v, T, clt_special_chebyshev_polynomial_v(f->f, NULL, &o->t)) \
+    X(clt_special_chebyshev_polynomial_v_scalar, T, clt_special_chebyshev_polynomial_v_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_chebyshev_polynomial_w, T, clt_special_chebyshev_polynomial_w(f->f, NULL, &o->t)) \
+    X(clt_special_chebyshev_polynomial_w_scalar, T, clt_special_chebyshev_polynomial_w_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_t, T, clt_special_shifted_chebyshev_polynomial_t(f->f, NULL, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_t_scalar, T, clt_special_shifted_chebyshev_polynomial_t_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_u, T, clt_special_shifted_chebyshev_polynomial_u(f->f, NULL, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_u_scalar, T, clt_special_shifted_chebyshev_polynomial_u_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_v, T, clt_special_shifted_chebyshev_polynomial_v(f->f, NULL, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_v_scalar, T, clt_special_shifted_chebyshev_polynomial_v_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_w, T, clt_special_shifted_chebyshev_polynomial_w(f->f, NULL, &o->t)) \
+    X(clt_special_shifted_chebyshev_polynomial_w_scalar, T, clt_special_shifted_chebyshev_polynomial_w_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_hermite_polynomial_h, T, clt_special_hermite_polynomial_h(f->f, NULL, &o->t)) \
+    X(clt_special_hermite_polynomial_h_scalar, T, clt_special_hermite_polynomial_h_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_hermite_polynomial_he, T, clt_special_hermite_polynomial_he(f->f, NULL, &o->t)) \
+    X(clt_special_hermite_polynomial_he_scalar, T, clt_special_hermite_polynomial_he_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_laguerre_polynomial_l, T, clt_special_laguerre_polynomial_l(f->f, NULL, &o->t)) \
+    X(clt_special_laguerre_polynomial_l_scalar, T, clt_special_laguerre_polynomial_l_scalar(NULL, 3.0, &o->t)) \
+    X(clt_special_legendre_polynomial_p, T, clt_special_legendre_polynomial_p(f->f, NULL, &o->t)) \
+    X(clt_special_legendre_polynomial_p_scalar, T, clt_special_legendre_polynomial_p_scalar(NULL, 3.0, &o->t)) \
     X(clt_logaddexp, T, clt_logaddexp(f->i32, f->i32, &o->t))                                \
     X(clt_logaddexp2, T, clt_logaddexp2(f->f, f->e, &o->t))                                  \
     X(clt_nextafter, T, clt_nextafter(f->bl, f->bl, &o->t))                                  \

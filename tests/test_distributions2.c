@@ -279,7 +279,7 @@ Test(distributions2, two_parameter_families_against_host_formulas)
             snprintf(what, sizeof what, "%s icdf", F->name);
             expect_values(back, F->x, 3, 1e-8, 1e-10, what);
             clt_tensor_free(c);
-        } else {
+        } else if (strcmp(F->name, "Gamma") != 0) { /* Gamma's: tests/test_special2.c */
             assert_error(clt_distribution_cdf(d, x, &t), CLT_ERR_INVALID_ARGUMENT,
                          "does not implement cdf");
             cr_assert_null(t);

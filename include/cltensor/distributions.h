@@ -164,7 +164,9 @@ CLT_API clt_status clt_independent_dist(clt_distribution *base, int reinterprete
 
 /* Gamma(concentration, rate): both > 0 (GreaterThan(lower_bound=0.0));
  * support [0, inf) (GreaterThanEq).  rsample: _standard_gamma(concentration)
- * / rate.  No cdf (torch's needs gammainc). */
+ * / rate.  cdf gammainc(concentration, rate v) (clt_special_gammainc:
+ * differentiable in v and rate, not in concentration), as torch 2.0's;
+ * torch 1.13 has none. */
 CLT_API clt_status clt_gamma_dist(const clt_tensor *concentration, const clt_tensor *rate,
                                   int validate_args, clt_distribution **out);
 

@@ -848,7 +848,9 @@ bool clt__dist2_has_cdf(const clt_distribution *d)
     case CLT__DIST_HALF_CAUCHY:
     case CLT__DIST_PARETO:
     case CLT__DIST_WEIBULL:
-    case CLT__DIST_KUMARASWAMY: return true;
+    case CLT__DIST_KUMARASWAMY:
+    case CLT__DIST_GAMMA:
+    case CLT__DIST_CHI2: return true;
     default: return false;
     }
 }
@@ -934,6 +936,10 @@ clt_status clt__dist2_cdf(const char *fn, const clt_distribution *d, const clt_t
         CLT__TRY(clt__rsub_scalar_rec(fn, a, 1, &a));
         CLT__TRY(clt__pow_rec(fn, a, p[1], &a));
         return clt__rsub_scalar_rec(fn, a, 1, out);
+    case CLT__DIST_GAMMA:
+    case CLT__DIST_CHI2: /* gammainc(c, r v), torch 2.0's (1.13 has no cdf) */
+        CLT__TRY(clt__mul_rec(fn, p[1], v, &a));
+        return clt_special_gammainc(p[0], a, out);
     case CLT__DIST_WEIBULL: /* 1 - exp(-(v / scale)^c) */
         CLT__TRY(clt__div_rec(fn, v, p[0], &a));
         CLT__TRY(clt__pow_rec(fn, a, p[1], &a));
