@@ -292,6 +292,44 @@ CLT_API clt_status clt_negative_binomial_dist(const clt_tensor *total_count,
 CLT_API clt_status clt_geometric_dist(const clt_tensor *probs, const clt_tensor *logits,
                                       int validate_args, clt_distribution **out);
 
+/* ---- Binomial, Multinomial, ContinuousBernoulli ---------------------------- */
+
+/* Binomial(total_count, probs=...) or (total_count, logits=...), one of the
+ * two (the other computed as Bernoulli's): total_count a floating tensor of
+ * non-negative integers ("IntegerGreaterThan(lower_bound=0)"), broadcast
+ * with the other; probs in [0, 1].  Support the integers 0 .. total_count.
+ * Samples (no rsample) from clt_binomial (waits for the parameters).
+ * log_prob as torch's (through the logits); mean n p, variance n p (1 -
+ * p); entropy only where every total_count is the same (it reads them
+ * back; otherwise CLT_ERR_INVALID_ARGUMENT, torch's "Inhomogeneous total
+ * count not supported by `entropy`."), by summing over the support. */
+CLT_API clt_status clt_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                                     const clt_tensor *logits, int validate_args,
+                                     clt_distribution **out);
+
+/* Multinomial(total_count, probs=...) or (total_count, logits=...): an
+ * integer total_count >= 0 (CLT_ERR_INVALID_ARGUMENT otherwise) and the
+ * parameters taken as Categorical takes them (its checks, named
+ * Categorical as torch's); event shape [K].  Support: values >= 0 whose
+ * sum along the last dim is at most total_count (torch's check; log_prob
+ * uses the values' own sum).  Samples (no rsample): counts of total_count
+ * categorical draws per event, in the parameters' dtype (clt_multinomial:
+ * waits for the probabilities).  mean n p, variance n p (1 - p), entropy
+ * torch's (a sum over 1 .. total_count). */
+CLT_API clt_status clt_multinomial_dist(int64_t total_count, const clt_tensor *probs,
+                                        const clt_tensor *logits, int validate_args,
+                                        clt_distribution **out);
+
+/* ContinuousBernoulli(probs=...) or (logits=...), one of the two, as
+ * Bernoulli takes them (probs checked in [0, 1] before they are clamped
+ * to [eps, 1 - eps]; given logits, probs = sigmoid(logits) clamped).
+ * Support [0, 1].  rsample: icdf(u), u from clt_rand.  log_prob,
+ * entropy, mean, variance, cdf and icdf as torch's, with its Taylor
+ * expansions for probs in (0.499, 0.501] (torch's default lims). */
+CLT_API clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs,
+                                                 const clt_tensor *logits, int validate_args,
+                                                 clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);
