@@ -7173,6 +7173,48 @@ def dist2():
         check("kl_divergence ContinuousBernoulli %s" % dn(dt),
               lambda a, b: D.kl_divergence(D.ContinuousBernoulli(a), D.ContinuousBernoulli(b)),
               _dist_c([cb_p, cb_p], kl), [cbp, unit(3)], tol=tol)
+        # cross-family pairs
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.2
+        mk2 = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+        normal = mk2(L.clt_normal_dist)
+        expo = (lambda r, o: L.clt_exponential_dist(r, 1, o), 1)
+        gam, bet = mk2(L.clt_gamma_dist), mk2(L.clt_beta_dist)
+        gum, par = mk2(L.clt_gumbel_dist), mk2(L.clt_pareto_dist)
+        lap = mk2(L.clt_laplace_dist)
+        cross = (
+            ("Exponential || Gamma", D.Exponential, expo, D.Gamma, gam, [pos(3), pos(2, 3), pos(3)]),
+            ("Exponential || Gumbel", D.Exponential, expo, D.Gumbel, gum,
+             [pos(3), real(2, 3), pos(3)]),
+            ("Gamma || Exponential", D.Gamma, gam, D.Exponential, expo, [pos(2, 3), pos(3), pos(3)]),
+            ("Gamma || Normal", D.Gamma, gam, D.Normal, normal,
+             [pos(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Gumbel || Normal", D.Gumbel, gum, D.Normal, normal,
+             [real(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Normal || Gumbel", D.Normal, normal, D.Gumbel, gum,
+             [real(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Beta || Normal", D.Beta, bet, D.Normal, normal,
+             [pos(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Beta || Gamma", D.Beta, bet, D.Gamma, gam, [pos(2, 3), pos(3), pos(3), pos(2, 3)]),
+            ("Beta || Exponential", D.Beta, bet, D.Exponential, expo, [pos(2, 3), pos(3), pos(3)]),
+            ("ContinuousBernoulli || Normal", D.ContinuousBernoulli, cb_p, D.Normal, normal,
+             [cbp, real(3), pos(2, 3)]),
+            ("ContinuousBernoulli || Exponential", D.ContinuousBernoulli, cb_p, D.Exponential,
+             expo, [cbp, pos(3)]),
+            ("Pareto || Exponential", D.Pareto, par, D.Exponential, expo,
+             [pos(2, 3), torch.tensor([0.5, 1.0, 2.5], dtype=dt), pos(3)]),
+            ("Gamma || Pareto", D.Gamma, gam, D.Pareto, par, [pos(2, 3), pos(3), pos(3), pos(3)]),
+            ("Normal || Beta", D.Normal, normal, D.Beta, bet, [real(2, 3), pos(3), pos(3), pos(3)]),
+            ("Gumbel || Uniform", D.Gumbel, gum, D.Uniform, mk2(L.clt_uniform_dist),
+             [real(2, 3), pos(3), real(3) - 3, real(3) + 3]),
+            ("Laplace || Gamma", D.Laplace, lap, D.Gamma, gam, [real(2, 3), pos(3), pos(3), pos(3)]),
+            ("Exponential || ContinuousBernoulli", D.Exponential, expo, D.ContinuousBernoulli,
+             cb_p, [pos(3), cbp]),
+        )
+        for name, tp, mp, tq, mq, ins in cross:
+            n = mp[1]
+            check("kl_divergence %s %s" % (name, dn(dt)),
+                  lambda *a, tp=tp, tq=tq, n=n: D.kl_divergence(tp(*a[:n]), tq(*a[n:])),
+                  _dist_c([mp, mq], kl), ins, tol=tol)
         # sample moments with a fixed seed
         _sample_moments("Binomial %s" % dn(dt), binom_p,
                         [torch.tensor([4., 30., 200., 1000.], dtype=dt),
