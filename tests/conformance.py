@@ -7064,6 +7064,7 @@ def dist2():
     proto("clt_binomial_dist", [P, P, P, C.c_int, PP])
     proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
     proto("clt_continuous_bernoulli_dist", [P, P, C.c_int, PP])
+    proto("clt_von_mises_dist", [P, P, C.c_int, PP])
     proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
     proto("clt_generator_new", [C.c_uint64, PP])
     proto("clt_generator_free", [P], None)
@@ -7099,6 +7100,9 @@ def dist2():
              [torch.full((3,), 6.0, dtype=dt), unit(2, 3)], k.clamp(max=6), ("log_prob", "entropy")),
             ("ContinuousBernoulli", lambda p: D.ContinuousBernoulli(probs=p), cb_p, [cbp],
              unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("VonMises", D.VonMises, (lambda a, b, o: L.clt_von_mises_dist(a, b, 1, o), 2),
+             [real(2, 3) * 2, torch.tensor([0.3, 3.0, 12.0], dtype=dt)], real(4, 2, 3) * 3,
+             ("log_prob", "mean", "variance", "stddev")),
             ("ContinuousBernoulli(logits)", lambda p: D.ContinuousBernoulli(logits=p), cb_l,
              [real(2, 3) * 3], unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "cdf")),
         )
@@ -7226,6 +7230,31 @@ def dist2():
                         [torch.tensor([0.1, 0.5, 0.7, 0.98], dtype=dt)],
                         *(lambda b: (b.mean, b.variance))(D.ContinuousBernoulli(
                             torch.tensor([0.1, 0.5, 0.7, 0.98], dtype=torch.float64))))
+        # VonMises: E[cos(x - loc)] = I1(k) / I0(k) = 1 - circular variance
+        gen, d, x = P(), P(), P()
+        vl = torch.tensor([0.5, -2.0, 3.0], dtype=dt)
+        vk = torch.tensor([0.2, 2.0, 30.0], dtype=dt)
+        hs = [upload(vl), upload(vk)]
+        try:
+            if L.clt_generator_new(99, C.byref(gen)) or L.clt_von_mises_dist(hs[0], hs[1], 1,
+                                                                              C.byref(d)) or \
+                    L.clt_distribution_sample(d, gen, 1, (C.c_int64 * 1)(20000), C.byref(x)):
+                fail("VonMises %s sample moments" % dn(dt), L.clt_last_error().decode())
+            else:
+                xs = torch.from_numpy(download(x)[0]).double()
+                tv = D.VonMises(vl.double(), vk.double())
+                cm = torch.cos(xs - vl.double()).mean(0)
+                ok("VonMises %s samples in [-pi, pi)" % dn(dt),
+                   bool(((xs >= -math.pi) & (xs < math.pi)).all()))
+                ok("VonMises %s sample E cos" % dn(dt),
+                   bool(((cm - (1 - tv.variance)).abs() < 0.02).all()),
+                   "%s vs %s" % (cm.tolist(), (1 - tv.variance).tolist()))
+        finally:
+            L.clt_distribution_free(d)
+            L.clt_tensor_free(x)
+            L.clt_generator_free(gen)
+            for h in hs:
+                L.clt_tensor_free(h)
         pm = torch.tensor([0.1, 0.2, 0.7], dtype=dt)
         _sample_moments("Multinomial %s" % dn(dt), multi(10), [pm],
                         *(lambda b: (b.mean, b.variance))(D.Multinomial(10, probs=pm.double())),

@@ -3432,6 +3432,13 @@ for name, mk, par, tc in (("probs", mk_cb, cbp, lambda p: TD.ContinuousBernoulli
          dist_c([mk], lambda d, v: call("clt_distribution_icdf", d, v)),
          [par, np.array([0.1, 0.9, 0.5, 0.3, 0.2, 0.6])])
 pos3 = lambda: np.abs(rng.standard_normal(3)) + 0.3
+proto("clt_von_mises_dist", [P, P, C.c_int, PP])
+mk_vm = (lambda a, b, o: L.clt_von_mises_dist(a, b, 1, o), 2)
+case("VonMises log_prob, variance",
+     lambda a, b, v: TD.VonMises(a, b).log_prob(v) + TD.VonMises(a, b).variance,
+     dist_c([mk_vm], lambda d, v: call("clt_add", lp_c(d, v),
+                                       call("clt_distribution_variance", d))),
+     [rng.standard_normal(3), np.array([0.4, 3.0, 7.5]), rng.standard_normal(3) * 2])
 kls = (("Binomial || Binomial", lambda n, a, b: TD.kl_divergence(
             TD.Binomial(n, probs=a), TD.Binomial(n, probs=b)),
         [mk_binom, mk_binom], lambda n, a, b: [n, a, n, b],

@@ -1,4 +1,4 @@
-/* test_distributions3.c: Binomial, Multinomial and ContinuousBernoulli,
+/* test_distributions3.c: Binomial, Multinomial, ContinuousBernoulli, VonMises,
  * clt_binomial, and the cross-family KL pairs: log_prob, entropy, moments,
  * cdf/icdf against host formulas in double (ContinuousBernoulli's moments,
  * entropy and cdf, and the continuous KLs, by Simpson's rule on the
@@ -408,6 +408,67 @@ Test(distributions3, continuous_bernoulli_against_numerical_integrals)
     clt_tensor_free(tx);
 }
 
+Test(distributions3, von_mises_against_host_formulas)
+{
+    clt_device *dev = get_device("cpu");
+    const double loc[3] = {0.5, -2.0, 3.0}, k[3] = {0.2, 2.0, 30.0}, x[3] = {1.0, 2.5, -3.0};
+    clt_tensor *tl = f64(dev, 1, s3, loc), *tk = f64(dev, 1, s3, k), *tx = f64(dev, 1, s3, x), *t;
+    clt_distribution *d = NULL;
+    CHECK(clt_von_mises_dist(tl, tk, 1, &d));
+    cr_assert_eq(clt_distribution_has_rsample(d), 0);
+    /* I0 and I1 by their power series: sum (k/2)^(2j) / (j!)^2, (k/2) sum (k/2)^(2j) /
+     * (j! (j + 1)!); torch's polynomial approximations are within 1e-6 of them */
+    double lp[3], var[3];
+    for (int i = 0; i < 3; i++) {
+        double i0 = 0, i1 = 0, term = 1, h = k[i] / 2;
+        for (int j = 0; j < 200; j++) {
+            i0 += term;
+            i1 += term * h / (j + 1);
+            term *= h * h / ((j + 1.0) * (j + 1.0));
+        }
+        lp[i] = k[i] * cos(x[i] - loc[i]) - log(2 * PI) - log(i0);
+        var[i] = 1 - i1 / i0;
+    }
+    CHECK(clt_distribution_log_prob(d, tx, &t));
+    expect_values(t, lp, 3, 1e-6, 1e-6, "VonMises log_prob");
+    CHECK(clt_distribution_variance(d, &t));
+    expect_values(t, var, 3, 1e-5, 1e-6, "VonMises variance");
+    CHECK(clt_distribution_mean(d, &t));
+    expect_values(t, loc, 3, 0, 0, "VonMises mean");
+    assert_error(clt_distribution_entropy(d, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "VonMises does not implement entropy");
+    /* samples in [-pi, pi) with E cos(x - loc) = I1 / I0 */
+    clt_generator *g = NULL;
+    clt_tensor *s = NULL;
+    CHECK(clt_generator_new(12, &g));
+    const size_t m = 20000;
+    CHECK(clt_distribution_sample(d, g, 1, (int64_t[]){(int64_t)m}, &s));
+    double *h = read_as_f64(s);
+    for (size_t c = 0; c < 3; c++) {
+        double sc = 0;
+        for (size_t i = 0; i < m; i++) {
+            double v = h[3 * i + c];
+            cr_assert(v >= -PI && v < PI, "VonMises draw %g", v);
+            sc += cos(v - loc[c]);
+        }
+        /* cos is bounded by 1: 5 sigma of the mean is at most 5 / sqrt(m) */
+        cr_assert(fabs(sc / m - (1 - var[c])) <= 5 / sqrt((double)m),
+                  "VonMises[%zu] E cos %g, want %g", c, sc / m, 1 - var[c]);
+    }
+    free(h);
+    clt_tensor_free(s);
+    clt_generator_free(g);
+    clt_distribution_free(d);
+    d = (clt_distribution *)1;
+    assert_error(clt_von_mises_dist(tl, tx, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected parameter concentration (Tensor of shape [3]) of distribution VonMises "
+                 "to satisfy the constraint GreaterThan(lower_bound=0.0)");
+    cr_assert_null(d);
+    clt_tensor_free(tl);
+    clt_tensor_free(tk);
+    clt_tensor_free(tx);
+}
+
 /* ---- KL ------------------------------------------------------------------------------- */
 
 typedef double (*lpdf)(double x, const double *par);
@@ -559,7 +620,8 @@ typedef enum gcase {
     GC_CB_CDF,
     GC_KL_CB,
     GC_KL_GAMMA_NORMAL,
-    GC_KL_BINOM
+    GC_KL_BINOM,
+    GC_VM_LP
 } gcase;
 
 static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *ctx)
@@ -574,13 +636,15 @@ static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *c
     case GC_BINOM_LP_LOGITS: st = clt_binomial_dist(in[0], NULL, in[1], 1, &d); break;
     case GC_MULTI_LP: st = clt_multinomial_dist(5, NULL, in[0], 1, &d); break;
     case GC_KL_GAMMA_NORMAL: st = clt_gamma_dist(in[0], in[1], 1, &d); break;
+    case GC_VM_LP: st = clt_von_mises_dist(in[0], in[1], 1, &d); break;
     default: st = clt_continuous_bernoulli_dist(in[0], NULL, 1, &d); break;
     }
     if (st != CLT_OK)
         return st;
     switch (c) {
     case GC_BINOM_LP_PROBS:
-    case GC_BINOM_LP_LOGITS: st = clt_distribution_log_prob(d, in[2], out); break;
+    case GC_BINOM_LP_LOGITS:
+    case GC_VM_LP: st = clt_distribution_log_prob(d, in[2], out); break;
     case GC_MULTI_LP:
     case GC_CB_LP: st = clt_distribution_log_prob(d, in[1], out); break;
     case GC_CB_CDF: st = clt_distribution_cdf(d, in[1], out); break;
@@ -635,6 +699,7 @@ Test(distributions3, gradients_by_finite_differences)
         {GC_KL_CB, 2, {{1, {3}, lam, 1}, {1, {3}, lam2, 1}}},
         {GC_KL_GAMMA_NORMAL, 4, {{1, {3}, a, 1}, {1, {3}, b, 1}, {1, {3}, loc, 1}, {1, {3}, a, 1}}},
         {GC_KL_BINOM, 3, {{1, {3}, n, 0}, {1, {3}, p, 1}, {1, {3}, lam2, 1}}},
+        {GC_VM_LP, 3, {{1, {3}, loc, 1}, {1, {3}, (const double[]){0.4, 3.0, 7.5}, 1}, {1, {3}, x, 1}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck_tol(dev, gc_dist, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);

@@ -330,6 +330,18 @@ CLT_API clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs,
                                                  const clt_tensor *logits, int validate_args,
                                                  clt_distribution **out);
 
+/* VonMises(loc, concentration): concentration > 0; support the reals
+ * (angles).  Samples (no rsample, as torch 1.13) by Best and Fisher's
+ * rejection as torch's _rejection_sample, computed in float64 from
+ * clt_rand's uniforms (rounds until every element is accepted, each
+ * reading a flag back; the rejection test and acos run on the device's
+ * float64 math), wrapped to [-pi, pi) around loc.  log_prob k cos(v - loc)
+ * - log(2 pi) - log I0(k) and the circular variance 1 - I1(k) / I0(k)
+ * with torch's polynomial approximations of log I0 and log I1; mean loc;
+ * no entropy, cdf or KL (torch has none). */
+CLT_API clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
+                                      int validate_args, clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);

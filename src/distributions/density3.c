@@ -285,6 +285,148 @@ done:
     return st;
 }
 
+/* ---- VonMises ---------------------------------------------------------------------------- */
+
+static const double i0_small[] = {1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1,
+                                  0.45813e-2};
+static const double i0_large[] = {0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2,
+                                  0.916281e-2, -0.2057706e-1, 0.2635537e-1, -0.1647633e-1,
+                                  0.392377e-2};
+static const double i1_small[] = {0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1,
+                                  0.301532e-2, 0.32411e-3};
+static const double i1_large[] = {0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2,
+                                  -0.1031555e-1, 0.2282967e-1, -0.2895312e-1, 0.1787654e-1,
+                                  -0.420059e-2};
+
+/* c[0] + y (c[1] + y (...)), recorded. */
+static clt_status eval_poly(const char *fn, const clt_tensor *y, const double *c, int n,
+                            clt_tensor **out)
+{
+    clt_tensor *r;
+    clt_status st;
+    CLT__TRY(clt__mul_scalar_rec(fn, y, 0, &r));
+    CLT__TRY(clt__add_scalar_rec(fn, r, c[n - 1], &r));
+    for (int k = n - 2; k >= 0; k--) {
+        CLT__TRY(clt__mul_rec(fn, r, y, &r));
+        CLT__TRY(clt__add_scalar_rec(fn, r, c[k], &r));
+    }
+    return clt__expand_rec(fn, r, r->ndim, r->shape, out);
+done:
+    return st;
+}
+
+/* log I_order(x) for x > 0 by torch's polynomial approximations
+ * (_log_modified_bessel_fn). */
+static clt_status log_bessel(const char *fn, const clt_tensor *x, int order, clt_tensor **out)
+{
+    clt_tensor *y, *small, *large, *a, *m;
+    clt_status st;
+    CLT__TRY(clt__div_scalar_rec(fn, x, 3.75, &y));
+    CLT__TRY(clt__square_rec(fn, y, &y));
+    CLT__TRY(eval_poly(fn, y, order ? i1_small : i0_small, 7, &small));
+    if (order) {
+        CLT__TRY(clt__abs_rec(fn, x, &a));
+        CLT__TRY(clt__mul_rec(fn, a, small, &small));
+    }
+    CLT__TRY(clt__log_rec(fn, small, &small));
+    CLT__TRY(clt__rdiv_scalar_rec(fn, x, 3.75, &y));
+    CLT__TRY(eval_poly(fn, y, order ? i1_large : i0_large, 9, &large));
+    CLT__TRY(clt__log_rec(fn, large, &large));
+    CLT__TRY(clt__log_rec(fn, x, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, -0.5, &a));
+    CLT__TRY(clt__add_rec(fn, x, a, &a));
+    CLT__TRY(clt__add_rec(fn, a, large, &large));
+    int was = clt_set_grad_enabled(0);
+    st = clt_lt_scalar(x, 3.75, &m);
+    clt_set_grad_enabled(was);
+    CLT__TRY(clt__error_as(st, fn));
+    return where_rec(fn, m, small, large, out);
+done:
+    return st;
+}
+
+#define VM_MAX_ROUNDS 1000
+
+/* Best and Fisher's rejection sampler as torch's _rejection_sample, in
+ * float64 from clt_rand's uniforms (three draws of the extended shape a
+ * round), until every element is accepted (at most VM_MAX_ROUNDS rounds:
+ * elements of NaN parameters stay NaN); then wrapped to [-pi, pi) around
+ * loc. */
+static clt_status von_mises_draw(const char *fn, const clt_distribution *d, clt_generator *gen,
+                                 int n, const int64_t *ext, clt_tensor **out)
+{
+    clt_device *dev = d->p[0]->dev;
+    clt_tensor *loc, *k, *r, *x, *done, *u1, *u2, *u3, *z, *f, *c, *a, *b, *acc, *nx, *all;
+    clt_status st;
+    CLT__TRY(clt__expand_rec(fn, d->p[0], n, ext, &loc));
+    CLT__TRY(clt__error_as(clt_to_dtype(loc, CLT_FLOAT64, &loc), fn));
+    CLT__TRY(clt__expand_rec(fn, d->p[1], n, ext, &k));
+    CLT__TRY(clt__error_as(clt_to_dtype(k, CLT_FLOAT64, &k), fn));
+    /* proposal_r = (1 + rho^2) / (2 rho), rho = (tau - sqrt(2 tau)) / (2 k),
+     * tau = 1 + sqrt(1 + 4 k^2) */
+    CLT__TRY(clt__square_rec(fn, k, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 4, &a));
+    CLT__TRY(clt__add_scalar_rec(fn, a, 1, &a));
+    CLT__TRY(clt__sqrt_rec(fn, a, &a));
+    CLT__TRY(clt__add_scalar_rec(fn, a, 1, &a)); /* tau */
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 2, &b));
+    CLT__TRY(clt__sqrt_rec(fn, b, &b));
+    CLT__TRY(clt__sub_rec(fn, a, b, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, k, 2, &b));
+    CLT__TRY(clt__div_rec(fn, a, b, &a)); /* rho */
+    CLT__TRY(clt__square_rec(fn, a, &b));
+    CLT__TRY(clt__add_scalar_rec(fn, b, 1, &b));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 2, &a));
+    CLT__TRY(clt__div_rec(fn, b, a, &r));
+    CLT__TRY(clt__error_as(clt_full(dev, CLT_FLOAT64, n, ext, NAN, &x), fn));
+    CLT__TRY(clt__error_as(clt_zeros(dev, CLT_BOOL, n, ext, &done), fn));
+    for (int round = 0; round < VM_MAX_ROUNDS; round++) {
+        double v = 0;
+        CLT__TRY(clt__error_as(clt_all(done, &all), fn));
+        CLT__TRY(clt__error_as(clt_tensor_item(all, &v), fn));
+        if (v != 0)
+            break;
+        CLT__TRY(clt__error_as(clt_rand(gen, dev, CLT_FLOAT64, n, ext, &u1), fn));
+        CLT__TRY(clt__error_as(clt_rand(gen, dev, CLT_FLOAT64, n, ext, &u2), fn));
+        CLT__TRY(clt__error_as(clt_rand(gen, dev, CLT_FLOAT64, n, ext, &u3), fn));
+        /* z = cos(pi u1); f = (1 + r z) / (r + z); c = k (r - f) */
+        CLT__TRY(clt__mul_scalar_rec(fn, u1, M_PI, &z));
+        CLT__TRY(clt__cos_rec(fn, z, &z));
+        CLT__TRY(clt__mul_rec(fn, r, z, &a));
+        CLT__TRY(clt__add_scalar_rec(fn, a, 1, &a));
+        CLT__TRY(clt__add_rec(fn, r, z, &b));
+        CLT__TRY(clt__div_rec(fn, a, b, &f));
+        CLT__TRY(clt__sub_rec(fn, r, f, &c));
+        CLT__TRY(clt__mul_rec(fn, k, c, &c));
+        /* accept: c (2 - c) - u2 > 0, or log(c / u2) + 1 - c >= 0 */
+        CLT__TRY(clt__rsub_scalar_rec(fn, c, 2, &a));
+        CLT__TRY(clt__mul_rec(fn, c, a, &a));
+        CLT__TRY(clt__sub_rec(fn, a, u2, &a));
+        CLT__TRY(clt__error_as(clt_gt_scalar(a, 0, &acc), fn));
+        CLT__TRY(clt__div_rec(fn, c, u2, &b));
+        CLT__TRY(clt__log_rec(fn, b, &b));
+        CLT__TRY(clt__rsub_scalar_rec(fn, c, 1, &a));
+        CLT__TRY(clt__add_rec(fn, b, a, &b));
+        CLT__TRY(clt__error_as(clt_ge_scalar(b, 0, &b), fn));
+        CLT__TRY(clt__error_as(clt_logical_or(acc, b, &acc), fn));
+        /* x = where(accept, sign(u3 - 1/2) acos(f), x) */
+        CLT__TRY(clt__sub_scalar_rec(fn, u3, 0.5, &a));
+        CLT__TRY(clt__sign_rec(fn, a, &a));
+        CLT__TRY(clt__error_as(clt_acos(f, &b), fn));
+        CLT__TRY(clt__mul_rec(fn, a, b, &nx));
+        CLT__TRY(where_rec(fn, acc, nx, x, &x));
+        CLT__TRY(clt__error_as(clt_logical_or(done, acc, &done), fn));
+    }
+    /* (x + pi + loc) % 2 pi - pi */
+    CLT__TRY(clt__add_scalar_rec(fn, x, M_PI, &x));
+    CLT__TRY(clt__add_rec(fn, x, loc, &x));
+    CLT__TRY(clt__error_as(clt_remainder_scalar(x, 2 * M_PI, &x), fn));
+    CLT__TRY(clt__sub_scalar_rec(fn, x, M_PI, &x));
+    return clt__error_as(clt_to_dtype(x, d->dtype, out), fn);
+done:
+    return st;
+}
+
 /* ---- the entries ------------------------------------------------------------------------ */
 
 clt_status clt__dist3_sample(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
@@ -298,6 +440,7 @@ clt_status clt__dist3_sample(const char *fn, const clt_distribution *d, clt_gene
         CLT__TRY(clt__expand_rec(fn, d->p[1], n, ext, &b));
         return clt__error_as(clt_binomial(gen, a, b, out), fn);
     case CLT__DIST_MULTINOMIAL: return multinomial_draw(fn, d, gen, n, ext, out);
+    case CLT__DIST_VON_MISES: return von_mises_draw(fn, d, gen, n, ext, out);
     case CLT__DIST_CONTINUOUS_BERNOULLI: /* icdf(u), u uniform */
         CLT__TRY(clt__error_as(clt_rand(gen, d->p[0]->dev, d->dtype, n, ext, &u), fn));
         return cb_icdf(fn, d->p[0], u, out);
@@ -317,6 +460,13 @@ clt_status clt__dist3_log_prob(const char *fn, const clt_distribution *d, const 
     clt_status st;
     switch (d->kind) {
     case CLT__DIST_BINOMIAL: return binomial_lp(fn, p[0], p[2], v, out);
+    case CLT__DIST_VON_MISES: /* k cos(v - loc) - log(2 pi) - log I0(k) */
+        CLT__TRY(clt__sub_rec(fn, v, p[0], &a));
+        CLT__TRY(clt__cos_rec(fn, a, &a));
+        CLT__TRY(clt__mul_rec(fn, p[1], a, &a));
+        CLT__TRY(clt__sub_scalar_rec(fn, a, log(2 * M_PI), &a));
+        CLT__TRY(log_bessel(fn, p[1], 0, &b));
+        return clt__sub_rec(fn, a, b, out);
     case CLT__DIST_MULTINOMIAL: {
         /* lgamma(sum v + 1) - sum lgamma(v + 1) + sum (logits v), logits 0 where
          * v == 0 and logits == -inf */
@@ -420,6 +570,9 @@ clt_status clt__dist3_entropy(const char *fn, const clt_distribution *d, clt_ten
         CLT__TRY(clt__sub_rec(fn, a, c, &a));
         return clt__sub_rec(fn, a, l0, out);
     }
+    case CLT__DIST_VON_MISES:
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: VonMises does not implement entropy",
+                          fn);
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);
@@ -446,6 +599,14 @@ clt_status clt__dist3_moment(const char *fn, const clt_distribution *d, int m, c
         CLT__TRY(clt__rsub_scalar_rec(fn, p[0], 1, &b));
         return clt__mul_rec(fn, a, b, out);
     case CLT__DIST_CONTINUOUS_BERNOULLI: return cb_moment(fn, p[0], m, out);
+    case CLT__DIST_VON_MISES: /* the circular ones: loc, 1 - I1(k) / I0(k) */
+        if (m == 0)
+            return clt__expand_rec(fn, p[0], p[0]->ndim, p[0]->shape, out);
+        CLT__TRY(log_bessel(fn, p[1], 1, &a));
+        CLT__TRY(log_bessel(fn, p[1], 0, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &a));
+        CLT__TRY(clt__exp_rec(fn, a, &a));
+        return clt__rsub_scalar_rec(fn, a, 1, out);
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);

@@ -39,6 +39,7 @@ static const char *const names[] = {
     [CLT__DIST_BINOMIAL] = "Binomial",
     [CLT__DIST_MULTINOMIAL] = "Multinomial",
     [CLT__DIST_CONTINUOUS_BERNOULLI] = "ContinuousBernoulli",
+    [CLT__DIST_VON_MISES] = "VonMises",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -784,6 +785,7 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_GEOMETRIC:
     case CLT__DIST_BINOMIAL:
     case CLT__DIST_MULTINOMIAL:
+    case CLT__DIST_VON_MISES:
     case CLT__DIST_NEGATIVE_BINOMIAL: return false;
     case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
     default: return true;
@@ -1325,4 +1327,13 @@ fail:
     clt_distribution_free(d);
     *out = NULL;
     return st;
+}
+
+clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
+                              int validate_args, clt_distribution **out)
+{
+    return params("clt_von_mises_dist", CLT__DIST_VON_MISES, 2,
+                  (const clt_tensor *[]){loc, concentration},
+                  (const char *[]){"loc", "concentration"},
+                  (const constraint[]){C_REAL, C_POSITIVE}, validate_args, out);
 }

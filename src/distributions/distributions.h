@@ -38,7 +38,8 @@ typedef enum clt__dist_kind {
     /* density3.c's families */
     CLT__DIST_BINOMIAL,
     CLT__DIST_MULTINOMIAL,
-    CLT__DIST_CONTINUOUS_BERNOULLI
+    CLT__DIST_CONTINUOUS_BERNOULLI,
+    CLT__DIST_VON_MISES
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
@@ -64,7 +65,8 @@ struct clt_distribution {
      *   logits; Kumaraswamy: concentration1, concentration0;
      *   RelaxedBernoulli: probs, logits, temperature; Binomial:
      *   total_count, probs, logits; Multinomial: probs, logits (as
-     *   Categorical's); ContinuousBernoulli: probs (clamped), logits. */
+     *   Categorical's); ContinuousBernoulli: probs (clamped), logits; VonMises: loc,
+     *   concentration. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
