@@ -7065,6 +7065,7 @@ def dist2():
     proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
     proto("clt_continuous_bernoulli_dist", [P, P, C.c_int, PP])
     proto("clt_von_mises_dist", [P, P, C.c_int, PP])
+    proto("clt_relaxed_one_hot_categorical_dist", [P, P, P, C.c_int, PP])
     proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
     proto("clt_generator_new", [C.c_uint64, PP])
     proto("clt_generator_free", [P], None)
@@ -7155,6 +7156,24 @@ def dist2():
                       lambda p, t=tm, w=what: (t(5, p).entropy() if w == "entropy"
                                                else getattr(t(5, p), w)),
                       _dist_c(mkm(5), calls[what]), [par], tol=tol)
+        # RelaxedOneHotCategorical
+        roh = lambda pl: (lambda t, p, o: L.clt_relaxed_one_hot_categorical_dist(
+            t, p if pl == 0 else None, p if pl == 1 else None, 1, o), 2)
+        sv = torch.softmax(real(5, 2, 4) * 2, -1)
+        for pl, nm in ((0, "probs"), (1, "logits")):
+            tcls = (lambda t, p: D.RelaxedOneHotCategorical(t, probs=p)) if pl == 0 else \
+                (lambda t, p: D.RelaxedOneHotCategorical(t, logits=p))
+            par = pr if pl == 0 else real(2, 4)
+            # (torch broadcasts a temperature with the events; cltensor's is per batch
+            # element: the two agree on a single one)
+            for temp in (torch.tensor(0.7, dtype=dt), torch.tensor([1.6], dtype=dt)):
+                check("RelaxedOneHotCategorical(%s) %s log_prob t%s" % (nm, dn(dt),
+                                                                         list(temp.shape)),
+                      lambda t, p, v, c=tcls: c(t, p).log_prob(v), _dist_c(roh(pl), lp),
+                      [temp, par, sv], tol=tol)
+        check("RelaxedOneHotCategorical %s value off the simplex" % dn(dt),
+              lambda t, p, v: D.RelaxedOneHotCategorical(t, probs=p).log_prob(v),
+              _dist_c(roh(0), lp), [torch.tensor(0.7, dtype=dt), pr, sv * 2])
         check("Multinomial %s sum above total_count" % dn(dt),
               lambda p, v: D.Multinomial(3, probs=p).log_prob(v), _dist_c(multi(3), lp),
               [pr, vals])

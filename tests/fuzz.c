@@ -6587,7 +6587,8 @@ static void op_distributions2(fz *f)
 
 /* A distribution of family k (0 Binomial, 1 Multinomial, 2
  * ContinuousBernoulli, 3.. one of the earlier families for the cross-family
- * KLs, 9 VonMises) from random operands; *d NULL where it is refused. */
+ * KLs, 9 VonMises, 10 RelaxedOneHotCategorical) from random operands; *d
+ * NULL where it is refused. */
 static void make_dist3(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
                        clt_distribution **d)
 {
@@ -6616,7 +6617,12 @@ static void make_dist3(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
     case 6: CALL("clt_exponential_dist", clt_exponential_dist(a, v, dp)); break;
     case 7: CALL("clt_gumbel_dist", clt_gumbel_dist(a, b, v, dp)); break;
     case 8: CALL("clt_pareto_dist", clt_pareto_dist(a, b, v, dp)); break;
-    default: CALL("clt_von_mises_dist", clt_von_mises_dist(a, b, v, dp)); break;
+    case 9: CALL("clt_von_mises_dist", clt_von_mises_dist(a, b, v, dp)); break;
+    default:
+        CALL("clt_relaxed_one_hot_categorical_dist",
+             clt_relaxed_one_hot_categorical_dist(c, chance(f, 50) ? a : NULL,
+                                                  chance(f, 50) ? b : NULL, v, dp));
+        break;
     }
     *d = NULL;
     if (!dp) {
@@ -6635,7 +6641,7 @@ static void make_dist3(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
  * backward through rsample, and clt_binomial itself. */
 static void op_dist2(fz *f)
 {
-    uint32_t k = pick(f, 10);
+    uint32_t k = pick(f, 11);
     clt_distribution *d = NULL, *q = NULL;
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
@@ -6646,7 +6652,8 @@ static void op_dist2(fz *f)
             keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
         return;
     }
-    make_dist3(f, chance(f, 75) ? (k % 4 == 3 ? 9 : k % 4) : k, a, b, c, &d);
+    static const uint32_t own[] = {0, 1, 2, 9, 10};
+    make_dist3(f, chance(f, 75) ? own[k % 5] : k, a, b, c, &d);
     if (!d && !chance(f, 10))
         return;
     int64_t shape[3];
@@ -6666,7 +6673,7 @@ static void op_dist2(fz *f)
     case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
     case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
     case 9:
-        make_dist3(f, pick(f, 10), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist3(f, pick(f, 11), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
         break;
     default: {

@@ -916,6 +916,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_continuous_bernoulli_dist, DIST,                                                       \
       clt_continuous_bernoulli_dist(f->i32, NULL, 1, &o->dist))                                  \
     X(clt_von_mises_dist, DIST, clt_von_mises_dist(f->f, NULL, 1, &o->dist))                     \
+    X(clt_relaxed_one_hot_categorical_dist, DIST,                                                \
+      clt_relaxed_one_hot_categorical_dist(f->i32, f->f, NULL, 1, &o->dist))                     \
     X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
     X(clt_distribution_rsample, T,                                                           \
       clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \

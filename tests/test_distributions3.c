@@ -1,5 +1,6 @@
 /* test_distributions3.c: Binomial, Multinomial, ContinuousBernoulli, VonMises,
- * clt_binomial, and the cross-family KL pairs: log_prob, entropy, moments,
+ * RelaxedOneHotCategorical, clt_binomial, and the cross-family KL pairs:
+ * log_prob, entropy, moments,
  * cdf/icdf against host formulas in double (ContinuousBernoulli's moments,
  * entropy and cdf, and the continuous KLs, by Simpson's rule on the
  * host); sample moments from fixed seeds within 5 sigma; clt_binomial's
@@ -469,6 +470,67 @@ Test(distributions3, von_mises_against_host_formulas)
     clt_tensor_free(tx);
 }
 
+Test(distributions3, relaxed_one_hot_categorical_against_host_formula)
+{
+    clt_device *dev = get_device("cpu");
+    /* two batch elements of K = 3, one temperature each */
+    const double lg[6] = {0.2, -1.0, 1.5, 0.0, 0.3, -0.7}, temp[2] = {0.5, 2.0};
+    const double v[6] = {0.2, 0.3, 0.5, 0.6, 0.1, 0.3};
+    const int64_t s23[2] = {2, 3}, s2[1] = {2};
+    clt_tensor *tl = f64(dev, 2, s23, lg), *tt = f64(dev, 1, s2, temp), *tv = f64(dev, 2, s23, v);
+    clt_tensor *t = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_relaxed_one_hot_categorical_dist(tt, NULL, tl, 1, &d));
+    cr_assert_eq(clt_distribution_has_rsample(d), 1);
+    cr_assert_eq(clt_distribution_event_shape(d)[0], 3);
+    /* the Gumbel-softmax density (Maddison et al.):
+     * (K - 1)! t^(K - 1) prod(p_i v_i^(-t - 1)) / (sum p_i v_i^(-t))^K */
+    double want[2];
+    for (int r = 0; r < 2; r++) {
+        double z = 0, s = 0, lp = lgamma(3) + 2 * log(temp[r]);
+        for (int i = 0; i < 3; i++)
+            z += exp(lg[3 * r + i]);
+        for (int i = 0; i < 3; i++) {
+            double p = exp(lg[3 * r + i]) / z;
+            lp += log(p) - (temp[r] + 1) * log(v[3 * r + i]);
+            s += p * pow(v[3 * r + i], -temp[r]);
+        }
+        want[r] = lp - 3 * log(s);
+    }
+    CHECK(clt_distribution_log_prob(d, tv, &t));
+    expect_values(t, want, 2, 1e-10, 1e-12, "RelaxedOneHotCategorical log_prob");
+    /* draws lie on the simplex; a low temperature puts them near the corners */
+    clt_generator *g = NULL;
+    clt_tensor *x = NULL;
+    CHECK(clt_generator_new(21, &g));
+    CHECK(clt_distribution_rsample(d, g, 1, (int64_t[]){500}, &x));
+    assert_shape(x, 3, (int64_t[]){500, 2, 3});
+    double *h = read_as_f64(x);
+    for (int i = 0; i < 1000; i++) {
+        double s = h[3 * i] + h[3 * i + 1] + h[3 * i + 2];
+        cr_assert(fabs(s - 1) < 1e-12 && h[3 * i] > 0 && h[3 * i + 1] > 0 && h[3 * i + 2] > 0,
+                  "draw %d sums to %.17g", i, s);
+    }
+    free(h);
+    clt_tensor_free(x);
+    clt_generator_free(g);
+    assert_error(clt_distribution_entropy(d, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "RelaxedOneHotCategorical does not implement entropy");
+    const double off[6] = {0.2, 0.3, 0.6, 0.6, 0.1, 0.3};
+    clt_tensor *to = f64(dev, 2, s23, off);
+    assert_error(clt_distribution_log_prob(d, to, &t), CLT_ERR_INVALID_ARGUMENT, "Simplex()");
+    clt_distribution_free(d);
+    const double t3[3] = {1, 1, 1};
+    clt_tensor *tt3 = f64(dev, 1, s3, t3);
+    d = (clt_distribution *)1;
+    assert_error(clt_relaxed_one_hot_categorical_dist(tt3, NULL, tl, 1, &d),
+                 CLT_ERR_SHAPE_MISMATCH, "broadcast");
+    cr_assert_null(d);
+    clt_tensor *all[] = {tl, tt, tv, to, tt3};
+    for (int i = 0; i < 5; i++)
+        clt_tensor_free(all[i]);
+}
+
 /* ---- KL ------------------------------------------------------------------------------- */
 
 typedef double (*lpdf)(double x, const double *par);
@@ -621,7 +683,9 @@ typedef enum gcase {
     GC_KL_CB,
     GC_KL_GAMMA_NORMAL,
     GC_KL_BINOM,
-    GC_VM_LP
+    GC_VM_LP,
+    GC_ROH_LP,
+    GC_ROH_RS
 } gcase;
 
 static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *ctx)
@@ -637,6 +701,8 @@ static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *c
     case GC_MULTI_LP: st = clt_multinomial_dist(5, NULL, in[0], 1, &d); break;
     case GC_KL_GAMMA_NORMAL: st = clt_gamma_dist(in[0], in[1], 1, &d); break;
     case GC_VM_LP: st = clt_von_mises_dist(in[0], in[1], 1, &d); break;
+    case GC_ROH_LP:
+    case GC_ROH_RS: st = clt_relaxed_one_hot_categorical_dist(in[1], NULL, in[0], 1, &d); break;
     default: st = clt_continuous_bernoulli_dist(in[0], NULL, 1, &d); break;
     }
     if (st != CLT_OK)
@@ -644,12 +710,14 @@ static clt_status gc_dist(clt_tensor *const *in, clt_tensor **out, const void *c
     switch (c) {
     case GC_BINOM_LP_PROBS:
     case GC_BINOM_LP_LOGITS:
+    case GC_ROH_LP:
     case GC_VM_LP: st = clt_distribution_log_prob(d, in[2], out); break;
     case GC_MULTI_LP:
     case GC_CB_LP: st = clt_distribution_log_prob(d, in[1], out); break;
     case GC_CB_CDF: st = clt_distribution_cdf(d, in[1], out); break;
     case GC_CB_ENT: st = clt_distribution_entropy(d, out); break;
     case GC_CB_RS:
+    case GC_ROH_RS:
         st = clt_generator_new(17, &g);
         if (st == CLT_OK)
             st = clt_distribution_rsample(d, g, 1, (int64_t[]){4}, out);
@@ -699,6 +767,9 @@ Test(distributions3, gradients_by_finite_differences)
         {GC_KL_CB, 2, {{1, {3}, lam, 1}, {1, {3}, lam2, 1}}},
         {GC_KL_GAMMA_NORMAL, 4, {{1, {3}, a, 1}, {1, {3}, b, 1}, {1, {3}, loc, 1}, {1, {3}, a, 1}}},
         {GC_KL_BINOM, 3, {{1, {3}, n, 0}, {1, {3}, p, 1}, {1, {3}, lam2, 1}}},
+        {GC_ROH_LP, 3, {{2, {2, 3}, lg6, 1}, {1, {2}, (const double[]){0.5, 2.0}, 1},
+                        {2, {2, 3}, (const double[]){0.2, 0.3, 0.5, 0.6, 0.1, 0.3}, 0}}},
+        {GC_ROH_RS, 2, {{2, {2, 3}, lg6, 1}, {1, {2}, (const double[]){0.5, 2.0}, 1}}},
         {GC_VM_LP, 3, {{1, {3}, loc, 1}, {1, {3}, (const double[]){0.4, 3.0, 7.5}, 1}, {1, {3}, x, 1}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

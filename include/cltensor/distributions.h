@@ -342,6 +342,21 @@ CLT_API clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs,
 CLT_API clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
                                       int validate_args, clt_distribution **out);
 
+/* RelaxedOneHotCategorical(temperature, probs=...) or (temperature,
+ * logits=...): the parameters as Categorical takes them (its checks),
+ * event shape [K]; temperature a floating tensor (not checked, as torch)
+ * whose shape broadcasts to the batch shape (CLT_ERR_SHAPE_MISMATCH
+ * otherwise): one temperature per batch element, where torch broadcasts
+ * it against the events (the same for a single temperature).  Support the simplex.  rsample: softmax((logits + g) / t)
+ * with g = -log(-log u), u uniform clamped to [eps, 1 - eps] (torch's
+ * exp of ExpRelaxedCategorical's draw); log_prob ExpRelaxedCategorical's
+ * at log(v) less sum log(v); no entropy, moments, cdf or KL (torch has
+ * none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_relaxed_one_hot_categorical_dist(const clt_tensor *temperature,
+                                                        const clt_tensor *probs,
+                                                        const clt_tensor *logits,
+                                                        int validate_args, clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);

@@ -427,6 +427,69 @@ done:
     return st;
 }
 
+/* ---- RelaxedOneHotCategorical ----------------------------------------------------------- */
+
+/* The temperature with a trailing dim of 1 (to meet the events' last dim). */
+static clt_status temperature_col(const char *fn, const clt_distribution *d, clt_tensor **out)
+{
+    const clt_tensor *t = d->p[2];
+    if (t->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: temperature has too many dims", fn);
+    return clt__unsqueeze_rec(fn, t, t->ndim, out);
+}
+
+/* exp of ExpRelaxedCategorical's rsample: softmax((logits + g) / t) in
+ * logs, g Gumbel from u uniform clamped to [eps, 1 - eps]. */
+static clt_status relaxed_one_hot_draw(const char *fn, const clt_distribution *d,
+                                       clt_generator *gen, int n, const int64_t *ext,
+                                       clt_tensor **out)
+{
+    double eps = d->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON, hi = 1 - eps;
+    clt_tensor *u, *g, *s, *t, *l;
+    clt_status st;
+    CLT__TRY(clt__error_as(clt_rand(gen, d->p[0]->dev, d->dtype, n, ext, &u), fn));
+    CLT__TRY(clt__clamp_rec(fn, u, &eps, &hi, &u));
+    CLT__TRY(clt__log_rec(fn, u, &g));
+    CLT__TRY(clt__neg_rec(fn, g, &g));
+    CLT__TRY(clt__log_rec(fn, g, &g));
+    CLT__TRY(clt__neg_rec(fn, g, &g));
+    CLT__TRY(clt__add_rec(fn, d->p[1], g, &s));
+    CLT__TRY(temperature_col(fn, d, &t));
+    CLT__TRY(clt__div_rec(fn, s, t, &s));
+    CLT__TRY(clt__error_as(clt_logsumexp(s, n - 1, 1, &l), fn));
+    CLT__TRY(clt__sub_rec(fn, s, l, &s));
+    return clt__exp_rec(fn, s, out);
+done:
+    return st;
+}
+
+/* ExpRelaxedCategorical's log_prob at y = log(v), less the sum of y (the
+ * exp transform's log-Jacobian):
+ * sum(score - logsumexp(score)) + lgamma(K) + (K - 1) log t - sum y,
+ * score = logits - y t. */
+static clt_status relaxed_one_hot_lp(const char *fn, const clt_distribution *d,
+                                     const clt_tensor *v, clt_tensor **out)
+{
+    double k = (double)d->event_shape[0];
+    clt_tensor *y, *t, *s, *l, *a, *sy;
+    clt_status st;
+    CLT__TRY(clt__log_rec(fn, v, &y));
+    CLT__TRY(temperature_col(fn, d, &t));
+    CLT__TRY(clt__mul_rec(fn, y, t, &s));
+    CLT__TRY(clt__sub_rec(fn, d->p[1], s, &s));
+    CLT__TRY(clt__error_as(clt_logsumexp(s, s->ndim - 1, 1, &l), fn));
+    CLT__TRY(clt__sub_rec(fn, s, l, &s));
+    CLT__TRY(clt__sum_dim_rec(fn, s, s->ndim - 1, 0, &s));
+    CLT__TRY(clt__log_rec(fn, d->p[2], &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, k - 1, &a));
+    CLT__TRY(clt__add_scalar_rec(fn, a, lgamma(k), &a));
+    CLT__TRY(clt__add_rec(fn, s, a, &s));
+    CLT__TRY(clt__sum_dim_rec(fn, y, y->ndim - 1, 0, &sy));
+    return clt__sub_rec(fn, s, sy, out);
+done:
+    return st;
+}
+
 /* ---- the entries ------------------------------------------------------------------------ */
 
 clt_status clt__dist3_sample(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
@@ -441,6 +504,7 @@ clt_status clt__dist3_sample(const char *fn, const clt_distribution *d, clt_gene
         return clt__error_as(clt_binomial(gen, a, b, out), fn);
     case CLT__DIST_MULTINOMIAL: return multinomial_draw(fn, d, gen, n, ext, out);
     case CLT__DIST_VON_MISES: return von_mises_draw(fn, d, gen, n, ext, out);
+    case CLT__DIST_RELAXED_ONE_HOT: return relaxed_one_hot_draw(fn, d, gen, n, ext, out);
     case CLT__DIST_CONTINUOUS_BERNOULLI: /* icdf(u), u uniform */
         CLT__TRY(clt__error_as(clt_rand(gen, d->p[0]->dev, d->dtype, n, ext, &u), fn));
         return cb_icdf(fn, d->p[0], u, out);
@@ -460,6 +524,7 @@ clt_status clt__dist3_log_prob(const char *fn, const clt_distribution *d, const 
     clt_status st;
     switch (d->kind) {
     case CLT__DIST_BINOMIAL: return binomial_lp(fn, p[0], p[2], v, out);
+    case CLT__DIST_RELAXED_ONE_HOT: return relaxed_one_hot_lp(fn, d, v, out);
     case CLT__DIST_VON_MISES: /* k cos(v - loc) - log(2 pi) - log I0(k) */
         CLT__TRY(clt__sub_rec(fn, v, p[0], &a));
         CLT__TRY(clt__cos_rec(fn, a, &a));
@@ -571,8 +636,9 @@ clt_status clt__dist3_entropy(const char *fn, const clt_distribution *d, clt_ten
         return clt__sub_rec(fn, a, l0, out);
     }
     case CLT__DIST_VON_MISES:
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: VonMises does not implement entropy",
-                          fn);
+    case CLT__DIST_RELAXED_ONE_HOT:
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s does not implement entropy", fn,
+                          clt_distribution_name(d));
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);
@@ -607,6 +673,10 @@ clt_status clt__dist3_moment(const char *fn, const clt_distribution *d, int m, c
         CLT__TRY(clt__sub_rec(fn, a, b, &a));
         CLT__TRY(clt__exp_rec(fn, a, &a));
         return clt__rsub_scalar_rec(fn, a, 1, out);
+    case CLT__DIST_RELAXED_ONE_HOT: /* a TransformedDistribution: torch has none */
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: RelaxedOneHotCategorical does not implement %s", fn,
+                          m == 0 ? "mean" : "variance");
     default: break;
     }
     return clt__error(CLT_ERR_INTERNAL, "%s: unknown distribution", fn);

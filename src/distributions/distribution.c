@@ -40,6 +40,7 @@ static const char *const names[] = {
     [CLT__DIST_MULTINOMIAL] = "Multinomial",
     [CLT__DIST_CONTINUOUS_BERNOULLI] = "ContinuousBernoulli",
     [CLT__DIST_VON_MISES] = "VonMises",
+    [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -275,7 +276,8 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_RELAXED_BERNOULLI: return C_UNIT_INTERVAL;
     case CLT__DIST_BINOMIAL: return C_BINOMIAL;
     case CLT__DIST_MULTINOMIAL: return C_MULTINOMIAL;
-    case CLT__DIST_DIRICHLET: return C_SIMPLEX;
+    case CLT__DIST_DIRICHLET:
+    case CLT__DIST_RELAXED_ONE_HOT: return C_SIMPLEX;
     case CLT__DIST_FISHER_SNEDECOR:
     case CLT__DIST_LOG_NORMAL:
     case CLT__DIST_WEIBULL: return C_POSITIVE;
@@ -1183,28 +1185,19 @@ done:
     return finish(fn, st, d, out);
 }
 
-clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
-                                      const clt_tensor *logits, int validate_args,
-                                      clt_distribution **out)
+/* RelaxedBernoulli's and RelaxedOneHotCategorical's temperature, kept as
+ * it is (torch neither broadcasts nor checks it) in the parameters' dtype
+ * as d->p[2]; its shape must broadcast to the batch shape
+ * (CLT_ERR_SHAPE_MISMATCH otherwise).  On failure d is released and *out
+ * cleared. */
+static clt_status keep_temperature(const char *fn, clt_distribution *d,
+                                   const clt_tensor *temperature, clt_distribution **out)
 {
-    const char *fn = "clt_relaxed_bernoulli_dist";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(temperature, fn);
-    clt_status st = clt__check_floating(temperature, "temperature", fn);
-    if (st != CLT_OK)
-        return st;
-    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
-                              out)) != CLT_OK)
-        return st;
-    /* the temperature as it is (torch neither broadcasts nor checks it), of
-     * the parameters' dtype and device, its shape within the batch shape */
-    clt_distribution *d = *out;
     int nd = 0;
     int64_t shape[CLT_MAX_DIMS];
     clt_tensor *t = NULL;
     bool fits = true;
-    st = clt__same_device(d->p[0], temperature, fn);
+    clt_status st = clt__same_device(d->p[0], temperature, fn);
     if (st == CLT_OK)
         st = clt__broadcast_shapes(d->batch_ndim, d->batch_shape, temperature->ndim,
                                    temperature->shape, &nd, shape, fn);
@@ -1234,6 +1227,23 @@ clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_t
     clt_distribution_free(d);
     *out = NULL;
     return st;
+}
+
+clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_bernoulli_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
+                              out)) != CLT_OK)
+        return st;
+    return keep_temperature(fn, *out, temperature, out);
 }
 
 /* ---- the families of density3.c ---------------------------------------------- */
@@ -1336,4 +1346,25 @@ clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentra
                   (const clt_tensor *[]){loc, concentration},
                   (const char *[]){"loc", "concentration"},
                   (const constraint[]){C_REAL, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_relaxed_one_hot_categorical_dist(const clt_tensor *temperature,
+                                                const clt_tensor *probs, const clt_tensor *logits,
+                                                int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_one_hot_categorical_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_CATEGORICAL, probs, logits, validate_args, out)) !=
+        CLT_OK)
+        return st;
+    clt_distribution *d = *out;
+    d->kind = CLT__DIST_RELAXED_ONE_HOT;
+    d->event_ndim = 1;
+    d->event_shape[0] = d->p[0]->shape[d->p[0]->ndim - 1];
+    return keep_temperature(fn, d, temperature, out);
 }

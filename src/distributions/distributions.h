@@ -39,7 +39,8 @@ typedef enum clt__dist_kind {
     CLT__DIST_BINOMIAL,
     CLT__DIST_MULTINOMIAL,
     CLT__DIST_CONTINUOUS_BERNOULLI,
-    CLT__DIST_VON_MISES
+    CLT__DIST_VON_MISES,
+    CLT__DIST_RELAXED_ONE_HOT
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
@@ -66,7 +67,8 @@ struct clt_distribution {
      *   RelaxedBernoulli: probs, logits, temperature; Binomial:
      *   total_count, probs, logits; Multinomial: probs, logits (as
      *   Categorical's); ContinuousBernoulli: probs (clamped), logits; VonMises: loc,
-     *   concentration. */
+     *   concentration; RelaxedOneHotCategorical: probs, logits (as
+     *   Categorical's), temperature. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
