@@ -3,8 +3,9 @@
  * Categorical, OneHotCategorical, Exponential, Laplace,
  * MultivariateNormal, Independent, Gamma, Chi2, Beta, Dirichlet, StudentT,
  * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
- * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric and
- * NegativeBinomial behind one handle, with sampling,
+ * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
+ * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises
+ * and RelaxedOneHotCategorical behind one handle, with sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -386,7 +387,8 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
  * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
- * NegativeBinomial, Independent of one of them)
+ * NegativeBinomial, Binomial, Multinomial, VonMises, Independent of one
+ * of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -402,7 +404,8 @@ CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const cl
 
 /* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
  * Uniform, Exponential, Laplace, LogNormal, Gumbel, Cauchy, HalfNormal,
- * HalfCauchy, Pareto, Weibull and Kumaraswamy; the others are
+ * HalfCauchy, Pareto, Weibull, Kumaraswamy and ContinuousBernoulli; the
+ * others are
  * CLT_ERR_INVALID_ARGUMENT
  * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
  * cdf checks value as log_prob does; icdf checks nothing, as torch.  New
@@ -436,9 +439,20 @@ CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor
  * families, each with itself: Gamma and Chi2 (a Gamma, also with each
  * other), Beta, Dirichlet, Poisson, Gumbel, Cauchy, HalfNormal, Pareto
  * (inf where p's scale is below q's), LogNormal (its bases') and Geometric;
- * torch's pairs across these families (Gamma || Exponential, Beta ||
- * Normal, ...) are not offered.  The two batch shapes
- * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
+ * Binomial (inf where p's total_count is above q's; one below q's is
+ * CLT_ERR_INVALID_ARGUMENT, torch's NotImplementedError; reads the counts
+ * back) and ContinuousBernoulli.  Across these families (Chi2 counting as
+ * a Gamma): Exponential || Gamma, Exponential || Gumbel, Gamma ||
+ * Exponential, Gamma || Normal, Gumbel || Normal, Normal || Gumbel, Beta ||
+ * Normal, Beta || Gamma, Beta || Exponential, ContinuousBernoulli ||
+ * Normal, ContinuousBernoulli || Exponential, Pareto || Exponential (inf
+ * where alpha <= 1), and, inf everywhere, the pairs torch gives so
+ * (Exponential, Gamma, Gumbel, Laplace, Normal, Pareto, Beta,
+ * ContinuousBernoulli or Poisson against a family whose support misses
+ * theirs); torch's other cross pairs (those with Uniform as p or q beyond
+ * the ones above, Pareto || Gamma/Normal, Gamma || Gumbel, Bernoulli ||
+ * Poisson, Beta || ContinuousBernoulli/Uniform, ...) are not offered.  The
+ * two batch shapes broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
