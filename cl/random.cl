@@ -482,6 +482,106 @@ CLT_KERNEL(poisson)(__global T *out, __global const T *rates, ulong n, uint key0
     T_STORE(out, i, (T_C)v);
 }
 
+/* binomial: torch's sampler.  Below a mean of 10 (of min(p, 1 - p)) the
+ * inversion by geometric waiting times, above Kachitvichyanukul and
+ * Schmeiser's BTRS with torch's bound of Stirling's tails; for
+ * p > 1/2 count minus the draw of 1 - p.  count is taken as floor(count);
+ * count 0 or p 0 give 0, p 1 gives count.  Draw j of element i from block
+ * (g, j); BINOMIAL_MAX_DRAWS bounds the work of an element (each BTRS try
+ * is accepted with probability above 0.4). */
+#define BINOMIAL_MAX_DRAWS 4096u
+R log1m_r(R p) /* log(1 - p) for p in (0, 1/2] */
+{
+    if (p < C(0.0078125)) {
+        R s = p, t = p, q = p;
+        for (int k = 2; k <= 6; k++) {
+            t = t * q;
+            s = s + t * recip_pos((R)k);
+        }
+        return -s;
+    }
+    return log_unit(C(1.0) - p);
+}
+
+/* log(k!) less Stirling's approximation of it, torch's stirling_approx_tail. */
+R stirling_tail(R k)
+{
+    if (k <= C(9.0)) {
+        const R table[10] = {C(0.08106146679532726), C(0.04134069595540929),
+                             C(0.02767792568499834), C(0.02079067210376509),
+                             C(0.01664469118982119), C(0.01387612882307075),
+                             C(0.01189670994589177), C(0.01041126526197209),
+                             C(0.009255462182712733), C(0.008330563433362871)};
+        return table[(int)k];
+    }
+    R r = recip_pos(k + C(1.0)), r2 = r * r;
+    return (C(0.083333333333333333) - (C(0.0027777777777777778) - C(0.00079365079365079365) * r2) * r2) * r;
+}
+
+R binomial_of(R n, R p, ulong offset, size_t i, uint key0, uint key1)
+{
+    uint j = 0;
+    if (n * p < C(10.0)) {
+        R lq = log1m_r(p), rlq = recip_pos(-lq), sum = C(0.0), k = C(0.0);
+        for (;;) {
+            R u = uniform_j(offset, i, key0, key1, j++);
+            sum = sum + ceil(-log_unit(u) * rlq);
+            if (sum > n || j >= BINOMIAL_MAX_DRAWS)
+                return k;
+            k = k + C(1.0);
+        }
+    }
+    R q = C(1.0) - p;
+    R sd = sqrt_pos(n * p * q);
+    R b = C(1.15) + C(2.53) * sd;
+    R a = C(-0.0873) + C(0.0248) * b + C(0.01) * p;
+    R c = n * p + C(0.5);
+    R vr = C(0.92) - C(4.2) * recip_pos(b);
+    R r = p * recip_pos(q);
+    R alpha = (C(2.83) + C(5.1) * recip_pos(b)) * sd;
+    R m = floor((n + C(1.0)) * p);
+    for (;;) {
+        R U = uniform_j(offset, i, key0, key1, j++) - C(0.5);
+        R V = uniform_j(offset, i, key0, key1, j++);
+        R us = C(0.5) - fabs(U);
+        R rus = recip_pos(us);
+        R k = floor((C(2.0) * a * rus + b) * U + c);
+        if (k < C(0.0) || k > n) {
+            if (j >= BINOMIAL_MAX_DRAWS)
+                return m;
+            continue;
+        }
+        if (us >= C(0.07) && V <= vr)
+            return k;
+        R lhs = log_unit(V * alpha * recip_pos(a * rus * rus + b));
+        R rhs = (m + C(0.5)) * log_unit((m + C(1.0)) * recip_pos(r * (n - m + C(1.0)))) +
+                (n + C(1.0)) * log_unit((n - m + C(1.0)) * recip_pos(n - k + C(1.0))) +
+                (k + C(0.5)) * log_unit(r * (n - k + C(1.0)) * recip_pos(k + C(1.0))) +
+                stirling_tail(m) + stirling_tail(n - m) - stirling_tail(k) -
+                stirling_tail(n - k);
+        if (lhs <= rhs || j >= BINOMIAL_MAX_DRAWS)
+            return k;
+    }
+}
+
+CLT_KERNEL(binomial)(__global T *out, __global const T *count, __global const T *prob, ulong n,
+                     uint key0, uint key1, ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    R cnt = floor((R)T_LOAD(count, i)), p = (R)T_LOAD(prob, i), v;
+    if (cnt <= C(0.0) || p <= C(0.0))
+        v = C(0.0);
+    else if (p >= C(1.0))
+        v = cnt;
+    else if (p <= C(0.5))
+        v = binomial_of(cnt, p, offset, i, key0, key1);
+    else
+        v = cnt - binomial_of(cnt, C(1.0) - p, offset, i, key0, key1);
+    T_STORE(out, i, (T_C)v);
+}
+
 /* multinomial with replacement: sample s of row r takes the first category
  * whose running sum passes u times the row's sum (the last category of
  * positive probability when rounding leaves u beyond them all). */

@@ -7037,6 +7037,258 @@ def distributions2():
                 L.clt_tensor_free(h)
 
 
+def _sample_moments(name, mk, par, tmean, tvar, n=20000, shape_ok=None):
+    """Draws n samples of the distribution made by mk(par) with a seeded
+    generator and checks their mean against torch's mean within 6 standard
+    errors (and their variance within 15%)."""
+    gen, d, x = P(), P(), P()
+    hs = [upload(t) for t in par]
+    try:
+        if L.clt_generator_new(1234, C.byref(gen)) or mk[0](*hs, C.byref(d)) or \
+                L.clt_distribution_sample(d, gen, 1, (C.c_int64 * 1)(n), C.byref(x)):
+            fail("%s sample moments" % name, L.clt_last_error().decode())
+            return
+        xs = torch.from_numpy(download(x)[0]).double()
+        m, v = xs.mean(0), xs.var(0)
+        tm, tv = tmean.double(), tvar.double()
+        se = (tv / n).sqrt()
+        ok("%s sample mean" % name, bool(((m - tm).abs() <= 6 * se + 1e-12).all()),
+           "mean %s vs %s" % (m.flatten()[:6].tolist(), tm.flatten()[:6].tolist()))
+        ok("%s sample variance" % name, bool(((v - tv).abs() <= 0.15 * tv + 1e-9).all()),
+           "variance %s vs %s" % (v.flatten()[:6].tolist(), tv.flatten()[:6].tolist()))
+    finally:
+        L.clt_distribution_free(d)
+        L.clt_tensor_free(x)
+        L.clt_generator_free(gen)
+        for h in hs:
+            L.clt_tensor_free(h)
+
+
+def dist2():
+    """Binomial, Multinomial and ContinuousBernoulli (log_prob, entropy, the
+    moments, cdf/icdf, refusals, KL pairs, sample moments), and
+    torch.binomial's sampler against the Binomial's moments."""
+    D = torch.distributions
+    _dist_protos()
+    proto("clt_binomial_dist", [P, P, P, C.c_int, PP])
+    proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
+    proto("clt_continuous_bernoulli_dist", [P, P, C.c_int, PP])
+    proto("clt_von_mises_dist", [P, P, C.c_int, PP])
+    proto("clt_relaxed_one_hot_categorical_dist", [P, P, P, C.c_int, PP])
+    proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+    proto("clt_generator_new", [C.c_uint64, PP])
+    proto("clt_generator_free", [P], None)
+    proto("clt_binomial", [P, P, P, PP])
+    proto("clt_gamma_dist", [P, P, C.c_int, PP])
+    proto("clt_beta_dist", [P, P, C.c_int, PP])
+    proto("clt_gumbel_dist", [P, P, C.c_int, PP])
+    proto("clt_pareto_dist", [P, P, C.c_int, PP])
+    lp = lambda d, v, o: L.clt_distribution_log_prob(d, v, o)
+    calls = {"log_prob": lp, "cdf": L.clt_distribution_cdf, "icdf": L.clt_distribution_icdf,
+             "entropy": L.clt_distribution_entropy, "mean": L.clt_distribution_mean,
+             "variance": L.clt_distribution_variance, "stddev": L.clt_distribution_stddev}
+    binom_p = (lambda n, p, o: L.clt_binomial_dist(n, p, None, 1, o), 2)
+    binom_l = (lambda n, p, o: L.clt_binomial_dist(n, None, p, 1, o), 2)
+    cb_p = (lambda p, o: L.clt_continuous_bernoulli_dist(p, None, 1, o), 1)
+    cb_l = (lambda p, o: L.clt_continuous_bernoulli_dist(None, p, 1, o), 1)
+    multi = lambda n: (lambda p, o: L.clt_multinomial_dist(n, p, None, 1, o), 1)
+    multi_l = lambda n: (lambda p, o: L.clt_multinomial_dist(n, None, p, 1, o), 1)
+    for dt in FLOATS:
+        tol = "red"
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        unit = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 0.9 + 0.05
+        cnt = torch.tensor([[3., 7., 0.], [12., 1., 5.]], dtype=dt)
+        k = torch.minimum(torch.randint(0, 13, (4, 2, 3), generator=G).to(dt), cnt)
+        # probs near 1/2 take torch's Taylor branch
+        cbp = torch.tensor([[0.1, 0.4995, 0.5], [0.5007, 0.93, 0.2]], dtype=dt)
+        fams = (
+            ("Binomial", lambda n, p: D.Binomial(n, probs=p), binom_p, [cnt, unit(2, 3)], k,
+             ("log_prob", "mean", "variance", "stddev")),
+            ("Binomial(logits)", lambda n, p: D.Binomial(n, logits=p), binom_l,
+             [cnt, real(3) * 2], k, ("log_prob", "mean", "variance")),
+            ("Binomial(homogeneous)", lambda n, p: D.Binomial(n, probs=p), binom_p,
+             [torch.full((3,), 6.0, dtype=dt), unit(2, 3)], k.clamp(max=6), ("log_prob", "entropy")),
+            ("ContinuousBernoulli", lambda p: D.ContinuousBernoulli(probs=p), cb_p, [cbp],
+             unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "stddev", "cdf")),
+            ("VonMises", D.VonMises, (lambda a, b, o: L.clt_von_mises_dist(a, b, 1, o), 2),
+             [real(2, 3) * 2, torch.tensor([0.3, 3.0, 12.0], dtype=dt)], real(4, 2, 3) * 3,
+             ("log_prob", "mean", "variance", "stddev")),
+            ("ContinuousBernoulli(logits)", lambda p: D.ContinuousBernoulli(logits=p), cb_l,
+             [real(2, 3) * 3], unit(4, 2, 3), ("log_prob", "entropy", "mean", "variance", "cdf")),
+        )
+        for name, tcls, mk, par, val, whats in fams:
+            n = mk[1]
+            for what in whats:
+                if what in ("log_prob", "cdf"):
+                    check("%s %s %s" % (name, dn(dt), what),
+                          lambda *a, c=tcls, w=what, n=n: getattr(c(*a[:n]), w)(a[n]),
+                          _dist_c(mk, calls[what]), par + [val], tol=tol)
+                elif what == "entropy":
+                    check("%s %s entropy" % (name, dn(dt)), lambda *a, c=tcls: c(*a).entropy(),
+                          _dist_c(mk, calls[what]), par, tol=tol)
+                else:
+                    check("%s %s %s" % (name, dn(dt), what),
+                          lambda *a, c=tcls, w=what: getattr(c(*a), w),
+                          _dist_c(mk, calls[what]), par, tol=tol)
+            if "cdf" in whats:
+                check("%s %s icdf" % (name, dn(dt)),
+                      lambda *a, c=tcls, n=n: c(*a[:n]).icdf(a[n]),
+                      _dist_c(mk, calls["icdf"]), par + [unit(4, 2, 3)], tol=tol)
+        # refusals: a parameter outside its constraint, a value outside the support
+        check("Binomial %s fractional total_count" % dn(dt),
+              lambda n, p: D.Binomial(n, probs=p).mean, _dist_c(binom_p, calls["mean"]),
+              [cnt + 0.5, unit(3)])
+        check("Binomial %s probs above 1" % dn(dt),
+              lambda n, p: D.Binomial(n, probs=p).mean, _dist_c(binom_p, calls["mean"]),
+              [cnt, unit(3) + 1])
+        check("Binomial %s value above total_count" % dn(dt),
+              lambda n, p, v: D.Binomial(n, probs=p).log_prob(v), _dist_c(binom_p, lp),
+              [cnt, unit(3), cnt + 1])
+        check("Binomial %s inhomogeneous entropy" % dn(dt),
+              lambda n, p: D.Binomial(n, probs=p).entropy(), _dist_c(binom_p, calls["entropy"]),
+              [cnt, unit(3)])
+        check("ContinuousBernoulli %s value outside [0, 1]" % dn(dt),
+              lambda p, v: D.ContinuousBernoulli(probs=p).log_prob(v), _dist_c(cb_p, lp),
+              [cbp, unit(2, 3) + 1])
+        # Multinomial
+        pr = torch.softmax(real(2, 4), -1)
+        vals = torch.tensor([[1., 0., 2., 2.], [0., 5., 0., 0.], [2., 1., 1., 1.]], dtype=dt)
+        vals = vals.unsqueeze(1).expand(3, 2, 4)
+        for nm, mkm, tm in (("probs", multi, lambda n, p: D.Multinomial(n, probs=p)),
+                            ("logits", multi_l, lambda n, p: D.Multinomial(n, logits=p))):
+            par = pr if nm == "probs" else real(2, 4)
+            check("Multinomial(%s) %s log_prob" % (nm, dn(dt)),
+                  lambda p, v, t=tm: t(5, p).log_prob(v), _dist_c(mkm(5), lp), [par, vals],
+                  tol=tol)
+            for what in ("mean", "variance", "entropy"):
+                check("Multinomial(%s) %s %s" % (nm, dn(dt), what),
+                      lambda p, t=tm, w=what: (t(5, p).entropy() if w == "entropy"
+                                               else getattr(t(5, p), w)),
+                      _dist_c(mkm(5), calls[what]), [par], tol=tol)
+        # RelaxedOneHotCategorical
+        roh = lambda pl: (lambda t, p, o: L.clt_relaxed_one_hot_categorical_dist(
+            t, p if pl == 0 else None, p if pl == 1 else None, 1, o), 2)
+        sv = torch.softmax(real(5, 2, 4) * 2, -1)
+        for pl, nm in ((0, "probs"), (1, "logits")):
+            tcls = (lambda t, p: D.RelaxedOneHotCategorical(t, probs=p)) if pl == 0 else \
+                (lambda t, p: D.RelaxedOneHotCategorical(t, logits=p))
+            par = pr if pl == 0 else real(2, 4)
+            # (torch broadcasts a temperature with the events; cltensor's is per batch
+            # element: the two agree on a single one)
+            for temp in (torch.tensor(0.7, dtype=dt), torch.tensor([1.6], dtype=dt)):
+                check("RelaxedOneHotCategorical(%s) %s log_prob t%s" % (nm, dn(dt),
+                                                                         list(temp.shape)),
+                      lambda t, p, v, c=tcls: c(t, p).log_prob(v), _dist_c(roh(pl), lp),
+                      [temp, par, sv], tol=tol)
+        check("RelaxedOneHotCategorical %s value off the simplex" % dn(dt),
+              lambda t, p, v: D.RelaxedOneHotCategorical(t, probs=p).log_prob(v),
+              _dist_c(roh(0), lp), [torch.tensor(0.7, dtype=dt), pr, sv * 2])
+        check("Multinomial %s sum above total_count" % dn(dt),
+              lambda p, v: D.Multinomial(3, probs=p).log_prob(v), _dist_c(multi(3), lp),
+              [pr, vals])
+        check("Multinomial %s negative value" % dn(dt),
+              lambda p, v: D.Multinomial(5, probs=p).log_prob(v), _dist_c(multi(5), lp),
+              [pr, -vals])
+        # KL pairs
+        kl = L.clt_kl_divergence
+        c2 = torch.tensor([[3., 7., 2.], [12., 4., 5.]], dtype=dt)
+        check("kl_divergence Binomial %s" % dn(dt),
+              lambda n1, p1, n2, p2: D.kl_divergence(D.Binomial(n1, probs=p1),
+                                                     D.Binomial(n2, probs=p2)),
+              _dist_c([binom_p, binom_p], kl), [c2, unit(2, 3), cnt.clamp(max=3) * 0 + c2 -
+                                                 torch.tensor([[0., 0, 1], [0, 0, 0]], dtype=dt),
+                                                 unit(3)], tol=tol)
+        check("kl_divergence Binomial %s q.total_count larger" % dn(dt),
+              lambda n1, p1, n2, p2: D.kl_divergence(D.Binomial(n1, probs=p1),
+                                                     D.Binomial(n2, probs=p2)),
+              _dist_c([binom_p, binom_p], kl), [c2, unit(2, 3), c2 + 1, unit(3)])
+        check("kl_divergence ContinuousBernoulli %s" % dn(dt),
+              lambda a, b: D.kl_divergence(D.ContinuousBernoulli(a), D.ContinuousBernoulli(b)),
+              _dist_c([cb_p, cb_p], kl), [cbp, unit(3)], tol=tol)
+        # cross-family pairs
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.2
+        mk2 = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+        normal = mk2(L.clt_normal_dist)
+        expo = (lambda r, o: L.clt_exponential_dist(r, 1, o), 1)
+        gam, bet = mk2(L.clt_gamma_dist), mk2(L.clt_beta_dist)
+        gum, par = mk2(L.clt_gumbel_dist), mk2(L.clt_pareto_dist)
+        lap = mk2(L.clt_laplace_dist)
+        cross = (
+            ("Exponential || Gamma", D.Exponential, expo, D.Gamma, gam, [pos(3), pos(2, 3), pos(3)]),
+            ("Exponential || Gumbel", D.Exponential, expo, D.Gumbel, gum,
+             [pos(3), real(2, 3), pos(3)]),
+            ("Gamma || Exponential", D.Gamma, gam, D.Exponential, expo, [pos(2, 3), pos(3), pos(3)]),
+            ("Gamma || Normal", D.Gamma, gam, D.Normal, normal,
+             [pos(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Gumbel || Normal", D.Gumbel, gum, D.Normal, normal,
+             [real(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Normal || Gumbel", D.Normal, normal, D.Gumbel, gum,
+             [real(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Beta || Normal", D.Beta, bet, D.Normal, normal,
+             [pos(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Beta || Gamma", D.Beta, bet, D.Gamma, gam, [pos(2, 3), pos(3), pos(3), pos(2, 3)]),
+            ("Beta || Exponential", D.Beta, bet, D.Exponential, expo, [pos(2, 3), pos(3), pos(3)]),
+            ("ContinuousBernoulli || Normal", D.ContinuousBernoulli, cb_p, D.Normal, normal,
+             [cbp, real(3), pos(2, 3)]),
+            ("ContinuousBernoulli || Exponential", D.ContinuousBernoulli, cb_p, D.Exponential,
+             expo, [cbp, pos(3)]),
+            ("Pareto || Exponential", D.Pareto, par, D.Exponential, expo,
+             [pos(2, 3), torch.tensor([0.5, 1.0, 2.5], dtype=dt), pos(3)]),
+            ("Gamma || Pareto", D.Gamma, gam, D.Pareto, par, [pos(2, 3), pos(3), pos(3), pos(3)]),
+            ("Normal || Beta", D.Normal, normal, D.Beta, bet, [real(2, 3), pos(3), pos(3), pos(3)]),
+            ("Gumbel || Uniform", D.Gumbel, gum, D.Uniform, mk2(L.clt_uniform_dist),
+             [real(2, 3), pos(3), real(3) - 3, real(3) + 3]),
+            ("Laplace || Gamma", D.Laplace, lap, D.Gamma, gam, [real(2, 3), pos(3), pos(3), pos(3)]),
+            ("Exponential || ContinuousBernoulli", D.Exponential, expo, D.ContinuousBernoulli,
+             cb_p, [pos(3), cbp]),
+        )
+        for name, tp, mp, tq, mq, ins in cross:
+            n = mp[1]
+            check("kl_divergence %s %s" % (name, dn(dt)),
+                  lambda *a, tp=tp, tq=tq, n=n: D.kl_divergence(tp(*a[:n]), tq(*a[n:])),
+                  _dist_c([mp, mq], kl), ins, tol=tol)
+        # sample moments with a fixed seed
+        _sample_moments("Binomial %s" % dn(dt), binom_p,
+                        [torch.tensor([4., 30., 200., 1000.], dtype=dt),
+                         torch.tensor([0.3, 0.8, 0.02, 0.45], dtype=dt)],
+                        *(lambda b: (b.mean, b.variance))(D.Binomial(
+                            torch.tensor([4., 30., 200., 1000.]),
+                            probs=torch.tensor([0.3, 0.8, 0.02, 0.45]))))
+        _sample_moments("ContinuousBernoulli %s" % dn(dt), cb_p,
+                        [torch.tensor([0.1, 0.5, 0.7, 0.98], dtype=dt)],
+                        *(lambda b: (b.mean, b.variance))(D.ContinuousBernoulli(
+                            torch.tensor([0.1, 0.5, 0.7, 0.98], dtype=torch.float64))))
+        # VonMises: E[cos(x - loc)] = I1(k) / I0(k) = 1 - circular variance
+        gen, d, x = P(), P(), P()
+        vl = torch.tensor([0.5, -2.0, 3.0], dtype=dt)
+        vk = torch.tensor([0.2, 2.0, 30.0], dtype=dt)
+        hs = [upload(vl), upload(vk)]
+        try:
+            if L.clt_generator_new(99, C.byref(gen)) or L.clt_von_mises_dist(hs[0], hs[1], 1,
+                                                                              C.byref(d)) or \
+                    L.clt_distribution_sample(d, gen, 1, (C.c_int64 * 1)(20000), C.byref(x)):
+                fail("VonMises %s sample moments" % dn(dt), L.clt_last_error().decode())
+            else:
+                xs = torch.from_numpy(download(x)[0]).double()
+                tv = D.VonMises(vl.double(), vk.double())
+                cm = torch.cos(xs - vl.double()).mean(0)
+                ok("VonMises %s samples in [-pi, pi)" % dn(dt),
+                   bool(((xs >= -math.pi) & (xs < math.pi)).all()))
+                ok("VonMises %s sample E cos" % dn(dt),
+                   bool(((cm - (1 - tv.variance)).abs() < 0.02).all()),
+                   "%s vs %s" % (cm.tolist(), (1 - tv.variance).tolist()))
+        finally:
+            L.clt_distribution_free(d)
+            L.clt_tensor_free(x)
+            L.clt_generator_free(gen)
+            for h in hs:
+                L.clt_tensor_free(h)
+        pm = torch.tensor([0.1, 0.2, 0.7], dtype=dt)
+        _sample_moments("Multinomial %s" % dn(dt), multi(10), [pm],
+                        *(lambda b: (b.mean, b.variance))(D.Multinomial(10, probs=pm.double())),
+                        n=5000)
+
+
 # ---- GradScaler's state, swa_utils (AveragedModel, update_bn, SWALR) --------
 
 class SgdOpts(C.Structure):
@@ -10256,6 +10508,7 @@ def main():
                 histc,
                 distributions,
                 distributions2,
+                dist2,
                 amp_swa,
                 spatial,
                 shapes_more,

@@ -6685,6 +6685,121 @@ static void op_distributions2(fz *f)
     clt_distribution_free(d);
 }
 
+/* ---- dist2: Binomial, Multinomial, ContinuousBernoulli, clt_binomial ------------------------------ */
+
+/* A distribution of family k (0 Binomial, 1 Multinomial, 2
+ * ContinuousBernoulli, 3.. one of the earlier families for the cross-family
+ * KLs, 9 VonMises, 10 RelaxedOneHotCategorical) from random operands; *d
+ * NULL where it is refused. */
+static void make_dist3(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
+                       clt_distribution **d)
+{
+    static const int64_t counts[] = {-1, 0, 1, 2, 5, 40};
+    clt_distribution *got = SENT, **dp = chance(f, 5) ? NULL : &got;
+    clt_status st;
+    int v = (int)pick(f, 2);
+    switch (k) {
+    case 0:
+        CALL("clt_binomial_dist",
+             clt_binomial_dist(a, chance(f, 50) ? b : NULL, chance(f, 50) ? c : NULL, v, dp));
+        break;
+    case 1:
+        CALL("clt_multinomial_dist",
+             clt_multinomial_dist(counts[pick(f, 6)], chance(f, 50) ? a : NULL,
+                                  chance(f, 50) ? b : NULL, v, dp));
+        break;
+    case 2:
+        CALL("clt_continuous_bernoulli_dist",
+             clt_continuous_bernoulli_dist(chance(f, 50) ? a : NULL, chance(f, 50) ? b : NULL, v,
+                                           dp));
+        break;
+    case 3: CALL("clt_gamma_dist", clt_gamma_dist(a, b, v, dp)); break;
+    case 4: CALL("clt_beta_dist", clt_beta_dist(a, b, v, dp)); break;
+    case 5: CALL("clt_normal_dist", clt_normal_dist(a, b, v, dp)); break;
+    case 6: CALL("clt_exponential_dist", clt_exponential_dist(a, v, dp)); break;
+    case 7: CALL("clt_gumbel_dist", clt_gumbel_dist(a, b, v, dp)); break;
+    case 8: CALL("clt_pareto_dist", clt_pareto_dist(a, b, v, dp)); break;
+    case 9: CALL("clt_von_mises_dist", clt_von_mises_dist(a, b, v, dp)); break;
+    default:
+        CALL("clt_relaxed_one_hot_categorical_dist",
+             clt_relaxed_one_hot_categorical_dist(c, chance(f, 50) ? a : NULL,
+                                                  chance(f, 50) ? b : NULL, v, dp));
+        break;
+    }
+    *d = NULL;
+    if (!dp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return;
+    }
+    if (outcome(f, st, got))
+        *d = got;
+}
+
+/* op_distributions for the families of dist2: sampling, the densities,
+ * moments, cdf/icdf, kl_divergence within and across families, a
+ * backward through rsample, and clt_binomial itself. */
+static void op_dist2(fz *f)
+{
+    uint32_t k = pick(f, 11);
+    clt_distribution *d = NULL, *q = NULL;
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    if (chance(f, 15)) {
+        CALL("clt_binomial", clt_binomial(f->gen, chance(f, 5) ? NULL : a, b, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        return;
+    }
+    static const uint32_t own[] = {0, 1, 2, 9, 10};
+    make_dist3(f, chance(f, 75) ? own[k % 5] : k, a, b, c, &d);
+    if (!d && !chance(f, 10))
+        return;
+    int64_t shape[3];
+    int nd = (int)pick(f, 4) - (chance(f, 5) ? 2 : 0);
+    for (int i = 0; i < 3; i++)
+        shape[i] = (int64_t)pick(f, 4) - (chance(f, 5) ? 1 : 0);
+    switch (pick(f, 11)) {
+    case 0: CALL("clt_distribution_sample", clt_distribution_sample(d, f->gen, nd, shape, op)); break;
+    case 1:
+        CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, nd, shape, op));
+        break;
+    case 2: CALL("clt_distribution_log_prob", clt_distribution_log_prob(d, v, op)); break;
+    case 3: CALL("clt_distribution_cdf", clt_distribution_cdf(d, v, op)); break;
+    case 4: CALL("clt_distribution_icdf", clt_distribution_icdf(d, v, op)); break;
+    case 5: CALL("clt_distribution_entropy", clt_distribution_entropy(d, op)); break;
+    case 6: CALL("clt_distribution_mean", clt_distribution_mean(d, op)); break;
+    case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
+    case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
+    case 9:
+        make_dist3(f, pick(f, 11), chance(f, 50) ? a : rt(f), b, c, &q);
+        CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
+        break;
+    default: {
+        clt_tensor *x = SENT, *s = SENT;
+        CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, 0, NULL, &x));
+        if (outcome(f, st, x)) {
+            CALL("clt_sum", clt_sum(x, &s));
+            if (outcome(f, st, s)) {
+                CALL("clt_backward", clt_backward(s, NULL, 0));
+                status_ok(f, st);
+                CALL_VOID("clt_tensor_free", clt_tensor_free(s));
+            }
+            CALL_VOID("clt_tensor_free", clt_tensor_free(x));
+        }
+        clt_distribution_free(d);
+        return;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    clt_distribution_free(q);
+    clt_distribution_free(d);
+}
+
 /* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
 
 /* What a closure does (user points at one of these, with the parameters):
@@ -8619,6 +8734,7 @@ static struct {
     {"optim2", op_optim2, 2},
     {"distributions", op_distributions, 3},
     {"distributions2", op_distributions2, 3},
+    {"dist2", op_dist2, 3},
     {"amp_swa", op_amp_swa, 2},
     {"spatial", op_spatial, 3},
     {"autograd_api", op_autograd_api, 3},

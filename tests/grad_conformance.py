@@ -3756,6 +3756,95 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
                        call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
         [_fr.standard_normal((2, 2, 5, 6, 4))])
 complexgrad()
+# ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
+# gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
+proto("clt_binomial_dist", [P, P, P, C.c_int, PP])
+proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
+proto("clt_continuous_bernoulli_dist", [P, P, C.c_int, PP])
+for n in ("gamma", "beta", "gumbel"):
+    proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+rng = np.random.default_rng(23)
+mk_binom = (lambda a, b, o: L.clt_binomial_dist(a, b, None, 1, o), 2)
+mk_binom_l = (lambda a, b, o: L.clt_binomial_dist(a, None, b, 1, o), 2)
+mk_multi_l = (lambda a, o: L.clt_multinomial_dist(5, None, a, 1, o), 1)
+mk_cb = (lambda a, o: L.clt_continuous_bernoulli_dist(a, None, 1, o), 1)
+mk_cb_l = (lambda a, o: L.clt_continuous_bernoulli_dist(None, a, 1, o), 1)
+mk_gamma = (lambda a, b, o: L.clt_gamma_dist(a, b, 1, o), 2)
+mk_beta = (lambda a, b, o: L.clt_beta_dist(a, b, 1, o), 2)
+mk_gumbel = (lambda a, b, o: L.clt_gumbel_dist(a, b, 1, o), 2)
+bn, bk = np.array([3.0, 7.0, 12.0, 5.0]), np.array([1.0, 7.0, 0.0, 2.0])
+case("Binomial(probs) log_prob", lambda n, p, v: TD.Binomial(n, probs=p).log_prob(v),
+     dist_c([mk_binom], lp_c), [bn, np.array([0.3, 0.65, 0.1, 1.0]), bk], wrt=[1])
+case("Binomial(logits) log_prob, entropy",
+     lambda n, p, v: TD.Binomial(n, logits=p).log_prob(v) + TD.Binomial(n, logits=p).entropy(),
+     dist_c([mk_binom_l], lambda d, v: call("clt_add", lp_c(d, v),
+                                            call("clt_distribution_entropy", d))),
+     [np.full(4, 6.0), np.array([-1.2, 0.0, 2.5, -30.0]), np.array([1.0, 6.0, 0.0, 3.0])],
+     wrt=[1])
+case("Binomial mean, variance",
+     lambda n, p: TD.Binomial(n, probs=p).mean + TD.Binomial(n, probs=p).variance,
+     dist_c([mk_binom], lambda d: call("clt_add", call("clt_distribution_mean", d),
+                                       call("clt_distribution_variance", d))),
+     [bn, np.array([0.3, 0.65, 0.1, 0.5])], wrt=[1])
+case("Multinomial(logits) log_prob, entropy",
+     lambda l, v: TD.Multinomial(5, logits=l).log_prob(v) + TD.Multinomial(5, logits=l).entropy(),
+     dist_c([mk_multi_l], lambda d, v: call("clt_add", lp_c(d, v),
+                                            call("clt_distribution_entropy", d))),
+     [rng.standard_normal((2, 3)), np.array([[1.0, 2.0, 2.0], [0.0, 5.0, 0.0]])], wrt=[0])
+cbp = np.array([0.05, 0.3, 0.4995, 0.5, 0.72, 0.97])
+cbx = np.array([0.1, 0.9, 0.5, 0.3, 0.0, 1.0])
+for name, mk, par, tc in (("probs", mk_cb, cbp, lambda p: TD.ContinuousBernoulli(probs=p)),
+                          ("logits", mk_cb_l, rng.standard_normal(6) * 3,
+                           lambda p: TD.ContinuousBernoulli(logits=p))):
+    case("ContinuousBernoulli(%s) log_prob" % name, lambda p, v, tc=tc: tc(p).log_prob(v),
+         dist_c([mk], lp_c), [par, cbx], wrt=[0])
+    for what in ("entropy", "mean", "variance"):
+        case("ContinuousBernoulli(%s) %s" % (name, what),
+             lambda p, tc=tc, w=what: (lambda r: r() if callable(r) else r)(getattr(tc(p), w)),
+             dist_c([mk], lambda d, w=what: call("clt_distribution_" + w, d)), [par])
+    case("ContinuousBernoulli(%s) cdf" % name, lambda p, v, tc=tc: tc(p).cdf(v),
+         dist_c([mk], lambda d, v: call("clt_distribution_cdf", d, v)),
+         [par, np.array([0.1, 0.9, 0.5, 0.3, 0.2, 0.6])])
+    case("ContinuousBernoulli(%s) icdf" % name, lambda p, v, tc=tc: tc(p).icdf(v),
+         dist_c([mk], lambda d, v: call("clt_distribution_icdf", d, v)),
+         [par, np.array([0.1, 0.9, 0.5, 0.3, 0.2, 0.6])])
+pos3 = lambda: np.abs(rng.standard_normal(3)) + 0.3
+proto("clt_von_mises_dist", [P, P, C.c_int, PP])
+mk_vm = (lambda a, b, o: L.clt_von_mises_dist(a, b, 1, o), 2)
+case("VonMises log_prob, variance",
+     lambda a, b, v: TD.VonMises(a, b).log_prob(v) + TD.VonMises(a, b).variance,
+     dist_c([mk_vm], lambda d, v: call("clt_add", lp_c(d, v),
+                                       call("clt_distribution_variance", d))),
+     [rng.standard_normal(3), np.array([0.4, 3.0, 7.5]), rng.standard_normal(3) * 2])
+kls = (("Binomial || Binomial", lambda n, a, b: TD.kl_divergence(
+            TD.Binomial(n, probs=a), TD.Binomial(n, probs=b)),
+        [mk_binom, mk_binom], lambda n, a, b: [n, a, n, b],
+        [np.array([3.0, 5.0, 8.0]), np.array([0.2, 0.5, 0.9]), np.array([0.6, 0.1, 0.3])], [1, 2]),
+       ("ContinuousBernoulli || ContinuousBernoulli", lambda a, b: TD.kl_divergence(
+            TD.ContinuousBernoulli(a), TD.ContinuousBernoulli(b)),
+        [mk_cb, mk_cb], None, [np.array([0.2, 0.5, 0.9]), np.array([0.6, 0.4995, 0.3])], None),
+       ("Exponential || Gamma", lambda r, a, b: TD.kl_divergence(TD.Exponential(r),
+                                                                 TD.Gamma(a, b)),
+        [mk_expo, mk_gamma], None, [pos3(), pos3(), pos3()], None),
+       ("Gamma || Normal", lambda a, b, c, e: TD.kl_divergence(TD.Gamma(a, b), TD.Normal(c, e)),
+        [mk_gamma, mk_normal], None, [pos3(), pos3(), rng.standard_normal(3), pos3()], None),
+       ("Beta || Normal", lambda a, b, c, e: TD.kl_divergence(TD.Beta(a, b), TD.Normal(c, e)),
+        [mk_beta, mk_normal], None, [pos3(), pos3(), rng.standard_normal(3), pos3()], None),
+       ("Normal || Gumbel", lambda a, b, c, e: TD.kl_divergence(TD.Normal(a, b), TD.Gumbel(c, e)),
+        [mk_normal, mk_gumbel], None, [rng.standard_normal(3), pos3(), rng.standard_normal(3),
+                                       pos3()], None),
+       ("Gumbel || Normal", lambda a, b, c, e: TD.kl_divergence(TD.Gumbel(a, b), TD.Normal(c, e)),
+        [mk_gumbel, mk_normal], None, [rng.standard_normal(3), pos3(), rng.standard_normal(3),
+                                       pos3()], None),
+       ("ContinuousBernoulli || Normal", lambda a, c, e: TD.kl_divergence(
+            TD.ContinuousBernoulli(a), TD.Normal(c, e)),
+        [mk_cb, mk_normal], None, [np.array([0.2, 0.5, 0.9]), rng.standard_normal(3), pos3()],
+        None))
+for name, tfn, mks, spread, ins, wrt in kls:
+    what = lambda p, q: call("clt_kl_divergence", p, q)
+    cfn = dist_c(mks, what) if spread is None else \
+        (lambda *x, mks=mks, spread=spread: dist_c(mks, what)(*spread(*x)))
+    case("kl_divergence %s" % name, tfn, cfn, ins, wrt=wrt)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

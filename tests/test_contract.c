@@ -630,6 +630,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* random.h: the other distributions */                                                  \
     X(clt_bernoulli, T, clt_bernoulli(f->gen, f->i32, &o->t))                                \
     X(clt_poisson, T, clt_poisson(f->gen, f->i32, &o->t))                                    \
+    X(clt_binomial, T, clt_binomial(f->gen, f->i32, f->f, &o->t))                            \
     X(clt_multinomial, T, clt_multinomial(f->gen, f->f, 0, 1, &o->t))                        \
     X(clt_normal_tensor, T, clt_normal_tensor(f->gen, f->f, f->f2, &o->t))                   \
     X(clt_randint_like, T, clt_randint_like(f->gen, f->i32, 5, 1, &o->t))                    \
@@ -963,6 +964,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_negative_binomial_dist(f->f, NULL, NULL, 1, &o->dist))                                 \
     X(clt_relaxed_bernoulli_dist, DIST,                                                          \
       clt_relaxed_bernoulli_dist(f->i32, f->f, NULL, 1, &o->dist))                               \
+    X(clt_binomial_dist, DIST, clt_binomial_dist(f->f, NULL, NULL, 1, &o->dist))                 \
+    X(clt_multinomial_dist, DIST, clt_multinomial_dist(-1, f->f, NULL, 1, &o->dist))             \
+    X(clt_continuous_bernoulli_dist, DIST,                                                       \
+      clt_continuous_bernoulli_dist(f->i32, NULL, 1, &o->dist))                                  \
+    X(clt_von_mises_dist, DIST, clt_von_mises_dist(f->f, NULL, 1, &o->dist))                     \
+    X(clt_relaxed_one_hot_categorical_dist, DIST,                                                \
+      clt_relaxed_one_hot_categorical_dist(f->i32, f->f, NULL, 1, &o->dist))                     \
     X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
     X(clt_distribution_rsample, T,                                                           \
       clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \

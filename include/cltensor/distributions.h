@@ -3,8 +3,9 @@
  * Categorical, OneHotCategorical, Exponential, Laplace,
  * MultivariateNormal, Independent, Gamma, Chi2, Beta, Dirichlet, StudentT,
  * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
- * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric and
- * NegativeBinomial behind one handle, with sampling,
+ * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
+ * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises
+ * and RelaxedOneHotCategorical behind one handle, with sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -294,6 +295,71 @@ CLT_API clt_status clt_negative_binomial_dist(const clt_tensor *total_count,
 CLT_API clt_status clt_geometric_dist(const clt_tensor *probs, const clt_tensor *logits,
                                       int validate_args, clt_distribution **out);
 
+/* ---- Binomial, Multinomial, ContinuousBernoulli ---------------------------- */
+
+/* Binomial(total_count, probs=...) or (total_count, logits=...), one of the
+ * two (the other computed as Bernoulli's): total_count a floating tensor of
+ * non-negative integers ("IntegerGreaterThan(lower_bound=0)"), broadcast
+ * with the other; probs in [0, 1].  Support the integers 0 .. total_count.
+ * Samples (no rsample) from clt_binomial (waits for the parameters).
+ * log_prob as torch's (through the logits); mean n p, variance n p (1 -
+ * p); entropy only where every total_count is the same (it reads them
+ * back; otherwise CLT_ERR_INVALID_ARGUMENT, torch's "Inhomogeneous total
+ * count not supported by `entropy`."), by summing over the support. */
+CLT_API clt_status clt_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                                     const clt_tensor *logits, int validate_args,
+                                     clt_distribution **out);
+
+/* Multinomial(total_count, probs=...) or (total_count, logits=...): an
+ * integer total_count >= 0 (CLT_ERR_INVALID_ARGUMENT otherwise) and the
+ * parameters taken as Categorical takes them (its checks, named
+ * Categorical as torch's); event shape [K].  Support: values >= 0 whose
+ * sum along the last dim is at most total_count (torch's check; log_prob
+ * uses the values' own sum).  Samples (no rsample): counts of total_count
+ * categorical draws per event, in the parameters' dtype (clt_multinomial:
+ * waits for the probabilities).  mean n p, variance n p (1 - p), entropy
+ * torch's (a sum over 1 .. total_count). */
+CLT_API clt_status clt_multinomial_dist(int64_t total_count, const clt_tensor *probs,
+                                        const clt_tensor *logits, int validate_args,
+                                        clt_distribution **out);
+
+/* ContinuousBernoulli(probs=...) or (logits=...), one of the two, as
+ * Bernoulli takes them (probs checked in [0, 1] before they are clamped
+ * to [eps, 1 - eps]; given logits, probs = sigmoid(logits) clamped).
+ * Support [0, 1].  rsample: icdf(u), u from clt_rand.  log_prob,
+ * entropy, mean, variance, cdf and icdf as torch's, with its Taylor
+ * expansions for probs in (0.499, 0.501] (torch's default lims). */
+CLT_API clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs,
+                                                 const clt_tensor *logits, int validate_args,
+                                                 clt_distribution **out);
+
+/* VonMises(loc, concentration): concentration > 0; support the reals
+ * (angles).  Samples (no rsample, as torch 1.13) by Best and Fisher's
+ * rejection as torch's _rejection_sample, computed in float64 from
+ * clt_rand's uniforms (rounds until every element is accepted, each
+ * reading a flag back; the rejection test and acos run on the device's
+ * float64 math), wrapped to [-pi, pi) around loc.  log_prob k cos(v - loc)
+ * - log(2 pi) - log I0(k) and the circular variance 1 - I1(k) / I0(k)
+ * with torch's polynomial approximations of log I0 and log I1; mean loc;
+ * no entropy, cdf or KL (torch has none). */
+CLT_API clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
+                                      int validate_args, clt_distribution **out);
+
+/* RelaxedOneHotCategorical(temperature, probs=...) or (temperature,
+ * logits=...): the parameters as Categorical takes them (its checks),
+ * event shape [K]; temperature a floating tensor (not checked, as torch)
+ * whose shape broadcasts to the batch shape (CLT_ERR_SHAPE_MISMATCH
+ * otherwise): one temperature per batch element, where torch broadcasts
+ * it against the events (the same for a single temperature).  Support the simplex.  rsample: softmax((logits + g) / t)
+ * with g = -log(-log u), u uniform clamped to [eps, 1 - eps] (torch's
+ * exp of ExpRelaxedCategorical's draw); log_prob ExpRelaxedCategorical's
+ * at log(v) less sum log(v); no entropy, moments, cdf or KL (torch has
+ * none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_relaxed_one_hot_categorical_dist(const clt_tensor *temperature,
+                                                        const clt_tensor *probs,
+                                                        const clt_tensor *logits,
+                                                        int validate_args, clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);
@@ -323,7 +389,8 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
  * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
- * NegativeBinomial, Independent of one of them)
+ * NegativeBinomial, Binomial, Multinomial, VonMises, Independent of one
+ * of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -339,7 +406,8 @@ CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const cl
 
 /* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
  * Uniform, Exponential, Laplace, LogNormal, Gumbel, Cauchy, HalfNormal,
- * HalfCauchy, Pareto, Weibull and Kumaraswamy; the others are
+ * HalfCauchy, Pareto, Weibull, Kumaraswamy and ContinuousBernoulli; the
+ * others are
  * CLT_ERR_INVALID_ARGUMENT
  * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
  * cdf checks value as log_prob does; icdf checks nothing, as torch.  New
@@ -373,9 +441,20 @@ CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor
  * families, each with itself: Gamma and Chi2 (a Gamma, also with each
  * other), Beta, Dirichlet, Poisson, Gumbel, Cauchy, HalfNormal, Pareto
  * (inf where p's scale is below q's), LogNormal (its bases') and Geometric;
- * torch's pairs across these families (Gamma || Exponential, Beta ||
- * Normal, ...) are not offered.  The two batch shapes
- * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
+ * Binomial (inf where p's total_count is above q's; one below q's is
+ * CLT_ERR_INVALID_ARGUMENT, torch's NotImplementedError; reads the counts
+ * back) and ContinuousBernoulli.  Across these families (Chi2 counting as
+ * a Gamma): Exponential || Gamma, Exponential || Gumbel, Gamma ||
+ * Exponential, Gamma || Normal, Gumbel || Normal, Normal || Gumbel, Beta ||
+ * Normal, Beta || Gamma, Beta || Exponential, ContinuousBernoulli ||
+ * Normal, ContinuousBernoulli || Exponential, Pareto || Exponential (inf
+ * where alpha <= 1), and, inf everywhere, the pairs torch gives so
+ * (Exponential, Gamma, Gumbel, Laplace, Normal, Pareto, Beta,
+ * ContinuousBernoulli or Poisson against a family whose support misses
+ * theirs); torch's other cross pairs (those with Uniform as p or q beyond
+ * the ones above, Pareto || Gamma/Normal, Gamma || Gumbel, Bernoulli ||
+ * Poisson, Beta || ContinuousBernoulli/Uniform, ...) are not offered.  The
+ * two batch shapes broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,

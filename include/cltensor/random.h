@@ -156,6 +156,22 @@ CLT_API clt_status clt_bernoulli(clt_generator *gen, const clt_tensor *p, clt_te
  * the call waits for it.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor **out);
 
+/* Like torch.binomial(count, prob): a new tensor of the promoted floating
+ * dtype of count and prob and their broadcast shape with a Binomial draw
+ * of floor(count) trials of probability prob in each element: torch's
+ * sampler (inversion by geometric waiting times below a mean of 10 of
+ * min(prob, 1 - prob), BTRS above).  Each element draws as many numbers
+ * as it needs from its own counter, so the generator advances by the
+ * element count only, and the values are the same on every device.
+ * count and prob are read back and checked (torch checks neither): a
+ * negative or NaN count, or a prob outside [0, 1] or NaN, is
+ * CLT_ERR_INVALID_ARGUMENT; so the call waits for them.  Integer operands
+ * CLT_ERR_DTYPE_UNSUPPORTED; shapes that do not broadcast
+ * CLT_ERR_SHAPE_MISMATCH; two devices CLT_ERR_DEVICE_MISMATCH.  Not
+ * differentiable.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_binomial(clt_generator *gen, const clt_tensor *count,
+                                const clt_tensor *prob, clt_tensor **out);
+
 /* Like torch.multinomial(probs, num_samples, replacement): int64 indices
  * of categories drawn by weight from each row of probs (1-D [k]: result
  * [num_samples]; 2-D [rows, k]: [rows, num_samples]); the weights need not

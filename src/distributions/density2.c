@@ -68,6 +68,8 @@ clt_status clt__dist2_sample(const char *fn, const clt_distribution *d, clt_gene
     clt_tensor *a, *b, *c, *e;
     clt_status st;
     double tiny = tiny_of(d);
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_sample(fn, d, gen, n, ext, out);
     switch (d->kind) {
     case CLT__DIST_GAMMA:
     case CLT__DIST_CHI2: /* _standard_gamma(conc) / rate */
@@ -290,6 +292,8 @@ clt_status clt__dist2_log_prob(const char *fn, const clt_distribution *d, const 
         CLT__TRY(clt__expand_rec(fn, value, value->ndim, value->shape, &v));
     else
         CLT__TRY(clt__to_dtype_rec(fn, value, d->dtype, &v));
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_log_prob(fn, d, v, out);
     switch (d->kind) {
     case CLT__DIST_GAMMA:
     case CLT__DIST_CHI2: /* xlogy(c, r) + xlogy(c - 1, v) - r v - lgamma(c) */
@@ -545,6 +549,8 @@ clt_status clt__dist2_entropy(const char *fn, const clt_distribution *d, clt_ten
     clt_tensor *const *p = d->p;
     clt_tensor *a, *b, *c;
     clt_status st;
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_entropy(fn, d, out);
     switch (d->kind) {
     case CLT__DIST_GAMMA:
     case CLT__DIST_CHI2: /* c - log(r) + lgamma(c) + (1 - c) digamma(c) */
@@ -677,6 +683,8 @@ clt_status clt__dist2_moment(const char *fn, const clt_distribution *d, int m, c
     clt_tensor *a, *b, *c, *k;
     clt_status st;
     bool mean = m == 0;
+    if (CLT__DIST_IS3(d->kind) && m != 2)
+        return clt__dist3_moment(fn, d, m, out);
     if (m == 2) {
         if (d->kind == CLT__DIST_GUMBEL)
             return clt__mul_scalar_rec(fn, p[1], PI / sqrt(6.0), out);
@@ -840,6 +848,8 @@ done:
 
 bool clt__dist2_has_cdf(const clt_distribution *d)
 {
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_has_cdf(d);
     switch (d->kind) {
     case CLT__DIST_LOG_NORMAL:
     case CLT__DIST_GUMBEL:
@@ -910,6 +920,8 @@ clt_status clt__dist2_cdf(const char *fn, const clt_distribution *d, const clt_t
     clt_tensor *const *p = d->p;
     clt_tensor *a;
     clt_status st;
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_cdf(fn, d, v, out);
     switch (d->kind) {
     case CLT__DIST_LOG_NORMAL: /* Normal's at log(v) */
         CLT__TRY(clt__log_rec(fn, v, &a));
@@ -960,6 +972,8 @@ clt_status clt__dist2_icdf(const char *fn, const clt_distribution *d, const clt_
     clt_tensor *const *p = d->p;
     clt_tensor *a;
     clt_status st;
+    if (CLT__DIST_IS3(d->kind))
+        return clt__dist3_icdf(fn, d, v, out);
     switch (d->kind) {
     case CLT__DIST_LOG_NORMAL:
         CLT__TRY(base_icdf(fn, true, p[0], p[1], v, &a));

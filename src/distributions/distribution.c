@@ -36,6 +36,11 @@ static const char *const names[] = {
     [CLT__DIST_NEGATIVE_BINOMIAL] = "NegativeBinomial",
     [CLT__DIST_KUMARASWAMY] = "Kumaraswamy",
     [CLT__DIST_RELAXED_BERNOULLI] = "RelaxedBernoulli",
+    [CLT__DIST_BINOMIAL] = "Binomial",
+    [CLT__DIST_MULTINOMIAL] = "Multinomial",
+    [CLT__DIST_CONTINUOUS_BERNOULLI] = "ContinuousBernoulli",
+    [CLT__DIST_VON_MISES] = "VonMises",
+    [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -59,7 +64,9 @@ typedef enum constraint {
     C_NONNEGATIVE_INTEGER,
     C_GE_P0, /* d->p[0] and above (Pareto's support) */
     C_COUNT, /* >= 0, torch's greater_than_eq(0) of an integer bound */
-    C_HALF_OPEN_UNIT
+    C_HALF_OPEN_UNIT,
+    C_BINOMIAL,   /* the integers 0 .. d->p[0] */
+    C_MULTINOMIAL /* >= 0 along the last dim, summing to at most d->total_count */
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -85,6 +92,10 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
     case C_GE_P0: return "GreaterThanEq(lower_bound=scale)";
     case C_COUNT: return "GreaterThanEq(lower_bound=0)";
     case C_HALF_OPEN_UNIT: return "HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)";
+    case C_BINOMIAL: return "IntegerInterval(lower_bound=0, upper_bound=total_count)";
+    case C_MULTINOMIAL:
+        snprintf(buf, n, "Multinomial(upper_bound=%lld)", (long long)d->total_count);
+        return buf;
     }
     return "?";
 }
@@ -199,6 +210,26 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_lt_scalar(v, 1, &b));
         CLT__TRY(clt_logical_and(a, b, &ok));
         break;
+    case C_BINOMIAL: {
+        clt_tensor *r;
+        CLT__TRY(clt_remainder_scalar(v, 1, &r));
+        CLT__TRY(clt_eq_scalar(r, 0, &r));
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_le(v, d->p[0], &b));
+        CLT__TRY(clt_logical_and(a, b, &a));
+        CLT__TRY(clt_logical_and(a, r, &ok));
+        break;
+    }
+    case C_MULTINOMIAL: {
+        clt_tensor *s;
+        CLT__TRY(clt_sum_dim(v, last, 0, &s));
+        CLT__TRY(clt_le_scalar(s, (double)d->total_count, &b));
+        CLT__TRY(all_true(b, pass));
+        if (!*pass)
+            goto done;
+        CLT__TRY(clt_ge_scalar(v, 0, &ok));
+        break;
+    }
     }
     CLT__TRY(all_true(ok, pass));
 done:
@@ -241,8 +272,12 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_HALF_CAUCHY: return C_NONNEGATIVE;
     case CLT__DIST_BETA:
     case CLT__DIST_KUMARASWAMY:
+    case CLT__DIST_CONTINUOUS_BERNOULLI:
     case CLT__DIST_RELAXED_BERNOULLI: return C_UNIT_INTERVAL;
-    case CLT__DIST_DIRICHLET: return C_SIMPLEX;
+    case CLT__DIST_BINOMIAL: return C_BINOMIAL;
+    case CLT__DIST_MULTINOMIAL: return C_MULTINOMIAL;
+    case CLT__DIST_DIRICHLET:
+    case CLT__DIST_RELAXED_ONE_HOT: return C_SIMPLEX;
     case CLT__DIST_FISHER_SNEDECOR:
     case CLT__DIST_LOG_NORMAL:
     case CLT__DIST_WEIBULL: return C_POSITIVE;
@@ -514,7 +549,7 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
     const clt_tensor *given = probs ? probs : logits;
     const char *what = probs ? "probs" : "logits";
     bool binary = kind == CLT__DIST_BERNOULLI || kind == CLT__DIST_GEOMETRIC ||
-                  kind == CLT__DIST_RELAXED_BERNOULLI;
+                  kind == CLT__DIST_RELAXED_BERNOULLI || kind == CLT__DIST_CONTINUOUS_BERNOULLI;
     clt_status st = clt__check_floating(given, what, fn);
     if (st != CLT_OK)
         return st;
@@ -750,6 +785,9 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_ONE_HOT:
     case CLT__DIST_POISSON:
     case CLT__DIST_GEOMETRIC:
+    case CLT__DIST_BINOMIAL:
+    case CLT__DIST_MULTINOMIAL:
+    case CLT__DIST_VON_MISES:
     case CLT__DIST_NEGATIVE_BINOMIAL: return false;
     case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
     default: return true;
@@ -1147,28 +1185,19 @@ done:
     return finish(fn, st, d, out);
 }
 
-clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
-                                      const clt_tensor *logits, int validate_args,
-                                      clt_distribution **out)
+/* RelaxedBernoulli's and RelaxedOneHotCategorical's temperature, kept as
+ * it is (torch neither broadcasts nor checks it) in the parameters' dtype
+ * as d->p[2]; its shape must broadcast to the batch shape
+ * (CLT_ERR_SHAPE_MISMATCH otherwise).  On failure d is released and *out
+ * cleared. */
+static clt_status keep_temperature(const char *fn, clt_distribution *d,
+                                   const clt_tensor *temperature, clt_distribution **out)
 {
-    const char *fn = "clt_relaxed_bernoulli_dist";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(temperature, fn);
-    clt_status st = clt__check_floating(temperature, "temperature", fn);
-    if (st != CLT_OK)
-        return st;
-    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
-                              out)) != CLT_OK)
-        return st;
-    /* the temperature as it is (torch neither broadcasts nor checks it), of
-     * the parameters' dtype and device, its shape within the batch shape */
-    clt_distribution *d = *out;
     int nd = 0;
     int64_t shape[CLT_MAX_DIMS];
     clt_tensor *t = NULL;
     bool fits = true;
-    st = clt__same_device(d->p[0], temperature, fn);
+    clt_status st = clt__same_device(d->p[0], temperature, fn);
     if (st == CLT_OK)
         st = clt__broadcast_shapes(d->batch_ndim, d->batch_shape, temperature->ndim,
                                    temperature->shape, &nd, shape, fn);
@@ -1198,4 +1227,144 @@ clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_t
     clt_distribution_free(d);
     *out = NULL;
     return st;
+}
+
+clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_bernoulli_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_RELAXED_BERNOULLI, probs, logits, validate_args,
+                              out)) != CLT_OK)
+        return st;
+    return keep_temperature(fn, *out, temperature, out);
+}
+
+/* ---- the families of density3.c ---------------------------------------------- */
+
+clt_status clt_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                             const clt_tensor *logits, int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_binomial_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(total_count, fn);
+    if ((probs == NULL) == (logits == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Either `probs` or `logits` must be specified, but not both.", fn);
+    const clt_tensor *given = probs ? probs : logits;
+    const char *what[2] = {"total_count", probs ? "probs" : "logits"};
+    clt_distribution *d = NULL;
+    clt_status st = start(fn, CLT__DIST_BINOMIAL, validate_args, &d, out);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t[2] = {NULL, NULL}, *p, *l, *c, *a, *b;
+    CLT__TRY(broadcast_all(fn, d, 2, (const clt_tensor *[]){total_count, given}, what, t));
+    if (probs) { /* logits = log(p) - log1p(-p) of p clamped, torch's probs_to_logits */
+        p = t[1];
+        CLT__TRY(clamp_probs(fn, p, &c));
+        CLT__TRY(clt__log_rec(fn, c, &a));
+        CLT__TRY(clt__neg_rec(fn, c, &b));
+        CLT__TRY(clt__log1p_rec(fn, b, &b));
+        CLT__TRY(clt__sub_rec(fn, a, b, &l));
+    } else {
+        l = t[1];
+        CLT__TRY(clt__sigmoid_rec(fn, l, &p));
+    }
+    keep(d, 0, t[0]);
+    keep(d, 1, p);
+    keep(d, 2, l);
+    if (d->validate) {
+        CLT__TRY(check_param(fn, d, "total_count", d->p[0], C_NONNEGATIVE_INTEGER));
+        CLT__TRY(probs ? check_param(fn, d, "probs", p, C_UNIT_INTERVAL)
+                       : check_param(fn, d, "logits", l, C_REAL));
+    }
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_multinomial_dist(int64_t total_count, const clt_tensor *probs,
+                                const clt_tensor *logits, int validate_args,
+                                clt_distribution **out)
+{
+    const char *fn = "clt_multinomial_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (total_count < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: total_count must be non-negative, got %lld", fn,
+                          (long long)total_count);
+    clt_status st = probs_or_logits(fn, CLT__DIST_CATEGORICAL, probs, logits, validate_args, out);
+    if (st != CLT_OK)
+        return st;
+    clt_distribution *d = *out;
+    d->kind = CLT__DIST_MULTINOMIAL;
+    d->total_count = total_count;
+    d->event_ndim = 1;
+    d->event_shape[0] = d->p[0]->shape[d->p[0]->ndim - 1];
+    return CLT_OK;
+}
+
+clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                         int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_continuous_bernoulli_dist";
+    /* Bernoulli's handling; the probs then clamped to [eps, 1 - eps], as
+     * torch's (given logits: clamp_probs(sigmoid(logits))) */
+    clt_status st = probs_or_logits(fn, CLT__DIST_CONTINUOUS_BERNOULLI, probs, logits,
+                                    validate_args, out);
+    if (st != CLT_OK)
+        return st;
+    clt_distribution *d = *out;
+    clt_tensor *c = NULL;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        goto fail;
+    st = clamp_probs(fn, d->p[0], &c);
+    if (st == CLT_OK) {
+        clt_tensor_free(d->p[0]);
+        keep(d, 0, c);
+    }
+    clt_scope_end();
+    if (st == CLT_OK)
+        return clt__ok();
+fail:
+    clt_distribution_free(d);
+    *out = NULL;
+    return st;
+}
+
+clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
+                              int validate_args, clt_distribution **out)
+{
+    return params("clt_von_mises_dist", CLT__DIST_VON_MISES, 2,
+                  (const clt_tensor *[]){loc, concentration},
+                  (const char *[]){"loc", "concentration"},
+                  (const constraint[]){C_REAL, C_POSITIVE}, validate_args, out);
+}
+
+clt_status clt_relaxed_one_hot_categorical_dist(const clt_tensor *temperature,
+                                                const clt_tensor *probs, const clt_tensor *logits,
+                                                int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_relaxed_one_hot_categorical_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(temperature, fn);
+    clt_status st = clt__check_floating(temperature, "temperature", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = probs_or_logits(fn, CLT__DIST_CATEGORICAL, probs, logits, validate_args, out)) !=
+        CLT_OK)
+        return st;
+    clt_distribution *d = *out;
+    d->kind = CLT__DIST_RELAXED_ONE_HOT;
+    d->event_ndim = 1;
+    d->event_shape[0] = d->p[0]->shape[d->p[0]->ndim - 1];
+    return keep_temperature(fn, d, temperature, out);
 }

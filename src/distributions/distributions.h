@@ -34,10 +34,17 @@ typedef enum clt__dist_kind {
     CLT__DIST_GEOMETRIC,
     CLT__DIST_NEGATIVE_BINOMIAL,
     CLT__DIST_KUMARASWAMY,
-    CLT__DIST_RELAXED_BERNOULLI
+    CLT__DIST_RELAXED_BERNOULLI,
+    /* density3.c's families */
+    CLT__DIST_BINOMIAL,
+    CLT__DIST_MULTINOMIAL,
+    CLT__DIST_CONTINUOUS_BERNOULLI,
+    CLT__DIST_VON_MISES,
+    CLT__DIST_RELAXED_ONE_HOT
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
+#define CLT__DIST_IS3(k) ((k) >= CLT__DIST_BINOMIAL)
 
 struct clt_distribution {
     clt__dist_kind kind;
@@ -57,12 +64,17 @@ struct clt_distribution {
      *   scale, alpha; Weibull: scale, concentration; Poisson: rate;
      *   Geometric: probs, logits; NegativeBinomial: total_count, probs,
      *   logits; Kumaraswamy: concentration1, concentration0;
-     *   RelaxedBernoulli: probs, logits, temperature. */
+     *   RelaxedBernoulli: probs, logits, temperature; Binomial:
+     *   total_count, probs, logits; Multinomial: probs, logits (as
+     *   Categorical's); ContinuousBernoulli: probs (clamped), logits; VonMises: loc,
+     *   concentration; RelaxedOneHotCategorical: probs, logits (as
+     *   Categorical's), temperature. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
     clt_distribution *base; /* Independent's, held */
     int reinterpreted;      /* Independent's reinterpreted_batch_ndims */
+    int64_t total_count;    /* Multinomial's */
 };
 
 /* x summed over its last r dims (torch's _sum_rightmost), recorded; r 0
@@ -101,4 +113,20 @@ clt_status clt__dist2_cdf(const char *fn, const clt_distribution *d, const clt_t
                           clt_tensor **out);
 clt_status clt__dist2_icdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
                            clt_tensor **out);
+
+/* density3.c: the same for Binomial, Multinomial and ContinuousBernoulli
+ * (the density2.c entries pass them on); clt__dist3_cb_log_norm is
+ * ContinuousBernoulli's log-normaliser (torch's _cont_bern_log_norm). */
+clt_status clt__dist3_sample(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
+                             const int64_t *ext, clt_tensor **out);
+clt_status clt__dist3_log_prob(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                               clt_tensor **out);
+clt_status clt__dist3_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+clt_status clt__dist3_moment(const char *fn, const clt_distribution *d, int m, clt_tensor **out);
+bool clt__dist3_has_cdf(const clt_distribution *d);
+clt_status clt__dist3_cdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                          clt_tensor **out);
+clt_status clt__dist3_icdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                           clt_tensor **out);
+clt_status clt__dist3_cb_log_norm(const char *fn, const clt_distribution *d, clt_tensor **out);
 #endif

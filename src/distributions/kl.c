@@ -513,14 +513,351 @@ done:
     return st;
 }
 
+/* ---- the pairs of density3.c's families, and more of two families ---------------- */
+
+#define EULER 0.57721566490153286061
+
+/* Binomial: n_p (p_p (l_p - l_q) + log1p(-p_p) - log1p(-p_q)), inf where n_p >
+ * n_q; n_p < n_q anywhere is torch's NotImplementedError. */
+static clt_status kl_binomial(const char *fn, const clt_distribution *p,
+                              const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *a, *b, *m, *any;
+    double v = 0;
+    clt_status st;
+    int was = clt_set_grad_enabled(0);
+    st = clt_lt(p->p[0], q->p[0], &m);
+    if (st == CLT_OK)
+        st = clt_any(m, &any);
+    if (st == CLT_OK)
+        st = clt_tensor_item(any, &v);
+    if (st == CLT_OK)
+        st = clt_gt(p->p[0], q->p[0], &m);
+    clt_set_grad_enabled(was);
+    CLT__TRY(clt__error_as(st, fn));
+    if (v != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: KL between Binomials where q.total_count > p.total_count is not "
+                          "implemented",
+                          fn);
+    CLT__TRY(clt__sub_rec(fn, p->p[2], q->p[2], &a));
+    CLT__TRY(clt__mul_rec(fn, p->p[1], a, &a));
+    CLT__TRY(clt__neg_rec(fn, p->p[1], &b));
+    CLT__TRY(clt__log1p_rec(fn, b, &b));
+    CLT__TRY(clt__add_rec(fn, a, b, &a));
+    CLT__TRY(clt__neg_rec(fn, q->p[1], &b));
+    CLT__TRY(clt__log1p_rec(fn, b, &b));
+    CLT__TRY(clt__sub_rec(fn, a, b, &a));
+    CLT__TRY(clt__mul_rec(fn, p->p[0], a, &a));
+    return fill_where(fn, a, m, INFINITY, out);
+done:
+    return st;
+}
+
+/* mean_p (l_p - l_q) + lognorm_p + log1p(-p_p) - lognorm_q - log1p(-p_q). */
+static clt_status kl_continuous_bernoulli(const char *fn, const clt_distribution *p,
+                                          const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *a, *b, *c;
+    clt_status st;
+    CLT__TRY(clt__dist2_moment(fn, p, 0, &a));
+    CLT__TRY(clt__sub_rec(fn, p->p[1], q->p[1], &b));
+    CLT__TRY(clt__mul_rec(fn, a, b, &a));
+    CLT__TRY(clt__dist3_cb_log_norm(fn, p, &b));
+    CLT__TRY(clt__add_rec(fn, a, b, &a));
+    CLT__TRY(clt__neg_rec(fn, p->p[0], &b));
+    CLT__TRY(clt__log1p_rec(fn, b, &b));
+    CLT__TRY(clt__add_rec(fn, a, b, &a));
+    CLT__TRY(clt__dist3_cb_log_norm(fn, q, &c));
+    CLT__TRY(clt__sub_rec(fn, a, c, &a));
+    CLT__TRY(clt__neg_rec(fn, q->p[0], &b));
+    CLT__TRY(clt__log1p_rec(fn, b, &b));
+    return clt__sub_rec(fn, a, b, out);
+done:
+    return st;
+}
+
+/* -H(p) - log(rate) + rate E_p[x]: p Beta, Gamma or ContinuousBernoulli, q
+ * Exponential. */
+static clt_status kl_to_exponential(const char *fn, const clt_distribution *p,
+                                    const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *h, *a, *m;
+    clt_status st;
+    CLT__TRY(clt__dist2_entropy(fn, p, &h));
+    CLT__TRY(clt__log_rec(fn, q->p[0], &a));
+    CLT__TRY(clt__add_rec(fn, h, a, &h));
+    CLT__TRY(clt__dist2_moment(fn, p, 0, &m));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], m, &a));
+    return clt__sub_rec(fn, a, h, out);
+done:
+    return st;
+}
+
+/* KL(Exponential(rate) || Gamma(c, r)). */
+static clt_status kl_exponential_gamma(const char *fn, const clt_distribution *p,
+                                       const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *ratio, *a, *b;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, q->p[1], p->p[0], &ratio));
+    CLT__TRY(clt__log_rec(fn, ratio, &a));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], a, &a));
+    CLT__TRY(clt__sub_rec(fn, ratio, a, &a));
+    CLT__TRY(clt__error_as(clt_lgamma(q->p[0], &b), fn));
+    CLT__TRY(clt__add_rec(fn, a, b, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, q->p[0], EULER, &b));
+    CLT__TRY(clt__add_rec(fn, a, b, &a));
+    return clt__sub_scalar_rec(fn, a, 1 + EULER, out);
+done:
+    return st;
+}
+
+/* KL(Exponential(rate) || Gumbel(loc, scale)). */
+static clt_status kl_exponential_gumbel(const char *fn, const clt_distribution *p,
+                                        const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *srp, *lsr, *t1, *t2, *t3;
+    clt_status st;
+    CLT__TRY(clt__mul_rec(fn, p->p[0], q->p[1], &srp));
+    CLT__TRY(clt__div_rec(fn, q->p[0], q->p[1], &lsr));
+    CLT__TRY(clt__log_rec(fn, srp, &t1));
+    CLT__TRY(clt__sub_scalar_rec(fn, t1, 1, &t1));
+    CLT__TRY(clt__exp_rec(fn, lsr, &t2));
+    CLT__TRY(clt__mul_rec(fn, t2, srp, &t2));
+    CLT__TRY(clt__add_scalar_rec(fn, srp, 1, &t3));
+    CLT__TRY(clt__div_rec(fn, t2, t3, &t2));
+    CLT__TRY(clt__reciprocal_rec(fn, srp, &t3));
+    CLT__TRY(clt__sub_rec(fn, t1, lsr, &t1));
+    CLT__TRY(clt__add_rec(fn, t1, t2, &t1));
+    return clt__add_rec(fn, t1, t3, out);
+done:
+    return st;
+}
+
+/* KL(Gamma(c, r) || Normal(loc, scale)). */
+static clt_status kl_gamma_normal(const char *fn, const clt_distribution *p,
+                                  const clt_distribution *q, clt_tensor **out)
+{
+    const clt_tensor *c = p->p[0], *r = p->p[1];
+    clt_tensor *var, *b2, *t1, *t2, *t3, *t4, *a;
+    clt_status st;
+    CLT__TRY(clt__square_rec(fn, q->p[1], &var));
+    CLT__TRY(clt__square_rec(fn, r, &b2));
+    CLT__TRY(clt__mul_rec(fn, b2, var, &t1));
+    CLT__TRY(clt__mul_scalar_rec(fn, t1, 2 * M_PI, &t1));
+    CLT__TRY(clt__log_rec(fn, t1, &t1));
+    CLT__TRY(clt__mul_scalar_rec(fn, t1, 0.5, &t1));
+    CLT__TRY(clt__sub_rec(fn, t1, c, &t1));
+    CLT__TRY(clt__error_as(clt_lgamma(c, &a), fn));
+    CLT__TRY(clt__sub_rec(fn, t1, a, &t1));
+    CLT__TRY(clt__square_rec(fn, c, &t2));
+    CLT__TRY(clt__add_rec(fn, t2, c, &t2));
+    CLT__TRY(clt__div_rec(fn, t2, b2, &t2));
+    CLT__TRY(clt__mul_scalar_rec(fn, t2, 0.5, &t2));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], c, &t3));
+    CLT__TRY(clt__div_rec(fn, t3, r, &t3));
+    CLT__TRY(clt__square_rec(fn, q->p[0], &t4));
+    CLT__TRY(clt__mul_scalar_rec(fn, t4, 0.5, &t4));
+    CLT__TRY(clt__sub_rec(fn, t2, t3, &t2));
+    CLT__TRY(clt__add_rec(fn, t2, t4, &t2));
+    CLT__TRY(clt__div_rec(fn, t2, var, &t2));
+    CLT__TRY(clt__sub_scalar_rec(fn, c, 1, &a));
+    CLT__TRY(clt__error_as(clt_digamma(c, &t3), fn));
+    CLT__TRY(clt__mul_rec(fn, a, t3, &a));
+    CLT__TRY(clt__add_rec(fn, t1, a, &t1));
+    return clt__add_rec(fn, t1, t2, out);
+done:
+    return st;
+}
+
+/* KL(Gumbel(loc, scale) || Normal(loc, scale)). */
+static clt_status kl_gumbel_normal(const char *fn, const clt_distribution *p,
+                                   const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *pr, *t1, *t2, *t3;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[1], q->p[1], &pr));
+    CLT__TRY(clt__div_scalar_rec(fn, pr, sqrt(2 * M_PI), &t1));
+    CLT__TRY(clt__log_rec(fn, t1, &t1));
+    CLT__TRY(clt__mul_scalar_rec(fn, pr, M_PI * 0.5, &t2));
+    CLT__TRY(clt__square_rec(fn, t2, &t2));
+    CLT__TRY(clt__div_scalar_rec(fn, t2, 3, &t2));
+    CLT__TRY(clt__mul_scalar_rec(fn, p->p[1], EULER, &t3));
+    CLT__TRY(clt__add_rec(fn, p->p[0], t3, &t3));
+    CLT__TRY(clt__sub_rec(fn, t3, q->p[0], &t3));
+    CLT__TRY(clt__div_rec(fn, t3, q->p[1], &t3));
+    CLT__TRY(clt__square_rec(fn, t3, &t3));
+    CLT__TRY(clt__mul_scalar_rec(fn, t3, 0.5, &t3));
+    CLT__TRY(clt__sub_rec(fn, t2, t1, &t2));
+    CLT__TRY(clt__add_rec(fn, t2, t3, &t2));
+    return clt__sub_scalar_rec(fn, t2, EULER + 1, out);
+done:
+    return st;
+}
+
+/* KL(Normal(loc, scale) || Gumbel(loc, scale)). */
+static clt_status kl_normal_gumbel(const char *fn, const clt_distribution *p,
+                                   const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *msr, *vsr, *lsr, *t1, *t2, *t3;
+    clt_status st;
+    CLT__TRY(clt__div_rec(fn, p->p[0], q->p[1], &msr));
+    CLT__TRY(clt__div_rec(fn, p->p[1], q->p[1], &vsr));
+    CLT__TRY(clt__square_rec(fn, vsr, &vsr));
+    CLT__TRY(clt__div_rec(fn, q->p[0], q->p[1], &lsr));
+    CLT__TRY(clt__log_rec(fn, vsr, &t1));
+    CLT__TRY(clt__mul_scalar_rec(fn, t1, 0.5, &t1));
+    CLT__TRY(clt__sub_rec(fn, msr, lsr, &t2));
+    CLT__TRY(clt__mul_scalar_rec(fn, vsr, 0.5, &t3));
+    CLT__TRY(clt__sub_rec(fn, t3, msr, &t3));
+    CLT__TRY(clt__add_rec(fn, t3, lsr, &t3));
+    CLT__TRY(clt__exp_rec(fn, t3, &t3));
+    CLT__TRY(clt__sub_rec(fn, t2, t1, &t2));
+    CLT__TRY(clt__add_rec(fn, t2, t3, &t2));
+    return clt__sub_scalar_rec(fn, t2, 0.5 * (1 + log(2 * M_PI)), out);
+done:
+    return st;
+}
+
+/* KL(Beta(c1, c0) || Normal(loc, scale)). */
+static clt_status kl_beta_normal(const char *fn, const clt_distribution *p,
+                                 const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *s, *e, *var, *h, *t2, *t3, *a, *t4, *t5;
+    clt_status st;
+    CLT__TRY(clt__add_rec(fn, p->p[0], p->p[1], &s));
+    CLT__TRY(clt__div_rec(fn, p->p[0], s, &e));
+    CLT__TRY(clt__square_rec(fn, q->p[1], &var));
+    CLT__TRY(clt__dist2_entropy(fn, p, &h));
+    CLT__TRY(clt__mul_scalar_rec(fn, var, 2 * M_PI, &t2));
+    CLT__TRY(clt__log_rec(fn, t2, &t2));
+    CLT__TRY(clt__mul_scalar_rec(fn, t2, 0.5, &t2));
+    CLT__TRY(clt__rsub_scalar_rec(fn, e, 1, &a));
+    CLT__TRY(clt__mul_rec(fn, e, a, &t3));
+    CLT__TRY(clt__add_scalar_rec(fn, s, 1, &a));
+    CLT__TRY(clt__div_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__square_rec(fn, e, &a));
+    CLT__TRY(clt__add_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__mul_scalar_rec(fn, t3, 0.5, &t3));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], e, &t4));
+    CLT__TRY(clt__square_rec(fn, q->p[0], &t5));
+    CLT__TRY(clt__mul_scalar_rec(fn, t5, 0.5, &t5));
+    CLT__TRY(clt__sub_rec(fn, t3, t4, &t3));
+    CLT__TRY(clt__add_rec(fn, t3, t5, &t3));
+    CLT__TRY(clt__div_rec(fn, t3, var, &t3));
+    CLT__TRY(clt__sub_rec(fn, t2, h, &t2));
+    return clt__add_rec(fn, t2, t3, out);
+done:
+    return st;
+}
+
+/* KL(Beta(c1, c0) || Gamma(c, r)). */
+static clt_status kl_beta_gamma(const char *fn, const clt_distribution *p,
+                                const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *h, *t2, *t3, *t4, *s, *a;
+    clt_status st;
+    CLT__TRY(clt__dist2_entropy(fn, p, &h));
+    CLT__TRY(clt__error_as(clt_lgamma(q->p[0], &t2), fn));
+    CLT__TRY(clt__log_rec(fn, q->p[1], &a));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], a, &a));
+    CLT__TRY(clt__sub_rec(fn, t2, a, &t2));
+    CLT__TRY(clt__add_rec(fn, p->p[0], p->p[1], &s));
+    CLT__TRY(clt__error_as(clt_digamma(p->p[0], &t3), fn));
+    CLT__TRY(clt__error_as(clt_digamma(s, &a), fn));
+    CLT__TRY(clt__sub_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__sub_scalar_rec(fn, q->p[0], 1, &a));
+    CLT__TRY(clt__mul_rec(fn, a, t3, &t3));
+    CLT__TRY(clt__mul_rec(fn, q->p[1], p->p[0], &t4));
+    CLT__TRY(clt__div_rec(fn, t4, s, &t4));
+    CLT__TRY(clt__sub_rec(fn, t2, h, &t2));
+    CLT__TRY(clt__sub_rec(fn, t2, t3, &t2));
+    return clt__add_rec(fn, t2, t4, out);
+done:
+    return st;
+}
+
+/* KL(ContinuousBernoulli(probs) || Normal(loc, scale)). */
+static clt_status kl_cb_normal(const char *fn, const clt_distribution *p,
+                               const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *h, *t2, *t3, *m, *v, *a;
+    clt_status st;
+    CLT__TRY(clt__dist2_entropy(fn, p, &h));
+    CLT__TRY(clt__div_rec(fn, q->p[0], q->p[1], &t2));
+    CLT__TRY(clt__square_rec(fn, t2, &t2));
+    CLT__TRY(clt__add_scalar_rec(fn, t2, log(2 * M_PI), &t2));
+    CLT__TRY(clt__mul_scalar_rec(fn, t2, 0.5, &t2));
+    CLT__TRY(clt__log_rec(fn, q->p[1], &a));
+    CLT__TRY(clt__add_rec(fn, t2, a, &t2));
+    CLT__TRY(clt__dist2_moment(fn, p, 0, &m));
+    CLT__TRY(clt__dist2_moment(fn, p, 1, &v));
+    CLT__TRY(clt__square_rec(fn, m, &a));
+    CLT__TRY(clt__add_rec(fn, v, a, &t3));
+    CLT__TRY(clt__mul_rec(fn, q->p[0], m, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 2, &a));
+    CLT__TRY(clt__sub_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__square_rec(fn, q->p[1], &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 2, &a));
+    CLT__TRY(clt__div_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__sub_rec(fn, t2, h, &t2));
+    return clt__add_rec(fn, t2, t3, out);
+done:
+    return st;
+}
+
+/* KL(Pareto(scale, alpha) || Exponential(rate)): inf where alpha <= 1. */
+static clt_status kl_pareto_exponential(const char *fn, const clt_distribution *p,
+                                        const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *srp, *t1, *t2, *t3, *a, *m;
+    clt_status st;
+    CLT__TRY(clt__mul_rec(fn, p->p[0], q->p[0], &srp));
+    CLT__TRY(clt__div_rec(fn, p->p[1], srp, &t1));
+    CLT__TRY(clt__log_rec(fn, t1, &t1));
+    CLT__TRY(clt__reciprocal_rec(fn, p->p[1], &t2));
+    CLT__TRY(clt__mul_rec(fn, p->p[1], srp, &t3));
+    CLT__TRY(clt__sub_scalar_rec(fn, p->p[1], 1, &a));
+    CLT__TRY(clt__div_rec(fn, t3, a, &t3));
+    CLT__TRY(clt__sub_rec(fn, t1, t2, &t1));
+    CLT__TRY(clt__add_rec(fn, t1, t3, &t1));
+    CLT__TRY(clt__sub_scalar_rec(fn, t1, 1, &t1));
+    int was = clt_set_grad_enabled(0);
+    st = clt_le_scalar(p->p[1], 1, &m);
+    clt_set_grad_enabled(was);
+    CLT__TRY(clt__error_as(st, fn));
+    return fill_where(fn, t1, m, INFINITY, out);
+done:
+    return st;
+}
+
 /* The pairs whose KL torch gives as inf everywhere (p's support reaches
  * where q has no density), of p's batch shape, not differentiable. */
 static bool infinite_pair(clt__dist_kind p, clt__dist_kind q)
 {
     switch (p) {
-    case CLT__DIST_EXPONENTIAL: return q == CLT__DIST_UNIFORM;
+    case CLT__DIST_EXPONENTIAL:
+        return q == CLT__DIST_UNIFORM || q == CLT__DIST_BETA ||
+               q == CLT__DIST_CONTINUOUS_BERNOULLI || q == CLT__DIST_PARETO;
     case CLT__DIST_LAPLACE:
-    case CLT__DIST_NORMAL: return q == CLT__DIST_EXPONENTIAL || q == CLT__DIST_UNIFORM;
+    case CLT__DIST_NORMAL:
+        return q == CLT__DIST_EXPONENTIAL || q == CLT__DIST_UNIFORM || q == CLT__DIST_BETA ||
+               q == CLT__DIST_CONTINUOUS_BERNOULLI || q == CLT__DIST_GAMMA ||
+               q == CLT__DIST_PARETO;
+    case CLT__DIST_GAMMA:
+        return q == CLT__DIST_BETA || q == CLT__DIST_CONTINUOUS_BERNOULLI ||
+               q == CLT__DIST_PARETO || q == CLT__DIST_UNIFORM;
+    case CLT__DIST_GUMBEL:
+        return q == CLT__DIST_BETA || q == CLT__DIST_CONTINUOUS_BERNOULLI ||
+               q == CLT__DIST_EXPONENTIAL || q == CLT__DIST_GAMMA || q == CLT__DIST_PARETO ||
+               q == CLT__DIST_UNIFORM;
+    case CLT__DIST_PARETO:
+        return q == CLT__DIST_BETA || q == CLT__DIST_CONTINUOUS_BERNOULLI ||
+               q == CLT__DIST_UNIFORM;
+    case CLT__DIST_BETA:
+    case CLT__DIST_CONTINUOUS_BERNOULLI: return q == CLT__DIST_PARETO;
+    case CLT__DIST_POISSON: return q == CLT__DIST_BERNOULLI || q == CLT__DIST_BINOMIAL;
     default: return false;
     }
 }
@@ -531,16 +868,35 @@ static clt_status kl_cross(const char *fn, const clt_distribution *p, const clt_
                            clt_tensor **out, bool *found)
 {
     *found = true;
-    if (infinite_pair(p->kind, q->kind))
+    /* Chi2 is a Gamma, as torch's subclass */
+    clt__dist_kind kp = p->kind == CLT__DIST_CHI2 ? CLT__DIST_GAMMA : p->kind;
+    clt__dist_kind kq = q->kind == CLT__DIST_CHI2 ? CLT__DIST_GAMMA : q->kind;
+    if (infinite_pair(kp, kq))
         return clt_full(p->p[0]->dev, p->dtype, p->batch_ndim, p->batch_shape, INFINITY, out);
 #define PAIR(a, b) ((a) * 64 + (b))
-    switch (PAIR(p->kind, q->kind)) {
+    switch (PAIR(kp, kq)) {
     case PAIR(CLT__DIST_EXPONENTIAL, CLT__DIST_NORMAL): return kl_exponential_normal(fn, p, q, out);
     case PAIR(CLT__DIST_LAPLACE, CLT__DIST_NORMAL): return kl_laplace_normal(fn, p, q, out);
     case PAIR(CLT__DIST_NORMAL, CLT__DIST_LAPLACE): return kl_normal_laplace(fn, p, q, out);
     case PAIR(CLT__DIST_UNIFORM, CLT__DIST_EXPONENTIAL):
         return kl_uniform_exponential(fn, p, q, out);
     case PAIR(CLT__DIST_UNIFORM, CLT__DIST_NORMAL): return kl_uniform_normal(fn, p, q, out);
+    case PAIR(CLT__DIST_EXPONENTIAL, CLT__DIST_GAMMA): return kl_exponential_gamma(fn, p, q, out);
+    case PAIR(CLT__DIST_EXPONENTIAL, CLT__DIST_GUMBEL):
+        return kl_exponential_gumbel(fn, p, q, out);
+    case PAIR(CLT__DIST_GAMMA, CLT__DIST_EXPONENTIAL):
+    case PAIR(CLT__DIST_BETA, CLT__DIST_EXPONENTIAL):
+    case PAIR(CLT__DIST_CONTINUOUS_BERNOULLI, CLT__DIST_EXPONENTIAL):
+        return kl_to_exponential(fn, p, q, out);
+    case PAIR(CLT__DIST_GAMMA, CLT__DIST_NORMAL): return kl_gamma_normal(fn, p, q, out);
+    case PAIR(CLT__DIST_GUMBEL, CLT__DIST_NORMAL): return kl_gumbel_normal(fn, p, q, out);
+    case PAIR(CLT__DIST_NORMAL, CLT__DIST_GUMBEL): return kl_normal_gumbel(fn, p, q, out);
+    case PAIR(CLT__DIST_BETA, CLT__DIST_NORMAL): return kl_beta_normal(fn, p, q, out);
+    case PAIR(CLT__DIST_BETA, CLT__DIST_GAMMA): return kl_beta_gamma(fn, p, q, out);
+    case PAIR(CLT__DIST_CONTINUOUS_BERNOULLI, CLT__DIST_NORMAL):
+        return kl_cb_normal(fn, p, q, out);
+    case PAIR(CLT__DIST_PARETO, CLT__DIST_EXPONENTIAL):
+        return kl_pareto_exponential(fn, p, q, out);
     }
 #undef PAIR
     *found = false;
@@ -575,6 +931,8 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
         case CLT__DIST_PARETO: return kl_pareto(fn, p, q, out);
         case CLT__DIST_GEOMETRIC: return kl_geometric(fn, p, q, out);
         case CLT__DIST_LOG_NORMAL: return kl_normal(fn, p, q, out); /* their bases' */
+        case CLT__DIST_BINOMIAL: return kl_binomial(fn, p, q, out);
+        case CLT__DIST_CONTINUOUS_BERNOULLI: return kl_continuous_bernoulli(fn, p, q, out);
         default: break;
         case CLT__DIST_INDEPENDENT:
             if (p->reinterpreted != q->reinterpreted)

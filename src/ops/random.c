@@ -691,6 +691,76 @@ clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor *
     return sample_from("poisson", gen, rates, out, "clt_poisson");
 }
 
+static bool is_count(double v)
+{
+    return v >= 0.0;
+}
+
+clt_status clt_binomial(clt_generator *gen, const clt_tensor *count, const clt_tensor *prob,
+                        clt_tensor **out)
+{
+    const char *fn = "clt_binomial";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(count, fn);
+    CLT__REQUIRE_ARG(prob, fn);
+    clt_status st;
+    if ((st = clt__check_floating(count, "count", fn)) != CLT_OK ||
+        (st = clt__check_floating(prob, "prob", fn)) != CLT_OK)
+        return st;
+    if ((st = clt__same_device(count, prob, fn)) != CLT_OK)
+        return st;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    if ((st = clt__broadcast_shapes(count->ndim, count->shape, prob->ndim, prob->shape, &nd,
+                                    shape, fn)) != CLT_OK)
+        return st;
+    clt_dtype dt = clt_promote_types(count->dtype, prob->dtype);
+    clt_tensor *ce = NULL, *pe = NULL, *cc = NULL, *pc = NULL, *t = NULL;
+    bool drawn = false;
+    reserved rs = {0, 0, 0};
+    CLT__TRY(clt__error_as(clt_expand(count, nd, shape, &ce), fn));
+    CLT__TRY(clt__error_as(clt_expand(prob, nd, shape, &pe), fn));
+    CLT__TRY(clt__copy_as(fn, ce, dt, &cc));
+    CLT__TRY(clt__copy_as(fn, pe, dt, &pc));
+    CLT__TRY(check_params(cc, is_count,
+                          "binomial's count must be non-negative (found a negative or NaN "
+                          "count)",
+                          fn));
+    CLT__TRY(check_params(pc, is_probability,
+                          "binomial's prob must be in [0, 1] (found a value outside or NaN)",
+                          fn));
+    CLT__TRY(clt__result_new(fn, count->dev, dt, nd, shape, &t));
+    if (t->numel > 0) {
+        const char *opts = random_options(dt);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        rs = reserve(gen, t->numel);
+        drawn = true;
+        cl_mem mo = clt__mem(t), mc = clt__mem(cc), mp = clt__mem(pc);
+        cl_ulong n = (cl_ulong)t->numel;
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mo),      CLT__ARG(mc),      CLT__ARG(mp),
+                           CLT__ARG(n),       CLT__ARG(rs.key0), CLT__ARG(rs.key1),
+                           CLT__ARG(rs.offset)};
+        CLT__TRY(clt__error_in(
+            clt__launch(count->dev, "random", opts, "binomial", 1, &gws, NULL, 7, args), fn));
+    }
+    *out = t;
+    t = NULL;
+done:
+    if (st != CLT_OK && drawn)
+        give_back(gen, t ? t->numel : 0);
+    clt_tensor_free(ce);
+    clt_tensor_free(pe);
+    clt_tensor_free(cc);
+    clt_tensor_free(pc);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* torch's checks of one row of multinomial's probabilities, on the host. */
 clt_status clt__multinomial_check_row(const double *p, int64_t k, bool replacement,
                                       const char *fn)
