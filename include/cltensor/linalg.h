@@ -268,6 +268,35 @@ CLT_API clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_te
  * requires grad, for the gradient V diag(g) V^T). */
 CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor **out);
 
+/* torch.linalg.eig(A): *eigenvalues [..., n] and *eigenvectors [..., n, n]
+ * (columns, A V = V diag(w)) of general square matrices A [..., n, n],
+ * float32, float64, complex64 or complex128; the results are complex64
+ * (float32, complex64 input) or complex128.  Computed on the host in
+ * complex double arithmetic after reading A back (waits): Householder
+ * reduction to Hessenberg form, shifted QR (Wilkinson's shifts) to a Schur
+ * form, back substitution, as LAPACK's geev without its balancing; so a
+ * real matrix's real eigenvalues may carry an imaginary part near eps |A|
+ * and its conjugate pairs may differ in the last bits.  The order of the
+ * values is the Schur form's (LAPACK's may differ: compare sorted).  Each
+ * vector has norm 1 and its largest component (the first of equal ones)
+ * real and positive, as zgeev's; dgeev (torch on real input) may give a
+ * vector the opposite sign.  Errors as torch's: fewer than 2 dims or
+ * matrices not square CLT_ERR_INVALID_ARGUMENT; another dtype
+ * CLT_ERR_DTYPE_UNSUPPORTED ("Expected a floating point or complex tensor
+ * as input"); inf or NaN in A "torch.linalg.eig: input tensor should not
+ * contain infs or NaNs." (CLT_ERR_INVALID_ARGUMENT); no convergence
+ * within 30 max(10, n) steps for a value CLT_ERR_INVALID_ARGUMENT.  No
+ * gradient: A requiring grad (in grad mode) is refused with
+ * CLT_ERR_INVALID_ARGUMENT (torch has linalg_eig_backward).  New tensors:
+ * release each with clt_tensor_free; on failure both are NULL. */
+CLT_API clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
+                                  clt_tensor **eigenvectors);
+
+/* torch.linalg.eigvals(A): clt_linalg_eig's eigenvalues only (the vectors
+ * are not formed), the same values, errors and refusal of gradients.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out);
+
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
  * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and
  * *vh [..., k, n], with full_matrices non-zero *u [..., m, m] and *vh
