@@ -310,6 +310,11 @@ Test(linalg2, isin_against_loop)
             free(g);
             clt_tensor_free(o);
         }
+    clt_tensor *b = NULL, *o = NULL;
+    CHECK(clt_zeros(dev, CLT_BOOL, 1, (int64_t[]){2}, &b));
+    assert_error(clt_isin(b, t, 0, 0, &o), CLT_ERR_DTYPE_UNSUPPORTED, "isin");
+    cr_assert_null(o);
+    clt_tensor_free(b);
     clt_tensor_free(e);
     clt_tensor_free(t);
     clt_tensor_free(tn);

@@ -390,7 +390,8 @@ CLT_API clt_status clt_isfinite(const clt_tensor *a, clt_tensor **out);
  * (NaN matches nothing); invert non-zero negates it.  assume_unique is a
  * hint only (the result is the same).  Each element is compared with
  * every test element (memory for numel(elements) x numel(test_elements)
- * flags).  Complex operands: CLT_ERR_DTYPE_UNSUPPORTED.  No gradient.
+ * flags).  Bool or complex operands: CLT_ERR_DTYPE_UNSUPPORTED (torch
+ * refuses both).  No gradient.
  * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_isin(const clt_tensor *elements, const clt_tensor *test_elements,
                             int assume_unique, int invert, clt_tensor **out);

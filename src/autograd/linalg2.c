@@ -57,6 +57,9 @@ clt_status clt_isin(const clt_tensor *elements, const clt_tensor *test_elements,
     if (clt__dtype_is_complex(elements->dtype) || clt__dtype_is_complex(test_elements->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: \"isin\" is not implemented for complex dtypes", fn);
+    if (elements->dtype == CLT_BOOL || test_elements->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: Unsupported input type encountered for isin(): bool", fn);
     clt_tensor *e = NULL, *t = NULL, *eq = NULL, *any = NULL, *r = NULL;
     int64_t ne = elements->numel, nt = test_elements->numel;
     /* [ne, 1] == [nt]: each element against every test element */
