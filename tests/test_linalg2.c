@@ -408,3 +408,124 @@ Test(linalg2, msort_and_row_stack)
     clt_tensor_free(a);
     clt_tensor_free(t);
 }
+
+/* ---- svd_lowrank and pca_lowrank ---------------------------------------------------- */
+
+/* The first k columns of the reflection I - 2 u u^T / u^T u (r x r) into
+ * out (r x k): orthonormal. */
+static void reflector_cols(int r, int k, unsigned *seed, double *out)
+{
+    double u[16], uu = 0;
+    for (int i = 0; i < r; i++) {
+        u[i] = urand(seed) + 1.5;
+        uu += u[i] * u[i];
+    }
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < k; j++)
+            out[i * k + j] = (i == j) - 2 * u[i] * u[j] / uu;
+}
+
+/* u diag(s) v^T against want (batch m x n matrices, k columns). */
+static void reconstructs(const clt_tensor *u, const clt_tensor *s, const clt_tensor *v,
+                         const double *want, int batch, int m, int n, double tol)
+{
+    int k = (int)clt_tensor_shape(s)[clt_tensor_ndim(s) - 1];
+    double *gu = read_as_f64(u), *gs = read_as_f64(s), *gv = read_as_f64(v);
+    for (int b = 0; b < batch; b++)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double x = 0;
+                for (int c = 0; c < k; c++)
+                    x += gu[(b * m + i) * k + c] * gs[b * k + c] * gv[(b * n + j) * k + c];
+                double w = want[(b * m + i) * n + j];
+                cr_assert(fabs(x - w) <= tol * (1 + fabs(w)),
+                          "U S V^T [%d, %d, %d] = %g, want %g", b, i, j, x, w);
+            }
+    free(gu);
+    free(gs);
+    free(gv);
+}
+
+Test(linalg2, svd_lowrank_exact_on_low_rank)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    /* rank-2 matrices A = U0 diag(3, 0.5) V0^T, tall and wide, batched */
+    const int dims[3][2] = {{7, 4}, {4, 7}, {6, 6}};
+    for (int c = 0; c < 3; c++)
+        for (int dt = 0; dt < 2; dt++) {
+            int m = dims[c][0], n = dims[c][1], batch = 2;
+            unsigned seed = 99u + (unsigned)c;
+            double *a = malloc(sizeof(double) * (size_t)(batch * m * n)), u0[64], v0[64];
+            for (int b = 0; b < batch; b++) {
+                reflector_cols(m, 2, &seed, u0);
+                reflector_cols(n, 2, &seed, v0);
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++)
+                        a[(b * m + i) * n + j] =
+                            3 * u0[i * 2] * v0[j * 2] + 0.5 * u0[i * 2 + 1] * v0[j * 2 + 1];
+            }
+            clt_dtype t = dt ? CLT_FLOAT32 : CLT_FLOAT64;
+            double tol = dt ? 1e-4 : 1e-10;
+            clt_tensor *in = tensor_of(dev, t, 3, (int64_t[]){batch, m, n}, a);
+            clt_tensor *u = NULL, *s = NULL, *v = NULL;
+            CHECK(clt_svd_lowrank(in, 3, 2, NULL, gen, &u, &s, &v));
+            assert_shape(u, 3, (int64_t[]){batch, m, 3});
+            assert_shape(s, 2, (int64_t[]){batch, 3});
+            assert_shape(v, 3, (int64_t[]){batch, n, 3});
+            double *gs = read_as_f64(s);
+            for (int b = 0; b < batch; b++) {
+                cr_assert(fabs(gs[b * 3] - 3) < tol * 10, "S[0] = %g", gs[b * 3]);
+                cr_assert(fabs(gs[b * 3 + 1] - 0.5) < tol * 10, "S[1] = %g", gs[b * 3 + 1]);
+                cr_assert(fabs(gs[b * 3 + 2]) < tol * 10, "S[2] = %g", gs[b * 3 + 2]);
+            }
+            free(gs);
+            reconstructs(u, s, v, a, batch, m, n, tol);
+            clt_tensor_free(u);
+            clt_tensor_free(s);
+            clt_tensor_free(v);
+            /* M taken off first: A + 1 with M = 1 gives A's factors */
+            double *a1 = malloc(sizeof(double) * (size_t)(batch * m * n));
+            for (int i = 0; i < batch * m * n; i++)
+                a1[i] = a[i] + 1;
+            clt_tensor *in1 = tensor_of(dev, t, 3, (int64_t[]){batch, m, n}, a1), *one = NULL;
+            CHECK(clt_full(dev, t, 2, (int64_t[]){1, n}, 1.0, &one));
+            CHECK(clt_svd_lowrank(in1, 2, 1, one, gen, &u, &s, &v));
+            reconstructs(u, s, v, a, batch, m, n, tol);
+            clt_tensor_free(u);
+            clt_tensor_free(s);
+            clt_tensor_free(v);
+            /* pca: the column means go first, so A + 1 also gives A - mean(A) */
+            for (int b = 0; b < batch; b++)
+                for (int j = 0; j < n; j++) {
+                    double mean = 0;
+                    for (int i = 0; i < m; i++)
+                        mean += a[(b * m + i) * n + j] / m;
+                    for (int i = 0; i < m; i++)
+                        a1[(b * m + i) * n + j] = a[(b * m + i) * n + j] - mean;
+                }
+            CHECK(clt_pca_lowrank(in1, -1, 1, 2, gen, &u, &s, &v));
+            int k = m < n ? m : n;
+            assert_shape(s, 2, (int64_t[]){batch, k < 6 ? k : 6});
+            reconstructs(u, s, v, a1, batch, m, n, tol);
+            clt_tensor_free(u);
+            clt_tensor_free(s);
+            clt_tensor_free(v);
+            free(a);
+            free(a1);
+            clt_tensor_free(in);
+            clt_tensor_free(in1);
+            clt_tensor_free(one);
+        }
+    clt_tensor *z = NULL, *u = NULL, *s = NULL, *v = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){4, 5}, &z));
+    assert_error(clt_pca_lowrank(z, 5, 1, 2, gen, &u, &s, &v), CLT_ERR_INVALID_ARGUMENT,
+                 "not greater than min(m, n)=4");
+    cr_assert(u == NULL && s == NULL && v == NULL);
+    assert_error(clt_svd_lowrank(z, 2, -1, NULL, gen, &u, &s, &v), CLT_ERR_INVALID_ARGUMENT,
+                 "niter(=-1)");
+    names_only("clt_svd_lowrank");
+    clt_tensor_free(z);
+    clt_generator_free(gen);
+}

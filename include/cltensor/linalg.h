@@ -6,6 +6,7 @@
 #define CLTENSOR_LINALG_H
 
 #include <cltensor/tensor.h>
+#include <cltensor/random.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -296,6 +297,35 @@ CLT_API clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
  * are not formed), the same values, errors and refusal of gradients.  New
  * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out);
+
+/* torch.svd_lowrank(A, q, niter, M): an approximate truncated SVD A - M ~
+ * U diag(S) V^T of float32 or float64 A [..., m, n] by torch 1.13's
+ * randomized range finder (Halko et al.): R [n', q] standard normal from
+ * gen (NULL: the default generator; clt_randn), Q = qr(A R).Q refined by
+ * niter power iterations Q = qr(A^T Q).Q, Q = qr(A Q).Q, then the SVD of
+ * Q^T A (or, where m < n or n > q, the same for A^T, as torch does).  *u
+ * [..., m, k], *s [..., k], *v [..., n, k] (V, not Vh; a transposed view
+ * where it comes from Vh), k <= min(q, m, n).  M: NULL or a tensor of A's
+ * dtype that broadcasts to A's shape, taken off A first.  Exact for a
+ * matrix of rank <= q; the values depend on the generator, not on
+ * torch's.  Composed of recorded randn, matmul, qr and svd, so gradients
+ * come through them (torch's too).  q or niter negative
+ * CLT_ERR_INVALID_ARGUMENT; another dtype CLT_ERR_DTYPE_UNSUPPORTED; M
+ * that does not broadcast CLT_ERR_SHAPE_MISMATCH.  New tensors: release
+ * each with clt_tensor_free; on failure all three are NULL. */
+CLT_API clt_status clt_svd_lowrank(const clt_tensor *a, int64_t q, int64_t niter,
+                                   const clt_tensor *m, clt_generator *gen, clt_tensor **u,
+                                   clt_tensor **s, clt_tensor **v);
+
+/* torch.pca_lowrank(A, q, center, niter): clt_svd_lowrank of A less its
+ * column means (mean over dim -2, when center is non-zero) with q
+ * negative meaning torch's None, min(6, m, n); q above min(m, n):
+ * "q(=7) must be non-negative integer and not greater than min(m, n)=5"
+ * (CLT_ERR_INVALID_ARGUMENT).  Outputs, errors and ownership as
+ * clt_svd_lowrank's. */
+CLT_API clt_status clt_pca_lowrank(const clt_tensor *a, int64_t q, int center, int64_t niter,
+                                   clt_generator *gen, clt_tensor **u, clt_tensor **s,
+                                   clt_tensor **v);
 
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
  * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and

@@ -142,3 +142,179 @@ clt_status clt_msort(const clt_tensor *t, clt_tensor **out)
     clt_tensor_free(ix);
     return st;
 }
+
+/* ---- svd_lowrank and pca_lowrank --------------------------------------------------- */
+
+/* torch's get_approximate_basis without M: Q [..., r, min(r, q)] with
+ * orthonormal columns spanning about the range of a [..., r, c], from
+ * Q = qr(A R).Q for R [c, q] standard normal, then niter times Q =
+ * qr(A^T Q).Q, Q = qr(A Q).Q. */
+static clt_status basis(const clt_tensor *a, int64_t q, int64_t niter, clt_generator *gen,
+                        clt_tensor **out)
+{
+    int nd = a->ndim;
+    clt_tensor *r = NULL, *at = NULL, *y = NULL, *qm = NULL, *rr = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt_randn(gen, a->dev, a->dtype, 2, (int64_t[]){a->shape[nd - 1], q}, &r));
+    CLT__TRY(clt_transpose(a, -2, -1, &at));
+    CLT__TRY(clt_matmul(a, r, &y));
+    CLT__TRY(clt_linalg_qr(y, "reduced", &qm, &rr));
+    for (int64_t i = 0; i < 2 * niter; i++) {
+        clt_tensor_free(y);
+        clt_tensor_free(rr);
+        y = rr = NULL;
+        CLT__TRY(clt_matmul(i % 2 ? a : at, qm, &y));
+        clt_tensor_free(qm);
+        qm = NULL;
+        CLT__TRY(clt_linalg_qr(y, "reduced", &qm, &rr));
+    }
+    *out = qm;
+    qm = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(at);
+    clt_tensor_free(y);
+    clt_tensor_free(qm);
+    clt_tensor_free(rr);
+    return st;
+}
+
+static clt_status lowrank_check(const clt_tensor *a, int64_t q, int64_t niter, const char *fn)
+{
+    if (a->dtype != CLT_FLOAT32 && a->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: expected a float32 or float64 tensor, got %s", fn,
+                          clt_dtype_name(a->dtype));
+    if (a->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the input tensor A must have at least 2 dimensions, got %d", fn,
+                          a->ndim);
+    if (q < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: q(=%lld) must be non-negative integer",
+                          fn, (long long)q);
+    if (niter < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: niter(=%lld) must be non-negative integer", fn, (long long)niter);
+    return CLT_OK;
+}
+
+/* torch's _svd_lowrank on d (A - M already taken). */
+static clt_status lowrank(const clt_tensor *d, int64_t q, int64_t niter, clt_generator *gen,
+                          clt_tensor **u, clt_tensor **s, clt_tensor **v)
+{
+    int nd = d->ndim;
+    int64_t rows = d->shape[nd - 2], cols = d->shape[nd - 1];
+    clt_tensor *dt = NULL, *qm = NULL, *qt = NULL, *b = NULL, *uu = NULL, *vh = NULL, *vv = NULL;
+    clt_status st = CLT_OK;
+    if (rows < cols || cols > q) {
+        /* the SVD of the transpose keeps B and V small */
+        CLT__TRY(clt_transpose(d, -2, -1, &dt));
+        CLT__TRY(basis(dt, q, niter, gen, &qm));
+        CLT__TRY(clt_matmul(d, qm, &b));
+        CLT__TRY(clt_linalg_svd(b, 0, u, s, &vh));
+        CLT__TRY(clt_transpose(vh, -2, -1, &vv));
+        CLT__TRY(clt_matmul(qm, vv, v));
+    } else {
+        CLT__TRY(basis(d, q, niter, gen, &qm));
+        CLT__TRY(clt_transpose(qm, -2, -1, &qt));
+        CLT__TRY(clt_matmul(qt, d, &b));
+        CLT__TRY(clt_linalg_svd(b, 0, &uu, s, &vh));
+        CLT__TRY(clt_transpose(vh, -2, -1, v));
+        CLT__TRY(clt_matmul(qm, uu, u));
+    }
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*u);
+        clt_tensor_free(*s);
+        clt_tensor_free(*v);
+        *u = *s = *v = NULL;
+    }
+    clt_tensor_free(dt);
+    clt_tensor_free(qm);
+    clt_tensor_free(qt);
+    clt_tensor_free(b);
+    clt_tensor_free(uu);
+    clt_tensor_free(vh);
+    clt_tensor_free(vv);
+    return st;
+}
+
+static clt_status lowrank_outs(clt_tensor **u, clt_tensor **s, clt_tensor **v, const char *fn)
+{
+    if (u)
+        *u = NULL;
+    if (s)
+        *s = NULL;
+    if (v)
+        *v = NULL;
+    CLT__REQUIRE_ARG(u, fn);
+    CLT__REQUIRE_ARG(s, fn);
+    CLT__REQUIRE_ARG(v, fn);
+    return CLT_OK;
+}
+
+clt_status clt_svd_lowrank(const clt_tensor *a, int64_t q, int64_t niter, const clt_tensor *m,
+                           clt_generator *gen, clt_tensor **u, clt_tensor **s, clt_tensor **v)
+{
+    static const char fn[] = "clt_svd_lowrank";
+    clt_status st = lowrank_outs(u, s, v, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(a, fn);
+    st = lowrank_check(a, q, niter, fn);
+    if (st == CLT_OK && m) {
+        st = clt__same_device(a, m, fn);
+        if (st == CLT_OK && m->dtype != a->dtype)
+            st = clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: M is %s but A is %s", fn,
+                            clt_dtype_name(m->dtype), clt_dtype_name(a->dtype));
+    }
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *d = NULL;
+    if (m) {
+        st = clt_sub(a, m, &d);
+        if (st == CLT_OK && d->ndim != a->ndim) {
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: M does not broadcast to A's shape", fn);
+        }
+        for (int i = 0; st == CLT_OK && i < a->ndim; i++)
+            if (d->shape[i] != a->shape[i])
+                st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                "%s: M does not broadcast to A's shape (dim %d)", fn, i);
+    }
+    if (st == CLT_OK)
+        st = lowrank(m ? d : a, q, niter, gen, u, s, v);
+    clt_tensor_free(d);
+    return st;
+}
+
+clt_status clt_pca_lowrank(const clt_tensor *a, int64_t q, int center, int64_t niter,
+                           clt_generator *gen, clt_tensor **u, clt_tensor **s, clt_tensor **v)
+{
+    static const char fn[] = "clt_pca_lowrank";
+    clt_status st = lowrank_outs(u, s, v, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(a, fn);
+    st = lowrank_check(a, q < 0 ? 0 : q, niter, fn);
+    if (st != CLT_OK)
+        return st;
+    int nd = a->ndim;
+    int64_t k = a->shape[nd - 2] < a->shape[nd - 1] ? a->shape[nd - 2] : a->shape[nd - 1];
+    if (q < 0)
+        q = k < 6 ? k : 6;
+    else if (q > k)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: q(=%lld) must be non-negative integer and not greater than min(m, "
+                          "n)=%lld",
+                          fn, (long long)q, (long long)k);
+    if (!center)
+        return lowrank(a, q, niter, gen, u, s, v);
+    clt_tensor *c = NULL, *d = NULL;
+    CLT__TRY(clt_mean_dim(a, -2, 1, &c));
+    CLT__TRY(clt_sub(a, c, &d));
+    st = lowrank(d, q, niter, gen, u, s, v);
+done:
+    clt_tensor_free(c);
+    clt_tensor_free(d);
+    return st;
+}
