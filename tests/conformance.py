@@ -9756,6 +9756,38 @@ def eig_general():
             got = run(name, lambda p, o: L.clt_msort(p, o), [a], 1)
             if got is not None:
                 ok(name, np.array_equal(got[0], want), "%s, torch %s" % (got[0], want))
+    # svd_lowrank and pca_lowrank on matrices of rank 2: torch's values,
+    # whatever the random draws, and U diag(S) V^T = A (less its mean)
+    proto("clt_svd_lowrank", [P, C.c_int64, C.c_int64, P, P, PP, PP, PP])
+    proto("clt_pca_lowrank", [P, C.c_int64, C.c_int, C.c_int64, P, PP, PP, PP])
+    for dt in FLOATS:
+        for sh in ((8, 5), (5, 8), (2, 6, 6), (3, 9, 4)):
+            x = torch.randn(sh[:-1] + (2,), generator=G, dtype=torch.float64)
+            y = torch.randn(sh[:-2] + (2, sh[-1]), generator=G, dtype=torch.float64)
+            a = (x @ y).to(dt)
+            tol = 1e-3 if dt == torch.float32 else 1e-9
+            for kind in ("svd", "pca"):
+                name = "%s_lowrank %s %s" % (kind, dt, list(sh))
+                if kind == "svd":
+                    _, s_t, _ = torch.svd_lowrank(a, q=4, niter=2)
+                    want = a
+                    fn = lambda p, o1, o2, o3: L.clt_svd_lowrank(p, 4, 2, None, None, o1, o2, o3)
+                else:
+                    _, s_t, _ = torch.pca_lowrank(a, q=None, center=True, niter=2)
+                    want = a - a.mean(dim=-2, keepdim=True)
+                    fn = lambda p, o1, o2, o3: L.clt_pca_lowrank(p, -1, 1, 2, None, o1, o2, o3)
+                got = run(name, fn, [a], 3)
+                if got is None:
+                    continue
+                u, s_, v = got
+                ok(name + " shapes", s_.shape == tuple(s_t.shape), "%s, torch %s" % (
+                    s_.shape, tuple(s_t.shape)))
+                sc = float(s_t.abs().max())
+                ok(name + " values", np.abs(s_ - s_t.numpy()).max() <= tol * sc,
+                   "%s, torch %s" % (s_, s_t))
+                rec = (u * s_[..., None, :]) @ np.swapaxes(v, -1, -2)
+                ok(name + " U S V^T", np.abs(rec - want.numpy()).max() <= tol * sc,
+                   "off by %g" % np.abs(rec - want.numpy()).max())
     for shs in (((3,), (2, 3)), ((2, 2), (1, 2), (3, 2)), ((4,), (4,))):
         ts = [data(sh, torch.float32) for sh in shs]
         name = "row_stack %s" % (shs,)

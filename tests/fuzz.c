@@ -8079,7 +8079,7 @@ static void op_linalg2(fz *f)
             x = NULL;
     }
     int nd = x ? clt_tensor_ndim(x) : 0;
-    switch (pick(f, 6)) {
+    switch (pick(f, 7)) {
     case 0: {
         CALL("clt_linalg_eig", clt_linalg_eig(x, op, op2));
         if (two_outcome(f, st, op, out, op2, out2)) {
@@ -8158,6 +8158,37 @@ static void op_linalg2(fz *f)
                         clt_tensor_device(x));
         }
         break;
+    case 5: {
+        clt_tensor *out3 = SENT, **op3 = OUTP(f, &out3);
+        int64_t q = chance(f, 90) ? (int64_t)pick(f, 5) : (int64_t)pick(f, 20) - 10;
+        int64_t niter = chance(f, 90) ? (int64_t)pick(f, 3) : -1;
+        if (chance(f, 50)) {
+            y = chance(f, 80) ? NULL : rt(f);
+            CALL("clt_svd_lowrank", clt_svd_lowrank(x, q, niter, y, f->gen, op, op2, op3));
+        } else {
+            CALL("clt_pca_lowrank",
+                 clt_pca_lowrank(x, q, (int)pick(f, 2), niter, f->gen, op, op2, op3));
+        }
+        capture_check(f);
+        if (st == CLT_OK) {
+            if (!op || !op2 || !op3)
+                die(f, "CLT_OK with a NULL out-pointer");
+            if (!x || nd < 2)
+                die(f, "%s succeeded on a NULL or %d-dim operand", f->call, nd);
+            outcome(f, st, out);
+            outcome(f, st, out2);
+            outcome(f, st, out3);
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            keep_result(f, out2, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            keep_result(f, out3, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        } else {
+            check_error(f, st);
+            if ((op && out) || (op2 && out2) || (op3 && out3))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+        }
+        y = NULL;
+        break;
+    }
     default: {
         const clt_tensor *ts[3] = {x, rt(f), rt(f)};
         CALL("clt_row_stack", clt_row_stack(ts, pick(f, 4), op));
