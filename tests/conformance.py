@@ -9788,6 +9788,20 @@ def eig_general():
                 rec = (u * s_[..., None, :]) @ np.swapaxes(v, -1, -2)
                 ok(name + " U S V^T", np.abs(rec - want.numpy()).max() <= tol * sc,
                    "off by %g" % np.abs(rec - want.numpy()).max())
+    # lu_unpack of torch's own factors: P, L and U exactly
+    proto("clt_lu_unpack", [P, P, C.c_int, C.c_int, PP, PP, PP])
+    for dt in FLOATS:
+        for sh in ((4, 4), (5, 3), (3, 5), (2, 3, 3), (0, 2, 2)):
+            LU, piv = torch.linalg.lu_factor(data(sh, dt))
+            for ud, up in ((1, 1), (1, 0), (0, 1)):
+                name = "lu_unpack %s %s data=%d pivots=%d" % (dt, list(sh), ud, up)
+                want = torch.lu_unpack(LU, piv, unpack_data=bool(ud), unpack_pivots=bool(up))
+                got = run(name, lambda p, q, o1, o2, o3: L.clt_lu_unpack(p, q, ud, up, o1, o2,
+                                                                         o3), [LU, piv], 3)
+                if got is not None:
+                    ok(name, all(g.shape == tuple(w.shape) and np.array_equal(g, w.numpy())
+                                 for g, w in zip(got, want)),
+                       "%s, torch %s" % (got, want))
     for shs in (((3,), (2, 3)), ((2, 2), (1, 2), (3, 2)), ((4,), (4,))):
         ts = [data(sh, torch.float32) for sh in shs]
         name = "row_stack %s" % (shs,)

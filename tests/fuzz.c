@@ -8159,12 +8159,30 @@ static void op_linalg2(fz *f)
         }
         break;
     case 5: {
-        clt_tensor *out3 = SENT, **op3 = OUTP(f, &out3);
+        clt_tensor *out3 = SENT, **op3 = OUTP(f, &out3), *own[2] = {NULL, NULL};
         int64_t q = chance(f, 90) ? (int64_t)pick(f, 5) : (int64_t)pick(f, 20) - 10;
         int64_t niter = chance(f, 90) ? (int64_t)pick(f, 3) : -1;
         if (chance(f, 50)) {
             y = chance(f, 80) ? NULL : rt(f);
             CALL("clt_svd_lowrank", clt_svd_lowrank(x, q, niter, y, f->gen, op, op2, op3));
+        } else if (chance(f, 40)) {
+            /* pivots: sometimes lu_factor's own, else any tensor */
+            clt_tensor *lu = SENT, *piv = SENT;
+            y = NULL;
+            if (x && chance(f, 70)) {
+                CALL("clt_linalg_lu_factor", clt_linalg_lu_factor(x, &lu, &piv));
+                if (!two_outcome(f, st, &lu, lu, &piv, piv))
+                    lu = piv = NULL;
+            } else {
+                lu = x;
+                piv = rt(f);
+            }
+            CALL("clt_lu_unpack", clt_lu_unpack(lu, piv, (int)pick(f, 2), (int)pick(f, 2), op,
+                                                op2, op3));
+            if (lu != x) {
+                own[0] = lu;
+                own[1] = piv;
+            }
         } else {
             CALL("clt_pca_lowrank",
                  clt_pca_lowrank(x, q, (int)pick(f, 2), niter, f->gen, op, op2, op3));
@@ -8186,6 +8204,8 @@ static void op_linalg2(fz *f)
             if ((op && out) || (op2 && out2) || (op3 && out3))
                 die(f, "failed with %s but left an output", clt_status_name(st));
         }
+        tfree(f, own[0], 0);
+        tfree(f, own[1], 0);
         y = NULL;
         break;
     }

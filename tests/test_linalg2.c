@@ -529,3 +529,79 @@ Test(linalg2, svd_lowrank_exact_on_low_rank)
     clt_tensor_free(z);
     clt_generator_free(gen);
 }
+
+/* ---- lu_unpack ------------------------------------------------------------------------ */
+
+Test(linalg2, lu_unpack_rebuilds_a)
+{
+    clt_device *dev = get_device("cpu");
+    const int dims[3][2] = {{4, 4}, {5, 3}, {3, 5}};
+    for (int c = 0; c < 3; c++) {
+        int m = dims[c][0], n = dims[c][1], k = m < n ? m : n;
+        unsigned seed = 5u + (unsigned)c;
+        double a[2 * 25];
+        for (int i = 0; i < 2 * m * n; i++)
+            a[i] = urand(&seed);
+        clt_tensor *in = tensor_of(dev, CLT_FLOAT64, 3, (int64_t[]){2, m, n}, a);
+        clt_tensor *lu = NULL, *piv = NULL, *p = NULL, *l = NULL, *u = NULL;
+        CHECK(clt_linalg_lu_factor(in, &lu, &piv));
+        CHECK(clt_lu_unpack(lu, piv, 1, 1, &p, &l, &u));
+        assert_shape(p, 3, (int64_t[]){2, m, m});
+        assert_shape(l, 3, (int64_t[]){2, m, k});
+        assert_shape(u, 3, (int64_t[]){2, k, n});
+        double *gp = read_as_f64(p), *gl = read_as_f64(l), *gu = read_as_f64(u);
+        for (int b = 0; b < 2; b++) {
+            /* L unit lower, U upper, P a permutation, P L U = A */
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < k; j++) {
+                    double x = gl[(b * m + i) * k + j];
+                    if (j > i)
+                        cr_assert_eq(x, 0.0);
+                    if (j == i)
+                        cr_assert_eq(x, 1.0);
+                }
+            for (int i = 0; i < k; i++)
+                for (int j = 0; j < i && j < n; j++)
+                    cr_assert_eq(gu[(b * k + i) * n + j], 0.0);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double x = 0;
+                    for (int r = 0; r < m; r++)
+                        for (int q = 0; q < k; q++)
+                            x += gp[(b * m + i) * m + r] * gl[(b * m + r) * k + q] *
+                                 gu[(b * k + q) * n + j];
+                    cr_assert(fabs(x - a[(b * m + i) * n + j]) < 1e-12,
+                              "P L U [%d, %d, %d] = %g, want %g", b, i, j, x,
+                              a[(b * m + i) * n + j]);
+                }
+        }
+        free(gp);
+        free(gl);
+        free(gu);
+        clt_tensor_free(p);
+        clt_tensor_free(l);
+        clt_tensor_free(u);
+        CHECK(clt_lu_unpack(lu, piv, 0, 0, &p, &l, &u));
+        assert_shape(p, 1, (int64_t[]){0});
+        assert_shape(l, 1, (int64_t[]){0});
+        assert_shape(u, 1, (int64_t[]){0});
+        clt_tensor_free(p);
+        clt_tensor_free(l);
+        clt_tensor_free(u);
+        clt_tensor_free(in);
+        clt_tensor_free(lu);
+        clt_tensor_free(piv);
+    }
+    clt_tensor *lu = NULL, *bad = NULL, *p = NULL, *l = NULL, *u = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){3, 3}, &lu));
+    bad = tensor_of(dev, CLT_INT32, 1, (int64_t[]){3}, (double[]){9, 1, 1});
+    assert_error(clt_lu_unpack(lu, bad, 1, 1, &p, &l, &u), CLT_ERR_INVALID_ARGUMENT,
+                 "between 1 and LU.size(-2)");
+    cr_assert(p == NULL && l == NULL && u == NULL);
+    names_only("clt_lu_unpack");
+    clt_tensor_free(bad);
+    bad = tensor_of(dev, CLT_INT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    assert_error(clt_lu_unpack(lu, bad, 1, 1, &p, &l, &u), CLT_ERR_DTYPE_MISMATCH, "int32");
+    clt_tensor_free(bad);
+    clt_tensor_free(lu);
+}

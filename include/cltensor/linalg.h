@@ -605,6 +605,20 @@ CLT_API clt_status clt_linalg_lu_factor(const clt_tensor *a, clt_tensor **lu,
 CLT_API clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l,
                                  clt_tensor **u);
 
+/* torch.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots): from
+ * clt_linalg_lu_factor's LU [..., m, n] and pivots (int32 [..., j], j <=
+ * m, LU's batch dims; CLT_ERR_DTYPE_MISMATCH, CLT_ERR_SHAPE_MISMATCH), *p
+ * [..., m, m] (LU's dtype; read back to check each pivot is in [1, m],
+ * torch's message otherwise, CLT_ERR_INVALID_ARGUMENT: waits), *l [..., m,
+ * k] unit lower and *u [..., k, n] upper, k = min(m, n).  With
+ * unpack_pivots 0, *p is an empty [0] tensor; with unpack_data 0, *l and
+ * *u are, as torch's.  L and U are recorded narrows, tril/triu and a sum,
+ * so gradients reach LU through them (torch: LuUnpackBackward0).  New
+ * tensors: release each with clt_tensor_free; on failure all are NULL. */
+CLT_API clt_status clt_lu_unpack(const clt_tensor *lu, const clt_tensor *pivots, int unpack_data,
+                                 int unpack_pivots, clt_tensor **p, clt_tensor **l,
+                                 clt_tensor **u);
+
 /* torch.linalg.lu_solve(LU, pivots, B, left=, adjoint=): X with A X = B
  * (A^T X = B with adjoint; X A = B or X A^T = B with left 0) for A = P L
  * U as clt_linalg_lu_factor gives it.  LU [..., n, n]; pivots int32 [...,

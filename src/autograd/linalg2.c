@@ -318,3 +318,76 @@ done:
     clt_tensor_free(d);
     return st;
 }
+
+/* ---- lu_unpack ------------------------------------------------------------------------ */
+
+clt_status clt_lu_unpack(const clt_tensor *lu, const clt_tensor *pivots, int unpack_data,
+                         int unpack_pivots, clt_tensor **p, clt_tensor **l, clt_tensor **u)
+{
+    static const char fn[] = "clt_lu_unpack";
+    clt_status st = lowrank_outs(p, l, u, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(lu, fn);
+    CLT__REQUIRE_ARG(pivots, fn);
+    st = clt__same_device(lu, pivots, fn);
+    if (st == CLT_OK)
+        st = clt__linalg_check(lu, "LU_data", false, fn);
+    if (st != CLT_OK)
+        return st;
+    if (pivots->dtype != CLT_INT32)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+                          "of torch.int32 dtype.",
+                          fn);
+    int nd = lu->ndim;
+    int64_t m = lu->shape[nd - 2], n = lu->shape[nd - 1], k = m < n ? m : n;
+    bool fits = pivots->ndim == nd - 1 && pivots->shape[nd - 2] <= m;
+    for (int d = 0; fits && d < nd - 2; d++)
+        fits = pivots->shape[d] == lu->shape[d];
+    if (!fits)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: LU_pivots must have LU_data's batch dimensions and at most %lld "
+                          "pivots",
+                          fn, (long long)m);
+    clt_tensor *t[4] = {NULL, NULL, NULL, NULL};
+    double *pv = NULL;
+    if (unpack_pivots) {
+        CLT__TRY(clt__read_doubles(fn, pivots, &pv));
+        for (int64_t i = 0; i < pivots->numel; i++)
+            if (pv[i] < 1 || pv[i] > (double)m) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: pivots passed to lu_unpack must be between 1 and "
+                                "LU.size(-2) inclusive.Did you properly pass the result of "
+                                "lu_factor?",
+                                fn);
+                goto done;
+            }
+        CLT__TRY(clt__linalg_lu_perm(pivots, m, lu->dtype, p, fn));
+    } else {
+        CLT__TRY(clt_zeros(lu->dev, lu->dtype, 1, (int64_t[]){0}, p));
+    }
+    if (unpack_data) {
+        /* L: the first k columns, unit lower; U: the first k rows, upper */
+        CLT__TRY(clt_narrow(lu, -1, 0, k, &t[0]));
+        CLT__TRY(clt_tril(t[0], -1, &t[1]));
+        CLT__TRY(clt_eye(lu->dev, lu->dtype, m, k, &t[2]));
+        CLT__TRY(clt_add(t[1], t[2], l));
+        CLT__TRY(clt_narrow(lu, -2, 0, k, &t[3]));
+        CLT__TRY(clt_triu(t[3], 0, u));
+    } else {
+        CLT__TRY(clt_zeros(lu->dev, lu->dtype, 1, (int64_t[]){0}, l));
+        CLT__TRY(clt_zeros(lu->dev, lu->dtype, 1, (int64_t[]){0}, u));
+    }
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*p);
+        clt_tensor_free(*l);
+        clt_tensor_free(*u);
+        *p = *l = *u = NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        clt_tensor_free(t[i]);
+    free(pv);
+    return st;
+}
