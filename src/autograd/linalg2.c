@@ -1,6 +1,6 @@
 /* linalg2.c: torch.linalg.eig and eigvals (src/ops/linalg_geev.c, no
- * gradients), and the small functions composed of recorded ops: isin, put
- * and msort. */
+ * gradients), and what is composed of recorded ops: isin, put, msort,
+ * svd_lowrank, pca_lowrank and lu_unpack. */
 #include <stdlib.h>
 #include <string.h>
 
