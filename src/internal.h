@@ -1761,6 +1761,13 @@ clt_status clt__log_softmax_rec(const char *fn, const clt_tensor *a, int dim, cl
 /* t's elements in row-major order as doubles, in a new array (release with
  * free): reads t back, so it waits for the work queued on it. */
 clt_status clt__read_doubles(const char *fn, const clt_tensor *t, double **out);
+
+/* torch.linalg.eig's values [..., n] and (want_vectors) vectors [..., n,
+ * n] of A [..., n, n] (float32, float64, complex64 or complex128: complex64
+ * or complex128 results), computed on the host after a read-back (waits);
+ * no autograd (src/ops/linalg_geev.c). */
+clt_status clt__linalg_eig(const clt_tensor *a, bool want_vectors, clt_tensor **w,
+                           clt_tensor **v, const char *fn);
 /* Stores v (t's element count of doubles, row-major) into t, any view,
  * converted to t's dtype as clt__element_from_double; bumps t's version
  * and waits until the upload no longer needs v. */

@@ -10480,6 +10480,208 @@ def _special2_grad(cfn, x, other, want):
             L.clt_tensor_free(t)
 
 
+# ---- linalg.eig, isin, put, msort, row_stack ---------------------------------
+
+def eig_general():
+    """linalg.eig and eigvals of general real and complex matrices against
+    torch: the values matched one to one (LAPACK's order differs), A V = V
+    diag(w), unit vectors, dtypes and shapes, the refusals; isin, put,
+    msort and row_stack exactly."""
+    proto("clt_linalg_eig", [P, PP, PP])
+    proto("clt_linalg_eigvals", [P, PP])
+    proto("clt_isin", [P, P, C.c_int, C.c_int, PP])
+    proto("clt_put", [P, P, P, C.c_int, PP])
+    proto("clt_msort", [P, PP])
+    proto("clt_row_stack", [C.POINTER(P), C.c_size_t, PP])
+
+    def run(name, fn, ins, nout):
+        keep = []
+        try:
+            ps = [upload(t) for t in ins]
+            keep += ps
+            outs = [P() for _ in range(nout)]
+            st = fn(*ps, *[C.byref(o) for o in outs])
+            if st != 0:
+                fail(name, "cltensor fails (%d: %s)" % (st, L.clt_last_error().decode()))
+                return None
+            keep += outs
+            return [download(o)[0] for o in outs]
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+
+    shapes = [(1, 1), (2, 2), (3, 3), (2, 4, 4), (6, 6), (3, 2, 5, 5), (12, 12), (0, 3, 3),
+              (2, 0, 0)]
+    for dt in (torch.float32, torch.float64, torch.complex64, torch.complex128):
+        single = dt in (torch.float32, torch.complex64)
+        tol = 2e-4 if single else 1e-10
+        for sh in shapes:
+            if dt.is_complex:
+                a = torch.complex(data(sh, torch.float64), data(sh, torch.float64)).to(dt)
+            else:
+                a = data(sh, dt)
+            name = "eig %s %s" % (dt, list(sh))
+            w_t, v_t = torch.linalg.eig(a)
+            got = run(name, lambda p, o1, o2: L.clt_linalg_eig(p, o1, o2), [a], 2)
+            if got is None:
+                continue
+            w, v = got
+            ok(name + " dtype", w.dtype == w_t.numpy().dtype and v.dtype == v_t.numpy().dtype,
+               "%s %s, torch %s" % (w.dtype, v.dtype, w_t.dtype))
+            ok(name + " shape", w.shape == tuple(w_t.shape) and v.shape == tuple(v_t.shape),
+               "%s %s" % (w.shape, v.shape))
+            nb = int(np.prod(sh[:-2]))
+            A = a.to(torch.complex128).numpy().reshape((nb,) + tuple(sh[-2:]))
+            W = w.astype(np.complex128).reshape(nb, sh[-1])
+            V = v.astype(np.complex128).reshape((nb,) + tuple(sh[-2:]))
+            WT = w_t.to(torch.complex128).numpy().reshape(nb, sh[-1])
+            scale = max(1.0, float(np.abs(A).max()) if A.size else 1.0)
+            bad = []
+            for b in range(A.shape[0]):
+                used = set()
+                for x in WT[b]:
+                    j = min((j for j in range(len(W[b])) if j not in used),
+                            key=lambda j: abs(W[b][j] - x))
+                    used.add(j)
+                    if abs(W[b][j] - x) > tol * 10 * scale * sh[-1]:
+                        bad.append("value %s vs torch %s" % (W[b][j], x))
+                r = A[b] @ V[b] - V[b] * W[b][None, :]
+                if r.size and np.abs(r).max() > tol * scale * sh[-1]:
+                    bad.append("residual %g" % np.abs(r).max())
+                nrm = np.linalg.norm(V[b], axis=0)
+                if nrm.size and np.abs(nrm - 1).max() > tol * sh[-1]:
+                    bad.append("norms %s" % nrm)
+            ok(name + " values and vectors", not bad, "; ".join(bad[:3]))
+            got = run(name, lambda p, o: L.clt_linalg_eigvals(p, o), [a], 1)
+            if got is not None:
+                ok("eigvals %s %s" % (dt, list(sh)), np.array_equal(got[0], w),
+                   "eigvals differs from eig's values")
+    # refusals where torch refuses
+    for name, a, needle in (("not square", torch.zeros(2, 3), "square"),
+                            ("1-D", torch.zeros(3), "2 dimensions"),
+                            ("int", torch.zeros(2, 2, dtype=torch.int64), "floating point"),
+                            ("nan", torch.tensor([[1.0, float("nan")], [0.0, 1.0]]), "NaN")):
+        try:
+            torch.linalg.eig(a)
+            torch_ok = True
+        except RuntimeError:
+            torch_ok = False
+        keep = []
+        try:
+            p = upload(a)
+            keep.append(p)
+            o1, o2 = P(), P()
+            st = L.clt_linalg_eig(p, C.byref(o1), C.byref(o2))
+            msg = L.clt_last_error().decode()
+            ok("eig refuses %s" % name, not torch_ok and st != 0 and needle in msg
+               and o1.value is None and o2.value is None, "status %d: %s" % (st, msg))
+        finally:
+            for q in keep:
+                L.clt_tensor_free(q)
+    # isin: dtypes mixed as torch promotes them
+    cases = [(torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([2, 5, 9])),
+             (torch.tensor([1.5, float("nan"), 0.0, -0.0, 2.0]),
+              torch.tensor([[0.0, float("nan")], [2.0, 7.0]])),
+             (torch.tensor([1, 2, 3], dtype=torch.int32), torch.tensor([2.0, 3.5])),
+             (torch.tensor([1, 2], dtype=torch.uint8), torch.tensor([2])),
+             (data((4, 5), torch.int64), data((7,), torch.int64)),
+             (torch.tensor([1.0, 2.0]), torch.zeros(0)),
+             (torch.zeros(0, 3), torch.tensor([1.0]))]
+    for i, (e, t) in enumerate(cases):
+        for au in (0, 1):
+            for inv in (0, 1):
+                name = "isin case %d unique=%d invert=%d" % (i, au, inv)
+                want = torch.isin(e, t, assume_unique=bool(au), invert=bool(inv)).numpy()
+                got = run(name, lambda p, q, o: L.clt_isin(p, q, au, inv, o), [e, t], 1)
+                if got is not None:
+                    ok(name, got[0].dtype == want.dtype and np.array_equal(got[0], want),
+                       "%s, torch %s" % (got[0], want))
+    # put: negative indices; repeated places only with accumulate (torch:
+    # undefined order otherwise)
+    for dt in (torch.float32, torch.float64, torch.int64):
+        base = data((3, 4), dt)
+        for acc in (0, 1):
+            idx = torch.tensor([0, -1, 5, 11, 2]) if not acc else torch.tensor([[0, -1], [0, 3]])
+            src = data(tuple(idx.shape), dt)
+            name = "put %s accumulate=%d" % (dt, acc)
+            want = torch.put(base, idx, src, accumulate=bool(acc)).numpy()
+            got = run(name, lambda p, q, r, o: L.clt_put(p, q, r, acc, o), [base, idx, src], 1)
+            if got is not None:
+                ok(name, np.array_equal(got[0], want), "%s, torch %s" % (got[0], want))
+    for dt in (torch.float32, torch.float64, torch.int32, torch.int64):
+        for sh in ((5,), (4, 3), (3, 2, 4), (0, 2)):
+            a = data(sh, dt)
+            name = "msort %s %s" % (dt, list(sh))
+            want = torch.msort(a).numpy()
+            got = run(name, lambda p, o: L.clt_msort(p, o), [a], 1)
+            if got is not None:
+                ok(name, np.array_equal(got[0], want), "%s, torch %s" % (got[0], want))
+    # svd_lowrank and pca_lowrank on matrices of rank 2: torch's values,
+    # whatever the random draws, and U diag(S) V^T = A (less its mean)
+    proto("clt_svd_lowrank", [P, C.c_int64, C.c_int64, P, P, PP, PP, PP])
+    proto("clt_pca_lowrank", [P, C.c_int64, C.c_int, C.c_int64, P, PP, PP, PP])
+    for dt in FLOATS:
+        for sh in ((8, 5), (5, 8), (2, 6, 6), (3, 9, 4)):
+            x = torch.randn(sh[:-1] + (2,), generator=G, dtype=torch.float64)
+            y = torch.randn(sh[:-2] + (2, sh[-1]), generator=G, dtype=torch.float64)
+            a = (x @ y).to(dt)
+            tol = 1e-3 if dt == torch.float32 else 1e-9
+            for kind in ("svd", "pca"):
+                name = "%s_lowrank %s %s" % (kind, dt, list(sh))
+                if kind == "svd":
+                    _, s_t, _ = torch.svd_lowrank(a, q=4, niter=2)
+                    want = a
+                    fn = lambda p, o1, o2, o3: L.clt_svd_lowrank(p, 4, 2, None, None, o1, o2, o3)
+                else:
+                    _, s_t, _ = torch.pca_lowrank(a, q=None, center=True, niter=2)
+                    want = a - a.mean(dim=-2, keepdim=True)
+                    fn = lambda p, o1, o2, o3: L.clt_pca_lowrank(p, -1, 1, 2, None, o1, o2, o3)
+                got = run(name, fn, [a], 3)
+                if got is None:
+                    continue
+                u, s_, v = got
+                ok(name + " shapes", s_.shape == tuple(s_t.shape), "%s, torch %s" % (
+                    s_.shape, tuple(s_t.shape)))
+                sc = float(s_t.abs().max())
+                ok(name + " values", np.abs(s_ - s_t.numpy()).max() <= tol * sc,
+                   "%s, torch %s" % (s_, s_t))
+                rec = (u * s_[..., None, :]) @ np.swapaxes(v, -1, -2)
+                ok(name + " U S V^T", np.abs(rec - want.numpy()).max() <= tol * sc,
+                   "off by %g" % np.abs(rec - want.numpy()).max())
+    # lu_unpack of torch's own factors: P, L and U exactly
+    proto("clt_lu_unpack", [P, P, C.c_int, C.c_int, PP, PP, PP])
+    for dt in FLOATS:
+        for sh in ((4, 4), (5, 3), (3, 5), (2, 3, 3), (0, 2, 2)):
+            LU, piv = torch.linalg.lu_factor(data(sh, dt))
+            for ud, up in ((1, 1), (1, 0), (0, 1)):
+                name = "lu_unpack %s %s data=%d pivots=%d" % (dt, list(sh), ud, up)
+                want = torch.lu_unpack(LU, piv, unpack_data=bool(ud), unpack_pivots=bool(up))
+                got = run(name, lambda p, q, o1, o2, o3: L.clt_lu_unpack(p, q, ud, up, o1, o2,
+                                                                         o3), [LU, piv], 3)
+                if got is not None:
+                    ok(name, all(g.shape == tuple(w.shape) and np.array_equal(g, w.numpy())
+                                 for g, w in zip(got, want)),
+                       "%s, torch %s" % (got, want))
+    for shs in (((3,), (2, 3)), ((2, 2), (1, 2), (3, 2)), ((4,), (4,))):
+        ts = [data(sh, torch.float32) for sh in shs]
+        name = "row_stack %s" % (shs,)
+        want = torch.row_stack(ts).numpy()
+        keep = []
+        try:
+            ps = [upload(t) for t in ts]
+            keep += ps
+            arr = (P * len(ps))(*[q.value for q in ps])
+            o = P()
+            st = L.clt_row_stack(arr, len(ps), C.byref(o))
+            ok(name + " status", st == 0, L.clt_last_error().decode())
+            if st == 0:
+                keep.append(o)
+                ok(name, np.array_equal(download(o)[0], want), "")
+        finally:
+            for q in keep:
+                L.clt_tensor_free(q)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -10515,7 +10717,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2]
+                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

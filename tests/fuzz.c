@@ -8705,6 +8705,197 @@ static void op_complexgrad(fz *f)
         tfree(f, leaf, 0);
 }
 
+/* ---- linalg.eig and eigvals, isin, put, msort, row_stack ------------------------------ */
+
+static void op_linalg2(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *x = NULL, *y = NULL, *idx = NULL;
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+    int made = 0;
+    if (chance(f, 60)) { /* small square batches, real or complex, odd values sometimes */
+        int64_t n = (int64_t)pick(f, 6);
+        int64_t shape[3] = {(int64_t)pick(f, 3), n, chance(f, 90) ? n : n + 1};
+        int nd = chance(f, 70) ? 2 : 3;
+        const int64_t *sp = nd == 2 ? shape + 1 : shape;
+        static const double odd[] = {1e30, -1e-30, NAN, INFINITY, -0.0};
+        double vals[2 * 60];
+        float fv[2 * 60];
+        for (int i = 0; i < 2 * 60; i++) {
+            vals[i] = chance(f, 98) ? (double)((int)pick(f, 17) - 8) / 4 : odd[pick(f, 5)];
+            fv[i] = (float)vals[i];
+        }
+        clt_dtype dt = chance(f, 40) ? (chance(f, 50) ? CLT_COMPLEX64 : CLT_COMPLEX128)
+                       : chance(f, 90) ? (chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32)
+                                       : rand_dtype(f);
+        const void *host = dt == CLT_COMPLEX64 || dt == CLT_FLOAT32 ? (const void *)fv
+                           : dt == CLT_COMPLEX128 || dt == CLT_FLOAT64 ? (const void *)vals
+                                                                         : NULL;
+        if (host == NULL) {
+            x = SENT;
+            CALL("clt_zeros", clt_zeros(d, dt, nd, sp, &x));
+        } else {
+            x = SENT;
+            CALL("clt_tensor_from_host", clt_tensor_from_host(d, dt, nd, sp, host, &x));
+        }
+        if (!outcome(f, st, x))
+            return;
+        made = 1;
+    } else {
+        x = rt(f);
+        if (x && clt_tensor_numel(x) > 4096) /* the host QR is O(n^3) a matrix */
+            x = NULL;
+    }
+    int nd = x ? clt_tensor_ndim(x) : 0;
+    switch (pick(f, 7)) {
+    case 0: {
+        CALL("clt_linalg_eig", clt_linalg_eig(x, op, op2));
+        if (two_outcome(f, st, op, out, op2, out2)) {
+            if (!x || nd < 2)
+                die(f, "clt_linalg_eig succeeded on a NULL or %d-dim operand", nd);
+            /* x may be a slot's tensor that keeping out evicts */
+            int64_t sh[CLT_MAX_DIMS];
+            memcpy(sh, clt_tensor_shape(x), sizeof *sh * (size_t)nd);
+            clt_device *dv = clt_tensor_device(x);
+            clt_dtype dt = clt_tensor_dtype(x);
+            clt_dtype want = dt == CLT_FLOAT32 || dt == CLT_COMPLEX64   ? CLT_COMPLEX64
+                             : dt == CLT_FLOAT64 || dt == CLT_COMPLEX128 ? CLT_COMPLEX128
+                                                                          : CLT_DTYPE_COUNT;
+            if (want == CLT_DTYPE_COUNT || sh[nd - 1] != sh[nd - 2])
+                die(f, "clt_linalg_eig succeeded on a %s non-square or integer operand",
+                    clt_dtype_name(dt));
+            keep_result(f, out, nd - 1, sh, want, dv);
+            keep_result(f, out2, nd, sh, want, dv);
+        }
+        break;
+    }
+    case 1:
+        CALL("clt_linalg_eigvals", clt_linalg_eigvals(x, op));
+        if (result(f, st, op, out)) {
+            if (!x || nd < 2)
+                die(f, "clt_linalg_eigvals succeeded on a NULL or %d-dim operand", nd);
+            keep_result(f, out, nd - 1, clt_tensor_shape(x), CLT_DTYPE_COUNT,
+                        clt_tensor_device(x));
+        }
+        break;
+    case 2: {
+        y = rt(f);
+        if (x && y && (double)clt_tensor_numel(x) * (double)clt_tensor_numel(y) > 1e6)
+            y = NULL;
+        CALL("clt_isin", clt_isin(x, y, (int)pick(f, 2), (int)pick(f, 2), op));
+        if (result(f, st, op, out)) {
+            if (!x || !y)
+                die(f, "clt_isin succeeded on a NULL operand");
+            keep_result(f, out, nd, clt_tensor_shape(x), CLT_BOOL, clt_tensor_device(x));
+        }
+        break;
+    }
+    case 3: {
+        int64_t k = (int64_t)pick(f, 5);
+        int64_t hi = x ? clt_tensor_numel(x) : 4;
+        if (chance(f, 90)) {
+            idx = make_index(f, x, 1, &k, hi);
+            made |= 4;
+        } else {
+            idx = rt(f);
+        }
+        y = rt(f);
+        if (chance(f, 70) && x) {
+            y = SENT;
+            CALL("clt_full", clt_full(clt_tensor_device(x), clt_tensor_dtype(x), 1, &k, 1.5, &y));
+            if (!outcome(f, st, y))
+                y = NULL;
+            else
+                made |= 2;
+        }
+        CALL("clt_put", clt_put(x, idx, y, (int)pick(f, 2), op));
+        if (result(f, st, op, out)) {
+            if (!x)
+                die(f, "clt_put succeeded on a NULL tensor");
+            keep_result(f, out, nd, clt_tensor_shape(x), clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        }
+        break;
+    }
+    case 4:
+        CALL("clt_msort", clt_msort(x, op));
+        if (result(f, st, op, out)) {
+            if (!x)
+                die(f, "clt_msort succeeded on a NULL tensor");
+            keep_result(f, out, nd, clt_tensor_shape(x), clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        }
+        break;
+    case 5: {
+        clt_tensor *out3 = SENT, **op3 = OUTP(f, &out3), *own[2] = {NULL, NULL};
+        int64_t q = chance(f, 90) ? (int64_t)pick(f, 5) : (int64_t)pick(f, 20) - 10;
+        int64_t niter = chance(f, 90) ? (int64_t)pick(f, 3) : -1;
+        if (chance(f, 50)) {
+            y = chance(f, 80) ? NULL : rt(f);
+            CALL("clt_svd_lowrank", clt_svd_lowrank(x, q, niter, y, f->gen, op, op2, op3));
+        } else if (chance(f, 40)) {
+            /* pivots: sometimes lu_factor's own, else any tensor */
+            clt_tensor *lu = SENT, *piv = SENT;
+            y = NULL;
+            if (x && chance(f, 70)) {
+                CALL("clt_linalg_lu_factor", clt_linalg_lu_factor(x, &lu, &piv));
+                if (!two_outcome(f, st, &lu, lu, &piv, piv))
+                    lu = piv = NULL;
+            } else {
+                lu = x;
+                piv = rt(f);
+            }
+            CALL("clt_lu_unpack", clt_lu_unpack(lu, piv, (int)pick(f, 2), (int)pick(f, 2), op,
+                                                op2, op3));
+            if (lu != x) {
+                own[0] = lu;
+                own[1] = piv;
+            }
+        } else {
+            CALL("clt_pca_lowrank",
+                 clt_pca_lowrank(x, q, (int)pick(f, 2), niter, f->gen, op, op2, op3));
+        }
+        capture_check(f);
+        if (st == CLT_OK) {
+            if (!op || !op2 || !op3)
+                die(f, "CLT_OK with a NULL out-pointer");
+            if (!x || nd < 2)
+                die(f, "%s succeeded on a NULL or %d-dim operand", f->call, nd);
+            outcome(f, st, out);
+            outcome(f, st, out2);
+            outcome(f, st, out3);
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            keep_result(f, out2, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            keep_result(f, out3, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        } else {
+            check_error(f, st);
+            if ((op && out) || (op2 && out2) || (op3 && out3))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+        }
+        tfree(f, own[0], 0);
+        tfree(f, own[1], 0);
+        y = NULL;
+        break;
+    }
+    default: {
+        const clt_tensor *ts[3] = {x, rt(f), rt(f)};
+        CALL("clt_row_stack", clt_row_stack(ts, pick(f, 4), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    }
+    }
+    if (out2 != SENT && out2 && !op2)
+        die(f, "an output through a NULL pointer");
+    if (made & 2)
+        tfree(f, y, 0);
+    if (made & 4)
+        tfree(f, idx, 0);
+    if (made & 1)
+        tfree(f, x, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -8752,6 +8943,7 @@ static struct {
     {"pool2", op_pool2, 3},
     {"complexgrad", op_complexgrad, 3},
     {"special2", op_special2, 3},
+    {"linalg2", op_linalg2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -3845,6 +3845,15 @@ for name, tfn, mks, spread, ins, wrt in kls:
     cfn = dist_c(mks, what) if spread is None else \
         (lambda *x, mks=mks, spread=spread: dist_c(mks, what)(*spread(*x)))
     case("kl_divergence %s" % name, tfn, cfn, ins, wrt=wrt)
+# torch.put (repeated places only with accumulate) and torch.msort
+proto("clt_put", [P, P, P, C.c_int, PP])
+proto("clt_msort", [P, PP])
+for acc_, ix_ in ((0, np.array([[0, -1], [5, 2]])), (1, np.array([[0, -1], [0, 11]]))):
+    case("put accumulate=%d" % acc_,
+         lambda t, i, s, a=acc_: torch.put(t, i, s, accumulate=bool(a)),
+         lambda t, i, s, a=acc_: call("clt_put", t, i, s, a),
+         [rng.standard_normal((3, 4)), ix_, rng.standard_normal((2, 2))], wrt=[0, 2])
+case("msort", torch.msort, lambda x: call("clt_msort", x), [rng.standard_normal((5, 3))])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

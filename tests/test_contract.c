@@ -239,6 +239,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_frac, T, clt_frac(f->i32, &o->t))                                                  \
     X(clt_reciprocal, T, clt_reciprocal(NULL, &o->t))                                        \
     X(clt_isnan, T, clt_isnan(NULL, &o->t))                                                  \
+    X(clt_isin, T, clt_isin(f->f, f->f2, 0, 0, &o->t))                                       \
     X(clt_isinf, T, clt_isinf(NULL, &o->t))                                                  \
     X(clt_isfinite, T, clt_isfinite(NULL, &o->t))                                            \
     X(clt_logical_and, T, clt_logical_and(NULL, f->f, &o->t))                                \
@@ -299,6 +300,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumsum, T, clt_cumsum(f->bl, -3, &o->t))                                           \
     X(clt_sort, T | T2, clt_sort(f->f, 2, 0, &o->t, &o->t2))                                 \
     X(clt_argsort, T, clt_argsort(NULL, 0, 1, &o->t))                                        \
+    X(clt_msort, T, clt_msort(NULL, &o->t))                                                  \
     X(clt_topk, T | T2, clt_topk(f->f, 4, 1, 1, 1, &o->t, &o->t2))                           \
     X(clt_any, T, clt_any(NULL, &o->t))                                                      \
     X(clt_all, T, clt_all(NULL, &o->t))                                                      \
@@ -580,6 +582,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_index_fill, T, clt_index_fill(f->f, 0, f->f, 0, &o->t))                            \
     X(clt_index_copy, T, clt_index_copy(f->f, 0, f->f, f->f, &o->t))                         \
     X(clt_index_put, T, clt_index_put(f->f, f->cpair, 2, f->f2, 0, &o->t))                   \
+    X(clt_put, T, clt_put(f->f, f->f, f->f, 0, &o->t))                                       \
     X(clt_scatter_reduce, T, clt_scatter_reduce(f->f, 0, f->f, f->f, "sum", 1, &o->t))       \
     X(clt_masked_select, T, clt_masked_select(f->f, f->f, &o->t))                            \
     X(clt_masked_scatter, T, clt_masked_scatter(f->f, f->bl, f->i32, &o->t))                 \
@@ -773,6 +776,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_feature_alpha_dropout_layer(1.5, f->gen, &o->m))                                   \
     X(clt_linalg_eigh, T | T2, clt_linalg_eigh(f->f, NULL, &o->t, &o->t2))                   \
     X(clt_linalg_eigvalsh, T, clt_linalg_eigvalsh(f->i32, "L", &o->t))                        \
+    X(clt_linalg_eig, T | T2, clt_linalg_eig(f->f, &o->t, &o->t2))                           \
+    X(clt_linalg_eigvals, T, clt_linalg_eigvals(f->i32, &o->t))                              \
+    X(clt_lu_unpack, T | T2 | T3, clt_lu_unpack(f->f, f->f, 1, 1, &o->t, &o->t2, &o->t3))    \
+    X(clt_svd_lowrank, T | T2 | T3, clt_svd_lowrank(f->i32, 2, 1, NULL, NULL, &o->t, &o->t2, &o->t3))\
+    X(clt_pca_lowrank, T | T2 | T3, clt_pca_lowrank(f->f, 9, 1, 1, NULL, &o->t, &o->t2, &o->t3))\
     X(clt_linalg_svd, T | T2 | T3, clt_linalg_svd(f->i32, 0, &o->t, &o->t2, &o->t3))          \
     X(clt_linalg_svdvals, T, clt_linalg_svdvals(f->e, &o->t))                                 \
     X(clt_svd, T | T2 | T3, clt_svd(f->bl, 1, 1, &o->t, &o->t2, &o->t3))                      \
@@ -1029,6 +1037,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_dsplit_indices, LIST | N, clt_dsplit_indices(f->f, sh5, 1, &o->list, &o->n))       \
     X(clt_hstack, T, clt_hstack(f->cpair, 2, &o->t))                                         \
     X(clt_vstack, T, clt_vstack(f->cpair, 0, &o->t))                                         \
+    X(clt_row_stack, T, clt_row_stack(f->cpair, 0, &o->t))                                   \
     X(clt_dstack, T, clt_dstack(f->cpair, 2, &o->t))                                         \
     X(clt_column_stack, T, clt_column_stack(f->cpair, 2, &o->t))                             \
     X(clt_rot90, T, clt_rot90(f->f, 1, 0, 0, &o->t))                                         \

@@ -274,6 +274,20 @@ CLT_API clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor
 CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
                                    const clt_tensor *src);
 
+/* torch.put(t, index, source, accumulate): a copy of t with the elements
+ * at index (int64, any shape, into t flattened; negative counts from the
+ * end) set to source's (same number of elements, t's dtype), or with
+ * accumulate non-zero source added there (repeated places add up).
+ * Composed of reshapes and clt_index_put, whose checks of the indices and
+ * order for repeated places it has; gradients for t and source through
+ * them (grad_fn ViewBackward0 over IndexPutBackward0; torch: PutBackward0).
+ * index not int64 or source of another dtype: CLT_ERR_DTYPE_MISMATCH;
+ * counts that differ: CLT_ERR_SHAPE_MISMATCH; an index into an empty t:
+ * CLT_ERR_INDEX_OUT_OF_RANGE (torch's messages).  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_put(const clt_tensor *t, const clt_tensor *index, const clt_tensor *source,
+                           int accumulate, clt_tensor **out);
+
 /* torch.index_put(t, indices, values, accumulate), t[indices] = values in
  * Python: the n entries indices[0..n) index t's dimensions in turn, from
  * the first.

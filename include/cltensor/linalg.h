@@ -6,6 +6,7 @@
 #define CLTENSOR_LINALG_H
 
 #include <cltensor/tensor.h>
+#include <cltensor/random.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -267,6 +268,64 @@ CLT_API clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_te
  * value is the Rayleigh quotient of its vector; they are kept only when A
  * requires grad, for the gradient V diag(g) V^T). */
 CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor **out);
+
+/* torch.linalg.eig(A): *eigenvalues [..., n] and *eigenvectors [..., n, n]
+ * (columns, A V = V diag(w)) of general square matrices A [..., n, n],
+ * float32, float64, complex64 or complex128; the results are complex64
+ * (float32, complex64 input) or complex128.  Computed on the host in
+ * complex double arithmetic after reading A back (waits): Householder
+ * reduction to Hessenberg form, shifted QR (Wilkinson's shifts) to a Schur
+ * form, back substitution, as LAPACK's geev without its balancing; so a
+ * real matrix's real eigenvalues may carry an imaginary part near eps |A|
+ * and its conjugate pairs may differ in the last bits.  The order of the
+ * values is the Schur form's (LAPACK's may differ: compare sorted).  Each
+ * vector has norm 1 and its largest component (the first of equal ones)
+ * real and positive, as zgeev's; dgeev (torch on real input) may give a
+ * vector the opposite sign.  Errors as torch's: fewer than 2 dims or
+ * matrices not square CLT_ERR_INVALID_ARGUMENT; another dtype
+ * CLT_ERR_DTYPE_UNSUPPORTED ("Expected a floating point or complex tensor
+ * as input"); inf or NaN in A "torch.linalg.eig: input tensor should not
+ * contain infs or NaNs." (CLT_ERR_INVALID_ARGUMENT); no convergence
+ * within 30 max(10, n) steps for a value CLT_ERR_INVALID_ARGUMENT.  No
+ * gradient: A requiring grad (in grad mode) is refused with
+ * CLT_ERR_INVALID_ARGUMENT (torch has linalg_eig_backward).  New tensors:
+ * release each with clt_tensor_free; on failure both are NULL. */
+CLT_API clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
+                                  clt_tensor **eigenvectors);
+
+/* torch.linalg.eigvals(A): clt_linalg_eig's eigenvalues only (the vectors
+ * are not formed), the same values, errors and refusal of gradients.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out);
+
+/* torch.svd_lowrank(A, q, niter, M): an approximate truncated SVD A - M ~
+ * U diag(S) V^T of float32 or float64 A [..., m, n] by torch 1.13's
+ * randomized range finder (Halko et al.): R [n', q] standard normal from
+ * gen (NULL: the default generator; clt_randn), Q = qr(A R).Q refined by
+ * niter power iterations Q = qr(A^T Q).Q, Q = qr(A Q).Q, then the SVD of
+ * Q^T A (or, where m < n or n > q, the same for A^T, as torch does).  *u
+ * [..., m, k], *s [..., k], *v [..., n, k] (V, not Vh; a transposed view
+ * where it comes from Vh), k <= min(q, m, n).  M: NULL or a tensor of A's
+ * dtype that broadcasts to A's shape, taken off A first.  Exact for a
+ * matrix of rank <= q; the values depend on the generator, not on
+ * torch's.  Composed of recorded randn, matmul, qr and svd, so gradients
+ * come through them (torch's too).  q or niter negative
+ * CLT_ERR_INVALID_ARGUMENT; another dtype CLT_ERR_DTYPE_UNSUPPORTED; M
+ * that does not broadcast CLT_ERR_SHAPE_MISMATCH.  New tensors: release
+ * each with clt_tensor_free; on failure all three are NULL. */
+CLT_API clt_status clt_svd_lowrank(const clt_tensor *a, int64_t q, int64_t niter,
+                                   const clt_tensor *m, clt_generator *gen, clt_tensor **u,
+                                   clt_tensor **s, clt_tensor **v);
+
+/* torch.pca_lowrank(A, q, center, niter): clt_svd_lowrank of A less its
+ * column means (mean over dim -2, when center is non-zero) with q
+ * negative meaning torch's None, min(6, m, n); q above min(m, n):
+ * "q(=7) must be non-negative integer and not greater than min(m, n)=5"
+ * (CLT_ERR_INVALID_ARGUMENT).  Outputs, errors and ownership as
+ * clt_svd_lowrank's. */
+CLT_API clt_status clt_pca_lowrank(const clt_tensor *a, int64_t q, int center, int64_t niter,
+                                   clt_generator *gen, clt_tensor **u, clt_tensor **s,
+                                   clt_tensor **v);
 
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
  * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and
@@ -544,6 +603,20 @@ CLT_API clt_status clt_linalg_lu_factor(const clt_tensor *a, clt_tensor **lu,
  * torch's one), torch's formulas for square, wide and tall A; p has
  * none. */
 CLT_API clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l,
+                                 clt_tensor **u);
+
+/* torch.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots): from
+ * clt_linalg_lu_factor's LU [..., m, n] and pivots (int32 [..., j], j <=
+ * m, LU's batch dims; CLT_ERR_DTYPE_MISMATCH, CLT_ERR_SHAPE_MISMATCH), *p
+ * [..., m, m] (LU's dtype; read back to check each pivot is in [1, m],
+ * torch's message otherwise, CLT_ERR_INVALID_ARGUMENT: waits), *l [..., m,
+ * k] unit lower and *u [..., k, n] upper, k = min(m, n).  With
+ * unpack_pivots 0, *p is an empty [0] tensor; with unpack_data 0, *l and
+ * *u are, as torch's.  L and U are recorded narrows, tril/triu and a sum,
+ * so gradients reach LU through them (torch: LuUnpackBackward0).  New
+ * tensors: release each with clt_tensor_free; on failure all are NULL. */
+CLT_API clt_status clt_lu_unpack(const clt_tensor *lu, const clt_tensor *pivots, int unpack_data,
+                                 int unpack_pivots, clt_tensor **p, clt_tensor **l,
                                  clt_tensor **u);
 
 /* torch.linalg.lu_solve(LU, pivots, B, left=, adjoint=): X with A X = B

@@ -384,6 +384,17 @@ CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_isnan(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_isinf(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_isfinite(const clt_tensor *a, clt_tensor **out);
+/* torch.isin(elements, test_elements, assume_unique=, invert=): a bool
+ * tensor of elements' shape, true where the element equals one of
+ * test_elements (any shape), compared in the promoted dtype as clt_eq
+ * (NaN matches nothing); invert non-zero negates it.  assume_unique is a
+ * hint only (the result is the same).  Each element is compared with
+ * every test element (memory for numel(elements) x numel(test_elements)
+ * flags).  Bool or complex operands: CLT_ERR_DTYPE_UNSUPPORTED (torch
+ * refuses both).  No gradient.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_isin(const clt_tensor *elements, const clt_tensor *test_elements,
+                            int assume_unique, int invert, clt_tensor **out);
 /* torch.logical_and, torch.logical_or and torch.logical_xor: bool tensors,
  * any dtypes, shapes broadcast; each operand is true where it is nonzero
  * (NaN is true), after both are converted to their promoted dtype as for

@@ -129,6 +129,9 @@ CLT_API clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt
  * release each with clt_tensor_free. */
 CLT_API clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_tensor **values,
                             clt_tensor **indices);
+/* torch.msort(t): clt_sort's values along dim 0, ascending (SortBackward0
+ * for the gradient).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_msort(const clt_tensor *t, clt_tensor **out);
 /* The indices of clt_sort, like torch.argsort(a, dim, descending) with the
  * stable order.  Not differentiable.  New tensor: release with
  * clt_tensor_free. */

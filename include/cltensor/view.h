@@ -338,6 +338,9 @@ CLT_API clt_status clt_dsplit_indices(const clt_tensor *t, const int64_t *indice
 CLT_API clt_status clt_hstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
 CLT_API clt_status clt_vstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
 CLT_API clt_status clt_dstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+/* torch.row_stack: clt_vstack under its other name (its messages name
+ * clt_row_stack).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_row_stack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
 CLT_API clt_status clt_column_stack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
 
 /* Like torch.rot90(t, k, [dim0, dim1]): t rotated k times by 90 degrees

@@ -574,6 +574,11 @@ clt_status clt_vstack(const clt_tensor *const *ts, size_t n, clt_tensor **out)
     return join(VSTACK, ts, n, out, "clt_vstack");
 }
 
+clt_status clt_row_stack(const clt_tensor *const *ts, size_t n, clt_tensor **out)
+{
+    return join(VSTACK, ts, n, out, "clt_row_stack");
+}
+
 clt_status clt_dstack(const clt_tensor *const *ts, size_t n, clt_tensor **out)
 {
     return join(DSTACK, ts, n, out, "clt_dstack");
