@@ -9620,6 +9620,191 @@ def fft():
               [data((3, 4), torch.int32)])
 
 
+# ---- nn2: packed sequences and the recurrent layers over them -------------------
+
+def _nn2_protos():
+    _rnn_protos()
+    proto("clt_pack_padded_sequence", [P, I64P, C.c_size_t, C.c_int, C.c_int, PP, PP, PP, PP])
+    proto("clt_pack_sequence", [C.POINTER(P), C.c_size_t, C.c_int, PP, PP, PP, PP])
+    proto("clt_pad_packed_sequence", [P, P, P, P, C.c_int, C.c_double, C.c_int64, PP, PP])
+    proto("clt_lstm_forward_packed", [P, P, P, P, P, P, P, PP, PP, PP])
+    proto("clt_rnn_forward_packed", [P, P, P, P, P, P, PP, PP])
+    proto("clt_gru_forward_packed", [P, P, P, P, P, P, PP, PP])
+
+
+def _nn2_same(name, exp, q, tol="ew"):
+    """exp (a torch tensor or None) against the cltensor tensor q (or NULL)."""
+    if exp is None or not q:
+        return ok(name, exp is None and not q, "torch %s, cltensor %s" % (
+            "None" if exp is None else "a tensor", "NULL" if not q else "a tensor"))
+    got, shape, _ = download(q)
+    if tuple(exp.shape) != shape:
+        return fail(name, "shape: torch %s, cltensor %s" % (list(exp.shape), list(shape)))
+    if exp.dtype in (torch.int64, torch.int32):
+        return ok(name, np.array_equal(got, exp.numpy()), "%s / %s" % (got, exp.numpy()))
+    if compare_values(name, exp, got, tol, False) is True:
+        ok(name, True)
+
+
+def nn2():
+    """torch.nn.utils.rnn's pack_padded_sequence, pack_sequence and
+    pad_packed_sequence (all four tensors, both layouts, sorted or not,
+    total_length), and nn.RNN, LSTM and GRU over a PackedSequence (output
+    data, h_n, c_n) with torch's weights through safetensors."""
+    import tempfile
+    from torch.nn.utils import rnn as R
+    _nn2_protos()
+    torch.manual_seed(11)
+    for bf in (0, 1):
+        for lengths, sort in (([4, 2, 4, 1], 0), ([4, 3, 3, 1], 1), ([2, 5, 1, 5, 3], 0),
+                              ([1], 1), ([3, 3], 0)):
+            T, B = max(lengths) + (1 if bf else 0), len(lengths)
+            x = data((B, T, 3) if bf else (T, B, 3), torch.float32)
+            name = "pack_padded bf=%d lengths=%s sorted=%d" % (bf, lengths, sort)
+            exp = R.pack_padded_sequence(x, torch.tensor(lengths), batch_first=bool(bf),
+                                         enforce_sorted=bool(sort))
+            keep = []
+            try:
+                xp = upload(x)
+                keep.append(xp)
+                outs = [P() for _ in range(4)]
+                ln = (C.c_int64 * B)(*lengths)
+                st = L.clt_pack_padded_sequence(xp, ln, B, bf, sort, *[C.byref(q) for q in outs])
+                if st:
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep += outs
+                for what, e, q in zip(("data", "batch_sizes", "sorted", "unsorted"), exp, outs):
+                    _nn2_same(name + " " + what, e, q)
+                for tl in (-1, T + 2):
+                    for pv in (0.0, -2.5):
+                        pad_e, len_e = R.pad_packed_sequence(exp, batch_first=bool(bf),
+                                                             padding_value=pv,
+                                                             total_length=None if tl < 0 else tl)
+                        o, ol = P(), P()
+                        st = L.clt_pad_packed_sequence(outs[0], outs[1], outs[2], outs[3], bf, pv,
+                                                       tl, C.byref(o), C.byref(ol))
+                        n2 = "pad_packed bf=%d lengths=%s total_length=%d pad=%g" % (
+                            bf, lengths, tl, pv)
+                        if st:
+                            fail(n2, L.clt_last_error().decode())
+                            continue
+                        keep += [o, ol]
+                        _nn2_same(n2, pad_e, o)
+                        _nn2_same(n2 + " lengths", len_e, ol)
+            finally:
+                for q in keep:
+                    L.clt_tensor_free(q)
+    # pack_sequence of float64 sequences with two trailing dims
+    for sort, lens in ((0, [2, 4, 3]), (1, [4, 4, 1])):
+        seqs = [data((n, 2, 2), torch.float64) for n in lens]
+        exp = R.pack_sequence(seqs, enforce_sorted=bool(sort))
+        keep = []
+        try:
+            ps = [upload(s) for s in seqs]
+            keep += ps
+            arr = (P * len(ps))(*ps)
+            outs = [P() for _ in range(4)]
+            st = L.clt_pack_sequence(arr, len(ps), sort, *[C.byref(q) for q in outs])
+            name = "pack_sequence sorted=%d" % sort
+            if st:
+                fail(name, L.clt_last_error().decode())
+                continue
+            keep += outs
+            for what, e, q in zip(("data", "batch_sizes", "sorted", "unsorted"), exp, outs):
+                _nn2_same(name + " " + what, e, q)
+        finally:
+            for q in keep:
+                L.clt_tensor_free(q)
+    # errors as torch's
+    keep = []
+    try:
+        xp = upload(data((3, 2, 2), torch.float32))
+        keep.append(xp)
+        outs = [P() for _ in range(4)]
+        for lengths, sort, why in (([1, 2], 1, "unsorted lengths"), ([0, 1], 0, "a zero length"),
+                                   ([1, 1, 1], 0, "three lengths for two")):
+            ln = (C.c_int64 * len(lengths))(*lengths)
+            st = L.clt_pack_padded_sequence(xp, ln, len(lengths), 0, sort,
+                                            *[C.byref(q) for q in outs])
+            ok("pack_padded refuses " + why, st != 0 and not any(outs), "status %d" % st)
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
+    # the recurrent layers over packed input
+    try:
+        from safetensors.torch import save_file
+    except Exception as e:  # pragma: no cover
+        return fail("nn2", "cannot import safetensors: %s" % e)
+    tmp = tempfile.mkdtemp(prefix="cltensor-nn2-")
+    path = os.path.join(tmp, "m.safetensors")
+    for kind, nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)):
+        for layers, bidir in ((1, 0), (1, 1), (2, 1), (2, 0)):
+            for given in (0, 1):
+                for lengths, sort in (([5, 2, 4, 1], 0), ([3, 3, 2], 1)):
+                    for dt in ([torch.float32, torch.float64] if layers == 2 and bidir
+                               else [torch.float32]):
+                        _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path,
+                                      save_file)
+    os.unlink(path)
+    os.rmdir(tmp)
+
+
+def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):
+    from torch.nn.utils import rnn as R
+    name = "packed %s%s L=%d bidir=%d h0=%d lengths=%s %s" % (
+        kind, "(%s)" % nl if nl else "", layers, bidir, given, lengths, dn(dt))
+    I, H, B, T = 3, 4, len(lengths), max(lengths)
+    kw = dict(num_layers=layers, bidirectional=bool(bidir))
+    if nl:
+        kw["nonlinearity"] = nl
+    tm = getattr(torch.nn, kind)(I, H, **kw).to(dt)
+    save_file({k: v.float().contiguous() for k, v in tm.state_dict().items()}, path)
+    o = RnnOpts(I, H, layers, 1, 0, 0.0, bidir, 1 if nl == "relu" else 0)
+    m = P()
+    keep = []
+    try:
+        st = getattr(L, "clt_%s_layer" % kind.lower())(DEV, C.byref(o), None, C.byref(m))
+        if st:
+            return fail(name, "layer: %s" % L.clt_last_error())
+        if dt == torch.float64 and L.clt_module_to_dtype(m, F64):
+            return fail(name, "to_dtype: %s" % L.clt_last_error())
+        if L.clt_module_load(m, path.encode()):
+            return fail(name, "load: %s" % L.clt_last_error())
+        D = 2 if bidir else 1
+        x = data((T, B, I), dt, lo=-2, hi=2)
+        packed = R.pack_padded_sequence(x, torch.tensor(lengths), enforce_sorted=bool(sort))
+        h0 = data((D * layers, B, H), dt, lo=-1, hi=1) if given else None
+        c0 = data((D * layers, B, H), dt, lo=-1, hi=1) if given and kind == "LSTM" else None
+        with torch.no_grad():
+            if kind == "LSTM":
+                r = tm(packed, (h0, c0)) if given else tm(packed)
+                exp = [r[0].data, r[1][0], r[1][1]]
+            else:
+                r = tm(packed, h0) if given else tm(packed)
+                exp = [r[0].data, r[1]]
+        pk = [upload(t) if t is not None else None for t in packed]
+        ins = [upload(t) if t is not None else None for t in (h0, c0)]
+        keep += [p for p in pk + ins if p is not None]
+        outs = [P(), P(), P()]
+        if kind == "LSTM":
+            st = L.clt_lstm_forward_packed(m, pk[0], pk[1], pk[2], pk[3], ins[0], ins[1],
+                                           *[C.byref(q) for q in outs])
+        else:
+            st = getattr(L, "clt_%s_forward_packed" % kind.lower())(
+                m, pk[0], pk[1], pk[2], pk[3], ins[0], C.byref(outs[0]), C.byref(outs[1]))
+            outs = outs[:2]
+        if st:
+            return fail(name, "forward: %s" % L.clt_last_error())
+        keep += outs
+        for what, e, q in zip(("output", "h_n", "c_n"), exp, outs):
+            _nn2_same(name + " " + what, e, q, "mm")
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
+        L.clt_module_free(m)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -9654,7 +9839,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft]
+                settings, conv3d, pool3d, misc2, cells, fft, nn2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
