@@ -9731,6 +9731,7 @@ def nn2():
     finally:
         for q in keep:
             L.clt_tensor_free(q)
+    _nn2_gumbel()
     # the recurrent layers over packed input
     try:
         from safetensors.torch import save_file
@@ -9748,6 +9749,63 @@ def nn2():
                                       save_file)
     os.unlink(path)
     os.rmdir(tmp)
+
+
+def _nn2_gumbel():
+    """F.gumbel_softmax with torch's formula over the gumbels -log(e) of
+    the exponentials the library's generator gives (clt_exponential_ from
+    a generator of the same seed)."""
+    proto("clt_gumbel_softmax", [P, C.c_double, C.c_int, C.c_int, P, PP])
+    proto("clt_exponential_", [P, P, C.c_double])
+    F = torch.nn.functional
+    for dt in FLOATS:
+        for shape, dim in (((3, 5), -1), ((2, 3, 4), 1), ((4,), 0), ((2, 1, 3), 0)):
+            for tau in (1.0, 0.3):
+                for hard in (0, 1):
+                    name = "gumbel_softmax %s dim=%d tau=%g hard=%d %s" % (
+                        list(shape), dim, tau, hard, dn(dt))
+                    x = data(shape, dt, lo=-2, hi=2)
+                    keep = []
+                    g1, g2 = P(), P()
+                    try:
+                        L.clt_generator_new(42, C.byref(g1))
+                        L.clt_generator_new(42, C.byref(g2))
+                        xp = upload(x)
+                        keep.append(xp)
+                        e = upload(torch.zeros(shape, dtype=dt))
+                        keep.append(e)
+                        if L.clt_exponential_(e, g2, 1.0):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        ev = torch.from_numpy(download(e)[0])
+                        gum = -ev.log()
+                        y_soft = ((x + gum) / tau).softmax(dim)
+                        if hard:
+                            index = y_soft.max(dim, keepdim=True)[1]
+                            y_hard = torch.zeros_like(x).scatter_(dim, index, 1.0)
+                            exp = y_hard - y_soft.detach() + y_soft
+                        else:
+                            exp = y_soft
+                        o = P()
+                        if L.clt_gumbel_softmax(xp, tau, hard, dim, g1, C.byref(o)):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        keep.append(o)
+                        _nn2_same(name, exp, o)
+                        ok(name + " draws", L.clt_generator_offset(g1) ==
+                           L.clt_generator_offset(g2), "generator offsets differ")
+                    finally:
+                        for q in keep:
+                            L.clt_tensor_free(q)
+                        L.clt_generator_free(g1)
+                        L.clt_generator_free(g2)
+    # errors: torch's dim check, an integer tensor
+    check("gumbel_softmax dim 2 of 2-D", lambda t: F.gumbel_softmax(t, dim=2),
+          lambda p, o: L.clt_gumbel_softmax(p, 1.0, 0, 2, None, o),
+          [data((2, 3), torch.float32)])
+    check("gumbel_softmax int64", lambda t: F.gumbel_softmax(t),
+          lambda p, o: L.clt_gumbel_softmax(p, 1.0, 0, -1, None, o),
+          [data((2, 3), torch.int64)])
 
 
 def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):

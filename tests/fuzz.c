@@ -5165,12 +5165,26 @@ static void op_nnshape(fz *f)
 /* Packed sequences (nn.h): pack_padded_sequence of random lengths (some
  * out of range, sorted or not, in either layout), then pad_packed_sequence
  * with a random total_length, or a recurrent layer's packed forward with
- * random sizes and initial states. */
+ * random sizes and initial states; and gumbel_softmax. */
 static void op_packed(fz *f)
 {
     clt_status st;
     clt_device *dev = rand_dev(f);
     clt_device *d = dev ? dev : f->dev[0];
+    if (chance(f, 20)) { /* F.gumbel_softmax on a slot's tensor */
+        clt_tensor *a = rt(f), *out = SENT;
+        int nd = a ? clt_tensor_ndim(a) : 0;
+        CALL("clt_gumbel_softmax",
+             clt_gumbel_softmax(a, chance(f, 80) ? 0.5 : rand_scalar(f), (int)pick(f, 2),
+                                (int)pick(f, (uint32_t)(2 * nd + 3)) - nd - 1,
+                                chance(f, 50) ? f->gen : NULL, &out));
+        if (outcome(f, st, out)) {
+            expect_meta(f, out, nd, clt_tensor_shape(a), clt_tensor_dtype(a),
+                        clt_tensor_device(a));
+            store(f, out);
+        }
+        return;
+    }
     int64_t B = 1 + (int64_t)pick(f, 4), T = 1 + (int64_t)pick(f, 4), F = 1 + (int64_t)pick(f, 3);
     int bf = (int)pick(f, 2), sorted = (int)pick(f, 2);
     int64_t len[4] = {1, 1, 1, 1};

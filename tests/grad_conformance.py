@@ -3507,5 +3507,53 @@ for _kind, _nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", Non
         for _lens in ([3, 5, 1, 4], [2, 2]):
             nn2_packed_case(_kind, _nl, _layers, _bidir, _lens)
 
+# F.gumbel_softmax over the library's draws (seed 9), soft and straight through
+proto("clt_gumbel_softmax", [P, C.c_double, C.c_int, C.c_int, P, PP])
+proto("clt_exponential_", [P, P, C.c_double])
+proto("clt_generator_new", [C.c_uint64, PP])
+proto("clt_generator_free", [P], None)
+
+
+def _nn2_gen():
+    g = P()
+    assert L.clt_generator_new(9, C.byref(g)) == 0
+    return g
+
+
+def _nn2_gumbels(shape):
+    g = _nn2_gen()
+    L.clt_scope_begin()
+    try:
+        e = up(np.zeros(shape))
+        assert L.clt_exponential_(e, g, 1.0) == 0, L.clt_last_error()
+        return -torch.tensor(down(e, int(np.prod(shape))).reshape(shape)).log()
+    finally:
+        L.clt_scope_end()
+        L.clt_generator_free(g)
+
+
+def _nn2_gumbel_t(x, tau, hard, dim):
+    y = ((x + _nn2_gumbels(tuple(x.shape))) / tau).softmax(dim)
+    if not hard:
+        return y
+    index = y.max(dim, keepdim=True)[1]
+    return torch.zeros_like(x).scatter_(dim, index, 1.0) - y.detach() + y
+
+
+def _nn2_gumbel_c(x, tau, hard, dim):
+    g = _nn2_gen()
+    try:
+        return call("clt_gumbel_softmax", x, C.c_double(tau), hard, dim, g)
+    finally:
+        L.clt_generator_free(g)
+
+
+for _hard in (0, 1):
+    for _tau, _dim in ((1.0, -1), (0.4, 0)):
+        case("nn2 gumbel_softmax tau=%g hard=%d dim=%d" % (_tau, _hard, _dim),
+             lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_t(x, t, h, d),
+             lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_c(x, t, h, d),
+             [rng.standard_normal((3, 4))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -3,6 +3,8 @@
  * layers over packed input against running each sequence alone through
  * the padded forward, gradients against finite differences in float64
  * (gradcheck.h), and the errors. */
+#include <math.h>
+
 #include "gradcheck.h"
 
 static int64_t read_i64(const clt_tensor *t, int64_t k)
@@ -348,4 +350,126 @@ Test(nn2, packed_errors)
     clt_tensor_free(si);
     clt_tensor_free(ui);
     clt_tensor_free(x);
+}
+
+/* ---- gumbel_softmax ------------------------------------------------------------------------- */
+
+typedef struct gumbel_ctx {
+    double tau;
+    int hard, dim;
+} gumbel_ctx;
+
+/* The same draws on every call: a generator of seed 9 made here. */
+static clt_status gumbel_f(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const gumbel_ctx *c = ctx;
+    clt_generator *g = NULL;
+    clt_status st = clt_generator_new(9, &g);
+    if (st == CLT_OK)
+        st = clt_gumbel_softmax(in[0], c->tau, c->hard, c->dim, g, out);
+    clt_generator_free(g);
+    return st;
+}
+
+Test(nn2, gumbel_softmax_against_host_softmax_of_the_draws)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t R = 3, K = 5;
+    double *x = spread_doubles((size_t)(R * K), 31);
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){R, K}, x);
+    for (int hard = 0; hard < 2; hard++) {
+        for (int dim = 0; dim < 2; dim++) {
+            clt_generator *g1 = NULL, *g2 = NULL;
+            CHECK(clt_generator_new(9, &g1));
+            CHECK(clt_generator_new(9, &g2));
+            clt_tensor *e = NULL, *y = NULL;
+            CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){R, K}, &e));
+            CHECK(clt_exponential_(e, g2, 1.0));
+            double *ev = read_as_f64(e), want[15], soft[15];
+            /* softmax((x - log e) / 0.5) along dim, on the host */
+            int64_t n = dim ? K : R, m = dim ? R : K;
+            for (int64_t a = 0; a < m; a++) {
+                double mx = -INFINITY, sum = 0;
+                int64_t arg = 0;
+                for (int64_t b = 0; b < n; b++) {
+                    int64_t at = dim ? a * K + b : b * K + a;
+                    soft[at] = (x[at] - log(ev[at])) / 0.5;
+                    mx = soft[at] > mx ? soft[at] : mx;
+                }
+                for (int64_t b = 0; b < n; b++) {
+                    int64_t at = dim ? a * K + b : b * K + a;
+                    soft[at] = exp(soft[at] - mx);
+                    sum += soft[at];
+                }
+                for (int64_t b = 0; b < n; b++) {
+                    int64_t at = dim ? a * K + b : b * K + a;
+                    soft[at] /= sum;
+                    int64_t best = dim ? a * K + arg : arg * K + a;
+                    if (soft[at] > soft[best])
+                        arg = b;
+                }
+                for (int64_t b = 0; b < n; b++) {
+                    int64_t at = dim ? a * K + b : b * K + a;
+                    want[at] = hard ? (b == arg ? 1.0 : 0.0) : soft[at];
+                }
+            }
+            CHECK(clt_gumbel_softmax(t, 0.5, hard, dim - 2, g1, &y));
+            assert_tensor_close(y, want, 15, 1e-12, 1e-12, hard ? "hard" : "soft");
+            cr_assert_eq(clt_generator_offset(g1), clt_generator_offset(g2),
+                         "one number an element");
+            free(ev);
+            clt_tensor_free(e);
+            clt_tensor_free(y);
+            clt_generator_free(g1);
+            clt_generator_free(g2);
+        }
+    }
+    /* gradients: the soft one's against finite differences; the hard one's
+     * (straight through) equal to the soft one's for the same draws */
+    gumbel_ctx c = {0.7, 0, -1};
+    gc_in in[1] = {{2, {R, K}, x, 1}};
+    gradcheck(dev, gumbel_f, &c, 1, in);
+    double *grads[2];
+    for (int hard = 0; hard < 2; hard++) {
+        gumbel_ctx ch = {0.7, hard, 0};
+        clt_tensor *leaf = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){R, K}, x), *y = NULL,
+                   *w = NULL, *p = NULL, *l = NULL, *gr = NULL;
+        CHECK(clt_set_requires_grad(leaf, 1));
+        CHECK(gumbel_f(&leaf, &y, &ch));
+        w = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){R, K}, x + 0);
+        CHECK(clt_mul(y, w, &p));
+        CHECK(clt_sum(p, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_grad(leaf, &gr));
+        grads[hard] = read_as_f64(gr);
+        clt_tensor_free(gr);
+        clt_tensor_free(l);
+        clt_tensor_free(p);
+        clt_tensor_free(w);
+        clt_tensor_free(y);
+        clt_tensor_free(leaf);
+    }
+    for (int k = 0; k < 15; k++) {
+        cr_assert(close_enough(grads[1][k], grads[0][k], 1e-12, 1e-14),
+                  "hard gradient %d: %g, soft %g", k, grads[1][k], grads[0][k]);
+        cr_assert(grads[0][k] != 0.0, "a gradient that could hide a missing one");
+    }
+    free(grads[0]);
+    free(grads[1]);
+    /* errors take no numbers */
+    clt_generator *g = NULL;
+    CHECK(clt_generator_new(9, &g));
+    uint64_t at = clt_generator_offset(g);
+    clt_tensor *y = (clt_tensor *)0x1, *i = NULL;
+    assert_error(clt_gumbel_softmax(t, 1.0, 0, 2, g, &y), CLT_ERR_DIM_OUT_OF_RANGE, NULL);
+    names_only("clt_gumbel_softmax");
+    CHECK(clt_to_dtype(t, CLT_INT32, &i));
+    assert_error(clt_gumbel_softmax(i, 1.0, 1, 0, g, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "\"exponential_\" not implemented for int32");
+    cr_assert_null(y);
+    cr_assert_eq(clt_generator_offset(g), at);
+    clt_generator_free(g);
+    clt_tensor_free(i);
+    clt_tensor_free(t);
+    free(x);
 }

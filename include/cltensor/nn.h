@@ -809,6 +809,22 @@ CLT_API clt_status clt_pad_packed_sequence(const clt_tensor *data, const clt_ten
                                            double padding_value, int64_t total_length,
                                            clt_tensor **out, clt_tensor **lengths);
 
+/* F.gumbel_softmax(logits, tau, hard, dim) as torch 1.13: gumbels g =
+ * -log(e) with e standard exponentials drawn by clt_exponential_ from gen
+ * (NULL: the default generator; one number per element of logits), y_soft
+ * = softmax((logits + g) / tau, dim); with hard, the one-hot y_hard of
+ * y_soft's argmax along dim (the first of equal values) returned as
+ * y_hard - detach(y_soft) + y_soft, so that the gradient is y_soft's
+ * (the straight-through estimator).  logits: a floating tensor of any
+ * shape; tau is not checked (0 gives torch's inf and NaN).  Composed of
+ * recorded ops: differentiable in logits.  Errors: dim out of range
+ * (CLT_ERR_DIM_OUT_OF_RANGE), an integer or bool logits
+ * (CLT_ERR_INVALID_ARGUMENT, "\"exponential_\" not implemented"); a
+ * failed call takes no numbers from gen.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_gumbel_softmax(const clt_tensor *logits, double tau, int hard, int dim,
+                                      clt_generator *gen, clt_tensor **out);
+
 /* torch.nn.EmbeddingBag(num_embeddings, embedding_dim, mode=mode,
  * include_last_offset=..., padding_idx=...) on dev: clt_embedding_bag
  * (index.h) with its parameter "weight" [num_embeddings, embedding_dim]
