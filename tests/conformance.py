@@ -9732,6 +9732,7 @@ def nn2():
         for q in keep:
             L.clt_tensor_free(q)
     _nn2_gumbel()
+    _nn2_layers()
     # the recurrent layers over packed input
     try:
         from safetensors.torch import save_file
@@ -9806,6 +9807,66 @@ def _nn2_gumbel():
     check("gumbel_softmax int64", lambda t: F.gumbel_softmax(t),
           lambda p, o: L.clt_gumbel_softmax(p, 1.0, 0, -1, None, o),
           [data((2, 3), torch.int64)])
+
+
+def _nn2_layer_run(mk, fwd, ins, o):
+    """Makes a module with mk(&m), runs fwd(m, *ins, o), frees it."""
+    m = P()
+    if mk(C.byref(m)):
+        return 1
+    try:
+        return fwd(m, *ins, o)
+    finally:
+        L.clt_module_free(m)
+
+
+def _nn2_layers():
+    """nn.Unflatten, nn.Softmax2d, nn.CosineSimilarity, nn.PairwiseDistance."""
+    proto("clt_unflatten_layer", [C.c_int, I64P, C.c_int, PP])
+    proto("clt_softmax2d_layer", [PP])
+    proto("clt_cosine_similarity_layer", [C.c_int, C.c_double, PP])
+    proto("clt_pairwise_distance_layer", [C.c_double, C.c_double, C.c_int, PP])
+    proto("clt_cosine_similarity_forward", [P, P, P, PP])
+    proto("clt_pairwise_distance_forward", [P, P, P, PP])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    nn = torch.nn
+    for dim, sizes, shape in ((1, (2, -1), (3, 6, 2)), (-1, (2, 3), (4, 6)), (0, (1, 4), (4,)),
+                              (1, (4, 2), (3, 6, 2))):
+        arr = (C.c_int64 * len(sizes))(*sizes)
+        check("Unflatten(%d, %s) of %s" % (dim, sizes, list(shape)),
+              lambda t, d=dim, z=sizes: nn.Unflatten(d, z)(t),
+              lambda p, o, d=dim, a=arr, k=len(sizes): _nn2_layer_run(
+                  lambda q: L.clt_unflatten_layer(d, a, k, q),
+                  lambda m, x, oo: L.clt_module_forward(m, x, oo), [p], o),
+              [data(shape, torch.float32)], tol="exact")
+    for shape in ((3, 4, 5), (2, 3, 4, 5), (2, 3), (2, 3, 1, 1, 2)):
+        for dt in FLOATS:
+            check("Softmax2d %s %s" % (list(shape), dn(dt)), lambda t: nn.Softmax2d()(t),
+                  lambda p, o: _nn2_layer_run(lambda q: L.clt_softmax2d_layer(q),
+                                              lambda m, x, oo: L.clt_module_forward(m, x, oo),
+                                              [p], o),
+                  [data(shape, dt)], tol="tr")
+    for dim, eps, s1, s2 in ((1, 1e-8, (3, 4), (3, 4)), (0, 0.5, (4, 2), (4, 1)),
+                             (-1, 1e-8, (2, 3, 5), (5,))):
+        for dt in FLOATS:
+            check("CosineSimilarity(%d, %g) %s %s %s" % (dim, eps, list(s1), list(s2), dn(dt)),
+                  lambda a, b, d=dim, e=eps: nn.CosineSimilarity(d, e)(a, b),
+                  lambda p, q, o, d=dim, e=eps: _nn2_layer_run(
+                      lambda mm: L.clt_cosine_similarity_layer(d, e, mm),
+                      lambda m, x, y, oo: L.clt_cosine_similarity_forward(m, x, y, oo), [p, q], o),
+                  [data(s1, dt), data(s2, dt)], tol="red")
+    for p_, eps, keep, s1, s2 in ((2.0, 1e-6, 0, (3, 4), (3, 4)), (1.0, 1e-3, 1, (3, 4), (4,)),
+                                  (3.0, 1e-6, 0, (2, 3, 5), (2, 3, 5)), (0.0, 1e-6, 1, (5,), (5,))):
+        for dt in FLOATS:
+            check("PairwiseDistance(%g, %g, %d) %s %s %s" % (p_, eps, keep, list(s1), list(s2),
+                                                              dn(dt)),
+                  lambda a, b, pp=p_, e=eps, k=keep: nn.PairwiseDistance(pp, e, bool(k))(a, b),
+                  lambda p, q, o, pp=p_, e=eps, k=keep: _nn2_layer_run(
+                      lambda mm: L.clt_pairwise_distance_layer(pp, e, k, mm),
+                      lambda m, x, y, oo: L.clt_pairwise_distance_forward(m, x, y, oo), [p, q],
+                      o),
+                  [data(s1, dt), data(s2, dt)], tol="red")
 
 
 def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):

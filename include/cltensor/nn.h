@@ -747,6 +747,36 @@ CLT_API clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
 CLT_API clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_first,
                                     double padding_value, clt_tensor **out);
 
+/* torch.nn.Unflatten(dim, unflattened_size): clt_unflatten(x, dim, sizes,
+ * k) (view.h) on its input; the k sizes (1 to CLT_MAX_DIMS, one of them
+ * may be -1) are copied.  torch.nn.Softmax2d: softmax over dim -3 of a
+ * [C, H, W] or [N, C, H, W] input (another rank: CLT_ERR_SHAPE_MISMATCH,
+ * "Softmax2d requires a 3D or 4D tensor as input").  Errors: k below 1
+ * (CLT_ERR_INVALID_ARGUMENT, "unflatten: sizes must be non-empty") or
+ * above CLT_MAX_DIMS (CLT_ERR_TOO_MANY_DIMS); the forward's as
+ * clt_unflatten's and clt_softmax's.  No tensors: any device and dtype.
+ * New module: release with clt_module_free. */
+CLT_API clt_status clt_unflatten_layer(int dim, const int64_t *sizes, int k, clt_module **out);
+CLT_API clt_status clt_softmax2d_layer(clt_module **out);
+
+/* torch.nn.CosineSimilarity(dim, eps) (torch's defaults 1 and 1e-8) and
+ * torch.nn.PairwiseDistance(p, eps, keepdim) (2, 1e-6, 0): modules of two
+ * inputs, run with clt_cosine_similarity_forward and
+ * clt_pairwise_distance_forward (clt_module_forward refuses them,
+ * CLT_ERR_INVALID_ARGUMENT), which give clt_cosine_similarity(x1, x2,
+ * dim, eps) (reduce.h) and clt_pairwise_distance(x1, x2, p, eps, keepdim)
+ * (loss.h) with their errors, through m's hooks on x1 and the result.  A
+ * module of another kind is CLT_ERR_INVALID_ARGUMENT.  New module:
+ * release with clt_module_free; new tensor: release with
+ * clt_tensor_free, NULL on failure. */
+CLT_API clt_status clt_cosine_similarity_layer(int dim, double eps, clt_module **out);
+CLT_API clt_status clt_pairwise_distance_layer(double p, double eps, int keepdim,
+                                               clt_module **out);
+CLT_API clt_status clt_cosine_similarity_forward(clt_module *m, const clt_tensor *x1,
+                                                 const clt_tensor *x2, clt_tensor **out);
+CLT_API clt_status clt_pairwise_distance_forward(clt_module *m, const clt_tensor *x1,
+                                                 const clt_tensor *x2, clt_tensor **out);
+
 /* ---- packed sequences (torch.nn.utils.rnn) -------------------------------
  * A PackedSequence is torch's four tensors, handed out and taken as four
  * tensors: data [sum of lengths, *], the steps of all sequences one after
