@@ -5165,7 +5165,8 @@ static void op_nnshape(fz *f)
 /* Packed sequences (nn.h): pack_padded_sequence of random lengths (some
  * out of range, sorted or not, in either layout), then pad_packed_sequence
  * with a random total_length, or a recurrent layer's packed forward with
- * random sizes and initial states; and gumbel_softmax. */
+ * random sizes and initial states; gumbel_softmax; and the layers
+ * Unflatten, Softmax2d, CosineSimilarity and PairwiseDistance. */
 static void op_packed(fz *f)
 {
     clt_status st;
@@ -5183,6 +5184,39 @@ static void op_packed(fz *f)
                         clt_tensor_device(a));
             store(f, out);
         }
+        return;
+    }
+    if (chance(f, 20)) { /* Unflatten, Softmax2d, CosineSimilarity, PairwiseDistance */
+        clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *out = SENT;
+        clt_module *m = SENT;
+        int kind = (int)pick(f, 4), dim = (int)pick(f, 7) - 3;
+        int64_t sizes[3] = {chance(f, 80) ? 1 + (int64_t)pick(f, 3) : geom(f), -1, 1};
+        if (kind == 0)
+            CALL("clt_unflatten_layer",
+                 clt_unflatten_layer(dim, sizes, chance(f, 10) ? (int)pick(f, 12) - 1 : 2, &m));
+        else if (kind == 1)
+            CALL("clt_softmax2d_layer", clt_softmax2d_layer(&m));
+        else if (kind == 2)
+            CALL("clt_cosine_similarity_layer",
+                 clt_cosine_similarity_layer(dim, chance(f, 80) ? 1e-8 : rand_scalar(f), &m));
+        else
+            CALL("clt_pairwise_distance_layer",
+                 clt_pairwise_distance_layer(chance(f, 70) ? (double)pick(f, 4) : rand_scalar(f),
+                                             chance(f, 80) ? 1e-6 : rand_scalar(f),
+                                             (int)pick(f, 2), &m));
+        if (!outcome(f, st, m))
+            return;
+        if (kind < 2 || chance(f, 5))
+            CALL("clt_module_forward", clt_module_forward(m, a, &out));
+        else if (kind == 2)
+            CALL("clt_cosine_similarity_forward", clt_cosine_similarity_forward(m, a, b, &out));
+        else
+            CALL("clt_pairwise_distance_forward", clt_pairwise_distance_forward(m, a, b, &out));
+        if (outcome(f, st, out)) {
+            check_tensor(f, out);
+            store(f, out);
+        }
+        put_module(f, m);
         return;
     }
     int64_t B = 1 + (int64_t)pick(f, 4), T = 1 + (int64_t)pick(f, 4), F = 1 + (int64_t)pick(f, 3);

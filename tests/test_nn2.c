@@ -473,3 +473,84 @@ Test(nn2, gumbel_softmax_against_host_softmax_of_the_draws)
     clt_tensor_free(t);
     free(x);
 }
+
+/* ---- Unflatten, Softmax2d, CosineSimilarity, PairwiseDistance ------------------------------ */
+
+Test(nn2, small_layers_against_host_loops)
+{
+    clt_device *dev = get_device("cpu");
+    double *v = spread_doubles(2 * 3 * 2 * 2, 41), *w = spread_doubles(2 * 3 * 2 * 2, 42);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 2, 2}, v);
+    clt_tensor *z = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 2, 2}, w);
+    clt_module *m = NULL;
+    clt_tensor *y = NULL;
+    /* Unflatten(1, (3, -1)) of [2, 12] is [2, 3, 4], the same elements */
+    clt_tensor *flat = NULL;
+    CHECK(clt_reshape(x, 2, (int64_t[]){2, 12}, &flat));
+    CHECK(clt_unflatten_layer(1, (int64_t[]){3, -1}, 2, &m));
+    CHECK(clt_module_forward(m, flat, &y));
+    assert_shape(y, 3, (int64_t[]){2, 3, 4});
+    assert_tensor_close(y, v, 24, 0, 0, "Unflatten");
+    clt_tensor_free(y);
+    clt_module_free(m);
+    /* Softmax2d: over the 3 channels at each (n, h, w) */
+    double want[24];
+    for (int n = 0; n < 2; n++)
+        for (int p = 0; p < 4; p++) {
+            double s = 0;
+            for (int c = 0; c < 3; c++)
+                s += exp(v[(n * 3 + c) * 4 + p]);
+            for (int c = 0; c < 3; c++)
+                want[(n * 3 + c) * 4 + p] = exp(v[(n * 3 + c) * 4 + p]) / s;
+        }
+    CHECK(clt_softmax2d_layer(&m));
+    CHECK(clt_module_forward(m, x, &y));
+    assert_tensor_close(y, want, 24, 1e-13, 1e-15, "Softmax2d");
+    clt_tensor_free(y);
+    assert_error(clt_module_forward(m, flat, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "Softmax2d requires a 3D or 4D tensor as input");
+    cr_assert_null(y);
+    clt_module_free(m);
+    /* CosineSimilarity(dim 1): over the channels */
+    double cw[8];
+    for (int n = 0; n < 2; n++)
+        for (int p = 0; p < 4; p++) {
+            double ab = 0, aa = 0, bb = 0;
+            for (int c = 0; c < 3; c++) {
+                double a = v[(n * 3 + c) * 4 + p], b = w[(n * 3 + c) * 4 + p];
+                ab += a * b;
+                aa += a * a;
+                bb += b * b;
+            }
+            cw[n * 4 + p] = ab / (sqrt(aa) * sqrt(bb));
+        }
+    CHECK(clt_cosine_similarity_layer(1, 1e-8, &m));
+    CHECK(clt_cosine_similarity_forward(m, x, z, &y));
+    assert_shape(y, 3, (int64_t[]){2, 2, 2});
+    assert_tensor_close(y, cw, 8, 1e-12, 1e-14, "CosineSimilarity");
+    clt_tensor_free(y);
+    assert_error(clt_module_forward(m, x, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "call clt_cosine_similarity_forward");
+    assert_error(clt_pairwise_distance_forward(m, x, z, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "not a PairwiseDistance");
+    names_only("clt_pairwise_distance_forward");
+    clt_module_free(m);
+    /* PairwiseDistance(p 3, eps 0.1, keepdim): over the last dim */
+    for (int r = 0; r < 12; r++) {
+        double s = 0;
+        for (int k = 0; k < 2; k++)
+            s += pow(fabs(v[r * 2 + k] - w[r * 2 + k] + 0.1), 3.0);
+        want[r] = cbrt(s);
+    }
+    CHECK(clt_pairwise_distance_layer(3.0, 0.1, 1, &m));
+    CHECK(clt_pairwise_distance_forward(m, x, z, &y));
+    assert_shape(y, 4, (int64_t[]){2, 3, 2, 1});
+    assert_tensor_close(y, want, 12, 1e-12, 1e-14, "PairwiseDistance");
+    clt_tensor_free(y);
+    clt_module_free(m);
+    clt_tensor_free(flat);
+    clt_tensor_free(x);
+    clt_tensor_free(z);
+    free(v);
+    free(w);
+}

@@ -52,7 +52,8 @@ static const clt__module_ops softmax2d_ops = {"Softmax2d", softmax2d_forward, NU
 clt_status clt_softmax2d_layer(clt_module **out)
 {
     CLT__REQUIRE_ARG(out, "clt_softmax2d_layer");
-    return clt__module_new(&softmax2d_ops, NULL, out);
+    clt_status st = clt__module_new(&softmax2d_ops, NULL, out);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- CosineSimilarity (i[0] dim, f[0] eps) and PairwiseDistance (f[0] p,
@@ -78,7 +79,7 @@ clt_status clt_cosine_similarity_layer(int dim, double eps, clt_module **out)
         (*out)->i[0] = dim;
         (*out)->f[0] = eps;
     }
-    return st;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_pairwise_distance_layer(double p, double eps, int keepdim, clt_module **out)
@@ -91,7 +92,7 @@ clt_status clt_pairwise_distance_layer(double p, double eps, int keepdim, clt_mo
         (*out)->i[0] = keepdim != 0;
         (*out)->i[15] = 1; /* names the right forward in two_inputs' message */
     }
-    return st;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* The second input, for the run through the module's hooks (which see x1);
