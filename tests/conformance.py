@@ -9733,6 +9733,7 @@ def nn2():
             L.clt_tensor_free(q)
     _nn2_gumbel()
     _nn2_layers()
+    _nn2_triplet()
     # the recurrent layers over packed input
     try:
         from safetensors.torch import save_file
@@ -9867,6 +9868,57 @@ def _nn2_layers():
                       lambda m, x, y, oo: L.clt_pairwise_distance_forward(m, x, y, oo), [p, q],
                       o),
                   [data(s1, dt), data(s2, dt)], tol="red")
+
+
+DISTFN = C.CFUNCTYPE(C.c_int, P, P, P, PP)
+
+
+def _nn2_triplet():
+    """F.triplet_margin_with_distance_loss with the default distance and
+    with a distance function given through a C callback (pairwise_distance
+    with p 1, and 1 - cosine_similarity)."""
+    proto("clt_triplet_margin_with_distance_loss",
+          [P, P, P, DISTFN, P, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_pairwise_distance", [P, P, C.c_double, C.c_double, C.c_int, PP])
+    proto("clt_rsub_scalar", [P, C.c_double, PP])
+    F = torch.nn.functional
+
+    def l1(a, b, user, o):
+        return L.clt_pairwise_distance(a, b, 1.0, 1e-6, 0, o)
+
+    def cos(a, b, user, o):
+        t = P()
+        st = L.clt_cosine_similarity(a, b, -1, 1e-8, C.byref(t))
+        if st:
+            return st
+        st = L.clt_rsub_scalar(t, 1.0, o)
+        L.clt_tensor_free(t)
+        return st
+
+    fns = {"default": (None, DISTFN()),
+           "l1": (lambda a, b: F.pairwise_distance(a, b, p=1.0), DISTFN(l1)),
+           "cosine": (lambda a, b: 1.0 - F.cosine_similarity(a, b, dim=-1), DISTFN(cos))}
+    for fname, (tf, cf) in fns.items():
+        # torch 1.13's functional form takes any margin
+        for margin, swap, red in ((1.0, 0, 1), (0.5, 1, 0), (2.0, 1, 2), (0.0, 0, 1),
+                                  (-1.0, 0, 1)):
+            for shape in ((4, 5), (3, 2, 4)):
+                check("triplet_margin_with_distance_loss %s margin=%g swap=%d red=%d %s" % (
+                          fname, margin, swap, red, list(shape)),
+                      lambda a, p, n, tf=tf, mg=margin, sw=swap, r=red:
+                      F.triplet_margin_with_distance_loss(
+                          a, p, n, distance_function=tf, margin=mg, swap=bool(sw),
+                          reduction=["mean", "sum", "none"][r]),
+                      lambda a, p, n, o, cf=cf, mg=margin, sw=swap, r=red:
+                      L.clt_triplet_margin_with_distance_loss(a, p, n, cf, None, mg, sw, r, o),
+                      [data(shape, torch.float64), data(shape, torch.float64),
+                       data(shape, torch.float64)], tol="red")
+    # nor checks the ranks: they broadcast
+    check("triplet_margin_with_distance_loss ranks", lambda a, p, n:
+          F.triplet_margin_with_distance_loss(a, p, n),
+          lambda a, p, n, o: L.clt_triplet_margin_with_distance_loss(a, p, n, DISTFN(), None,
+                                                                     1.0, 0, 0, o),
+          [data((3, 4), torch.float32), data((4,), torch.float32), data((3, 4), torch.float32)])
 
 
 def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):

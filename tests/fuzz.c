@@ -5165,8 +5165,9 @@ static void op_nnshape(fz *f)
 /* Packed sequences (nn.h): pack_padded_sequence of random lengths (some
  * out of range, sorted or not, in either layout), then pad_packed_sequence
  * with a random total_length, or a recurrent layer's packed forward with
- * random sizes and initial states; gumbel_softmax; and the layers
- * Unflatten, Softmax2d, CosineSimilarity and PairwiseDistance. */
+ * random sizes and initial states; gumbel_softmax;
+ * triplet_margin_with_distance_loss; and the layers Unflatten, Softmax2d,
+ * CosineSimilarity and PairwiseDistance. */
 static void op_packed(fz *f)
 {
     clt_status st;
@@ -5182,6 +5183,19 @@ static void op_packed(fz *f)
         if (outcome(f, st, out)) {
             expect_meta(f, out, nd, clt_tensor_shape(a), clt_tensor_dtype(a),
                         clt_tensor_device(a));
+            store(f, out);
+        }
+        return;
+    }
+    if (chance(f, 10)) { /* triplet_margin_with_distance_loss, the default distance */
+        clt_tensor *a = rt(f), *out = SENT;
+        CALL("clt_triplet_margin_with_distance_loss",
+             clt_triplet_margin_with_distance_loss(a, chance(f, 50) ? a : rt(f), rt(f), NULL, NULL,
+                                                   chance(f, 80) ? 1.0 : rand_scalar(f),
+                                                   (int)pick(f, 2),
+                                                   (clt_reduction)pick(f, 4), &out));
+        if (outcome(f, st, out)) {
+            check_tensor(f, out);
             store(f, out);
         }
         return;

@@ -554,3 +554,57 @@ Test(nn2, small_layers_against_host_loops)
     free(v);
     free(w);
 }
+
+/* ---- triplet_margin_with_distance_loss ----------------------------------------------------- */
+
+/* The L1 distance along the last dim, counting its calls in *user. */
+static clt_status l1_distance(const clt_tensor *x1, const clt_tensor *x2, void *user,
+                              clt_tensor **out)
+{
+    (*(int *)user)++;
+    return clt_pairwise_distance(x1, x2, 1.0, 0.0, 0, out);
+}
+
+static clt_status triplet_f(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    return clt_triplet_margin_with_distance_loss(in[0], in[1], in[2], NULL, NULL, 0.7, 1,
+                                                 CLT_REDUCTION_NONE, out);
+}
+
+Test(nn2, triplet_margin_with_distance_loss_against_host)
+{
+    clt_device *dev = get_device("cpu");
+    double *v[3];
+    clt_tensor *t[3];
+    for (int k = 0; k < 3; k++) {
+        v[k] = spread_doubles(12, 51 + (unsigned)k);
+        t[k] = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){4, 3}, v[k]);
+    }
+    for (int swap = 0; swap < 2; swap++) {
+        double want = 0;
+        for (int r = 0; r < 4; r++) {
+            double d[3] = {0, 0, 0}; /* a-p, a-n, p-n */
+            for (int c = 0; c < 3; c++) {
+                d[0] += fabs(v[0][r * 3 + c] - v[1][r * 3 + c]);
+                d[1] += fabs(v[0][r * 3 + c] - v[2][r * 3 + c]);
+                d[2] += fabs(v[1][r * 3 + c] - v[2][r * 3 + c]);
+            }
+            double dn = swap && d[2] < d[1] ? d[2] : d[1];
+            want += fmax(1.5 + d[0] - dn, 0.0);
+        }
+        int calls = 0;
+        clt_tensor *y = NULL;
+        CHECK(clt_triplet_margin_with_distance_loss(t[0], t[1], t[2], l1_distance, &calls, 1.5,
+                                                    swap, CLT_REDUCTION_SUM, &y));
+        cr_assert_eq(calls, swap ? 3 : 2);
+        assert_tensor_close(y, &want, 1, 1e-13, 1e-14, "triplet with L1");
+        clt_tensor_free(y);
+    }
+    gc_in in[3] = {{2, {4, 3}, v[0], 1}, {2, {4, 3}, v[1], 1}, {2, {4, 3}, v[2], 1}};
+    gradcheck(dev, triplet_f, NULL, 3, in);
+    for (int k = 0; k < 3; k++) {
+        clt_tensor_free(t[k]);
+        free(v[k]);
+    }
+}
