@@ -408,7 +408,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cosine_similarity_forward, T, clt_cosine_similarity_forward(f->lin, f->f, f->f, &o->t)) \
     X(clt_pairwise_distance_forward, T, clt_pairwise_distance_forward(f->lin, f->f, f->f, &o->t)) \
     X(clt_triplet_margin_with_distance_loss, T,                                              \
-      clt_triplet_margin_with_distance_loss(f->f, f->f, f->f, NULL, NULL, 0.0, 0,             \
+      clt_triplet_margin_with_distance_loss(NULL, f->f, f->f, NULL, NULL, 1.0, 0,             \
                                             CLT_REDUCTION_MEAN, &o->t))                      \
     X(clt_gumbel_softmax, T, clt_gumbel_softmax(f->i32, 1.0, 0, 0, f->gen, &o->t))           \
     X(clt_pack_padded_sequence, T | T2 | T3 | T4,                                            \
