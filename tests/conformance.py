@@ -10682,6 +10682,362 @@ def eig_general():
                 L.clt_tensor_free(q)
 
 
+# ---- nn2: packed sequences and the recurrent layers over them -------------------
+
+def _nn2_protos():
+    _rnn_protos()
+    proto("clt_pack_padded_sequence", [P, I64P, C.c_size_t, C.c_int, C.c_int, PP, PP, PP, PP])
+    proto("clt_pack_sequence", [C.POINTER(P), C.c_size_t, C.c_int, PP, PP, PP, PP])
+    proto("clt_pad_packed_sequence", [P, P, P, P, C.c_int, C.c_double, C.c_int64, PP, PP])
+    proto("clt_lstm_forward_packed", [P, P, P, P, P, P, P, PP, PP, PP])
+    proto("clt_rnn_forward_packed", [P, P, P, P, P, P, PP, PP])
+    proto("clt_gru_forward_packed", [P, P, P, P, P, P, PP, PP])
+
+
+def _nn2_same(name, exp, q, tol="ew"):
+    """exp (a torch tensor or None) against the cltensor tensor q (or NULL)."""
+    if exp is None or not q:
+        return ok(name, exp is None and not q, "torch %s, cltensor %s" % (
+            "None" if exp is None else "a tensor", "NULL" if not q else "a tensor"))
+    got, shape, _ = download(q)
+    if tuple(exp.shape) != shape:
+        return fail(name, "shape: torch %s, cltensor %s" % (list(exp.shape), list(shape)))
+    if exp.dtype in (torch.int64, torch.int32):
+        return ok(name, np.array_equal(got, exp.numpy()), "%s / %s" % (got, exp.numpy()))
+    if compare_values(name, exp, got, tol, False) is True:
+        ok(name, True)
+
+
+def nn2():
+    """torch.nn.utils.rnn's pack_padded_sequence, pack_sequence and
+    pad_packed_sequence (all four tensors, both layouts, sorted or not,
+    total_length), and nn.RNN, LSTM and GRU over a PackedSequence (output
+    data, h_n, c_n) with torch's weights through safetensors."""
+    import tempfile
+    from torch.nn.utils import rnn as R
+    _nn2_protos()
+    torch.manual_seed(11)
+    for bf in (0, 1):
+        for lengths, sort in (([4, 2, 4, 1], 0), ([4, 3, 3, 1], 1), ([2, 5, 1, 5, 3], 0),
+                              ([1], 1), ([3, 3], 0)):
+            T, B = max(lengths) + (1 if bf else 0), len(lengths)
+            x = data((B, T, 3) if bf else (T, B, 3), torch.float32)
+            name = "pack_padded bf=%d lengths=%s sorted=%d" % (bf, lengths, sort)
+            exp = R.pack_padded_sequence(x, torch.tensor(lengths), batch_first=bool(bf),
+                                         enforce_sorted=bool(sort))
+            keep = []
+            try:
+                xp = upload(x)
+                keep.append(xp)
+                outs = [P() for _ in range(4)]
+                ln = (C.c_int64 * B)(*lengths)
+                st = L.clt_pack_padded_sequence(xp, ln, B, bf, sort, *[C.byref(q) for q in outs])
+                if st:
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep += outs
+                for what, e, q in zip(("data", "batch_sizes", "sorted", "unsorted"), exp, outs):
+                    _nn2_same(name + " " + what, e, q)
+                for tl in (-1, T + 2):
+                    for pv in (0.0, -2.5):
+                        pad_e, len_e = R.pad_packed_sequence(exp, batch_first=bool(bf),
+                                                             padding_value=pv,
+                                                             total_length=None if tl < 0 else tl)
+                        o, ol = P(), P()
+                        st = L.clt_pad_packed_sequence(outs[0], outs[1], outs[2], outs[3], bf, pv,
+                                                       tl, C.byref(o), C.byref(ol))
+                        n2 = "pad_packed bf=%d lengths=%s total_length=%d pad=%g" % (
+                            bf, lengths, tl, pv)
+                        if st:
+                            fail(n2, L.clt_last_error().decode())
+                            continue
+                        keep += [o, ol]
+                        _nn2_same(n2, pad_e, o)
+                        _nn2_same(n2 + " lengths", len_e, ol)
+            finally:
+                for q in keep:
+                    L.clt_tensor_free(q)
+    # pack_sequence of float64 sequences with two trailing dims
+    for sort, lens in ((0, [2, 4, 3]), (1, [4, 4, 1])):
+        seqs = [data((n, 2, 2), torch.float64) for n in lens]
+        exp = R.pack_sequence(seqs, enforce_sorted=bool(sort))
+        keep = []
+        try:
+            ps = [upload(s) for s in seqs]
+            keep += ps
+            arr = (P * len(ps))(*ps)
+            outs = [P() for _ in range(4)]
+            st = L.clt_pack_sequence(arr, len(ps), sort, *[C.byref(q) for q in outs])
+            name = "pack_sequence sorted=%d" % sort
+            if st:
+                fail(name, L.clt_last_error().decode())
+                continue
+            keep += outs
+            for what, e, q in zip(("data", "batch_sizes", "sorted", "unsorted"), exp, outs):
+                _nn2_same(name + " " + what, e, q)
+        finally:
+            for q in keep:
+                L.clt_tensor_free(q)
+    # errors as torch's
+    keep = []
+    try:
+        xp = upload(data((3, 2, 2), torch.float32))
+        keep.append(xp)
+        outs = [P() for _ in range(4)]
+        for lengths, sort, why in (([1, 2], 1, "unsorted lengths"), ([0, 1], 0, "a zero length"),
+                                   ([1, 1, 1], 0, "three lengths for two")):
+            ln = (C.c_int64 * len(lengths))(*lengths)
+            st = L.clt_pack_padded_sequence(xp, ln, len(lengths), 0, sort,
+                                            *[C.byref(q) for q in outs])
+            ok("pack_padded refuses " + why, st != 0 and not any(outs), "status %d" % st)
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
+    _nn2_gumbel()
+    _nn2_layers()
+    _nn2_triplet()
+    # the recurrent layers over packed input
+    try:
+        from safetensors.torch import save_file
+    except Exception as e:  # pragma: no cover
+        return fail("nn2", "cannot import safetensors: %s" % e)
+    tmp = tempfile.mkdtemp(prefix="cltensor-nn2-")
+    path = os.path.join(tmp, "m.safetensors")
+    for kind, nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)):
+        for layers, bidir in ((1, 0), (1, 1), (2, 1), (2, 0)):
+            for given in (0, 1):
+                for lengths, sort in (([5, 2, 4, 1], 0), ([3, 3, 2], 1)):
+                    for dt in ([torch.float32, torch.float64] if layers == 2 and bidir
+                               else [torch.float32]):
+                        _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path,
+                                      save_file)
+    os.unlink(path)
+    os.rmdir(tmp)
+
+
+def _nn2_gumbel():
+    """F.gumbel_softmax with torch's formula over the gumbels -log(e) of
+    the exponentials the library's generator gives (clt_exponential_ from
+    a generator of the same seed)."""
+    proto("clt_gumbel_softmax", [P, C.c_double, C.c_int, C.c_int, P, PP])
+    proto("clt_exponential_", [P, P, C.c_double])
+    F = torch.nn.functional
+    for dt in FLOATS:
+        for shape, dim in (((3, 5), -1), ((2, 3, 4), 1), ((4,), 0), ((2, 1, 3), 0)):
+            for tau in (1.0, 0.3):
+                for hard in (0, 1):
+                    name = "gumbel_softmax %s dim=%d tau=%g hard=%d %s" % (
+                        list(shape), dim, tau, hard, dn(dt))
+                    x = data(shape, dt, lo=-2, hi=2)
+                    keep = []
+                    g1, g2 = P(), P()
+                    try:
+                        L.clt_generator_new(42, C.byref(g1))
+                        L.clt_generator_new(42, C.byref(g2))
+                        xp = upload(x)
+                        keep.append(xp)
+                        e = upload(torch.zeros(shape, dtype=dt))
+                        keep.append(e)
+                        if L.clt_exponential_(e, g2, 1.0):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        ev = torch.from_numpy(download(e)[0])
+                        gum = -ev.log()
+                        y_soft = ((x + gum) / tau).softmax(dim)
+                        if hard:
+                            index = y_soft.max(dim, keepdim=True)[1]
+                            y_hard = torch.zeros_like(x).scatter_(dim, index, 1.0)
+                            exp = y_hard - y_soft.detach() + y_soft
+                        else:
+                            exp = y_soft
+                        o = P()
+                        if L.clt_gumbel_softmax(xp, tau, hard, dim, g1, C.byref(o)):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        keep.append(o)
+                        _nn2_same(name, exp, o)
+                        ok(name + " draws", L.clt_generator_offset(g1) ==
+                           L.clt_generator_offset(g2), "generator offsets differ")
+                    finally:
+                        for q in keep:
+                            L.clt_tensor_free(q)
+                        L.clt_generator_free(g1)
+                        L.clt_generator_free(g2)
+    # errors: torch's dim check, an integer tensor
+    check("gumbel_softmax dim 2 of 2-D", lambda t: F.gumbel_softmax(t, dim=2),
+          lambda p, o: L.clt_gumbel_softmax(p, 1.0, 0, 2, None, o),
+          [data((2, 3), torch.float32)])
+    check("gumbel_softmax int64", lambda t: F.gumbel_softmax(t),
+          lambda p, o: L.clt_gumbel_softmax(p, 1.0, 0, -1, None, o),
+          [data((2, 3), torch.int64)])
+
+
+def _nn2_layer_run(mk, fwd, ins, o):
+    """Makes a module with mk(&m), runs fwd(m, *ins, o), frees it."""
+    m = P()
+    if mk(C.byref(m)):
+        return 1
+    try:
+        return fwd(m, *ins, o)
+    finally:
+        L.clt_module_free(m)
+
+
+def _nn2_layers():
+    """nn.Unflatten, nn.Softmax2d, nn.CosineSimilarity, nn.PairwiseDistance."""
+    proto("clt_unflatten_layer", [C.c_int, I64P, C.c_int, PP])
+    proto("clt_softmax2d_layer", [PP])
+    proto("clt_cosine_similarity_layer", [C.c_int, C.c_double, PP])
+    proto("clt_pairwise_distance_layer", [C.c_double, C.c_double, C.c_int, PP])
+    proto("clt_cosine_similarity_forward", [P, P, P, PP])
+    proto("clt_pairwise_distance_forward", [P, P, P, PP])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    nn = torch.nn
+    for dim, sizes, shape in ((1, (2, -1), (3, 6, 2)), (-1, (2, 3), (4, 6)), (0, (1, 4), (4,)),
+                              (1, (4, 2), (3, 6, 2))):
+        arr = (C.c_int64 * len(sizes))(*sizes)
+        check("Unflatten(%d, %s) of %s" % (dim, sizes, list(shape)),
+              lambda t, d=dim, z=sizes: nn.Unflatten(d, z)(t),
+              lambda p, o, d=dim, a=arr, k=len(sizes): _nn2_layer_run(
+                  lambda q: L.clt_unflatten_layer(d, a, k, q),
+                  lambda m, x, oo: L.clt_module_forward(m, x, oo), [p], o),
+              [data(shape, torch.float32)], tol="exact")
+    for shape in ((3, 4, 5), (2, 3, 4, 5), (2, 3), (2, 3, 1, 1, 2)):
+        for dt in FLOATS:
+            check("Softmax2d %s %s" % (list(shape), dn(dt)), lambda t: nn.Softmax2d()(t),
+                  lambda p, o: _nn2_layer_run(lambda q: L.clt_softmax2d_layer(q),
+                                              lambda m, x, oo: L.clt_module_forward(m, x, oo),
+                                              [p], o),
+                  [data(shape, dt)], tol="tr")
+    for dim, eps, s1, s2 in ((1, 1e-8, (3, 4), (3, 4)), (0, 0.5, (4, 2), (4, 1)),
+                             (-1, 1e-8, (2, 3, 5), (5,))):
+        for dt in FLOATS:
+            check("CosineSimilarity(%d, %g) %s %s %s" % (dim, eps, list(s1), list(s2), dn(dt)),
+                  lambda a, b, d=dim, e=eps: nn.CosineSimilarity(d, e)(a, b),
+                  lambda p, q, o, d=dim, e=eps: _nn2_layer_run(
+                      lambda mm: L.clt_cosine_similarity_layer(d, e, mm),
+                      lambda m, x, y, oo: L.clt_cosine_similarity_forward(m, x, y, oo), [p, q], o),
+                  [data(s1, dt), data(s2, dt)], tol="red")
+    for p_, eps, keep, s1, s2 in ((2.0, 1e-6, 0, (3, 4), (3, 4)), (1.0, 1e-3, 1, (3, 4), (4,)),
+                                  (3.0, 1e-6, 0, (2, 3, 5), (2, 3, 5)), (0.0, 1e-6, 1, (5,), (5,))):
+        for dt in FLOATS:
+            check("PairwiseDistance(%g, %g, %d) %s %s %s" % (p_, eps, keep, list(s1), list(s2),
+                                                              dn(dt)),
+                  lambda a, b, pp=p_, e=eps, k=keep: nn.PairwiseDistance(pp, e, bool(k))(a, b),
+                  lambda p, q, o, pp=p_, e=eps, k=keep: _nn2_layer_run(
+                      lambda mm: L.clt_pairwise_distance_layer(pp, e, k, mm),
+                      lambda m, x, y, oo: L.clt_pairwise_distance_forward(m, x, y, oo), [p, q],
+                      o),
+                  [data(s1, dt), data(s2, dt)], tol="red")
+
+
+DISTFN = C.CFUNCTYPE(C.c_int, P, P, P, PP)
+
+
+def _nn2_triplet():
+    """F.triplet_margin_with_distance_loss with the default distance and
+    with a distance function given through a C callback (pairwise_distance
+    with p 1, and 1 - cosine_similarity)."""
+    proto("clt_triplet_margin_with_distance_loss",
+          [P, P, P, DISTFN, P, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_pairwise_distance", [P, P, C.c_double, C.c_double, C.c_int, PP])
+    proto("clt_rsub_scalar", [P, C.c_double, PP])
+    F = torch.nn.functional
+
+    def l1(a, b, user, o):
+        return L.clt_pairwise_distance(a, b, 1.0, 1e-6, 0, o)
+
+    def cos(a, b, user, o):
+        t = P()
+        st = L.clt_cosine_similarity(a, b, -1, 1e-8, C.byref(t))
+        if st:
+            return st
+        st = L.clt_rsub_scalar(t, 1.0, o)
+        L.clt_tensor_free(t)
+        return st
+
+    fns = {"default": (None, DISTFN()),
+           "l1": (lambda a, b: F.pairwise_distance(a, b, p=1.0), DISTFN(l1)),
+           "cosine": (lambda a, b: 1.0 - F.cosine_similarity(a, b, dim=-1), DISTFN(cos))}
+    for fname, (tf, cf) in fns.items():
+        # torch 1.13's functional form takes any margin
+        for margin, swap, red in ((1.0, 0, 1), (0.5, 1, 0), (2.0, 1, 2), (0.0, 0, 1),
+                                  (-1.0, 0, 1)):
+            for shape in ((4, 5), (3, 2, 4)):
+                check("triplet_margin_with_distance_loss %s margin=%g swap=%d red=%d %s" % (
+                          fname, margin, swap, red, list(shape)),
+                      lambda a, p, n, tf=tf, mg=margin, sw=swap, r=red:
+                      F.triplet_margin_with_distance_loss(
+                          a, p, n, distance_function=tf, margin=mg, swap=bool(sw),
+                          reduction=["mean", "sum", "none"][r]),
+                      lambda a, p, n, o, cf=cf, mg=margin, sw=swap, r=red:
+                      L.clt_triplet_margin_with_distance_loss(a, p, n, cf, None, mg, sw, r, o),
+                      [data(shape, torch.float64), data(shape, torch.float64),
+                       data(shape, torch.float64)], tol="red")
+    # nor checks the ranks: they broadcast
+    check("triplet_margin_with_distance_loss ranks", lambda a, p, n:
+          F.triplet_margin_with_distance_loss(a, p, n),
+          lambda a, p, n, o: L.clt_triplet_margin_with_distance_loss(a, p, n, DISTFN(), None,
+                                                                     1.0, 0, 0, o),
+          [data((3, 4), torch.float32), data((4,), torch.float32), data((3, 4), torch.float32)])
+
+
+def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):
+    from torch.nn.utils import rnn as R
+    name = "packed %s%s L=%d bidir=%d h0=%d lengths=%s %s" % (
+        kind, "(%s)" % nl if nl else "", layers, bidir, given, lengths, dn(dt))
+    I, H, B, T = 3, 4, len(lengths), max(lengths)
+    kw = dict(num_layers=layers, bidirectional=bool(bidir))
+    if nl:
+        kw["nonlinearity"] = nl
+    tm = getattr(torch.nn, kind)(I, H, **kw).to(dt)
+    save_file({k: v.float().contiguous() for k, v in tm.state_dict().items()}, path)
+    o = RnnOpts(I, H, layers, 1, 0, 0.0, bidir, 1 if nl == "relu" else 0)
+    m = P()
+    keep = []
+    try:
+        st = getattr(L, "clt_%s_layer" % kind.lower())(DEV, C.byref(o), None, C.byref(m))
+        if st:
+            return fail(name, "layer: %s" % L.clt_last_error())
+        if dt == torch.float64 and L.clt_module_to_dtype(m, F64):
+            return fail(name, "to_dtype: %s" % L.clt_last_error())
+        if L.clt_module_load(m, path.encode()):
+            return fail(name, "load: %s" % L.clt_last_error())
+        D = 2 if bidir else 1
+        x = data((T, B, I), dt, lo=-2, hi=2)
+        packed = R.pack_padded_sequence(x, torch.tensor(lengths), enforce_sorted=bool(sort))
+        h0 = data((D * layers, B, H), dt, lo=-1, hi=1) if given else None
+        c0 = data((D * layers, B, H), dt, lo=-1, hi=1) if given and kind == "LSTM" else None
+        with torch.no_grad():
+            if kind == "LSTM":
+                r = tm(packed, (h0, c0)) if given else tm(packed)
+                exp = [r[0].data, r[1][0], r[1][1]]
+            else:
+                r = tm(packed, h0) if given else tm(packed)
+                exp = [r[0].data, r[1]]
+        pk = [upload(t) if t is not None else None for t in packed]
+        ins = [upload(t) if t is not None else None for t in (h0, c0)]
+        keep += [p for p in pk + ins if p is not None]
+        outs = [P(), P(), P()]
+        if kind == "LSTM":
+            st = L.clt_lstm_forward_packed(m, pk[0], pk[1], pk[2], pk[3], ins[0], ins[1],
+                                           *[C.byref(q) for q in outs])
+        else:
+            st = getattr(L, "clt_%s_forward_packed" % kind.lower())(
+                m, pk[0], pk[1], pk[2], pk[3], ins[0], C.byref(outs[0]), C.byref(outs[1]))
+            outs = outs[:2]
+        if st:
+            return fail(name, "forward: %s" % L.clt_last_error())
+        keep += outs
+        for what, e, q in zip(("output", "h_n", "c_n"), exp, outs):
+            _nn2_same(name + " " + what, e, q, "mm")
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
+        L.clt_module_free(m)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -10717,7 +11073,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general]
+                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -8896,6 +8896,190 @@ static void op_linalg2(fz *f)
         tfree(f, x, 0);
 }
 
+/* Packed sequences (nn.h): pack_padded_sequence of random lengths (some
+ * out of range, sorted or not, in either layout), then pad_packed_sequence
+ * with a random total_length, or a recurrent layer's packed forward with
+ * random sizes and initial states; gumbel_softmax;
+ * triplet_margin_with_distance_loss; and the layers Unflatten, Softmax2d,
+ * CosineSimilarity and PairwiseDistance. */
+static void op_packed(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    if (chance(f, 20)) { /* F.gumbel_softmax on a slot's tensor */
+        clt_tensor *a = rt(f), *out = SENT;
+        int nd = a ? clt_tensor_ndim(a) : 0;
+        CALL("clt_gumbel_softmax",
+             clt_gumbel_softmax(a, chance(f, 80) ? 0.5 : rand_scalar(f), (int)pick(f, 2),
+                                (int)pick(f, (uint32_t)(2 * nd + 3)) - nd - 1,
+                                chance(f, 50) ? f->gen : NULL, &out));
+        if (outcome(f, st, out)) {
+            expect_meta(f, out, nd, clt_tensor_shape(a), clt_tensor_dtype(a),
+                        clt_tensor_device(a));
+            store(f, out);
+        }
+        return;
+    }
+    if (chance(f, 10)) { /* triplet_margin_with_distance_loss, the default distance */
+        clt_tensor *a = rt(f), *out = SENT;
+        CALL("clt_triplet_margin_with_distance_loss",
+             clt_triplet_margin_with_distance_loss(a, chance(f, 50) ? a : rt(f), rt(f), NULL, NULL,
+                                                   chance(f, 80) ? 1.0 : rand_scalar(f),
+                                                   (int)pick(f, 2),
+                                                   (clt_reduction)pick(f, 4), &out));
+        if (outcome(f, st, out)) {
+            check_tensor(f, out);
+            store(f, out);
+        }
+        return;
+    }
+    if (chance(f, 20)) { /* Unflatten, Softmax2d, CosineSimilarity, PairwiseDistance */
+        clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *out = SENT;
+        clt_module *m = SENT;
+        int kind = (int)pick(f, 4), dim = (int)pick(f, 7) - 3;
+        int64_t sizes[3] = {chance(f, 80) ? 1 + (int64_t)pick(f, 3) : geom(f), -1, 1};
+        if (kind == 0)
+            CALL("clt_unflatten_layer",
+                 clt_unflatten_layer(dim, sizes, chance(f, 10) ? (int)pick(f, 12) - 1 : 2, &m));
+        else if (kind == 1)
+            CALL("clt_softmax2d_layer", clt_softmax2d_layer(&m));
+        else if (kind == 2)
+            CALL("clt_cosine_similarity_layer",
+                 clt_cosine_similarity_layer(dim, chance(f, 80) ? 1e-8 : rand_scalar(f), &m));
+        else
+            CALL("clt_pairwise_distance_layer",
+                 clt_pairwise_distance_layer(chance(f, 70) ? (double)pick(f, 4) : rand_scalar(f),
+                                             chance(f, 80) ? 1e-6 : rand_scalar(f),
+                                             (int)pick(f, 2), &m));
+        if (!outcome(f, st, m))
+            return;
+        if (kind < 2 || chance(f, 5))
+            CALL("clt_module_forward", clt_module_forward(m, a, &out));
+        else if (kind == 2)
+            CALL("clt_cosine_similarity_forward", clt_cosine_similarity_forward(m, a, b, &out));
+        else
+            CALL("clt_pairwise_distance_forward", clt_pairwise_distance_forward(m, a, b, &out));
+        if (outcome(f, st, out)) {
+            check_tensor(f, out);
+            store(f, out);
+        }
+        put_module(f, m);
+        return;
+    }
+    int64_t B = 1 + (int64_t)pick(f, 4), T = 1 + (int64_t)pick(f, 4), F = 1 + (int64_t)pick(f, 3);
+    int bf = (int)pick(f, 2), sorted = (int)pick(f, 2);
+    int64_t len[4] = {1, 1, 1, 1};
+    for (int64_t j = 0; j < B; j++)
+        len[j] = chance(f, 5) ? (int64_t)pick(f, 2) * (T + 1) : 1 + (int64_t)pick(f, (uint32_t)T);
+    if (sorted && chance(f, 80)) /* decreasing, as enforce_sorted wants */
+        for (int64_t j = 1; j < B; j++)
+            if (len[j] > len[j - 1]) {
+                int64_t s = len[j];
+                len[j] = len[j - 1];
+                len[j - 1] = s;
+                j = 0;
+            }
+    int64_t xs[3] = {bf ? B : T, bf ? T : B, F};
+    clt_tensor *x = chance(f, 20) ? input_near(f, d, 2 + (int)pick(f, 2), xs)
+                                  : near_randn(f, d, 3, xs);
+    clt_tensor *pk[4] = {SENT, SENT, SENT, SENT};
+    size_t nl = chance(f, 5) ? (size_t)pick(f, 5) : (size_t)B;
+    CALL("clt_pack_padded_sequence",
+         clt_pack_padded_sequence(x, chance(f, 3) ? NULL : len, nl, bf, sorted, &pk[0], &pk[1],
+                                  &pk[2], &pk[3]));
+    if (!outcome(f, st, pk[0])) {
+        if (pk[1] || pk[2] || pk[3])
+            die(f, "failed but handed out a packed sequence's tensor");
+        tfree(f, x, 0);
+        return;
+    }
+    if (!pk[1] || (sorted != (pk[2] == NULL)) || (pk[2] == NULL) != (pk[3] == NULL))
+        die(f, "a packed sequence without batch_sizes, or indices that do not follow enforce_sorted");
+    d = clt_tensor_device(x); /* a slot's tensor may be on the other device or of */
+    B = (int64_t)nl;          /* another batch */
+    for (int k = 1; k < 4; k++)
+        if (pk[k])
+            expect_meta(f, pk[k], 1, k == 1 ? clt_tensor_shape(pk[1]) : &B, CLT_INT64, d);
+    int64_t rows = clt_tensor_shape(pk[0])[0];
+    if (pick(f, 2)) {
+        clt_tensor *out = SENT, *lens = SENT, **op = OUTP(f, &out), **lp = OUTP(f, &lens);
+        int64_t tl = chance(f, 50) ? -1 : (int64_t)pick(f, (uint32_t)T + 3);
+        int obf = (int)pick(f, 2);
+        CALL("clt_pad_packed_sequence",
+             clt_pad_packed_sequence(pk[0], chance(f, 3) ? pk[0] : pk[1],
+                                     chance(f, 10) ? NULL : pk[2], chance(f, 10) ? NULL : pk[3],
+                                     obf, chance(f, 80) ? 0.0 : rand_scalar(f), tl, op ? op : &out,
+                                     lp));
+        if (outcome(f, st, out)) {
+            check_tensor(f, out);
+            store(f, out);
+            if (lp) {
+                expect_meta(f, lens, 1, &B, CLT_INT64, d);
+                store(f, lens);
+            }
+        } else if (lp && lens != NULL)
+            die(f, "failed but handed out the lengths");
+    } else {
+        clt_rnn_opts o = CLT_RNN_DEFAULTS(chance(f, 90) ? F : 1 + (int64_t)pick(f, 3),
+                                          1 + (int64_t)pick(f, 3));
+        o.num_layers = 1 + (int64_t)pick(f, 2);
+        o.bidirectional = (int)pick(f, 2);
+        o.bias = (int)pick(f, 2);
+        o.dropout = chance(f, 20) ? 0.5 : 0.0;
+        int kind = (int)pick(f, 3);
+        clt_module *m = SENT;
+        if (kind == 0)
+            CALL("clt_rnn_layer", clt_rnn_layer(d, &o, f->gen, &m));
+        else if (kind == 1)
+            CALL("clt_lstm_layer", clt_lstm_layer(d, &o, f->gen, &m));
+        else
+            CALL("clt_gru_layer", clt_gru_layer(d, &o, f->gen, &m));
+        if (outcome(f, st, m)) {
+            int64_t D = o.bidirectional ? 2 : 1;
+            int64_t hs[3] = {D * o.num_layers, B, o.hidden_size};
+            clt_tensor *h0 = chance(f, 50) ? input_near(f, d, 3, hs) : NULL;
+            clt_tensor *c0 = kind == 1 && h0 && chance(f, 90) ? input_near(f, d, 3, hs) : NULL;
+            clt_tensor *out = SENT, *o2 = SENT, *o3 = SENT;
+            clt_tensor **hp = chance(f, 30) ? NULL : &o2, **cp = chance(f, 30) ? NULL : &o3;
+            int drop = chance(f, 10);
+            if (kind == 1)
+                CALL("clt_lstm_forward_packed",
+                     clt_lstm_forward_packed(m, pk[0], pk[1], drop ? NULL : pk[2], pk[3], h0, c0,
+                                             &out, hp, cp));
+            else if (kind == 0)
+                CALL("clt_rnn_forward_packed",
+                     clt_rnn_forward_packed(m, pk[0], pk[1], pk[2], drop ? NULL : pk[3], h0,
+                                            &out, hp));
+            else
+                CALL("clt_gru_forward_packed",
+                     clt_gru_forward_packed(m, pk[0], pk[1], pk[2], pk[3], h0, &out, hp));
+            if (kind != 1)
+                cp = NULL;
+            if (outcome(f, st, out)) {
+                int64_t want[2] = {rows, D * o.hidden_size};
+                expect_meta(f, out, 2, want, CLT_FLOAT32, d);
+                store(f, out);
+                if (hp) {
+                    expect_meta(f, o2, 3, hs, CLT_FLOAT32, d);
+                    store(f, o2);
+                }
+                if (cp) {
+                    expect_meta(f, o3, 3, hs, CLT_FLOAT32, d);
+                    store(f, o3);
+                }
+            } else if ((hp && o2 != NULL) || (cp && o3 != NULL))
+                die(f, "failed but handed out a state");
+            tfree(f, h0, 0);
+            tfree(f, c0, 0);
+            put_module(f, m);
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        tfree(f, pk[k], 0);
+    tfree(f, x, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -8944,6 +9128,7 @@ static struct {
     {"complexgrad", op_complexgrad, 3},
     {"special2", op_special2, 3},
     {"linalg2", op_linalg2, 3},
+    {"packed", op_packed, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -3855,5 +3855,181 @@ for acc_, ix_ in ((0, np.array([[0, -1], [5, 2]])), (1, np.array([[0, -1], [0, 1
          [rng.standard_normal((3, 4)), ix_, rng.standard_normal((2, 2))], wrt=[0, 2])
 case("msort", torch.msort, lambda x: call("clt_msort", x), [rng.standard_normal((5, 3))])
 
+# ---- nn2: packed sequences (pack_padded_sequence, pad_packed_sequence) and the
+# recurrent layers over them: gradients of the input, the initial states and
+# every parameter
+proto("clt_pack_padded_sequence", [P, I64P, C.c_size_t, C.c_int, C.c_int, PP, PP, PP, PP])
+proto("clt_pad_packed_sequence", [P, P, P, P, C.c_int, C.c_double, C.c_int64, PP, PP])
+proto("clt_lstm_forward_packed", [P] * 7 + [PP, PP, PP])
+proto("clt_rnn_forward_packed", [P] * 6 + [PP, PP])
+proto("clt_gru_forward_packed", [P] * 6 + [PP, PP])
+for n in ("rnn", "lstm", "gru"):
+    proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
+
+
+def _nn2_pack(x, lengths, bf, sort):
+    outs = [P() for _ in range(4)]
+    ln = (C.c_int64 * len(lengths))(*lengths)
+    if L.clt_pack_padded_sequence(x, ln, len(lengths), bf, sort, *[C.byref(q) for q in outs]):
+        raise RuntimeError(L.clt_last_error().decode())
+    return outs
+
+
+def _nn2_pack_pad(x, lengths, bf, tl):
+    pk = _nn2_pack(x, lengths, bf, 0)
+    return call("clt_pad_packed_sequence", *pk, bf, C.c_double(-1.0), C.c_int64(tl),
+                after=(None,))
+
+
+rng = np.random.default_rng(23)
+for _bf in (0, 1):
+    for _lens, _tl in (([2, 4, 3], -1), ([3, 1, 3, 2], 5)):
+        _T, _B = max(_lens) + 1, len(_lens)
+        case("nn2 pack_padded then pad_packed batch_first=%d lengths=%s" % (_bf, _lens),
+             lambda x, l=_lens, b=_bf, t=_tl: torch.nn.utils.rnn.pad_packed_sequence(
+                 torch.nn.utils.rnn.pack_padded_sequence(x, l, batch_first=bool(b),
+                                                         enforce_sorted=False),
+                 batch_first=bool(b), padding_value=-1.0,
+                 total_length=None if t < 0 else t)[0],
+             lambda x, l=_lens, b=_bf, t=_tl: _nn2_pack_pad(x, l, b, t),
+             [rng.standard_normal((_B, _T, 2) if _bf else (_T, _B, 2))])
+
+
+def nn2_packed_case(kind, nl, layers, bidir, lengths):
+    global passed, failed
+    import tempfile
+    from safetensors.torch import save_file
+    R = torch.nn.utils.rnn
+    name = "nn2 packed %s%s L=%d bidir=%d lengths=%s" % (kind, "(%s)" % nl if nl else "",
+                                                         layers, bidir, lengths)
+    I, H, N, D = 3, 4, len(lengths), 2 if bidir else 1
+    T = max(lengths)
+    kw = dict(num_layers=layers, bidirectional=bool(bidir))
+    if nl:
+        kw["nonlinearity"] = nl
+    tm = getattr(torch.nn, kind)(I, H, **kw).double()
+    fd, path = tempfile.mkstemp(suffix=".safetensors")
+    os.close(fd)
+    save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+    x = torch.tensor(rng.standard_normal((T, N, I)), requires_grad=True)
+    h0 = torch.tensor(rng.standard_normal((D * layers, N, H)), requires_grad=True)
+    c0 = torch.tensor(rng.standard_normal((D * layers, N, H)), requires_grad=True)
+    lstm = kind == "LSTM"
+    packed = R.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    outs = tm(packed, (h0, c0)) if lstm else tm(packed, h0)
+    outs = [outs[0].data, outs[1][0], outs[1][1]] if lstm else [outs[0].data, outs[1]]
+    ws = [torch.linspace(0.5, 1.5, o.numel(), dtype=torch.float64).reshape(o.shape) for o in outs]
+    sum((o * w).sum() for o, w in zip(outs, ws)).backward()
+    m = P()
+    L.clt_scope_begin()
+    try:
+        o = RnnOpts(I, H, layers, 1, 0, 0.0, bidir, 1 if nl == "relu" else 0)
+        assert getattr(L, "clt_%s_layer" % kind.lower())(dev, C.byref(o), None, C.byref(m)) == 0
+        assert L.clt_module_to_dtype(m, F64) == 0, L.clt_last_error()
+        assert L.clt_module_load(m, path.encode()) == 0, L.clt_last_error()
+        ins = [up(t.detach().numpy()) for t in (x, h0, c0)]
+        for t in ins:
+            assert L.clt_set_requires_grad(t, 1) == 0
+        pk = _nn2_pack(ins[0], lengths, 0, 0)
+        co = [P(), P(), P()]
+        if lstm:
+            st = L.clt_lstm_forward_packed(m, *pk, ins[1], ins[2], *[C.byref(q) for q in co])
+        else:
+            st = getattr(L, "clt_%s_forward_packed" % kind.lower())(
+                m, *pk, ins[1], C.byref(co[0]), C.byref(co[1]))
+            co = co[:2]
+        if st:
+            raise RuntimeError(L.clt_last_error().decode())
+        loss = None
+        for q, w in zip(co, ws):
+            part = call("clt_sum", call("clt_mul", q, up(w.numpy())))
+            loss = part if loss is None else call("clt_add", loss, part)
+        if L.clt_backward(loss, None, 0) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        plist, n = PP(), C.c_size_t()
+        assert L.clt_module_parameters(m, C.byref(plist), C.byref(n)) == 0
+        pairs = list(zip(("x", "h0", "c0") if lstm else ("x", "h0"), ins, (x, h0, c0)))
+        pairs += [(pn, plist[k], tp) for k, (pn, tp) in enumerate(tm.named_parameters())]
+        bad = []
+        for what, ct, tt in pairs:
+            g = P()
+            assert L.clt_grad(ct, C.byref(g)) == 0
+            want = tt.grad.numpy().ravel()
+            got = down(g, want.size) if g.value else np.zeros_like(want)
+            L.clt_tensor_free(g)
+            same = np.isclose(got, want, rtol=1e-7, atol=1e-10)
+            if not same.all():
+                k = int(np.argmin(same))
+                bad.append("%s element %d: cltensor %r, torch %r" % (what, k, got[k], want[k]))
+        L.clt_free(plist)
+        for q in co:
+            L.clt_tensor_free(q)
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+        L.clt_module_free(m)
+        os.unlink(path)
+
+
+for _kind, _nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)):
+    for _layers, _bidir in ((1, 0), (2, 1)):
+        for _lens in ([3, 5, 1, 4], [2, 2]):
+            nn2_packed_case(_kind, _nl, _layers, _bidir, _lens)
+
+# F.gumbel_softmax over the library's draws (seed 9), soft and straight through
+proto("clt_gumbel_softmax", [P, C.c_double, C.c_int, C.c_int, P, PP])
+proto("clt_exponential_", [P, P, C.c_double])
+proto("clt_generator_new", [C.c_uint64, PP])
+proto("clt_generator_free", [P], None)
+
+
+def _nn2_gen():
+    g = P()
+    assert L.clt_generator_new(9, C.byref(g)) == 0
+    return g
+
+
+def _nn2_gumbels(shape):
+    g = _nn2_gen()
+    L.clt_scope_begin()
+    try:
+        e = up(np.zeros(shape))
+        assert L.clt_exponential_(e, g, 1.0) == 0, L.clt_last_error()
+        return -torch.tensor(down(e, int(np.prod(shape))).reshape(shape)).log()
+    finally:
+        L.clt_scope_end()
+        L.clt_generator_free(g)
+
+
+def _nn2_gumbel_t(x, tau, hard, dim):
+    y = ((x + _nn2_gumbels(tuple(x.shape))) / tau).softmax(dim)
+    if not hard:
+        return y
+    index = y.max(dim, keepdim=True)[1]
+    return torch.zeros_like(x).scatter_(dim, index, 1.0) - y.detach() + y
+
+
+def _nn2_gumbel_c(x, tau, hard, dim):
+    g = _nn2_gen()
+    try:
+        return call("clt_gumbel_softmax", x, C.c_double(tau), hard, dim, g)
+    finally:
+        L.clt_generator_free(g)
+
+
+for _hard in (0, 1):
+    for _tau, _dim in ((1.0, -1), (0.4, 0)):
+        case("nn2 gumbel_softmax tau=%g hard=%d dim=%d" % (_tau, _hard, _dim),
+             lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_t(x, t, h, d),
+             lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_c(x, t, h, d),
+             [rng.standard_normal((3, 4))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -407,6 +407,30 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_lstm_forward(f->lin, f->f, NULL, NULL, &o->t, &o->t2, &o->t3))                     \
     X(clt_rnn_forward, T | T2, clt_rnn_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
     X(clt_gru_forward, T | T2, clt_gru_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
+    X(clt_unflatten_layer, M, clt_unflatten_layer(1, NULL, 0, &o->m))                       \
+    X(clt_softmax2d_layer, NEVER_FAILS, CLT_OK)                                              \
+    X(clt_cosine_similarity_layer, NEVER_FAILS, CLT_OK) /* settings checked at forward */    \
+    X(clt_pairwise_distance_layer, NEVER_FAILS, CLT_OK)                                      \
+    X(clt_cosine_similarity_forward, T, clt_cosine_similarity_forward(f->lin, f->f, f->f, &o->t)) \
+    X(clt_pairwise_distance_forward, T, clt_pairwise_distance_forward(f->lin, f->f, f->f, &o->t)) \
+    X(clt_triplet_margin_with_distance_loss, T,                                              \
+      clt_triplet_margin_with_distance_loss(NULL, f->f, f->f, NULL, NULL, 1.0, 0,             \
+                                            CLT_REDUCTION_MEAN, &o->t))                      \
+    X(clt_gumbel_softmax, T, clt_gumbel_softmax(f->i32, 1.0, 0, 0, f->gen, &o->t))           \
+    X(clt_pack_padded_sequence, T | T2 | T3 | T4,                                            \
+      clt_pack_padded_sequence(f->f, NULL, 0, 0, 0, &o->t, &o->t2, &o->t3, &o->t4))          \
+    X(clt_pack_sequence, T | T2 | T3 | T4,                                                   \
+      clt_pack_sequence(f->cpair, 0, 0, &o->t, &o->t2, &o->t3, &o->t4))                      \
+    /* float batch_sizes */                                                                  \
+    X(clt_pad_packed_sequence, T | T2,                                                       \
+      clt_pad_packed_sequence(f->f, f->f, NULL, NULL, 0, 0.0, -1, &o->t, &o->t2))            \
+    X(clt_lstm_forward_packed, T | T2 | T3,                                                  \
+      clt_lstm_forward_packed(f->lin, f->f, f->f, NULL, NULL, NULL, NULL, &o->t, &o->t2,     \
+                              &o->t3))                                                       \
+    X(clt_rnn_forward_packed, T | T2,                                                        \
+      clt_rnn_forward_packed(f->lin, f->f, f->f, NULL, NULL, NULL, &o->t, &o->t2))           \
+    X(clt_gru_forward_packed, T | T2,                                                        \
+      clt_gru_forward_packed(f->lin, f->f, f->f, NULL, NULL, NULL, &o->t, &o->t2))           \
     X(clt_rrelu, T, clt_rrelu(f->i32, 0.1, 0.3, 1, f->gen, &o->t))                         \
     X(clt_rrelu_layer, M, clt_rrelu_layer(0.5, 0.1, f->gen, &o->m))                          \
     X(clt_rnn_cell, T,                                                                       \

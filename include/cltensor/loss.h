@@ -311,6 +311,32 @@ CLT_API clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_t
                                            double eps, int swap, clt_reduction reduction,
                                            clt_tensor **out);
 
+/* The distance of clt_triplet_margin_with_distance_loss: *out a new
+ * tensor of d(x1, x2) (the loss releases it); user is the caller's
+ * pointer, passed through.  A status other than CLT_OK fails the loss with
+ * it. */
+typedef clt_status (*clt_distance_fn)(const clt_tensor *x1, const clt_tensor *x2, void *user,
+                                      clt_tensor **out);
+
+/* F.triplet_margin_with_distance_loss (distance_function None, margin 1,
+ * swap 0 in torch): max(0, margin + d(a, pos) - d(a, neg)) with d the
+ * caller's distance_function (called with user; differentiable as far as
+ * it records its ops) or, for NULL, clt_pairwise_distance(p 2, eps 1e-6);
+ * with swap, d(a, neg) is replaced by the smaller of it and d(pos, neg).
+ * As torch 1.13's functional form, neither the margin nor the inputs'
+ * ranks are checked (they broadcast).  Errors: a distance function that
+ * fails (its status) or succeeds without a result
+ * (CLT_ERR_INVALID_ARGUMENT); a NULL, integer or bool input, inputs on
+ * different devices, a reduction out of range.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_triplet_margin_with_distance_loss(const clt_tensor *anchor,
+                                                         const clt_tensor *positive,
+                                                         const clt_tensor *negative,
+                                                         clt_distance_fn distance_function,
+                                                         void *user, double margin, int swap,
+                                                         clt_reduction reduction,
+                                                         clt_tensor **out);
+
 /* F.poisson_nll_loss (log_input 1, full 0, eps 1e-8 in torch): exp(x) - y x
  * with log_input, else x - y log(x + eps); full adds Stirling's
  * y log(y) - y + 0.5 log(2 pi y) where y > 1. */

@@ -747,6 +747,114 @@ CLT_API clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
 CLT_API clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_first,
                                     double padding_value, clt_tensor **out);
 
+/* torch.nn.Unflatten(dim, unflattened_size): clt_unflatten(x, dim, sizes,
+ * k) (view.h) on its input; the k sizes (1 to CLT_MAX_DIMS, one of them
+ * may be -1) are copied.  torch.nn.Softmax2d: softmax over dim -3 of a
+ * [C, H, W] or [N, C, H, W] input (another rank: CLT_ERR_SHAPE_MISMATCH,
+ * "Softmax2d requires a 3D or 4D tensor as input").  Errors: k below 1
+ * (CLT_ERR_INVALID_ARGUMENT, "unflatten: sizes must be non-empty") or
+ * above CLT_MAX_DIMS (CLT_ERR_TOO_MANY_DIMS); the forward's as
+ * clt_unflatten's and clt_softmax's.  No tensors: any device and dtype.
+ * New module: release with clt_module_free. */
+CLT_API clt_status clt_unflatten_layer(int dim, const int64_t *sizes, int k, clt_module **out);
+CLT_API clt_status clt_softmax2d_layer(clt_module **out);
+
+/* torch.nn.CosineSimilarity(dim, eps) (torch's defaults 1 and 1e-8) and
+ * torch.nn.PairwiseDistance(p, eps, keepdim) (2, 1e-6, 0): modules of two
+ * inputs, run with clt_cosine_similarity_forward and
+ * clt_pairwise_distance_forward (clt_module_forward refuses them,
+ * CLT_ERR_INVALID_ARGUMENT), which give clt_cosine_similarity(x1, x2,
+ * dim, eps) (reduce.h) and clt_pairwise_distance(x1, x2, p, eps, keepdim)
+ * (loss.h) with their errors, through m's hooks on x1 and the result.  A
+ * module of another kind is CLT_ERR_INVALID_ARGUMENT.  New module:
+ * release with clt_module_free; new tensor: release with
+ * clt_tensor_free, NULL on failure. */
+CLT_API clt_status clt_cosine_similarity_layer(int dim, double eps, clt_module **out);
+CLT_API clt_status clt_pairwise_distance_layer(double p, double eps, int keepdim,
+                                               clt_module **out);
+CLT_API clt_status clt_cosine_similarity_forward(clt_module *m, const clt_tensor *x1,
+                                                 const clt_tensor *x2, clt_tensor **out);
+CLT_API clt_status clt_pairwise_distance_forward(clt_module *m, const clt_tensor *x1,
+                                                 const clt_tensor *x2, clt_tensor **out);
+
+/* ---- packed sequences (torch.nn.utils.rnn) -------------------------------
+ * A PackedSequence is torch's four tensors, handed out and taken as four
+ * tensors: data [sum of lengths, *], the steps of all sequences one after
+ * another (step t holds the first batch_sizes[t] sequences of the batch
+ * sorted by decreasing length); batch_sizes [T] (int64, on data's device,
+ * where torch keeps it on the CPU); sorted_indices [B] (int64: the
+ * sorted batch's k-th sequence is the caller's sorted_indices[k]) and
+ * unsorted_indices [B] (its inverse), both NULL when the lengths were
+ * already sorted (enforce_sorted), as torch's None.  The three index
+ * tensors record nothing; data is differentiable. */
+
+/* torch.nn.utils.rnn.pack_padded_sequence(input, lengths, batch_first,
+ * enforce_sorted): input [T, B, *] ([B, T, *] with batch_first) of any
+ * dtype, lengths[B] (host values, each in [1, T]).  With enforce_sorted
+ * the lengths must not increase and *sorted_indices and *unsorted_indices
+ * are NULL; without, the batch is sorted by decreasing length (stably, as
+ * torch's sort).  Differentiable: data is one recorded gather of input's
+ * rows (IndexSelectBackward0).  Errors: nlengths other than B ("Expected
+ * `len(lengths)` to be equal to batch_size"), a length below 1 or past T,
+ * lengths that increase with enforce_sorted (CLT_ERR_INVALID_ARGUMENT);
+ * an input of fewer than 2 dims (CLT_ERR_SHAPE_MISMATCH).  New tensors:
+ * release each with clt_tensor_free; all NULL on failure. */
+CLT_API clt_status clt_pack_padded_sequence(const clt_tensor *input, const int64_t *lengths,
+                                            size_t nlengths, int batch_first,
+                                            int enforce_sorted, clt_tensor **data,
+                                            clt_tensor **batch_sizes,
+                                            clt_tensor **sorted_indices,
+                                            clt_tensor **unsorted_indices);
+
+/* torch.nn.utils.rnn.pack_sequence(sequences, enforce_sorted): the n
+ * tensors seqs[k] [L_k, *] padded by clt_pad_sequence and packed by
+ * clt_pack_padded_sequence with their lengths; errors as theirs.  New
+ * tensors, as clt_pack_padded_sequence's. */
+CLT_API clt_status clt_pack_sequence(const clt_tensor *const *seqs, size_t n,
+                                     int enforce_sorted, clt_tensor **data,
+                                     clt_tensor **batch_sizes, clt_tensor **sorted_indices,
+                                     clt_tensor **unsorted_indices);
+
+/* torch.nn.utils.rnn.pad_packed_sequence(sequence, batch_first,
+ * padding_value, total_length): the packed sequence's four tensors
+ * (sorted_indices and unsorted_indices may be NULL: the identity; either
+ * gives the other) back to *out [T', B, *] ([B, T', *] with batch_first)
+ * in the caller's order, padded with padding_value after each sequence's
+ * end, where T' is total_length, or the longest length for a negative
+ * total_length (torch's None); *lengths (NULL when not wanted) the
+ * int64 lengths [B] on data's device.  Differentiable: one recorded
+ * gather of data's rows.  Errors: total_length below the longest length
+ * ("Expected total_length to be at least the length of the longest
+ * sequence in input"), batch_sizes not positive and non-increasing,
+ * indices that are not permutations of 0..B-1 or not each other's
+ * inverse (CLT_ERR_INVALID_ARGUMENT); batch_sizes that do not add up to
+ * data's rows, or index tensors not 1-D (CLT_ERR_SHAPE_MISMATCH); not
+ * int64 (CLT_ERR_DTYPE_MISMATCH); on another device than data
+ * (CLT_ERR_DEVICE_MISMATCH).  Reads batch_sizes and the indices back
+ * (waits for them).  New tensors: release each with clt_tensor_free; NULL
+ * on failure. */
+CLT_API clt_status clt_pad_packed_sequence(const clt_tensor *data, const clt_tensor *batch_sizes,
+                                           const clt_tensor *sorted_indices,
+                                           const clt_tensor *unsorted_indices, int batch_first,
+                                           double padding_value, int64_t total_length,
+                                           clt_tensor **out, clt_tensor **lengths);
+
+/* F.gumbel_softmax(logits, tau, hard, dim) as torch 1.13: gumbels g =
+ * -log(e) with e standard exponentials drawn by clt_exponential_ from gen
+ * (NULL: the default generator; one number per element of logits), y_soft
+ * = softmax((logits + g) / tau, dim); with hard, the one-hot y_hard of
+ * y_soft's argmax along dim (the first of equal values) returned as
+ * y_hard - detach(y_soft) + y_soft, so that the gradient is y_soft's
+ * (the straight-through estimator).  logits: a floating tensor of any
+ * shape; tau is not checked (0 gives torch's inf and NaN).  Composed of
+ * recorded ops: differentiable in logits.  Errors: dim out of range
+ * (CLT_ERR_DIM_OUT_OF_RANGE), an integer or bool logits
+ * (CLT_ERR_INVALID_ARGUMENT, "\"exponential_\" not implemented"); a
+ * failed call takes no numbers from gen.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_gumbel_softmax(const clt_tensor *logits, double tau, int hard, int dim,
+                                      clt_generator *gen, clt_tensor **out);
+
 /* torch.nn.EmbeddingBag(num_embeddings, embedding_dim, mode=mode,
  * include_last_offset=..., padding_idx=...) on dev: clt_embedding_bag
  * (index.h) with its parameter "weight" [num_embeddings, embedding_dim]
@@ -1138,6 +1246,43 @@ CLT_API clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt
                                    clt_tensor **output, clt_tensor **h_n);
 CLT_API clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                                    clt_tensor **output, clt_tensor **h_n);
+
+/* The forwards above with a packed input (see the packed sequences
+ * above), as torch's RNN, LSTM and GRU given a PackedSequence: data
+ * [sum of lengths, input_size] and its batch_sizes, sorted_indices and
+ * unsorted_indices (both NULL: already sorted).  Each sequence runs only
+ * over its own length.  *output is packed as the input ([sum of lengths,
+ * D * hidden_size]: reuse the input's batch_sizes and indices with it);
+ * h0 and c0 ([D * num_layers, B, hidden_size], NULL zeros) and h_n and
+ * c_n are in the caller's order, h_n holding each sequence's state after
+ * its own last step (the backward direction's after its first).
+ * batch_first does not apply.  Differentiable as the padded forward; the
+ * input of each step is a narrow of data, so that a data that requires
+ * grad takes back T pieces of its size.  Reads batch_sizes and the
+ * indices back (waits for them).  Errors as the padded forward's and
+ * clt_pad_packed_sequence's; a NULL batch_sizes is
+ * CLT_ERR_NULL_ARGUMENT.  New tensors: release each with
+ * clt_tensor_free; h_n and c_n may be NULL when not wanted; all NULL on
+ * failure. */
+CLT_API clt_status clt_lstm_forward_packed(clt_module *m, const clt_tensor *data,
+                                           const clt_tensor *batch_sizes,
+                                           const clt_tensor *sorted_indices,
+                                           const clt_tensor *unsorted_indices,
+                                           const clt_tensor *h0, const clt_tensor *c0,
+                                           clt_tensor **output, clt_tensor **h_n,
+                                           clt_tensor **c_n);
+CLT_API clt_status clt_rnn_forward_packed(clt_module *m, const clt_tensor *data,
+                                          const clt_tensor *batch_sizes,
+                                          const clt_tensor *sorted_indices,
+                                          const clt_tensor *unsorted_indices,
+                                          const clt_tensor *h0, clt_tensor **output,
+                                          clt_tensor **h_n);
+CLT_API clt_status clt_gru_forward_packed(clt_module *m, const clt_tensor *data,
+                                          const clt_tensor *batch_sizes,
+                                          const clt_tensor *sorted_indices,
+                                          const clt_tensor *unsorted_indices,
+                                          const clt_tensor *h0, clt_tensor **output,
+                                          clt_tensor **h_n);
 
 /* ---- recurrent cells: RNNCell, LSTMCell, GRUCell ------------------------- */
 

@@ -590,6 +590,60 @@ done:
     return finish(st, out);
 }
 
+/* One distance of clt_triplet_margin_with_distance_loss: the caller's
+ * function, or clt_pairwise_distance's defaults. */
+static clt_status distance(const char *fn, clt_distance_fn dist, void *user, const clt_tensor *x1,
+                           const clt_tensor *x2, clt_tensor **out)
+{
+    if (dist == NULL)
+        return pairwise(fn, x1, x2, 2.0, 1e-6, 0, out);
+    *out = NULL;
+    clt_status st = dist(x1, x2, user, out);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+        return clt__error_in(st, fn);
+    }
+    if (*out == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the distance function succeeded without a result", fn);
+    return CLT_OK;
+}
+
+clt_status clt_triplet_margin_with_distance_loss(const clt_tensor *anchor,
+                                                 const clt_tensor *positive,
+                                                 const clt_tensor *negative,
+                                                 clt_distance_fn distance_function, void *user,
+                                                 double margin, int swap,
+                                                 clt_reduction reduction, clt_tensor **out)
+{
+    const char *fn = "clt_triplet_margin_with_distance_loss";
+    const clt_tensor *t[3] = {anchor, positive, negative};
+    clt_status st =
+        start(fn, (const char *[]){"anchor", "positive", "negative"}, 3, 3, t, (int)reduction, out);
+    if (st != CLT_OK)
+        return st;
+    /* torch 1.13's functional form checks neither the margin nor the ranks
+     * (nn.TripletMarginWithDistanceLoss checks the margin) */
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *dp, *dn, *ds, *m, *q, *l;
+    const double zero = 0;
+    CLT__TRY(distance(fn, distance_function, user, anchor, positive, &dp));
+    CLT__TRY(distance(fn, distance_function, user, anchor, negative, &dn));
+    if (swap) {
+        CLT__TRY(distance(fn, distance_function, user, positive, negative, &ds));
+        CLT__TRY(clt__minimum_rec(fn, dn, ds, &m));
+        dn = m;
+    }
+    CLT__TRY(clt__add_scalar_rec(fn, dp, margin, &m));
+    CLT__TRY(clt__sub_rec(fn, m, dn, &q));
+    CLT__TRY(clt__clamp_rec(fn, q, &zero, NULL, &l));
+    CLT__TRY(reduce(fn, l, reduction, out));
+done:
+    return finish(st, out);
+}
+
 /* ---- Poisson and Gaussian negative log likelihoods -------------------------------- */
 
 clt_status clt_poisson_nll_loss(const clt_tensor *input, const clt_tensor *target, int log_input,

@@ -228,6 +228,16 @@ typedef clt_status (*clt__forward_multi_fn)(clt_module *m, void *ctx, const clt_
  * fwd left in ctx is for the caller to release. */
 clt_status clt__module_call_multi(clt_module *m, const clt_tensor *x, clt__forward_multi_fn fwd,
                                   void *ctx, clt_tensor **out);
+/* Reads and checks a packed sequence's layout (src/nn/packed.c):
+ * batch_sizes (1-D int64, positive, non-increasing, adding up to data's
+ * rows) into *bs (*T steps) and, from sorted_indices and/or
+ * unsorted_indices (either may be NULL), pos[j]: the place of the
+ * caller's sequence j in the sorted batch of bs[0] (the identity when
+ * both are NULL).  New host arrays (release with free); NULL on failure. */
+clt_status clt__packed_layout(const char *fn, const clt_tensor *data,
+                              const clt_tensor *batch_sizes, const clt_tensor *sorted_indices,
+                              const clt_tensor *unsorted_indices, int64_t *T, int64_t **bs,
+                              int64_t **pos);
 /* Releases m's hooks. */
 void clt__mhooks_free(clt_module *m);
 

@@ -202,18 +202,18 @@ static const char *hidden_what(const clt_module *m, int which)
 
 /* PyTorch's checks of an initial state s (which: 0 h0, 1 c0) for the
  * input x. */
-static clt_status check_state(const char *fn, const clt_module *m, const clt_tensor *x,
+static clt_status check_state(const char *fn, const clt_module *m, int ndim, int64_t N,
                               const clt_tensor *s, int which)
 {
     char s1[160], s2[160];
-    bool batched = x->ndim == 3;
-    if (s->ndim != x->ndim)
+    bool batched = ndim == 3;
+    if (s->ndim != ndim)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: For %s input, hx should also be %d-D but got %d-D tensor", fn,
-                          batched ? "batched 3-D" : "unbatched 2-D", x->ndim, s->ndim);
+                          batched ? "batched 3-D" : "unbatched 2-D", ndim, s->ndim);
     int64_t want[3] = {(m->i[BIDIR] ? 2 : 1) * m->i[LAYERS], 0, m->i[HIDDEN]};
     if (batched)
-        want[1] = x->shape[m->i[BATCH_FIRST] ? 0 : 1];
+        want[1] = N;
     else
         want[1] = m->i[HIDDEN];
     bool same = true;
@@ -260,10 +260,11 @@ static clt_status check_input(const char *fn, const clt_module *m, const clt_ten
                           "%lld",
                           fn, (long long)m->i[INPUT], (long long)x->shape[x->ndim - 1]);
     st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    int64_t N = x->ndim == 3 ? x->shape[m->i[BATCH_FIRST] ? 0 : 1] : 0;
     if (st == CLT_OK && h0)
-        st = check_state(fn, m, x, h0, 0);
+        st = check_state(fn, m, x->ndim, N, h0, 0);
     if (st == CLT_OK && c0)
-        st = check_state(fn, m, x, c0, 1);
+        st = check_state(fn, m, x->ndim, N, c0, 1);
     return st;
 }
 
@@ -364,6 +365,255 @@ done:
     return st;
 }
 
+/* ---- packed input: each sequence runs over its own length ---------------- */
+
+/* The work of one step of direction_packed, inside the step's scope: the
+ * sorted batch's running rows change from *rows to bs (the forward
+ * direction drops the sequences that ended, keeping their final states in
+ * fh[*nf] and fc[*nf]; the backward one takes in those that start, with
+ * their initial states from hf and cf), then the cell runs on xin. */
+static clt_status packed_step(const char *fn, const clt_module *m, int64_t l, int d,
+                              int64_t bs, const clt_tensor *xin, const clt_tensor *hf,
+                              const clt_tensor *cf, int64_t *rows, clt_tensor **fh,
+                              clt_tensor **fc, int *nf, clt_tensor **h, clt_tensor **c)
+{
+    clt_status st = CLT_OK;
+    int64_t H = m->i[HIDDEN], kind = m->i[KIND];
+    bool lstm = kind == K_LSTM;
+    clt_tensor *xt, *hh, *add;
+    if (!d && bs < *rows) {
+        CLT__TRY(clt_narrow(*h, 0, bs, *rows - bs, &fh[*nf]));
+        CLT__TRY(clt_scope_keep(fh[*nf]));
+        CLT__TRY(clt_narrow(*h, 0, 0, bs, h));
+        if (lstm) {
+            CLT__TRY(clt_narrow(*c, 0, bs, *rows - bs, &fc[*nf]));
+            CLT__TRY(clt_scope_keep(fc[*nf]));
+            CLT__TRY(clt_narrow(*c, 0, 0, bs, c));
+        }
+        (*nf)++;
+        *rows = bs;
+    } else if (d && bs > *rows) {
+        CLT__TRY(clt_narrow(hf, 0, *rows, bs - *rows, &add));
+        const clt_tensor *hs[2] = {*h, add};
+        CLT__TRY(clt__cat_rec(fn, hs, 2, 0, h));
+        if (lstm) {
+            CLT__TRY(clt_narrow(cf, 0, *rows, bs - *rows, &add));
+            const clt_tensor *cs[2] = {*c, add};
+            CLT__TRY(clt__cat_rec(fn, cs, 2, 0, c));
+        }
+        *rows = bs;
+    }
+    CLT__TRY(clt__linear(xin, param(m, l, d, 0), param(m, l, d, 2), &xt, fn));
+    CLT__TRY(clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn));
+    CLT__TRY(cell(fn, kind, H, xt, hh, h, c));
+    CLT__TRY(clt_scope_keep(*h));
+    if (lstm)
+        CLT__TRY(clt_scope_keep(*c));
+done:
+    return st;
+}
+
+/* One direction d of layer l over a packed input of T steps of bs[t]
+ * sorted sequences each, pieces[t] ([bs[t], In]) the input of step t, h0
+ * and c0 ([D L, B, H], sorted) or NULL.  The hidden state of each step
+ * goes to steps[t] ([bs[t], H]), the final ones ([B, H], each sequence's
+ * at its own last step) to *h (and *c). */
+static clt_status direction_packed(const char *fn, const clt_module *m, int64_t l, int d,
+                                   int64_t T, const int64_t *bs, clt_tensor *const *pieces,
+                                   const clt_tensor *h0, const clt_tensor *c0,
+                                   clt_tensor **steps, clt_tensor **h, clt_tensor **c)
+{
+    clt_status st;
+    int64_t B = bs[0], H = m->i[HIDDEN], k = l * (m->i[BIDIR] ? 2 : 1) + d;
+    bool lstm = m->i[KIND] == K_LSTM;
+    clt_tensor *hf = NULL, *cf = NULL, *hc = NULL, *cc = NULL;
+    clt_tensor **fh = clt__calloc((size_t)T + 1, sizeof *fh);
+    clt_tensor **fc = clt__calloc((size_t)T + 1, sizeof *fc);
+    int nf = 0;
+    if (fh == NULL || fc == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    CLT__TRY(initial(fn, h0, k, pieces[0], B, H, &hf));
+    if (lstm)
+        CLT__TRY(initial(fn, c0, k, pieces[0], B, H, &cf));
+    int64_t rows = d ? bs[T - 1] : B;
+    hc = hf;
+    cc = cf;
+    if (rows < B) {
+        CLT__TRY(clt_narrow(hf, 0, 0, rows, &hc));
+        if (lstm)
+            CLT__TRY(clt_narrow(cf, 0, 0, rows, &cc));
+    }
+    for (int64_t s = 0; s < T; s++) {
+        int64_t t = d ? T - 1 - s : s;
+        CLT__TRY(clt_scope_begin());
+        st = packed_step(fn, m, l, d, bs[t], pieces[t], hf, cf, &rows, fh, fc, &nf, &hc, &cc);
+        clt_scope_end();
+        CLT__TRY(st);
+        steps[t] = hc;
+    }
+    if (d) {
+        *h = hc;
+        *c = cc;
+    } else {
+        /* the rows that ran to the end, then those that ended before them,
+         * latest first */
+        fh[nf] = hc;
+        fc[nf] = cc;
+        for (int a = 0, b = nf; a < b; a++, b--) {
+            clt_tensor *x = fh[a], *y = fc[a];
+            fh[a] = fh[b];
+            fc[a] = fc[b];
+            fh[b] = x;
+            fc[b] = y;
+        }
+        if (nf == 0) {
+            *h = hc;
+            *c = cc;
+        } else {
+            CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const *)fh, (size_t)nf + 1, 0, h));
+            if (lstm)
+                CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const *)fc, (size_t)nf + 1, 0, c));
+        }
+    }
+done:
+    free(fh);
+    free(fc);
+    return st;
+}
+
+/* A new int64 tensor [n] on dev from host values. */
+static clt_status ints_on(const char *fn, clt_device *dev, const int64_t *v, int64_t n,
+                          clt_tensor **out)
+{
+    return clt__tensor_from_host_in(fn, dev, CLT_INT64, 1, &n, v, out);
+}
+
+/* The whole forward over a packed input (data [sum bs, input_size], the
+ * layout read by clt__packed_layout): *output (packed as the input),
+ * *h_n and (LSTM) *c_n in the caller's order, the last two only when
+ * their pointers are not NULL; all in the caller's scope. */
+static clt_status run_packed(clt_module *m, const clt_tensor *x, const clt_tensor *batch_sizes,
+                             const clt_tensor *sorted_indices,
+                             const clt_tensor *unsorted_indices, const clt_tensor *h0,
+                             const clt_tensor *c0, clt_tensor **output, clt_tensor **h_n,
+                             clt_tensor **c_n)
+{
+    const char *fn = m->ops->name;
+    int64_t T = 0, *bs = NULL, *pos = NULL, *inv = NULL;
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st == CLT_OK && x->ndim != 2)
+        st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                        "%s: a packed input's data must be 2-D [sum of lengths, input_size], "
+                        "but it is %d-D",
+                        fn, x->ndim);
+    if (st == CLT_OK && x->shape[1] != m->i[INPUT])
+        st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                        "%s: input.size(-1) must be equal to input_size. Expected %lld, got "
+                        "%lld",
+                        fn, (long long)m->i[INPUT], (long long)x->shape[1]);
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st == CLT_OK)
+        st = clt__packed_layout(fn, x, batch_sizes, sorted_indices, unsorted_indices, &T, &bs,
+                                &pos);
+    if (st == CLT_OK && h0)
+        st = check_state(fn, m, 3, bs[0], h0, 0);
+    if (st == CLT_OK && c0)
+        st = check_state(fn, m, 3, bs[0], c0, 1);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK) {
+        free(bs);
+        free(pos);
+        return st;
+    }
+    bool lstm = m->i[KIND] == K_LSTM, identity = true;
+    int D = m->i[BIDIR] ? 2 : 1;
+    int64_t L = m->i[LAYERS], nstates = D * L, B = bs[0], DH = D * m->i[HIDDEN];
+    clt_tensor **steps = NULL, **pieces = NULL, **hs = NULL, **cs = NULL;
+    clt_tensor *h0s = (clt_tensor *)h0, *c0s = (clt_tensor *)c0, *out = NULL, *hn = NULL,
+               *cn = NULL, *perm = NULL, *back = NULL, *mask = NULL, *mt = NULL;
+    steps = clt__calloc((size_t)(D * T), sizeof *steps);
+    pieces = clt__calloc((size_t)T, sizeof *pieces);
+    hs = clt__calloc((size_t)nstates, sizeof *hs);
+    cs = clt__calloc((size_t)nstates, sizeof *cs);
+    inv = clt__calloc((size_t)B, sizeof *inv);
+    if (steps == NULL || pieces == NULL || hs == NULL || cs == NULL || inv == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    for (int64_t j = 0; j < B; j++) {
+        inv[pos[j]] = j;
+        identity = identity && pos[j] == j;
+    }
+    /* the initial states in the sorted order, as torch's apply_permutation */
+    if (!identity) {
+        CLT__TRY(ints_on(fn, x->dev, inv, B, &perm));
+        CLT__TRY(ints_on(fn, x->dev, pos, B, &back));
+        if (h0)
+            CLT__TRY(clt__index_select_rec(fn, h0, 1, perm, &h0s));
+        if (c0)
+            CLT__TRY(clt__index_select_rec(fn, c0, 1, perm, &c0s));
+    }
+    for (int64_t t = 0, off = 0; t < T; off += bs[t], t++)
+        CLT__TRY(clt_narrow(x, 0, off, bs[t], &pieces[t]));
+    for (int64_t l = 0; l < L; l++) {
+        for (int d = 0; d < D; d++)
+            CLT__TRY(direction_packed(fn, m, l, d, T, bs, pieces, h0s, c0s, steps + d * T,
+                                      &hs[l * D + d], &cs[l * D + d]));
+        mask = NULL;
+        if (l + 1 < L && m->training && m->f[0] > 0) {
+            int64_t ms[2] = {x->shape[0], DH};
+            clt_tensor *ones = NULL;
+            CLT__TRY(clt__full(x->dev, x->dtype, 2, ms, 1.0, &ones));
+            CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], ones, &mask));
+        }
+        for (int64_t t = 0, off = 0; t < T; off += bs[t], t++) {
+            if (D == 2) {
+                const clt_tensor *both[2] = {steps[t], steps[T + t]};
+                CLT__TRY(clt__cat_rec(fn, both, 2, 1, &pieces[t]));
+            } else {
+                pieces[t] = steps[t];
+            }
+            if (mask) {
+                CLT__TRY(clt_narrow(mask, 0, off, bs[t], &mt));
+                CLT__TRY(clt__mul_rec(fn, pieces[t], mt, &pieces[t]));
+            }
+        }
+    }
+    CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const *)pieces, (size_t)T, 0, &out));
+    clt_tensor **finals[2] = {hs, cs}, **results[2] = {&hn, &cn};
+    for (int k = 0; k < (lstm ? 2 : 1); k++) {
+        CLT__TRY(clt_stack((const clt_tensor *const *)finals[k], (size_t)nstates, 0,
+                           results[k]));
+        if (!identity)
+            CLT__TRY(clt__index_select_rec(fn, *results[k], 1, back, results[k]));
+    }
+    clt_tensor *give[3] = {out, h_n ? hn : NULL, c_n && lstm ? cn : NULL};
+    for (int k = 0; k < 3; k++) {
+        if (give[k] && (st = clt_scope_keep(give[k])) != CLT_OK) {
+            for (int j = 0; j < k; j++)
+                clt_tensor_free(give[j]);
+            goto done;
+        }
+    }
+    *output = out;
+    if (h_n)
+        *h_n = hn;
+    if (c_n)
+        *c_n = lstm ? cn : NULL;
+done:
+    free(steps);
+    free(pieces);
+    free(hs);
+    free(cs);
+    free(bs);
+    free(pos);
+    free(inv);
+    clt_scope_end();
+    return st;
+}
+
 static clt_status forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     return run(m, x, NULL, NULL, out, NULL, NULL);
@@ -378,18 +628,24 @@ static const clt__module_ops gru_ops = {"GRU", forward, NULL, NULL};
 typedef struct rnn_ctx {
     const clt_tensor *h0, *c0;
     clt_tensor **h_n, **c_n;
+    /* a packed input's layout (batch_sizes NULL: a padded input) */
+    const clt_tensor *batch_sizes, *sorted_indices, *unsorted_indices;
 } rnn_ctx;
 
 static clt_status run_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
 {
     rnn_ctx *k = ctx;
+    if (k->batch_sizes)
+        return run_packed(m, x, k->batch_sizes, k->sorted_indices, k->unsorted_indices, k->h0,
+                          k->c0, out, k->h_n, k->c_n);
     return run(m, x, k->h0, k->c0, out, k->h_n, k->c_n);
 }
 
 /* The public forwards: m must be of ops; through m's hooks, on x and the
  * output. */
 static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_module *m,
-                              const clt_tensor *x, const clt_tensor *h0, const clt_tensor *c0,
+                              const clt_tensor *x, const rnn_ctx *packed,
+                              const clt_tensor *h0, const clt_tensor *c0,
                               clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
 {
     /* the states first: a NULL output is refused with every output NULL */
@@ -408,7 +664,13 @@ static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_mo
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: give both h0 and c0, or neither (zeros), not %s alone", fn,
                           h0 ? "h0" : "c0");
-    rnn_ctx k = {h0, c0, h_n, c_n};
+    rnn_ctx k = {h0, c0, h_n, c_n, NULL, NULL, NULL};
+    if (packed) {
+        CLT__REQUIRE_ARG(packed->batch_sizes, fn);
+        k.batch_sizes = packed->batch_sizes;
+        k.sorted_indices = packed->sorted_indices;
+        k.unsorted_indices = packed->unsorted_indices;
+    }
     clt__forward_begin();
     clt_status st = clt__forward_end(clt__module_call_multi(m, x, run_multi, &k, output), fn);
     if (st != CLT_OK) {
@@ -431,19 +693,51 @@ clt_status clt_lstm_forward(clt_module *m, const clt_tensor *x, const clt_tensor
                             const clt_tensor *c0, clt_tensor **output, clt_tensor **h_n,
                             clt_tensor **c_n)
 {
-    return forward_all("clt_lstm_forward", &lstm_ops, m, x, h0, c0, output, h_n, c_n);
+    return forward_all("clt_lstm_forward", &lstm_ops, m, x, NULL, h0, c0, output, h_n, c_n);
 }
 
 clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                            clt_tensor **output, clt_tensor **h_n)
 {
-    return forward_all("clt_rnn_forward", &rnn_ops, m, x, h0, NULL, output, h_n, NULL);
+    return forward_all("clt_rnn_forward", &rnn_ops, m, x, NULL, h0, NULL, output, h_n, NULL);
 }
 
 clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                            clt_tensor **output, clt_tensor **h_n)
 {
-    return forward_all("clt_gru_forward", &gru_ops, m, x, h0, NULL, output, h_n, NULL);
+    return forward_all("clt_gru_forward", &gru_ops, m, x, NULL, h0, NULL, output, h_n, NULL);
+}
+
+clt_status clt_lstm_forward_packed(clt_module *m, const clt_tensor *data,
+                                   const clt_tensor *batch_sizes,
+                                   const clt_tensor *sorted_indices,
+                                   const clt_tensor *unsorted_indices, const clt_tensor *h0,
+                                   const clt_tensor *c0, clt_tensor **output, clt_tensor **h_n,
+                                   clt_tensor **c_n)
+{
+    rnn_ctx p = {NULL, NULL, NULL, NULL, batch_sizes, sorted_indices, unsorted_indices};
+    return forward_all("clt_lstm_forward_packed", &lstm_ops, m, data, &p, h0, c0, output, h_n,
+                       c_n);
+}
+
+clt_status clt_rnn_forward_packed(clt_module *m, const clt_tensor *data,
+                                  const clt_tensor *batch_sizes, const clt_tensor *sorted_indices,
+                                  const clt_tensor *unsorted_indices, const clt_tensor *h0,
+                                  clt_tensor **output, clt_tensor **h_n)
+{
+    rnn_ctx p = {NULL, NULL, NULL, NULL, batch_sizes, sorted_indices, unsorted_indices};
+    return forward_all("clt_rnn_forward_packed", &rnn_ops, m, data, &p, h0, NULL, output, h_n,
+                       NULL);
+}
+
+clt_status clt_gru_forward_packed(clt_module *m, const clt_tensor *data,
+                                  const clt_tensor *batch_sizes, const clt_tensor *sorted_indices,
+                                  const clt_tensor *unsorted_indices, const clt_tensor *h0,
+                                  clt_tensor **output, clt_tensor **h_n)
+{
+    rnn_ctx p = {NULL, NULL, NULL, NULL, batch_sizes, sorted_indices, unsorted_indices};
+    return forward_all("clt_gru_forward_packed", &gru_ops, m, data, &p, h0, NULL, output, h_n,
+                       NULL);
 }
 
 /* The constructors: the parameters of each layer and direction, in
