@@ -667,3 +667,28 @@ Test(special2, gamma_and_chi2_cdf)
     clt_tensor_free(tr);
     clt_tensor_free(tv);
 }
+
+/* A number degree is torch's wrapped number: it takes x's dtype, float16
+ * included (it was a float32 tensor, and a float16 x gave float32). */
+Test(special2, polynomial_number_degree_keeps_float16)
+{
+    clt_device *dev = get_device("cpu");
+    const double xs[4] = {-0.75, 0.0, 0.5, 1.25}; /* exact in half */
+    clt_tensor *x64 = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){4}, xs), *x = NULL, *t = NULL;
+    CHECK(clt_to_dtype(x64, CLT_FLOAT16, &x));
+    CHECK(clt_special_chebyshev_polynomial_t_scalar(x, 3.0, &t));
+    cr_assert_eq(clt_tensor_dtype(t), CLT_FLOAT16, "%s", clt_dtype_name(clt_tensor_dtype(t)));
+    clt_tensor *t64 = NULL;
+    CHECK(clt_to_dtype(t, CLT_FLOAT64, &t64));
+    double got[4];
+    CHECK(clt_tensor_read(t64, got, sizeof got));
+    for (int i = 0; i < 4; i++) {
+        double v = 4 * xs[i] * xs[i] * xs[i] - 3 * xs[i]; /* T3 */
+        cr_assert(fabs(got[i] - v) <= 1e-3 * fabs(v) + 1e-3, "T3(%g) = %g, want %g", xs[i],
+                  got[i], v);
+    }
+    clt_tensor_free(x64);
+    clt_tensor_free(x);
+    clt_tensor_free(t);
+    clt_tensor_free(t64);
+}
