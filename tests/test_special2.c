@@ -687,6 +687,16 @@ Test(special2, polynomial_number_degree_keeps_float16)
         cr_assert(fabs(got[i] - v) <= 1e-3 * fabs(v) + 1e-3, "T3(%g) = %g, want %g", xs[i],
                   got[i], v);
     }
+    /* a 0-d x too (a 0-d float32 degree outranked it) */
+    clt_tensor *x1 = NULL, *x0 = NULL, *t0 = NULL;
+    CHECK(clt_narrow(x, 0, 2, 1, &x1));
+    CHECK(clt_reshape(x1, 0, NULL, &x0));
+    clt_tensor_free(x1);
+    CHECK(clt_special_chebyshev_polynomial_t_scalar(x0, 3.0, &t0));
+    cr_assert_eq(clt_tensor_dtype(t0), CLT_FLOAT16, "0-d: %s",
+                 clt_dtype_name(clt_tensor_dtype(t0)));
+    clt_tensor_free(x0);
+    clt_tensor_free(t0);
     clt_tensor_free(x64);
     clt_tensor_free(x);
     clt_tensor_free(t);
