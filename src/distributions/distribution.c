@@ -1143,11 +1143,17 @@ clt_status clt_kumaraswamy_dist(const clt_tensor *concentration1,
                   (const constraint[]){C_POSITIVE, C_POSITIVE}, validate_args, out);
 }
 
-clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
-                                      const clt_tensor *logits, int validate_args,
-                                      clt_distribution **out)
+/* A family of a count and probs or logits (NegativeBinomial, Binomial):
+ * the two broadcast, logits from probs as torch's probs_to_logits (or
+ * probs from logits), kept as p[0] (the count), p[1] (probs) and p[2]
+ * (logits); validation of the count and the probs with the family's
+ * constraints. */
+static clt_status count_probs_dist(const char *fn, clt__dist_kind kind,
+                                   const clt_tensor *total_count, const clt_tensor *probs,
+                                   const clt_tensor *logits,
+                                   constraint count_c, constraint probs_c, int validate_args,
+                                   clt_distribution **out)
 {
-    const char *fn = "clt_negative_binomial_dist";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(total_count, fn);
@@ -1157,7 +1163,7 @@ clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_t
     const clt_tensor *given = probs ? probs : logits;
     const char *what[2] = {"total_count", probs ? "probs" : "logits"};
     clt_distribution *d = NULL;
-    clt_status st = start(fn, CLT__DIST_NEGATIVE_BINOMIAL, validate_args, &d, out);
+    clt_status st = start(fn, kind, validate_args, &d, out);
     if (st != CLT_OK)
         return st;
     clt_tensor *t[2] = {NULL, NULL}, *p, *l, *c, *a, *b;
@@ -1177,12 +1183,21 @@ clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_t
     keep(d, 1, p);
     keep(d, 2, l);
     if (d->validate) {
-        CLT__TRY(check_param(fn, d, "total_count", d->p[0], C_COUNT));
-        CLT__TRY(probs ? check_param(fn, d, "probs", p, C_HALF_OPEN_UNIT)
+        CLT__TRY(check_param(fn, d, "total_count", d->p[0], count_c));
+        CLT__TRY(probs ? check_param(fn, d, "probs", p, probs_c)
                        : check_param(fn, d, "logits", l, C_REAL));
     }
 done:
     return finish(fn, st, d, out);
+}
+
+clt_status clt_negative_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
+                                      const clt_tensor *logits, int validate_args,
+                                      clt_distribution **out)
+{
+    return count_probs_dist("clt_negative_binomial_dist", CLT__DIST_NEGATIVE_BINOMIAL,
+                            total_count, probs, logits, C_COUNT, C_HALF_OPEN_UNIT,
+                            validate_args, out);
 }
 
 /* RelaxedBernoulli's and RelaxedOneHotCategorical's temperature, kept as
@@ -1251,42 +1266,8 @@ clt_status clt_relaxed_bernoulli_dist(const clt_tensor *temperature, const clt_t
 clt_status clt_binomial_dist(const clt_tensor *total_count, const clt_tensor *probs,
                              const clt_tensor *logits, int validate_args, clt_distribution **out)
 {
-    const char *fn = "clt_binomial_dist";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(total_count, fn);
-    if ((probs == NULL) == (logits == NULL))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: Either `probs` or `logits` must be specified, but not both.", fn);
-    const clt_tensor *given = probs ? probs : logits;
-    const char *what[2] = {"total_count", probs ? "probs" : "logits"};
-    clt_distribution *d = NULL;
-    clt_status st = start(fn, CLT__DIST_BINOMIAL, validate_args, &d, out);
-    if (st != CLT_OK)
-        return st;
-    clt_tensor *t[2] = {NULL, NULL}, *p, *l, *c, *a, *b;
-    CLT__TRY(broadcast_all(fn, d, 2, (const clt_tensor *[]){total_count, given}, what, t));
-    if (probs) { /* logits = log(p) - log1p(-p) of p clamped, torch's probs_to_logits */
-        p = t[1];
-        CLT__TRY(clamp_probs(fn, p, &c));
-        CLT__TRY(clt__log_rec(fn, c, &a));
-        CLT__TRY(clt__neg_rec(fn, c, &b));
-        CLT__TRY(clt__log1p_rec(fn, b, &b));
-        CLT__TRY(clt__sub_rec(fn, a, b, &l));
-    } else {
-        l = t[1];
-        CLT__TRY(clt__sigmoid_rec(fn, l, &p));
-    }
-    keep(d, 0, t[0]);
-    keep(d, 1, p);
-    keep(d, 2, l);
-    if (d->validate) {
-        CLT__TRY(check_param(fn, d, "total_count", d->p[0], C_NONNEGATIVE_INTEGER));
-        CLT__TRY(probs ? check_param(fn, d, "probs", p, C_UNIT_INTERVAL)
-                       : check_param(fn, d, "logits", l, C_REAL));
-    }
-done:
-    return finish(fn, st, d, out);
+    return count_probs_dist("clt_binomial_dist", CLT__DIST_BINOMIAL, total_count, probs, logits,
+                            C_NONNEGATIVE_INTEGER, C_UNIT_INTERVAL, validate_args, out);
 }
 
 clt_status clt_multinomial_dist(int64_t total_count, const clt_tensor *probs,
