@@ -268,6 +268,29 @@ static clt_status check_input(const char *fn, const clt_module *m, const clt_ten
     return st;
 }
 
+/* A recurrent forward's results to the caller's scope (or the caller):
+ * the output, and h_n and c_n where asked (c_n NULL without LSTM); on a
+ * failure what was kept is released and the rest goes with the scope. */
+static clt_status hand_out(clt_tensor *out, clt_tensor *hn, clt_tensor *cn, bool lstm,
+                           clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
+{
+    clt_tensor *give[3] = {out, h_n ? hn : NULL, c_n && lstm ? cn : NULL};
+    for (int k = 0; k < 3; k++) {
+        clt_status st = give[k] ? clt_scope_keep(give[k]) : CLT_OK;
+        if (st != CLT_OK) {
+            for (int j = 0; j < k; j++)
+                clt_tensor_free(give[j]);
+            return st;
+        }
+    }
+    *output = out;
+    if (h_n)
+        *h_n = hn;
+    if (c_n)
+        *c_n = lstm ? cn : NULL;
+    return CLT_OK;
+}
+
 /* The whole forward: *output, *h_n and (LSTM) *c_n, the last two only
  * when their pointers are not NULL; all in the caller's scope. */
 static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
@@ -343,19 +366,7 @@ static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
             CLT__TRY(clt__squeeze_rec(fn, *results[k], 1, results[k]));
     }
     /* to the caller's scope (or the caller) */
-    clt_tensor *give[3] = {out, h_n ? hn : NULL, c_n && lstm ? cn : NULL};
-    for (int k = 0; k < 3; k++) {
-        if (give[k] && (st = clt_scope_keep(give[k])) != CLT_OK) {
-            for (int j = 0; j < k; j++)
-                clt_tensor_free(give[j]);
-            goto done;
-        }
-    }
-    *output = out;
-    if (h_n)
-        *h_n = hn;
-    if (c_n)
-        *c_n = lstm ? cn : NULL;
+    st = hand_out(out, hn, cn, lstm, output, h_n, c_n);
 done:
     free(steps);
     free(pieces);
@@ -589,19 +600,7 @@ static clt_status run_packed(clt_module *m, const clt_tensor *x, const clt_tenso
         if (!identity)
             CLT__TRY(clt__index_select_rec(fn, *results[k], 1, back, results[k]));
     }
-    clt_tensor *give[3] = {out, h_n ? hn : NULL, c_n && lstm ? cn : NULL};
-    for (int k = 0; k < 3; k++) {
-        if (give[k] && (st = clt_scope_keep(give[k])) != CLT_OK) {
-            for (int j = 0; j < k; j++)
-                clt_tensor_free(give[j]);
-            goto done;
-        }
-    }
-    *output = out;
-    if (h_n)
-        *h_n = hn;
-    if (c_n)
-        *c_n = lstm ? cn : NULL;
+    st = hand_out(out, hn, cn, lstm, output, h_n, c_n);
 done:
     free(steps);
     free(pieces);
