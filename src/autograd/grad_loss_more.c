@@ -552,6 +552,58 @@ clt_status clt_pairwise_distance(const clt_tensor *x1, const clt_tensor *x2, dou
     return pairwise(fn, x1, x2, p, eps, keepdim, out);
 }
 
+/* The distance of the triplet losses: the caller's function, or
+ * clt_pairwise_distance with p and eps. */
+typedef struct triplet_dist {
+    clt_distance_fn fn;
+    void *user;
+    double p, eps;
+} triplet_dist;
+
+static clt_status distance(const char *fn, const triplet_dist *d, const clt_tensor *x1,
+                           const clt_tensor *x2, clt_tensor **out)
+{
+    if (d->fn == NULL)
+        return pairwise(fn, x1, x2, d->p, d->eps, 0, out);
+    *out = NULL;
+    clt_status st = d->fn(x1, x2, d->user, out);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+        return clt__error_in(st, fn);
+    }
+    if (*out == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the distance function succeeded without a result", fn);
+    return CLT_OK;
+}
+
+/* clamp_min(margin + d(a, p) - d(a, n), 0), d(a, n) the smaller of it and
+ * d(p, n) with swap, reduced: the triplet losses after their checks. */
+static clt_status triplet(const char *fn, const triplet_dist *d, const clt_tensor *anchor,
+                          const clt_tensor *positive, const clt_tensor *negative, double margin,
+                          int swap, clt_reduction reduction, clt_tensor **out)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *dp, *dn, *ds, *m, *q, *l;
+    const double zero = 0;
+    CLT__TRY(distance(fn, d, anchor, positive, &dp));
+    CLT__TRY(distance(fn, d, anchor, negative, &dn));
+    if (swap) {
+        CLT__TRY(distance(fn, d, positive, negative, &ds));
+        CLT__TRY(clt__minimum_rec(fn, dn, ds, &m));
+        dn = m;
+    }
+    CLT__TRY(clt__add_scalar_rec(fn, dp, margin, &m));
+    CLT__TRY(clt__sub_rec(fn, m, dn, &q));
+    CLT__TRY(clt__clamp_rec(fn, q, &zero, NULL, &l));
+    CLT__TRY(reduce(fn, l, reduction, out));
+done:
+    return finish(st, out);
+}
+
 clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_tensor *positive,
                                    const clt_tensor *negative, double margin, double p, double eps,
                                    int swap, clt_reduction reduction, clt_tensor **out)
@@ -569,45 +621,8 @@ clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_tensor *p
                           fn, anchor->ndim, positive->ndim, negative->ndim);
     if (p < 0 || isnan(p))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: p must be non-negative, got %g", fn, p);
-    if ((st = clt_scope_begin()) != CLT_OK)
-        return st;
-    /* clamp_min(margin + d(a, p) - d(a, n), 0), d(a, n) the smaller of it
-     * and d(p, n) with swap */
-    clt_tensor *dp, *dn, *ds, *m, *q, *l;
-    const double zero = 0;
-    CLT__TRY(pairwise(fn, anchor, positive, p, eps, 0, &dp));
-    CLT__TRY(pairwise(fn, anchor, negative, p, eps, 0, &dn));
-    if (swap) {
-        CLT__TRY(pairwise(fn, positive, negative, p, eps, 0, &ds));
-        CLT__TRY(clt__minimum_rec(fn, dn, ds, &m));
-        dn = m;
-    }
-    CLT__TRY(clt__add_scalar_rec(fn, dp, margin, &m));
-    CLT__TRY(clt__sub_rec(fn, m, dn, &q));
-    CLT__TRY(clt__clamp_rec(fn, q, &zero, NULL, &l));
-    CLT__TRY(reduce(fn, l, reduction, out));
-done:
-    return finish(st, out);
-}
-
-/* One distance of clt_triplet_margin_with_distance_loss: the caller's
- * function, or clt_pairwise_distance's defaults. */
-static clt_status distance(const char *fn, clt_distance_fn dist, void *user, const clt_tensor *x1,
-                           const clt_tensor *x2, clt_tensor **out)
-{
-    if (dist == NULL)
-        return pairwise(fn, x1, x2, 2.0, 1e-6, 0, out);
-    *out = NULL;
-    clt_status st = dist(x1, x2, user, out);
-    if (st != CLT_OK) {
-        clt_tensor_free(*out);
-        *out = NULL;
-        return clt__error_in(st, fn);
-    }
-    if (*out == NULL)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the distance function succeeded without a result", fn);
-    return CLT_OK;
+    const triplet_dist d = {NULL, NULL, p, eps};
+    return triplet(fn, &d, anchor, positive, negative, margin, swap, reduction, out);
 }
 
 clt_status clt_triplet_margin_with_distance_loss(const clt_tensor *anchor,
@@ -625,23 +640,8 @@ clt_status clt_triplet_margin_with_distance_loss(const clt_tensor *anchor,
         return st;
     /* torch 1.13's functional form checks neither the margin nor the ranks
      * (nn.TripletMarginWithDistanceLoss checks the margin) */
-    if ((st = clt_scope_begin()) != CLT_OK)
-        return st;
-    clt_tensor *dp, *dn, *ds, *m, *q, *l;
-    const double zero = 0;
-    CLT__TRY(distance(fn, distance_function, user, anchor, positive, &dp));
-    CLT__TRY(distance(fn, distance_function, user, anchor, negative, &dn));
-    if (swap) {
-        CLT__TRY(distance(fn, distance_function, user, positive, negative, &ds));
-        CLT__TRY(clt__minimum_rec(fn, dn, ds, &m));
-        dn = m;
-    }
-    CLT__TRY(clt__add_scalar_rec(fn, dp, margin, &m));
-    CLT__TRY(clt__sub_rec(fn, m, dn, &q));
-    CLT__TRY(clt__clamp_rec(fn, q, &zero, NULL, &l));
-    CLT__TRY(reduce(fn, l, reduction, out));
-done:
-    return finish(st, out);
+    const triplet_dist d = {distance_function, user, 2.0, 1e-6};
+    return triplet(fn, &d, anchor, positive, negative, margin, swap, reduction, out);
 }
 
 /* ---- Poisson and Gaussian negative log likelihoods -------------------------------- */
