@@ -738,10 +738,12 @@ CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn
 /* ---- mixed precision: GradScaler (torch.cuda.amp) ------------------------- */
 
 /* torch.cuda.amp.GradScaler of torch 1.13, on any device.  Autocast is not
- * offered: float16 compute needs cl_khr_fp16, which most OpenCL CPU
- * devices lack, so models train in float32 (or float64) and the scaler
- * guards them against overflow all the same (an inf or NaN gradient skips
- * the step and backs the scale off).  Its settings, CLT_GRAD_SCALER_DEFAULTS
+ * offered: mixed precision is done by hand (float32 master weights cast to
+ * float16 with clt_to_dtype, which records the cast, so gradients come back
+ * in float32), and the scaler guards training in any dtype against
+ * overflow all the same (an inf or NaN gradient skips the step and backs
+ * the scale off); unscale refuses float16 gradients, as torch's.  Its
+ * settings, CLT_GRAD_SCALER_DEFAULTS
  * torch's: init_scale 65536, growth_factor 2, backoff_factor 0.5,
  * growth_interval 2000, enabled 1.  With enabled 0 every call below is the
  * plain one (scale gives the loss back, step is clt_optimizer_step,
