@@ -8938,7 +8938,10 @@ static void op_packed(fz *f)
         clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *out = SENT;
         clt_module *m = SENT;
         int kind = (int)pick(f, 4), dim = (int)pick(f, 7) - 3;
-        int64_t sizes[3] = {chance(f, 80) ? 1 + (int64_t)pick(f, 3) : geom(f), -1, 1};
+        /* k may be drawn up to 10: room for every size read (2 given, the
+         * rest 1s) */
+        int64_t sizes[16] = {chance(f, 80) ? 1 + (int64_t)pick(f, 3) : geom(f), -1, 1, 1, 1,
+                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
         if (kind == 0)
             CALL("clt_unflatten_layer",
                  clt_unflatten_layer(dim, sizes, chance(f, 10) ? (int)pick(f, 12) - 1 : 2, &m));
