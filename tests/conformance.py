@@ -11040,6 +11040,78 @@ def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_
         L.clt_module_free(m)
 
 
+def dist3():
+    """The cross-family kl_divergence pairs with Uniform, Pareto or Bernoulli
+    on one side (Uniform || Beta/ContinuousBernoulli/Gamma/Gumbel/Pareto,
+    Beta || Uniform/ContinuousBernoulli, ContinuousBernoulli || Uniform,
+    Gamma || Gumbel, Pareto || Gamma/Normal, Bernoulli || Poisson), with
+    their infinite cases."""
+    D = torch.distributions
+    _dist_protos()
+    mk2 = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+    for n in ("gamma", "beta", "gumbel", "pareto", "normal", "uniform"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    proto("clt_continuous_bernoulli_dist", [P, P, C.c_int, PP])
+    proto("clt_bernoulli_dist", [P, P, C.c_int, PP])
+    proto("clt_poisson_dist", [P, C.c_int, PP])
+    proto("clt_chi2_dist", [P, C.c_int, PP])
+    kl = L.clt_kl_divergence
+    normal, uni = mk2(L.clt_normal_dist), mk2(L.clt_uniform_dist)
+    gam, bet = mk2(L.clt_gamma_dist), mk2(L.clt_beta_dist)
+    gum, par = mk2(L.clt_gumbel_dist), mk2(L.clt_pareto_dist)
+    cb_p = (lambda p, o: L.clt_continuous_bernoulli_dist(p, None, 1, o), 1)
+    bern = (lambda p, o: L.clt_bernoulli_dist(p, None, 1, o), 1)
+    pois = (lambda r, o: L.clt_poisson_dist(r, 1, o), 1)
+    chi2 = (lambda r, o: L.clt_chi2_dist(r, 1, o), 1)
+    for dt in FLOATS:
+        tol = "red"
+        t = lambda *v: torch.tensor(v, dtype=dt)
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.2
+        unit = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 0.9 + 0.05
+        # Uniform's intervals inside (0, 1), and some reaching past its ends
+        lo_in, hi_in = t(0.1, 0.3, 0.05), t(0.6, 0.9, 0.2)
+        lo_mix, hi_mix = t(0.1, -0.2, 0.0, 0.3), t(0.6, 0.5, 0.7, 1.0)
+        cbp = t(0.1, 0.4995, 0.5, 0.93)
+        cross = (
+            ("Uniform || Beta", D.Uniform, uni, D.Beta, bet,
+             [lo_in.expand(2, 3), hi_in, pos(2, 3), pos(3)]),
+            ("Uniform || Beta outside", D.Uniform, uni, D.Beta, bet,
+             [t(0.1, -0.2, 0.3, 0.2), t(0.6, 0.5, 1.2, 1.0), pos(4), pos(4)]),
+            ("Uniform || ContinuousBernoulli", D.Uniform, uni, D.ContinuousBernoulli, cb_p,
+             [lo_mix, hi_mix, cbp]),
+            ("Uniform || ContinuousBernoulli inside", D.Uniform, uni, D.ContinuousBernoulli, cb_p,
+             [lo_in, hi_in, unit(2, 3)]),
+            ("Uniform || Gamma", D.Uniform, uni, D.Gamma, gam,
+             [t(0.5, -1.0, 2.0).expand(2, 3), t(1.5, 2.0, 2.5), pos(2, 3), pos(3)]),
+            ("Uniform || Chi2", D.Uniform, uni, D.Chi2, chi2,
+             [t(0.5, 0.1, 2.0).expand(2, 3), t(1.5, 2.0, 2.5), pos(2, 3)]),
+            ("Uniform || Gumbel", D.Uniform, uni, D.Gumbel, gum,
+             [real(3) - 2, real(3) + 2.5, real(2, 3), pos(3)]),
+            ("Uniform || Pareto", D.Uniform, uni, D.Pareto, par,
+             [t(1.5, 0.5, 3.0), t(2.5, 2.0, 4.0), t(1.0, 1.0, 2.0), pos(2, 3)]),
+            ("Beta || Uniform", D.Beta, bet, D.Uniform, uni,
+             [pos(4), pos(4), t(-0.5, 0.0, 0.2, -1.0), t(1.5, 1.0, 2.0, 0.9)]),
+            ("Beta || ContinuousBernoulli", D.Beta, bet, D.ContinuousBernoulli, cb_p,
+             [pos(2, 4), pos(4), cbp]),
+            ("ContinuousBernoulli || Uniform", D.ContinuousBernoulli, cb_p, D.Uniform, uni,
+             [cbp, t(-0.5, 0.0, -0.2, -1.0), t(1.5, 2.0, 1.0, 3.0)]),
+            ("Gamma || Gumbel", D.Gamma, gam, D.Gumbel, gum, [pos(2, 3), pos(3), real(3), pos(2, 3)]),
+            ("Chi2 || Gumbel", D.Chi2, chi2, D.Gumbel, gum, [pos(3), real(2, 3), pos(3)]),
+            ("Pareto || Gamma", D.Pareto, par, D.Gamma, gam,
+             [pos(2, 4), t(0.5, 1.0, 1.5, 4.0), pos(4), pos(4)]),
+            ("Pareto || Normal", D.Pareto, par, D.Normal, normal,
+             [pos(2, 4), t(1.5, 2.0, 2.5, 6.0), real(4), pos(2, 4)]),
+            ("Bernoulli || Poisson", D.Bernoulli, bern, D.Poisson, pois,
+             [t(0.0, 0.3, 0.9, 1.0), pos(2, 4)]),
+        )
+        for name, tp, mp, tq, mq, ins in cross:
+            n = mp[1]
+            check("kl_divergence %s %s" % (name, dn(dt)),
+                  lambda *a, tp=tp, tq=tq, n=n: D.kl_divergence(tp(*a[:n]), tq(*a[n:])),
+                  _dist_c([mp, mq], kl), ins, tol=tol)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -11075,7 +11147,8 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2]
+                settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
+                dist3]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -129,4 +129,10 @@ clt_status clt__dist3_cdf(const char *fn, const clt_distribution *d, const clt_t
 clt_status clt__dist3_icdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
                            clt_tensor **out);
 clt_status clt__dist3_cb_log_norm(const char *fn, const clt_distribution *d, clt_tensor **out);
+/* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
+ * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),
+ * into *out in the caller's scope; *found false where the pair is none of
+ * them. */
+clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
+                               const clt_distribution *q, clt_tensor **out, bool *found);
 #endif

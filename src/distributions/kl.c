@@ -944,6 +944,8 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
     }
     bool found;
     clt_status st = kl_cross(fn, p, q, out, &found);
+    if (!found)
+        st = clt__dist_kl_cross2(fn, p, q, out, &found);
     if (found)
         return st;
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
