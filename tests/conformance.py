@@ -11055,6 +11055,10 @@ def dist3():
     proto("clt_bernoulli_dist", [P, P, C.c_int, PP])
     proto("clt_poisson_dist", [P, C.c_int, PP])
     proto("clt_chi2_dist", [P, C.c_int, PP])
+    proto("clt_mixture_same_family_dist", [P, P, C.c_int, PP])
+    proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+    proto("clt_generator_new", [C.c_uint64, PP])
+    proto("clt_generator_free", [P], None)
     kl = L.clt_kl_divergence
     normal, uni = mk2(L.clt_normal_dist), mk2(L.clt_uniform_dist)
     gam, bet = mk2(L.clt_gamma_dist), mk2(L.clt_beta_dist)
@@ -11110,6 +11114,77 @@ def dist3():
             check("kl_divergence %s %s" % (name, dn(dt)),
                   lambda *a, tp=tp, tq=tq, n=n: D.kl_divergence(tp(*a[:n]), tq(*a[n:])),
                   _dist_c([mp, mq], kl), ins, tol=tol)
+        # MixtureSameFamily over several component families
+        calls = {"log_prob": L.clt_distribution_log_prob, "cdf": L.clt_distribution_cdf,
+                 "mean": L.clt_distribution_mean, "variance": L.clt_distribution_variance,
+                 "stddev": L.clt_distribution_stddev}
+        ind_normal = (lambda l, s_, o: _independent_of(L.clt_normal_dist, l, s_, o), 2)
+        expo = (lambda r, o: L.clt_exponential_dist(r, 1, o), 1)
+        comps = (
+            ("Normal", lambda l, s_: D.Normal(l, s_), normal, [real(2, 3), pos(2, 3)],
+             real(4, 2), ("log_prob", "cdf", "mean", "variance", "stddev")),
+            ("Independent(Normal)", lambda l, s_: D.Independent(D.Normal(l, s_), 1), ind_normal,
+             [real(3, 2), pos(3, 2)], real(5, 2), ("log_prob", "mean", "variance")),
+            ("Gamma", lambda a, b: D.Gamma(a, b), gam, [pos(2, 3), pos(3)], pos(4, 2),
+             ("log_prob", "mean", "variance")),
+            ("Exponential", lambda r: D.Exponential(r), expo, [pos(2, 3)], pos(4, 2),
+             ("log_prob", "cdf", "mean", "variance")),
+            ("Bernoulli", lambda p_: D.Bernoulli(p_), bern, [unit(2, 3)],
+             torch.tensor([[0., 1.], [1., 1.], [0., 0.]], dtype=dt), ("log_prob", "mean", "variance")),
+        )
+        for cname, tc, mc, params, value, what in comps:
+            nlg = 1 if cname.startswith("Independent") else (2 if params[0].dim() > 1 else 1)
+            lg = real(3) if cname.startswith("Independent") else real(2, 3) if nlg == 2 else real(3)
+            mk = (lambda *a, mc=mc: _mixture_of(mc, *a), 1 + mc[1])
+            tm = lambda lg_, *a, tc=tc: D.MixtureSameFamily(D.Categorical(logits=lg_), tc(*a))
+            for w in what:
+                if w in ("log_prob", "cdf"):
+                    check("MixtureSameFamily(%s) %s %s" % (cname, w, dn(dt)),
+                          lambda *a, w=w, tm=tm: getattr(tm(*a[:-1]), w)(a[-1]),
+                          _dist_c(mk, calls[w]), [lg] + params + [value], tol=tol)
+                else:
+                    check("MixtureSameFamily(%s) %s %s" % (cname, w, dn(dt)),
+                          lambda *a, w=w, tm=tm: getattr(tm(*a), w),
+                          _dist_c(mk, calls[w]), [lg] + params, tol=tol)
+        # a mixture batch of [] against components of batch [2, 3]
+        check("MixtureSameFamily(Normal) broadcast mixture %s" % dn(dt),
+              lambda lg_, l, s_, v: D.MixtureSameFamily(D.Categorical(logits=lg_),
+                                                        D.Normal(l, s_)).log_prob(v),
+              _dist_c((lambda *a: _mixture_of(normal, *a), 3), L.clt_distribution_log_prob),
+              [real(3), real(2, 3), pos(2, 3), real(2)], tol=tol)
+        check("MixtureSameFamily mismatched components %s" % dn(dt),
+              lambda lg_, l, s_: D.MixtureSameFamily(D.Categorical(logits=lg_),
+                                                     D.Normal(l, s_)).mean,
+              _dist_c((lambda *a: _mixture_of(normal, *a), 3), L.clt_distribution_mean),
+              [real(2), real(2, 3), pos(2, 3)])
+        _sample_moments("MixtureSameFamily(Normal) %s" % dn(dt),
+                        (lambda *a: _mixture_of(normal, *a), 3),
+                        [t(0.3, -1.0, 0.5), t(-2.0, 0.0, 3.0), t(0.5, 1.0, 0.7)],
+                        *(lambda m: (m.mean, m.variance))(D.MixtureSameFamily(
+                            D.Categorical(logits=t(0.3, -1.0, 0.5).double()),
+                            D.Normal(t(-2.0, 0.0, 3.0).double(), t(0.5, 1.0, 0.7).double()))))
+
+
+def _independent_of(ctor, a, b, out):
+    """Independent(ctor(a, b), 1) into out."""
+    base = P()
+    try:
+        return ctor(a, b, 1, C.byref(base)) or L.clt_independent_dist(base, 1, 1, out)
+    finally:
+        L.clt_distribution_free(base)
+
+
+def _mixture_of(mc, logits, *a):
+    """MixtureSameFamily(Categorical(logits=logits), mc's component made of
+    a[:-1]) into a[-1]."""
+    out, a = a[-1], a[:-1]
+    cat, comp = P(), P()
+    try:
+        return L.clt_categorical_dist(None, logits, 1, C.byref(cat)) or \
+            mc[0](*a, C.byref(comp)) or L.clt_mixture_same_family_dist(cat, comp, 1, out)
+    finally:
+        L.clt_distribution_free(cat)
+        L.clt_distribution_free(comp)
 
 
 def main():

@@ -976,6 +976,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_multivariate_normal_dist, DIST,                                                    \
       clt_multivariate_normal_dist(f->f, f->f, NULL, 1, &o->dist))                           \
     X(clt_independent_dist, DIST, clt_independent_dist(f->dist, 3, 1, &o->dist))             \
+    X(clt_mixture_same_family_dist, DIST,                                                    \
+      clt_mixture_same_family_dist(f->dist, f->dist, 1, &o->dist))                           \
     X(clt_gamma_dist, DIST, clt_gamma_dist(f->f, f->f2, 1, &o->dist))                            \
     X(clt_chi2_dist, DIST, clt_chi2_dist(f->i32, 1, &o->dist))                                   \
     X(clt_beta_dist, DIST, clt_beta_dist(f->f, f->e, 1, &o->dist))                               \

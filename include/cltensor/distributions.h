@@ -360,6 +360,32 @@ CLT_API clt_status clt_relaxed_one_hot_categorical_dist(const clt_tensor *temper
                                                         const clt_tensor *logits,
                                                         int validate_args, clt_distribution **out);
 
+/* MixtureSameFamily(mixture_distribution, component_distribution): a
+ * Categorical over the last batch dimension (of size k, the Categorical's
+ * number of categories: CLT_ERR_SHAPE_MISMATCH otherwise, torch's
+ * "`mixture_distribution component` (3) does not equal
+ * `component_distribution.batch_shape[-1]` (2)") of a component
+ * distribution of any family; the Categorical's batch shape must broadcast
+ * to the component's batch_shape[:-1] (CLT_ERR_SHAPE_MISMATCH, torch's
+ * "`mixture_distribution.batch_shape` ([2]) is not compatible with
+ * `component_distribution.batch_shape`([3])"; where torch accepts more at
+ * construction its sample fails).  A mixture that is no Categorical is
+ * CLT_ERR_INVALID_ARGUMENT.  Batch shape the component's without its last
+ * dim, event shape the component's.  The new distribution holds its own
+ * references to both (the caller still releases its own).  log_prob
+ * logsumexp(component log_prob at the value with a dim of 1 before its
+ * event dims + log_softmax(logits)) (validate_args: the value's shape, and
+ * the component's support there; the component checks again with its own
+ * setting); mean and variance (the law of total variance); stddev the
+ * variance's square root; cdf where the component has one (the value not
+ * checked, as torch's); sample draws the Categorical, then the components
+ * (sample_shape + the component's batch + event shape, at most
+ * CLT_MAX_DIMS dims), and picks; no rsample, entropy, icdf or KL (torch has
+ * none: CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_mixture_same_family_dist(clt_distribution *mixture,
+                                                clt_distribution *component, int validate_args,
+                                                clt_distribution **out);
+
 /* Releases a distribution (and its references to its parameters and base).
  * NULL does nothing. */
 CLT_API void clt_distribution_free(clt_distribution *d);

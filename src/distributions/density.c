@@ -177,6 +177,7 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
     case CLT__DIST_INDEPENDENT:
         CLT__TRY(log_prob(fn, d->base, v, &a));
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
+    case CLT__DIST_MIXTURE: return clt__dist_mixture_log_prob(fn, d, v, out);
     default: return clt__dist2_log_prob(fn, d, v, out);
     }
 done:
@@ -211,6 +212,9 @@ clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *val
     case CLT__DIST_UNIFORM:
     case CLT__DIST_EXPONENTIAL:
     case CLT__DIST_LAPLACE: CLT__TRY(clt__dist_check_value(fn, d, value)); break;
+    case CLT__DIST_MIXTURE: /* no check of value, as torch's */
+        CLT__TRY(clt__dist_mixture_cdf(fn, d, value, out));
+        goto done;
     default:
         if (!CLT__DIST_IS2(d->kind) || !clt__dist2_has_cdf(d)) {
             st = not_implemented(fn, d, "cdf");
@@ -352,6 +356,7 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
     case CLT__DIST_INDEPENDENT:
         CLT__TRY(entropy(fn, d->base, &a));
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
+    case CLT__DIST_MIXTURE: return not_implemented(fn, d, "entropy");
     default: return clt__dist2_entropy(fn, d, out);
     }
 done:
@@ -378,6 +383,8 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
     clt_status st;
     if (d->kind == CLT__DIST_INDEPENDENT)
         return moments(fn, d->base, m, out);
+    if (d->kind == CLT__DIST_MIXTURE)
+        return clt__dist_mixture_moment(fn, d, (int)m, out);
     if (CLT__DIST_IS2(d->kind))
         return clt__dist2_moment(fn, d, (int)m, out);
     if (m == STDDEV) {

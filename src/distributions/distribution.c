@@ -41,6 +41,7 @@ static const char *const names[] = {
     [CLT__DIST_CONTINUOUS_BERNOULLI] = "ContinuousBernoulli",
     [CLT__DIST_VON_MISES] = "VonMises",
     [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
+    [CLT__DIST_MIXTURE] = "MixtureSameFamily",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -265,7 +266,8 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_ONE_HOT: return C_ONE_HOT;
     case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
     case CLT__DIST_MVN: return C_REAL_VECTOR;
-    case CLT__DIST_INDEPENDENT: return support(d->base);
+    case CLT__DIST_INDEPENDENT:
+    case CLT__DIST_MIXTURE: return support(d->base);
     case CLT__DIST_GAMMA:
     case CLT__DIST_CHI2:
     case CLT__DIST_HALF_NORMAL:
@@ -316,12 +318,27 @@ clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
                               "vs %s.",
                               fn, clt__shape_str(s1, sizeof s1, vn, value->shape),
                               clt__shape_str(s2, sizeof s2, fn_, full));
-    const clt_distribution *own = d->kind == CLT__DIST_INDEPENDENT ? d->base : d;
-    while (own->kind == CLT__DIST_INDEPENDENT)
+    const clt_distribution *own = d;
+    while (own->kind == CLT__DIST_INDEPENDENT || own->kind == CLT__DIST_MIXTURE)
         own = own->base;
     constraint c = support(own);
     bool pass = false;
-    clt_status st = satisfies(c, value, own, &pass);
+    clt_status st;
+    if (d->kind == CLT__DIST_MIXTURE && vn < CLT_MAX_DIMS) {
+        /* the components' support (its parameters [..., k]) checked at the
+         * value with a dim of 1 before its event dims, as log_prob reads it */
+        clt_tensor *pv = NULL;
+        if ((st = clt_scope_begin()) != CLT_OK)
+            return st;
+        int was = clt_set_grad_enabled(0);
+        st = clt_unsqueeze(value, vn - en, &pv);
+        if (st == CLT_OK)
+            st = satisfies(c, pv, own, &pass);
+        clt_set_grad_enabled(was);
+        clt_scope_end();
+    } else {
+        st = satisfies(c, value, own, &pass);
+    }
     if (st != CLT_OK)
         return clt__error_as(st, fn);
     if (pass)
@@ -355,6 +372,7 @@ void clt_distribution_free(clt_distribution *d)
     for (int k = 0; k < 3; k++)
         clt_tensor_free(d->p[k]);
     clt_distribution_free(d->base);
+    clt_distribution_free(d->mix);
     free(d);
 }
 
@@ -788,7 +806,8 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_BINOMIAL:
     case CLT__DIST_MULTINOMIAL:
     case CLT__DIST_VON_MISES:
-    case CLT__DIST_NEGATIVE_BINOMIAL: return false;
+    case CLT__DIST_NEGATIVE_BINOMIAL:
+    case CLT__DIST_MIXTURE: return false;
     case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
     default: return true;
     }
@@ -913,6 +932,7 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
         CLT__TRY(clt_bernoulli(gen, c, out));
         return CLT_OK;
     case CLT__DIST_CATEGORICAL: return categorical(fn, d, gen, n - d->batch_ndim, ext, out);
+    case CLT__DIST_MIXTURE: return clt__dist_mixture_sample(fn, d, gen, n, ext, out);
     case CLT__DIST_ONE_HOT:
         CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));

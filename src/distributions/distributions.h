@@ -40,11 +40,13 @@ typedef enum clt__dist_kind {
     CLT__DIST_MULTINOMIAL,
     CLT__DIST_CONTINUOUS_BERNOULLI,
     CLT__DIST_VON_MISES,
-    CLT__DIST_RELAXED_ONE_HOT
+    CLT__DIST_RELAXED_ONE_HOT,
+    /* mixture.c's */
+    CLT__DIST_MIXTURE
 } clt__dist_kind;
 
-#define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA)
-#define CLT__DIST_IS3(k) ((k) >= CLT__DIST_BINOMIAL)
+#define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA && (k) < CLT__DIST_MIXTURE)
+#define CLT__DIST_IS3(k) ((k) >= CLT__DIST_BINOMIAL && (k) < CLT__DIST_MIXTURE)
 
 struct clt_distribution {
     clt__dist_kind kind;
@@ -72,7 +74,8 @@ struct clt_distribution {
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
-    clt_distribution *base; /* Independent's, held */
+    clt_distribution *base; /* Independent's, MixtureSameFamily's components, held */
+    clt_distribution *mix;  /* MixtureSameFamily's Categorical, held */
     int reinterpreted;      /* Independent's reinterpreted_batch_ndims */
     int64_t total_count;    /* Multinomial's */
 };
@@ -129,6 +132,19 @@ clt_status clt__dist3_cdf(const char *fn, const clt_distribution *d, const clt_t
 clt_status clt__dist3_icdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
                            clt_tensor **out);
 clt_status clt__dist3_cb_log_norm(const char *fn, const clt_distribution *d, clt_tensor **out);
+/* mixture.c: MixtureSameFamily's log_prob (of a value already checked),
+ * moment (0 mean, 1 variance, 2 stddev), cdf and draw (as
+ * clt__dist2_sample's), in the caller's scope. */
+clt_status clt__dist_mixture_log_prob(const char *fn, const clt_distribution *d,
+                                      const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_mixture_moment(const char *fn, const clt_distribution *d, int m,
+                                    clt_tensor **out);
+clt_status clt__dist_mixture_cdf(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                                 clt_tensor **out);
+clt_status clt__dist_mixture_sample(const char *fn, const clt_distribution *d,
+                                    clt_generator *gen, int n, const int64_t *ext,
+                                    clt_tensor **out);
+
 /* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
  * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),
  * into *out in the caller's scope; *found false where the pair is none of
