@@ -6800,6 +6800,146 @@ static void op_dist2(fz *f)
     clt_distribution_free(d);
 }
 
+/* ---- dist3: MixtureSameFamily, the KL pairs with Uniform, Pareto or Bernoulli on one side ---- */
+
+/* A distribution of family k (0 Uniform, 1 Beta, 2 ContinuousBernoulli, 3
+ * Gamma, 4 Gumbel, 5 Pareto, 6 Normal, 7 Bernoulli, 8 Poisson, 9 Chi2, 10
+ * MixtureSameFamily of a Categorical of a over a component of the others
+ * made of b and c) from random operands; *d NULL where it is refused. */
+static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
+                       clt_distribution **d)
+{
+    clt_distribution *got = SENT, **dp = chance(f, 5) ? NULL : &got;
+    clt_distribution *cat = NULL, *comp = NULL;
+    clt_status st;
+    int v = (int)pick(f, 2);
+    switch (k) {
+    case 0: CALL("clt_uniform_dist", clt_uniform_dist(a, b, v, dp)); break;
+    case 1: CALL("clt_beta_dist", clt_beta_dist(a, b, v, dp)); break;
+    case 2:
+        CALL("clt_continuous_bernoulli_dist",
+             clt_continuous_bernoulli_dist(chance(f, 50) ? a : NULL, chance(f, 50) ? b : NULL, v,
+                                           dp));
+        break;
+    case 3: CALL("clt_gamma_dist", clt_gamma_dist(a, b, v, dp)); break;
+    case 4: CALL("clt_gumbel_dist", clt_gumbel_dist(a, b, v, dp)); break;
+    case 5: CALL("clt_pareto_dist", clt_pareto_dist(a, b, v, dp)); break;
+    case 6: CALL("clt_normal_dist", clt_normal_dist(a, b, v, dp)); break;
+    case 7:
+        CALL("clt_bernoulli_dist",
+             clt_bernoulli_dist(chance(f, 50) ? a : NULL, chance(f, 50) ? b : NULL, v, dp));
+        break;
+    case 8: CALL("clt_poisson_dist", clt_poisson_dist(a, v, dp)); break;
+    case 9: CALL("clt_chi2_dist", clt_chi2_dist(a, v, dp)); break;
+    default: {
+        clt_distribution *c1 = SENT;
+        int probs = chance(f, 50);
+        CALL("clt_categorical_dist",
+             clt_categorical_dist(probs ? a : NULL, probs ? NULL : a, 1, &c1));
+        if (outcome(f, st, c1))
+            cat = c1;
+        clt_tensor *e = SENT;
+        if (chance(f, 50)) { /* components of a's shape: [..., k] as the logits */
+            CALL("clt_exp", clt_exp(a, &e));
+            if (outcome(f, st, e)) {
+                clt_distribution *c2 = SENT;
+                switch (pick(f, 3)) {
+                case 0: CALL("clt_normal_dist", clt_normal_dist(a, e, 1, &c2)); break;
+                case 1: CALL("clt_gamma_dist", clt_gamma_dist(e, e, 1, &c2)); break;
+                default: CALL("clt_exponential_dist", clt_exponential_dist(e, 1, &c2)); break;
+                }
+                if (outcome(f, st, c2))
+                    comp = c2;
+                CALL_VOID("clt_tensor_free", clt_tensor_free(e));
+            }
+        } else {
+            make_dist4(f, pick(f, 10), b, c, c, &comp);
+        }
+        if (comp && chance(f, 30)) { /* an Independent component */
+            clt_distribution *ind = SENT;
+            CALL("clt_independent_dist",
+                 clt_independent_dist(comp, (int)pick(f, 3), 1, &ind));
+            if (outcome(f, st, ind)) {
+                clt_distribution_free(comp);
+                comp = ind;
+            }
+        }
+        CALL("clt_mixture_same_family_dist",
+             clt_mixture_same_family_dist(chance(f, 10) ? comp : cat, comp, v, dp));
+        break;
+    }
+    }
+    /* the mixture holds its own references */
+    clt_distribution_free(cat);
+    clt_distribution_free(comp);
+    *d = NULL;
+    if (!dp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return;
+    }
+    if (outcome(f, st, got))
+        *d = got;
+}
+
+/* MixtureSameFamily's sample, densities, moments and cdf, the refused
+ * rsample/entropy/icdf, and kl_divergence across the families of
+ * make_dist4 (with a backward through it). */
+static void op_dist3(fz *f)
+{
+    clt_distribution *d = NULL, *q = NULL;
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    make_dist4(f, chance(f, 50) ? 10 : pick(f, 11), a, b, c, &d);
+    if (!d && !chance(f, 10))
+        return;
+    int64_t shape[3];
+    int nd = (int)pick(f, 4) - (chance(f, 5) ? 2 : 0);
+    for (int i = 0; i < 3; i++)
+        shape[i] = (int64_t)pick(f, 4) - (chance(f, 5) ? 1 : 0);
+    switch (pick(f, 11)) {
+    case 0: CALL("clt_distribution_sample", clt_distribution_sample(d, f->gen, nd, shape, op)); break;
+    case 1:
+        CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, nd, shape, op));
+        break;
+    case 2: CALL("clt_distribution_log_prob", clt_distribution_log_prob(d, v, op)); break;
+    case 3: CALL("clt_distribution_cdf", clt_distribution_cdf(d, v, op)); break;
+    case 4: CALL("clt_distribution_icdf", clt_distribution_icdf(d, v, op)); break;
+    case 5: CALL("clt_distribution_entropy", clt_distribution_entropy(d, op)); break;
+    case 6: CALL("clt_distribution_mean", clt_distribution_mean(d, op)); break;
+    case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
+    case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
+    case 9:
+        make_dist4(f, pick(f, 10), chance(f, 50) ? a : rt(f), b, c, &q);
+        CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
+        break;
+    default: {
+        clt_tensor *x = SENT, *s = SENT;
+        make_dist4(f, pick(f, 10), chance(f, 50) ? a : rt(f), b, c, &q);
+        CALL("clt_kl_divergence", clt_kl_divergence(d, q, &x));
+        if (outcome(f, st, x)) {
+            CALL("clt_sum", clt_sum(x, &s));
+            if (outcome(f, st, s)) {
+                CALL("clt_backward", clt_backward(s, NULL, 0));
+                status_ok(f, st);
+                CALL_VOID("clt_tensor_free", clt_tensor_free(s));
+            }
+            CALL_VOID("clt_tensor_free", clt_tensor_free(x));
+        }
+        clt_distribution_free(q);
+        clt_distribution_free(d);
+        return;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    clt_distribution_free(q);
+    clt_distribution_free(d);
+}
+
 /* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
 
 /* What a closure does (user points at one of these, with the parameters):
@@ -9113,6 +9253,7 @@ static struct {
     {"distributions", op_distributions, 3},
     {"distributions2", op_distributions2, 3},
     {"dist2", op_dist2, 3},
+    {"dist3", op_dist3, 3},
     {"amp_swa", op_amp_swa, 2},
     {"spatial", op_spatial, 3},
     {"autograd_api", op_autograd_api, 3},
