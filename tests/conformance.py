@@ -11056,6 +11056,9 @@ def dist3():
     proto("clt_poisson_dist", [P, C.c_int, PP])
     proto("clt_chi2_dist", [P, C.c_int, PP])
     proto("clt_mixture_same_family_dist", [P, P, C.c_int, PP])
+    proto("clt_lowrank_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+    for n in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        proto("clt_distribution_" + n, [P, PP])
     proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
     proto("clt_generator_new", [C.c_uint64, PP])
     proto("clt_generator_free", [P], None)
@@ -11157,6 +11160,69 @@ def dist3():
                                                      D.Normal(l, s_)).mean,
               _dist_c((lambda *a: _mixture_of(normal, *a), 3), L.clt_distribution_mean),
               [real(2), real(2, 3), pos(2, 3)])
+        # LowRankMultivariateNormal
+        lrm = (lambda l, w, d_, o: L.clt_lowrank_multivariate_normal_dist(l, w, d_, 1, o), 3)
+        mvn_t = (lambda l, c, o: L.clt_multivariate_normal_dist(l, None, c, 1, o), 2)
+        calls.update(entropy=L.clt_distribution_entropy,
+                     covariance_matrix=L.clt_distribution_covariance_matrix,
+                     precision_matrix=L.clt_distribution_precision_matrix,
+                     scale_tril=L.clt_distribution_scale_tril)
+        TL = lambda *sh: torch.tril(real(*sh)) * 0.5 + torch.diag_embed(pos(*sh[:-1]))
+        for shapes, vshape, bsh in ((((3,), (3, 2), (3,)), (4, 3), ()),
+                                    (((2, 3), (3, 1), (2, 3)), (5, 2, 3), (2,)),
+                                    (((4,), (2, 1, 4, 3), (3, 4)), (2, 3, 4), (2, 3)),
+                                    (((1,), (1, 1), (1,)), (1,), ())):
+            ins = [real(*shapes[0]), real(*shapes[1]), pos(*shapes[2])]
+            tdist = lambda l, w, d_: D.LowRankMultivariateNormal(l, w, d_)
+            for w in ("log_prob", "entropy", "mean", "variance", "stddev", "covariance_matrix",
+                      "precision_matrix", "scale_tril"):
+                if w == "log_prob":
+                    check("LowRankMultivariateNormal %s %s %s" % (shapes, w, dn(dt)),
+                          lambda l, w_, d_, v: tdist(l, w_, d_).log_prob(v),
+                          _dist_c(lrm, calls[w]), ins + [real(*vshape)], tol=tol)
+                elif w == "entropy":
+                    check("LowRankMultivariateNormal %s %s %s" % (shapes, w, dn(dt)),
+                          lambda *a: tdist(*a).entropy(), _dist_c(lrm, calls[w]), ins, tol=tol)
+                else:
+                    check("LowRankMultivariateNormal %s %s %s" % (shapes, w, dn(dt)),
+                          lambda *a, w=w: getattr(tdist(*a), w), _dist_c(lrm, calls[w]), ins,
+                          tol=tol)
+            n = shapes[0][-1]
+            check("kl_divergence LowRankMultivariateNormal %s %s" % (shapes, dn(dt)),
+                  lambda *a: D.kl_divergence(tdist(*a[:3]), tdist(*a[3:])),
+                  _dist_c([lrm, lrm], kl), ins + [real(n), real(n, 2), pos(n)], tol=tol)
+            check("kl_divergence LowRankMultivariateNormal || MultivariateNormal %s %s"
+                  % (shapes, dn(dt)),
+                  lambda *a: D.kl_divergence(tdist(*a[:3]),
+                                             D.MultivariateNormal(a[3], scale_tril=a[4])),
+                  _dist_c([lrm, mvn_t], kl), ins + [real(n), TL(*bsh, n, n)], tol=tol)
+            check("kl_divergence MultivariateNormal || LowRankMultivariateNormal %s %s"
+                  % (shapes, dn(dt)),
+                  lambda *a: D.kl_divergence(D.MultivariateNormal(a[0], scale_tril=a[1]),
+                                             tdist(*a[2:])),
+                  _dist_c([mvn_t, lrm], kl), [real(n), TL(2, n, n)] + ins, tol=tol)
+            check("MultivariateNormal covariance_matrix %s %s" % (shapes, dn(dt)),
+                  lambda l, c: D.MultivariateNormal(l, scale_tril=c).covariance_matrix,
+                  _dist_c(mvn_t, calls["covariance_matrix"]), [real(n), TL(2, n, n)], tol=tol)
+            check("MultivariateNormal precision_matrix %s %s" % (shapes, dn(dt)),
+                  lambda l, c: D.MultivariateNormal(l, scale_tril=c).precision_matrix,
+                  _dist_c(mvn_t, calls["precision_matrix"]), [real(n), TL(2, n, n)], tol=tol)
+        for name, args in (("cov_factor rows", [real(3), real(2, 2), pos(3)]),
+                           ("cov_diag size", [real(3), real(3, 2), pos(2)]),
+                           ("batch shapes", [real(2, 3), real(4, 3, 1), pos(3, 3)]),
+                           ("cov_diag negative", [real(3), real(3, 2), -pos(3)]),
+                           ("loc 0-d", [t(0.5), real(3, 2), pos(3)]),
+                           ("cov_factor 1-d", [real(3), real(3), pos(3)])):
+            check("LowRankMultivariateNormal refuses %s %s" % (name, dn(dt)),
+                  lambda *a: D.LowRankMultivariateNormal(*a, validate_args=True).mean,
+                  _dist_c(lrm, calls["mean"]), args)
+        _sample_moments("LowRankMultivariateNormal %s" % dn(dt), lrm,
+                        [t(0.5, -1.0, 2.0), t(1.0, 0.5, -0.3, 0.2, 0.0, 1.5).reshape(3, 2),
+                         t(0.3, 0.2, 0.6)],
+                        *(lambda m: (m.mean, m.variance))(D.LowRankMultivariateNormal(
+                            t(0.5, -1.0, 2.0).double(),
+                            t(1.0, 0.5, -0.3, 0.2, 0.0, 1.5).double().reshape(3, 2),
+                            t(0.3, 0.2, 0.6).double())))
         _sample_moments("MixtureSameFamily(Normal) %s" % dn(dt),
                         (lambda *a: _mixture_of(normal, *a), 3),
                         [t(0.3, -1.0, 0.5), t(-2.0, 0.0, 3.0), t(0.5, 1.0, 0.7)],

@@ -978,6 +978,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_independent_dist, DIST, clt_independent_dist(f->dist, 3, 1, &o->dist))             \
     X(clt_mixture_same_family_dist, DIST,                                                    \
       clt_mixture_same_family_dist(f->dist, f->dist, 1, &o->dist))                           \
+    X(clt_lowrank_multivariate_normal_dist, DIST,                                            \
+      clt_lowrank_multivariate_normal_dist(f->f, f->f, f->f, 1, &o->dist))                   \
+    X(clt_distribution_covariance_matrix, T, clt_distribution_covariance_matrix(f->dist, &o->t)) \
+    X(clt_distribution_precision_matrix, T, clt_distribution_precision_matrix(f->dist, &o->t)) \
+    X(clt_distribution_scale_tril, T, clt_distribution_scale_tril(f->dist, &o->t))            \
     X(clt_gamma_dist, DIST, clt_gamma_dist(f->f, f->f2, 1, &o->dist))                            \
     X(clt_chi2_dist, DIST, clt_chi2_dist(f->i32, 1, &o->dist))                                   \
     X(clt_beta_dist, DIST, clt_beta_dist(f->f, f->e, 1, &o->dist))                               \

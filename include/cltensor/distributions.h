@@ -140,6 +140,31 @@ CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
                                                 const clt_tensor *scale_tril, int validate_args,
                                                 clt_distribution **out);
 
+/* LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance
+ * W W^T + diag(D) of cov_factor W [..., n, m] and cov_diag D [..., n]
+ * (> 0), loc [..., n] (at least 1-D: CLT_ERR_INVALID_ARGUMENT, as W of
+ * fewer than 2 dims); W's rows and D's size must be n
+ * (CLT_ERR_SHAPE_MISMATCH, torch's "cov_factor must be a batch of matrices
+ * with shape 3 x m", "cov_diag must be a batch of vectors with shape
+ * [3]"), the three batch shapes broadcast (CLT_ERR_SHAPE_MISMATCH,
+ * "Incompatible batch shapes: ...").  Event shape [n].  validate_args
+ * checks loc (IndependentConstraint(Real(), 1)), cov_factor
+ * (IndependentConstraint(Real(), 2)) and cov_diag
+ * (IndependentConstraint(GreaterThan(lower_bound=0.0), 1)).  rsample:
+ * loc + W eps_W + sqrt(D) eps_D, eps_W [..., m] then eps_D [..., n] from
+ * clt_randn (torch's order).  log_prob and entropy through the capacitance
+ * matrix C = I + W^T D^-1 W (its Cholesky factor, clt_linalg_cholesky):
+ * the Woodbury identity and the matrix determinant lemma, as torch; mean
+ * loc, variance sum(W^2, -1) + D; the matrices through
+ * clt_distribution_covariance_matrix and its neighbours; no cdf.  KL with
+ * itself and with MultivariateNormal on either side (equal event shapes:
+ * CLT_ERR_SHAPE_MISMATCH otherwise). */
+CLT_API clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc,
+                                                        const clt_tensor *cov_factor,
+                                                        const clt_tensor *cov_diag,
+                                                        int validate_args,
+                                                        clt_distribution **out);
+
 /* Independent(base, reinterpreted_batch_ndims): the last
  * reinterpreted_batch_ndims batch dimensions of base become event
  * dimensions; log_prob and entropy are summed over them.  The new
@@ -450,6 +475,18 @@ CLT_API clt_status clt_distribution_entropy(const clt_distribution *d, clt_tenso
 CLT_API clt_status clt_distribution_mean(const clt_distribution *d, clt_tensor **out);
 CLT_API clt_status clt_distribution_variance(const clt_distribution *d, clt_tensor **out);
 CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor **out);
+
+/* dist.covariance_matrix, dist.precision_matrix and dist.scale_tril of a
+ * MultivariateNormal or LowRankMultivariateNormal, [batch..., n, n]
+ * (MultivariateNormal: L L^T, L^-T L^-1 and L; LowRankMultivariateNormal:
+ * W W^T + diag(D), diag(1 / D) - A^T A with A = C^-1 W^T D^-1 (the
+ * Woodbury identity), and sqrt(D) cholesky(I + D^-1/2 W W^T D^-1/2), as
+ * torch); any other family is CLT_ERR_INVALID_ARGUMENT ("Normal has no
+ * covariance_matrix").  Recorded: differentiable in the parameters.  New
+ * tensor. */
+CLT_API clt_status clt_distribution_covariance_matrix(const clt_distribution *d, clt_tensor **out);
+CLT_API clt_status clt_distribution_precision_matrix(const clt_distribution *d, clt_tensor **out);
+CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_tensor **out);
 
 /* torch.distributions.kl_divergence(p, q) for the pairs torch 1.13
  * registers among these families.  Each family with itself: Normal,

@@ -42,6 +42,7 @@ static const char *const names[] = {
     [CLT__DIST_VON_MISES] = "VonMises",
     [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
     [CLT__DIST_MIXTURE] = "MixtureSameFamily",
+    [CLT__DIST_LOWRANK_MVN] = "LowRankMultivariateNormal",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -67,7 +68,8 @@ typedef enum constraint {
     C_COUNT, /* >= 0, torch's greater_than_eq(0) of an integer bound */
     C_HALF_OPEN_UNIT,
     C_BINOMIAL,   /* the integers 0 .. d->p[0] */
-    C_MULTINOMIAL /* >= 0 along the last dim, summing to at most d->total_count */
+    C_MULTINOMIAL, /* >= 0 along the last dim, summing to at most d->total_count */
+    C_REAL_MATRIX
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -97,6 +99,7 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
     case C_MULTINOMIAL:
         snprintf(buf, n, "Multinomial(upper_bound=%lld)", (long long)d->total_count);
         return buf;
+    case C_REAL_MATRIX: return "IndependentConstraint(Real(), 2)";
     }
     return "?";
 }
@@ -161,7 +164,8 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         ok = a;
         break;
     }
-    case C_REAL_VECTOR: CLT__TRY(clt_eq(v, v, &ok)); break;
+    case C_REAL_VECTOR:
+    case C_REAL_MATRIX: CLT__TRY(clt_eq(v, v, &ok)); break;
     case C_INTEGER_INTERVAL: {
         clt_tensor *r, *z;
         int64_t k = d->p[0]->shape[d->p[0]->ndim - 1];
@@ -265,7 +269,8 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_CATEGORICAL: return C_INTEGER_INTERVAL;
     case CLT__DIST_ONE_HOT: return C_ONE_HOT;
     case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
-    case CLT__DIST_MVN: return C_REAL_VECTOR;
+    case CLT__DIST_MVN:
+    case CLT__DIST_LOWRANK_MVN: return C_REAL_VECTOR;
     case CLT__DIST_INDEPENDENT:
     case CLT__DIST_MIXTURE: return support(d->base);
     case CLT__DIST_GAMMA:
@@ -739,6 +744,91 @@ done:
     return finish(fn, st, d, out);
 }
 
+clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov_factor,
+                                                const clt_tensor *cov_diag, int validate_args,
+                                                clt_distribution **out)
+{
+    const char *fn = "clt_lowrank_multivariate_normal_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(loc, fn);
+    CLT__REQUIRE_ARG(cov_factor, fn);
+    CLT__REQUIRE_ARG(cov_diag, fn);
+    const clt_tensor *w = cov_factor, *dg = cov_diag;
+    clt_status st;
+    if ((st = clt__check_floating(loc, "loc", fn)) != CLT_OK ||
+        (st = clt__check_floating(w, "cov_factor", fn)) != CLT_OK ||
+        (st = clt__check_floating(dg, "cov_diag", fn)) != CLT_OK ||
+        (st = clt__same_device(loc, w, fn)) != CLT_OK ||
+        (st = clt__same_device(loc, dg, fn)) != CLT_OK)
+        return st;
+    if (loc->ndim < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: loc must be at least one-dimensional.",
+                          fn);
+    int64_t n = loc->shape[loc->ndim - 1];
+    if (w->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cov_factor must be at least two-dimensional, with optional "
+                          "leading batch dimensions",
+                          fn);
+    if (w->shape[w->ndim - 2] != n)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: cov_factor must be a batch of matrices with shape %lld x m", fn,
+                          (long long)n);
+    if (dg->ndim < 1 || dg->shape[dg->ndim - 1] != n)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: cov_diag must be a batch of vectors with shape [%lld]", fn,
+                          (long long)n);
+    int nb = 0, nb2 = 0;
+    int64_t b1[CLT_MAX_DIMS + 2], batch[CLT_MAX_DIMS + 2];
+    st = clt__broadcast_shapes(loc->ndim - 1, loc->shape, w->ndim - 2, w->shape, &nb2, b1, fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(nb2, b1, dg->ndim - 1, dg->shape, &nb, batch, fn);
+    if (st != CLT_OK) {
+        char s1[128], s2[128], s3[128];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Incompatible batch shapes: loc %s, cov_factor %s, cov_diag %s", fn,
+                          clt__shape_str(s1, sizeof s1, loc->ndim, loc->shape),
+                          clt__shape_str(s2, sizeof s2, w->ndim, w->shape),
+                          clt__shape_str(s3, sizeof s3, dg->ndim, dg->shape));
+    }
+    if (nb + 2 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, CLT__DIST_LOWRANK_MVN, validate_args, &d, out)) != CLT_OK)
+        return st;
+    clt_dtype dt = clt_promote_types(clt_promote_types(loc->dtype, w->dtype), dg->dtype);
+    d->dtype = dt;
+    set_batch(d, nb, batch);
+    d->event_ndim = 1;
+    d->event_shape[0] = n;
+    const clt_tensor *src[3] = {loc, w, dg};
+    clt_tensor *t[3];
+    for (int k = 0; k < 3; k++) {
+        if (src[k]->dtype != dt)
+            CLT__TRY(clt__to_dtype_rec(fn, src[k], dt, &t[k]));
+        else
+            CLT__TRY(clt__expand_rec(fn, src[k], src[k]->ndim, src[k]->shape, &t[k]));
+    }
+    batch[nb] = n;
+    CLT__TRY(clt__expand_rec(fn, t[0], nb + 1, batch, &t[0]));
+    keep(d, 0, t[0]);
+    keep(d, 1, t[1]);
+    keep(d, 2, t[2]);
+    if (d->validate) { /* torch checks the broadcast parameters */
+        clt_tensor *e;
+        CLT__TRY(check_param(fn, d, "loc", d->p[0], C_REAL_VECTOR));
+        batch[nb + 1] = w->shape[w->ndim - 1];
+        CLT__TRY(clt__expand_rec(fn, d->p[1], nb + 2, batch, &e));
+        CLT__TRY(check_param(fn, d, "cov_factor", e, C_REAL_MATRIX));
+        CLT__TRY(clt__expand_rec(fn, d->p[2], nb + 1, batch, &e));
+        CLT__TRY(check_param(fn, d, "cov_diag", e, C_POSITIVE_VECTOR));
+    }
+done:
+    return finish(fn, st, d, out);
+}
+
 clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_ndims,
                                 int validate_args, clt_distribution **out)
 {
@@ -881,6 +971,7 @@ static clt_status rsample(const char *fn, const clt_distribution *d, clt_generat
         CLT__TRY(clt__mul_rec(fn, d->p[1], c, &c));
         return clt__sub_rec(fn, d->p[0], c, out);
     }
+    case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_rsample(fn, d, gen, n, ext, out);
     case CLT__DIST_MVN: /* loc + L eps */
         CLT__TRY(clt_randn(gen, dev, d->dtype, n, ext, &e));
         CLT__TRY(clt__unsqueeze_rec(fn, e, n, &a));

@@ -41,8 +41,9 @@ typedef enum clt__dist_kind {
     CLT__DIST_CONTINUOUS_BERNOULLI,
     CLT__DIST_VON_MISES,
     CLT__DIST_RELAXED_ONE_HOT,
-    /* mixture.c's */
-    CLT__DIST_MIXTURE
+    /* mixture.c's and lowrank.c's */
+    CLT__DIST_MIXTURE,
+    CLT__DIST_LOWRANK_MVN
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA && (k) < CLT__DIST_MIXTURE)
@@ -70,7 +71,8 @@ struct clt_distribution {
      *   total_count, probs, logits; Multinomial: probs, logits (as
      *   Categorical's); ContinuousBernoulli: probs (clamped), logits; VonMises: loc,
      *   concentration; RelaxedOneHotCategorical: probs, logits (as
-     *   Categorical's), temperature. */
+     *   Categorical's), temperature; LowRankMultivariateNormal: loc expanded
+ *   to batch + event, and the unbroadcast cov_factor and cov_diag. */
     clt_tensor *p[3];
     int batch_ndim, event_ndim;
     int64_t batch_shape[CLT_MAX_DIMS], event_shape[CLT_MAX_DIMS];
@@ -144,6 +146,21 @@ clt_status clt__dist_mixture_cdf(const char *fn, const clt_distribution *d, cons
 clt_status clt__dist_mixture_sample(const char *fn, const clt_distribution *d,
                                     clt_generator *gen, int n, const int64_t *ext,
                                     clt_tensor **out);
+
+/* lowrank.c: LowRankMultivariateNormal's log_prob, entropy, moment (as
+ * the mixture's), rsample (as clt__dist2_sample's), and the KL of it with
+ * itself or MultivariateNormal (p or q one of them), in the caller's
+ * scope. */
+clt_status clt__dist_lowrank_log_prob(const char *fn, const clt_distribution *d,
+                                      const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_lowrank_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+clt_status clt__dist_lowrank_moment(const char *fn, const clt_distribution *d, int m,
+                                    clt_tensor **out);
+clt_status clt__dist_lowrank_rsample(const char *fn, const clt_distribution *d,
+                                     clt_generator *gen, int n, const int64_t *ext,
+                                     clt_tensor **out);
+clt_status clt__dist_lowrank_kl(const char *fn, const clt_distribution *p,
+                                const clt_distribution *q, clt_tensor **out);
 
 /* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
  * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),

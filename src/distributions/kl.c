@@ -912,6 +912,10 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
     if ((p->kind == CLT__DIST_GAMMA || p->kind == CLT__DIST_CHI2) &&
         (q->kind == CLT__DIST_GAMMA || q->kind == CLT__DIST_CHI2))
         return kl_gamma(fn, p, q, out);
+    if ((p->kind == CLT__DIST_LOWRANK_MVN || p->kind == CLT__DIST_MVN) &&
+        (q->kind == CLT__DIST_LOWRANK_MVN || q->kind == CLT__DIST_MVN) &&
+        (p->kind == CLT__DIST_LOWRANK_MVN || q->kind == CLT__DIST_LOWRANK_MVN))
+        return clt__dist_lowrank_kl(fn, p, q, out);
     if (p->kind == q->kind) {
         switch (p->kind) {
         case CLT__DIST_NORMAL: return kl_normal(fn, p, q, out);
