@@ -595,3 +595,308 @@ Test(distributions4, gradients_by_finite_differences)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck_tol(dev, gc_dist, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);
 }
+
+/* ---- LowRankMultivariateNormal --------------------------------------------- */
+
+/* The n x n covariance W W^T + diag(D) (W n x m), its Cholesky factor, and
+ * the log density at x by forward substitution, all in double. */
+static void host_cov(int n, int m, const double *w, const double *dg, double *cov)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = i == j ? dg[i] : 0;
+            for (int k = 0; k < m; k++)
+                s += w[i * m + k] * w[j * m + k];
+            cov[i * n + j] = s;
+        }
+}
+
+static void host_chol(int n, const double *a, double *l)
+{
+    memset(l, 0, (size_t)(n * n) * sizeof *l);
+    for (int j = 0; j < n; j++) {
+        double s = a[j * n + j];
+        for (int k = 0; k < j; k++)
+            s -= l[j * n + k] * l[j * n + k];
+        l[j * n + j] = sqrt(s);
+        for (int i = j + 1; i < n; i++) {
+            double t = a[i * n + j];
+            for (int k = 0; k < j; k++)
+                t -= l[i * n + k] * l[j * n + k];
+            l[i * n + j] = t / l[j * n + j];
+        }
+    }
+}
+
+/* log N(x; mu, L L^T) */
+static double host_mvn_lp(int n, const double *l, const double *mu, const double *x)
+{
+    double z[8], q = 0, ld = 0;
+    for (int i = 0; i < n; i++) {
+        double s = x[i] - mu[i];
+        for (int k = 0; k < i; k++)
+            s -= l[i * n + k] * z[k];
+        z[i] = s / l[i * n + i];
+        q += z[i] * z[i];
+        ld += log(l[i * n + i]);
+    }
+    return -0.5 * q - ld - 0.5 * n * log(2 * PI);
+}
+
+Test(distributions4, lowrank_mvn_against_host_formulas)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 3, M = 2 };
+    const int64_t sl[1] = {N}, sw[2] = {N, M}, sx[2] = {4, N}, s4[1] = {4}, snn[2] = {N, N};
+    const double loc[N] = {0.5, -1.0, 2.0}, w[N * M] = {1.0, 0.5, -0.3, 0.2, 0.0, 1.5};
+    const double dg[N] = {0.3, 0.2, 0.6};
+    const double x[4 * N] = {0.1, -0.4, 1.9, 2.7, -3.0, 0.0, 0.6, 5.0, 2.0, 0.1, 0.2, 0.3};
+    clt_tensor *tl = f64(dev, 1, sl, loc), *tw = f64(dev, 2, sw, w), *td = f64(dev, 1, sl, dg);
+    clt_tensor *tx = f64(dev, 2, sx, x), *t = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_lowrank_multivariate_normal_dist(tl, tw, td, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "LowRankMultivariateNormal");
+    cr_assert_eq(clt_distribution_batch_ndim(d), 0);
+    cr_assert_eq(clt_distribution_event_ndim(d), 1);
+    cr_assert_eq(clt_distribution_event_shape(d)[0], N);
+    cr_assert_eq(clt_distribution_has_rsample(d), 1);
+    double cov[N * N], l[N * N], lp[4], var[N];
+    host_cov(N, M, w, dg, cov);
+    host_chol(N, cov, l);
+    for (int i = 0; i < 4; i++)
+        lp[i] = host_mvn_lp(N, l, loc, x + i * N);
+    for (int i = 0; i < N; i++)
+        var[i] = cov[i * N + i];
+    double ent = 0.5 * N * (1 + log(2 * PI));
+    for (int i = 0; i < N; i++)
+        ent += log(l[i * N + i]);
+    CHECK(clt_distribution_log_prob(d, tx, &t));
+    assert_shape(t, 1, s4);
+    expect_values(t, lp, 4, 1e-12, 1e-12, "LowRankMVN log_prob");
+    CHECK(clt_distribution_entropy(d, &t));
+    expect_values(t, &ent, 1, 1e-12, 1e-12, "LowRankMVN entropy");
+    CHECK(clt_distribution_mean(d, &t));
+    expect_values(t, loc, N, 0, 0, "LowRankMVN mean");
+    CHECK(clt_distribution_variance(d, &t));
+    expect_values(t, var, N, 1e-14, 1e-14, "LowRankMVN variance");
+    CHECK(clt_distribution_covariance_matrix(d, &t));
+    assert_shape(t, 2, snn);
+    expect_values(t, cov, N * N, 1e-14, 1e-14, "LowRankMVN covariance_matrix");
+    CHECK(clt_distribution_scale_tril(d, &t));
+    expect_values(t, l, N * N, 1e-12, 1e-12, "LowRankMVN scale_tril");
+    /* precision: (L L^T)^-1 by solving column by column */
+    double prec[N * N];
+    for (int j = 0; j < N; j++) {
+        double e[N] = {0}, z[N], y[N];
+        e[j] = 1;
+        for (int i = 0; i < N; i++) {
+            double s = e[i];
+            for (int k = 0; k < i; k++)
+                s -= l[i * N + k] * z[k];
+            z[i] = s / l[i * N + i];
+        }
+        for (int i = N - 1; i >= 0; i--) {
+            double s = z[i];
+            for (int k = i + 1; k < N; k++)
+                s -= l[k * N + i] * y[k];
+            y[i] = s / l[i * N + i];
+        }
+        for (int i = 0; i < N; i++)
+            prec[i * N + j] = y[i];
+    }
+    CHECK(clt_distribution_precision_matrix(d, &t));
+    expect_values(t, prec, N * N, 1e-11, 1e-12, "LowRankMVN precision_matrix");
+    /* KL with a MultivariateNormal of the same covariance and another loc:
+     * the Mahalanobis term only */
+    const double loc2[N] = {0.0, 0.0, 1.0};
+    clt_tensor *tl2 = f64(dev, 1, sl, loc2), *tsc = f64(dev, 2, snn, l);
+    clt_distribution *q = NULL;
+    CHECK(clt_multivariate_normal_dist(tl2, NULL, tsc, 1, &q));
+    double diff[N] = {loc2[0] - loc[0], loc2[1] - loc[1], loc2[2] - loc[2]};
+    double half_m = -host_mvn_lp(N, l, (const double[]){0, 0, 0}, diff) -
+                    (ent - 0.5 * N);
+    CHECK(clt_kl_divergence(d, q, &t));
+    expect_values(t, &half_m, 1, 1e-10, 1e-12, "KL(LowRankMVN || MVN)");
+    CHECK(clt_kl_divergence(q, d, &t));
+    expect_values(t, &half_m, 1, 1e-10, 1e-12, "KL(MVN || LowRankMVN)");
+    clt_distribution *d2 = NULL;
+    CHECK(clt_lowrank_multivariate_normal_dist(tl2, tw, td, 1, &d2));
+    CHECK(clt_kl_divergence(d, d2, &t));
+    expect_values(t, &half_m, 1, 1e-10, 1e-12, "KL(LowRankMVN || LowRankMVN)");
+    CHECK(clt_kl_divergence(d, d, &t));
+    expect_values(t, (const double[]){0}, 1, 0, 1e-12, "KL(p || p)");
+    /* sample moments: 40000 draws */
+    clt_generator *g = NULL;
+    CHECK(clt_generator_new(99, &g));
+    const int64_t n = 40000;
+    CHECK(clt_distribution_sample(d, g, 1, &n, &t));
+    double *v = read_as_f64(t);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j <= i; j++) {
+            double mi = 0, mj = 0, c = 0;
+            for (int64_t r = 0; r < n; r++) {
+                mi += v[r * N + i];
+                mj += v[r * N + j];
+            }
+            mi /= (double)n;
+            mj /= (double)n;
+            for (int64_t r = 0; r < n; r++)
+                c += (v[r * N + i] - mi) * (v[r * N + j] - mj);
+            c /= (double)(n - 1);
+            if (i == j)
+                cr_assert(fabs(mi - loc[i]) < 5 * sqrt(cov[i * N + i] / (double)n),
+                          "sample mean %d: %g vs %g", i, mi, loc[i]);
+            cr_assert(fabs(c - cov[i * N + j]) < 0.05 * sqrt(cov[i * N + i] * cov[j * N + j]),
+                      "sample covariance %d %d: %g vs %g", i, j, c, cov[i * N + j]);
+        }
+    free(v);
+    clt_tensor_free(t);
+    clt_generator_free(g);
+    clt_distribution_free(d);
+    clt_distribution_free(d2);
+    clt_distribution_free(q);
+    clt_tensor *all[] = {tl, tw, td, tx, tl2, tsc};
+    for (int k = 0; k < 6; k++)
+        clt_tensor_free(all[k]);
+}
+
+Test(distributions4, lowrank_mvn_shapes_and_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    const double v[24] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2,
+                          1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.1, 2.2, 2.3, 2.4};
+    const int64_t s3[1] = {3}, s23[2] = {2, 3}, s32[2] = {3, 2}, s2[1] = {2}, s41[3] = {4, 3, 1};
+    clt_tensor *l3 = f64(dev, 1, s3, v), *l23 = f64(dev, 2, s23, v), *w32 = f64(dev, 2, s32, v);
+    clt_tensor *d2 = f64(dev, 1, s2, v), *w41 = f64(dev, 3, s41, v), *w22 = f64(dev, 2, (const int64_t[]){2, 2}, v);
+    clt_tensor *neg = NULL, *t = NULL, *zero = f64(dev, 0, NULL, v);
+    CHECK(clt_neg(l3, &neg));
+    clt_distribution *d = NULL;
+    /* batch shapes: loc's [2] and W's [4] do not broadcast */
+    assert_error(clt_lowrank_multivariate_normal_dist(l23, w41, l3, 1, &d), CLT_ERR_SHAPE_MISMATCH,
+                 "Incompatible batch shapes: loc [2, 3], cov_factor [4, 3, 1], cov_diag [3]");
+    assert_error(clt_lowrank_multivariate_normal_dist(l3, w22, l3, 1, &d), CLT_ERR_SHAPE_MISMATCH,
+                 "cov_factor must be a batch of matrices with shape 3 x m");
+    assert_error(clt_lowrank_multivariate_normal_dist(l3, w32, d2, 1, &d), CLT_ERR_SHAPE_MISMATCH,
+                 "cov_diag must be a batch of vectors with shape [3]");
+    assert_error(clt_lowrank_multivariate_normal_dist(zero, w32, l3, 1, &d),
+                 CLT_ERR_INVALID_ARGUMENT, "loc must be at least one-dimensional.");
+    assert_error(clt_lowrank_multivariate_normal_dist(l3, l3, l3, 1, &d),
+                 CLT_ERR_INVALID_ARGUMENT, "cov_factor must be at least two-dimensional");
+    assert_error(clt_lowrank_multivariate_normal_dist(l3, w32, neg, 1, &d),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "Expected parameter cov_diag (Tensor of shape [3]) of distribution "
+                 "LowRankMultivariateNormal to satisfy the constraint "
+                 "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)");
+    cr_assert_null(d);
+    assert_error(clt_lowrank_multivariate_normal_dist(l3, w32, NULL, 1, &d), CLT_ERR_NULL_ARGUMENT,
+                 NULL);
+    /* batch [2] from loc; rsample of sample_shape [5] is [5, 2, 3] */
+    CHECK(clt_lowrank_multivariate_normal_dist(l23, w32, l3, 1, &d));
+    cr_assert_eq(clt_distribution_batch_ndim(d), 1);
+    cr_assert_eq(clt_distribution_batch_shape(d)[0], 2);
+    clt_generator *g = NULL;
+    CHECK(clt_generator_new(5, &g));
+    const int64_t five = 5, s523[3] = {5, 2, 3}, s233[3] = {2, 3, 3};
+    CHECK(clt_distribution_rsample(d, g, 1, &five, &t));
+    assert_shape(t, 3, s523);
+    clt_tensor_free(t);
+    CHECK(clt_distribution_entropy(d, &t));
+    assert_shape(t, 1, s2);
+    clt_tensor_free(t);
+    CHECK(clt_distribution_covariance_matrix(d, &t));
+    assert_shape(t, 3, s233);
+    clt_tensor_free(t);
+    assert_error(clt_distribution_cdf(d, l3, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "LowRankMultivariateNormal does not implement cdf");
+    /* event shapes differ */
+    clt_distribution *q = NULL, *nrm = NULL;
+    CHECK(clt_lowrank_multivariate_normal_dist(d2, w22, d2, 1, &q));
+    assert_error(clt_kl_divergence(d, q, &t), CLT_ERR_SHAPE_MISMATCH,
+                 "different event shapes cannot be computed");
+    CHECK(clt_normal_dist(l3, l3, 1, &nrm));
+    assert_error(clt_distribution_covariance_matrix(nrm, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "Normal has no covariance_matrix");
+    cr_assert_null(t);
+    clt_generator_free(g);
+    clt_distribution_free(d);
+    clt_distribution_free(q);
+    clt_distribution_free(nrm);
+    clt_tensor *all[] = {l3, l23, w32, d2, w41, w22, neg, zero};
+    for (int k = 0; k < 8; k++)
+        clt_tensor_free(all[k]);
+}
+
+typedef enum lcase { LC_LP, LC_ENT, LC_RS, LC_KL_LL, LC_KL_LM, LC_KL_ML, LC_PREC, LC_TRIL } lcase;
+
+static clt_status gc_lowrank(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    lcase c = *(const lcase *)ctx;
+    clt_distribution *d = NULL, *q = NULL;
+    clt_generator *g = NULL;
+    clt_status st = clt_lowrank_multivariate_normal_dist(in[0], in[1], in[2], 1, &d);
+    if (st != CLT_OK)
+        return st;
+    switch (c) {
+    case LC_LP: st = clt_distribution_log_prob(d, in[3], out); break;
+    case LC_ENT: st = clt_distribution_entropy(d, out); break;
+    case LC_RS:
+        st = clt_generator_new(17, &g);
+        if (st == CLT_OK)
+            st = clt_distribution_rsample(d, g, 1, (int64_t[]){4}, out);
+        break;
+    case LC_KL_LL:
+        st = clt_lowrank_multivariate_normal_dist(in[3], in[4], in[5], 1, &q);
+        if (st == CLT_OK)
+            st = clt_kl_divergence(d, q, out);
+        break;
+    case LC_KL_LM:
+    case LC_KL_ML:
+    { /* tril() of the input, so that finite differences of its upper zeros stay valid */
+        clt_tensor *lt = NULL;
+        st = clt_tril(in[4], 0, &lt);
+        if (st == CLT_OK)
+            st = clt_multivariate_normal_dist(in[3], NULL, lt, 1, &q);
+        clt_tensor_free(lt);
+        if (st == CLT_OK)
+            st = c == LC_KL_LM ? clt_kl_divergence(d, q, out) : clt_kl_divergence(q, d, out);
+        break;
+    }
+    case LC_PREC: st = clt_distribution_precision_matrix(d, out); break;
+    default: st = clt_distribution_scale_tril(d, out); break;
+    }
+    clt_generator_free(g);
+    clt_distribution_free(q);
+    clt_distribution_free(d);
+    return st;
+}
+
+Test(distributions4, lowrank_mvn_gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    const double loc[6] = {0.5, -1.0, 2.0, 0.1, 0.0, -0.7};
+    const double w[6] = {1.0, 0.5, -0.3, 0.2, 0.0, 1.5}, dg[6] = {0.3, 0.2, 0.6, 0.5, 0.9, 0.4};
+    const double x[6] = {0.1, -0.4, 1.9, 2.7, -3.0, 0.0}, w2[3] = {0.4, -0.8, 0.3};
+    const double tril[9] = {1.2, 0, 0, 0.3, 0.8, 0, -0.4, 0.5, 1.1};
+    struct {
+        lcase c;
+        int n;
+        gc_in in[6];
+    } cases[] = {
+        {LC_LP, 4, {{2, {2, 3}, loc, 1}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}, {2, {2, 3}, x, 1}}},
+        {LC_ENT, 3, {{1, {3}, loc, 0}, {2, {3, 2}, w, 1}, {2, {2, 3}, dg, 1}}},
+        {LC_RS, 3, {{1, {3}, loc, 1}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}}},
+        {LC_KL_LL, 6,
+         {{1, {3}, loc, 1}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}, {2, {2, 3}, x, 1},
+          {2, {3, 1}, w2, 1}, {1, {3}, dg + 3, 1}}},
+        {LC_KL_LM, 5,
+         {{1, {3}, loc, 1}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}, {1, {3}, x, 1},
+          {2, {3, 3}, tril, 1}}},
+        {LC_KL_ML, 5,
+         {{1, {3}, loc, 1}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}, {1, {3}, x, 1},
+          {2, {3, 3}, tril, 1}}},
+        {LC_PREC, 3, {{1, {3}, loc, 0}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}}},
+        {LC_TRIL, 3, {{1, {3}, loc, 0}, {2, {3, 2}, w, 1}, {1, {3}, dg, 1}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        gradcheck_tol(dev, gc_lowrank, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);
+}
