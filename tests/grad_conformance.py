@@ -356,6 +356,138 @@ def complexgrad():
               call("clt_abs", call("clt_fft_fft", z, -1, 0, None))), [za])
 
 
+# ---- dist3: LowRankMultivariateNormal, MixtureSameFamily and the cross-family KLs with
+# Uniform, Pareto or Bernoulli on one side: gradients w.r.t. every parameter
+def dist3():
+    TD_ = torch.distributions
+    r = np.random.default_rng(31)
+    for n_, a_ in (("uniform", 2), ("beta", 2), ("gamma", 2), ("gumbel", 2), ("pareto", 2),
+                   ("normal", 2), ("continuous_bernoulli", 2), ("bernoulli", 2),
+                   ("categorical", 2), ("mixture_same_family", 2)):
+        proto("clt_%s_dist" % n_, [P] * a_ + [C.c_int, PP])
+    proto("clt_poisson_dist", [P, C.c_int, PP])
+    proto("clt_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+    proto("clt_lowrank_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+    proto("clt_distribution_free", [P], None)
+    for n_ in ("log_prob", "cdf"):
+        proto("clt_distribution_" + n_, [P, P, PP])
+    for n_ in ("entropy", "mean", "variance", "stddev", "covariance_matrix", "precision_matrix",
+               "scale_tril"):
+        proto("clt_distribution_" + n_, [P, PP])
+    proto("clt_kl_divergence", [P, P, PP])
+
+    def dc(makes, what):
+        def cfn(*x):
+            ds, x = [], list(x)
+            try:
+                for m_, n in makes:
+                    d = P()
+                    assert m_(*x[:n], C.byref(d)) == 0, L.clt_last_error()
+                    ds.append(d)
+                    x = x[n:]
+                return what(*ds, *x)
+            finally:
+                for d in ds:
+                    L.clt_distribution_free(d)
+        return cfn
+
+    two = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+    uni, bet, gam = two(L.clt_uniform_dist), two(L.clt_beta_dist), two(L.clt_gamma_dist)
+    gum, par, nor = two(L.clt_gumbel_dist), two(L.clt_pareto_dist), two(L.clt_normal_dist)
+    cb = (lambda a, o: L.clt_continuous_bernoulli_dist(a, None, 1, o), 1)
+    bern = (lambda a, o: L.clt_bernoulli_dist(None, a, 1, o), 1)
+    poi = (lambda a, o: L.clt_poisson_dist(a, 1, o), 1)
+    kl = lambda p_, q_: call("clt_kl_divergence", p_, q_)
+    pos = lambda: np.abs(r.standard_normal(3)) + 0.4
+    lo, hi = np.array([0.1, 0.3, 0.05]), np.array([0.6, 0.9, 0.2])
+    for name, tfn, makes, ins in (
+            ("Uniform || Beta", lambda a, b, c, e: TD_.kl_divergence(TD_.Uniform(a, b),
+                                                                     TD_.Beta(c, e)),
+             [uni, bet], [lo, hi, pos(), pos()]),
+            ("Uniform || ContinuousBernoulli", lambda a, b, c: TD_.kl_divergence(
+                TD_.Uniform(a, b), TD_.ContinuousBernoulli(c)),
+             [uni, cb], [lo, hi, np.array([0.2, 0.4995, 0.8])]),
+            ("Uniform || Gamma", lambda a, b, c, e: TD_.kl_divergence(TD_.Uniform(a, b),
+                                                                      TD_.Gamma(c, e)),
+             [uni, gam], [lo, hi, pos(), pos()]),
+            ("Uniform || Gumbel", lambda a, b, c, e: TD_.kl_divergence(TD_.Uniform(a, b),
+                                                                       TD_.Gumbel(c, e)),
+             [uni, gum], [lo - 1, hi + 1, r.standard_normal(3), pos()]),
+            ("Uniform || Pareto", lambda a, b, c, e: TD_.kl_divergence(TD_.Uniform(a, b),
+                                                                       TD_.Pareto(c, e)),
+             [uni, par], [lo + 2, hi + 3, np.array([1.0, 1.5, 0.5]), pos()]),
+            ("Beta || Uniform", lambda a, b, c, e: TD_.kl_divergence(TD_.Beta(a, b),
+                                                                     TD_.Uniform(c, e)),
+             [bet, uni], [pos(), pos(), -lo, hi + 1]),
+            ("Beta || ContinuousBernoulli", lambda a, b, c: TD_.kl_divergence(
+                TD_.Beta(a, b), TD_.ContinuousBernoulli(c)),
+             [bet, cb], [pos(), pos(), np.array([0.2, 0.4995, 0.8])]),
+            ("ContinuousBernoulli || Uniform", lambda a, c, e: TD_.kl_divergence(
+                TD_.ContinuousBernoulli(a), TD_.Uniform(c, e)),
+             [cb, uni], [np.array([0.2, 0.5, 0.8]), -lo, hi + 1]),
+            ("Gamma || Gumbel", lambda a, b, c, e: TD_.kl_divergence(TD_.Gamma(a, b),
+                                                                     TD_.Gumbel(c, e)),
+             [gam, gum], [pos(), pos(), r.standard_normal(3), pos()]),
+            ("Pareto || Gamma", lambda a, b, c, e: TD_.kl_divergence(TD_.Pareto(a, b),
+                                                                     TD_.Gamma(c, e)),
+             [par, gam], [pos(), pos() + 1.5, pos(), pos()]),
+            ("Pareto || Normal", lambda a, b, c, e: TD_.kl_divergence(TD_.Pareto(a, b),
+                                                                      TD_.Normal(c, e)),
+             [par, nor], [pos(), pos() + 2.5, r.standard_normal(3), pos()]),
+            ("Bernoulli || Poisson", lambda a, c: TD_.kl_divergence(TD_.Bernoulli(logits=a),
+                                                                    TD_.Poisson(c)),
+             [bern, poi], [r.standard_normal(3), pos()])):
+        case("dist3 kl_divergence %s" % name, tfn, dc(makes, kl), ins)
+    # LowRankMultivariateNormal
+    lrm = (lambda l, w, d, o: L.clt_lowrank_multivariate_normal_dist(l, w, d, 1, o), 3)
+    mvt = (lambda l, t, o: L.clt_multivariate_normal_dist(l, None, t, 1, o), 2)
+    TLR = lambda l, w, d: TD_.LowRankMultivariateNormal(l, w, d)
+    ins = [r.standard_normal((2, 3)), r.standard_normal((3, 2)), pos()]
+    case("dist3 LowRankMultivariateNormal log_prob",
+         lambda l, w, d, v: TLR(l, w, d).log_prob(v),
+         dc([lrm], lambda d, v: call("clt_distribution_log_prob", d, v)),
+         ins + [r.standard_normal((4, 2, 3))])
+    for what in ("entropy", "variance", "stddev", "covariance_matrix", "precision_matrix",
+                 "scale_tril"):
+        case("dist3 LowRankMultivariateNormal %s" % what,
+             lambda l, w, d, what=what: (lambda v: v() if callable(v) else v)(
+                 getattr(TLR(l, w, d), what)),
+             dc([lrm], lambda d, what=what: call("clt_distribution_" + what, d)), ins,
+             wrt=[1, 2])
+    tril = np.tril(r.standard_normal((3, 3))) * 0.3 + np.diag(pos())
+    case("dist3 kl_divergence LowRankMultivariateNormal || LowRankMultivariateNormal",
+         lambda *a: TD_.kl_divergence(TLR(*a[:3]), TLR(*a[3:])), dc([lrm, lrm], kl),
+         ins + [r.standard_normal(3), r.standard_normal((3, 1)), pos()])
+    case("dist3 kl_divergence LowRankMultivariateNormal || MultivariateNormal",
+         lambda *a: TD_.kl_divergence(TLR(*a[:3]), TD_.MultivariateNormal(a[3], scale_tril=a[4])),
+         dc([lrm, mvt], kl), ins[:1] + ins[1:] + [r.standard_normal(3), tril], wrt=[0, 1, 2, 3])
+    case("dist3 kl_divergence MultivariateNormal || LowRankMultivariateNormal",
+         lambda *a: TD_.kl_divergence(TD_.MultivariateNormal(a[0], scale_tril=a[1]), TLR(*a[2:])),
+         dc([mvt, lrm], kl), [r.standard_normal(3), tril] + ins, wrt=[0, 2, 3, 4])
+    # MixtureSameFamily of Normals: log_prob, cdf, mean, variance
+    def mix(lg, l, s_, o):
+        cat, comp = P(), P()
+        try:
+            return L.clt_categorical_dist(None, lg, 1, C.byref(cat)) or \
+                L.clt_normal_dist(l, s_, 1, C.byref(comp)) or \
+                L.clt_mixture_same_family_dist(cat, comp, 1, o)
+        finally:
+            L.clt_distribution_free(cat)
+            L.clt_distribution_free(comp)
+    TM = lambda lg, l, s_: TD_.MixtureSameFamily(TD_.Categorical(logits=lg), TD_.Normal(l, s_))
+    mins = [r.standard_normal(3), r.standard_normal((2, 3)), np.abs(r.standard_normal((2, 3))) + 0.4]
+    for what in ("log_prob", "cdf"):
+        case("dist3 MixtureSameFamily(Normal) %s" % what,
+             lambda lg, l, s_, v, what=what: getattr(TM(lg, l, s_), what)(v),
+             dc([(mix, 3)], lambda d, v, what=what: call("clt_distribution_" + what, d, v)),
+             mins + [r.standard_normal((4, 2))])
+    for what in ("mean", "variance", "stddev"):
+        case("dist3 MixtureSameFamily(Normal) %s" % what,
+             lambda lg, l, s_, what=what: getattr(TM(lg, l, s_), what),
+             dc([(mix, 3)], lambda d, what=what: call("clt_distribution_" + what, d)), mins,
+             wrt=[0, 1] if what == "mean" else None)
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -4030,6 +4162,8 @@ for _hard in (0, 1):
              lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_t(x, t, h, d),
              lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_c(x, t, h, d),
              [rng.standard_normal((3, 4))])
+
+dist3()
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
