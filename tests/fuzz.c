@@ -6803,9 +6803,11 @@ static void op_dist2(fz *f)
 /* ---- dist3: MixtureSameFamily, the KL pairs with Uniform, Pareto or Bernoulli on one side ---- */
 
 /* A distribution of family k (0 Uniform, 1 Beta, 2 ContinuousBernoulli, 3
- * Gamma, 4 Gumbel, 5 Pareto, 6 Normal, 7 Bernoulli, 8 Poisson, 9 Chi2, 10
- * MixtureSameFamily of a Categorical of a over a component of the others
- * made of b and c) from random operands; *d NULL where it is refused. */
+ * Gamma, 4 Gumbel, 5 Pareto, 6 Normal, 7 Bernoulli, 8 Poisson, 9 Chi2, 11
+ * LowRankMultivariateNormal of a, b and c, 12 MultivariateNormal of a and
+ * b as scale_tril, 10 MixtureSameFamily of a Categorical of a over a
+ * component of the others made of b and c) from random operands; *d NULL
+ * where it is refused. */
 static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
                        clt_distribution **d)
 {
@@ -6831,6 +6833,29 @@ static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
         break;
     case 8: CALL("clt_poisson_dist", clt_poisson_dist(a, v, dp)); break;
     case 9: CALL("clt_chi2_dist", clt_chi2_dist(a, v, dp)); break;
+    case 11: {
+        /* half the time parameters that fit: loc a, W a[..., None] (rank 1), D exp(a) */
+        clt_tensor *w = SENT, *e = SENT;
+        int fit = chance(f, 50);
+        if (fit) {
+            CALL("clt_unsqueeze", clt_unsqueeze(a, -1, &w));
+            if (!outcome(f, st, w))
+                w = NULL;
+            CALL("clt_exp", clt_exp(a, &e));
+            if (!outcome(f, st, e))
+                e = NULL;
+        }
+        CALL("clt_lowrank_multivariate_normal_dist",
+             clt_lowrank_multivariate_normal_dist(a, fit ? w : b, fit ? e : c, v, dp));
+        if (fit) {
+            CALL_VOID("clt_tensor_free", clt_tensor_free(w));
+            CALL_VOID("clt_tensor_free", clt_tensor_free(e));
+        }
+        break;
+    }
+    case 12:
+        CALL("clt_multivariate_normal_dist", clt_multivariate_normal_dist(a, NULL, b, v, dp));
+        break;
     default: {
         clt_distribution *c1 = SENT;
         int probs = chance(f, 50);
@@ -6853,7 +6878,7 @@ static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
                 CALL_VOID("clt_tensor_free", clt_tensor_free(e));
             }
         } else {
-            make_dist4(f, pick(f, 10), b, c, c, &comp);
+            make_dist4(f, chance(f, 20) ? 11 : pick(f, 10), b, c, c, &comp);
         }
         if (comp && chance(f, 30)) { /* an Independent component */
             clt_distribution *ind = SENT;
@@ -6893,14 +6918,14 @@ static void op_dist3(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    make_dist4(f, chance(f, 50) ? 10 : pick(f, 11), a, b, c, &d);
+    make_dist4(f, chance(f, 40) ? 10 : chance(f, 30) ? 11 : pick(f, 13), a, b, c, &d);
     if (!d && !chance(f, 10))
         return;
     int64_t shape[3];
     int nd = (int)pick(f, 4) - (chance(f, 5) ? 2 : 0);
     for (int i = 0; i < 3; i++)
         shape[i] = (int64_t)pick(f, 4) - (chance(f, 5) ? 1 : 0);
-    switch (pick(f, 11)) {
+    switch (pick(f, 12)) {
     case 0: CALL("clt_distribution_sample", clt_distribution_sample(d, f->gen, nd, shape, op)); break;
     case 1:
         CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, nd, shape, op));
@@ -6913,12 +6938,23 @@ static void op_dist3(fz *f)
     case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
     case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
     case 9:
-        make_dist4(f, pick(f, 10), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist4(f, pick(f, 13), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
+        break;
+    case 10:
+        switch (pick(f, 3)) {
+        case 0:
+            CALL("clt_distribution_covariance_matrix", clt_distribution_covariance_matrix(d, op));
+            break;
+        case 1:
+            CALL("clt_distribution_precision_matrix", clt_distribution_precision_matrix(d, op));
+            break;
+        default: CALL("clt_distribution_scale_tril", clt_distribution_scale_tril(d, op)); break;
+        }
         break;
     default: {
         clt_tensor *x = SENT, *s = SENT;
-        make_dist4(f, pick(f, 10), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist4(f, pick(f, 13), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, &x));
         if (outcome(f, st, x)) {
             CALL("clt_sum", clt_sum(x, &s));

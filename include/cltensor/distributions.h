@@ -4,8 +4,9 @@
  * MultivariateNormal, Independent, Gamma, Chi2, Beta, Dirichlet, StudentT,
  * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
  * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
- * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises
- * and RelaxedOneHotCategorical behind one handle, with sampling,
+ * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises,
+ * RelaxedOneHotCategorical, LowRankMultivariateNormal and MixtureSameFamily
+ * behind one handle, with sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -440,8 +441,8 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
  * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
- * NegativeBinomial, Binomial, Multinomial, VonMises, Independent of one
- * of them)
+ * NegativeBinomial, Binomial, Multinomial, VonMises, MixtureSameFamily,
+ * Independent of one of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -457,7 +458,8 @@ CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const cl
 
 /* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
  * Uniform, Exponential, Laplace, LogNormal, Gumbel, Cauchy, HalfNormal,
- * HalfCauchy, Pareto, Weibull, Kumaraswamy and ContinuousBernoulli; the
+ * HalfCauchy, Pareto, Weibull, Kumaraswamy and ContinuousBernoulli, and
+ * cdf for MixtureSameFamily of one of them (the value unchecked); the
  * others are
  * CLT_ERR_INVALID_ARGUMENT
  * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
@@ -514,10 +516,17 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * where alpha <= 1), and, inf everywhere, the pairs torch gives so
  * (Exponential, Gamma, Gumbel, Laplace, Normal, Pareto, Beta,
  * ContinuousBernoulli or Poisson against a family whose support misses
- * theirs); torch's other cross pairs (those with Uniform as p or q beyond
- * the ones above, Pareto || Gamma/Normal, Gamma || Gumbel, Bernoulli ||
- * Poisson, Beta || ContinuousBernoulli/Uniform, ...) are not offered.  The
- * two batch shapes broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
+ * theirs); and Uniform || Beta (inf where p leaves [0, 1]), Uniform ||
+ * ContinuousBernoulli (inf where p.high >= 1 or p.low <= 0, torch's test),
+ * Uniform || Gamma (inf where p.low < 0), Uniform || Gumbel, Uniform ||
+ * Pareto (inf where p.low < q.scale), Beta || Uniform (inf where q misses
+ * [0, 1]), Beta || ContinuousBernoulli, ContinuousBernoulli || Uniform
+ * (inf unless q.low < 0 and q.high > 1, torch's test), Gamma || Gumbel,
+ * Pareto || Gamma (inf where alpha <= 1), Pareto || Normal (inf where
+ * alpha <= 2) and Bernoulli || Poisson.  LowRankMultivariateNormal with
+ * itself and with MultivariateNormal either way.  The two batch shapes
+ * broadcast (the masks of the infinite cases too, where torch's indexing
+ * refuses a mask of another shape than the result's).  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
