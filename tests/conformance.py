@@ -11070,6 +11070,8 @@ def dist3():
     bern = (lambda p, o: L.clt_bernoulli_dist(p, None, 1, o), 1)
     pois = (lambda r, o: L.clt_poisson_dist(r, 1, o), 1)
     chi2 = (lambda r, o: L.clt_chi2_dist(r, 1, o), 1)
+    proto("clt_half_cauchy_dist", [P, C.c_int, PP])
+    hc = (lambda r, o: L.clt_half_cauchy_dist(r, 1, o), 1)
     for dt in FLOATS:
         tol = "red"
         t = lambda *v: torch.tensor(v, dtype=dt)
@@ -11111,6 +11113,7 @@ def dist3():
              [pos(2, 4), t(1.5, 2.0, 2.5, 6.0), real(4), pos(2, 4)]),
             ("Bernoulli || Poisson", D.Bernoulli, bern, D.Poisson, pois,
              [t(0.0, 0.3, 0.9, 1.0), pos(2, 4)]),
+            ("HalfCauchy || HalfCauchy", D.HalfCauchy, hc, D.HalfCauchy, hc, [pos(3), pos(2, 3)]),
         )
         for name, tp, mp, tq, mq, ins in cross:
             n = mp[1]

@@ -366,6 +366,7 @@ def dist3():
                    ("categorical", 2), ("mixture_same_family", 2)):
         proto("clt_%s_dist" % n_, [P] * a_ + [C.c_int, PP])
     proto("clt_poisson_dist", [P, C.c_int, PP])
+    proto("clt_half_cauchy_dist", [P, C.c_int, PP])
     proto("clt_multivariate_normal_dist", [P, P, P, C.c_int, PP])
     proto("clt_lowrank_multivariate_normal_dist", [P, P, P, C.c_int, PP])
     proto("clt_distribution_free", [P], None)
@@ -436,7 +437,10 @@ def dist3():
              [par, nor], [pos(), pos() + 2.5, r.standard_normal(3), pos()]),
             ("Bernoulli || Poisson", lambda a, c: TD_.kl_divergence(TD_.Bernoulli(logits=a),
                                                                     TD_.Poisson(c)),
-             [bern, poi], [r.standard_normal(3), pos()])):
+             [bern, poi], [r.standard_normal(3), pos()]),
+            ("HalfCauchy || HalfCauchy", lambda a, c: TD_.kl_divergence(TD_.HalfCauchy(a),
+                                                                        TD_.HalfCauchy(c)),
+             [(lambda a, o: L.clt_half_cauchy_dist(a, 1, o), 1)] * 2, [pos(), pos()])):
         case("dist3 kl_divergence %s" % name, tfn, dc(makes, kl), ins)
     # LowRankMultivariateNormal
     lrm = (lambda l, w, d, o: L.clt_lowrank_multivariate_normal_dist(l, w, d, 1, o), 3)

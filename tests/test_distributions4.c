@@ -760,6 +760,68 @@ Test(distributions4, lowrank_mvn_against_host_formulas)
         clt_tensor_free(all[k]);
 }
 
+Test(distributions4, lowrank_mvn_draws_are_the_same_on_two_devices)
+{
+    clt_device *d1 = get_device("cpu"), *d2 = second_device(d1);
+    const int64_t sl[1] = {3}, sw[2] = {3, 2}, six = 6;
+    const double loc[3] = {0.5, -1.0, 2.0}, w[6] = {1.0, 0.5, -0.3, 0.2, 0.0, 1.5};
+    const double dg[3] = {0.3, 0.2, 0.6};
+    double *h[2];
+    for (int k = 0; k < 2; k++) {
+        clt_device *dev = k ? d2 : d1;
+        clt_tensor *tl = f64(dev, 1, sl, loc), *tw = f64(dev, 2, sw, w), *td = f64(dev, 1, sl, dg);
+        clt_tensor *x = NULL;
+        clt_distribution *d = NULL;
+        clt_generator *g = NULL;
+        CHECK(clt_lowrank_multivariate_normal_dist(tl, tw, td, 1, &d));
+        CHECK(clt_generator_new(11, &g));
+        CHECK(clt_distribution_rsample(d, g, 1, &six, &x));
+        h[k] = read_as_f64(x);
+        clt_tensor_free(x);
+        clt_generator_free(g);
+        clt_distribution_free(d);
+        clt_tensor *all[] = {tl, tw, td};
+        for (int i = 0; i < 3; i++)
+            clt_tensor_free(all[i]);
+    }
+    /* the same normal draws; the products may round differently */
+    for (int i = 0; i < 18; i++)
+        cr_assert(close_enough(h[0][i], h[1][i], 1e-13, 1e-13), "draw %d: %.17g vs %.17g", i,
+                  h[0][i], h[1][i]);
+    free(h[0]);
+    free(h[1]);
+}
+
+Test(distributions4, kl_half_cauchy)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s2[1] = {2};
+    const double a[2] = {0.5, 2.0}, b[2] = {1.5, 0.3};
+    clt_tensor *ta = f64(dev, 1, s2, a), *tb = f64(dev, 1, s2, b), *t = NULL;
+    clt_distribution *p = NULL, *q = NULL;
+    CHECK(clt_half_cauchy_dist(ta, 1, &p));
+    CHECK(clt_half_cauchy_dist(tb, 1, &q));
+    CHECK(clt_kl_divergence(p, q, &t));
+    /* integral of 2 f_p(x) log(f_p / f_q) over [0, inf), x = tan(u) */
+    double want[2];
+    for (int i = 0; i < 2; i++) {
+        double s = 0, h = (PI / 2) / 200000;
+        for (int j = 0; j <= 200000; j++) {
+            double u = j * h, x = tan(u < PI / 2 - 1e-9 ? u : PI / 2 - 1e-9);
+            double fp = 2 / (PI * a[i] * (1 + x * x / (a[i] * a[i])));
+            double fq = 2 / (PI * b[i] * (1 + x * x / (b[i] * b[i])));
+            double dx = 1 + x * x, g = fp * log(fp / fq) * dx;
+            s += g * (j == 0 || j == 200000 ? 1 : j % 2 ? 4 : 2);
+        }
+        want[i] = s * h / 3;
+    }
+    expect_values(t, want, 2, 1e-6, 1e-8, "KL(HalfCauchy || HalfCauchy)");
+    clt_distribution_free(p);
+    clt_distribution_free(q);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+}
+
 Test(distributions4, lowrank_mvn_shapes_and_refusals)
 {
     clt_device *dev = get_device("cpu");

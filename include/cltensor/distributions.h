@@ -523,7 +523,10 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * [0, 1]), Beta || ContinuousBernoulli, ContinuousBernoulli || Uniform
  * (inf unless q.low < 0 and q.high > 1, torch's test), Gamma || Gumbel,
  * Pareto || Gamma (inf where alpha <= 1), Pareto || Normal (inf where
- * alpha <= 2) and Bernoulli || Poisson.  LowRankMultivariateNormal with
+ * alpha <= 2), Bernoulli || Poisson, and HalfCauchy || HalfCauchy (its
+ * bases', as torch's TransformedDistribution pair; torch's other such
+ * pairs, Weibull and Kumaraswamy with equal parameters, are not offered).
+ * LowRankMultivariateNormal with
  * itself and with MultivariateNormal either way.  The two batch shapes
  * broadcast (the masks of the infinite cases too, where torch's indexing
  * refuses a mask of another shape than the result's).  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p

@@ -1,6 +1,7 @@
 /* kl2.c: the cross-family pairs of torch 1.13's kl_divergence that have
  * Uniform, Pareto or Bernoulli on one side (Uniform || Beta, Pareto || Gamma,
- * Bernoulli || Poisson, ...), composed of recorded ops with its formulas. */
+ * Bernoulli || Poisson, ...), and HalfCauchy || HalfCauchy, composed of
+ * recorded ops with its formulas. */
 #include <math.h>
 
 #include "distributions/distributions.h"
@@ -396,6 +397,25 @@ done:
     return st;
 }
 
+/* HalfCauchy || HalfCauchy: torch's TransformedDistribution pair (the same
+ * AbsTransform), the KL of the bases Cauchy(0, s1) || Cauchy(0, s2):
+ * log((s1 + s2)^2) - log(4 s1 s2). */
+static clt_status kl_half_cauchy(const char *fn, const clt_distribution *p,
+                                 const clt_distribution *q, clt_tensor **out)
+{
+    clt_tensor *a, *b;
+    clt_status st;
+    CLT__TRY(clt__add_rec(fn, p->p[0], q->p[0], &a));
+    CLT__TRY(clt__square_rec(fn, a, &a));
+    CLT__TRY(clt__log_rec(fn, a, &a));
+    CLT__TRY(clt__mul_rec(fn, p->p[0], q->p[0], &b));
+    CLT__TRY(clt__mul_scalar_rec(fn, b, 4, &b));
+    CLT__TRY(clt__log_rec(fn, b, &b));
+    return clt__sub_rec(fn, a, b, out);
+done:
+    return st;
+}
+
 clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
                                const clt_distribution *q, clt_tensor **out, bool *found)
 {
@@ -419,6 +439,7 @@ clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
     case PAIR(CLT__DIST_PARETO, CLT__DIST_GAMMA): return kl_pareto_gamma(fn, p, q, out);
     case PAIR(CLT__DIST_PARETO, CLT__DIST_NORMAL): return kl_pareto_normal(fn, p, q, out);
     case PAIR(CLT__DIST_BERNOULLI, CLT__DIST_POISSON): return kl_bernoulli_poisson(fn, p, q, out);
+    case PAIR(CLT__DIST_HALF_CAUCHY, CLT__DIST_HALF_CAUCHY): return kl_half_cauchy(fn, p, q, out);
     }
 #undef PAIR
     *found = false;
