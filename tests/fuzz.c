@@ -6805,7 +6805,7 @@ static void op_dist2(fz *f)
 /* A distribution of family k (0 Uniform, 1 Beta, 2 ContinuousBernoulli, 3
  * Gamma, 4 Gumbel, 5 Pareto, 6 Normal, 7 Bernoulli, 8 Poisson, 9 Chi2, 11
  * LowRankMultivariateNormal of a, b and c, 12 MultivariateNormal of a and
- * b as scale_tril, 10 MixtureSameFamily of a Categorical of a over a
+ * b as scale_tril, 13 HalfCauchy, 10 MixtureSameFamily of a Categorical of a over a
  * component of the others made of b and c) from random operands; *d NULL
  * where it is refused. */
 static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tensor *c,
@@ -6856,6 +6856,7 @@ static void make_dist4(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_tens
     case 12:
         CALL("clt_multivariate_normal_dist", clt_multivariate_normal_dist(a, NULL, b, v, dp));
         break;
+    case 13: CALL("clt_half_cauchy_dist", clt_half_cauchy_dist(a, v, dp)); break;
     default: {
         clt_distribution *c1 = SENT;
         int probs = chance(f, 50);
@@ -6918,7 +6919,7 @@ static void op_dist3(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    make_dist4(f, chance(f, 40) ? 10 : chance(f, 30) ? 11 : pick(f, 13), a, b, c, &d);
+    make_dist4(f, chance(f, 40) ? 10 : chance(f, 30) ? 11 : pick(f, 14), a, b, c, &d);
     if (!d && !chance(f, 10))
         return;
     int64_t shape[3];
@@ -6938,7 +6939,7 @@ static void op_dist3(fz *f)
     case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
     case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
     case 9:
-        make_dist4(f, pick(f, 13), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist4(f, pick(f, 14), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
         break;
     case 10:
@@ -6954,7 +6955,7 @@ static void op_dist3(fz *f)
         break;
     default: {
         clt_tensor *x = SENT, *s = SENT;
-        make_dist4(f, pick(f, 13), chance(f, 50) ? a : rt(f), b, c, &q);
+        make_dist4(f, pick(f, 14), chance(f, 50) ? a : rt(f), b, c, &q);
         CALL("clt_kl_divergence", clt_kl_divergence(d, q, &x));
         if (outcome(f, st, x)) {
             CALL("clt_sum", clt_sum(x, &s));
