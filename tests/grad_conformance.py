@@ -356,6 +356,56 @@ def complexgrad():
               call("clt_abs", call("clt_fft_fft", z, -1, 0, None))), [za])
 
 
+# ---- linalg.eig and eigvals' gradients (linalg3) -----------------------------------
+# Losses that depend neither on the order of the eigenvalues (LAPACK's may
+# differ) nor on the vectors' phases, against torch's linalg_eig_backward.
+def linalg3():
+    proto("clt_linalg_eig", [P, PP, PP])
+    proto("clt_linalg_eigvals", [P, PP])
+    for n_ in ("clt_abs", "clt_real"):
+        proto(n_, [P, PP])
+    proto("clt_sum_dim", [P, C.c_int, C.c_int, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+
+    def c_eig(x):
+        w, v = P(), P()
+        if L.clt_linalg_eig(x, C.byref(w), C.byref(v)) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return w, v
+
+    def mul(*ts):
+        r = ts[0]
+        for t in ts[1:]:
+            r = call("clt_mul", r, t)
+        return r
+
+    mats = {"real values": [[2.2, 0.3, -0.4], [0.5, 1.9, 0.6], [-0.2, 0.7, 2.9]],
+            "complex pair": [[1.0, -2.0, 0.3], [1.5, 0.7, -0.4], [0.2, 0.6, 2.5]],
+            "batch": np.random.RandomState(3).uniform(-1, 1, (2, 4, 4)).tolist()}
+    for nm, a in mats.items():
+        case("eigvals |L|^2 %s" % nm,
+             lambda x: (torch.linalg.eigvals(x).abs() ** 2).sum(-1),
+             lambda x: call("clt_sum_dim", (lambda m: mul(m, m))(
+                 call("clt_abs", call("clt_linalg_eigvals", x))), -1, 0), [a])
+        case("eigvals real(L^3) %s" % nm,
+             lambda x: torch.real(torch.linalg.eigvals(x) ** 3).sum(-1),
+             lambda x: call("clt_sum_dim", call("clt_real", (lambda w: mul(w, w, w))(
+                 call("clt_linalg_eigvals", x))), -1, 0), [a])
+        case("eig |V|^4 %s" % nm,
+             lambda x: (torch.linalg.eig(x)[1].abs() ** 4).sum(),
+             lambda x: call("clt_sum", (lambda m: mul(m, m, m, m))(
+                 call("clt_abs", c_eig(x)[1]))), [a])
+        case("eig |V|^3 |L| %s" % nm,
+             lambda x: (lambda w, v: (v.abs() ** 3 * w.abs().unsqueeze(-2)
+                                      + w.real.unsqueeze(-2)).sum())(*torch.linalg.eig(x)),
+             lambda x: (lambda wv: call("clt_sum", call(
+                 "clt_add", mul(*[call("clt_abs", wv[1])] * 3,
+                                call("clt_unsqueeze", call("clt_abs", wv[0]), -2)),
+                 call("clt_unsqueeze", call("clt_real", wv[0]), -2))))(c_eig(x)),
+             [a])
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
