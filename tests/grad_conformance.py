@@ -404,6 +404,44 @@ def linalg3():
                                 call("clt_unsqueeze", call("clt_abs", wv[0]), -2)),
                  call("clt_unsqueeze", call("clt_real", wv[0]), -2))))(c_eig(x)),
              [a])
+    # complex A: the gradient dL/dA* compared as complex
+    global passed, failed
+    rng = np.random.default_rng(11)
+    for nm, sh in (("3x3", (3, 3)), ("batch", (2, 4, 4))):
+        a = rng.uniform(-1, 1, sh) + 1j * rng.uniform(-1, 1, sh)
+        tx = torch.tensor(a, dtype=torch.complex128, requires_grad=True)
+        tw, tv = torch.linalg.eig(tx)
+        ((tv.abs() ** 3 * tw.abs().unsqueeze(-2)).sum() + (tw ** 2).real.sum()).backward()
+        L.clt_scope_begin()
+        try:
+            a = np.ascontiguousarray(a)
+            cx = P()
+            assert L.clt_tensor_from_host(dev, 8, a.ndim, (C.c_int64 * a.ndim)(*a.shape),
+                                          a.ctypes.data_as(P), C.byref(cx)) == 0
+            assert L.clt_set_requires_grad(cx, 1) == 0
+            w, v = c_eig(cx)
+            av = call("clt_abs", v)
+            loss = call("clt_add", call("clt_sum", mul(
+                av, av, av, call("clt_unsqueeze", call("clt_abs", w), -2))),
+                call("clt_sum", call("clt_real", mul(w, w))))
+            if L.clt_backward(loss, None, 0) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            g = P()
+            assert L.clt_grad(cx, C.byref(g)) == 0
+            want = tx.grad.resolve_conj().numpy().ravel()
+            got = np.zeros_like(want)
+            assert L.clt_tensor_read(g, got.ctypes.data_as(P), got.nbytes) == 0
+            L.clt_tensor_free(g)
+            if np.allclose(got, want, rtol=1e-6, atol=1e-9):
+                passed += 1
+            else:
+                failed += 1
+                print("FAIL eig complex %s: cltensor %r, torch %r" % (nm, got[:3], want[:3]))
+        except Exception as e:
+            failed += 1
+            print("FAIL eig complex %s: %s" % (nm, e))
+        finally:
+            L.clt_scope_end()
 
 
 if os.environ.get("CONFORMANCE_ONLY"):
@@ -3806,6 +3844,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
                        call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
         [_fr.standard_normal((2, 2, 5, 6, 4))])
 complexgrad()
+linalg3()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])
