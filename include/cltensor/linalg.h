@@ -407,7 +407,7 @@ CLT_API clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt
 /* ---- QR, least squares, norms and products of chains ------------------------
  * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
  * matrix_power, multi_dot, vecdot and householder_product, and
- * torch.diag_embed and block_diag.  The matrices are the last two dims of a
+ * torch.diag_embed, block_diag, orgqr, geqrf and ormqr.  The matrices are the last two dims of a
  * batch [..., m, n] (torch's "A").  Errors as the factorisations above
  * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
  * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
@@ -601,7 +601,8 @@ CLT_API clt_status clt_ormqr(const clt_tensor *a, const clt_tensor *tau, const c
 /* ---- LU, triangular systems, Cholesky solves, matrix_exp, tensor forms -------
  * torch 1.13's torch.linalg.solve_triangular, lu_factor, lu_factor_ex, lu,
  * lu_solve, cholesky_ex, inv_ex, solve_ex, matrix_exp, tensorinv and
- * tensorsolve, and torch.cholesky_solve and cholesky_inverse.  Matrices are
+ * tensorsolve, ldl_factor, ldl_factor_ex and ldl_solve, and
+ * torch.cholesky_solve and cholesky_inverse.  Matrices are
  * the last two dims ([..., m, n]), float32 or float64 with the
  * factorisations' dtype and dimension errors above; operands of one dtype
  * (CLT_ERR_DTYPE_MISMATCH; torch promotes) on one device; batch dims
