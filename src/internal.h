@@ -1874,6 +1874,22 @@ typedef enum clt__qr_mode { CLT__QR_REDUCED, CLT__QR_COMPLETE, CLT__QR_R } clt__
  * empty [0] tensor, as torch's. */
 clt_status clt__linalg_qr(const clt_tensor *a, clt__qr_mode mode, clt_tensor **q, clt_tensor **r,
                           const char *fn);
+/* torch.geqrf(a): *f a's matrices with LAPACK's compact QR in place (R on
+ * and above the diagonal, the reflectors below it) and *tau [..., min(m,
+ * n)] the reflectors' factors; no autograd. */
+clt_status clt__geqrf(const clt_tensor *a, clt_tensor **f, clt_tensor **tau, const char *fn);
+/* ---- LDL^T and ormqr on the host (src/ops/linalg_ldl.c) ----------------- */
+/* torch.linalg.ldl_factor_ex(a) (float32 or float64, symmetric, lower
+ * triangle read): *ld, *pivots (int32, LAPACK's) and *info (int32). */
+clt_status clt__linalg_ldl_factor(const clt_tensor *a, clt_tensor **ld, clt_tensor **pivots,
+                                  clt_tensor **info, const char *fn);
+/* torch.linalg.ldl_solve(ld, pivots, b), the batch dims broadcast. */
+clt_status clt__linalg_ldl_solve(const clt_tensor *ld, const clt_tensor *pivots,
+                                 const clt_tensor *b, clt_tensor **out, const char *fn);
+/* torch.ormqr(a, tau, c, left, transpose): Q C, Q^T C, C Q or C Q^T for
+ * the Q of geqrf's a and tau. */
+clt_status clt__ormqr(const clt_tensor *a, const clt_tensor *tau, const clt_tensor *c, bool left,
+                      bool transpose, clt_tensor **out, const char *fn);
 /* torch.amax (max true) or torch.amin over dims, recorded, naming fn
  * (src/autograd/grad_stats.c). */
 clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,

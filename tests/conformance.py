@@ -6003,6 +6003,107 @@ def linalg_qr():
           [data((3,), f), data((3,), torch.float64)])
 
 
+def _sym(shape, dt, zero_diag=False):
+    a = data(shape, torch.float64)
+    a = a + a.transpose(-2, -1)
+    if zero_diag:
+        a = a - torch.diag_embed(torch.diagonal(a, 0, -2, -1))
+    return a.to(dt)
+
+
+def linalg3():
+    """ldl_factor(_ex) and ldl_solve (LAPACK's LD and pivots exactly),
+    geqrf, orgqr and ormqr against torch, with their refusals."""
+    proto("clt_linalg_ldl_factor", [P, C.c_int, PP, PP])
+    proto("clt_linalg_ldl_factor_ex", [P, C.c_int, PP, PP, PP])
+    proto("clt_linalg_ldl_solve", [P, P, P, C.c_int, PP])
+    proto("clt_geqrf", [P, PP, PP])
+    proto("clt_orgqr", [P, P, PP])
+    proto("clt_ormqr", [P, P, P, C.c_int, C.c_int, PP])
+    TOL["la"] = ((2e-5, 2e-5), (1e-12, 1e-12))
+    G.manual_seed(3303)
+    for dt in FLOATS:
+        for sh, zd in [((3, 3), False), ((1, 1), False), ((2, 4, 4), False), ((5, 5), True),
+                       ((2, 3, 6, 6), True), ((0, 3, 3), False), ((0, 0), False),
+                       ((12, 12), False), ((9, 9), True)]:
+            a = _sym(sh, dt, zd)
+            for herm in (0, 1):
+                for k, name in ((0, "LD"), (1, "pivots")):
+                    check("ldl_factor %s %s %s herm=%d" % (name, dn(dt), list(sh), herm),
+                          lambda t, k=k, herm=herm:
+                          torch.linalg.ldl_factor(t, hermitian=bool(herm))[k],
+                          lambda p, o, k=k, herm=herm:
+                          _nth(lambda q, *outs: L.clt_linalg_ldl_factor(q, herm, *outs),
+                               2, k)(p, o),
+                          [a], tol="la" if k == 0 else "exact", signed_zero=False)
+            check("ldl_factor_ex info %s %s" % (dn(dt), list(sh)),
+                  lambda t: torch.linalg.ldl_factor_ex(t).info,
+                  lambda p, o: _nth(lambda q, *outs: L.clt_linalg_ldl_factor_ex(q, 0, *outs),
+                                    3, 2)(p, o), [a], tol="exact")
+        # a singular matrix: info, and LD as LAPACK leaves it
+        z = torch.tensor([[1., 2., 3.], [2., 4., 6.], [3., 6., 0.]], dtype=dt)
+        for k in range(3):
+            check("ldl_factor_ex singular out %d %s" % (k, dn(dt)),
+                  lambda t, k=k: torch.linalg.ldl_factor_ex(t)[k],
+                  lambda p, o, k=k: _nth(lambda q, *outs: L.clt_linalg_ldl_factor_ex(q, 0, *outs),
+                                         3, k)(p, o), [z], tol="la", signed_zero=False)
+        for sa, sb in [((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 3)), ((1, 1), (1, 1)),
+                       ((6, 6), (6, 0)), ((2, 1, 5, 5), (2, 1, 5, 2)), ((3, 3), (4, 2)),
+                       ((0, 3, 3), (0, 3, 1)), ((3, 3), (3,))]:
+            for zd in (False, True):
+                a = _sym(sa, dt, zd and sa[-1] > 1)
+                LD, piv = torch.linalg.ldl_factor(a)
+                check("ldl_solve %s %s %s zd=%d" % (dn(dt), list(sa), list(sb), zd),
+                      lambda x, pv, y: torch.linalg.ldl_solve(x, pv, y),
+                      lambda p, pv, q, o: L.clt_linalg_ldl_solve(p, pv, q, 0, o),
+                      [LD, piv, data(sb, dt)], tol="la", signed_zero=False)
+        LD, piv = torch.linalg.ldl_factor(_sym((3, 3), dt))
+        check("ldl_solve dtype mix %s" % dn(dt), lambda x, pv, y: torch.linalg.ldl_solve(x, pv, y),
+              lambda p, pv, q, o: L.clt_linalg_ldl_solve(p, pv, q, 0, o),
+              [LD, piv, data((3, 2), torch.float64 if dt == torch.float32 else torch.float32)])
+        check("ldl_factor not square %s" % dn(dt), lambda t: torch.linalg.ldl_factor(t)[0],
+              lambda p, o: _nth(lambda q, *outs: L.clt_linalg_ldl_factor(q, 0, *outs), 2, 0)(p, o),
+              [data((3, 4), dt)])
+        check("ldl_factor 1-D %s" % dn(dt), lambda t: torch.linalg.ldl_factor(t)[0],
+              lambda p, o: _nth(lambda q, *outs: L.clt_linalg_ldl_factor(q, 0, *outs), 2, 0)(p, o),
+              [data((3,), dt)])
+        for sh in [(5, 3), (4, 4), (2, 6, 2), (3, 0), (0, 3, 2), (2, 3), (1, 1), (3, 2, 5)]:
+            a = data(sh, dt)
+            for k, name in ((0, "a"), (1, "tau")):
+                check("geqrf %s %s %s" % (name, dn(dt), list(sh)), lambda t, k=k: torch.geqrf(t)[k],
+                      _nth(L.clt_geqrf, 2, k), [a], tol="la", signed_zero=False)
+            if sh[-2] >= sh[-1]:
+                g_, t_ = torch.geqrf(a)
+                check("orgqr %s %s" % (dn(dt), list(sh)), torch.orgqr, L.clt_orgqr, [g_, t_],
+                      tol="la", signed_zero=False)
+        check("geqrf 1-D %s" % dn(dt), lambda t: torch.geqrf(t)[0], _nth(L.clt_geqrf, 2, 0),
+              [data((3,), dt)])
+        for sa, sc, ks in [((5, 3), (5, 2), None), ((4, 4), (4, 3), None),
+                           ((2, 6, 2), (2, 6, 3), None), ((5, 3), (5, 2), 2),
+                           ((2, 3), (2, 4), None), ((3, 0), (3, 2), None),
+                           ((0, 4, 2), (0, 4, 1), None), ((5, 3), (4, 2), None),
+                           ((5, 3), (5,), None), ((2, 5, 3), (5, 2), None)]:
+            g_, t_ = torch.geqrf(data(sa, dt))
+            if ks is not None:
+                t_ = t_[..., :ks].contiguous()
+            for left in (1, 0):
+                for tr in (0, 1):
+                    cc = sc if left or len(sc) < 2 else sc[:-2] + (sc[-1], sc[-2])
+                    check("ormqr %s %s %s k=%s left=%d tr=%d"
+                          % (dn(dt), list(sa), list(cc), ks, left, tr),
+                          lambda x, t, y, left=left, tr=tr:
+                          torch.ormqr(x, t, y, left=bool(left), transpose=bool(tr)),
+                          lambda p, t, q, o, left=left, tr=tr: L.clt_ormqr(p, t, q, left, tr, o),
+                          [g_, t_, data(cc, dt)], tol="la", signed_zero=False)
+        check("ormqr tau too long %s" % dn(dt), torch.ormqr,
+              lambda p, t, q, o: L.clt_ormqr(p, t, q, 1, 0, o),
+              [data((5, 2), dt), data((3,), dt), data((5, 2), dt)])
+        check("ormqr dtype mix %s" % dn(dt), torch.ormqr,
+              lambda p, t, q, o: L.clt_ormqr(p, t, q, 1, 0, o),
+              [data((5, 2), dt), data((2,), dt),
+               data((5, 2), torch.float64 if dt == torch.float32 else torch.float32)])
+
+
 def nn_shape():
     """pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold,
     bilinear and pad_sequence against torch; Bilinear's state_dict."""
@@ -11292,7 +11393,7 @@ def main():
                 nn_utils,
                 nn_prune,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3]
+                dist3, linalg3]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -9260,6 +9260,165 @@ static void op_packed(fz *f)
     tfree(f, x, 0);
 }
 
+/* LDL^T, the compact QR and eig's gradient (linalg3): ldl_factor(_ex) of
+ * small (often symmetric, sometimes singular) matrices or any slot tensor,
+ * ldl_solve with their factors or with any pivots, geqrf then ormqr or
+ * orgqr, ormqr of any tensors, and eig or eigvals of a matrix that
+ * requires grad with a backward through abs (phase-invariant) or through
+ * the real view (refused for the vectors, as torch). */
+static void op_linalg3(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *x = NULL;
+    clt_tensor *out = SENT, *out2 = SENT, *out3 = SENT;
+    clt_tensor **op = OUTP(f, &out), **op2 = OUTP(f, &out2), **op3 = OUTP(f, &out3);
+    int made = 0;
+    if (chance(f, 70)) {
+        int64_t n = (int64_t)pick(f, 6);
+        int64_t shape[3] = {(int64_t)pick(f, 3), n, chance(f, 85) ? n : (int64_t)pick(f, 6)};
+        int nd = chance(f, 70) ? 2 : 3;
+        const int64_t *sp = nd == 2 ? shape + 1 : shape;
+        static const double odd[] = {1e30, -1e-30, NAN, INFINITY, -0.0};
+        double vals[3 * 36];
+        int sym = chance(f, 70);
+        for (int i = 0; i < 3 * 36; i++)
+            vals[i] = chance(f, 97) ? (double)((int)pick(f, 9) - 4) / 2 : odd[pick(f, 5)];
+        if (sym && shape[1] == shape[2])
+            for (int64_t b = 0; b < shape[0]; b++)
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t j = 0; j < i; j++)
+                        vals[b * n * n + j * n + i] = vals[b * n * n + i * n + j];
+        clt_dtype dt = chance(f, 90) ? (chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32) : rand_dtype(f);
+        clt_tensor *h = SENT;
+        CALL("clt_tensor_from_host", clt_tensor_from_host(d, CLT_FLOAT64, nd, sp, vals, &h));
+        if (!outcome(f, st, h))
+            return;
+        x = SENT;
+        CALL("clt_to_dtype", clt_to_dtype(h, dt, &x));
+        tfree(f, h, 0);
+        if (!outcome(f, st, x))
+            return;
+        made = 1;
+    } else {
+        x = rt(f);
+        if (x && clt_tensor_numel(x) > 4096) /* host algorithms, O(n^3) a matrix */
+            x = NULL;
+    }
+    int nd = x ? clt_tensor_ndim(x) : 0;
+    /* x may be a slot's tensor that keeping a result evicts */
+    int64_t sh[CLT_MAX_DIMS] = {0};
+    clt_device *xd = x ? clt_tensor_device(x) : NULL;
+    clt_dtype xt = x ? clt_tensor_dtype(x) : CLT_DTYPE_COUNT;
+    if (x)
+        memcpy(sh, clt_tensor_shape(x), sizeof *sh * (size_t)nd);
+    switch (pick(f, 5)) {
+    case 0: {
+        CALL("clt_linalg_ldl_factor_ex", clt_linalg_ldl_factor_ex(x, (int)pick(f, 2), op, op2, op3));
+        capture_check(f);
+        if (st != CLT_OK) {
+            check_error(f, st);
+            if ((op && out) || (op2 && out2) || (op3 && out3))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+            break;
+        }
+        if (!op || !op2 || !op3)
+            die(f, "CLT_OK with a NULL out-pointer");
+        if (!x || nd < 2)
+            die(f, "clt_linalg_ldl_factor_ex succeeded on a NULL or %d-dim operand", nd);
+        outcome(f, st, out);
+        outcome(f, st, out2);
+        outcome(f, st, out3);
+        expect_meta(f, out2, nd - 1, sh, CLT_INT32, xd);
+        expect_meta(f, out3, nd - 2, sh, CLT_INT32, xd);
+        /* solve with the factors (or with any pivots) and any B */
+        clt_tensor *b = rt(f), *xs = SENT, **xp = OUTP(f, &xs);
+        if (b && clt_tensor_numel(b) > 4096)
+            b = NULL;
+        CALL("clt_linalg_ldl_solve",
+             clt_linalg_ldl_solve(out, chance(f, 80) ? out2 : rt(f), b, (int)pick(f, 2), xp));
+        if (result(f, st, xp, xs))
+            keep_result(f, xs, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        keep_result(f, out, nd, sh, xt, xd);
+        tfree(f, out2, 0);
+        tfree(f, out3, 0);
+        break;
+    }
+    case 1:
+        CALL("clt_linalg_ldl_factor", clt_linalg_ldl_factor(x, (int)pick(f, 2), op, op2));
+        if (two_outcome(f, st, op, out, op2, out2)) {
+            if (!x || nd < 2)
+                die(f, "clt_linalg_ldl_factor succeeded on a NULL or %d-dim operand", nd);
+            keep_result(f, out, nd, sh, xt, xd);
+            keep_result(f, out2, nd - 1, sh, CLT_INT32, xd);
+        }
+        break;
+    case 2: {
+        CALL("clt_geqrf", clt_geqrf(x, op, op2));
+        if (!two_outcome(f, st, op, out, op2, out2))
+            break;
+        if (!x || nd < 2)
+            die(f, "clt_geqrf succeeded on a NULL or %d-dim operand", nd);
+        clt_tensor *c = chance(f, 70) ? x : rt(f), *o = SENT, **oo = OUTP(f, &o);
+        if (c && clt_tensor_numel(c) > 4096)
+            c = NULL;
+        if (chance(f, 60))
+            CALL("clt_ormqr", clt_ormqr(out, out2, c, (int)pick(f, 2), (int)pick(f, 2), oo));
+        else
+            CALL("clt_orgqr", clt_orgqr(out, out2, oo));
+        if (result(f, st, oo, o))
+            keep_result(f, o, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        keep_result(f, out, nd, sh, xt, xd);
+        keep_result(f, out2, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    }
+    case 3: {
+        clt_tensor *tau = rt(f), *c = rt(f);
+        if (c && clt_tensor_numel(c) > 4096)
+            c = NULL;
+        CALL("clt_ormqr", clt_ormqr(x, tau, c, (int)pick(f, 2), (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    }
+    default: {
+        /* eig's gradient: only on a tensor made here (a leaf of our own) */
+        if (!made)
+            break;
+        CALL("clt_set_requires_grad", clt_set_requires_grad(x, 1));
+        if (!status_ok(f, st))
+            break;
+        int vecs = chance(f, 50);
+        if (vecs)
+            CALL("clt_linalg_eig", clt_linalg_eig(x, op, op2));
+        else
+            CALL("clt_linalg_eigvals", clt_linalg_eigvals(x, op));
+        if (vecs ? !two_outcome(f, st, op, out, op2, out2) : !result(f, st, op, out))
+            break;
+        clt_tensor *src = vecs && chance(f, 70) ? out2 : out, *r = SENT, *loss = SENT;
+        if (chance(f, 70))
+            CALL("clt_abs", clt_abs(src, &r));
+        else
+            CALL("clt_view_as_real", clt_view_as_real(src, &r));
+        if (outcome(f, st, r)) {
+            CALL("clt_sum", clt_sum(r, &loss));
+            if (outcome(f, st, loss)) {
+                CALL("clt_backward", clt_backward(loss, NULL, (int)pick(f, 2)));
+                status_ok(f, st);
+                tfree(f, loss, 0);
+            }
+            tfree(f, r, 0);
+        }
+        tfree(f, out, 0);
+        if (vecs)
+            tfree(f, out2, 0);
+        break;
+    }
+    }
+    if (made)
+        tfree(f, x, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -9310,6 +9469,7 @@ static struct {
     {"special2", op_special2, 3},
     {"linalg2", op_linalg2, 3},
     {"packed", op_packed, 3},
+    {"linalg3", op_linalg3, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

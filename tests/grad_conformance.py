@@ -490,6 +490,92 @@ def dist3():
              lambda lg, l, s_, what=what: getattr(TM(lg, l, s_), what),
              dc([(mix, 3)], lambda d, what=what: call("clt_distribution_" + what, d)), mins,
              wrt=[0, 1] if what == "mean" else None)
+# ---- linalg.eig and eigvals' gradients (linalg3) -----------------------------------
+# Losses that depend neither on the order of the eigenvalues (LAPACK's may
+# differ) nor on the vectors' phases, against torch's linalg_eig_backward.
+def linalg3():
+    proto("clt_linalg_eig", [P, PP, PP])
+    proto("clt_linalg_eigvals", [P, PP])
+    for n_ in ("clt_abs", "clt_real"):
+        proto(n_, [P, PP])
+    proto("clt_sum_dim", [P, C.c_int, C.c_int, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+
+    def c_eig(x):
+        w, v = P(), P()
+        if L.clt_linalg_eig(x, C.byref(w), C.byref(v)) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return w, v
+
+    def mul(*ts):
+        r = ts[0]
+        for t in ts[1:]:
+            r = call("clt_mul", r, t)
+        return r
+
+    mats = {"real values": [[2.2, 0.3, -0.4], [0.5, 1.9, 0.6], [-0.2, 0.7, 2.9]],
+            "complex pair": [[1.0, -2.0, 0.3], [1.5, 0.7, -0.4], [0.2, 0.6, 2.5]],
+            "batch": np.random.RandomState(3).uniform(-1, 1, (2, 4, 4)).tolist()}
+    for nm, a in mats.items():
+        case("eigvals |L|^2 %s" % nm,
+             lambda x: (torch.linalg.eigvals(x).abs() ** 2).sum(-1),
+             lambda x: call("clt_sum_dim", (lambda m: mul(m, m))(
+                 call("clt_abs", call("clt_linalg_eigvals", x))), -1, 0), [a])
+        case("eigvals real(L^3) %s" % nm,
+             lambda x: torch.real(torch.linalg.eigvals(x) ** 3).sum(-1),
+             lambda x: call("clt_sum_dim", call("clt_real", (lambda w: mul(w, w, w))(
+                 call("clt_linalg_eigvals", x))), -1, 0), [a])
+        case("eig |V|^4 %s" % nm,
+             lambda x: (torch.linalg.eig(x)[1].abs() ** 4).sum(),
+             lambda x: call("clt_sum", (lambda m: mul(m, m, m, m))(
+                 call("clt_abs", c_eig(x)[1]))), [a])
+        case("eig |V|^3 |L| %s" % nm,
+             lambda x: (lambda w, v: (v.abs() ** 3 * w.abs().unsqueeze(-2)
+                                      + w.real.unsqueeze(-2)).sum())(*torch.linalg.eig(x)),
+             lambda x: (lambda wv: call("clt_sum", call(
+                 "clt_add", mul(*[call("clt_abs", wv[1])] * 3,
+                                call("clt_unsqueeze", call("clt_abs", wv[0]), -2)),
+                 call("clt_unsqueeze", call("clt_real", wv[0]), -2))))(c_eig(x)),
+             [a])
+    # complex A: the gradient dL/dA* compared as complex
+    global passed, failed
+    rng = np.random.default_rng(11)
+    for nm, sh in (("3x3", (3, 3)), ("batch", (2, 4, 4))):
+        a = rng.uniform(-1, 1, sh) + 1j * rng.uniform(-1, 1, sh)
+        tx = torch.tensor(a, dtype=torch.complex128, requires_grad=True)
+        tw, tv = torch.linalg.eig(tx)
+        ((tv.abs() ** 3 * tw.abs().unsqueeze(-2)).sum() + (tw ** 2).real.sum()).backward()
+        L.clt_scope_begin()
+        try:
+            a = np.ascontiguousarray(a)
+            cx = P()
+            assert L.clt_tensor_from_host(dev, 8, a.ndim, (C.c_int64 * a.ndim)(*a.shape),
+                                          a.ctypes.data_as(P), C.byref(cx)) == 0
+            assert L.clt_set_requires_grad(cx, 1) == 0
+            w, v = c_eig(cx)
+            av = call("clt_abs", v)
+            loss = call("clt_add", call("clt_sum", mul(
+                av, av, av, call("clt_unsqueeze", call("clt_abs", w), -2))),
+                call("clt_sum", call("clt_real", mul(w, w))))
+            if L.clt_backward(loss, None, 0) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            g = P()
+            assert L.clt_grad(cx, C.byref(g)) == 0
+            want = tx.grad.resolve_conj().numpy().ravel()
+            got = np.zeros_like(want)
+            assert L.clt_tensor_read(g, got.ctypes.data_as(P), got.nbytes) == 0
+            L.clt_tensor_free(g)
+            if np.allclose(got, want, rtol=1e-6, atol=1e-9):
+                passed += 1
+            else:
+                failed += 1
+                print("FAIL eig complex %s: cltensor %r, torch %r" % (nm, got[:3], want[:3]))
+        except Exception as e:
+            failed += 1
+            print("FAIL eig complex %s: %s" % (nm, e))
+        finally:
+            L.clt_scope_end()
 
 
 if os.environ.get("CONFORMANCE_ONLY"):
@@ -3892,6 +3978,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
                        call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
         [_fr.standard_normal((2, 2, 5, 6, 4))])
 complexgrad()
+linalg3()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])

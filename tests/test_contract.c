@@ -1084,6 +1084,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_lu_factor_ex, T | T2 | T3,                                                  \
       clt_linalg_lu_factor_ex(f->e, &o->t, &o->t2, &o->t3))                                  \
     X(clt_linalg_lu, T | T2 | T3, clt_linalg_lu(f->bl, &o->t, &o->t2, &o->t3))               \
+    X(clt_linalg_ldl_factor, T | T2, clt_linalg_ldl_factor(f->i32, 0, &o->t, &o->t2))         \
+    X(clt_linalg_ldl_factor_ex, T | T2 | T3,                                                 \
+      clt_linalg_ldl_factor_ex(f->e, 0, &o->t, &o->t2, &o->t3))                              \
+    X(clt_linalg_ldl_solve, T, clt_linalg_ldl_solve(f->f, f->i32, f->f, 0, &o->t))           \
+    X(clt_geqrf, T | T2, clt_geqrf(f->e, &o->t, &o->t2))                                     \
+    X(clt_orgqr, T, clt_orgqr(f->f, f->f, &o->t))                                            \
+    X(clt_ormqr, T, clt_ormqr(f->f, f->f, f->f, 1, 0, &o->t))                                \
     X(clt_linalg_lu_solve, T, clt_linalg_lu_solve(f->f, f->i32, f->f, 1, 0, &o->t))          \
     X(clt_linalg_cholesky_ex, T | T2, clt_linalg_cholesky_ex(f->f, 0, &o->t, &o->t2))        \
     X(clt_linalg_inv_ex, T | T2, clt_linalg_inv_ex(f->i32, &o->t, &o->t2))                   \

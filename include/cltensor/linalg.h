@@ -286,16 +286,30 @@ CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, cl
  * CLT_ERR_DTYPE_UNSUPPORTED ("Expected a floating point or complex tensor
  * as input"); inf or NaN in A "torch.linalg.eig: input tensor should not
  * contain infs or NaNs." (CLT_ERR_INVALID_ARGUMENT); no convergence
- * within 30 max(10, n) steps for a value CLT_ERR_INVALID_ARGUMENT.  No
- * gradient: A requiring grad (in grad mode) is refused with
- * CLT_ERR_INVALID_ARGUMENT (torch has linalg_eig_backward).  New tensors:
- * release each with clt_tensor_free; on failure both are NULL. */
+ * within 30 max(10, n) steps for a value CLT_ERR_INVALID_ARGUMENT.
+ * Gradient: torch's linalg_eig_backward (grad_fn LinalgEigBackward0, one
+ * node for the values and one for the vectors, which add up to torch's
+ * one), computed on the host in complex double (reads back: waits): gA =
+ * V^{-H} (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / conj(E))
+ * V^H, E[i][j] = L[j] - L[i] off the diagonal and 1 on it, and its real
+ * part for real A.  As torch, clt_backward refuses a gV whose V^H gV has a
+ * diagonal with an imaginary part above 1e-2 ("linalg_eig_backward: The
+ * eigenvectors in the complex case are specified up to multiplication by
+ * e^{i phi}. The specified loss function depends on this quantity, so it
+ * is ill-defined.", CLT_ERR_INVALID_ARGUMENT), and a singular V (A not
+ * diagonalizable); repeated eigenvalues give inf or NaN, as torch's.
+ * Where both gradients flow, torch sets M's diagonal to gL while the sum
+ * of the two nodes adds i imag(diag(V^H gV)) to it (zero up to rounding
+ * for a loss that does not depend on the vectors' phases).  The gradient
+ * is not differentiable again.  New tensors: release each with
+ * clt_tensor_free; on failure both are NULL. */
 CLT_API clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
                                   clt_tensor **eigenvectors);
 
 /* torch.linalg.eigvals(A): clt_linalg_eig's eigenvalues only (the vectors
- * are not formed), the same values, errors and refusal of gradients.  New
- * tensor: release with clt_tensor_free. */
+ * are formed only when A requires grad, for the gradient V^{-H} diag(gL)
+ * V^H), the same values and errors.  New tensor: release with
+ * clt_tensor_free. */
 CLT_API clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out);
 
 /* torch.svd_lowrank(A, q, niter, M): an approximate truncated SVD A - M ~
@@ -393,7 +407,7 @@ CLT_API clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt
 /* ---- QR, least squares, norms and products of chains ------------------------
  * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
  * matrix_power, multi_dot, vecdot and householder_product, and
- * torch.diag_embed and block_diag.  The matrices are the last two dims of a
+ * torch.diag_embed, block_diag, orgqr, geqrf and ormqr.  The matrices are the last two dims of a
  * batch [..., m, n] (torch's "A").  Errors as the factorisations above
  * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
  * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
@@ -550,10 +564,45 @@ CLT_API clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, cl
 CLT_API clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
                                                   clt_tensor **out);
 
+/* torch.orgqr(A, tau): clt_linalg_householder_product (torch's alias), the
+ * same values, errors and gradients.  New tensor. */
+CLT_API clt_status clt_orgqr(const clt_tensor *a, const clt_tensor *tau, clt_tensor **out);
+
+/* torch.geqrf(A): LAPACK's compact QR of A [..., m, n] (float32 or
+ * float64): *a [..., m, n] holds R on and above the diagonal and the
+ * Householder vectors below it (their leading 1 not stored), *tau [...,
+ * min(m, n)] the reflectors' factors, H_i = I - tau_i v_i v_i^T, so that
+ * clt_linalg_householder_product(*a, *tau) is clt_linalg_qr's Q and the
+ * values are torch's (dlarfg's signs; a column already zero below the
+ * diagonal gets tau 0).  Fewer than 2 dims: "torch.geqrf: input must have
+ * at least 2 dimensions." (CLT_ERR_INVALID_ARGUMENT).  clt_linalg_qr's
+ * kernel; enqueues without waiting.  No derivative, as in torch 1.13: both
+ * results of an A that requires grad carry GeqrfBackward0, whose backward
+ * fails ("the derivative for 'geqrf' is not implemented",
+ * CLT_ERR_INVALID_ARGUMENT).  Two new tensors: release each with
+ * clt_tensor_free; on failure both are NULL. */
+CLT_API clt_status clt_geqrf(const clt_tensor *a, clt_tensor **a_out, clt_tensor **tau);
+
+/* torch.ormqr(A, tau, C, left=, transpose=): Q C (left non-zero,
+ * transpose 0), Q^T C, C Q or C Q^T for Q = H_0 ... H_{k-1} [..., mq, mq]
+ * made of clt_geqrf's reflectors (A [..., mq, n], tau [..., k], k <=
+ * min(mq, n)) without forming Q; C [..., m, p] with m = mq (left) or p =
+ * mq.  As torch: C at least 2-D and with A's number of dims, tau one
+ * fewer (CLT_ERR_INVALID_ARGUMENT), the batch dims equal (no broadcasting)
+ * and C's side of mq (CLT_ERR_SHAPE_MISMATCH, "torch.ormqr: other.shape[-2]
+ * must be equal to input.shape[-2]"), one dtype, float32 or float64
+ * (CLT_ERR_DTYPE_MISMATCH).  Computed on the host in double after a
+ * read-back (waits).  No derivative, as in torch 1.13: grad_fn
+ * OrmqrBackward0, whose backward fails ("the derivative for 'ormqr' is not
+ * implemented").  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_ormqr(const clt_tensor *a, const clt_tensor *tau, const clt_tensor *c,
+                             int left, int transpose, clt_tensor **out);
+
 /* ---- LU, triangular systems, Cholesky solves, matrix_exp, tensor forms -------
  * torch 1.13's torch.linalg.solve_triangular, lu_factor, lu_factor_ex, lu,
  * lu_solve, cholesky_ex, inv_ex, solve_ex, matrix_exp, tensorinv and
- * tensorsolve, and torch.cholesky_solve and cholesky_inverse.  Matrices are
+ * tensorsolve, ldl_factor, ldl_factor_ex and ldl_solve, and
+ * torch.cholesky_solve and cholesky_inverse.  Matrices are
  * the last two dims ([..., m, n]), float32 or float64 with the
  * factorisations' dtype and dimension errors above; operands of one dtype
  * (CLT_ERR_DTYPE_MISMATCH; torch promotes) on one device; batch dims
@@ -632,6 +681,49 @@ CLT_API clt_status clt_lu_unpack(const clt_tensor *lu, const clt_tensor *pivots,
 CLT_API clt_status clt_linalg_lu_solve(const clt_tensor *lu, const clt_tensor *pivots,
                                        const clt_tensor *b, int left, int adjoint,
                                        clt_tensor **out);
+
+/* torch.linalg.ldl_factor_ex(A, hermitian=): A = P L D L^T P^T for the
+ * symmetric matrices whose lower triangle A [..., n, n] holds (the upper
+ * is not read), by LAPACK's sytrf with uplo 'L' (Bunch-Kaufman pivoting,
+ * 1 x 1 and 2 x 2 blocks, the unblocked sytf2 on every size: LAPACK's
+ * blocked code for n >= 64 chooses the same pivots up to rounding), so
+ * the values equal torch's: *ld [..., n, n] holds L's multipliers below D's
+ * blocks (L's unit diagonal not stored, zeros above the diagonal), *pivots
+ * int32 [..., n] LAPACK's 1-based pivots (k: rows k and pivots[k]
+ * swapped, 1 x 1 block; a pair of equal negative values -p: a 2 x 2 block
+ * whose second row was swapped with p), *info int32 [...]: the 1-based
+ * index of the first exactly zero D[i, i], or 0.  float32 or float64
+ * (complex: CLT_ERR_DTYPE_UNSUPPORTED; hermitian is then the same as
+ * symmetric and is accepted either way); square (torch's message,
+ * CLT_ERR_INVALID_ARGUMENT).  Computed on the host in double after a
+ * read-back (waits).  No derivative, as in torch 1.13: an A that requires
+ * grad gives an *ld whose backward fails ("the derivative for
+ * 'aten::linalg_ldl_factor_ex' is not implemented",
+ * CLT_ERR_INVALID_ARGUMENT).  Three new tensors: release each with
+ * clt_tensor_free; on failure all are NULL. */
+CLT_API clt_status clt_linalg_ldl_factor_ex(const clt_tensor *a, int hermitian, clt_tensor **ld,
+                                            clt_tensor **pivots, clt_tensor **info);
+
+/* torch.linalg.ldl_factor(A, hermitian=): clt_linalg_ldl_factor_ex,
+ * reading info back to refuse a singular matrix ("D[2,2] is exactly zero
+ * ...", CLT_ERR_INVALID_ARGUMENT; torch 1.13 fails there with an internal
+ * assertion).  Two new tensors. */
+CLT_API clt_status clt_linalg_ldl_factor(const clt_tensor *a, int hermitian, clt_tensor **ld,
+                                         clt_tensor **pivots);
+
+/* torch.linalg.ldl_solve(LD, pivots, B, hermitian=): X with A X = B for
+ * the A clt_linalg_ldl_factor factored into LD and pivots (LAPACK's
+ * sytrs).  LD [..., n, n]; pivots int32 [..., n] with LD's batch dims
+ * (CLT_ERR_DTYPE_MISMATCH, CLT_ERR_SHAPE_MISMATCH) and values sytrf can
+ * give (1 to n, or pairs of equal negative values; others
+ * CLT_ERR_INVALID_ARGUMENT); B [..., n, k] of LD's dtype, at least 2-D
+ * ("The input tensor B must have at least 2 dimensions.",
+ * CLT_ERR_INVALID_ARGUMENT), its batch dims broadcasting with LD's.
+ * Computed on the host in double after a read-back (waits).  No
+ * derivative, as in torch 1.13 (a node whose backward fails, for LD and
+ * B).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_linalg_ldl_solve(const clt_tensor *ld, const clt_tensor *pivots,
+                                        const clt_tensor *b, int hermitian, clt_tensor **out);
 
 /* torch.linalg.cholesky_ex(A, upper=): clt_linalg_cholesky without the
  * check: *info [...] is the order of the first leading minor that is not

@@ -1,44 +1,10 @@
-/* linalg2.c: torch.linalg.eig and eigvals (src/ops/linalg_geev.c, no
- * gradients), and what is composed of recorded ops: isin, put, msort,
- * svd_lowrank, pca_lowrank and lu_unpack. */
+/* linalg2.c: what is composed of recorded ops: isin, put, msort,
+ * svd_lowrank, pca_lowrank and lu_unpack (torch.linalg.eig and eigvals
+ * are in linalg3.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
-
-/* ---- eig ------------------------------------------------------------------------ */
-
-static clt_status eig(const clt_tensor *a, clt_tensor **w, clt_tensor **v, const char *fn)
-{
-    CLT__REQUIRE_ARG(w, fn);
-    *w = NULL;
-    if (v)
-        *v = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    if (clt__grad_needed(1, &a))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the gradient of linalg.eig is not implemented in cltensor (torch "
-                          "has one): call it on a tensor that does not require grad, or "
-                          "without grad mode",
-                          fn);
-    return clt__linalg_eig(a, v != NULL, w, v, fn);
-}
-
-clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
-                          clt_tensor **eigenvectors)
-{
-    static const char fn[] = "clt_linalg_eig";
-    if (eigenvalues)
-        *eigenvalues = NULL;
-    CLT__REQUIRE_ARG(eigenvectors, fn);
-    *eigenvectors = NULL;
-    return eig(a, eigenvalues, eigenvectors, fn);
-}
-
-clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out)
-{
-    return eig(a, out, NULL, "clt_linalg_eigvals");
-}
 
 /* ---- isin ----------------------------------------------------------------------- */
 

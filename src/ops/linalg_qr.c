@@ -86,3 +86,31 @@ done:
     clt_tensor_free(qq);
     return st == CLT_OK ? clt__ok() : st;
 }
+
+clt_status clt__geqrf(const clt_tensor *a, clt_tensor **f, clt_tensor **tau, const char *fn)
+{
+    *f = *tau = NULL;
+    if (a->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch.geqrf: input must have at least 2 dimensions.", fn);
+    clt_status st = clt__linalg_check(a, "input", false, fn);
+    if (st != CLT_OK)
+        return st;
+    int nd = a->ndim - 2;
+    int64_t m = a->shape[nd], n = a->shape[nd + 1], k = m < n ? m : n;
+    int64_t batch = clt__linalg_count(nd, a->shape), shape[CLT_MAX_DIMS];
+    clt_tensor *w = NULL, *taus = NULL;
+    memcpy(shape, a->shape, sizeof shape);
+    shape[nd] = k;
+    CLT__TRY(clt__copy_as(fn, a, a->dtype, &w));
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nd + 1, shape, &taus));
+    if (batch > 0 && k > 0)
+        CLT__TRY(factor(fn, w, taus, batch, m, n));
+    *f = w;
+    *tau = taus;
+    w = taus = NULL;
+done:
+    clt_tensor_free(w);
+    clt_tensor_free(taus);
+    return st == CLT_OK ? clt__ok() : st;
+}
