@@ -10004,6 +10004,26 @@ def stft():
         fft_check("stft strided %s" % dn(dt), _stft_t(8, 3, None, True, "reflect", False, None, True),
                   _stft_c(8, 3, None, True, "reflect", False, None, True),
                   [In(data((2, 25), dt), ("T",))])
+    # empty batches and signals, the smallest and a large n_fft
+    for dt in FLOATS:
+        for mode in ("reflect", "constant", "circular"):
+            for shape in ((0, 20), (0,)):
+                args = (8, 2, None, True, mode, False, None, True)
+                fft_check("stft empty %s %s %s" % (shape, mode, dn(dt)), _stft_t(*args),
+                          _stft_c(*args), [data(shape, dt)])
+        args = (8, 2, None, False, "reflect", False, None, True)
+        fft_check("stft empty batch uncentred %s" % dn(dt), _stft_t(*args), _stft_c(*args),
+                  [data((0, 20), dt)])
+        args = (1, 1, None, True, "reflect", False, None, True)
+        fft_check("stft n_fft 1 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((5,), dt)])
+        args = (2, 1, None, True, "replicate", False, None, True)
+        fft_check("stft n_fft 2 of 1 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((1,), dt)])
+        w = torch.hann_window(250, dtype=dt)
+        args = (300, 77, 250, True, "reflect", True, None, True)
+        fft_check("stft n_fft 300 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((2, 700), dt), w])
+        spec = torch.stft(data((2, 700), dt), 300, 77, 250, w, normalized=True, return_complex=True)
+        args = (300, 77, 250, True, True, None, None, False)
+        fft_check("istft n_fft 300 %s" % dn(dt), _istft_t(*args), _istft_c(*args), [spec, w])
     # complex kernels on a contiguous view that starts inside its storage
     # (istft of one signal slices such views; they once read from the start)
     for cdt in (torch.complex64, torch.complex128):
@@ -10102,6 +10122,8 @@ def stft():
         ("4-D", (8, 2, None, True, False, None, None, False), [X[None, None]]),
         ("length 0", (8, 2, None, True, False, None, 0, False), [X]),
         ("real input", (8, 2, None, True, False, None, None, False), [X.real.contiguous()]),
+        ("n_fft 1 centred", (1, 1, None, True, False, None, None, False),
+         [cdata((1, 5), torch.complex64)]),
     ]
     for nm, args, inputs in ibad:
         fft_check("istft error " + nm, _istft_t(*args), _istft_c(*args), inputs)

@@ -280,7 +280,10 @@ clt_status clt_istft(const clt_tensor *X, int64_t n_fft, const clt_istft_opts *o
                           fn, o->length);
     int64_t total = n_fft + hop * (n_frames - 1);
     int64_t start = o->center ? n_fft / 2 : 0;
-    int64_t end = o->length != -1 ? start + o->length : o->center ? total - n_fft / 2 : total;
+    /* torch slices [start, -(n_fft / 2)) when centred: an n_fft of 1 leaves nothing */
+    int64_t end = o->length != -1 ? start + o->length
+                  : o->center     ? (n_fft / 2 ? total - n_fft / 2 : 0)
+                                  : total;
     int64_t cut = end < total ? end : total;
     if (cut <= start)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
