@@ -254,6 +254,12 @@ Test(stft, errors_in_torch_words)
     assert_error(clt_stft(xt, 8, &so, &out), CLT_ERR_INVALID_ARGUMENT, "padding mode");
     assert_error(clt_stft(x3, 8, NULL, &out), CLT_ERR_SHAPE_MISMATCH, "1D or 2D");
     assert_error(clt_stft(xi, 8, NULL, &out), CLT_ERR_DTYPE_UNSUPPORTED, "floating point");
+    clt_tensor *wi = NULL;
+    CHECK(clt_narrow(xi, 0, 0, 8, &wi));
+    so = (clt_stft_opts)CLT_STFT_DEFAULTS;
+    so.window = wi;
+    assert_error(clt_stft(xt, 8, &so, &out), CLT_ERR_DTYPE_UNSUPPORTED, "window");
+    clt_tensor_free(wi);
     assert_error(clt_stft(NULL, 8, NULL, &out), CLT_ERR_NULL_ARGUMENT, NULL);
     cr_assert_null(out);
     free(x);

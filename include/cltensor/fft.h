@@ -203,8 +203,8 @@ typedef struct clt_stft_opts {
  * onesided output if window or input is complex");
  * CLT_ERR_SHAPE_MISMATCH for x of another rank; CLT_ERR_DTYPE_UNSUPPORTED
  * for an integer, bool or float16 x ("expected a tensor of floating point
- * or complex values"); CLT_ERR_DEVICE_MISMATCH for a window on another
- * device.  New tensor in *out (NULL on failure): release with
+ * or complex values") or window (torch takes an integer window: convert it
+ * first); CLT_ERR_DEVICE_MISMATCH for a window on another device.  New tensor in *out (NULL on failure): release with
  * clt_tensor_free. */
 CLT_API clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opts,
                             clt_tensor **out);
@@ -245,9 +245,10 @@ typedef struct clt_istft_opts {
  * window that is not 1-D of win_length values; return_complex with
  * onesided ("Cannot have onesided output if window or input is
  * complex"); a complex window without return_complex; a length other than
- * -1 below 1; an envelope below 1e-11 somewhere in the result ("window
- * overlap add min", the NOLA condition: a window and hop that leave a
- * sample uncovered).  New tensor in *out (NULL on failure): release with
+ * -1 below 1; an empty result or an envelope below 1e-11 somewhere in it
+ * ("window overlap add min", the NOLA condition: a window and hop that
+ * leave a sample uncovered).  The check reads the envelope back, so the
+ * call waits for the work queued before it.  New tensor in *out (NULL on failure): release with
  * clt_tensor_free. */
 CLT_API clt_status clt_istft(const clt_tensor *X, int64_t n_fft, const clt_istft_opts *opts,
                              clt_tensor **out);
