@@ -245,7 +245,7 @@ typedef struct clt_istft_opts {
  * window that is not 1-D of win_length values; return_complex with
  * onesided ("Cannot have onesided output if window or input is
  * complex"); a complex window without return_complex; a length other than
- * -1 below 1; an empty result or an envelope below 1e-11 somewhere in it
+ * -1 outside [1, 2^62]; an empty result or an envelope below 1e-11 somewhere in it
  * ("window overlap add min", the NOLA condition: a window and hop that
  * leave a sample uncovered).  The check reads the envelope back, so the
  * call waits for the work queued before it.  New tensor in *out (NULL on failure): release with

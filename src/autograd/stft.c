@@ -121,7 +121,10 @@ clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opt
     if (o->center && (o->pad_mode < CLT_PAD_CONSTANT || o->pad_mode > CLT_PAD_CIRCULAR))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Unrecognised padding mode %d", fn,
                           (int)o->pad_mode);
-    int64_t len = x->shape[x->ndim - 1] + (o->center ? 2 * (n_fft > 0 ? n_fft / 2 : 0) : 0);
+    int64_t len = x->shape[x->ndim - 1];
+    if (o->center && n_fft > 0 && __builtin_add_overflow(len, 2 * (n_fft / 2), &len))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: n_fft=%" PRId64 " pads the signal past 2^63 values", fn, n_fft);
     int64_t hop = o->hop_length == -1 ? (n_fft > 0 ? n_fft / 4 : 0) : o->hop_length;
     int64_t win = o->win_length == -1 ? n_fft : o->win_length;
     if (n_fft <= 0 || n_fft > len)
@@ -273,9 +276,9 @@ clt_status clt_istft(const clt_tensor *X, int64_t n_fft, const clt_istft_opts *o
     if (!o->return_complex && o->window && clt__dtype_is_complex(o->window->dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Complex windows are incompatible with return_complex=False", fn);
-    if (o->length != -1 && o->length < 1)
+    if (o->length != -1 && (o->length < 1 || o->length > INT64_MAX / 2))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: expected length > 0 (or -1 for the whole signal), but got "
+                          "%s: expected 0 < length < 2^62 (or -1 for the whole signal), but got "
                           "length=%" PRId64,
                           fn, o->length);
     int64_t total = n_fft + hop * (n_frames - 1);
