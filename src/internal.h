@@ -2069,6 +2069,10 @@ const char *clt__complex_options(clt_dtype part);
 /* Launches a kernel of cl/complex.cl over items work-items. */
 clt_status clt__complex_launch(clt_device *dev, clt_dtype part, const char *kernel, size_t items,
                                size_t nargs, const clt__arg *args, const char *fn);
+/* t as a contiguous tensor of dtype that starts its buffer (offset 0: the
+ * kernels of cl/complex.cl take no offset), a view of t when it is one. */
+clt_status clt__complex_dense(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                              clt_tensor **out);
 clt_status clt__view_as_real(const clt_tensor *t, clt_tensor **out, const char *fn);
 clt_status clt__view_as_complex(const clt_tensor *t, clt_tensor **out, const char *fn);
 /* part 0: real, 1: imag (views; real of a real tensor is an alias of it). */

@@ -10003,6 +10003,243 @@ def fft():
               [data((3, 4), torch.int32)])
 
 
+# ---- torch.stft and torch.istft --------------------------------------------------
+
+
+class StftOpts(C.Structure):
+    _fields_ = [("hop_length", C.c_int64), ("win_length", C.c_int64), ("window", P),
+                ("center", C.c_int), ("pad_mode", C.c_int), ("normalized", C.c_int),
+                ("onesided", C.c_int), ("return_complex", C.c_int)]
+
+
+class IstftOpts(C.Structure):
+    _fields_ = [("hop_length", C.c_int64), ("win_length", C.c_int64), ("window", P),
+                ("center", C.c_int), ("normalized", C.c_int), ("onesided", C.c_int),
+                ("length", C.c_int64), ("return_complex", C.c_int)]
+
+
+proto("clt_stft", [P, C.c_int64, C.POINTER(StftOpts), PP])
+proto("clt_istft", [P, C.c_int64, C.POINTER(IstftOpts), PP])
+PADS = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
+
+
+def _stft_c(n_fft, hop, win, center, mode, normalized, onesided, rc):
+    def f(x, *rest):
+        o = rest[-1]
+        w = rest[0] if len(rest) == 2 else None
+        opts = StftOpts(-1 if hop is None else hop, -1 if win is None else win, w,
+                        int(center), PADS.get(mode, 9), int(normalized),
+                        -1 if onesided is None else int(onesided), int(rc))
+        return L.clt_stft(x, n_fft, C.byref(opts), o)
+    return f
+
+
+def _stft_t(n_fft, hop, win, center, mode, normalized, onesided, rc):
+    def f(x, *w):
+        return torch.stft(x, n_fft, hop_length=hop, win_length=win, window=w[0] if w else None,
+                          center=center, pad_mode=mode, normalized=normalized,
+                          onesided=onesided, return_complex=rc)
+    return f
+
+
+def _istft_c(n_fft, hop, win, center, normalized, onesided, length, rc):
+    def f(x, *rest):
+        o = rest[-1]
+        w = rest[0] if len(rest) == 2 else None
+        opts = IstftOpts(-1 if hop is None else hop, -1 if win is None else win, w,
+                         int(center), int(normalized), -1 if onesided is None else int(onesided),
+                         -1 if length is None else length, int(rc))
+        return L.clt_istft(x, n_fft, C.byref(opts), o)
+    return f
+
+
+def _istft_t(n_fft, hop, win, center, normalized, onesided, length, rc):
+    def f(x, *w):
+        return torch.istft(x, n_fft, hop_length=hop, win_length=win, window=w[0] if w else None,
+                           center=center, normalized=normalized, onesided=onesided,
+                           length=length, return_complex=rc)
+    return f
+
+
+def stft():
+    torch.manual_seed(7)
+    # forward cases: (shape, n_fft, hop, win, window kind, center, pad_mode, normalized,
+    # onesided, return_complex)
+    cases = [
+        ((40,), 8, None, None, None, True, "reflect", False, None, True),
+        ((3, 50), 16, 4, None, "hann", True, "reflect", False, None, True),
+        ((2, 37), 10, 3, 7, "hann", True, "constant", True, None, True),
+        ((45,), 12, 5, 9, "rand", True, "replicate", False, False, True),
+        ((2, 30), 8, 2, None, "rand", True, "circular", True, True, False),
+        ((33,), 9, 4, None, None, False, "reflect", False, None, True),
+        ((2, 20), 20, 1, None, "hann", False, "reflect", False, None, True),
+        ((64,), 64, 16, 64, "hann", True, "constant", False, None, True),
+        ((2, 100), 80, 20, 60, "hann", True, "reflect", True, None, True),
+        ((30,), 5, 1, 3, None, True, "reflect", False, None, False),
+    ]
+    for dt in FLOATS:
+        cdt = torch.complex64 if dt == torch.float32 else torch.complex128
+        for (shape, n_fft, hop, win, wk, center, mode, nrm, ones, rc) in cases:
+            wl = n_fft if win is None else win
+            inputs = [data(shape, dt)]
+            if wk == "hann":
+                inputs.append(torch.hann_window(wl, dtype=dt))
+            elif wk == "rand":
+                inputs.append(data((wl,), dt, lo=0.1, hi=1.5))
+            name = "stft %s %s n_fft=%d hop=%s win=%s %s center=%d %s norm=%d ones=%s rc=%d" % (
+                dn(dt), shape, n_fft, hop, win, wk, center, mode, nrm, ones, rc)
+            args = (n_fft, hop, win, center, mode, nrm, ones, rc)
+            fft_check(name, _stft_t(*args), _stft_c(*args), inputs)
+            # complex input (not onesided)
+            cin = [cdata(shape, cdt)] + inputs[1:]
+            args = (n_fft, hop, win, center, mode, nrm, None if ones is None else False, rc)
+            fft_check("complex " + name, _stft_t(*args), _stft_c(*args), cin)
+        # a complex window with a real input, and a float64 window with float32 input
+        x = data((2, 30), dt)
+        fft_check("stft complex window %s" % dn(dt), _stft_t(8, 2, None, True, "reflect", False, None, True),
+                  _stft_c(8, 2, None, True, "reflect", False, None, True), [x, cdata((8,), cdt)])
+        fft_check("stft mixed window %s" % dn(dt), _stft_t(8, 2, None, True, "reflect", False, None, True),
+                  _stft_c(8, 2, None, True, "reflect", False, None, True),
+                  [x, torch.hann_window(8, dtype=torch.float64)])
+        # a transposed (non-contiguous) input
+        fft_check("stft strided %s" % dn(dt), _stft_t(8, 3, None, True, "reflect", False, None, True),
+                  _stft_c(8, 3, None, True, "reflect", False, None, True),
+                  [In(data((2, 25), dt), ("T",))])
+    # empty batches and signals, the smallest and a large n_fft
+    for dt in FLOATS:
+        for mode in ("reflect", "constant", "circular"):
+            for shape in ((0, 20), (0,)):
+                args = (8, 2, None, True, mode, False, None, True)
+                fft_check("stft empty %s %s %s" % (shape, mode, dn(dt)), _stft_t(*args),
+                          _stft_c(*args), [data(shape, dt)])
+        args = (8, 2, None, False, "reflect", False, None, True)
+        fft_check("stft empty batch uncentred %s" % dn(dt), _stft_t(*args), _stft_c(*args),
+                  [data((0, 20), dt)])
+        args = (1, 1, None, True, "reflect", False, None, True)
+        fft_check("stft n_fft 1 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((5,), dt)])
+        args = (2, 1, None, True, "replicate", False, None, True)
+        fft_check("stft n_fft 2 of 1 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((1,), dt)])
+        w = torch.hann_window(250, dtype=dt)
+        args = (300, 77, 250, True, "reflect", True, None, True)
+        fft_check("stft n_fft 300 %s" % dn(dt), _stft_t(*args), _stft_c(*args), [data((2, 700), dt), w])
+        spec = torch.stft(data((2, 700), dt), 300, 77, 250, w, normalized=True, return_complex=True)
+        args = (300, 77, 250, True, True, None, None, False)
+        fft_check("istft n_fft 300 %s" % dn(dt), _istft_t(*args), _istft_c(*args), [spec, w])
+    # complex kernels on a contiguous view that starts inside its storage
+    # (istft of one signal slices such views; they once read from the start)
+    for cdt in (torch.complex64, torch.complex128):
+        z = cdata((40,), cdt)
+        zs = In(z, ("S", 0, 4, 36, 1))
+        fft_check("offset view fft %s" % cdt, lambda a: torch.fft.fft(a),
+                  lambda p, o: L.clt_fft_fft(p, -1, -1, None, o), [zs])
+        fft_check("offset view abs %s" % cdt, lambda a: a.abs(), lambda p, o: L.clt_abs(p, o), [zs])
+        fft_check("offset view conj %s" % cdt, lambda a: a.conj().resolve_conj(),
+                  lambda p, o: L.clt_conj(p, o), [zs])
+        fft_check("offset view mul %s" % cdt, lambda a, b: a * b,
+                  lambda p, q, o: L.clt_mul(p, q, o), [zs, In(z, ("S", 0, 2, 34, 1))])
+    # errors
+    x = data((20,), torch.float32)
+    bad = [
+        ("hop 0", (8, 0, None, True, "reflect", False, None, True), [x]),
+        ("default hop 0", (3, None, None, True, "reflect", False, None, True), [x]),
+        ("win > n_fft", (8, 2, 9, True, "reflect", False, None, True), [x]),
+        ("win 0", (8, 2, 0, True, "reflect", False, None, True), [x]),
+        ("window size", (8, 2, None, True, "reflect", False, None, True), [x, torch.ones(5)]),
+        ("window 2-D", (8, 2, None, True, "reflect", False, None, True), [x, torch.ones(2, 4)]),
+        ("n_fft > len", (21, 5, None, False, "reflect", False, None, True), [x]),
+        ("n_fft 0", (0, 1, 1, False, "reflect", False, None, True), [x]),
+        ("reflect too short", (40, 10, None, True, "reflect", False, None, True), [x]),
+        ("onesided complex", (8, 2, None, True, "reflect", False, True, True),
+         [cdata((20,), torch.complex64)]),
+        ("onesided complex window", (8, 2, None, True, "reflect", False, True, True),
+         [x, cdata((8,), torch.complex64)]),
+        ("3-D", (8, 2, None, True, "reflect", False, None, True), [data((2, 2, 20), torch.float32)]),
+        ("int64", (8, 2, None, False, "reflect", False, None, True), [torch.arange(20)]),
+        ("float16", (8, 2, None, False, "reflect", False, None, True), [x.half()]),
+    ]
+    for nm, args, inputs in bad:
+        exp = None if nm != "float16" else RuntimeError("half")
+        fft_check("stft error " + nm, _stft_t(*args), _stft_c(*args), inputs) if exp is None else \
+            check("stft error " + nm, _stft_t(*args), _stft_c(*args), inputs, expect_error=exp)
+
+    # istft: round trips and torch's own results on spectra with every bin set
+    icases = [
+        # (shape, n_fft, hop, win, window, center, normalized, onesided, length, rc)
+        ((40,), 8, None, None, None, True, False, None, None, False),
+        ((3, 50), 16, 4, None, "hann", True, False, None, None, False),
+        ((2, 37), 10, 3, 7, "hann", True, True, None, 37, False),
+        ((45,), 12, 5, 9, "rand", True, False, None, 60, False),
+        ((2, 30), 8, 2, None, "rand", False, True, None, None, False),
+        ((33,), 9, 4, None, None, False, False, None, 20, False),
+        ((2, 100), 80, 20, 60, "hann", True, True, None, None, False),
+        ((40,), 8, 2, None, "hann", True, False, False, None, False),
+        ((40,), 8, 2, None, "hann", True, False, False, None, True),
+        ((2, 30), 8, 3, 6, "rand", True, True, False, 31, True),
+    ]
+    for dt in FLOATS:
+        cdt = torch.complex64 if dt == torch.float32 else torch.complex128
+        for (shape, n_fft, hop, win, wk, center, nrm, ones, length, rc) in icases:
+            wl = n_fft if win is None else win
+            w = []
+            if wk == "hann":
+                w = [torch.hann_window(wl, dtype=dt)]
+            elif wk == "rand":
+                w = [data((wl,), dt, lo=0.3, hi=1.5)]
+            sig = cdata(shape, cdt) if rc else data(shape, dt)
+            spec = torch.stft(sig, n_fft, hop_length=hop, win_length=win,
+                              window=w[0] if w else None, center=center, normalized=nrm,
+                              onesided=False if rc else ones, return_complex=True)
+            name = "istft %s %s n_fft=%d hop=%s win=%s %s center=%d norm=%d ones=%s len=%s rc=%d" % (
+                dn(dt), shape, n_fft, hop, win, wk, center, nrm, ones, length, rc)
+            args = (n_fft, hop, win, center, nrm, ones, length, rc)
+            fft_check(name, _istft_t(*args), _istft_c(*args), [spec] + w)
+            noisy = cdata(tuple(spec.shape), cdt)
+            fft_check("noisy " + name, _istft_t(*args), _istft_c(*args), [noisy] + w)
+        spec = torch.stft(data((2, 30), dt), 8, 2, return_complex=True)
+        fft_check("istft view_as_real input %s" % dn(dt),
+                  lambda s: torch.istft(torch.view_as_real(s), 8, 2),
+                  lambda p, o: (lambda q: L.clt_istft(q, 8, C.byref(IstftOpts(2, -1, None, 1, 0, -1, -1, 0)), o))(
+                      _keep_view_as_real(p)),
+                  [spec])
+        fft_check("istft onesided default two-sided %s" % dn(dt), _istft_t(8, 2, None, True, False, None, None, False),
+                  _istft_c(8, 2, None, True, False, None, None, False),
+                  [cdata((8, 11), cdt)])
+    X = torch.stft(data((20,), torch.float32), 8, return_complex=True)
+    ibad = [
+        ("hop 0", (8, 0, None, True, False, None, None, False), [X]),
+        ("hop > win", (8, 9, None, True, False, None, None, False), [X]),
+        ("win > n_fft", (8, 2, 9, True, False, None, None, False), [X]),
+        ("window size", (8, 2, None, True, False, None, None, False), [X, torch.ones(5)]),
+        ("n_freq onesided", (10, 2, None, True, False, None, None, False), [X]),
+        ("n_freq two-sided", (8, 2, None, True, False, False, None, False), [X]),
+        ("onesided complex", (8, 2, None, True, False, True, None, True), [X]),
+        ("complex window", (8, 2, None, True, False, None, None, False),
+         [X, cdata((8,), torch.complex64)]),
+        ("NOLA", (8, 8, None, True, False, None, None, False), [X, torch.hann_window(8)]),
+        ("NOLA uncentred", (8, 4, None, False, False, None, None, False),
+         [X, torch.hann_window(8, periodic=False)]),
+        ("empty", (8, 2, None, True, False, None, None, False), [X[:, :0]]),
+        ("1-D", (8, 2, None, True, False, None, None, False), [X[:, 0]]),
+        ("4-D", (8, 2, None, True, False, None, None, False), [X[None, None]]),
+        ("length 0", (8, 2, None, True, False, None, 0, False), [X]),
+        ("real input", (8, 2, None, True, False, None, None, False), [X.real.contiguous()]),
+        ("n_fft 1 centred", (1, 1, None, True, False, None, None, False),
+         [cdata((1, 5), torch.complex64)]),
+    ]
+    for nm, args, inputs in ibad:
+        fft_check("istft error " + nm, _istft_t(*args), _istft_c(*args), inputs)
+
+
+_VIEWS = []
+
+
+def _keep_view_as_real(p):
+    q = P()
+    assert L.clt_view_as_real(p, C.byref(q)) == 0
+    _VIEWS.append(q)
+    return q
+
+
 # ---- float16 ------------------------------------------------------------------
 
 
@@ -11392,6 +11629,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
+                stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3]
     only = os.environ.get("CONFORMANCE_ONLY")

@@ -9419,6 +9419,157 @@ static void op_linalg3(fz *f)
         tfree(f, x, 0);
 }
 
+/* torch.stft and istft: a signal (1-D to 3-D, empty now and then, every
+ * float and complex dtype, sometimes integer or half, sometimes a slot's
+ * tensor) with random n_fft, hop, win_length, window (wrong size, complex,
+ * on the other device), center, pad mode (a bad one too), normalized,
+ * onesided, return_complex and length; the spectrum goes back through
+ * istft now and then, and a signal that requires grad is differentiated
+ * through both. */
+static void op_stft(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *x = NULL, *w = NULL, *y = NULL, *z = NULL, *l = NULL, **op;
+    int own_x = 0, own_w = 0;
+    if (chance(f, 85)) {
+        int nd = chance(f, 90) ? 1 + (int)pick(f, 2) : (int)pick(f, 4);
+        int64_t shape[3] = {chance(f, 95) ? 1 + (int64_t)pick(f, 3) : 0,
+                            chance(f, 95) ? 1 + (int64_t)pick(f, 30) : 0, 2};
+        if (nd == 1)
+            shape[0] = shape[1];
+        double vals[2 * 3 * 31 * 2];
+        float fv[2 * 3 * 31 * 2];
+        for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+            vals[i] = chance(f, 98) ? (double)((int)pick(f, 17) - 8) / 4 : chance(f, 50) ? 0 : NAN;
+            fv[i] = (float)vals[i];
+        }
+        static const clt_dtype dts[4] = {CLT_FLOAT32, CLT_FLOAT64, CLT_COMPLEX64, CLT_COMPLEX128};
+        clt_dtype dt = dts[pick(f, 4)];
+        const void *host = dt == CLT_COMPLEX64 || dt == CLT_FLOAT32 ? (const void *)fv
+                                                                    : (const void *)vals;
+        x = SENT;
+        CALL("clt_tensor_from_host", clt_tensor_from_host(d, dt, nd, shape, host, &x));
+        if (!outcome(f, st, x))
+            return;
+        own_x = 1;
+        if (chance(f, 5)) {
+            clt_tensor *c = SENT;
+            CALL("clt_to_dtype", clt_to_dtype(x, chance(f, 50) ? CLT_FLOAT16 : CLT_INT64, &c));
+            if (outcome(f, st, c)) {
+                tfree(f, x, 0);
+                x = c;
+            }
+        } else if (chance(f, 40)) {
+            CALL("clt_set_requires_grad", clt_set_requires_grad(x, 1));
+            status_ok(f, st);
+        }
+    } else {
+        x = rt(f);
+    }
+    int64_t n_fft = chance(f, 90) ? 1 + (int64_t)pick(f, 16) : chance(f, 50) ? -(int64_t)pick(f, 3) : geom(f);
+    int64_t hop = chance(f, 40) ? -1 : chance(f, 90) ? 1 + (int64_t)pick(f, 8) : -(int64_t)pick(f, 3);
+    int64_t win = chance(f, 50) ? -1 : chance(f, 90) ? 1 + (int64_t)pick(f, (uint32_t)(n_fft > 0 ? n_fft : 4)) : (int64_t)pick(f, 40) - 2;
+    int64_t wl = win == -1 ? n_fft : win;
+    if (chance(f, 50)) {
+        if (chance(f, 95) && wl > 0 && wl <= 64) {
+            double wv[2 * 64];
+            float wf[2 * 64];
+            for (int i = 0; i < 2 * 64; i++) {
+                wv[i] = chance(f, 90) ? 0.25 + (double)pick(f, 8) / 8 : 0.0;
+                wf[i] = (float)wv[i];
+            }
+            static const clt_dtype wts[4] = {CLT_FLOAT32, CLT_FLOAT64, CLT_COMPLEX64, CLT_COMPLEX128};
+            clt_dtype wt = chance(f, 85) ? wts[pick(f, 2)] : wts[pick(f, 4)];
+            int64_t wn = chance(f, 90) ? wl : 1 + (int64_t)pick(f, 20);
+            clt_device *wd = chance(f, 95) ? d : f->dev[pick(f, (uint32_t)f->ndev)];
+            w = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(wd, wt, 1, &wn,
+                                      wt == CLT_FLOAT32 || wt == CLT_COMPLEX64 ? (const void *)wf
+                                                                               : (const void *)wv,
+                                      &w));
+            if (!outcome(f, st, w))
+                w = NULL;
+            else
+                own_w = 1;
+            if (w && chance(f, 30)) {
+                CALL("clt_set_requires_grad", clt_set_requires_grad(w, 1));
+                status_ok(f, st);
+            }
+        } else {
+            w = rt(f);
+        }
+    }
+    clt_stft_opts so = CLT_STFT_DEFAULTS;
+    so.hop_length = hop;
+    so.win_length = win;
+    so.window = w;
+    so.center = chance(f, 70);
+    so.pad_mode = (clt_pad_mode)(chance(f, 97) ? pick(f, 4) : 4 + pick(f, 3));
+    so.normalized = chance(f, 30);
+    so.onesided = chance(f, 60) ? -1 : (int)pick(f, 2);
+    so.return_complex = chance(f, 80);
+    y = SENT;
+    op = OUTP(f, &y);
+    CALL("clt_stft", clt_stft(x, n_fft, chance(f, 95) ? &so : NULL, op));
+    if (!result(f, st, op, y))
+        y = NULL;
+    clt_tensor *spec = y;
+    if (y && chance(f, 60)) {
+        clt_istft_opts io = CLT_ISTFT_DEFAULTS;
+        io.hop_length = chance(f, 85) ? hop : -1 - (int64_t)pick(f, 3);
+        io.win_length = chance(f, 90) ? win : 1 + (int64_t)pick(f, 10);
+        io.window = chance(f, 85) ? w : NULL;
+        io.center = chance(f, 85) ? so.center : !so.center;
+        io.normalized = so.normalized;
+        io.onesided = chance(f, 70) ? -1 : (int)pick(f, 2);
+        io.length = chance(f, 60) ? -1 : (int64_t)pick(f, 40) - 1;
+        io.return_complex = chance(f, 25);
+        z = SENT;
+        op = OUTP(f, &z);
+        CALL("clt_istft", clt_istft(chance(f, 95) ? y : x, n_fft, chance(f, 95) ? &io : NULL, op));
+        if (!result(f, st, op, z))
+            z = NULL;
+        else
+            spec = z;
+    }
+    if (spec && clt_requires_grad(spec) && chance(f, 70)) {
+        clt_tensor *a = spec;
+        if (clt_is_complex(spec)) {
+            a = SENT;
+            CALL("clt_abs", clt_abs(spec, &a));
+            if (!outcome(f, st, a))
+                a = NULL;
+        }
+        if (a) {
+            l = SENT;
+            CALL("clt_sum", clt_sum(a, &l));
+            if (outcome(f, st, l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+            } else {
+                l = NULL;
+            }
+            if (a != spec)
+                tfree(f, a, 0);
+        }
+    }
+    tfree(f, l, 0);
+    if (z && chance(f, 10))
+        store(f, z);
+    else
+        tfree(f, z, 0);
+    if (y && chance(f, 10))
+        store(f, y);
+    else
+        tfree(f, y, 0);
+    if (own_w)
+        tfree(f, w, 0);
+    if (own_x)
+        tfree(f, x, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -9470,6 +9621,7 @@ static struct {
     {"linalg2", op_linalg2, 3},
     {"packed", op_packed, 3},
     {"linalg3", op_linalg3, 3},
+    {"stft", op_stft, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -576,6 +576,89 @@ def linalg3():
             print("FAIL eig complex %s: %s" % (nm, e))
         finally:
             L.clt_scope_end()
+# ---- torch.stft and torch.istft (stftgrad) ------------------------------------------
+# Gradients to the signal (real, or complex through view_as_complex) and to
+# the window, and of istft to the spectrum and the window.
+class _StftOpts(C.Structure):
+    _fields_ = [("hop_length", C.c_int64), ("win_length", C.c_int64), ("window", P),
+                ("center", C.c_int), ("pad_mode", C.c_int), ("normalized", C.c_int),
+                ("onesided", C.c_int), ("return_complex", C.c_int)]
+
+
+class _IstftOpts(C.Structure):
+    _fields_ = [("hop_length", C.c_int64), ("win_length", C.c_int64), ("window", P),
+                ("center", C.c_int), ("normalized", C.c_int), ("onesided", C.c_int),
+                ("length", C.c_int64), ("return_complex", C.c_int)]
+
+
+def stftgrad():
+    proto("clt_stft", [P, C.c_int64, C.POINTER(_StftOpts), PP])
+    proto("clt_istft", [P, C.c_int64, C.POINTER(_IstftOpts), PP])
+    for n_ in ("view_as_real", "view_as_complex"):
+        proto("clt_" + n_, [P, PP])
+    pads = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
+    rng = np.random.default_rng(11)
+
+    def opt(v):
+        return -1 if v is None else v
+
+    # (signal shape, complex, n_fft, hop, win, window, center, pad_mode, normalized, onesided)
+    for (shape, cx, n_fft, hop, win, wnd, center, mode, nrm, ones) in (
+            ((2, 30), False, 8, 3, None, True, True, "reflect", False, None),
+            ((25,), False, 10, 4, 7, True, True, "constant", True, None),
+            ((2, 21), False, 6, 2, None, False, True, "replicate", False, False),
+            ((19,), False, 8, 5, 6, True, False, "reflect", False, True),
+            ((2, 17), True, 6, 2, None, True, True, "circular", True, None),
+            ((23,), True, 8, 3, 5, True, True, "reflect", False, None)):
+        wl = n_fft if win is None else win
+        x = rng.standard_normal(shape + ((2,) if cx else ()))
+        ins = [x] + ([rng.uniform(0.3, 1.5, wl)] if wnd else [])
+
+        def tf(x, *w, a=(n_fft, hop, win, center, mode, nrm, ones, cx)):
+            n, h, wn, ce, md, no, on, c = a
+            s = torch.view_as_complex(x) if c else x
+            return torch.view_as_real(torch.stft(
+                s, n, hop_length=h, win_length=wn, window=w[0] if w else None, center=ce,
+                pad_mode=md, normalized=no, onesided=on, return_complex=True))
+
+        def cf(x, *w, a=(n_fft, hop, win, center, mode, nrm, ones, cx)):
+            n, h, wn, ce, md, no, on, c = a
+            s = call("clt_view_as_complex", x) if c else x
+            o = _StftOpts(h, opt(wn), w[0] if w else None, int(ce), pads[md], int(no),
+                          opt(None if on is None else int(on)), 1)
+            return call("clt_view_as_real", call("clt_stft", s, n, C.byref(o)))
+        case("stft %s%s n_fft=%d hop=%d win=%s window=%d center=%d %s norm=%d ones=%s" % (
+            "complex " if cx else "", shape, n_fft, hop, win, wnd, center, mode, nrm, ones),
+            tf, cf, ins)
+
+    # (batch, n_fft, frames, hop, win, window, center, normalized, onesided, length, rc)
+    for (b, n_fft, nt, hop, win, wnd, center, nrm, ones, length, rc) in (
+            (None, 8, 9, 2, None, True, True, False, None, None, False),
+            (2, 8, 7, 3, 6, True, True, True, None, 20, False),
+            (None, 10, 6, 4, None, False, False, False, None, 17, False),
+            (2, 8, 6, 2, None, True, True, False, False, None, False),
+            (None, 6, 8, 2, None, True, True, True, False, None, True),
+            (2, 9, 5, 3, 7, True, True, False, False, 12, True)):
+        wl = n_fft if win is None else win
+        nf = n_fft if ones is False else n_fft // 2 + 1
+        shape = ((b,) if b else ()) + (nf, nt, 2)
+        ins = [rng.standard_normal(shape)] + ([rng.uniform(0.5, 1.5, wl)] if wnd else [])
+
+        def tf(x, *w, a=(n_fft, hop, win, center, nrm, ones, length, rc)):
+            n, h, wn, ce, no, on, ln, r = a
+            y = torch.istft(torch.view_as_complex(x), n, hop_length=h, win_length=wn,
+                            window=w[0] if w else None, center=ce, normalized=no, onesided=on,
+                            length=ln, return_complex=r)
+            return torch.view_as_real(y) if r else y
+
+        def cf(x, *w, a=(n_fft, hop, win, center, nrm, ones, length, rc)):
+            n, h, wn, ce, no, on, ln, r = a
+            o = _IstftOpts(h, opt(wn), w[0] if w else None, int(ce), int(no),
+                           opt(None if on is None else int(on)), opt(ln), int(r))
+            y = call("clt_istft", call("clt_view_as_complex", x), n, C.byref(o))
+            return call("clt_view_as_real", y) if r else y
+        case("istft %s n_fft=%d hop=%d win=%s window=%d center=%d norm=%d ones=%s len=%s rc=%d" % (
+            shape, n_fft, hop, win, wnd, center, nrm, ones, length, rc), tf, cf, ins)
 
 
 if os.environ.get("CONFORMANCE_ONLY"):
@@ -3979,6 +4062,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
         [_fr.standard_normal((2, 2, 5, 6, 4))])
 complexgrad()
 linalg3()
+stftgrad()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])

@@ -161,6 +161,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_fft_rfftfreq, T, clt_fft_rfftfreq(f->dev, 4, 1.0, CLT_INT32, &o->t))               \
     X(clt_fft_fftshift, T, clt_fft_fftshift(f->f, 1, dim7, &o->t))                           \
     X(clt_fft_ifftshift, T, clt_fft_ifftshift(f->f, 1, dim7, &o->t))                         \
+    X(clt_stft, T, clt_stft(f->f, 8, NULL, &o->t))                                            \
+    X(clt_istft, T, clt_istft(f->f, 8, NULL, &o->t))                                          \
     /* view.h */                                                                             \
     X(clt_view, T, clt_view(f->f, 1, sh5, &o->t))                                            \
     X(clt_reshape, T, clt_reshape(f->f, 1, sh5, &o->t))                                      \

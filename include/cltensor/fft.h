@@ -32,6 +32,7 @@
 
 #include <cltensor/common.h>
 #include <cltensor/tensor.h>
+#include <cltensor/view.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -162,6 +163,95 @@ CLT_API clt_status clt_fft_rfftfreq(clt_device *dev, int64_t n, double d, clt_dt
 CLT_API clt_status clt_fft_fftshift(const clt_tensor *x, int k, const int *dim, clt_tensor **out);
 CLT_API clt_status clt_fft_ifftshift(const clt_tensor *x, int k, const int *dim,
                                      clt_tensor **out);
+
+/* ---- short-time Fourier transform ------------------------------------------------- */
+
+/* Settings of clt_stft after n_fft (NULL: CLT_STFT_DEFAULTS, torch's
+ * defaults with return_complex=True). */
+typedef struct clt_stft_opts {
+    int64_t hop_length;       /* > 0; -1: n_fft / 4 (floor) */
+    int64_t win_length;       /* 0 < win_length <= n_fft; -1: n_fft */
+    const clt_tensor *window; /* [win_length], borrowed; NULL: all ones */
+    int center;               /* pad n_fft / 2 on both sides first */
+    clt_pad_mode pad_mode;    /* the padding of center (clt_pad's modes) */
+    int normalized;           /* scale by n_fft^-1/2 */
+    int onesided;             /* -1: 1 for a real input and window, else 0 */
+    int return_complex;       /* 0: view_as_real's [..., 2] layout */
+} clt_stft_opts;
+
+#define CLT_STFT_DEFAULTS {-1, -1, NULL, 1, CLT_PAD_REFLECT, 0, -1, 1}
+
+/* torch.stft(x, n_fft, hop_length, win_length, window, center, pad_mode,
+ * normalized, onesided, return_complex) of PyTorch 1.13: x [L] or [B, L]
+ * (float32, float64, complex64 or complex128; torch's "expected a 1D or 2D
+ * tensor" otherwise).  With center, x is padded by n_fft / 2 on both sides
+ * in pad_mode (clt_pad of x as [1, B, L]; its errors, such as reflect
+ * padding not shorter than L).  A window shorter than n_fft is padded
+ * with zeros on both sides (left (n_fft - win_length) / 2) to centre it.
+ * The result is [n_freq, n_frames] or [B, n_freq, n_frames], n_frames =
+ * 1 + (L' - n_fft) / hop_length of the padded length L', n_freq = n_fft /
+ * 2 + 1 when onesided, n_fft otherwise; element [b, f, t] is sum_k x'[b,
+ * t hop + k] w[k] exp(-2 pi i f k / n_fft) (times n_fft^-1/2 when
+ * normalized).  Complex64, or complex128 when x or the window is float64
+ * or complex128; return_complex 0 hands out clt_view_as_real of it (a
+ * last dimension of 2).  Differentiable with respect to x and the window
+ * (composed of clt_pad, clt_unfold, clt_mul and the transforms above).
+ * Errors, in torch's words: CLT_ERR_INVALID_ARGUMENT for n_fft outside 0 <
+ * n_fft <= L' ("expected 0 < n_fft < L"), hop_length <= 0, win_length
+ * outside (0, n_fft], a window that is not 1-D of win_length values, a
+ * bad pad_mode, onesided=1 with a complex x or window ("Cannot have
+ * onesided output if window or input is complex");
+ * CLT_ERR_SHAPE_MISMATCH for x of another rank; CLT_ERR_DTYPE_UNSUPPORTED
+ * for an integer, bool or float16 x ("expected a tensor of floating point
+ * or complex values") or window (torch takes an integer window: convert it
+ * first); CLT_ERR_DEVICE_MISMATCH for a window on another device.  New tensor in *out (NULL on failure): release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opts,
+                            clt_tensor **out);
+
+/* Settings of clt_istft after n_fft (NULL: CLT_ISTFT_DEFAULTS). */
+typedef struct clt_istft_opts {
+    int64_t hop_length;       /* 0 < hop_length <= win_length; -1: n_fft / 4 */
+    int64_t win_length;       /* 0 < win_length <= n_fft; -1: n_fft */
+    const clt_tensor *window; /* [win_length], borrowed; NULL: all ones */
+    int center;               /* the stft was centred: drop n_fft / 2 each side */
+    int normalized;           /* the stft was normalized */
+    int onesided;             /* -1: 1 when X's n_freq differs from n_fft */
+    int64_t length;           /* the result's length; -1: all the signal */
+    int return_complex;       /* 1: complex result (not onesided) */
+} clt_istft_opts;
+
+#define CLT_ISTFT_DEFAULTS {-1, -1, NULL, 1, 0, -1, -1, 0}
+
+/* torch.istft(X, n_fft, hop_length, win_length, window, center,
+ * normalized, onesided, length, return_complex) of PyTorch 1.13, the
+ * inverse of clt_stft: X [n_freq, n_frames] or [B, n_freq, n_frames]
+ * complex64 or complex128 (or, as torch 1.13's deprecated form, float32 or
+ * float64 with a last dimension of 2).  Each frame is transformed back
+ * (clt_fft_irfft of its first n_fft / 2 + 1 values for a real result,
+ * clt_fft_ifft for return_complex), multiplied by the window (zero-padded
+ * to n_fft as clt_stft's), overlap-added at hop_length apart (clt_fold, a
+ * fixed summation order) and divided by the overlap-add of the squared
+ * window; with center the first n_fft / 2 samples are dropped, and the
+ * result holds length samples (zeros past the signal's end) or, without
+ * length, the signal less n_fft / 2 at each end with center.  Real (the
+ * real dtype of X, promoted with the window's) unless return_complex.
+ * Differentiable with respect to X and the window.
+ * Errors, in torch's words (CLT_ERR_INVALID_ARGUMENT unless said): an
+ * empty X ("input tensor cannot be empty"); X of another rank
+ * (CLT_ERR_SHAPE_MISMATCH); another dtype (CLT_ERR_DTYPE_UNSUPPORTED); a
+ * frequency size other than n_fft / 2 + 1 when onesided or n_fft when not;
+ * hop_length outside (0, win_length]; win_length outside (0, n_fft]; a
+ * window that is not 1-D of win_length values; return_complex with
+ * onesided ("Cannot have onesided output if window or input is
+ * complex"); a complex window without return_complex; a length other than
+ * -1 outside [1, 2^62]; an empty result or an envelope below 1e-11 somewhere in it
+ * ("window overlap add min", the NOLA condition: a window and hop that
+ * leave a sample uncovered).  The check reads the envelope back, so the
+ * call waits for the work queued before it.  New tensor in *out (NULL on failure): release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_istft(const clt_tensor *X, int64_t n_fft, const clt_istft_opts *opts,
+                             clt_tensor **out);
 
 #ifdef __cplusplus
 }

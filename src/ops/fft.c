@@ -257,7 +257,7 @@ static clt_status transform1(const clt_tensor *x, int d, int64_t n, int kind, in
     clt_tensor *t = NULL, *xc = NULL, *r = NULL, *rb = NULL;
     clt_status st;
     CLT__TRY(clt__transpose(x, d, last, &t, fn));
-    CLT__TRY(clt__contiguous_as(fn, t, ct, &xc));
+    CLT__TRY(clt__complex_dense(fn, t, ct, &xc));
     int64_t m = xc->shape[last], nout = kind == 1 ? n / 2 + 1 : n, rows = 1;
     int64_t shape[CLT_MAX_DIMS];
     for (int k = 0; k < last; k++) {
