@@ -1550,6 +1550,28 @@ clt_status clt__expand_rec(const char *fn, const clt_tensor *t, int ndim, const 
                            clt_tensor **out);
 clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
                              clt_tensor **out);
+
+/* float16 through float32, as torch's GPU kernels of convolution, pooling
+ * and interpolation compute in float and round once: when x is float16,
+ * CLT__HALF_VIA_FLOAT32 returns from the calling function with CALL run on
+ * clt__hx (x widened, the cast recorded) into &clt__hr, whose result is
+ * rounded to half into *out (recorded too: gradients come back in half).
+ * extra, when not NULL, is a second output of CALL (indices), released
+ * with *out on failure.  clt__half_finish does the rounding and releases
+ * the temporaries. */
+clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
+                            clt_tensor **out, clt_tensor **extra);
+#define CLT__HALF_VIA_FLOAT32(fn, x, out, extra, CALL)                             \
+    do {                                                                           \
+        if ((x) != NULL && (out) != NULL && (x)->dtype == CLT_FLOAT16) {           \
+            clt_tensor *clt__hx = NULL, *clt__hr = NULL;                           \
+            *(out) = NULL;                                                         \
+            clt_status clt__hst = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &clt__hx); \
+            if (clt__hst == CLT_OK)                                                \
+                clt__hst = (CALL);                                                 \
+            return clt__half_finish(fn, clt__hst, clt__hx, clt__hr, out, extra);   \
+        }                                                                          \
+    } while (0)
 clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, int end_dim,
                             clt_tensor **out);
 clt_status clt__transpose_rec(const char *fn, const clt_tensor *t, int d0, int d1,

@@ -38,16 +38,6 @@ static double *half_values(size_t n, unsigned seed)
     return v;
 }
 
-static clt_tensor *rand_tensor(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
-                               unsigned seed)
-{
-    size_t n = (size_t)host_numel(nd, shape);
-    double *v = half_values(n, seed);
-    clt_tensor *t = tensor_of(dev, dt, nd, shape, v);
-    free(v);
-    return t;
-}
-
 /* ---- the 16-wide half stores -------------------------------------------------------------- */
 
 /* Fills large enough for the chunked kernel (past 16 KiB), at sizes that
@@ -197,4 +187,453 @@ Test(half_store, scan_lanes_odd_inner_and_offsets)
         clt_tensor_free(x);
         free(hv);
     }
+}
+
+/* ---- convolution, pooling, interpolation, padding in half ---------------------------------- */
+
+/* An op of up to three operands (NULL past nin) into *out. */
+typedef clt_status (*op_fn)(clt_tensor *const *in, clt_tensor **out);
+
+/* x[i] in float16 and float32 (the same half-exact values), both requiring
+ * grad: the half op's output is half and equals the float32 op's rounded
+ * to half by the host; so do the gradients from a half-exact output
+ * gradient (within rtol where the op composes half steps: lp_pool). */
+static void check_half_op(const char *what, int nin, const int *nds, const int64_t (*shapes)[5],
+                          op_fn f, int grad_from, double rtol)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_tensor *h[3] = {NULL, NULL, NULL}, *s[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < nin; i++) {
+        size_t n = (size_t)host_numel(nds[i], shapes[i]);
+        double *v = half_values(n, 101u + (unsigned)i * 7u);
+        h[i] = tensor_of(dev, CLT_FLOAT16, nds[i], shapes[i], v);
+        s[i] = tensor_of(dev, CLT_FLOAT32, nds[i], shapes[i], v);
+        if (i >= grad_from) {
+            CHECK(clt_set_requires_grad(h[i], 1));
+            CHECK(clt_set_requires_grad(s[i], 1));
+        }
+        free(v);
+    }
+    clt_tensor *yh = NULL, *ys = NULL;
+    CHECK(f(h, &yh));
+    CHECK(f(s, &ys));
+    cr_assert_eq(clt_tensor_dtype(yh), CLT_FLOAT16, "%s: result dtype %d", what,
+                 (int)clt_tensor_dtype(yh));
+    size_t n = (size_t)clt_tensor_numel(ys);
+    cr_assert_eq((size_t)clt_tensor_numel(yh), n, "%s: %zu elements", what, n);
+    cr_assert(n > 0, "%s: empty", what);
+    double *gh = read_as_f64(yh), *gs = read_as_f64(ys);
+    for (size_t i = 0; i < n; i++) {
+        double want = host_round_half(gs[i]);
+        cr_assert(rtol == 0 ? gh[i] == want : close_enough(gh[i], want, rtol, rtol),
+                  "%s: element %zu: %.9g, want %.9g", what, i, gh[i], want);
+    }
+    free(gh);
+    free(gs);
+    if (grad_from < nin) {
+        double *gv = half_values(n, 977);
+        clt_tensor *goh = tensor_of(dev, CLT_FLOAT16, clt_tensor_ndim(ys), clt_tensor_shape(ys), gv);
+        clt_tensor *gos = tensor_of(dev, CLT_FLOAT32, clt_tensor_ndim(ys), clt_tensor_shape(ys), gv);
+        free(gv);
+        CHECK(clt_backward(yh, goh, 0));
+        CHECK(clt_backward(ys, gos, 0));
+        for (int i = grad_from; i < nin; i++) {
+            clt_tensor *dh = NULL, *ds = NULL;
+            CHECK(clt_grad(h[i], &dh));
+            CHECK(clt_grad(s[i], &ds));
+            cr_assert_not_null(dh, "%s: no gradient for operand %d", what, i);
+            cr_assert_eq(clt_tensor_dtype(dh), CLT_FLOAT16, "%s: gradient %d dtype", what, i);
+            size_t m = (size_t)clt_tensor_numel(ds);
+            double *a = read_as_f64(dh), *b = read_as_f64(ds);
+            for (size_t k = 0; k < m; k++) {
+                double want = host_round_half(b[k]);
+                cr_assert(rtol == 0 ? a[k] == want : close_enough(a[k], want, rtol, rtol),
+                          "%s: gradient %d element %zu: %.9g, want %.9g", what, i, k, a[k], want);
+            }
+            free(a);
+            free(b);
+            clt_tensor_free(dh);
+            clt_tensor_free(ds);
+        }
+        clt_tensor_free(goh);
+        clt_tensor_free(gos);
+    }
+    clt_tensor_free(yh);
+    clt_tensor_free(ys);
+    for (int i = 0; i < nin; i++) {
+        clt_tensor_free(h[i]);
+        clt_tensor_free(s[i]);
+    }
+}
+
+static clt_status op_conv2d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv2d_opts o = {{2, 1}, {1, 2}, {1, 2}, 2};
+    return clt_conv2d(in[0], in[1], in[2], &o, out);
+}
+
+static clt_status op_conv1d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv1d_opts o = {1, 1, 2, 1};
+    return clt_conv1d(in[0], in[1], in[2], &o, out);
+}
+
+static clt_status op_conv3d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv3d_opts o = {{1, 2, 1}, {0, 1, 1}, {1, 1, 1}, 1};
+    return clt_conv3d(in[0], in[1], in[2], &o, out);
+}
+
+static clt_status op_conv_t2d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv_transpose2d_opts o = {{2, 2}, {1, 0}, {1, 1}, 2, {1, 1}};
+    return clt_conv_transpose2d(in[0], in[1], in[2], &o, out);
+}
+
+static clt_status op_conv_t1d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv_transpose1d_opts o = {3, 1, 2, 1, 1};
+    return clt_conv_transpose1d(in[0], in[1], NULL, &o, out);
+}
+
+static clt_status op_conv_t3d(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_conv_transpose3d_opts o = {{1, 2, 1}, {0, 0, 1}, {0, 1, 0}, 1, {1, 1, 2}};
+    return clt_conv_transpose3d(in[0], in[1], in[2], &o, out);
+}
+
+Test(half_conv, conv_1d_2d_3d_grouped_dilated_transposed)
+{
+    const int nd3[3] = {4, 4, 1};
+    const int64_t s2[3][5] = {{2, 4, 7, 6}, {6, 2, 3, 3}, {6}};
+    check_half_op("conv2d", 3, nd3, s2, op_conv2d, 0, 0);
+    const int nd1[3] = {3, 3, 1};
+    const int64_t s1[3][5] = {{2, 3, 11}, {4, 3, 3}, {4}};
+    check_half_op("conv1d", 3, nd1, s1, op_conv1d, 0, 0);
+    const int nd5[3] = {5, 5, 1};
+    const int64_t s3[3][5] = {{1, 2, 5, 4, 6}, {3, 2, 2, 3, 2}, {3}};
+    check_half_op("conv3d", 3, nd5, s3, op_conv3d, 0, 0);
+    const int64_t st2[3][5] = {{2, 4, 5, 4}, {4, 3, 3, 3}, {6}};
+    check_half_op("conv_transpose2d", 3, nd3, st2, op_conv_t2d, 0, 0);
+    const int ndu[2] = {2, 3};
+    const int64_t st1[2][5] = {{3, 6}, {3, 2, 4}};
+    check_half_op("conv_transpose1d (unbatched)", 2, ndu, st1, op_conv_t1d, 0, 0);
+    const int64_t st3[3][5] = {{2, 2, 3, 3, 4}, {2, 3, 2, 2, 3}, {3}};
+    check_half_op("conv_transpose3d", 3, nd5, st3, op_conv_t3d, 0, 0);
+}
+
+/* conv2d of half against a host loop in double, rounded to half: within
+ * one rounding of half (float32 accumulation differs from double's only
+ * far below it). */
+Test(half_conv, conv2d_against_host_loops)
+{
+    clt_device *dev = get_device("cpu:0");
+    enum { N = 2, C = 3, H = 6, W = 5, O = 4, K = 3 };
+    const int64_t xs[4] = {N, C, H, W}, ws[4] = {O, C, K, K}, bs[1] = {O};
+    double *x = half_values(N * C * H * W, 5), *w = half_values(O * C * K * K, 6),
+           *b = half_values(O, 7);
+    clt_tensor *xh = tensor_of(dev, CLT_FLOAT16, 4, xs, x), *wh = tensor_of(dev, CLT_FLOAT16, 4, ws, w),
+               *bh = tensor_of(dev, CLT_FLOAT16, 1, bs, b), *y = NULL;
+    clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
+    o.padding[0] = o.padding[1] = 1;
+    CHECK(clt_conv2d(xh, wh, bh, &o, &y));
+    const int64_t ys[4] = {N, O, H, W};
+    assert_shape(y, 4, ys);
+    double *g = read_as_f64(y);
+    for (int n = 0; n < N; n++)
+        for (int oc = 0; oc < O; oc++)
+            for (int i = 0; i < H; i++)
+                for (int j = 0; j < W; j++) {
+                    double acc = b[oc];
+                    for (int c = 0; c < C; c++)
+                        for (int ki = 0; ki < K; ki++)
+                            for (int kj = 0; kj < K; kj++) {
+                                int ii = i + ki - 1, jj = j + kj - 1;
+                                if (ii >= 0 && ii < H && jj >= 0 && jj < W)
+                                    acc += x[((n * C + c) * H + ii) * W + jj] *
+                                           w[((oc * C + c) * K + ki) * K + kj];
+                            }
+                    double want = host_round_half(acc), got = g[((n * O + oc) * H + i) * W + j];
+                    cr_assert(fabs(got - want) <= fabs(want) * 0x1p-10 + 0x1p-24,
+                              "at %d,%d,%d,%d: %.9g, want %.9g", n, oc, i, j, got, want);
+                }
+    free(g);
+    free(x);
+    free(w);
+    free(b);
+    clt_tensor_free(xh);
+    clt_tensor_free(wh);
+    clt_tensor_free(bh);
+    clt_tensor_free(y);
+}
+
+/* Mixed dtypes are refused with torch's message, not widened. */
+Test(half_conv, mixed_dtypes_refused)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t xs[4] = {1, 2, 4, 4}, ws[4] = {3, 2, 3, 3};
+    clt_tensor *x = NULL, *w = NULL, *y = (clt_tensor *)&y;
+    CHECK(clt_ones(dev, CLT_FLOAT16, 4, xs, &x));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 4, ws, &w));
+    assert_error(clt_conv2d(x, w, NULL, NULL, &y), CLT_ERR_DTYPE_MISMATCH,
+                 "should be the same");
+    cr_assert_null(y);
+    clt_tensor_free(x);
+    clt_tensor_free(w);
+}
+
+static const int64_t K2[2] = {3, 2}, S2[2] = {2, 1}, P2[2] = {1, 1}, D2[2] = {1, 2};
+static const int64_t K3[3] = {2, 3, 2}, S3[3] = {1, 2, 2}, P3[3] = {1, 1, 0}, D3[3] = {1, 1, 1};
+
+static clt_status op_max2(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_tensor *idx = NULL;
+    clt_status st = clt_max_pool2d_with_indices(in[0], K2, S2, P2, D2, 1, out, &idx);
+    clt_tensor_free(idx);
+    return st;
+}
+static clt_status op_avg2(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_avg_pool2d(in[0], K2, S2, P2, 1, 0, out);
+}
+static clt_status op_max1(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_max_pool1d(in[0], 3, 2, 1, 1, 0, out);
+}
+static clt_status op_avg1(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_avg_pool1d(in[0], 3, 2, 1, 0, 1, out);
+}
+static clt_status op_max3(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_max_pool3d(in[0], K3, S3, P3, D3, 0, out);
+}
+static clt_status op_avg3(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_avg_pool3d(in[0], K3, S3, P3, 1, 1, out);
+}
+static clt_status op_aavg2(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t o[2] = {3, 5};
+    return clt_adaptive_avg_pool2d(in[0], o, out);
+}
+static clt_status op_amax2(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t o[2] = {4, 3};
+    clt_tensor *idx = NULL;
+    clt_status st = clt_adaptive_max_pool2d(in[0], o, out, &idx);
+    clt_tensor_free(idx);
+    return st;
+}
+static clt_status op_aavg1(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_adaptive_avg_pool1d(in[0], 4, out);
+}
+static clt_status op_amax1(clt_tensor *const *in, clt_tensor **out)
+{
+    return clt_adaptive_max_pool1d(in[0], 5, out, NULL);
+}
+static clt_status op_aavg3(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t o[3] = {2, 3, 4};
+    return clt_adaptive_avg_pool3d(in[0], o, out);
+}
+static clt_status op_amax3(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t o[3] = {3, 2, 3};
+    return clt_adaptive_max_pool3d(in[0], o, out, NULL);
+}
+static clt_status op_lp2(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t k[2] = {2, 2};
+    clt_tensor *a = NULL;
+    /* lp of positive values (a negative base to the power 1/p is NaN) */
+    clt_status st = clt_abs(in[0], &a);
+    if (st == CLT_OK)
+        st = clt_lp_pool2d(a, 2.0, k, NULL, 0, out);
+    clt_tensor_free(a);
+    return st;
+}
+
+Test(half_pool, max_avg_adaptive_lp_1d_2d_3d)
+{
+    const int nd4[1] = {4}, nd3[1] = {3}, nd5[1] = {5};
+    const int64_t x4[1][5] = {{2, 3, 7, 9}}, x3[1][5] = {{2, 3, 11}}, x5[1][5] = {{2, 2, 5, 6, 7}};
+    const int64_t u3[1][5] = {{3, 6, 8}};
+    check_half_op("max_pool2d_with_indices", 1, nd4, x4, op_max2, 0, 0);
+    check_half_op("avg_pool2d", 1, nd4, x4, op_avg2, 0, 0);
+    check_half_op("max_pool2d (unbatched)", 1, nd3, u3, op_max2, 0, 0);
+    check_half_op("max_pool1d", 1, nd3, x3, op_max1, 0, 0);
+    check_half_op("avg_pool1d", 1, nd3, x3, op_avg1, 0, 0);
+    check_half_op("max_pool3d", 1, nd5, x5, op_max3, 0, 0);
+    check_half_op("avg_pool3d", 1, nd5, x5, op_avg3, 0, 0);
+    check_half_op("adaptive_avg_pool2d", 1, nd4, x4, op_aavg2, 0, 0);
+    check_half_op("adaptive_max_pool2d", 1, nd4, x4, op_amax2, 0, 0);
+    check_half_op("adaptive_avg_pool1d", 1, nd3, x3, op_aavg1, 0, 0);
+    check_half_op("adaptive_max_pool1d", 1, nd3, x3, op_amax1, 0, 0);
+    check_half_op("adaptive_avg_pool3d", 1, nd5, x5, op_aavg3, 0, 0);
+    check_half_op("adaptive_max_pool3d", 1, nd5, x5, op_amax3, 0, 0);
+    /* composed of half steps, as torch's: within a few roundings */
+    check_half_op("lp_pool2d", 1, nd4, x4, op_lp2, 0, 4e-3);
+}
+
+/* Indices of half max pooling are the float32 op's, int64. */
+Test(half_pool, indices_match_float32)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t xs[4] = {2, 3, 8, 7};
+    double *v = half_values(2 * 3 * 8 * 7, 21);
+    clt_tensor *h = tensor_of(dev, CLT_FLOAT16, 4, xs, v), *f = tensor_of(dev, CLT_FLOAT32, 4, xs, v);
+    clt_tensor *yh = NULL, *ih = NULL, *yf = NULL, *iff = NULL;
+    CHECK(clt_max_pool2d_with_indices(h, K2, S2, P2, D2, 0, &yh, &ih));
+    CHECK(clt_max_pool2d_with_indices(f, K2, S2, P2, D2, 0, &yf, &iff));
+    cr_assert_eq(clt_tensor_dtype(ih), CLT_INT64);
+    size_t n = (size_t)clt_tensor_numel(iff);
+    double *a = read_as_f64(ih), *b = read_as_f64(iff);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(a[i], b[i], "index %zu: %g vs %g", i, a[i], b[i]);
+    /* unpooling half values with them */
+    clt_tensor *uh = NULL, *uf = NULL, *ph = NULL, *pf = NULL, *jh = NULL, *jf = NULL;
+    const int64_t osz[2] = {8, 7}, k2[2] = {2, 2};
+    CHECK(clt_max_pool2d_with_indices(h, k2, NULL, NULL, NULL, 0, &ph, &jh));
+    CHECK(clt_max_pool2d_with_indices(f, k2, NULL, NULL, NULL, 0, &pf, &jf));
+    CHECK(clt_max_unpool2d(ph, jh, k2, NULL, NULL, osz, &uh));
+    CHECK(clt_max_unpool2d(pf, jf, k2, NULL, NULL, osz, &uf));
+    cr_assert_eq(clt_tensor_dtype(uh), CLT_FLOAT16);
+    double *c = read_as_f64(uh), *d = read_as_f64(uf);
+    for (size_t i = 0; i < (size_t)clt_tensor_numel(uf); i++)
+        cr_assert_eq(c[i], d[i], "unpool %zu", i);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(v);
+    clt_tensor *all[] = {h, f, yh, ih, yf, iff, uh, uf, ph, pf, jh, jf};
+    for (size_t i = 0; i < 12; i++)
+        clt_tensor_free(all[i]);
+}
+
+static clt_status op_nearest(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s[2] = {11, 7};
+    return clt_interpolate(in[0], s, NULL, CLT_INTERP_NEAREST, 0, out);
+}
+static clt_status op_bilinear(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s[2] = {9, 13};
+    return clt_interpolate(in[0], s, NULL, CLT_INTERP_BILINEAR, 0, out);
+}
+static clt_status op_bilinear_ac(clt_tensor *const *in, clt_tensor **out)
+{
+    const double f[2] = {1.5, 2.25};
+    return clt_interpolate(in[0], NULL, f, CLT_INTERP_BILINEAR, 1, out);
+}
+static clt_status op_bicubic(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s[2] = {10, 5};
+    return clt_interpolate(in[0], s, NULL, CLT_INTERP_BICUBIC, 0, out);
+}
+static clt_status op_area(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s[2] = {3, 4};
+    return clt_interpolate(in[0], s, NULL, CLT_INTERP_AREA, 0, out);
+}
+static clt_status op_linear(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s = 17;
+    return clt_interpolate_nd(in[0], &s, NULL, CLT_INTERP_LINEAR, 1, 0, out);
+}
+static clt_status op_trilinear(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t s[3] = {4, 7, 5};
+    return clt_interpolate_nd(in[0], s, NULL, CLT_INTERP_TRILINEAR, 0, 0, out);
+}
+static clt_status op_reflect(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t p[4] = {2, 1, 3, 0};
+    return clt_pad(in[0], p, 4, CLT_PAD_REFLECT, 0, out);
+}
+static clt_status op_replicate(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t p[6] = {1, 2, 0, 3, 2, 1};
+    return clt_pad(in[0], p, 6, CLT_PAD_REPLICATE, 0, out);
+}
+static clt_status op_constant(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t p[4] = {1, 2, 2, 1};
+    return clt_pad(in[0], p, 4, CLT_PAD_CONSTANT, 0.25, out);
+}
+static clt_status op_unfold(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t k[2] = {2, 3};
+    clt_fold_opts o = CLT_FOLD_DEFAULTS;
+    o.padding[1] = 1;
+    return clt_unfold(in[0], k, &o, out);
+}
+static clt_status op_fold(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t k[2] = {2, 2}, osz[2] = {4, 5};
+    return clt_fold(in[0], osz, k, NULL, out);
+}
+static clt_status op_grid(clt_tensor *const *in, clt_tensor **out)
+{
+    clt_tensor *g = NULL;
+    clt_status st = clt_mul_scalar(in[1], 0.25, &g);
+    if (st == CLT_OK)
+        st = clt_grid_sample(in[0], g, CLT_GRID_BILINEAR, CLT_GRID_PAD_BORDER, 0, out);
+    clt_tensor_free(g);
+    return st;
+}
+static clt_status op_affine(clt_tensor *const *in, clt_tensor **out)
+{
+    const int64_t size[4] = {2, 3, 5, 4};
+    return clt_affine_grid(in[0], 4, size, 0, out);
+}
+
+Test(half_spatial, interpolate_pad_fold_grid)
+{
+    const int nd4[2] = {4, 4}, nd3[1] = {3}, nd5[1] = {5};
+    const int64_t x4[1][5] = {{2, 3, 6, 5}}, x3[1][5] = {{2, 3, 7}}, x5[1][5] = {{1, 2, 3, 4, 3}};
+    check_half_op("interpolate nearest", 1, nd4, x4, op_nearest, 0, 0);
+    check_half_op("interpolate bilinear", 1, nd4, x4, op_bilinear, 0, 0);
+    check_half_op("interpolate bilinear align_corners", 1, nd4, x4, op_bilinear_ac, 0, 0);
+    check_half_op("interpolate bicubic", 1, nd4, x4, op_bicubic, 0, 0);
+    check_half_op("interpolate area", 1, nd4, x4, op_area, 0, 0);
+    check_half_op("interpolate linear", 1, nd3, x3, op_linear, 0, 0);
+    check_half_op("interpolate trilinear", 1, nd5, x5, op_trilinear, 0, 0);
+    check_half_op("pad reflect", 1, nd4, x4, op_reflect, 0, 0);
+    check_half_op("pad replicate", 1, nd5, x5, op_replicate, 0, 0);
+    check_half_op("pad constant", 1, nd4, x4, op_constant, 0, 0);
+    check_half_op("unfold", 1, nd4, x4, op_unfold, 0, 0);
+    const int64_t cols[1][5] = {{2, 12, 12}};
+    check_half_op("fold", 1, nd3, cols, op_fold, 0, 0);
+    const int64_t gs[2][5] = {{2, 3, 6, 5}, {2, 4, 3, 2}};
+    check_half_op("grid_sample", 2, nd4, gs, op_grid, 0, 0);
+    const int64_t th[1][5] = {{2, 2, 3}};
+    check_half_op("affine_grid", 1, nd3, th, op_affine, 0, 0);
+}
+
+/* fractional max pooling of half with half samples: the float32 op's. */
+Test(half_pool, fractional_with_samples)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t xs[4] = {2, 3, 9, 8}, ss[3] = {2, 3, 2}, k[2] = {2, 2}, o[2] = {4, 5};
+    double *v = half_values(2 * 3 * 9 * 8, 31), u[12];
+    for (int i = 0; i < 12; i++)
+        u[i] = (double)(i * 5 % 12) / 16.0;
+    clt_tensor *h = tensor_of(dev, CLT_FLOAT16, 4, xs, v), *f = tensor_of(dev, CLT_FLOAT32, 4, xs, v);
+    clt_tensor *sh = tensor_of(dev, CLT_FLOAT16, 3, ss, u), *sf = tensor_of(dev, CLT_FLOAT32, 3, ss, u);
+    clt_tensor *yh = NULL, *yf = NULL;
+    CHECK(clt_fractional_max_pool2d(h, k, o, NULL, sh, NULL, &yh, NULL));
+    CHECK(clt_fractional_max_pool2d(f, k, o, NULL, sf, NULL, &yf, NULL));
+    cr_assert_eq(clt_tensor_dtype(yh), CLT_FLOAT16);
+    double *a = read_as_f64(yh), *b = read_as_f64(yf);
+    for (size_t i = 0; i < (size_t)clt_tensor_numel(yf); i++)
+        cr_assert_eq(a[i], b[i], "element %zu", i);
+    free(a);
+    free(b);
+    free(v);
+    clt_tensor *all[] = {h, f, sh, sf, yh, yf};
+    for (size_t i = 0; i < 6; i++)
+        clt_tensor_free(all[i]);
 }

@@ -237,6 +237,20 @@ clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtyp
     return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
 }
 
+clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
+                            clt_tensor **out, clt_tensor **extra)
+{
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, hr, CLT_FLOAT16, out);
+    clt_tensor_free(hx);
+    clt_tensor_free(hr);
+    if (st != CLT_OK && extra) {
+        clt_tensor_free(*extra);
+        *extra = NULL;
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
