@@ -4,6 +4,7 @@
  * interpolation and padding of half against the float32 op on the same
  * (half-exact) values rounded once, gradients included; and autocast. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,5 +636,250 @@ Test(half_pool, fractional_with_samples)
     free(v);
     clt_tensor *all[] = {h, f, sh, sf, yh, yf};
     for (size_t i = 0; i < 6; i++)
+        clt_tensor_free(all[i]);
+}
+
+/* ---- autocast ---------------------------------------------------------------------------- */
+
+static void assert_same_values(const clt_tensor *a, const clt_tensor *b, const char *what)
+{
+    size_t n = (size_t)clt_tensor_numel(b);
+    cr_assert_eq((size_t)clt_tensor_numel(a), n, "%s: sizes", what);
+    double *x = read_as_f64(a), *y = read_as_f64(b);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(x[i], y[i], "%s: element %zu: %.9g vs %.9g", what, i, x[i], y[i]);
+    free(x);
+    free(y);
+}
+
+static clt_tensor *leaf_f32(clt_device *dev, int nd, const int64_t *shape, unsigned seed)
+{
+    size_t n = (size_t)host_numel(nd, shape);
+    double *v = half_values(n, seed);
+    for (size_t i = 0; i < n; i++)
+        v[i] += 1.0 / 4096; /* float32 values that half does not hold */
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT32, nd, shape, v);
+    free(v);
+    CHECK(clt_set_requires_grad(t, 1));
+    return t;
+}
+
+/* matmul casts float32 operands to half (half result), sum casts half up
+ * (float32 result); the backward pass (inside the region) brings float32
+ * gradients to the float32 leaves, equal to those of the same casts made
+ * by hand outside autocast. */
+Test(autocast, products_lower_sums_float32_gradients_reach_leaves)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t sa[2] = {5, 7}, sb[2] = {7, 3};
+    clt_tensor *a = leaf_f32(dev, 2, sa, 1), *b = leaf_f32(dev, 2, sb, 2);
+    clt_tensor *a2 = leaf_f32(dev, 2, sa, 1), *b2 = leaf_f32(dev, 2, sb, 2);
+    cr_assert_eq(clt_autocast_is_enabled(dev), 0);
+    CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+    cr_assert_eq(clt_autocast_is_enabled(dev), 1);
+    cr_assert_eq(clt_autocast_is_enabled(NULL), 1);
+    clt_tensor *y = NULL, *s = NULL;
+    CHECK(clt_matmul(a, b, &y));
+    cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT16);
+    CHECK(clt_sum(y, &s));
+    cr_assert_eq(clt_tensor_dtype(s), CLT_FLOAT32);
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_autocast_exit());
+    cr_assert_eq(clt_autocast_is_enabled(dev), 0);
+    /* by hand */
+    clt_tensor *ah = NULL, *bh = NULL, *y2 = NULL, *y2f = NULL, *s2 = NULL;
+    CHECK(clt_to_dtype(a2, CLT_FLOAT16, &ah));
+    CHECK(clt_to_dtype(b2, CLT_FLOAT16, &bh));
+    CHECK(clt_matmul(ah, bh, &y2));
+    cr_assert_eq(clt_tensor_dtype(y2), CLT_FLOAT16);
+    CHECK(clt_to_dtype(y2, CLT_FLOAT32, &y2f));
+    CHECK(clt_sum(y2f, &s2));
+    CHECK(clt_backward(s2, NULL, 0));
+    assert_same_values(y, y2, "matmul");
+    assert_same_values(s, s2, "sum");
+    clt_tensor *ga = NULL, *gb = NULL, *ga2 = NULL, *gb2 = NULL;
+    CHECK(clt_grad(a, &ga));
+    CHECK(clt_grad(b, &gb));
+    CHECK(clt_grad(a2, &ga2));
+    CHECK(clt_grad(b2, &gb2));
+    cr_assert_not_null(ga);
+    cr_assert_not_null(gb);
+    cr_assert_eq(clt_tensor_dtype(ga), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_dtype(gb), CLT_FLOAT32);
+    assert_same_values(ga, ga2, "grad a");
+    assert_same_values(gb, gb2, "grad b");
+    /* the gradient of sum(a b) wrt a is rowsum(b) in every row, within half */
+    double *g = read_as_f64(ga), *bv = read_as_f64(b);
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 7; k++) {
+            double w = 0;
+            for (int j = 0; j < 3; j++)
+                w += host_round_half(bv[k * 3 + j]);
+            cr_assert(fabs(g[i * 7 + k] - w) <= 2e-3 * fabs(w) + 2e-3, "grad a %d,%d: %g vs %g",
+                      i, k, g[i * 7 + k], w);
+        }
+    free(g);
+    free(bv);
+    clt_tensor *all[] = {a, b, a2, b2, y, s, ah, bh, y2, y2f, s2, ga, gb, ga2, gb2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        clt_tensor_free(all[i]);
+}
+
+/* The float32 list: softmax, log_softmax, exp and a loss of half operands
+ * give float32, equal to the ops on the widened values; ops on neither
+ * list keep half; float64 is never cast. */
+Test(autocast, float32_list_and_untouched_ops)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t sh[2] = {4, 9};
+    double *v = half_values(36, 9);
+    clt_tensor *h = tensor_of(dev, CLT_FLOAT16, 2, sh, v), *f = tensor_of(dev, CLT_FLOAT32, 2, sh, v);
+    clt_tensor *d = tensor_of(dev, CLT_FLOAT64, 2, sh, v);
+    free(v);
+    clt_tensor *r[6] = {NULL}, *w[6] = {NULL};
+    CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+    CHECK(clt_softmax(h, 1, &r[0]));
+    CHECK(clt_log_softmax(h, 0, &r[1]));
+    CHECK(clt_exp(h, &r[2]));
+    CHECK(clt_mse_loss(h, f, CLT_REDUCTION_MEAN, &r[3]));
+    CHECK(clt_relu(h, &r[4]));
+    clt_tensor *dd = NULL, *dt = NULL;
+    CHECK(clt_transpose(d, 0, 1, &dt));
+    CHECK(clt_matmul(d, dt, &dd));
+    CHECK(clt_autocast_exit());
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(clt_tensor_dtype(r[i]), CLT_FLOAT32, "op %d dtype %d", i,
+                     (int)clt_tensor_dtype(r[i]));
+    cr_assert_eq(clt_tensor_dtype(r[4]), CLT_FLOAT16, "relu is on neither list");
+    cr_assert_eq(clt_tensor_dtype(dd), CLT_FLOAT64, "float64 is not cast");
+    CHECK(clt_softmax(f, 1, &w[0]));
+    CHECK(clt_log_softmax(f, 0, &w[1]));
+    CHECK(clt_exp(f, &w[2]));
+    CHECK(clt_mse_loss(f, f, CLT_REDUCTION_MEAN, &w[3]));
+    for (int i = 0; i < 4; i++)
+        assert_same_values(r[i], w[i], "float32 list");
+    double *m = read_as_f64(r[3]);
+    cr_assert_eq(m[0], 0.0);
+    free(m);
+    for (int i = 0; i < 6; i++) {
+        clt_tensor_free(r[i]);
+        clt_tensor_free(w[i]);
+    }
+    clt_tensor *all[] = {h, f, d, dd, dt};
+    for (size_t i = 0; i < 5; i++)
+        clt_tensor_free(all[i]);
+}
+
+/* A float32 Linear and Conv2d under autocast: half outputs, a float32
+ * loss, float32 gradients on every parameter. */
+Test(autocast, layers_train_with_float32_parameters)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_module *lin = NULL, *conv = NULL;
+    CHECK(clt_linear(dev, 6, 4, 1, NULL, &lin));
+    CHECK(clt_conv2d_layer(dev, 2, 3, 3, 3, NULL, 1, NULL, &conv));
+    const int64_t xs[2] = {5, 6}, cs[4] = {2, 2, 5, 5};
+    clt_tensor *x = leaf_f32(dev, 2, xs, 4), *c = leaf_f32(dev, 4, cs, 5);
+    clt_tensor *y = NULL, *z = NULL, *l1 = NULL, *l = NULL, *zs = NULL;
+    CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+    CHECK(clt_module_forward(lin, x, &y));
+    CHECK(clt_module_forward(conv, c, &z));
+    cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT16);
+    cr_assert_eq(clt_tensor_dtype(z), CLT_FLOAT16);
+    CHECK(clt_sum(z, &zs));
+    clt_tensor *zero = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){5, 4}, &zero));
+    CHECK(clt_mse_loss(y, zero, CLT_REDUCTION_SUM, &l1));
+    cr_assert_eq(clt_tensor_dtype(l1), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_dtype(zs), CLT_FLOAT32);
+    CHECK(clt_add(l1, zs, &l));
+    CHECK(clt_autocast_exit());
+    CHECK(clt_backward(l, NULL, 0));
+    clt_module *ms[2] = {lin, conv};
+    for (int k = 0; k < 2; k++) {
+        clt_tensor **ps = NULL;
+        size_t np = 0;
+        CHECK(clt_module_parameters(ms[k], &ps, &np));
+        cr_assert_eq(np, 2);
+        for (size_t i = 0; i < np; i++) {
+            clt_tensor *g = NULL;
+            CHECK(clt_grad(ps[i], &g));
+            cr_assert_not_null(g, "module %d parameter %zu has no gradient", k, i);
+            cr_assert_eq(clt_tensor_dtype(g), CLT_FLOAT32);
+            double *gv = read_as_f64(g);
+            double norm = 0;
+            for (int64_t j = 0; j < clt_tensor_numel(g); j++) {
+                cr_assert(isfinite(gv[j]));
+                norm += fabs(gv[j]);
+            }
+            cr_assert(norm > 0, "module %d parameter %zu: zero gradient", k, i);
+            free(gv);
+            clt_tensor_free(g);
+        }
+        clt_free(ps);
+    }
+    /* and the float32 inputs get float32 gradients */
+    clt_tensor *gx = NULL;
+    CHECK(clt_grad(c, &gx));
+    cr_assert_eq(clt_tensor_dtype(gx), CLT_FLOAT32);
+    clt_tensor_free(gx);
+    clt_tensor *all[] = {x, c, y, z, l1, l, zs, zero};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        clt_tensor_free(all[i]);
+    clt_module_free(lin);
+    clt_module_free(conv);
+}
+
+/* Regions nest (device NULL turns autocast off inside), the dtype must
+ * be float16, exit needs an open region, binary_cross_entropy is
+ * refused, and ops on other devices or threads are untouched. */
+static void *other_thread(void *arg)
+{
+    return (void *)(intptr_t)clt_autocast_is_enabled(NULL);
+}
+
+Test(autocast, regions_errors_threads)
+{
+    clt_device *dev = get_device("cpu:0");
+    assert_error(clt_autocast_exit(), CLT_ERR_INVALID_ARGUMENT, "no autocast region");
+    assert_error(clt_autocast_enter(dev, CLT_FLOAT32), CLT_ERR_INVALID_ARGUMENT, "float16");
+    cr_assert_eq(clt_autocast_is_enabled(NULL), 0);
+    const int64_t s[2] = {3, 3};
+    clt_tensor *a = leaf_f32(dev, 2, s, 3), *y = NULL, *p = NULL, *t = NULL;
+    CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+    CHECK(clt_autocast_enter(NULL, CLT_FLOAT16));
+    cr_assert_eq(clt_autocast_is_enabled(dev), 0);
+    CHECK(clt_mm(a, a, &y));
+    cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT32, "autocast off inside");
+    clt_tensor_free(y);
+    CHECK(clt_autocast_exit());
+    cr_assert_eq(clt_autocast_is_enabled(dev), 1);
+    pthread_t th;
+    void *res = NULL;
+    cr_assert_eq(pthread_create(&th, NULL, other_thread, NULL), 0);
+    pthread_join(th, &res);
+    cr_assert_eq((intptr_t)res, 0, "another thread has its own state");
+    CHECK(clt_mm(a, a, &y));
+    cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT16);
+    CHECK(clt_sigmoid(a, &p));
+    CHECK(clt_ones_like(a, &t));
+    clt_tensor *bce = (clt_tensor *)&bce;
+    assert_error(clt_binary_cross_entropy(p, t, NULL, CLT_REDUCTION_MEAN, &bce),
+                 CLT_ERR_INVALID_ARGUMENT, "with_logits");
+    cr_assert_null(bce);
+    CHECK(clt_autocast_exit());
+    size_t nd = 0;
+    CHECK(clt_device_count(&nd));
+    if (nd > 1) {
+        clt_device *other = second_device(dev);
+        CHECK(clt_autocast_enter(other, CLT_FLOAT16));
+        clt_tensor *y2 = NULL;
+        CHECK(clt_mm(a, a, &y2));
+        cr_assert_eq(clt_tensor_dtype(y2), CLT_FLOAT32, "a region of another device");
+        clt_tensor_free(y2);
+        CHECK(clt_autocast_exit());
+    }
+    clt_tensor *all[] = {a, y, p, t};
+    for (size_t i = 0; i < 4; i++)
         clt_tensor_free(all[i]);
 }
