@@ -125,7 +125,7 @@ clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn)
     ac_dev[ac_depth] = dev;
     ac_dtype[ac_depth] = dtype;
     ac_depth++;
-    return CLT_OK;
+    return clt__ok();
 }
 
 clt_status clt__autocast_pop(const char *fn)
@@ -134,7 +134,7 @@ clt_status clt__autocast_pop(const char *fn)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: no autocast region is open on this thread", fn);
     ac_depth--;
-    return CLT_OK;
+    return clt__ok();
 }
 
 clt_device *clt__autocast_device(clt_dtype *dtype)
