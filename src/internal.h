@@ -1557,8 +1557,9 @@ clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtyp
  * clt__hx (x widened, the cast recorded) into &clt__hr, whose result is
  * rounded to half into *out (recorded too: gradients come back in half).
  * extra, when not NULL, is a second output of CALL (indices), released
- * with *out on failure.  clt__half_finish does the rounding and releases
- * the temporaries. */
+ * with *out on failure.  CALL runs with autocast suspended (its float32
+ * operands are the op's own, not autocast's to cast).  clt__half_finish
+ * does the rounding and releases the temporaries. */
 clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
                             clt_tensor **out, clt_tensor **extra);
 /* Autocast (torch.autocast): the thread's regions (src/core/settings.c),
@@ -1609,8 +1610,10 @@ clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
             clt_tensor *clt__hx = NULL, *clt__hr = NULL;                           \
             *(out) = NULL;                                                         \
             clt_status clt__hst = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &clt__hx); \
+            clt__autocast_suspend(1);                                              \
             if (clt__hst == CLT_OK)                                                \
                 clt__hst = (CALL);                                                 \
+            clt__autocast_suspend(0);                                              \
             return clt__half_finish(fn, clt__hst, clt__hx, clt__hr, out, extra);   \
         }                                                                          \
     } while (0)

@@ -830,6 +830,46 @@ Test(autocast, layers_train_with_float32_parameters)
     clt_module_free(conv);
 }
 
+/* Half operands under autocast: the lower-precision ops run in half as
+ * they are (the float32 computation inside conv is not cast back), with
+ * the values of the same ops outside autocast. */
+Test(autocast, half_operands_stay_half)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t xs[4] = {2, 3, 6, 5}, ws[4] = {4, 3, 3, 3}, ms[2] = {6, 5}, bs[1] = {6};
+    double *xv = half_values(2 * 3 * 6 * 5, 61), *wv = half_values(4 * 3 * 3 * 3, 62);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT16, 4, xs, xv), *w = tensor_of(dev, CLT_FLOAT16, 4, ws, wv);
+    clt_tensor *m = tensor_of(dev, CLT_FLOAT16, 2, ms, xv), *b = tensor_of(dev, CLT_FLOAT16, 1, bs, wv);
+    const int64_t wts[4] = {3, 2, 3, 3};
+    clt_tensor *wt = tensor_of(dev, CLT_FLOAT16, 4, wts, wv);
+    free(xv);
+    free(wv);
+    clt_tensor *r[4] = {NULL}, *q[4] = {NULL}, *mt = NULL;
+    CHECK(clt_transpose(m, 0, 1, &mt));
+    for (int pass = 0; pass < 2; pass++) {
+        clt_tensor **o = pass ? q : r;
+        if (pass == 0)
+            CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+        CHECK(clt_conv2d(x, w, NULL, NULL, &o[0]));
+        CHECK(clt_conv_transpose2d(x, wt, NULL, NULL, &o[1]));
+        CHECK(clt_matmul(m, mt, &o[2]));
+        CHECK(clt_addmm(b, m, mt, 1.0, 1.0, &o[3]));
+        if (pass == 0)
+            CHECK(clt_autocast_exit());
+    }
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(clt_tensor_dtype(r[i]), CLT_FLOAT16, "op %d", i);
+        assert_same_values(r[i], q[i], "half under autocast");
+    }
+    for (int i = 0; i < 4; i++) {
+        clt_tensor_free(r[i]);
+        clt_tensor_free(q[i]);
+    }
+    clt_tensor *all[] = {x, w, m, b, mt, wt};
+    for (size_t i = 0; i < 6; i++)
+        clt_tensor_free(all[i]);
+}
+
 /* Regions nest (device NULL turns autocast off inside), the dtype must
  * be float16, exit needs an open region, binary_cross_entropy is
  * refused, and ops on other devices or threads are untouched. */

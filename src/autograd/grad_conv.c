@@ -481,9 +481,12 @@ static clt_status half_conv(const char *fn, bool transposed, const clt_tensor *i
         st = clt__to_dtype_rec(fn, weight, CLT_FLOAT32, &ww);
     if (st == CLT_OK && bias)
         st = clt__to_dtype_rec(fn, bias, CLT_FLOAT32, &bw);
+    /* the float32 convolution inside is not autocast's to cast back */
+    clt__autocast_suspend(1);
     if (st == CLT_OK)
         st = transposed ? conv_transpose_rec(fn, xw, ww, bw, o, &r)
                         : conv_rec(fn, xw, ww, bw, o, &r);
+    clt__autocast_suspend(0);
     clt_tensor_free(ww);
     clt_tensor_free(bw);
     return clt__half_finish(fn, st, xw, r, out, NULL);
