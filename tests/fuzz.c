@@ -9166,7 +9166,10 @@ static void op_half2(fz *f)
         break;
     }
     case 2:
-        pair = chance(f, 2);
+        pair = !chance(f, 8);
+        for (int i = 0; i < 3; i++) /* padding at most half the kernel, mostly */
+            if (!chance(f, 10) && p3[i] > k[i] / 2)
+                p3[i] = k[i] / 2;
         if (nd == 1)
             CALL("clt_max_pool1d_with_indices",
                  clt_max_pool1d_with_indices(x, k[0], s3[0], p3[0], 1, (int)pick(f, 2), op,
