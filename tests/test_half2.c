@@ -923,3 +923,61 @@ Test(autocast, regions_errors_threads)
     for (size_t i = 0; i < 4; i++)
         clt_tensor_free(all[i]);
 }
+
+/* torch's autocast recipe end to end: a float32 Linear trained under
+ * autocast with a GradScaler and SGD; the loss falls, and every step is
+ * taken at the default scale (no inf in half here). */
+Test(autocast, trains_with_grad_scaler)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    clt_module *lin = NULL;
+    CHECK(clt_linear(dev, 8, 3, 1, gen, &lin));
+    clt_tensor **ps = NULL;
+    size_t np = 0;
+    CHECK(clt_module_parameters(lin, &ps, &np));
+    clt_sgd_opts so = {0.1, 0.0, 0, 0, 0};
+    clt_optimizer *opt = NULL;
+    CHECK(clt_sgd(ps, np, &so, &opt));
+    clt_grad_scaler *sc = NULL;
+    CHECK(clt_grad_scaler_new(NULL, &sc));
+    const int64_t xs[2] = {16, 8}, ys[2] = {16, 3};
+    clt_tensor *x = NULL, *y = NULL;
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, xs, &x));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, ys, &y));
+    double first = 0, last = 0;
+    for (int t = 0; t < 40; t++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        clt_tensor *p = NULL, *l = NULL, *scaled = NULL;
+        CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+        CHECK(clt_module_forward(lin, x, &p));
+        cr_assert_eq(clt_tensor_dtype(p), CLT_FLOAT16);
+        CHECK(clt_mse_loss(p, y, CLT_REDUCTION_MEAN, &l));
+        cr_assert_eq(clt_tensor_dtype(l), CLT_FLOAT32);
+        CHECK(clt_autocast_exit());
+        CHECK(clt_grad_scaler_scale(sc, l, &scaled));
+        CHECK(clt_backward(scaled, NULL, 0));
+        float lv = 0;
+        CHECK(clt_tensor_read(l, &lv, sizeof lv));
+        if (t == 0)
+            first = lv;
+        last = lv;
+        int stepped = -1;
+        CHECK(clt_grad_scaler_step(sc, opt, &stepped));
+        cr_assert_eq(stepped, 1, "step %d skipped", t);
+        CHECK(clt_grad_scaler_update(sc, NULL));
+        clt_tensor_free(p);
+        clt_tensor_free(l);
+        clt_tensor_free(scaled);
+    }
+    cr_assert(last < 0.9 * first, "loss %g -> %g", first, last);
+    cr_assert_eq(clt_grad_scaler_get_scale(sc), 65536.0);
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_free(ps);
+    clt_grad_scaler_free(sc);
+    clt_optimizer_free(opt);
+    clt_module_free(lin);
+    clt_generator_free(gen);
+}
