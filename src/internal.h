@@ -1550,6 +1550,73 @@ clt_status clt__expand_rec(const char *fn, const clt_tensor *t, int ndim, const 
                            clt_tensor **out);
 clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
                              clt_tensor **out);
+
+/* float16 through float32, as torch's GPU kernels of convolution, pooling
+ * and interpolation compute in float and round once: when x is float16,
+ * CLT__HALF_VIA_FLOAT32 returns from the calling function with CALL run on
+ * clt__hx (x widened, the cast recorded) into &clt__hr, whose result is
+ * rounded to half into *out (recorded too: gradients come back in half).
+ * extra, when not NULL, is a second output of CALL (indices), released
+ * with *out on failure.  CALL runs with autocast suspended (its float32
+ * operands are the op's own, not autocast's to cast).  clt__half_finish
+ * does the rounding and releases the temporaries. */
+clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
+                            clt_tensor **out, clt_tensor **extra);
+/* Autocast (torch.autocast): the thread's regions (src/core/settings.c),
+ * opened and closed from above (clt_autocast_enter/exit); the device
+ * autocast casts on now and its dtype, or NULL when no region is open, the
+ * innermost turns it off, or an op whose operands it cast is running
+ * (clt__autocast_suspend(1) ... (0) around it). */
+clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn);
+clt_status clt__autocast_pop(const char *fn);
+clt_device *clt__autocast_device(clt_dtype *dtype);
+void clt__autocast_suspend(int on);
+
+/* The two kinds of op autocast casts for: torch's lower-precision list
+ * (products, convolutions: float32 operands to the region's dtype) and its
+ * float32 list (softmax, losses, norms, exp, log, pow, sums: float16
+ * operands to float32).  float64 and non-floating operands stay. */
+typedef enum { CLT__AC_LOWER, CLT__AC_FLOAT32 } clt__ac_kind;
+
+/* Whether autocast casts one of in[0..n) (NULLs skipped) for an op of
+ * kind; clt__autocast_begin casts those (recorded: gradients go back to
+ * the originals in their dtype) into tmp[i], points in[i] at them and
+ * suspends autocast; clt__autocast_end resumes it and releases tmp. */
+bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in);
+clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
+                               clt_tensor **tmp);
+clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
+
+/* At the top of an op of kind: when autocast casts one of the operands
+ * ARGS (a parenthesised list of up to 4), returns CALL run on the cast
+ * ones, which it names CLT__AC(0), CLT__AC(1), ... */
+#define CLT__UNPAREN(...) __VA_ARGS__
+#define CLT__AC(i) clt__ac[i]
+#define CLT__AUTOCAST(fn, kind, n, ARGS, CALL)                                     \
+    do {                                                                           \
+        const clt_tensor *clt__ac[4] = {CLT__UNPAREN ARGS};                        \
+        if (clt__autocast_wants(kind, n, clt__ac)) {                               \
+            clt_tensor *clt__act[4] = {NULL, NULL, NULL, NULL};                    \
+            clt_status clt__acs = clt__autocast_begin(fn, kind, n, clt__ac, clt__act); \
+            if (clt__acs == CLT_OK)                                                \
+                clt__acs = (CALL);                                                 \
+            return clt__autocast_end(clt__acs, n, clt__act);                       \
+        }                                                                          \
+    } while (0)
+
+#define CLT__HALF_VIA_FLOAT32(fn, x, out, extra, CALL)                             \
+    do {                                                                           \
+        if ((x) != NULL && (out) != NULL && (x)->dtype == CLT_FLOAT16) {           \
+            clt_tensor *clt__hx = NULL, *clt__hr = NULL;                           \
+            *(out) = NULL;                                                         \
+            clt_status clt__hst = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &clt__hx); \
+            clt__autocast_suspend(1);                                              \
+            if (clt__hst == CLT_OK)                                                \
+                clt__hst = (CALL);                                                 \
+            clt__autocast_suspend(0);                                              \
+            return clt__half_finish(fn, clt__hst, clt__hx, clt__hr, out, extra);   \
+        }                                                                          \
+    } while (0)
 clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, int end_dim,
                             clt_tensor **out);
 clt_status clt__transpose_rec(const char *fn, const clt_tensor *t, int d0, int d1,

@@ -10316,23 +10316,6 @@ def half():
                 return r.half() if r.dtype == torch.float32 else r
         check("half " + name, ref, cfn, inputs, tol=tol, **kw)
 
-    def refused(name, cfn, inputs):
-        """An op that does not take float16 (yet): it must say so, status
-        CLT_ERR_DTYPE_UNSUPPORTED, *out NULL, a message naming float16."""
-        keep = []
-        try:
-            cins = [as_in(x).build(keep)[1] for x in inputs]
-            out = P(0xdead)
-            st = cfn(*cins, C.byref(out))
-            msg = (L.clt_last_error() or b"").decode()
-            if st == 0:
-                keep.append(out)
-            ok("half %s refused" % name, st == -10 and out.value is None and "float16" in msg,
-               "status %d, message %r" % (st, msg))
-        finally:
-            for p in keep:
-                L.clt_tensor_free(p)
-
     sp = _hdata((7, 9), special=True)
     a, b = _hdata((7, 9)), _hdata((7, 9), lo=0.5, hi=3)
     # unary
@@ -10428,10 +10411,12 @@ def half():
        lambda i, x, y, o: L.clt_addmm(i, x, y, 0.5, 2.0, o), [_hdata((19,)), m1, m2])
     hr("linear", lambda x, w, bb: F.linear(x, w, bb), _linear_c,
        [m1, _hdata((19, 70), -1, 1), _hdata((19,))])
-    refused("conv1d", lambda x, w, bb, o: L.clt_conv1d(x, w, bb, _i64s(1, 1, 1, 1), o),
-            [_hdata((2, 4, 11), -1, 1), _hdata((6, 4, 3), -1, 1), _hdata((6,))])
-    refused("conv2d", lambda x, w, bb, o: L.clt_conv2d(x, w, bb, _i64s(1, 1, 1, 1, 1, 1, 1), o),
-            [_hdata((2, 3, 7, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
+    hr("conv1d", lambda x, w, bb: F.conv1d(x, w, bb, 1, 1),
+       lambda x, w, bb, o: L.clt_conv1d(x, w, bb, _i64s(1, 1, 1, 1), o),
+       [_hdata((2, 4, 11), -1, 1), _hdata((6, 4, 3), -1, 1), _hdata((6,))])
+    hr("conv2d", lambda x, w, bb: F.conv2d(x, w, bb, 1, 1),
+       lambda x, w, bb, o: L.clt_conv2d(x, w, bb, _i64s(1, 1, 1, 1, 1, 1, 1), o),
+       [_hdata((2, 3, 7, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
     # softmax and norms
     for d in (0, 1):
         hc("softmax %d" % d, lambda x, d=d: torch.softmax(x, d),
@@ -11592,6 +11577,140 @@ def _mixture_of(mc, logits, *a):
     finally:
         L.clt_distribution_free(cat)
         L.clt_distribution_free(comp)
+def half2():
+    """float16 convolutions, pooling, interpolation, padding, unfold/fold
+    and grid_sample against torch computing in float32 from the same half
+    inputs, rounded to half (torch's GPU kernels accumulate in float32;
+    torch 1.13's CPU has no Half kernel for most of these): within one
+    rounding of half, and max pooling, padding and nearest modes exact.
+    Also the indices of max pooling (int64, exact)."""
+    F = torch.nn.functional
+    proto("clt_conv1d", [P, P, P, P, PP])
+    proto("clt_conv2d", [P, P, P, P, PP])
+    proto("clt_conv3d", [P, P, P, P, PP])
+    proto("clt_conv_transpose1d", [P, P, P, P, PP])
+    proto("clt_conv_transpose2d", [P, P, P, P, PP])
+    proto("clt_conv_transpose3d", [P, P, P, P, PP])
+    proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+    proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+    proto("clt_max_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int, PP])
+    proto("clt_avg_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_max_pool3d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+    proto("clt_avg_pool3d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+    proto("clt_max_pool2d_with_indices", [P, I64P, I64P, I64P, I64P, C.c_int, PP, PP])
+    proto("clt_adaptive_avg_pool2d", [P, I64P, PP])
+    proto("clt_adaptive_max_pool2d", [P, I64P, PP, PP])
+    proto("clt_adaptive_avg_pool3d", [P, I64P, PP])
+    proto("clt_lp_pool2d", [P, C.c_double, I64P, I64P, C.c_int, PP])
+    proto("clt_interpolate_nd", [P, I64P, C.POINTER(C.c_double), C.c_int, C.c_int, C.c_int, PP])
+    proto("clt_pad", [P, I64P, C.c_int, C.c_int, C.c_double, PP])
+    proto("clt_unfold", [P, I64P, P, PP])
+    proto("clt_fold", [P, I64P, I64P, P, PP])
+    proto("clt_grid_sample", [P, P, C.c_int, C.c_int, C.c_int, PP])
+
+    def f32(tfn):
+        def ref(*ts):
+            r = tfn(*[t.float() if t.dtype == torch.float16 else t for t in ts])
+            return r.half() if r.dtype == torch.float32 else r
+        return ref
+
+    def hc(name, tfn, cfn, inputs, tol="ew"):
+        check("half2 " + name, f32(tfn), cfn, inputs, tol=tol)
+
+    # convolutions: 1-D, 2-D, 3-D, grouped, dilated, strided, transposed
+    hc("conv1d g2 d2", lambda x, w, b: F.conv1d(x, w, b, 2, 1, 2, 2),
+       lambda x, w, b, o: L.clt_conv1d(x, w, b, _i64s(2, 1, 2, 2), o),
+       [_hdata((2, 4, 13), -1, 1), _hdata((6, 2, 3), -1, 1), _hdata((6,))])
+    hc("conv2d", lambda x, w, b: F.conv2d(x, w, b, (2, 1), (1, 2), (1, 2), 1),
+       lambda x, w, b, o: L.clt_conv2d(x, w, b, _i64s(2, 1, 1, 2, 1, 2, 1), o),
+       [_hdata((2, 3, 9, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
+    hc("conv2d unbatched g3", lambda x, w: F.conv2d(x, w, None, 1, 0, 1, 3),
+       lambda x, w, o: L.clt_conv2d(x, w, None, _i64s(1, 1, 0, 0, 1, 1, 3), o),
+       [_hdata((6, 7, 7), -1, 1), _hdata((9, 2, 2, 3), -1, 1)])
+    hc("conv2d K=576", lambda x, w: F.conv2d(x, w),
+       lambda x, w, o: L.clt_conv2d(x, w, None, None, o),
+       [_hdata((1, 64, 6, 6), -1, 1), _hdata((4, 64, 3, 3), -1, 1)])
+    hc("conv3d", lambda x, w, b: F.conv3d(x, w, b, (1, 2, 1), (1, 0, 1)),
+       lambda x, w, b, o: L.clt_conv3d(x, w, b, _i64s(1, 2, 1, 1, 0, 1, 1, 1, 1, 1), o),
+       [_hdata((2, 2, 4, 5, 6), -1, 1), _hdata((3, 2, 2, 3, 2), -1, 1), _hdata((3,))])
+    hc("conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, 3, 1, 2, 1, 1),
+       lambda x, w, b, o: L.clt_conv_transpose1d(x, w, b, _i64s(3, 1, 2, 1, 1), o),
+       [_hdata((2, 3, 6), -1, 1), _hdata((3, 2, 4), -1, 1), _hdata((2,))])
+    hc("conv_transpose2d g2", lambda x, w, b: F.conv_transpose2d(x, w, b, 2, (1, 0), 1, 2),
+       lambda x, w, b, o: L.clt_conv_transpose2d(x, w, b, _i64s(2, 2, 1, 0, 1, 1, 2, 1, 1), o),
+       [_hdata((2, 4, 5, 4), -1, 1), _hdata((4, 3, 3, 3), -1, 1), _hdata((6,))])
+    hc("conv_transpose3d", lambda x, w: F.conv_transpose3d(x, w, None, (1, 2, 1)),
+       lambda x, w, o: L.clt_conv_transpose3d(x, w, None,
+                                              _i64s(1, 2, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1), o),
+       [_hdata((1, 2, 3, 3, 4), -1, 1), _hdata((2, 3, 2, 2, 3), -1, 1)])
+    # pooling
+    x4 = _hdata((2, 3, 9, 8), special=True)
+    hc("max_pool2d ceil dilated", lambda x: F.max_pool2d(x, (3, 2), (2, 1), 1, (1, 2), True),
+       lambda x, o: L.clt_max_pool2d(x, _i64s(3, 2), _i64s(2, 1), _i64s(1, 1), _i64s(1, 2), 1, o),
+       [x4], tol="exact")
+    hc("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, False, False),
+       lambda x, o: L.clt_avg_pool2d(x, _i64s(3, 3), _i64s(2, 2), _i64s(1, 1), 0, 0, o),
+       [_hdata((2, 3, 9, 8))])
+    hc("max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1),
+       lambda x, o: L.clt_max_pool1d(x, 3, 2, 1, 1, 0, o), [_hdata((2, 3, 12))], tol="exact")
+    hc("avg_pool1d", lambda x: F.avg_pool1d(x, 4, 3, 2, True, True),
+       lambda x, o: L.clt_avg_pool1d(x, 4, 3, 2, 1, 1, o), [_hdata((2, 3, 12))])
+    hc("max_pool3d", lambda x: F.max_pool3d(x, 2, (1, 2, 2), 1),
+       lambda x, o: L.clt_max_pool3d(x, _i64s(2, 2, 2), _i64s(1, 2, 2), _i64s(1, 1, 1), None, 0,
+                                     o), [_hdata((2, 2, 4, 5, 6))], tol="exact")
+    hc("avg_pool3d", lambda x: F.avg_pool3d(x, (2, 3, 2), 2, (1, 1, 0)),
+       lambda x, o: L.clt_avg_pool3d(x, _i64s(2, 3, 2), _i64s(2, 2, 2), _i64s(1, 1, 0), 0, 1, o),
+       [_hdata((2, 2, 4, 5, 6))])
+    hc("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (4, 3)),
+       lambda x, o: L.clt_adaptive_avg_pool2d(x, _i64s(4, 3), o), [_hdata((2, 3, 9, 7))])
+    hc("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 4)),
+       lambda x, o: L.clt_adaptive_avg_pool3d(x, _i64s(2, 3, 4), o), [_hdata((1, 2, 5, 6, 7))])
+
+    def amax(x, o):
+        i = P()
+        st = L.clt_adaptive_max_pool2d(x, _i64s(3, 5), o, C.byref(i))
+        L.clt_tensor_free(i)
+        return st
+    hc("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 5)), amax,
+       [_hdata((2, 3, 9, 7))], tol="exact")
+    hc("max_pool2d indices", lambda x: F.max_pool2d(x, 2, 2, return_indices=True)[1],
+       lambda x, o: L.clt_max_pool2d_with_indices(x, _i64s(2, 2), None, None, None, 0,
+                                                  P(), o), [_hdata((2, 3, 8, 7))])
+    hc("lp_pool2d", lambda x: F.lp_pool2d(x, 2.0, 2),
+       lambda x, o: L.clt_lp_pool2d(x, 2.0, _i64s(2, 2), None, 0, o), [_hdata((2, 3, 6, 6), 0, 2)],
+       tol="h2")
+    # interpolation
+    modes = {"nearest": 0, "bilinear": 1, "nearest-exact": 2, "linear": 3, "bicubic": 4,
+             "trilinear": 5, "area": 6}
+    for xs, size, mode, align in [((2, 3, 7), (12,), "linear", False),
+                                  ((2, 3, 7), (12,), "linear", True),
+                                  ((2, 3, 5, 4), (9, 7), "bilinear", False),
+                                  ((2, 3, 5, 4), (9, 7), "bilinear", True),
+                                  ((2, 3, 5, 4), (9, 7), "bicubic", False),
+                                  ((2, 3, 5, 4), (8, 11), "nearest", None),
+                                  ((2, 3, 5, 4), (8, 11), "nearest-exact", None),
+                                  ((2, 3, 9, 8), (4, 3), "area", None),
+                                  ((1, 2, 3, 4, 5), (5, 3, 7), "trilinear", False)]:
+        hc("interpolate %s %s align=%s" % (mode, list(xs), align),
+           lambda x, size=size, mode=mode, align=align:
+           F.interpolate(x, size=size, mode=mode, align_corners=align),
+           lambda x, o, size=size, mode=mode, align=align:
+           L.clt_interpolate_nd(x, _i64s(*size), None, modes[mode], int(bool(align)), 0, o),
+           [_hdata(xs)], tol="exact" if mode.startswith("nearest") else "ew")
+    # padding, unfold, fold, grid_sample
+    for mode, cm in (("reflect", 1), ("replicate", 2), ("constant", 0), ("circular", 3)):
+        hc("pad %s" % mode, lambda x, mode=mode: F.pad(x, (2, 1, 1, 3), mode=mode),
+           lambda x, o, cm=cm: L.clt_pad(x, _i64s(2, 1, 1, 3), 4, cm, 0.0, o),
+           [_hdata((2, 3, 5, 6))], tol="exact")
+    hc("unfold", lambda x: F.unfold(x, (2, 3), padding=(0, 1)),
+       lambda x, o: L.clt_unfold(x, _i64s(2, 3), _i64s(1, 1, 0, 1, 1, 1), o),
+       [_hdata((2, 3, 5, 6))], tol="exact")
+    hc("fold", lambda x: F.fold(x, (4, 5), 2),
+       lambda x, o: L.clt_fold(x, _i64s(4, 5), _i64s(2, 2), None, o), [_hdata((2, 12, 12))])
+    hc("grid_sample bilinear border", lambda x, g: F.grid_sample(x, g, "bilinear", "border",
+                                                                 False),
+       lambda x, g, o: L.clt_grid_sample(x, g, 0, 1, 0, o),
+       [_hdata((2, 3, 6, 5)), _hdata((2, 4, 3, 2), -1.1, 1.1)])
 
 
 def main():
@@ -11631,7 +11750,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3]
+                dist3, linalg3, half2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -3473,6 +3473,18 @@ static clt_tensor *input_near(fz *f, clt_device *dev, int nd, const int64_t *wan
     return near_randn(f, dev, nd, want);
 }
 
+/* x, or (one time in four) a float16 copy of it in its place: the float16
+ * paths (in float32, rounded once) of the pooling groups. */
+static clt_tensor *half_at_times(fz *f, clt_tensor *x)
+{
+    clt_tensor *h = NULL;
+    if (!x || !chance(f, 4) || !is_float(clt_tensor_dtype(x)) ||
+        clt_to_dtype(x, CLT_FLOAT16, &h) != CLT_OK)
+        return x;
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
+    return h;
+}
+
 /* A size for a geometry argument: 0 to 3, now and then an odd one. */
 static int64_t geom(fz *f)
 {
@@ -7582,7 +7594,8 @@ static void op_pool3d(fz *f)
     int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 4),
                         1 + (int64_t)pick(f, 5), 1 + (int64_t)pick(f, 5)};
     int nd = 3 + (int)pick(f, 3);
-    clt_tensor *x = input_near(f, d, nd, shape), *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    clt_tensor *x = half_at_times(f, input_near(f, d, nd, shape)), *idx = SENT;
+    clt_tensor **ip = chance(f, 30) ? NULL : &idx;
     clt_tensor *out = SENT, **op = OUTP(f, &out), *extra = NULL;
     int64_t k[3] = {geom1(f), geom1(f), geom1(f)}, s[3] = {geom(f), geom(f), geom(f)};
     int64_t o[3] = {geom(f), geom(f), geom(f)}, pad[3], dil[3], pads[6];
@@ -7704,7 +7717,8 @@ static void op_pool2(fz *f)
     int nd = 2 + (int)pick(f, 2), rank = nd + 1 + (int)pick(f, 2);
     int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 6),
                         1 + (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 6)};
-    clt_tensor *x = input_near(f, d, rank, shape), *idx = SENT, **ip = chance(f, 40) ? NULL : &idx;
+    clt_tensor *x = half_at_times(f, input_near(f, d, rank, shape)), *idx = SENT;
+    clt_tensor **ip = chance(f, 40) ? NULL : &idx;
     clt_tensor *out = SENT, **op = OUTP(f, &out), *samples = NULL;
     int64_t k[3] = {geom1(f), geom1(f), geom1(f)}, o[3] = {geom(f), geom(f), geom(f)};
     double ratio[3];
@@ -9570,6 +9584,177 @@ static void op_stft(fz *f)
         tfree(f, x, 0);
 }
 
+/* float16 convolutions, pooling, interpolation, padding, unfold and
+ * grid_sample (computed in float32, rounded once), forward and backward
+ * from float32 leaves through recorded casts, at times inside an autocast
+ * region of the device (float32 operands: products and convolutions give
+ * half, softmax and sums float32).  A success of half operands must be
+ * half, one under autocast the dtype of its list; every region opened is
+ * closed, so the groups after see autocast off. */
+static void op_half2(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t C = 1 + (int64_t)pick(f, 3);
+    int64_t xs[5] = {1 + (int64_t)pick(f, 2), C, 1 + (int64_t)pick(f, 5), 1 + (int64_t)pick(f, 5),
+                     1 + (int64_t)pick(f, 5)};
+    int nd = 1 + (int)pick(f, 3); /* spatial dims */
+    int64_t ws[5] = {1 + (int64_t)pick(f, 3), C, 1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 2),
+                     1 + (int64_t)pick(f, 2)};
+    int autocast = chance(f, 4);
+    clt_dtype dt = autocast ? CLT_FLOAT32 : CLT_FLOAT16;
+    clt_tensor *x32 = input_near(f, d, nd + 2, xs), *w32 = input_near(f, d, nd + 2, ws);
+    clt_tensor *x = NULL, *w = NULL, *leaf = NULL;
+    /* x from a float32 leaf that requires grad, through a recorded cast */
+    if (x32 && is_float(clt_tensor_dtype(x32)) && clt_detach(x32, &leaf) == CLT_OK &&
+        clt_set_requires_grad(leaf, chance(f, 2)) == CLT_OK) {
+        CALL("clt_to_dtype", clt_to_dtype(leaf, dt, &x));
+        if (!outcome(f, st, x))
+            x = NULL;
+    }
+    if (w32 && clt_to_dtype(w32, dt, &w) != CLT_OK)
+        w = NULL;
+    if (autocast) {
+        CALL("clt_autocast_enter", clt_autocast_enter(d, CLT_FLOAT16));
+        status_ok(f, st);
+    }
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *idx = SENT;
+    int64_t k[3] = {geom1(f), geom1(f), geom1(f)}, s3[3] = {geom1(f), geom1(f), geom1(f)};
+    int64_t p3[3] = {(int64_t)pick(f, 2), (int64_t)pick(f, 2), (int64_t)pick(f, 2)};
+    int64_t one[3] = {1, 1, 1}, sz[3] = {geom1(f), geom1(f), geom1(f)};
+    int lower = 0, pair = 0; /* lower: on autocast's lower-precision list */
+    const char *name = NULL;
+    switch (pick(f, 9)) {
+    case 0:
+        lower = 1;
+        if (nd == 1) {
+            clt_conv1d_opts o = {s3[0], p3[0], 1 + (int64_t)pick(f, 2), 1};
+            CALL("clt_conv1d", clt_conv1d(x, w, NULL, &o, op));
+        } else if (nd == 2) {
+            clt_conv2d_opts o = {{s3[0], s3[1]}, {p3[0], p3[1]}, {1, 1 + (int64_t)pick(f, 2)}, 1};
+            CALL("clt_conv2d", clt_conv2d(x, w, NULL, &o, op));
+        } else {
+            CALL("clt_conv3d", clt_conv3d(x, w, NULL, NULL, op));
+        }
+        break;
+    case 1: {
+        clt_tensor *wt = NULL;
+        lower = 1;
+        if (w && clt_transpose(w, 0, 1, &wt) != CLT_OK)
+            wt = NULL;
+        if (nd == 1)
+            CALL("clt_conv_transpose1d", clt_conv_transpose1d(x, wt, NULL, NULL, op));
+        else if (nd == 2)
+            CALL("clt_conv_transpose2d", clt_conv_transpose2d(x, wt, NULL, NULL, op));
+        else
+            CALL("clt_conv_transpose3d", clt_conv_transpose3d(x, wt, NULL, NULL, op));
+        clt_tensor_free(wt);
+        break;
+    }
+    case 2:
+        pair = !chance(f, 8);
+        for (int i = 0; i < 3; i++) /* padding at most half the kernel, mostly */
+            if (!chance(f, 10) && p3[i] > k[i] / 2)
+                p3[i] = k[i] / 2;
+        if (nd == 1)
+            CALL("clt_max_pool1d_with_indices",
+                 clt_max_pool1d_with_indices(x, k[0], s3[0], p3[0], 1, (int)pick(f, 2), op,
+                                             pair ? &idx : NULL));
+        else if (nd == 2)
+            CALL("clt_max_pool2d_with_indices",
+                 clt_max_pool2d_with_indices(x, k, s3, p3, one, (int)pick(f, 2), op,
+                                             pair ? &idx : NULL));
+        else
+            CALL("clt_max_pool3d_with_indices",
+                 clt_max_pool3d_with_indices(x, k, s3, p3, one, (int)pick(f, 2), op,
+                                             pair ? &idx : NULL));
+        break;
+    case 3:
+        if (nd == 1)
+            CALL("clt_avg_pool1d", clt_avg_pool1d(x, k[0], s3[0], p3[0], 0, 1, op));
+        else if (nd == 2)
+            CALL("clt_avg_pool2d", clt_avg_pool2d(x, k, s3, p3, (int)pick(f, 2), 0, op));
+        else
+            CALL("clt_avg_pool3d", clt_avg_pool3d(x, k, s3, p3, 0, (int)pick(f, 2), op));
+        break;
+    case 4:
+        if (nd == 1)
+            CALL("clt_adaptive_avg_pool1d", clt_adaptive_avg_pool1d(x, sz[0], op));
+        else if (nd == 2)
+            CALL("clt_adaptive_max_pool2d", clt_adaptive_max_pool2d(x, sz, op, NULL));
+        else
+            CALL("clt_adaptive_avg_pool3d", clt_adaptive_avg_pool3d(x, sz, op));
+        break;
+    case 5: {
+        static const clt_interp_mode by_nd[3][2] = {{CLT_INTERP_LINEAR, CLT_INTERP_NEAREST},
+                                                     {CLT_INTERP_BICUBIC, CLT_INTERP_AREA},
+                                                     {CLT_INTERP_TRILINEAR, CLT_INTERP_NEAREST_EXACT}};
+        clt_interp_mode m = by_nd[nd - 1][pick(f, 2)];
+        CALL("clt_interpolate_nd", clt_interpolate_nd(x, sz, NULL, m, 0, 0, op));
+        break;
+    }
+    case 6: {
+        int64_t pads[6] = {(int64_t)pick(f, 3), (int64_t)pick(f, 3), (int64_t)pick(f, 3),
+                           (int64_t)pick(f, 3), (int64_t)pick(f, 3), (int64_t)pick(f, 3)};
+        CALL("clt_pad", clt_pad(x, pads, 2 * nd, (clt_pad_mode)pick(f, 4), 0.5, op));
+        break;
+    }
+    case 7:
+        if (nd == 2)
+            CALL("clt_unfold", clt_unfold(x, k, NULL, op));
+        else
+            CALL("clt_lp_pool1d", clt_lp_pool1d(x, 2.0, k[0], 0, 0, op));
+        break;
+    default: /* on autocast's float32 list */
+        CALL("clt_softmax", clt_softmax(x, rand_dim(f, nd + 2), op));
+        break;
+    }
+    name = f->call;
+    int made = result(f, st, op, out); /* before the exit, which clears the message */
+    if (autocast) {
+        CALL("clt_autocast_exit", clt_autocast_exit());
+        status_ok(f, st);
+    }
+    f->call = name;
+    if (made) {
+        /* half operands give half; under autocast (float32 operands) the
+         * lower-precision list gives half, the rest float32 */
+        clt_dtype got = clt_tensor_dtype(out),
+                  want = !autocast || lower ? CLT_FLOAT16 : CLT_FLOAT32;
+        if (got != want)
+            die(f, "%s of %s operands%s gave %s, not %s", f->call, clt_dtype_name(dt),
+                autocast ? " under autocast" : "", clt_dtype_name(got), clt_dtype_name(want));
+        check_tensor(f, out);
+        if (leaf && clt_requires_grad(out) && chance(f, 2)) {
+            clt_tensor *sum = NULL;
+            CALL("clt_sum", clt_sum(out, &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                status_ok(f, st);
+                clt_tensor *g = NULL;
+                if (clt_grad(leaf, &g) == CLT_OK && g &&
+                    clt_tensor_dtype(g) != clt_tensor_dtype(leaf))
+                    die(f, "a %s leaf got a %s gradient through %s",
+                        clt_dtype_name(clt_tensor_dtype(leaf)),
+                        clt_dtype_name(clt_tensor_dtype(g)), f->call);
+                clt_tensor_free(g);
+            }
+            clt_tensor_free(sum);
+        }
+        store(f, out);
+    }
+    if (pair && idx != SENT)
+        clt_tensor_free(idx); /* NULL after a failure */
+    if (autocast && clt_autocast_is_enabled(NULL))
+        die(f, "autocast still on after its region closed");
+    clt_tensor_free(x);
+    clt_tensor_free(w);
+    clt_tensor_free(leaf);
+    tfree(f, x32, 0);
+    tfree(f, w32, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -9622,6 +9807,7 @@ static struct {
     {"packed", op_packed, 3},
     {"linalg3", op_linalg3, 3},
     {"stft", op_stft, 3},
+    {"half2", op_half2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -3990,6 +3990,40 @@ half_case("mse", lambda a, b: torch.nn.functional.mse_loss(a, b),
 half_case("mse sum", lambda a, b: torch.nn.functional.mse_loss(a, b, reduction="sum"),
           lambda a, b: call("clt_mse_loss", a, b, 1),
           [_hr.standard_normal((6, 7)), _hr.standard_normal((6, 7))])
+# convolution, pooling, interpolation, padding of half: float32 inside, rounded once
+proto("clt_conv2d", [P, P, P, P, PP])
+proto("clt_conv_transpose2d", [P, P, P, P, PP])
+proto("clt_conv1d", [P, P, P, P, PP])
+proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+proto("clt_interpolate_nd", [P, I64P, C.POINTER(C.c_double), C.c_int, C.c_int, C.c_int, PP])
+proto("clt_pad", [P, I64P, C.c_int, C.c_int, C.c_double, PP])
+_h2 = lambda *v: (C.c_int64 * len(v))(*v)  # noqa: E731
+half_case("conv2d", lambda x, w, b: torch.nn.functional.conv2d(x, w, b, (2, 1), 1, (1, 2)),
+          lambda x, w, b: call("clt_conv2d", x, w, b, _h2(2, 1, 1, 1, 1, 2, 1)),
+          [_hr.standard_normal((2, 3, 7, 6)), _hr.standard_normal((4, 3, 3, 3)),
+           _hr.standard_normal(4)])
+half_case("conv1d groups", lambda x, w: torch.nn.functional.conv1d(x, w, None, 1, 0, 2, 2),
+          lambda x, w: call("clt_conv1d", x, w, None, _h2(1, 0, 2, 2)),
+          [_hr.standard_normal((2, 4, 9)), _hr.standard_normal((6, 2, 3))])
+half_case("conv_transpose2d",
+          lambda x, w: torch.nn.functional.conv_transpose2d(x, w, None, 2, 1, 1),
+          lambda x, w: call("clt_conv_transpose2d", x, w, None, _h2(2, 2, 1, 1, 1, 1, 1, 1, 1)),
+          [_hr.standard_normal((2, 3, 4, 5)), _hr.standard_normal((3, 2, 3, 3))])
+half_case("max_pool2d", lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1),
+          lambda x: call("clt_max_pool2d", x, _h2(3, 3), _h2(2, 2), _h2(1, 1), None, 0),
+          [_hr.standard_normal((2, 3, 7, 8))])
+half_case("avg_pool2d", lambda x: torch.nn.functional.avg_pool2d(x, 2, 1, 1, True, False),
+          lambda x: call("clt_avg_pool2d", x, _h2(2, 2), _h2(1, 1), _h2(1, 1), 1, 0),
+          [_hr.standard_normal((2, 3, 5, 6))])
+half_case("interpolate bicubic",
+          lambda x: torch.nn.functional.interpolate(x, (9, 7), mode="bicubic",
+                                                    align_corners=False),
+          lambda x: call("clt_interpolate_nd", x, _h2(9, 7), None, 4, 0, 0),
+          [_hr.standard_normal((2, 2, 5, 4))])
+half_case("pad reflect", lambda x: torch.nn.functional.pad(x, (2, 1, 1, 2), mode="reflect"),
+          lambda x: call("clt_pad", x, _h2(2, 1, 1, 2), 4, 1, 0.0),
+          [_hr.standard_normal((2, 3, 4, 5))])
 # ---- pool2: fractional max pooling (samples passed in), adaptive pools' double backward
 # (squared, so that the gradient depends on the input: a gradient constant in it carries no
 # graph here, where torch's has a node whose derivative is zero)

@@ -14,7 +14,11 @@
  * 1-D pools' [N, C, L] or [C, L]; conv3d's and conv_transpose3d's
  * [N, C, D, H, W] or [C, D, H, W];
  * clt_interpolate's 4-D only, clt_interpolate_nd's and grid_sample's as
- * they say), float32 or float64, in any layout;
+ * they say), float32 or float64, in any layout; float16 too (every op of
+ * this header but pixel and channel shuffles, which move any dtype,
+ * computes in float32 from the widened operands and rounds the result to
+ * half once, as torch's GPU kernels accumulate in float; the casts are
+ * recorded, so gradients come back in half; indices stay int64);
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
  * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
@@ -229,7 +233,7 @@ CLT_API clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2
  * align_corners, recompute_scale_factor) of PyTorch 1.13 for input
  * [N, C, L] (nearest, nearest-exact, linear, area), [N, C, H, W] (nearest,
  * nearest-exact, bilinear, bicubic, area) or [N, C, D, H, W] (nearest,
- * nearest-exact, trilinear, area), float32 or float64: size and
+ * nearest-exact, trilinear, area), float32, float64 or float16: size and
  * scale_factor hold one entry per spatial dimension (ndim - 2), exactly
  * one of them given, the other NULL; an output size is floor(in * scale).
  * recompute_scale_factor 1 computes the output size from the scale factor
@@ -312,8 +316,8 @@ CLT_API clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *gr
  * [N, H, W, 2] of the points theta (x, y, 1) for x and y on torch's base
  * grid (linspace(-1, 1), scaled by (n - 1) / n when align_corners is 0; a
  * size of 1 gives 0); theta [N, 3, 4] and size {N, C, D, H, W} (ndim 5)
- * give [N, D, H, W, 3].  float32 or float64.  Computed as a batched matrix
- * product of the base grid with theta's transpose, recorded as such (its
+ * give [N, D, H, W, 3].  float32, float64 or float16.  Computed as a
+ * batched matrix product of the base grid with theta's transpose, recorded as such (its
  * gradient with respect to theta is matmul's).  Errors, in torch's words:
  * ndim other than 4 or 5, a theta of another shape
  * (CLT_ERR_SHAPE_MISMATCH), a size that is not positive
@@ -390,7 +394,7 @@ typedef struct clt_pool1d_opts {
  * kernel: windows overlap where Ho does not divide H, and an output larger
  * than the input repeats pixels; {1, 1} is the global average pool (for
  * which PyTorch calls mean(), whose other order of summation may round the
- * last bit otherwise).  float32 or float64 only (PyTorch 1.13 refuses
+ * last bit otherwise).  float32, float64 or float16 (PyTorch 1.13 refuses
  * int64 here too).  The input's last two sizes must be positive (the batch
  * and, in 4-D, the channels may be 0), and Ho * H and Wo * W must fit
  * int64.  The gradient of each input pixel sums, over the windows that
@@ -532,7 +536,7 @@ CLT_API clt_status clt_avg_pool3d(const clt_tensor *input, const int64_t kernel[
                                   int ceil_mode, int count_include_pad, clt_tensor **out);
 
 /* torch.nn.functional.adaptive_avg_pool1d(input, output_size) for
- * [N, C, L] or [C, L], float32 or float64: clt_adaptive_avg_pool2d on the
+ * [N, C, L] or [C, L], float32, float64 or float16: clt_adaptive_avg_pool2d on the
  * view [.., 1, L] to {1, output_size} (>= 0), as torch computes it
  * (grad_fn SqueezeBackward1).  adaptive_avg_pool3d(input, output_size)
  * for [N, C, D, H, W] or [C, D, H, W] to output_size {Do, Ho, Wo} (each
@@ -648,7 +652,7 @@ CLT_API clt_status clt_unfold(const clt_tensor *input, const int64_t kernel_size
 
 /* torch.nn.functional.fold(input, output_size, kernel_size, dilation,
  * padding, stride) (col2im), the adjoint of clt_unfold: input [N, C kH kW,
- * L] or unbatched [C kH kW, L] (float32 or float64, its last two sizes
+ * L] or unbatched [C kH kW, L] (float32, float64 or float16, its last two sizes
  * non-zero) gives [N, C, H, W] (or [C, H, W]) for output_size {H, W}, each
  * pixel the sum of the values of every block that covers it (padding
  * dropped), summed in a fixed order (kernel row, then column) by a gather:
@@ -670,7 +674,7 @@ CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2
 
 /* torch.nn.functional.fractional_max_pool2d(input, kernel_size,
  * output_size, output_ratio, return_indices, _random_samples) for input
- * [N, C, H, W] or [C, H, W], float32 or float64: the maximum of each
+ * [N, C, H, W] or [C, H, W], float32, float64 or float16: the maximum of each
  * kernel-sized window, the windows' starts along each dim drawn by
  * PyTorch's generate_intervals from one sample u in [0, 1) per plane and
  * dim: alpha = (in - k) / (out - 1) in the input's dtype, start i
@@ -701,7 +705,8 @@ CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2
  * windows' positions are listed on the host and gathered)
  * (CLT_ERR_INVALID_ARGUMENT); samples of another shape
  * (CLT_ERR_SHAPE_MISMATCH), dtype (CLT_ERR_DTYPE_MISMATCH) or device; an
- * integer or float16 input (CLT_ERR_DTYPE_UNSUPPORTED).  On failure *out
+ * integer input (CLT_ERR_DTYPE_UNSUPPORTED).  A float16 input takes
+ * float16 or float32 samples.  On failure *out
  * (and *indices) are NULL.  New tensors: release with clt_tensor_free. */
 CLT_API clt_status clt_fractional_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
                                              const int64_t output_size[2],

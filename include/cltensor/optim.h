@@ -735,12 +735,53 @@ typedef clt_status (*clt_closure)(void *user, double *loss);
 CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn, void *user,
                                               double *loss);
 
-/* ---- mixed precision: GradScaler (torch.cuda.amp) ------------------------- */
+/* ---- mixed precision: autocast and GradScaler (torch.cuda.amp) ----------- */
 
-/* torch.cuda.amp.GradScaler of torch 1.13, on any device.  Autocast is not
- * offered: mixed precision is done by hand (float32 master weights cast to
- * float16 with clt_to_dtype, which records the cast, so gradients come back
- * in float32), and the scaler guards training in any dtype against
+/* torch.autocast("cuda", torch.float16) on device: opens a region of the
+ * calling thread (regions nest; each thread has its own, as torch's
+ * thread-local state) in which ops on tensors of device cast their
+ * operands as torch 1.13's CUDA autocast does, then run as usual:
+ * - to float16 (float32 operands; the result is float16): clt_matmul,
+ *   clt_mm, clt_bmm, clt_mv, clt_addmm, clt_addmv, clt_baddbmm,
+ *   clt_addbmm, clt_addr, clt_prelu, the convolutions (conv1d/2d/3d,
+ *   conv_transpose1d/2d/3d, their layers) and the Linear layer;
+ * - to float32 (float16 operands; the result is float32): clt_softmax,
+ *   clt_log_softmax, clt_exp, clt_log, clt_log1p, clt_expm1, clt_log2,
+ *   clt_log10, clt_pow, clt_pow_scalar, clt_rpow_scalar, clt_reciprocal,
+ *   clt_rsqrt, clt_tan, clt_asin, clt_acos, clt_sinh, clt_cosh,
+ *   clt_erfinv, clt_softplus, clt_sum, clt_sum_dim, clt_prod,
+ *   clt_prod_dim, clt_cumsum, clt_cumprod, clt_logsumexp,
+ *   clt_vector_norm, clt_cosine_similarity, clt_cdist, clt_pdist,
+ *   clt_layer_norm, clt_group_norm, clt_mse_loss, clt_l1_loss,
+ *   clt_smooth_l1_loss, clt_huber_loss, clt_kl_div, clt_cross_entropy,
+ *   clt_nll_loss, clt_binary_cross_entropy_with_logits;
+ * - clt_binary_cross_entropy is refused (CLT_ERR_INVALID_ARGUMENT), as
+ *   torch raises for it: use the _with_logits form.
+ * Other ops run in their operands' dtypes (float16 ones in float16).
+ * float64, integer and bool operands, and tensors on other devices, are
+ * never cast.  Casts are recorded (ToCopyBackward0), so gradients reach
+ * float32 leaves in float32; they are not cached across ops (torch caches
+ * casts of leaf weights within a region: the values are the same).  Ops
+ * an autocast op calls inside itself are not cast again.  device NULL
+ * opens a region with autocast off (torch's enabled=False).  dtype must
+ * be CLT_FLOAT16 (CLT_ERR_INVALID_ARGUMENT otherwise); more than 64
+ * nested regions are CLT_ERR_INVALID_ARGUMENT.  Backward passes run the
+ * formulas in the dtypes the forward recorded. */
+CLT_API clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype);
+
+/* Closes the calling thread's innermost autocast region
+ * (CLT_ERR_INVALID_ARGUMENT when none is open). */
+CLT_API clt_status clt_autocast_exit(void);
+
+/* torch.is_autocast_enabled(): 1 when ops on device (NULL: on any device)
+ * are cast now on the calling thread, else 0. */
+CLT_API int clt_autocast_is_enabled(const clt_device *device);
+
+
+/* torch.cuda.amp.GradScaler of torch 1.13, on any device, for use with
+ * autocast (below) or mixed precision by hand (float32 master weights
+ * cast to float16 with clt_to_dtype, which records the cast, so gradients
+ * come back in float32); it guards training in any dtype against
  * overflow all the same (an inf or NaN gradient skips the step and backs
  * the scale off); unscale refuses float16 gradients, as torch's.  Its
  * settings, CLT_GRAD_SCALER_DEFAULTS

@@ -217,7 +217,8 @@ typedef enum clt_pad_mode {
  *   t's number of dimensions; value fills (as clt_full's value); a result
  *   size below 0 is refused.  ConstantPadNdBackward0.
  * - CLT_PAD_REFLECT (mirror without the edge), CLT_PAD_REPLICATE (the edge
- *   repeated): float32 and float64 (as torch 1.13's kernels); npad 2 for
+ *   repeated): float32 and float64 (as torch 1.13's kernels), and float16
+ *   (through float32, the casts recorded: gradients in half); npad 2 for
  *   2-D or 3-D t, 4 for 3-D or 4-D, 6 for 4-D or 5-D ("Only 2D, 3D, 4D, 5D
  *   padding with non-constant padding are supported for now" otherwise);
  *   every dimension but a batch one non-empty, each result size at least

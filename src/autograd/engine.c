@@ -1483,7 +1483,20 @@ done:
  * so every sum of gradients, is the same on every run.  clt_backward's pass
  * commits its gradients; clt_autograd_grad's leaves them in its targets,
  * its leaves' entries and its retained list. */
+static clt_status run_pass_in(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n);
+
+/* The formulas run in the dtypes their forward recorded: autocast (an
+ * open region of this thread) leaves the ops they call alone, as torch's
+ * backward runs outside autocast. */
 static clt_status run_pass(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n)
+{
+    clt__autocast_suspend(1);
+    clt_status st = run_pass_in(p, outs, seeds, n);
+    clt__autocast_suspend(0);
+    return st;
+}
+
+static clt_status run_pass_in(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n)
 {
     clt_status st = CLT_OK;
     p->id = __atomic_add_fetch(&pass_seq, 1, __ATOMIC_RELAXED);

@@ -347,6 +347,8 @@ done:
 
 clt_status clt_prelu(const clt_tensor *x, const clt_tensor *weight, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_prelu", CLT__AC_LOWER, 2, (x, weight),
+                  clt_prelu(CLT__AC(0), CLT__AC(1), out));
     return clt__prelu_rec("clt_prelu", x, weight, out);
 }
 

@@ -266,6 +266,15 @@ static clt_status conv_batched(const clt_tensor *x, const void *ctx, clt_tensor 
     return st;
 }
 
+static clt_status half_conv(const char *fn, bool transposed, const clt_tensor *input,
+                            const clt_tensor *weight, const clt_tensor *bias,
+                            const clt__conv_opts *o, clt_tensor **out);
+
+static bool all_half(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
+{
+    return x->dtype == CLT_FLOAT16 && w->dtype == CLT_FLOAT16 && (!b || b->dtype == CLT_FLOAT16);
+}
+
 /* A convolution of nd (2 or 3) spatial dims, batched or not, recorded. */
 static clt_status conv_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
                            const clt_tensor *bias, const clt__conv_opts *o, clt_tensor **out)
@@ -282,6 +291,10 @@ static clt_status conv_rec(const char *fn, const clt_tensor *input, const clt_te
                           fn, o->nd + 1, o->nd + 2, o->nd,
                           clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, weight, bias),
+                  conv_rec(fn, CLT__AC(0), CLT__AC(1), CLT__AC(2), o, out));
+    if (all_half(input, weight, bias))
+        return half_conv(fn, false, input, weight, bias, o, out);
     conv_ctx c = {weight, bias, o, fn};
     clt_status st = batched_nd(input, o->nd + 2, conv_batched, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
@@ -445,9 +458,38 @@ static clt_status conv_transpose_rec(const char *fn, const clt_tensor *input,
                           fn, o->nd + 1, o->nd + 2, o->nd,
                           clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, weight, bias),
+                  conv_transpose_rec(fn, CLT__AC(0), CLT__AC(1), CLT__AC(2), o, out));
+    if (all_half(input, weight, bias))
+        return half_conv(fn, true, input, weight, bias, o, out);
     conv_ctx c = {weight, bias, o, fn};
     clt_status st = batched_nd(input, o->nd + 2, transposed_batched, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+/* A convolution of float16 operands: the float32 one of the widened
+ * operands (GEMM in float32) rounded to half once, as torch's GPU
+ * convolutions accumulate in float; the casts are recorded, so the
+ * gradients come back in half. */
+static clt_status half_conv(const char *fn, bool transposed, const clt_tensor *input,
+                            const clt_tensor *weight, const clt_tensor *bias,
+                            const clt__conv_opts *o, clt_tensor **out)
+{
+    clt_tensor *xw = NULL, *ww = NULL, *bw = NULL, *r = NULL;
+    clt_status st = clt__to_dtype_rec(fn, input, CLT_FLOAT32, &xw);
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, weight, CLT_FLOAT32, &ww);
+    if (st == CLT_OK && bias)
+        st = clt__to_dtype_rec(fn, bias, CLT_FLOAT32, &bw);
+    /* the float32 convolution inside is not autocast's to cast back */
+    clt__autocast_suspend(1);
+    if (st == CLT_OK)
+        st = transposed ? conv_transpose_rec(fn, xw, ww, bw, o, &r)
+                        : conv_rec(fn, xw, ww, bw, o, &r);
+    clt__autocast_suspend(0);
+    clt_tensor_free(ww);
+    clt_tensor_free(bw);
+    return clt__half_finish(fn, st, xw, r, out, NULL);
 }
 
 clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
@@ -663,6 +705,9 @@ static clt_status pool2d_in(const char *fn, bool max, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(kernel, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, indices,
+                          pool2d_in(fn, max, clt__hx, kernel, stride, padding, dilation,
+                                    ceil_mode, count_include_pad, &clt__hr, indices));
     if (input->ndim != 3 && input->ndim != 4) {
         char s[160];
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -832,6 +877,8 @@ clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(output_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, NULL,
+                          clt__adaptive_avg_pool2d_rec(fn, clt__hx, output_size, &clt__hr));
     clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
     if (st != CLT_OK)
         return st;
@@ -950,6 +997,9 @@ clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(output_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, indices,
+                          clt__adaptive_max_pool2d_rec(fn, clt__hx, output_size, &clt__hr,
+                                                       indices));
     clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
     if (st != CLT_OK)
         return st;
@@ -1260,6 +1310,8 @@ clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(kernel_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, NULL,
+                          clt__unfold_rec(fn, clt__hx, kernel_size, opts, &clt__hr));
     const clt_fold_opts defaults = CLT_FOLD_DEFAULTS;
     const clt_fold_opts *o = opts ? opts : &defaults;
     clt__node *n = NULL;
@@ -1284,6 +1336,8 @@ clt_status clt__fold_rec(const char *fn, const clt_tensor *input, const int64_t 
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(output_size, fn);
     CLT__REQUIRE_ARG(kernel_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, NULL,
+                          clt__fold_rec(fn, clt__hx, output_size, kernel_size, opts, &clt__hr));
     const clt_fold_opts defaults = CLT_FOLD_DEFAULTS;
     const clt_fold_opts *o = opts ? opts : &defaults;
     clt__node *n = NULL;

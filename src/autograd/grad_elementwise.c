@@ -292,11 +292,26 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
         return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
     }
 
+/* An op of autocast's float32 list (torch.autocast): float16 operands on
+ * the autocast device are cast to float32 first. */
+#define DEF_BINARY_F32(fname, name, bw, save, tag)                                    \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                                  clt_tensor **out)                                   \
+    {                                                                                 \
+        return binary(clt__##fname##_in, fn, name, bw, save, tag, a, b, out);         \
+    }                                                                                 \
+    clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
+    {                                                                                 \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 2, (a, b),                      \
+                      clt_##fname(CLT__AC(0), CLT__AC(1), out));                      \
+        return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
+    }
+
 DEF_BINARY(add, "AddBackward0", bw_add, 0, 0)
 DEF_BINARY(sub, "SubBackward0", bw_sub, 0, 0)
 DEF_BINARY(mul, "MulBackward0", bw_mul, 1, 0)
 DEF_BINARY(div, "DivBackward0", bw_div, 2, 0)
-DEF_BINARY(pow, "PowBackward1", bw_pow, 3, 0)
+DEF_BINARY_F32(pow, "PowBackward1", bw_pow, 3, 0)
 DEF_BINARY(maximum, "MaximumBackward0", bw_extremum, 1, 1)
 DEF_BINARY(minimum, "MinimumBackward0", bw_extremum, 1, 0)
 DEF_BINARY(remainder, "RemainderBackward1", bw_modulo, 1, 1)
@@ -487,14 +502,27 @@ static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt
         return clt__##fname##_rec("clt_" #fname, a, s, out);                   \
     }
 
+#define DEF_SCALAR_F32(fname, name, bw, save)                                  \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, double s, \
+                                  clt_tensor **out)                            \
+    {                                                                          \
+        return scalar_op(clt__##fname##_in, fn, name, bw, save, a, s, out);    \
+    }                                                                          \
+    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)    \
+    {                                                                          \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a),                  \
+                      clt_##fname(CLT__AC(0), s, out));                        \
+        return clt__##fname##_rec("clt_" #fname, a, s, out);                   \
+    }
+
 DEF_SCALAR(add_scalar, "AddBackward1", bw_add_s, 0)
 DEF_SCALAR(sub_scalar, "SubBackward1", bw_add_s, 0)
 DEF_SCALAR(rsub_scalar, "RsubBackward1", bw_rsub_s, 0)
 DEF_SCALAR(mul_scalar, "MulBackward1", bw_mul_s, 0)
 DEF_SCALAR(div_scalar, "DivBackward1", bw_div_s, 0)
 DEF_SCALAR(rdiv_scalar, "DivBackward2", bw_rdiv_s, 2)
-DEF_SCALAR(pow_scalar, "PowBackward0", bw_pow_s, 1)
-DEF_SCALAR(rpow_scalar, "PowBackward2", bw_rpow_s, 2)
+DEF_SCALAR_F32(pow_scalar, "PowBackward0", bw_pow_s, 1)
+DEF_SCALAR_F32(rpow_scalar, "PowBackward2", bw_rpow_s, 2)
 DEF_SCALAR(remainder_scalar, "RemainderBackward0", bw_add_s, 0)
 DEF_SCALAR(fmod_scalar, "FmodBackward0", bw_add_s, 0)
 DEF_SCALAR(floor_divide_scalar, "NotImplemented", bw_floor_divide, 0)
@@ -727,21 +755,32 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
         return clt__##fname##_rec("clt_" #fname, a, out);                               \
     }
 
+#define DEF_UNARY_F32(fname, name, bw, save, kernel)                                    \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, clt_tensor **out) \
+    {                                                                                   \
+        return unary(clt__##fname##_in, fn, name, bw, save, kernel, a, out);            \
+    }                                                                                   \
+    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                       \
+    {                                                                                   \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a), clt_##fname(CLT__AC(0), out)); \
+        return clt__##fname##_rec("clt_" #fname, a, out);                               \
+    }
+
 DEF_UNARY(neg, "NegBackward0", bw_neg, 0, 0)
 DEF_UNARY(abs, "AbsBackward0", bw_kernel, 1, K_ABS)
 DEF_UNARY(relu, "ReluBackward0", bw_kernel, 2, K_RELU)
-DEF_UNARY(exp, "ExpBackward0", bw_exp, 2, 0)
-DEF_UNARY(log, "LogBackward0", bw_log, 1, 0)
+DEF_UNARY_F32(exp, "ExpBackward0", bw_exp, 2, 0)
+DEF_UNARY_F32(log, "LogBackward0", bw_log, 1, 0)
 DEF_UNARY(sqrt, "SqrtBackward0", bw_kernel, 2, K_SQRT)
-DEF_UNARY(rsqrt, "RsqrtBackward0", bw_kernel, 2, K_RSQRT)
+DEF_UNARY_F32(rsqrt, "RsqrtBackward0", bw_kernel, 2, K_RSQRT)
 DEF_UNARY(sin, "SinBackward0", bw_kernel, 1, K_SIN)
 DEF_UNARY(cos, "CosBackward0", bw_kernel, 1, K_COS)
 DEF_UNARY(tanh, "TanhBackward0", bw_kernel, 2, K_TANH)
 DEF_UNARY(sigmoid, "SigmoidBackward0", bw_kernel, 2, K_SIGMOID)
 DEF_UNARY(gelu, "GeluBackward0", bw_kernel, 1, K_GELU)
-DEF_UNARY(log1p, "Log1PBackward0", bw_kernel, 1, K_LOG1P)
-DEF_UNARY(expm1, "Expm1Backward0", bw_kernel, 2, K_EXPM1)
-DEF_UNARY(tan, "TanBackward0", bw_kernel, 2, K_TAN)
+DEF_UNARY_F32(log1p, "Log1PBackward0", bw_kernel, 1, K_LOG1P)
+DEF_UNARY_F32(expm1, "Expm1Backward0", bw_kernel, 2, K_EXPM1)
+DEF_UNARY_F32(tan, "TanBackward0", bw_kernel, 2, K_TAN)
 DEF_UNARY(sign, "SignBackward0", bw_zero, 0, 0)
 
 /* floor, ceil, round and trunc have zero gradients, frac passes g (as
@@ -757,7 +796,7 @@ DEF_UNARY(ceil, "CeilBackward0", bw_zero, 0, 0)
 DEF_UNARY(round, "RoundBackward0", bw_zero, 0, 0)
 DEF_UNARY(trunc, "TruncBackward0", bw_zero, 0, 0)
 DEF_UNARY(frac, "FracBackward0", bw_add_s, 0, 0)
-DEF_UNARY(reciprocal, "ReciprocalBackward0", bw_reciprocal, 2, 0)
+DEF_UNARY_F32(reciprocal, "ReciprocalBackward0", bw_reciprocal, 2, 0)
 DEF_UNARY(isnan, NULL, NULL, 0, 0)
 DEF_UNARY(isinf, NULL, NULL, 0, 0)
 DEF_UNARY(isfinite, NULL, NULL, 0, 0)
@@ -810,6 +849,8 @@ clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, d
 
 clt_status clt_softplus(const clt_tensor *a, double beta, double threshold, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_softplus", CLT__AC_FLOAT32, 1, (a),
+                  clt_softplus(CLT__AC(0), beta, threshold, out));
     return clt__softplus_rec("clt_softplus", a, beta, threshold, out);
 }
 
@@ -867,19 +908,19 @@ clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out)
 
 /* ---- math functions (torch.asin ... torch.addcdiv) ---------------------------------- */
 
-DEF_UNARY(asin, "AsinBackward0", bw_math, 1, M_ASIN)
-DEF_UNARY(acos, "AcosBackward0", bw_math, 1, M_ACOS)
+DEF_UNARY_F32(asin, "AsinBackward0", bw_math, 1, M_ASIN)
+DEF_UNARY_F32(acos, "AcosBackward0", bw_math, 1, M_ACOS)
 DEF_UNARY(atan, "AtanBackward0", bw_math, 1, M_ATAN)
-DEF_UNARY(sinh, "SinhBackward0", bw_math, 1, M_SINH)
-DEF_UNARY(cosh, "CoshBackward0", bw_math, 1, M_COSH)
+DEF_UNARY_F32(sinh, "SinhBackward0", bw_math, 1, M_SINH)
+DEF_UNARY_F32(cosh, "CoshBackward0", bw_math, 1, M_COSH)
 DEF_UNARY(asinh, "AsinhBackward0", bw_math, 1, M_ASINH)
 DEF_UNARY(acosh, "AcoshBackward0", bw_math, 1, M_ACOSH)
 DEF_UNARY(atanh, "AtanhBackward0", bw_math, 1, M_ATANH)
 DEF_UNARY(erf, "ErfBackward0", bw_math, 1, M_ERF)
 DEF_UNARY(erfc, "ErfcBackward0", bw_math, 1, M_ERFC)
-DEF_UNARY(erfinv, "ErfinvBackward0", bw_math, 2, M_ERFINV)
-DEF_UNARY(log2, "Log2Backward0", bw_math, 1, M_LOG2)
-DEF_UNARY(log10, "Log10Backward0", bw_math, 1, M_LOG10)
+DEF_UNARY_F32(erfinv, "ErfinvBackward0", bw_math, 2, M_ERFINV)
+DEF_UNARY_F32(log2, "Log2Backward0", bw_math, 1, M_LOG2)
+DEF_UNARY_F32(log10, "Log10Backward0", bw_math, 1, M_LOG10)
 DEF_UNARY(exp2, "Exp2Backward0", bw_math, 2, M_EXP2)
 
 /* torch.square is pow(a, 2): PowBackward0, g * 2 * a^1 (bw_pow_s). */

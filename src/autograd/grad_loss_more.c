@@ -824,6 +824,7 @@ done:
 clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_tensor **out)
 {
     const char *fn = "clt_cdist";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (x1, x2), clt_cdist(CLT__AC(0), CLT__AC(1), p, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(x1, fn);

@@ -263,6 +263,7 @@ static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool
 
 clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_vector_norm", CLT__AC_FLOAT32, 1, (a), clt_vector_norm(CLT__AC(0), ord, out));
     return norm_rec("clt_vector_norm", a, ord, true, 0, 0, NULL, out);
 }
 
@@ -302,6 +303,8 @@ clt_status clt_cosine_similarity(const clt_tensor *x1, const clt_tensor *x2, int
                                  double eps, clt_tensor **out)
 {
     const char *fn = "clt_cosine_similarity";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (x1, x2),
+                  clt_cosine_similarity(CLT__AC(0), CLT__AC(1), dim, eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(x1, fn);

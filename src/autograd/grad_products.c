@@ -157,16 +157,19 @@ static clt_status check_mv2(const clt_tensor *a, const clt_tensor *b, const char
 
 clt_status clt_mm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_mm", CLT__AC_LOWER, 2, (a, b), clt_mm(CLT__AC(0), CLT__AC(1), out));
     return product("clt_mm", "MmBackward0", check_mm, a, b, out);
 }
 
 clt_status clt_bmm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_bmm", CLT__AC_LOWER, 2, (a, b), clt_bmm(CLT__AC(0), CLT__AC(1), out));
     return product("clt_bmm", "BmmBackward0", check_batches, a, b, out);
 }
 
 clt_status clt_mv(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_mv", CLT__AC_LOWER, 2, (a, b), clt_mv(CLT__AC(0), CLT__AC(1), out));
     return product("clt_mv", "MvBackward0", check_mv2, a, b, out);
 }
 
@@ -264,6 +267,8 @@ clt_status clt_addmm(const clt_tensor *input, const clt_tensor *m1, const clt_te
                      double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addmm";
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+                  clt_addmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = need_dims(m1, 2, "mat1", fn);
     if (st == CLT_OK)
@@ -277,6 +282,8 @@ clt_status clt_addmv(const clt_tensor *input, const clt_tensor *m1, const clt_te
                      double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addmv";
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+                  clt_addmv(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = check_mv(input, m1, m2, fn);
     if (st != CLT_OK)
@@ -288,6 +295,8 @@ clt_status clt_baddbmm(const clt_tensor *input, const clt_tensor *m1, const clt_
                        double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_baddbmm";
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+                  clt_baddbmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = check_batches(m1, m2, fn);
     if (st != CLT_OK)
@@ -299,6 +308,8 @@ clt_status clt_addbmm(const clt_tensor *input, const clt_tensor *m1, const clt_t
                       double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addbmm";
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+                  clt_addbmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = need_dims(m1, 3, "batch1", fn);
     if (st == CLT_OK)

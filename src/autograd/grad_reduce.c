@@ -279,14 +279,18 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     return st;
 }
 
-#define DEF_ALL(fname, nall, bw_all, save_all, flag)                                      \
+/* ac: an op of autocast's float32 list (sum, prod): float16 operands on
+ * the autocast device are cast to float32 first. */
+#define DEF_ALL(fname, nall, bw_all, save_all, flag, ac)                                  \
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
     {                                                                                     \
+        if (ac)                                                                           \
+            CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a), clt_##fname(CLT__AC(0), out)); \
         clt_status st = clt__##fname(a, out, "clt_" #fname);                              \
         return record(st, out, nall, bw_all, save_all, a, -1, 0, flag, 0.0);              \
     }
-#define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
-    DEF_ALL(fname, nall, bw_all, save_all, flag)                                          \
+#define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag, ac)      \
+    DEF_ALL(fname, nall, bw_all, save_all, flag, ac)                                      \
     clt_status clt__##fname##_dim_rec(const char *fn, const clt_tensor *a, int dim,       \
                                       int keepdim, clt_tensor **out)                      \
     {                                                                                     \
@@ -297,14 +301,17 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
                                  clt_tensor **out)                                        \
     {                                                                                     \
+        if (ac)                                                                           \
+            CLT__AUTOCAST("clt_" #fname "_dim", CLT__AC_FLOAT32, 1, (a),                  \
+                          clt_##fname##_dim(CLT__AC(0), dim, keepdim, out));              \
         return clt__##fname##_dim_rec("clt_" #fname "_dim", a, dim, keepdim, out);        \
     }
 
-DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0)
-DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0)
-DEF_REDUCTION(prod, "ProdBackward0", "ProdBackward1", bw_prod, bw_prod, 2, 2, 0)
-DEF_ALL(max, "MaxBackward1", bw_extreme_all, 2, 1)
-DEF_ALL(min, "MinBackward1", bw_extreme_all, 2, 0)
+DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0, 1)
+DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0, 0)
+DEF_REDUCTION(prod, "ProdBackward0", "ProdBackward1", bw_prod, bw_prod, 2, 2, 0, 1)
+DEF_ALL(max, "MaxBackward1", bw_extreme_all, 2, 1, 0)
+DEF_ALL(min, "MinBackward1", bw_extreme_all, 2, 0, 0)
 
 /* max/min along dim: the values record the node, which keeps the indices
  * for the backward; the caller gets them too when it asks. */
@@ -424,6 +431,8 @@ done:
 
 clt_status clt_logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_logsumexp", CLT__AC_FLOAT32, 1, (a),
+                  clt_logsumexp(CLT__AC(0), dim, keepdim, out));
     clt_status st = clt__logsumexp(a, dim, keepdim, out, "clt_logsumexp");
     return record(st, out, "LogsumexpBackward0", bw_logsumexp, 2, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, keepdim, 0, 0.0);
@@ -446,6 +455,7 @@ static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_cumsum", CLT__AC_FLOAT32, 1, (a), clt_cumsum(CLT__AC(0), dim, out));
     clt_status st = clt__cumsum(a, dim, false, out, "clt_cumsum");
     return record(st, out, "CumsumBackward0", bw_cumsum, 0, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
@@ -606,6 +616,7 @@ done:;
 
 clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_cumprod", CLT__AC_FLOAT32, 1, (a), clt_cumprod(CLT__AC(0), dim, out));
     clt_status st = clt__scan(CLT__SCAN_PROD, a, dim, false, out, NULL, "clt_cumprod");
     return record(st, out, "CumprodBackward0", bw_cumprod, 2, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);

@@ -356,6 +356,9 @@ clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mo
 clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
                         clt_pad_mode mode, double value, clt_tensor **out)
 {
+    if (mode == CLT_PAD_REFLECT || mode == CLT_PAD_REPLICATE)
+        CLT__HALF_VIA_FLOAT32(fn, t, out, NULL,
+                              clt__pad_rec(fn, clt__hx, pad, npad, mode, value, &clt__hr));
     clt__node *n = NULL;
     clt_status st = clt__pad(t, pad, npad, mode, value, out, fn);
     if (st != CLT_OK)

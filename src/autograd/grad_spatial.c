@@ -82,6 +82,9 @@ clt_status clt__interpolate_nd_rec(const char *fn, const clt_tensor *input, int 
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, NULL,
+                          clt__interpolate_nd_rec(fn, clt__hx, nd, size, scale_factor, mode,
+                                                  align_corners, recompute, &clt__hr));
     clt__interp u;
     clt_status st = clt__interp_check(input, nd, size, scale_factor, mode, align_corners,
                                       recompute, &u, fn);
@@ -147,6 +150,17 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(grid, fn);
+    if (input->dtype == CLT_FLOAT16 && grid->dtype == CLT_FLOAT16) {
+        /* in float32 from the widened operands, rounded to half once */
+        clt_tensor *xw = NULL, *gw = NULL, *r = NULL;
+        clt_status hs = clt__to_dtype_rec(fn, input, CLT_FLOAT32, &xw);
+        if (hs == CLT_OK)
+            hs = clt__to_dtype_rec(fn, grid, CLT_FLOAT32, &gw);
+        if (hs == CLT_OK)
+            hs = clt_grid_sample(xw, gw, mode, padding_mode, align_corners, &r);
+        clt_tensor_free(gw);
+        return clt__half_finish(fn, hs, xw, r, out, NULL);
+    }
     clt_status st = clt__grid_sample_check(input, grid, (int)mode, (int)padding_mode, fn);
     if (st != CLT_OK)
         return st;
@@ -240,6 +254,8 @@ clt_status clt_affine_grid(const clt_tensor *theta, int ndim, const int64_t *siz
                           "%s: affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
                           "transforms, respectively. Got %d sizes.",
                           fn, ndim);
+    CLT__HALF_VIA_FLOAT32(fn, theta, out, NULL,
+                          clt_affine_grid(clt__hx, ndim, size, align_corners, &clt__hr));
     clt_status st = clt__check_floating(theta, "theta", fn);
     if (st != CLT_OK)
         return st;
@@ -625,6 +641,9 @@ static clt_status pool3d_in(const char *fn, bool max, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(kernel, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, indices,
+                          pool3d_in(fn, max, clt__hx, kernel, stride, padding, dilation,
+                                    ceil_mode, count_include_pad, &clt__hr, indices));
     pool3_ctx c;
     memset(&c, 0, sizeof c);
     c.max = max;
@@ -768,6 +787,8 @@ clt_status clt__adaptive_avg_pool3d_rec(const char *fn, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(output_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, NULL,
+                          clt__adaptive_avg_pool3d_rec(fn, clt__hx, output_size, &clt__hr));
     clt_status st = adaptive3_check(fn, "adaptive_avg_pool3d", input, output_size);
     if (st == CLT_OK)
         st = as_batched5(fn, input, adaptive_avg3_op, output_size, out, NULL);
@@ -828,6 +849,9 @@ clt_status clt__adaptive_max_pool3d_rec(const char *fn, const clt_tensor *input,
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(output_size, fn);
+    CLT__HALF_VIA_FLOAT32(fn, input, out, indices,
+                          clt__adaptive_max_pool3d_rec(fn, clt__hx, output_size, &clt__hr,
+                                                       indices));
     clt_status st = adaptive3_check(fn, "adaptive_max_pool3d", input, output_size);
     if (st == CLT_OK)
         st = as_batched5(fn, input, adaptive_max3_op, output_size, out, indices);

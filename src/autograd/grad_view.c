@@ -237,6 +237,73 @@ clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtyp
     return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
 }
 
+clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
+                            clt_tensor **out, clt_tensor **extra)
+{
+    if (st == CLT_OK)
+        st = clt__to_dtype_rec(fn, hr, CLT_FLOAT16, out);
+    clt_tensor_free(hx);
+    clt_tensor_free(hr);
+    if (st != CLT_OK && extra) {
+        clt_tensor_free(*extra);
+        *extra = NULL;
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- autocast's casts ----------------------------------------------------------------- */
+
+/* The dtype autocast casts t to for an op of kind, or t's own. */
+static clt_dtype autocast_target(clt__ac_kind kind, const clt_device *dev, clt_dtype lower,
+                                 const clt_tensor *t)
+{
+    if (t == NULL || t->dev != dev)
+        return t ? t->dtype : CLT_FLOAT32;
+    if (kind == CLT__AC_LOWER && t->dtype == CLT_FLOAT32)
+        return lower;
+    if (kind == CLT__AC_FLOAT32 && t->dtype == CLT_FLOAT16)
+        return CLT_FLOAT32;
+    return t->dtype;
+}
+
+bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
+{
+    clt_dtype lower;
+    clt_device *dev = clt__autocast_device(&lower);
+    if (dev == NULL)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (in[i] && autocast_target(kind, dev, lower, in[i]) != in[i]->dtype)
+            return true;
+    return false;
+}
+
+clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
+                               clt_tensor **tmp)
+{
+    clt_dtype lower;
+    clt_device *dev = clt__autocast_device(&lower);
+    clt__autocast_suspend(1);
+    for (int i = 0; i < n; i++) {
+        clt_dtype to = autocast_target(kind, dev, lower, in[i]);
+        if (in[i] == NULL || to == in[i]->dtype)
+            continue;
+        clt_status st = clt__to_dtype_rec(fn, in[i], to, &tmp[i]);
+        if (st != CLT_OK)
+            return st;
+        in[i] = tmp[i];
+    }
+    return CLT_OK;
+}
+
+clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp)
+{
+    clt__autocast_suspend(0);
+    for (int i = 0; i < n; i++)
+        clt_tensor_free(tmp[i]);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))

@@ -349,6 +349,8 @@ clt_status clt_addr(const clt_tensor *input, const clt_tensor *vec1, const clt_t
                     double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addr";
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, vec1, vec2),
+                  clt_addr(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     BEGIN1(input);
     CLT__REQUIRE_ARG(vec1, fn);
     CLT__REQUIRE_ARG(vec2, fn);

@@ -102,3 +102,51 @@ int clt_can_cast(clt_dtype from, clt_dtype to)
         return 0;
     return clt__dtype_category(from) <= clt__dtype_category(to);
 }
+
+/* ---- autocast: the calling thread's regions ---------------------------------- */
+
+/* A stack of regions, as torch.autocast's nested contexts: each holds the
+ * device it casts on (NULL: a region that turns autocast off) and the
+ * lower-precision dtype.  Set from above (clt_autocast_enter, optim
+ * layer); the ops read it.  `suspended` counts the ops running with their
+ * operands cast already, whose inner calls autocast must leave alone (as
+ * torch excludes the Autocast key while an op it cast runs). */
+#define AUTOCAST_DEPTH 64
+static _Thread_local clt_device *ac_dev[AUTOCAST_DEPTH];
+static _Thread_local clt_dtype ac_dtype[AUTOCAST_DEPTH];
+static _Thread_local int ac_depth, ac_suspended;
+
+clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn)
+{
+    if (ac_depth == AUTOCAST_DEPTH)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: autocast regions nest %d deep at most on a thread", fn,
+                          AUTOCAST_DEPTH);
+    ac_dev[ac_depth] = dev;
+    ac_dtype[ac_depth] = dtype;
+    ac_depth++;
+    return clt__ok();
+}
+
+clt_status clt__autocast_pop(const char *fn)
+{
+    if (ac_depth == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: no autocast region is open on this thread", fn);
+    ac_depth--;
+    return clt__ok();
+}
+
+clt_device *clt__autocast_device(clt_dtype *dtype)
+{
+    if (ac_depth == 0 || ac_suspended)
+        return NULL;
+    if (dtype)
+        *dtype = ac_dtype[ac_depth - 1];
+    return ac_dev[ac_depth - 1];
+}
+
+void clt__autocast_suspend(int on)
+{
+    ac_suspended += on ? 1 : -1;
+}

@@ -151,6 +151,9 @@ clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *norm
                           clt_tensor **out)
 {
     static const char fn[] = "clt_layer_norm";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input, weight, bias),
+                  clt_layer_norm(CLT__AC(0), ndim, normalized_shape, CLT__AC(1), CLT__AC(2), eps,
+                                 out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
@@ -336,6 +339,8 @@ clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt
                           const clt_tensor *bias, double eps, clt_tensor **out)
 {
     static const char fn[] = "clt_group_norm";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input, weight, bias),
+                  clt_group_norm(CLT__AC(0), num_groups, CLT__AC(1), CLT__AC(2), eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);

@@ -219,7 +219,9 @@ static clt_status operands_check(const clt_tensor *x, const clt_tensor *w, const
     if ((st = clt__same_device(x, w, fn)) != CLT_OK ||
         (b && (st = clt__same_device(x, b, fn)) != CLT_OK))
         return st;
-    if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
+    /* float16 operands reach here only mixed with others (autograd runs
+     * all-half convolutions in float32): the mismatch is what is wrong */
+    if (x->dtype != CLT_FLOAT16 && (st = clt__check_floating(x, "input", fn)) != CLT_OK)
         return st;
     if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
@@ -227,7 +229,7 @@ static clt_status operands_check(const clt_tensor *x, const clt_tensor *w, const
                           "the same",
                           fn, clt_dtype_name(x->dtype), clt_dtype_name(w->dtype),
                           b ? clt_dtype_name(b->dtype) : "none");
-    return CLT_OK;
+    return clt__check_floating(x, "input", fn);
 }
 
 /* A convolution's stride, padding, dilation and groups, with PyTorch's

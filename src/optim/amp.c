@@ -421,3 +421,27 @@ clt_status clt__grad_scaler_set(clt_grad_scaler *s, const clt__scaler_state *v, 
     s->tracker = v->growth_tracker;
     return CLT_OK;
 }
+
+/* ---- autocast ------------------------------------------------------------------------ */
+
+clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype)
+{
+    static const char fn[] = "clt_autocast_enter";
+    if (device && dtype != CLT_FLOAT16)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: autocast's target dtype must be float16, not %s (the only "
+                          "lower-precision floating dtype here)",
+                          fn, clt_dtype_name(dtype));
+    return clt__autocast_push(device, dtype, fn);
+}
+
+clt_status clt_autocast_exit(void)
+{
+    return clt__autocast_pop("clt_autocast_exit");
+}
+
+int clt_autocast_is_enabled(const clt_device *device)
+{
+    clt_device *d = clt__autocast_device(NULL);
+    return d != NULL && (device == NULL || d == device);
+}
