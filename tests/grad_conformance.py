@@ -356,6 +356,50 @@ def complexgrad():
               call("clt_abs", call("clt_fft_fft", z, -1, 0, None))), [za])
 
 
+# ---- nn3: CrossMapLRN2d ---------------------------------------------------------
+# Where torch.nn.CrossMapLRN2d's hand-written backward is the gradient of its
+# forward (one channel, or a window wider than the channels on both sides),
+# against torch's module itself; elsewhere that backward uses other windows
+# than the forward (torch's own gradcheck fails), so the reference is torch's
+# autograd through the same forward written in torch ops (conformance.py's
+# nn3 checks that this forward is torch's).
+def _nn3_windows(ch, size):
+    pre = int((size - 1) / 2 + 1)
+    m = torch.zeros(ch, ch, dtype=torch.float64)
+    for c in range(min(pre, ch)):
+        m[0, c] += 1
+    for c in range(1, ch):
+        m[c] = m[c - 1]
+        if c < ch - pre + 1:
+            m[c, c + pre - 1] += 1
+        if c > pre:
+            m[c, c - pre] -= 1
+    return m
+
+
+def _nn3_xmap_t(x, size, alpha, beta, k):
+    s = torch.einsum("ij,njhw->nihw", _nn3_windows(x.shape[1], size), x * x)
+    return x * (s * (alpha / size) + k) ** -beta
+
+
+def nn3():
+    proto("clt_cross_map_lrn2d", [P, C.c_int64, C.c_double, C.c_double, C.c_double, PP])
+    r = np.random.default_rng(33)
+    for size, ch in ((2, 1), (5, 2), (7, 3), (3, 1)):
+        case("nn3 CrossMapLRN2d size %d C %d (torch's module)" % (size, ch),
+             lambda x, s=size: torch.nn.CrossMapLRN2d(s, 0.3, 0.75, 1.2)(x),
+             lambda x, s=size: call("clt_cross_map_lrn2d", x, s, C.c_double(0.3),
+                                    C.c_double(0.75), C.c_double(1.2)),
+             [r.standard_normal((2, ch, 3, 2)) * 2])
+    for size, ch in ((1, 4), (2, 5), (3, 6), (4, 3), (5, 8)):
+        case("nn3 CrossMapLRN2d size %d C %d" % (size, ch),
+             lambda x, s=size: _nn3_xmap_t(x, s, 0.3, 0.75, 1.2),
+             lambda x, s=size: call("clt_cross_map_lrn2d", x, s, C.c_double(0.3),
+                                    C.c_double(0.75), C.c_double(1.2)),
+             [r.standard_normal((2, ch, 2, 3)) * 2])
+
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -3756,6 +3800,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
                        call("clt_adaptive_max_pool3d", x, _i64(2, 3, 2), after=(None,))),
         [_fr.standard_normal((2, 2, 5, 6, 4))])
 complexgrad()
+nn3()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])
