@@ -1506,7 +1506,9 @@ CLT_API clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_featur
  * batched input and 0 of an unbatched one (any other rank is
  * CLT_ERR_SHAPE_MISMATCH, "Expected 3D (unbatched) or 4D (batched)
  * input"); BatchNorm and InstanceNorm dimension 1 (input.shape[1], also
- * for an unbatched InstanceNorm input, as torch).
+ * for an unbatched InstanceNorm input, as torch).  affine and
+ * track_running_stats are given here; torch's LazyInstanceNorm defaults
+ * both to True, unlike InstanceNorm.
  *
  * The first clt_module_forward builds the plain layer with that size as
  * its constructor does (clt_linear, clt_conv2d_layer, ...; the same draws
