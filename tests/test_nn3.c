@@ -4,6 +4,7 @@
  * copy of torch's running-sum loop, its gradient against finite
  * differences in float64 (gradcheck.h), and its errors. */
 #include <math.h>
+#include <stdio.h>
 
 #include "gradcheck.h"
 
@@ -448,4 +449,265 @@ Test(nn3, cross_map_lrn2d_errors)
     clt_tensor_free(x);
     clt_tensor_free(xi);
     clt_tensor_free(x3);
+}
+
+/* ---- AdaptiveLogSoftmaxWithLoss ------------------------------------------ */
+
+/* out[n][o] = sum_i x[n][i] w[o][i] (+ b[o]) */
+static void host_linear(const double *x, int64_t N, int64_t I, const double *w, const double *b,
+                        int64_t O, double *out)
+{
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++) {
+            double s = b ? b[o] : 0;
+            for (int64_t i = 0; i < I; i++)
+                s += x[n * I + i] * w[o * I + i];
+            out[n * O + o] = s;
+        }
+}
+
+static void host_log_softmax(double *v, int64_t N, int64_t K)
+{
+    for (int64_t n = 0; n < N; n++) {
+        double mx = -INFINITY, s = 0;
+        for (int64_t k = 0; k < K; k++)
+            mx = fmax(mx, v[n * K + k]);
+        for (int64_t k = 0; k < K; k++)
+            s += exp(v[n * K + k] - mx);
+        for (int64_t k = 0; k < K; k++)
+            v[n * K + k] -= mx + log(s);
+    }
+}
+
+static double *param_of(clt_module *m, const char *path)
+{
+    clt_named_tensor *st;
+    size_t n;
+    CHECK(clt_module_named_parameters(m, &st, &n));
+    double *v = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(st[i].name, path) == 0)
+            v = read_as_f64(st[i].tensor);
+    clt_free(st);
+    cr_assert_not_null(v, "no parameter %s", path);
+    return v;
+}
+
+/* The full [N, 10] log-probabilities of the model below, from its own
+ * parameters: in 6, cutoffs {3, 6} of 10 classes, div_value 2 (hidden
+ * sizes 3 and 1), head bias. */
+static void host_als_full(clt_module *m, const double *x, int64_t N, double *full)
+{
+    double *hw = param_of(m, "head.weight"), *hb = param_of(m, "head.bias");
+    double head[64 * 5];
+    host_linear(x, N, 6, hw, hb, 5, head);
+    host_log_softmax(head, N, 5);
+    const int64_t hsz[2] = {3, 1}, lo[2] = {3, 6}, osz[2] = {3, 4};
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < 3; k++)
+            full[n * 10 + k] = head[n * 5 + k];
+    for (int c = 0; c < 2; c++) {
+        char p0[32], p1[32];
+        snprintf(p0, sizeof p0, "tail.%d.0.weight", c);
+        snprintf(p1, sizeof p1, "tail.%d.1.weight", c);
+        double *w0 = param_of(m, p0), *w1 = param_of(m, p1), h[64 * 3], o[64 * 4];
+        host_linear(x, N, 6, w0, NULL, hsz[c], h);
+        host_linear(h, N, hsz[c], w1, NULL, osz[c], o);
+        host_log_softmax(o, N, osz[c]);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < osz[c]; k++)
+                full[n * 10 + lo[c] + k] = o[n * osz[c] + k] + head[n * 5 + 3 + c];
+        free(w0);
+        free(w1);
+    }
+    free(hw);
+    free(hb);
+}
+
+static clt_module *make_als(clt_device *dev)
+{
+    clt_module *m = NULL;
+    CHECK(clt_adaptive_log_softmax_with_loss(dev, 6, 10, (int64_t[]){3, 6}, 2, 2.0, 1, NULL, &m));
+    return m;
+}
+
+Test(nn3, adaptive_log_softmax_against_host_loops)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = make_als(dev);
+    cr_assert_str_eq(clt_module_name(m), "AdaptiveLogSoftmaxWithLoss");
+    clt_named_tensor *st;
+    size_t n;
+    CHECK(clt_module_state(m, &st, &n));
+    const char *names[] = {"head.weight", "head.bias", "tail.0.0.weight", "tail.0.1.weight",
+                           "tail.1.0.weight", "tail.1.1.weight"};
+    const int64_t shapes[6][2] = {{5, 6}, {5, 0}, {3, 6}, {3, 3}, {1, 6}, {4, 1}};
+    cr_assert_eq(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_str_eq(st[i].name, names[i]);
+        assert_shape(st[i].tensor, i == 1 ? 1 : 2, shapes[i]);
+    }
+    clt_free(st);
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    const int64_t N = 7;
+    double *x = spread_doubles(N * 6, 50), full[7 * 10], out[7], loss = 0;
+    for (int64_t i = 0; i < N * 6; i++)
+        x[i] *= 2;
+    double tv[7] = {0, 4, 9, 2, 6, 3, 8};
+    host_als_full(m, x, N, full);
+    for (int64_t r = 0; r < N; r++) {
+        out[r] = full[r * 10 + (int64_t)tv[r]];
+        loss -= out[r] / N;
+    }
+    clt_tensor *xt = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){N, 6}, x);
+    clt_tensor *tt = tensor_of(dev, CLT_INT64, 1, &N, tv), *y = NULL, *l = NULL;
+    CHECK(clt_adaptive_log_softmax_forward(m, xt, tt, &y, &l));
+    assert_shape(y, 1, &N);
+    assert_shape(l, 0, NULL);
+    assert_tensor_close(y, out, (size_t)N, 1e-12, 1e-12, "output");
+    assert_tensor_close(l, &loss, 1, 1e-12, 1e-12, "loss");
+    clt_tensor *lp = NULL, *pr = NULL;
+    CHECK(clt_adaptive_log_softmax_log_prob(m, xt, &lp));
+    assert_shape(lp, 2, (int64_t[]){N, 10});
+    assert_tensor_close(lp, full, (size_t)(N * 10), 1e-12, 1e-12, "log_prob");
+    CHECK(clt_adaptive_log_softmax_predict(m, xt, &pr));
+    cr_assert_eq(clt_tensor_dtype(pr), CLT_INT64);
+    double best[7];
+    for (int64_t r = 0; r < N; r++) {
+        best[r] = 0;
+        for (int64_t k = 1; k < 10; k++)
+            if (full[r * 10 + k] > full[r * 10 + (int64_t)best[r]])
+                best[r] = (double)k;
+    }
+    assert_tensor_close(pr, best, (size_t)N, 0, 0, "predict");
+    /* unbatched: a 0-d output */
+    clt_tensor *x1 = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, x + 6);
+    clt_tensor *t1 = tensor_of(dev, CLT_INT64, 0, NULL, &tv[1]), *y1 = NULL, *l1 = NULL;
+    CHECK(clt_adaptive_log_softmax_forward(m, x1, t1, &y1, &l1));
+    assert_shape(y1, 0, NULL);
+    double want1 = full[1 * 10 + 4], wl1 = -want1;
+    assert_tensor_close(y1, &want1, 1, 1e-12, 1e-12, "unbatched output");
+    assert_tensor_close(l1, &wl1, 1, 1e-12, 1e-12, "unbatched loss");
+    clt_tensor *ts[] = {y, l, lp, pr, x1, t1, y1, l1, xt, tt};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        clt_tensor_free(ts[i]);
+    free(x);
+    clt_module_free(m);
+}
+
+typedef struct { clt_module *m; clt_tensor *target; int log_prob; } als_gc;
+
+static clt_status als_f(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const als_gc *c = ctx;
+    if (c->log_prob)
+        return clt_adaptive_log_softmax_log_prob(c->m, in[0], out);
+    clt_tensor *y = NULL, *l = NULL;
+    clt_status st = clt_adaptive_log_softmax_forward(c->m, in[0], c->target, &y, &l);
+    if (st != CLT_OK)
+        return st;
+    /* both results in one: output * 1 + loss, broadcast */
+    st = clt_add(y, l, out);
+    clt_tensor_free(y);
+    clt_tensor_free(l);
+    return st;
+}
+
+Test(nn3, adaptive_log_softmax_gradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = make_als(dev);
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    double tv[5] = {7, 1, 4, 9, 3};
+    int64_t N = 5;
+    clt_tensor *tt = tensor_of(dev, CLT_INT64, 1, &N, tv);
+    double *x = spread_doubles(5 * 6, 60);
+    for (int lp = 0; lp < 2; lp++) {
+        als_gc c = {m, tt, lp};
+        gc_in in[1] = {{2, {5, 6}, x, 1}};
+        gradcheck(dev, als_f, &c, 1, in);
+    }
+    /* a parameter's gradient: head.weight against finite differences of the loss */
+    clt_tensor *xt = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){5, 6}, x), *y, *l, *g = NULL;
+    clt_tensor *w = clt_module_param(
+        clt_module_child(clt_module_child(clt_module_child(m, "tail"), "1"), "0"), "weight");
+    cr_assert_not_null(w);
+    CHECK(clt_zero_grad(w, 1)); /* the gradchecks above filled it */
+    CHECK(clt_adaptive_log_softmax_forward(m, xt, tt, &y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(w, &g));
+    double *an = read_as_f64(g), *wv = read_as_f64(w);
+    int was = clt_set_grad_enabled(0);
+    for (int k = 0; k < 6; k++) {
+        double lv[2];
+        for (int side = 0; side < 2; side++) {
+            double saved = wv[k];
+            wv[k] = saved + (side ? -1e-6 : 1e-6);
+            CHECK(clt_tensor_write(w, wv, 6 * sizeof *wv));
+            clt_tensor *y2, *l2;
+            CHECK(clt_adaptive_log_softmax_forward(m, xt, tt, &y2, &l2));
+            CHECK(clt_tensor_item(l2, &lv[side]));
+            clt_tensor_free(y2);
+            clt_tensor_free(l2);
+            wv[k] = saved;
+        }
+        CHECK(clt_tensor_write(w, wv, 6 * sizeof *wv));
+        double num = (lv[0] - lv[1]) / 2e-6;
+        cr_assert(close_enough(an[k], num, 1e-5, 1e-8), "tail.1.0.weight[%d]: %g vs %g", k,
+                  an[k], num);
+    }
+    clt_set_grad_enabled(was);
+    free(an);
+    free(wv);
+    free(x);
+    clt_tensor_free(g);
+    clt_tensor_free(y);
+    clt_tensor_free(l);
+    clt_tensor_free(xt);
+    clt_tensor_free(tt);
+    clt_module_free(m);
+}
+
+Test(nn3, adaptive_log_softmax_errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = (clt_module *)1;
+    assert_error(clt_adaptive_log_softmax_with_loss(dev, 6, 10, (int64_t[]){6, 3}, 2, 4.0, 0,
+                                                    NULL, &m),
+                 CLT_ERR_INVALID_ARGUMENT, "cutoffs should be");
+    cr_assert_null(m);
+    assert_error(clt_adaptive_log_softmax_with_loss(dev, 6, 10, (int64_t[]){10}, 1, 4.0, 0,
+                                                    NULL, &m),
+                 CLT_ERR_INVALID_ARGUMENT, "n_classes-1");
+    assert_error(clt_adaptive_log_softmax_with_loss(dev, 3, 10, (int64_t[]){5}, 1, 4.0, 0,
+                                                    NULL, &m),
+                 CLT_ERR_INVALID_ARGUMENT, "hidden size");
+    m = make_als(dev);
+    double xv[12] = {0}, tv[2] = {1, 10};
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){2, 6}, xv);
+    clt_tensor *t = tensor_of(dev, CLT_INT64, 1, (int64_t[]){2}, tv);
+    clt_tensor *t32 = tensor_of(dev, CLT_INT32, 1, (int64_t[]){2}, xv);
+    clt_tensor *t1 = tensor_of(dev, CLT_INT64, 1, (int64_t[]){1}, xv);
+    clt_tensor *y = (clt_tensor *)1, *l = (clt_tensor *)1;
+    assert_error(clt_adaptive_log_softmax_forward(m, x, t, &y, &l), CLT_ERR_INDEX_OUT_OF_RANGE,
+                 "Target values should be in [0, 9]");
+    cr_assert_null(y);
+    cr_assert_null(l);
+    names_only("clt_adaptive_log_softmax_forward");
+    assert_error(clt_adaptive_log_softmax_forward(m, x, t32, &y, &l), CLT_ERR_DTYPE_MISMATCH,
+                 "int64");
+    assert_error(clt_adaptive_log_softmax_forward(m, x, t1, &y, &l), CLT_ERR_SHAPE_MISMATCH,
+                 "same size in the batch");
+    assert_error(clt_adaptive_log_softmax_log_prob(m, t1, &y), CLT_ERR_SHAPE_MISMATCH, "2D");
+    assert_error(clt_module_forward(m, x, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_adaptive_log_softmax_forward");
+    clt_module *lin = NULL;
+    CHECK(clt_linear(dev, 6, 2, 1, NULL, &lin));
+    assert_error(clt_adaptive_log_softmax_predict(lin, x, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "Linear");
+    clt_module_free(lin);
+    clt_tensor *ts[] = {x, t, t32, t1};
+    for (size_t i = 0; i < 4; i++)
+        clt_tensor_free(ts[i]);
+    clt_module_free(m);
 }

@@ -1634,6 +1634,54 @@ CLT_API clt_status clt_cross_map_lrn2d(const clt_tensor *input, int64_t size, do
 CLT_API clt_status clt_cross_map_lrn2d_layer(int64_t size, double alpha, double beta, double k,
                                              clt_module **out);
 
+/* torch.nn.AdaptiveLogSoftmaxWithLoss(in_features, n_classes, cutoffs,
+ * div_value, head_bias): the n_cutoffs cutoffs (at least one, unique,
+ * increasing, each in [1, n_classes - 1]: else CLT_ERR_INVALID_ARGUMENT
+ * with torch's words; at most 64) split the classes into a shortlist
+ * [0, cutoffs[0]) and clusters.  Its parts as torch's, so that its
+ * clt_module_state names are torch's state_dict keys: "head" a Linear
+ * (in_features -> cutoffs[0] + n_clusters, bias when head_bias), "tail" a
+ * ModuleList of one Sequential(Linear(in_features, hsz, no bias),
+ * Linear(hsz, cluster size, no bias)) per cluster, hsz = in_features //
+ * div_value^(i + 1); all drawn from gen (NULL: the default) in torch's
+ * order, as clt_linear draws.  A cluster whose hsz comes to 0 (torch makes
+ * an empty Linear) and a div_value that is not positive are
+ * CLT_ERR_INVALID_ARGUMENT.  clt_module_forward on it is refused: it takes
+ * two inputs (below).  New module: release with clt_module_free; a failed
+ * constructor takes no numbers from gen. */
+CLT_API clt_status clt_adaptive_log_softmax_with_loss(clt_device *dev, int64_t in_features,
+                                                      int64_t n_classes, const int64_t *cutoffs,
+                                                      size_t n_cutoffs, double div_value,
+                                                      int head_bias, clt_generator *gen,
+                                                      clt_module **out);
+
+/* m(input, target) -> (output, loss), torch's namedtuple: input [N,
+ * in_features] with an int64 target [N] (or input [in_features] with a
+ * 0-d target), output [N] (0-d) the log-probability of each target, loss
+ * the 0-d mean of -output; both recorded (the gradients reach input and
+ * every parameter).  Runs through m's hooks as a forward (they see input
+ * and output).  Errors with torch's words: a target that is not int64
+ * (CLT_ERR_DTYPE_MISMATCH), of 2 or more dims, or not matching the input
+ * (CLT_ERR_SHAPE_MISMATCH), values outside [0, n_classes - 1]
+ * (CLT_ERR_INDEX_OUT_OF_RANGE), an input of another dtype than the
+ * parameters or on another device.  The target is read to the host (a
+ * synchronisation).  Two new tensors: release both with clt_tensor_free;
+ * on failure both are NULL. */
+CLT_API clt_status clt_adaptive_log_softmax_forward(clt_module *m, const clt_tensor *input,
+                                                    const clt_tensor *target,
+                                                    clt_tensor **output, clt_tensor **loss);
+
+/* log_prob(input): [N, n_classes] log-probabilities of every class for an
+ * input [N, in_features] (recorded; other ranks are
+ * CLT_ERR_SHAPE_MISMATCH, as torch fails on them).  predict(input): the
+ * int64 [N] class of the highest probability (not recorded), as torch's
+ * (its shortcut through the head gives the same classes).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_adaptive_log_softmax_log_prob(clt_module *m, const clt_tensor *input,
+                                                     clt_tensor **out);
+CLT_API clt_status clt_adaptive_log_softmax_predict(clt_module *m, const clt_tensor *input,
+                                                    clt_tensor **out);
+
 /* torch.nn.LPPool1d(norm_type, kernel_size, stride, ceil_mode) and
  * LPPool2d: clt_lp_pool1d and clt_lp_pool2d (conv.h) with the layer's
  * settings; stride 0 (NULL for LPPool2d) means the kernel size, PyTorch's
