@@ -1827,6 +1827,7 @@ def nn3():
     except Exception:  # pragma: no cover
         print("conformance: nn3 lazy layers skipped (no safetensors)")
         return
+    _nn3_als()
     import tempfile
     proto("clt_module_load", [P, C.c_char_p])
     proto("clt_module_forward", [P, P, PP])
@@ -1956,6 +1957,84 @@ def nn3():
             finally:
                 for t in keep:
                     L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+
+
+def _nn3_als():
+    """AdaptiveLogSoftmaxWithLoss: cltensor's state names and shapes are
+    torch's state_dict; with torch's values loaded, output, loss, log_prob
+    and predict agree (batched and unbatched), and the errors too."""
+    from safetensors.torch import save_file
+    import tempfile
+    proto("clt_adaptive_log_softmax_with_loss",
+          [P, C.c_int64, C.c_int64, P, C.c_size_t, C.c_double, C.c_int, P, PP])
+    proto("clt_adaptive_log_softmax_forward", [P, P, P, PP, PP])
+    proto("clt_adaptive_log_softmax_log_prob", [P, P, PP])
+    proto("clt_adaptive_log_softmax_predict", [P, P, PP])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_free", [P], None)
+    configs = [(8, 20, [4, 10, 15], 2.0, False), (16, 7, [3], 4.0, True),
+               (6, 12, [2, 5], 1.5, True)]
+    with tempfile.TemporaryDirectory() as d:
+        for inf, ncls, cuts, div, hb in configs:
+            name = "AdaptiveLogSoftmaxWithLoss(%d, %d, %s, %g, %s)" % (inf, ncls, cuts, div, hb)
+            torch.manual_seed(5)
+            tm = torch.nn.AdaptiveLogSoftmaxWithLoss(inf, ncls, cuts, div, hb).double()
+            cm = P()
+            keep = []
+            try:
+                if L.clt_adaptive_log_softmax_with_loss(DEV, inf, ncls, _i64s(*cuts), len(cuts),
+                                                        div, int(hb), None, C.byref(cm)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                if L.clt_module_to_dtype(cm, 1):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                path = os.path.join(d, "als.safetensors")
+                save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+                if L.clt_module_load(cm, path.encode()):
+                    fail(name + " load", L.clt_last_error().decode())
+                    continue
+                x = data((9, inf), torch.float64, lo=-2, hi=2)
+                t = torch.randint(0, ncls, (9,), generator=G)
+                t[0], t[1] = 0, ncls - 1
+                for label, xx, tt in (("batched", x, t), ("unbatched", x[3], t[3])):
+                    out, loss = P(), P()
+                    cx, ct = upload(xx), upload(tt)
+                    keep += [cx, ct]
+                    if L.clt_adaptive_log_softmax_forward(cm, cx, ct, C.byref(out),
+                                                          C.byref(loss)):
+                        fail(name + " " + label, L.clt_last_error().decode())
+                        continue
+                    keep += [out, loss]
+                    with torch.no_grad():
+                        r = tm(xx, tt)
+                    go, gl = download(out)[0], download(loss)[0]
+                    ok(name + " " + label + " output", go.shape == tuple(r.output.shape)
+                       and np.allclose(go, r.output.numpy(), 1e-12, 1e-12), "%s / %s" % (
+                           go, r.output.numpy()))
+                    ok(name + " " + label + " loss", np.allclose(gl, r.loss.numpy(), 1e-12,
+                                                                   1e-12), "%s / %s" % (
+                        gl, r.loss.numpy()))
+                check(name + " log_prob", lambda a: tm.log_prob(a).detach(),
+                      lambda p, r: L.clt_adaptive_log_softmax_log_prob(cm, p, r), [x], tol="red")
+                check(name + " predict", lambda a: tm.predict(a),
+                      lambda p, r: L.clt_adaptive_log_softmax_predict(cm, p, r), [x * 3],
+                      tol="exact")
+                bad = t.clone()
+                bad[2] = ncls
+                check(name + " target out of range",
+                      lambda a, b: tm(a, b).output,
+                      lambda p, q, r: L.clt_adaptive_log_softmax_forward(cm, p, q, r, C.byref(P())),
+                      [x, bad])
+                check(name + " 2D target",
+                      lambda a, b: tm(a, b).output,
+                      lambda p, q, r: L.clt_adaptive_log_softmax_forward(cm, p, q, r, C.byref(P())),
+                      [x, t.reshape(3, 3)])
+            finally:
+                for k in keep:
+                    L.clt_tensor_free(k)
                 L.clt_module_free(cm)
 
 
