@@ -9123,6 +9123,82 @@ static void op_nn3(fz *f)
         tfree(f, x, 0);
         return;
     }
+    if (chance(f, 25)) { /* AdaptiveLogSoftmaxWithLoss */
+        int64_t inf = chance(f, 90) ? 2 + (int64_t)pick(f, 8) : geom(f);
+        int64_t ncls = chance(f, 90) ? 2 + (int64_t)pick(f, 10) : geom(f);
+        int64_t cuts[3];
+        size_t nc = chance(f, 95) ? 1 + pick(f, 3) : pick(f, 4);
+        for (size_t i = 0; i < 3; i++)
+            cuts[i] = chance(f, 90) ? 1 + (int64_t)i * (1 + (int64_t)pick(f, 3)) : geom(f);
+        double div = chance(f, 80) ? 1 + (double)pick(f, 3) : rand_scalar(f);
+        clt_module *m = SENT, **mp = chance(f, 3) ? NULL : &m;
+        CALL("clt_adaptive_log_softmax_with_loss",
+             clt_adaptive_log_softmax_with_loss(dev, inf, ncls, chance(f, 3) ? NULL : cuts, nc,
+                                                div, (int)pick(f, 2), f->gen, mp));
+        if (!mp) {
+            result(f, st, NULL, NULL);
+            return;
+        }
+        if (!outcome(f, st, m))
+            return;
+        int64_t N = chance(f, 90) ? 1 + (int64_t)pick(f, 4) : (int64_t)pick(f, 2);
+        int batched = chance(f, 85);
+        int64_t xs[2] = {N, inf};
+        clt_tensor *x = input_near(f, d, batched ? 2 : 1, batched ? xs : xs + 1);
+        clt_tensor *tg = NULL;
+        if (chance(f, 85)) {
+            int64_t tv[8];
+            for (int i = 0; i < 8; i++)
+                tv[i] = chance(f, 95) ? (int64_t)pick(f, (uint32_t)(ncls > 0 ? ncls : 1))
+                                      : (int64_t)pick(f, 40) - 10;
+            tg = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(d, chance(f, 95) ? CLT_INT64 : CLT_INT32, batched ? 1 : 0,
+                                      &N, tv, &tg));
+            if (!outcome(f, st, tg))
+                tg = NULL;
+        } else {
+            tg = clt_tensor_retain(rt(f));
+        }
+        clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+        switch (pick(f, 3)) {
+        case 0:
+            CALL("clt_adaptive_log_softmax_forward",
+                 clt_adaptive_log_softmax_forward(chance(f, 5) ? f->mod[pick(f, NMOD)] : m, x, tg,
+                                                  op, op2));
+            if (two_outcome(f, st, op, out, op2, out2)) {
+                check_tensor(f, out);
+                expect_meta(f, out2, 0, NULL, clt_tensor_dtype(out), clt_tensor_device(out));
+                if (chance(f, 50)) {
+                    CALL("clt_backward", clt_backward(out2, NULL, 0));
+                    status_ok(f, st);
+                }
+                store(f, out);
+                store(f, out2);
+            }
+            break;
+        case 1:
+            CALL("clt_adaptive_log_softmax_log_prob",
+                 clt_adaptive_log_softmax_log_prob(m, x, op));
+            if (result(f, st, op, out)) {
+                int64_t want[2] = {clt_tensor_shape(x)[0], ncls};
+                expect_meta(f, out, 2, want, clt_tensor_dtype(x), clt_tensor_device(x));
+                store(f, out);
+            }
+            break;
+        default:
+            CALL("clt_adaptive_log_softmax_predict", clt_adaptive_log_softmax_predict(m, x, op));
+            if (result(f, st, op, out)) {
+                expect_meta(f, out, 1, clt_tensor_shape(x), CLT_INT64, clt_tensor_device(x));
+                store(f, out);
+            }
+            break;
+        }
+        tfree(f, tg, 0);
+        tfree(f, x, 0);
+        put_module(f, m);
+        return;
+    }
     int kind = (int)pick(f, 13);
     clt_module *m = SENT, **mp = chance(f, 2) ? NULL : &m;
     int64_t outc = chance(f, 90) ? 1 + (int64_t)pick(f, 4) : geom(f);
@@ -9223,8 +9299,8 @@ static void op_nn3(fz *f)
         status_ok(f, st);
     }
     for (int round = 0; round < 2; round++) {
-        static const int rank[13] = {2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5};
-        int nd = chance(f, 80) ? rank[kind] - (int)pick(f, 2) : (int)pick(f, 6);
+        static const int lrank[13] = {2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5};
+        int nd = chance(f, 80) ? lrank[kind] - (int)pick(f, 2) : (int)pick(f, 6);
         int64_t want[5];
         for (int i = 0; i < 5; i++)
             want[i] = chance(f, 95) ? 1 + (int64_t)pick(f, 4) : (int64_t)pick(f, 2) * 5;
