@@ -347,10 +347,12 @@ clt_status clt_adaptive_log_softmax_forward(clt_module *m, const clt_tensor *inp
                                             clt_tensor **loss)
 {
     static const char fn[] = "clt_adaptive_log_softmax_forward";
+    if (output)
+        *output = NULL;
+    if (loss)
+        *loss = NULL;
     CLT__REQUIRE_ARG(output, fn);
-    *output = NULL;
     CLT__REQUIRE_ARG(loss, fn);
-    *loss = NULL;
     clt_status st = check_als(fn, m);
     if (st != CLT_OK)
         return st;
