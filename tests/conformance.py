@@ -1802,6 +1802,242 @@ def conv_layers_state_dict():
                 L.clt_module_free(cm)
 
 
+# ---- nn3: lazy layers, CrossMapLRN2d ------------------------------------
+
+def nn3():
+    """CrossMapLRN2d against torch.nn.CrossMapLRN2d (its quirky windows
+    included); the lazy layers after their first forward hold torch's
+    state_dict keys and shapes, and with torch's lazy layer's values loaded
+    (safetensors) give torch's outputs, on the second forward too."""
+    proto("clt_cross_map_lrn2d", [P, C.c_int64, C.c_double, C.c_double, C.c_double, PP])
+    for size in (1, 2, 3, 5, 8):
+        for ch in (1, 3, 6):
+            for dt in (torch.float32, torch.float64):
+                x = data((2, ch, 3, 2), dt, lo=-3, hi=3)
+                check("cross_map_lrn2d size %d C %d %s" % (size, ch, dn(dt)),
+                      lambda t, size=size: torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.5)(t),
+                      lambda p, r, size=size: L.clt_cross_map_lrn2d(p, size, 0.5, 0.75, 1.5, r),
+                      [x], tol="red")
+    check("cross_map_lrn2d 3D input refused",
+          lambda t: torch.nn.CrossMapLRN2d(3)(t),
+          lambda p, r: L.clt_cross_map_lrn2d(p, 3, 1e-4, 0.75, 1.0, r),
+          [data((2, 3, 4), torch.float32)], expect_error=AssertionError("4D"))
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        print("conformance: nn3 lazy layers skipped (no safetensors)")
+        return
+    _nn3_als()
+    import tempfile
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_name", [P], C.c_char_p)
+    proto("clt_module_has_uninitialized_params", [P], C.c_int)
+    proto("clt_module_state", [P, C.POINTER(C.c_void_p), C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_lazy_linear", [P, C.c_int64, C.c_int, P, PP])
+    proto("clt_lazy_conv1d", [P, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv3d", [P, C.c_int64, P, P, C.c_int, P, PP])
+    proto("clt_lazy_conv_transpose1d", [P, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv_transpose2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv_transpose3d", [P, C.c_int64, P, P, C.c_int, P, PP])
+    for n in ("batch_norm1d", "batch_norm2d", "batch_norm3d", "instance_norm1d",
+              "instance_norm2d", "instance_norm3d"):
+        proto("clt_lazy_" + n, [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_tensor_shape", [P], C.POINTER(C.c_int64))
+    proto("clt_tensor_ndim", [P], C.c_int)
+
+    class Named(C.Structure):
+        _fields_ = [("name", C.c_char_p), ("tensor", C.c_void_p)]
+
+    def c_state(cm):
+        arr, n = C.c_void_p(), C.c_size_t()
+        if L.clt_module_state(cm, C.byref(arr), C.byref(n)):
+            return None
+        items = C.cast(arr, C.POINTER(Named))
+        out = []
+        for i in range(n.value):
+            t = items[i].tensor
+            nd = L.clt_tensor_ndim(t)
+            sh = L.clt_tensor_shape(t)
+            out.append((items[i].name.decode(), tuple(sh[k] for k in range(nd))))
+        L.clt_free(arr)
+        return out
+
+    k3 = _i64s(2, 1, 2)
+    made = [
+        ("LazyLinear", lambda: torch.nn.LazyLinear(4),
+         lambda r: L.clt_lazy_linear(DEV, 4, 1, None, r), (3, 2, 5), "Linear"),
+        ("LazyConv1d groups 2", lambda: torch.nn.LazyConv1d(4, 3, 2, 1, 1, 2),
+         lambda r: L.clt_lazy_conv1d(DEV, 4, 3, _i64s(2, 1, 1, 2), 1, None, r), (2, 6, 9),
+         "Conv1d"),
+        ("LazyConv2d unbatched", lambda: torch.nn.LazyConv2d(3, (2, 3), bias=False),
+         lambda r: L.clt_lazy_conv2d(DEV, 3, 2, 3, None, 0, None, r), (4, 5, 6), "Conv2d"),
+        ("LazyConv3d", lambda: torch.nn.LazyConv3d(2, (2, 1, 2)),
+         lambda r: L.clt_lazy_conv3d(DEV, 2, k3, None, 1, None, r), (1, 3, 3, 4, 3), "Conv3d"),
+        ("LazyConvTranspose1d", lambda: torch.nn.LazyConvTranspose1d(5, 2),
+         lambda r: L.clt_lazy_conv_transpose1d(DEV, 5, 2, None, 1, None, r), (2, 3, 4),
+         "ConvTranspose1d"),
+        ("LazyConvTranspose2d stride 2", lambda: torch.nn.LazyConvTranspose2d(2, (3, 2), (2, 1)),
+         lambda r: L.clt_lazy_conv_transpose2d(DEV, 2, 3, 2, _i64s(2, 1, 0, 0, 0, 0, 1, 1, 1),
+                                               1, None, r), (2, 4, 3, 3), "ConvTranspose2d"),
+        ("LazyConvTranspose3d", lambda: torch.nn.LazyConvTranspose3d(2, (2, 1, 2)),
+         lambda r: L.clt_lazy_conv_transpose3d(DEV, 2, k3, None, 1, None, r), (3, 2, 2, 3),
+         "ConvTranspose3d"),
+        ("LazyBatchNorm1d", lambda: torch.nn.LazyBatchNorm1d(1e-3, 0.25),
+         lambda r: L.clt_lazy_batch_norm1d(DEV, 1e-3, 0.25, 1, 1, r), (4, 3, 5), "BatchNorm1d"),
+        ("LazyBatchNorm2d no affine", lambda: torch.nn.LazyBatchNorm2d(affine=False),
+         lambda r: L.clt_lazy_batch_norm2d(DEV, 1e-5, 0.1, 0, 1, r), (3, 2, 2, 3),
+         "BatchNorm2d"),
+        ("LazyBatchNorm3d", lambda: torch.nn.LazyBatchNorm3d(),
+         lambda r: L.clt_lazy_batch_norm3d(DEV, 1e-5, 0.1, 1, 1, r), (2, 2, 2, 2, 3),
+         "BatchNorm3d"),
+        ("LazyInstanceNorm1d affine", lambda: torch.nn.LazyInstanceNorm1d(affine=True,
+                                                                       track_running_stats=False),
+         lambda r: L.clt_lazy_instance_norm1d(DEV, 1e-5, 0.1, 1, 0, r), (2, 4, 6),
+         "InstanceNorm1d"),
+        ("LazyInstanceNorm2d track", lambda: torch.nn.LazyInstanceNorm2d(
+            affine=False, track_running_stats=True),
+         lambda r: L.clt_lazy_instance_norm2d(DEV, 1e-5, 0.1, 0, 1, r), (2, 3, 3, 4),
+         "InstanceNorm2d"),
+        ("LazyInstanceNorm3d", lambda: torch.nn.LazyInstanceNorm3d(affine=True,
+                                                                   track_running_stats=True),
+         lambda r: L.clt_lazy_instance_norm3d(DEV, 1e-5, 0.1, 1, 1, r), (2, 2, 2, 3, 2),
+         "InstanceNorm3d"),
+    ]
+    import warnings
+    warnings.filterwarnings("ignore", category=UserWarning)
+    with tempfile.TemporaryDirectory() as d:
+        for name, tmake, cmake, xs, plain in made:
+            torch.manual_seed(11)
+            tm = tmake()
+            cm, y1, y2 = P(), P(), P()
+            keep = []
+            try:
+                if cmake(C.byref(cm)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                ok(name + " lazy before", L.clt_module_has_uninitialized_params(cm) == 1
+                   and c_state(cm) is None, "lists tensors before the first forward")
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                with torch.no_grad():
+                    tm(x)  # torch's first forward initialises it
+                if L.clt_module_forward(cm, keep[0], C.byref(y1)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep.append(y1)
+                want_state = [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+                got_state = c_state(cm)
+                ok(name + " state_dict", got_state == want_state,
+                   "%s / torch %s" % (got_state, want_state))
+                ok(name + " becomes " + plain, L.clt_module_name(cm).decode() == plain
+                   and type(tm).__name__ == plain, L.clt_module_name(cm).decode())
+                # torch's values into cltensor's layer: the same outputs
+                path = os.path.join(d, "m.safetensors")
+                save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+                if L.clt_module_load(cm, path.encode()):
+                    fail(name + " load", L.clt_last_error().decode())
+                    continue
+                x2 = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x2))
+                if L.clt_module_forward(cm, keep[-1], C.byref(y2)):
+                    fail(name + " second forward", L.clt_last_error().decode())
+                    continue
+                keep.append(y2)
+                with torch.no_grad():
+                    want = tm(x2).numpy()
+                got = download(y2)[0]
+                same = got.shape == want.shape
+                ok(name + " forward", same and np.allclose(got, want, 1e-4, 1e-5),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+
+
+def _nn3_als():
+    """AdaptiveLogSoftmaxWithLoss: cltensor's state names and shapes are
+    torch's state_dict; with torch's values loaded, output, loss, log_prob
+    and predict agree (batched and unbatched), and the errors too."""
+    from safetensors.torch import save_file
+    import tempfile
+    proto("clt_adaptive_log_softmax_with_loss",
+          [P, C.c_int64, C.c_int64, P, C.c_size_t, C.c_double, C.c_int, P, PP])
+    proto("clt_adaptive_log_softmax_forward", [P, P, P, PP, PP])
+    proto("clt_adaptive_log_softmax_log_prob", [P, P, PP])
+    proto("clt_adaptive_log_softmax_predict", [P, P, PP])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_free", [P], None)
+    configs = [(8, 20, [4, 10, 15], 2.0, False), (16, 7, [3], 4.0, True),
+               (6, 12, [2, 5], 1.5, True)]
+    with tempfile.TemporaryDirectory() as d:
+        for inf, ncls, cuts, div, hb in configs:
+            name = "AdaptiveLogSoftmaxWithLoss(%d, %d, %s, %g, %s)" % (inf, ncls, cuts, div, hb)
+            torch.manual_seed(5)
+            tm = torch.nn.AdaptiveLogSoftmaxWithLoss(inf, ncls, cuts, div, hb).double()
+            cm = P()
+            keep = []
+            try:
+                if L.clt_adaptive_log_softmax_with_loss(DEV, inf, ncls, _i64s(*cuts), len(cuts),
+                                                        div, int(hb), None, C.byref(cm)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                if L.clt_module_to_dtype(cm, 1):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                path = os.path.join(d, "als.safetensors")
+                save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+                if L.clt_module_load(cm, path.encode()):
+                    fail(name + " load", L.clt_last_error().decode())
+                    continue
+                x = data((9, inf), torch.float64, lo=-2, hi=2)
+                t = torch.randint(0, ncls, (9,), generator=G)
+                t[0], t[1] = 0, ncls - 1
+                for label, xx, tt in (("batched", x, t), ("unbatched", x[3], t[3])):
+                    out, loss = P(), P()
+                    cx, ct = upload(xx), upload(tt)
+                    keep += [cx, ct]
+                    if L.clt_adaptive_log_softmax_forward(cm, cx, ct, C.byref(out),
+                                                          C.byref(loss)):
+                        fail(name + " " + label, L.clt_last_error().decode())
+                        continue
+                    keep += [out, loss]
+                    with torch.no_grad():
+                        r = tm(xx, tt)
+                    go, gl = download(out)[0], download(loss)[0]
+                    ok(name + " " + label + " output", go.shape == tuple(r.output.shape)
+                       and np.allclose(go, r.output.numpy(), 1e-12, 1e-12), "%s / %s" % (
+                           go, r.output.numpy()))
+                    ok(name + " " + label + " loss", np.allclose(gl, r.loss.numpy(), 1e-12,
+                                                                   1e-12), "%s / %s" % (
+                        gl, r.loss.numpy()))
+                check(name + " log_prob", lambda a: tm.log_prob(a).detach(),
+                      lambda p, r: L.clt_adaptive_log_softmax_log_prob(cm, p, r), [x], tol="red")
+                check(name + " predict", lambda a: tm.predict(a),
+                      lambda p, r: L.clt_adaptive_log_softmax_predict(cm, p, r), [x * 3],
+                      tol="exact")
+                bad = t.clone()
+                bad[2] = ncls
+                check(name + " target out of range",
+                      lambda a, b: tm(a, b).output,
+                      lambda p, q, r: L.clt_adaptive_log_softmax_forward(cm, p, q, r, C.byref(P())),
+                      [x, bad])
+                check(name + " 2D target",
+                      lambda a, b: tm(a, b).output,
+                      lambda p, q, r: L.clt_adaptive_log_softmax_forward(cm, p, q, r, C.byref(P())),
+                      [x, t.reshape(3, 3)])
+            finally:
+                for k in keep:
+                    L.clt_tensor_free(k)
+                L.clt_module_free(cm)
+
+
 # ---- views --------------------------------------------------------------
 
 def views():
@@ -11750,7 +11986,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2]
+                dist3, linalg3, half2, nn3]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

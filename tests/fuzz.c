@@ -9756,6 +9756,239 @@ static void op_half2(fz *f)
 }
 
 typedef void (*op_fn)(fz *);
+
+/* Group nn3: a lazy layer of a random kind (its settings now and then
+ * bad), asked for its tensors before its first forward (refused), maybe
+ * cloned or converted, then run on an input of random rank and sizes (its
+ * first forward fixes the size, or fails and leaves it lazy), then on
+ * another input of other sizes; and CrossMapLRN2d on a new or a slot's
+ * tensor.  The layer goes to a module slot, where the other groups meet
+ * it, lazy or not. */
+static void op_nn3(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f), *d = dev ? dev : f->dev[0];
+    if (chance(f, 30)) {
+        int64_t size = chance(f, 90) ? 1 + (int64_t)pick(f, 6) : geom(f);
+        double alpha = chance(f, 80) ? 1e-2 : rand_scalar(f);
+        double beta = chance(f, 80) ? 0.75 : rand_scalar(f);
+        double k = chance(f, 80) ? 1.0 : rand_scalar(f);
+        clt_tensor *out = SENT, **op = OUTP(f, &out);
+        if (chance(f, 30)) {
+            clt_module *m = SENT, **mp = chance(f, 3) ? NULL : &m;
+            CALL("clt_cross_map_lrn2d_layer", clt_cross_map_lrn2d_layer(size, alpha, beta, k, mp));
+            if (!mp) {
+                result(f, st, NULL, NULL);
+                return;
+            }
+            if (outcome(f, st, m))
+                put_module(f, m);
+            return;
+        }
+        int64_t want[4] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 6),
+                           1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+        clt_tensor *x = input_near(f, d, chance(f, 90) ? 4 : (int)pick(f, 6), want);
+        CALL("clt_cross_map_lrn2d", clt_cross_map_lrn2d(x, size, alpha, beta, k, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        tfree(f, x, 0);
+        return;
+    }
+    if (chance(f, 25)) { /* AdaptiveLogSoftmaxWithLoss */
+        int64_t inf = chance(f, 90) ? 2 + (int64_t)pick(f, 8) : geom(f);
+        int64_t ncls = chance(f, 90) ? 2 + (int64_t)pick(f, 10) : geom(f);
+        int64_t cuts[3];
+        size_t nc = chance(f, 95) ? 1 + pick(f, 3) : pick(f, 4);
+        for (size_t i = 0; i < 3; i++)
+            cuts[i] = chance(f, 90) ? 1 + (int64_t)i * (1 + (int64_t)pick(f, 3)) : geom(f);
+        double div = chance(f, 80) ? 1 + (double)pick(f, 3) : rand_scalar(f);
+        clt_module *m = SENT, **mp = chance(f, 3) ? NULL : &m;
+        CALL("clt_adaptive_log_softmax_with_loss",
+             clt_adaptive_log_softmax_with_loss(dev, inf, ncls, chance(f, 3) ? NULL : cuts, nc,
+                                                div, (int)pick(f, 2), f->gen, mp));
+        if (!mp) {
+            result(f, st, NULL, NULL);
+            return;
+        }
+        if (!outcome(f, st, m))
+            return;
+        int64_t N = chance(f, 90) ? 1 + (int64_t)pick(f, 4) : (int64_t)pick(f, 2);
+        int batched = chance(f, 85);
+        int64_t xs[2] = {N, inf};
+        clt_tensor *x = input_near(f, d, batched ? 2 : 1, batched ? xs : xs + 1);
+        clt_tensor *tg = NULL;
+        if (chance(f, 85)) {
+            int64_t tv[8];
+            for (int i = 0; i < 8; i++)
+                tv[i] = chance(f, 95) ? (int64_t)pick(f, (uint32_t)(ncls > 0 ? ncls : 1))
+                                      : (int64_t)pick(f, 40) - 10;
+            tg = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(d, chance(f, 95) ? CLT_INT64 : CLT_INT32, batched ? 1 : 0,
+                                      &N, tv, &tg));
+            if (!outcome(f, st, tg))
+                tg = NULL;
+        } else {
+            tg = clt_tensor_retain(rt(f));
+        }
+        clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+        switch (pick(f, 3)) {
+        case 0:
+            CALL("clt_adaptive_log_softmax_forward",
+                 clt_adaptive_log_softmax_forward(chance(f, 5) ? f->mod[pick(f, NMOD)] : m, x, tg,
+                                                  op, op2));
+            if (two_outcome(f, st, op, out, op2, out2)) {
+                check_tensor(f, out);
+                expect_meta(f, out2, 0, NULL, clt_tensor_dtype(out), clt_tensor_device(out));
+                if (chance(f, 50)) {
+                    CALL("clt_backward", clt_backward(out2, NULL, 0));
+                    status_ok(f, st);
+                }
+                store(f, out);
+                store(f, out2);
+            }
+            break;
+        case 1:
+            CALL("clt_adaptive_log_softmax_log_prob",
+                 clt_adaptive_log_softmax_log_prob(m, x, op));
+            if (result(f, st, op, out)) {
+                int64_t want[2] = {clt_tensor_shape(x)[0], ncls};
+                expect_meta(f, out, 2, want, clt_tensor_dtype(x), clt_tensor_device(x));
+                store(f, out);
+            }
+            break;
+        default:
+            CALL("clt_adaptive_log_softmax_predict", clt_adaptive_log_softmax_predict(m, x, op));
+            if (result(f, st, op, out)) {
+                expect_meta(f, out, 1, clt_tensor_shape(x), CLT_INT64, clt_tensor_device(x));
+                store(f, out);
+            }
+            break;
+        }
+        tfree(f, tg, 0);
+        tfree(f, x, 0);
+        put_module(f, m);
+        return;
+    }
+    int kind = (int)pick(f, 13);
+    clt_module *m = SENT, **mp = chance(f, 2) ? NULL : &m;
+    int64_t outc = chance(f, 90) ? 1 + (int64_t)pick(f, 4) : geom(f);
+    int64_t k3[3];
+    for (int i = 0; i < 3; i++)
+        k3[i] = chance(f, 95) ? 1 + (int64_t)pick(f, 2) : geom(f);
+    int bias = (int)pick(f, 2);
+    int64_t groups = chance(f, 80) ? 1 : chance(f, 90) ? 2 : geom(f);
+    int64_t stride = chance(f, 90) ? 1 + (int64_t)pick(f, 2) : geom(f);
+    double eps = chance(f, 90) ? 1e-5 : rand_scalar(f);
+    double mom = chance(f, 90) ? 0.1 : rand_scalar(f);
+    int affine = (int)pick(f, 2), track = (int)pick(f, 2), useopt = chance(f, 50);
+    clt_conv1d_opts c1 = {stride, 0, 1, groups};
+    clt_conv2d_opts c2 = {{stride, 1}, {0, 1}, {1, 1}, groups};
+    clt_conv3d_opts c3 = {{1, stride, 1}, {0, 0, 0}, {1, 1, 1}, groups};
+    clt_conv_transpose1d_opts t1 = {stride, 0, 0, groups, 1};
+    clt_conv_transpose2d_opts t2 = {{stride, 1}, {0, 0}, {0, 0}, groups, {1, 1}};
+    clt_conv_transpose3d_opts t3 = {{1, 1, stride}, {0, 0, 0}, {0, 0, 0}, groups, {1, 1, 1}};
+    switch (kind) {
+    case 0:
+        CALL("clt_lazy_linear", clt_lazy_linear(dev, outc, bias, f->gen, mp));
+        break;
+    case 1:
+        CALL("clt_lazy_conv1d",
+             clt_lazy_conv1d(dev, outc * groups, k3[0], useopt ? &c1 : NULL, bias, f->gen, mp));
+        break;
+    case 2:
+        CALL("clt_lazy_conv2d", clt_lazy_conv2d(dev, outc * groups, k3[0], k3[1],
+                                                useopt ? &c2 : NULL, bias, f->gen, mp));
+        break;
+    case 3:
+        CALL("clt_lazy_conv3d",
+             clt_lazy_conv3d(dev, outc * groups, k3, useopt ? &c3 : NULL, bias, f->gen, mp));
+        break;
+    case 4:
+        CALL("clt_lazy_conv_transpose1d",
+             clt_lazy_conv_transpose1d(dev, outc * groups, k3[0], useopt ? &t1 : NULL, bias,
+                                       f->gen, mp));
+        break;
+    case 5:
+        CALL("clt_lazy_conv_transpose2d",
+             clt_lazy_conv_transpose2d(dev, outc * groups, k3[0], k3[1], useopt ? &t2 : NULL,
+                                       bias, f->gen, mp));
+        break;
+    case 6:
+        CALL("clt_lazy_conv_transpose3d",
+             clt_lazy_conv_transpose3d(dev, outc * groups, k3, useopt ? &t3 : NULL, bias, f->gen,
+                                       mp));
+        break;
+    case 7:
+        CALL("clt_lazy_batch_norm1d", clt_lazy_batch_norm1d(dev, eps, mom, affine, track, mp));
+        break;
+    case 8:
+        CALL("clt_lazy_batch_norm2d", clt_lazy_batch_norm2d(dev, eps, mom, affine, track, mp));
+        break;
+    case 9:
+        CALL("clt_lazy_batch_norm3d", clt_lazy_batch_norm3d(dev, eps, mom, affine, track, mp));
+        break;
+    case 10:
+        CALL("clt_lazy_instance_norm1d",
+             clt_lazy_instance_norm1d(dev, eps, mom, affine, track, mp));
+        break;
+    case 11:
+        CALL("clt_lazy_instance_norm2d",
+             clt_lazy_instance_norm2d(dev, eps, mom, affine, track, mp));
+        break;
+    default:
+        CALL("clt_lazy_instance_norm3d",
+             clt_lazy_instance_norm3d(dev, eps, mom, affine, track, mp));
+        break;
+    }
+    if (!mp) {
+        result(f, st, NULL, NULL);
+        return;
+    }
+    if (!outcome(f, st, m))
+        return;
+    if (clt_module_has_uninitialized_params(m) != 1)
+        die(f, "a new lazy layer says it has no uninitialized parameters");
+    if (chance(f, 30)) { /* what needs the shapes is refused */
+        clt_tensor **ps = SENT;
+        size_t n = 7;
+        CALL("clt_module_parameters", clt_module_parameters(m, &ps, &n));
+        if (st == CLT_OK)
+            die(f, "the parameters of a lazy layer before its first forward");
+        outcome(f, st, ps);
+    }
+    if (chance(f, 20)) {
+        clt_module *c = SENT;
+        CALL("clt_module_clone", clt_module_clone(m, NULL, &c));
+        if (outcome(f, st, c)) {
+            CALL_VOID("clt_module_free", clt_module_free(m));
+            m = c;
+        }
+    }
+    if (chance(f, 10)) {
+        CALL("clt_module_to_dtype", clt_module_to_dtype(m, chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32));
+        status_ok(f, st);
+    }
+    for (int round = 0; round < 2; round++) {
+        static const int lrank[13] = {2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5};
+        int nd = chance(f, 80) ? lrank[kind] - (int)pick(f, 2) : (int)pick(f, 6);
+        int64_t want[5];
+        for (int i = 0; i < 5; i++)
+            want[i] = chance(f, 95) ? 1 + (int64_t)pick(f, 4) : (int64_t)pick(f, 2) * 5;
+        clt_tensor *x = input_near(f, d, nd, want), *out = SENT, **op = OUTP(f, &out);
+        CALL("clt_module_forward", clt_module_forward(m, x, op));
+        if (result(f, st, op, out)) {
+            if (clt_module_has_uninitialized_params(m) != 0)
+                die(f, "a lazy layer still lazy after a forward that succeeded");
+            check_tensor(f, out);
+            store(f, out);
+        }
+        tfree(f, x, 0);
+    }
+    put_module(f, m);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -9808,6 +10041,7 @@ static struct {
     {"linalg3", op_linalg3, 3},
     {"stft", op_stft, 3},
     {"half2", op_half2, 3},
+    {"nn3", op_nn3, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -660,6 +660,139 @@ def stftgrad():
         case("istft %s n_fft=%d hop=%d win=%s window=%d center=%d norm=%d ones=%s len=%s rc=%d" % (
             shape, n_fft, hop, win, wnd, center, nrm, ones, length, rc), tf, cf, ins)
 
+# ---- nn3: CrossMapLRN2d ---------------------------------------------------------
+# Where torch.nn.CrossMapLRN2d's hand-written backward is the gradient of its
+# forward (one channel, or a window wider than the channels on both sides),
+# against torch's module itself; elsewhere that backward uses other windows
+# than the forward (torch's own gradcheck fails), so the reference is torch's
+# autograd through the same forward written in torch ops (conformance.py's
+# nn3 checks that this forward is torch's).
+def _nn3_windows(ch, size):
+    pre = int((size - 1) / 2 + 1)
+    m = torch.zeros(ch, ch, dtype=torch.float64)
+    for c in range(min(pre, ch)):
+        m[0, c] += 1
+    for c in range(1, ch):
+        m[c] = m[c - 1]
+        if c < ch - pre + 1:
+            m[c, c + pre - 1] += 1
+        if c > pre:
+            m[c, c - pre] -= 1
+    return m
+
+
+def _nn3_xmap_t(x, size, alpha, beta, k):
+    s = torch.einsum("ij,njhw->nihw", _nn3_windows(x.shape[1], size), x * x)
+    return x * (s * (alpha / size) + k) ** -beta
+
+
+def nn3():
+    proto("clt_cross_map_lrn2d", [P, C.c_int64, C.c_double, C.c_double, C.c_double, PP])
+    r = np.random.default_rng(33)
+    for size, ch in ((2, 1), (5, 2), (7, 3), (3, 1)):
+        case("nn3 CrossMapLRN2d size %d C %d (torch's module)" % (size, ch),
+             lambda x, s=size: torch.nn.CrossMapLRN2d(s, 0.3, 0.75, 1.2)(x),
+             lambda x, s=size: call("clt_cross_map_lrn2d", x, s, C.c_double(0.3),
+                                    C.c_double(0.75), C.c_double(1.2)),
+             [r.standard_normal((2, ch, 3, 2)) * 2])
+    for size, ch in ((1, 4), (2, 5), (3, 6), (4, 3), (5, 8)):
+        case("nn3 CrossMapLRN2d size %d C %d" % (size, ch),
+             lambda x, s=size: _nn3_xmap_t(x, s, 0.3, 0.75, 1.2),
+             lambda x, s=size: call("clt_cross_map_lrn2d", x, s, C.c_double(0.3),
+                                    C.c_double(0.75), C.c_double(1.2)),
+             [r.standard_normal((2, ch, 2, 3)) * 2])
+    _nn3_als(r)
+
+
+def _nn3_als(r):
+    # AdaptiveLogSoftmaxWithLoss with torch's weights loaded: the gradients
+    # of output + loss and of log_prob w.r.t. the input, and of the loss
+    # w.r.t. every parameter
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        return
+    import tempfile
+    global passed, failed
+    proto("clt_adaptive_log_softmax_with_loss",
+          [P, C.c_int64, C.c_int64, P, C.c_size_t, C.c_double, C.c_int, P, PP])
+    proto("clt_adaptive_log_softmax_forward", [P, P, P, PP, PP])
+    proto("clt_adaptive_log_softmax_log_prob", [P, P, PP])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_free", [P], None)
+    proto("clt_add", [P, P, PP])
+    proto("clt_module_named_parameters", [P, PP, C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    cuts = (3, 7)
+    torch.manual_seed(3)
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(6, 12, cuts, 2.0, True).double()
+    cm = P()
+    assert L.clt_adaptive_log_softmax_with_loss(dev, 6, 12, (C.c_int64 * 2)(*cuts), 2,
+                                                C.c_double(2.0), 1, None, C.byref(cm)) == 0
+    assert L.clt_module_to_dtype(cm, F64) == 0
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "als.safetensors")
+        save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+        assert L.clt_module_load(cm, path.encode()) == 0, L.clt_last_error()
+    t = np.array([0, 11, 4, 8, 9, 2, 7])
+    tt = torch.tensor(t)
+
+    def c_both(x):
+        ct = up(t.astype(np.int64), I64)
+        o, lo = P(), P()
+        if L.clt_adaptive_log_softmax_forward(cm, x, ct, C.byref(o), C.byref(lo)):
+            raise RuntimeError(L.clt_last_error().decode())
+        return call("clt_add", o, lo)
+
+    x = r.standard_normal((7, 6))
+    case("nn3 AdaptiveLogSoftmaxWithLoss output + loss",
+         lambda a: (lambda res: res.output + res.loss)(tm(a, tt)), c_both, [x])
+    case("nn3 AdaptiveLogSoftmaxWithLoss log_prob", lambda a: tm.log_prob(a),
+         lambda a: call("clt_adaptive_log_softmax_log_prob", cm, a), [x])
+    # the parameters' gradients of the loss
+    tm.zero_grad()
+    tm(torch.tensor(x), tt).loss.backward()
+    proto("clt_zero_grad", [P, C.c_int])
+
+    class Named(C.Structure):
+        _fields_ = [("name", C.c_char_p), ("tensor", C.c_void_p)]
+    arr, n = P(), C.c_size_t()
+    assert L.clt_module_named_parameters(cm, C.byref(arr), C.byref(n)) == 0
+    items = C.cast(arr, C.POINTER(Named))
+    for i in range(n.value):  # the cases above filled them
+        assert L.clt_zero_grad(items[i].tensor, 1) == 0
+    L.clt_free(arr)
+    L.clt_scope_begin()
+    try:
+        o, lo = P(), P()
+        assert L.clt_adaptive_log_softmax_forward(cm, up(x), up(t.astype(np.int64), I64),
+                                                  C.byref(o), C.byref(lo)) == 0
+        assert L.clt_backward(lo, None, 0) == 0, L.clt_last_error()
+        arr, n = P(), C.c_size_t()
+        assert L.clt_module_named_parameters(cm, C.byref(arr), C.byref(n)) == 0
+        items = C.cast(arr, C.POINTER(Named))
+        tp = dict(tm.named_parameters())
+        bad = []
+        for i in range(n.value):
+            nm = items[i].name.decode()
+            g = P()
+            assert L.clt_grad(items[i].tensor, C.byref(g)) == 0
+            want = tp[nm].grad.numpy().ravel()
+            got = down(g, want.size) if g.value else np.zeros_like(want)
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-9):
+                bad.append(nm)
+        L.clt_free(arr)
+        if bad or n.value != len(tp):
+            failed += 1
+            print("FAIL nn3 AdaptiveLogSoftmaxWithLoss parameter gradients: %s" % bad)
+        else:
+            passed += 1
+    finally:
+        L.clt_scope_end()
+        L.clt_module_free(cm)
+
+
 
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
@@ -4097,6 +4230,7 @@ dd_case("adaptive_max_pool3d", lambda x: torch.nn.functional.adaptive_max_pool3d
 complexgrad()
 linalg3()
 stftgrad()
+nn3()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])

@@ -747,6 +747,32 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_instance_norm2d_layer(f->dev, 3, -1.0, 0.1, 1, 1, &o->m))                          \
     X(clt_local_response_norm_layer, M,                                                      \
       clt_local_response_norm_layer(0, 1e-4, 0.75, 1.0, &o->m))                              \
+    X(clt_cross_map_lrn2d, T, clt_cross_map_lrn2d(f->f, 3, 1e-4, 0.75, 1.0, &o->t))          \
+    X(clt_cross_map_lrn2d_layer, M, clt_cross_map_lrn2d_layer(0, 1e-4, 0.75, 1.0, &o->m))    \
+    X(clt_adaptive_log_softmax_with_loss, M,                                                 \
+      clt_adaptive_log_softmax_with_loss(f->dev, 5, 4, sh5, 1, 4.0, 0, f->gen, &o->m))       \
+    X(clt_adaptive_log_softmax_forward, T | T2,                                              \
+      clt_adaptive_log_softmax_forward(f->lin, f->f, f->i32, &o->t, &o->t2))                 \
+    X(clt_adaptive_log_softmax_log_prob, T,                                                  \
+      clt_adaptive_log_softmax_log_prob(f->lin, f->f, &o->t))                                \
+    X(clt_adaptive_log_softmax_predict, T,                                                   \
+      clt_adaptive_log_softmax_predict(f->lin, f->f, &o->t))                                 \
+    X(clt_lazy_linear, M, clt_lazy_linear(f->dev, 0, 1, f->gen, &o->m))                      \
+    X(clt_lazy_conv1d, M, clt_lazy_conv1d(f->dev, 1, 0, NULL, 1, f->gen, &o->m))             \
+    X(clt_lazy_conv2d, M, clt_lazy_conv2d(f->dev, -1, 2, 2, NULL, 1, f->gen, &o->m))         \
+    X(clt_lazy_conv3d, M, clt_lazy_conv3d(f->dev, 2, k022, NULL, 1, f->gen, &o->m))          \
+    X(clt_lazy_conv_transpose1d, M,                                                          \
+      clt_lazy_conv_transpose1d(f->dev, 0, 2, NULL, 1, f->gen, &o->m))                       \
+    X(clt_lazy_conv_transpose2d, M,                                                          \
+      clt_lazy_conv_transpose2d(f->dev, 2, 0, 2, NULL, 1, f->gen, &o->m))                    \
+    X(clt_lazy_conv_transpose3d, M,                                                          \
+      clt_lazy_conv_transpose3d(f->dev, 2, k2m2, NULL, 1, f->gen, &o->m))                    \
+    X(clt_lazy_batch_norm1d, M, clt_lazy_batch_norm1d(f->dev, -1.0, 0.1, 1, 1, &o->m))       \
+    X(clt_lazy_batch_norm2d, M, clt_lazy_batch_norm2d(f->dev, 1e-5, 2.0, 1, 1, &o->m))       \
+    X(clt_lazy_batch_norm3d, M, clt_lazy_batch_norm3d(f->dev, 1e-5, -0.5, 1, 1, &o->m))      \
+    X(clt_lazy_instance_norm1d, M, clt_lazy_instance_norm1d(f->dev, -1.0, 0.1, 0, 0, &o->m)) \
+    X(clt_lazy_instance_norm2d, M, clt_lazy_instance_norm2d(f->dev, 1e-5, 3.0, 1, 1, &o->m)) \
+    X(clt_lazy_instance_norm3d, M, clt_lazy_instance_norm3d(f->dev, -2.0, 0.1, 1, 0, &o->m)) \
     X(clt_lp_pool1d_layer, M, clt_lp_pool1d_layer(2.0, 0, 0, 0, &o->m))                      \
     X(clt_lp_pool2d_layer, M, clt_lp_pool2d_layer(2.0, 2, -1, NULL, 0, &o->m))               \
     X(clt_adaptive_max_pool1d_layer, M, clt_adaptive_max_pool1d_layer(-1, &o->m))            \

@@ -1497,6 +1497,97 @@ CLT_API clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_featur
                                              double momentum, int affine,
                                              int track_running_stats, clt_module **out);
 
+/* ---- lazy layers (torch.nn.LazyLinear, LazyConv*, LazyBatchNorm*, ...) ---- */
+
+/* A lazy layer is the plain layer whose input size (Linear's in_features,
+ * a convolution's in_channels, a norm's num_features) is left out and
+ * taken from its first input, as torch's Lazy* modules (LazyModuleMixin):
+ * Linear the input's last dimension; a convolution dimension 1 of a
+ * batched input and 0 of an unbatched one (any other rank is
+ * CLT_ERR_SHAPE_MISMATCH, "Expected 3D (unbatched) or 4D (batched)
+ * input"); BatchNorm and InstanceNorm dimension 1 (input.shape[1], also
+ * for an unbatched InstanceNorm input, as torch).  affine and
+ * track_running_stats are given here; torch's LazyInstanceNorm defaults
+ * both to True, unlike InstanceNorm.
+ *
+ * The first clt_module_forward builds the plain layer with that size as
+ * its constructor does (clt_linear, clt_conv2d_layer, ...; the same draws
+ * from gen, so that a lazy layer and a plain one made from equally seeded
+ * generators get the same weights), and from then on the module is that
+ * layer: clt_module_name says "Linear", its parameters and buffers are
+ * listed, saved, loaded and trained as the plain layer's (torch's
+ * cls_to_become).  When that first forward fails (a bad size, an input on
+ * another device or of another dtype), the module stays lazy and gen is
+ * left where it was; the size is only fixed once a forward succeeds.  When
+ * the lazy layer succeeds but a later layer of the model fails, it stays
+ * initialised (as torch's).
+ *
+ * Before the first forward the tensors have no shape.  torch lists them
+ * as UninitializedParameter; here the calls that hand tensors out
+ * (clt_module_parameters, clt_module_named_parameters,
+ * clt_module_named_buffers, clt_module_state, and so clt_module_save,
+ * clt_module_load and the optimizers built on the parameters) refuse a
+ * model that holds a lazy layer that has not run, with
+ * CLT_ERR_INVALID_ARGUMENT naming the layer ("run a forward pass first"),
+ * where torch would build an optimizer over the uninitialised parameters
+ * or initialise them from a loaded state_dict: run one forward (a dry run
+ * on a batch of the right shape) first.  clt_module_num_parameters counts
+ * the initialised ones only.  clt_module_to (the device) and
+ * clt_module_to_dtype (the dtype the tensors will be made in, as
+ * UninitializedParameter's), clt_module_train, clt_module_clone (the copy
+ * is lazy too and borrows the same gen) and hooks work before it.
+ *
+ * The settings are checked when the layer is made, with the plain
+ * constructor's errors (its messages after "clt_lazy_...: "): the layer is
+ * built once with the smallest input size (groups channels) from a
+ * generator of its own and thrown away, so gen is not drawn from.  dev
+ * must not be NULL.  gen (NULL: the default generator) is borrowed until
+ * the first forward: it must outlive that.  Each is a new module: release
+ * it with clt_module_free. */
+CLT_API clt_status clt_lazy_linear(clt_device *dev, int64_t out_features, int bias,
+                                   clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_conv1d(clt_device *dev, int64_t out_channels, int64_t kernel_size,
+                                   const clt_conv1d_opts *opts, int bias, clt_generator *gen,
+                                   clt_module **out);
+CLT_API clt_status clt_lazy_conv2d(clt_device *dev, int64_t out_channels, int64_t kernel_h,
+                                   int64_t kernel_w, const clt_conv2d_opts *opts, int bias,
+                                   clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_conv3d(clt_device *dev, int64_t out_channels,
+                                   const int64_t kernel_size[3], const clt_conv3d_opts *opts,
+                                   int bias, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_conv_transpose1d(clt_device *dev, int64_t out_channels,
+                                             int64_t kernel_size,
+                                             const clt_conv_transpose1d_opts *opts, int bias,
+                                             clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_conv_transpose2d(clt_device *dev, int64_t out_channels,
+                                             int64_t kernel_h, int64_t kernel_w,
+                                             const clt_conv_transpose2d_opts *opts, int bias,
+                                             clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_conv_transpose3d(clt_device *dev, int64_t out_channels,
+                                             const int64_t kernel_size[3],
+                                             const clt_conv_transpose3d_opts *opts, int bias,
+                                             clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_lazy_batch_norm1d(clt_device *dev, double eps, double momentum,
+                                         int affine, int track_running_stats, clt_module **out);
+CLT_API clt_status clt_lazy_batch_norm2d(clt_device *dev, double eps, double momentum,
+                                         int affine, int track_running_stats, clt_module **out);
+CLT_API clt_status clt_lazy_batch_norm3d(clt_device *dev, double eps, double momentum,
+                                         int affine, int track_running_stats, clt_module **out);
+CLT_API clt_status clt_lazy_instance_norm1d(clt_device *dev, double eps, double momentum,
+                                            int affine, int track_running_stats,
+                                            clt_module **out);
+CLT_API clt_status clt_lazy_instance_norm2d(clt_device *dev, double eps, double momentum,
+                                            int affine, int track_running_stats,
+                                            clt_module **out);
+CLT_API clt_status clt_lazy_instance_norm3d(clt_device *dev, double eps, double momentum,
+                                            int affine, int track_running_stats,
+                                            clt_module **out);
+
+/* module.has_uninitialized_params() over the whole model: 1 when m or one
+ * of its children is a lazy layer that has not run its first forward yet,
+ * else 0 (also for NULL). */
+CLT_API int clt_module_has_uninitialized_params(const clt_module *m);
+
 /* torch.nn.functional.local_response_norm(input, size, alpha, beta, k):
  * input [N, C, *] (3 or more dims) divided by (k + alpha * avg)^beta, avg
  * the mean of input^2 over the channels c - size/2 to c + (size - 1)/2,
@@ -1516,6 +1607,80 @@ CLT_API clt_status clt_local_response_norm(const clt_tensor *input, int64_t size
  * release with clt_module_free. */
 CLT_API clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta,
                                                  double k, clt_module **out);
+
+/* torch.nn.CrossMapLRN2d(size, alpha, beta, k), the legacy Lua Torch
+ * normalisation (not LocalResponseNorm): for a float32 or float64 input
+ * [N, C, H, W], y = x * (k + alpha / size * s)^-beta with s the sum of x^2
+ * over a window of channels, as torch 1.13 computes it
+ * (torch/nn/modules/_functions.py): s_0 sums channels 0 to pre_pad - 1
+ * (pre_pad = (size - 1) / 2 + 1), and each next s_c adds channel
+ * c + pre_pad - 1 (while there is one) and takes off channel c - pre_pad
+ * only when c > pre_pad, so that channel 0 stays in every sum (torch's
+ * quirk, kept).  Composed of recorded ops (a [C, C] matrix of those
+ * windows, matmul, pow, mul): the gradient is the true one of this
+ * forward, which float64 gradcheck confirms.  torch's hand-written
+ * backward uses other, shifted windows and so differs from it (and fails
+ * torch's own gradcheck) whenever C > 1 window reaches past an edge; it
+ * cannot run size 1.  Errors: size <= 0 (CLT_ERR_INVALID_ARGUMENT), an
+ * input that is not 4D (CLT_ERR_SHAPE_MISMATCH; torch asserts), any other
+ * dtype (CLT_ERR_DTYPE_MISMATCH).  An empty input gives itself back (a
+ * view).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_cross_map_lrn2d(const clt_tensor *input, int64_t size, double alpha,
+                                       double beta, double k, clt_tensor **out);
+
+/* The layer of clt_cross_map_lrn2d (torch's defaults: alpha 1e-4, beta
+ * 0.75, k 1).  size <= 0 is CLT_ERR_INVALID_ARGUMENT.  No tensors.  New
+ * module: release with clt_module_free. */
+CLT_API clt_status clt_cross_map_lrn2d_layer(int64_t size, double alpha, double beta, double k,
+                                             clt_module **out);
+
+/* torch.nn.AdaptiveLogSoftmaxWithLoss(in_features, n_classes, cutoffs,
+ * div_value, head_bias): the n_cutoffs cutoffs (at least one, unique,
+ * increasing, each in [1, n_classes - 1]: else CLT_ERR_INVALID_ARGUMENT
+ * with torch's words; at most 64) split the classes into a shortlist
+ * [0, cutoffs[0]) and clusters.  Its parts as torch's, so that its
+ * clt_module_state names are torch's state_dict keys: "head" a Linear
+ * (in_features -> cutoffs[0] + n_clusters, bias when head_bias), "tail" a
+ * ModuleList of one Sequential(Linear(in_features, hsz, no bias),
+ * Linear(hsz, cluster size, no bias)) per cluster, hsz = in_features //
+ * div_value^(i + 1); all drawn from gen (NULL: the default) in torch's
+ * order, as clt_linear draws.  A cluster whose hsz comes to 0 (torch makes
+ * an empty Linear) and a div_value that is not positive are
+ * CLT_ERR_INVALID_ARGUMENT.  clt_module_forward on it is refused: it takes
+ * two inputs (below).  New module: release with clt_module_free; a failed
+ * constructor takes no numbers from gen. */
+CLT_API clt_status clt_adaptive_log_softmax_with_loss(clt_device *dev, int64_t in_features,
+                                                      int64_t n_classes, const int64_t *cutoffs,
+                                                      size_t n_cutoffs, double div_value,
+                                                      int head_bias, clt_generator *gen,
+                                                      clt_module **out);
+
+/* m(input, target) -> (output, loss), torch's namedtuple: input [N,
+ * in_features] with an int64 target [N] (or input [in_features] with a
+ * 0-d target), output [N] (0-d) the log-probability of each target, loss
+ * the 0-d mean of -output; both recorded (the gradients reach input and
+ * every parameter).  Runs through m's hooks as a forward (they see input
+ * and output).  Errors with torch's words: a target that is not int64
+ * (CLT_ERR_DTYPE_MISMATCH), of 2 or more dims, or not matching the input
+ * (CLT_ERR_SHAPE_MISMATCH), values outside [0, n_classes - 1]
+ * (CLT_ERR_INDEX_OUT_OF_RANGE), an input of another dtype than the
+ * parameters or on another device.  The target is read to the host (a
+ * synchronisation).  Two new tensors: release both with clt_tensor_free;
+ * on failure both are NULL. */
+CLT_API clt_status clt_adaptive_log_softmax_forward(clt_module *m, const clt_tensor *input,
+                                                    const clt_tensor *target,
+                                                    clt_tensor **output, clt_tensor **loss);
+
+/* log_prob(input): [N, n_classes] log-probabilities of every class for an
+ * input [N, in_features] (recorded; other ranks are
+ * CLT_ERR_SHAPE_MISMATCH, as torch fails on them).  predict(input): the
+ * int64 [N] class of the highest probability (not recorded), as torch's
+ * (its shortcut through the head gives the same classes).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_adaptive_log_softmax_log_prob(clt_module *m, const clt_tensor *input,
+                                                     clt_tensor **out);
+CLT_API clt_status clt_adaptive_log_softmax_predict(clt_module *m, const clt_tensor *input,
+                                                    clt_tensor **out);
 
 /* torch.nn.LPPool1d(norm_type, kernel_size, stride, ceil_mode) and
  * LPPool2d: clt_lp_pool1d and clt_lp_pool2d (conv.h) with the layer's

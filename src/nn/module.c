@@ -377,6 +377,9 @@ static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_t
     CLT__REQUIRE_ARG(n, fn);
     *n = 0;
     CLT__REQUIRE_ARG(m, fn);
+    clt_status lst = clt__lazy_check(m, fn);
+    if (lst != CLT_OK)
+        return lst;
     /* the path of a tensor: a name of at most CLT__MODULE_NAME - 1 bytes
      * (or a Sequential's index) and a dot per level */
     char path[(MAX_LEVELS + 1) * CLT__MODULE_NAME] = "";
@@ -529,7 +532,10 @@ clt_status clt_module_to_dtype(clt_module *m, clt_dtype dtype)
                           "complex dtypes, but got desired dtype=%s",
                           clt_dtype_name(dtype));
     clt_status st = rehome_module(m, NULL, dtype, "clt_module_to_dtype");
-    return st == CLT_OK ? clt__ok() : st;
+    if (st != CLT_OK)
+        return st;
+    clt__lazy_set_dtype(m, dtype);
+    return clt__ok();
 }
 
 /* ---- copying a model ---------------------------------------------------------- */

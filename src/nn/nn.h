@@ -241,4 +241,14 @@ clt_status clt__packed_layout(const char *fn, const clt_tensor *data,
 /* Releases m's hooks. */
 void clt__mhooks_free(clt_module *m);
 
+/* ---- lazy layers (lazy.c) ------------------------------------------------ */
+
+/* Error (CLT_ERR_INVALID_ARGUMENT, naming fn and the layer) when a lazy
+ * layer of m's model has not had its first forward yet: its tensors have
+ * no shape, so nothing can list them. */
+clt_status clt__lazy_check(const clt_module *m, const char *fn);
+/* Has the lazy layers of m's model that have not run yet make their
+ * tensors in dtype (clt_module_to_dtype before the first forward). */
+void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype);
+
 #endif

@@ -1,0 +1,441 @@
+/* lazy.c: the lazy layers (torch.nn.LazyLinear, LazyConv1d/2d/3d,
+ * LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d),
+ * which learn their input size from their first input and then become the
+ * plain layer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+enum {
+    LZ_LINEAR,
+    LZ_CONV1D,
+    LZ_CONV2D,
+    LZ_CONV3D,
+    LZ_CONVT1D,
+    LZ_CONVT2D,
+    LZ_CONVT3D,
+    LZ_BN1D,
+    LZ_BN2D,
+    LZ_BN3D,
+    LZ_IN1D,
+    LZ_IN2D,
+    LZ_IN3D,
+};
+
+/* What the plain constructor needs besides the inferred size. */
+typedef struct lazy_spec {
+    int kind;
+    int64_t out;       /* out_features or out_channels */
+    int64_t kernel[3];
+    bool has_opts;
+    union {
+        clt_conv1d_opts c1;
+        clt_conv2d_opts c2;
+        clt_conv3d_opts c3;
+        clt_conv_transpose1d_opts t1;
+        clt_conv_transpose2d_opts t2;
+        clt_conv_transpose3d_opts t3;
+    } o;
+    int bias;
+    clt_generator *gen; /* borrowed; NULL: the default one */
+    double eps, momentum;
+    int affine, track;
+    clt_dtype dtype; /* what clt_module_to_dtype asked for before the first forward */
+} lazy_spec;
+
+/* The plain layer of spec with input size n, on dev, drawing from gen. */
+static clt_status build(const lazy_spec *s, clt_device *dev, int64_t n, clt_generator *gen,
+                        clt_module **out)
+{
+    const void *o = s->has_opts ? (const void *)&s->o : NULL;
+    switch (s->kind) {
+    case LZ_LINEAR:
+        return clt_linear(dev, n, s->out, s->bias, gen, out);
+    case LZ_CONV1D:
+        return clt_conv1d_layer(dev, n, s->out, s->kernel[0], o, s->bias, gen, out);
+    case LZ_CONV2D:
+        return clt_conv2d_layer(dev, n, s->out, s->kernel[0], s->kernel[1], o, s->bias, gen,
+                                out);
+    case LZ_CONV3D:
+        return clt_conv3d_layer(dev, n, s->out, s->kernel, o, s->bias, gen, out);
+    case LZ_CONVT1D:
+        return clt_conv_transpose1d_layer(dev, n, s->out, s->kernel[0], o, s->bias, gen, out);
+    case LZ_CONVT2D:
+        return clt_conv_transpose2d_layer(dev, n, s->out, s->kernel[0], s->kernel[1], o,
+                                          s->bias, gen, out);
+    case LZ_CONVT3D:
+        return clt_conv_transpose3d_layer(dev, n, s->out, s->kernel, o, s->bias, gen, out);
+    case LZ_BN1D:
+        return clt_batch_norm1d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    case LZ_BN2D:
+        return clt_batch_norm2d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    case LZ_BN3D:
+        return clt_batch_norm3d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    case LZ_IN1D:
+        return clt_instance_norm1d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    case LZ_IN2D:
+        return clt_instance_norm2d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    default:
+        return clt_instance_norm3d_layer(dev, n, s->eps, s->momentum, s->affine, s->track, out);
+    }
+}
+
+/* The size torch infers from x (initialize_parameters): Linear the last
+ * dimension, a convolution the channels of a batched or unbatched input
+ * (checking its rank as _LazyConvXdMixin does), the norms input.shape[1]. */
+static clt_status infer(const clt_module *m, const lazy_spec *s, const clt_tensor *x,
+                        int64_t *n)
+{
+    const char *name = m->ops->name;
+    if (s->kind == LZ_LINEAR) {
+        if (x->ndim < 1)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: cannot infer in_features from a 0-dimensional input", name);
+        *n = x->shape[x->ndim - 1];
+        return CLT_OK;
+    }
+    if (s->kind <= LZ_CONVT3D) {
+        int spatial = s->kind <= LZ_CONV3D ? s->kind - LZ_CONV1D + 1 : s->kind - LZ_CONVT1D + 1;
+        if (x->ndim != spatial + 1 && x->ndim != spatial + 2)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected %dD (unbatched) or %dD (batched) input to %s, but "
+                              "got input of %d dimensions",
+                              name, spatial + 1, spatial + 2, name, x->ndim);
+        *n = x->ndim == spatial + 2 ? x->shape[1] : x->shape[0];
+        return CLT_OK;
+    }
+    if (x->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: cannot infer num_features from an input of %d dimensions (it "
+                          "is input.shape[1])",
+                          name, x->ndim);
+    *n = x->shape[1];
+    return CLT_OK;
+}
+
+/* Exchanges what makes m the lazy or the plain layer with c. */
+static void swap_layer(clt_module *m, clt_module *c)
+{
+#define SWAP(field)                                                            \
+    do {                                                                       \
+        __typeof__(m->field) tmp_ = m->field;                                  \
+        m->field = c->field;                                                   \
+        c->field = tmp_;                                                       \
+    } while (0)
+    SWAP(ops);
+    SWAP(nparams);
+    SWAP(pcap);
+    SWAP(pname);
+    SWAP(params);
+    SWAP(nbufs);
+    SWAP(bcap);
+    SWAP(bname);
+    SWAP(bufs);
+    SWAP(gen);
+    SWAP(extra);
+    double f[8];
+    int64_t i[16];
+    memcpy(f, m->f, sizeof f);
+    memcpy(m->f, c->f, sizeof f);
+    memcpy(c->f, f, sizeof f);
+    memcpy(i, m->i, sizeof i);
+    memcpy(m->i, c->i, sizeof i);
+    memcpy(c->i, i, sizeof i);
+#undef SWAP
+}
+
+/* The first forward: the plain layer is built as its constructor builds it
+ * (the same draws from the generator), its tensors become m's, m takes its
+ * kind, and its forward runs.  When that fails, m is left lazy and the
+ * generator where it was. */
+static clt_status lazy_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    lazy_spec *s = m->extra;
+    const char *name = m->ops->name;
+    int64_t n = 0;
+    clt_status st = clt__module_check_device(m, x, name);
+    if (st == CLT_OK)
+        st = infer(m, s, x, &n);
+    if (st != CLT_OK)
+        return st;
+    uint64_t drawn = clt_generator_offset(s->gen);
+    clt_module *c = NULL;
+    st = build(s, m->dev, n, s->gen, &c);
+    if (st != CLT_OK)
+        return clt__error_prefix(st, "%s", name);
+    if (s->dtype != CLT_FLOAT32 && c->nparams + c->nbufs > 0) {
+        clt_tensor *ts[8];
+        size_t k = 0;
+        for (int j = 0; j < c->nparams && k < 8; j++)
+            ts[k++] = c->params[j];
+        for (int j = 0; j < c->nbufs && k < 8; j++)
+            ts[k++] = c->bufs[j];
+        st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, name);
+    }
+    if (st == CLT_OK) {
+        swap_layer(m, c);
+        st = m->ops->forward(m, x, out);
+        if (st != CLT_OK)
+            swap_layer(m, c);
+    }
+    if (st != CLT_OK)
+        clt_generator_set_offset(s->gen, drawn);
+    clt_module_free(c); /* the lazy part (its spec) on success, else the plain layer */
+    return st;
+}
+
+static void lazy_free(clt_module *m)
+{
+    free(m->extra);
+    m->extra = NULL;
+}
+
+static clt_status lazy_clone(const clt_module *m, clt_module *copy, clt_device *dev,
+                             const char *fn)
+{
+    (void)dev;
+    lazy_spec *s = clt__malloc(sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    memcpy(s, m->extra, sizeof *s);
+    copy->extra = s;
+    return CLT_OK;
+}
+
+static const clt__module_ops lazy_ops[] = {
+    {"LazyLinear", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConv1d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConv2d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConv3d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConvTranspose1d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConvTranspose2d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyConvTranspose3d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyBatchNorm1d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyBatchNorm2d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyBatchNorm3d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyInstanceNorm1d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyInstanceNorm2d", lazy_forward, lazy_free, lazy_clone},
+    {"LazyInstanceNorm3d", lazy_forward, lazy_free, lazy_clone},
+};
+
+static bool is_lazy(const clt_module *m)
+{
+    return m->ops->forward == lazy_forward;
+}
+
+/* A lazy layer of spec s on dev.  The settings are checked by building
+ * the plain layer once with the smallest input size it takes (groups
+ * channels), from a generator of its own so that the caller's draws
+ * nothing: the errors are the plain constructor's. */
+static clt_status lazy_new(const char *fn, clt_device *dev, const lazy_spec *s, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    int64_t groups = 1;
+    if (s->has_opts) {
+        switch (s->kind) {
+        case LZ_CONV1D: groups = s->o.c1.groups; break;
+        case LZ_CONV2D: groups = s->o.c2.groups; break;
+        case LZ_CONV3D: groups = s->o.c3.groups; break;
+        case LZ_CONVT1D: groups = s->o.t1.groups; break;
+        case LZ_CONVT2D: groups = s->o.t2.groups; break;
+        default: groups = s->o.t3.groups; break;
+        }
+    }
+    if (groups <= 0)
+        groups = 1; /* the plain constructor names a bad groups */
+    clt_generator *probe_gen = NULL;
+    clt_module *probe = NULL;
+    clt_status st = clt_generator_new(0, &probe_gen);
+    if (st == CLT_OK) {
+        st = build(s, dev, groups, probe_gen, &probe);
+        if (st != CLT_OK)
+            st = clt__error_prefix(st, "%s", fn);
+    }
+    clt_module_free(probe);
+    clt_generator_free(probe_gen);
+    if (st != CLT_OK)
+        return st;
+    lazy_spec *copy = clt__malloc(sizeof *copy);
+    if (copy == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    memcpy(copy, s, sizeof *copy);
+    st = clt__module_new(&lazy_ops[s->kind], dev, out);
+    if (st != CLT_OK) {
+        free(copy);
+        return st;
+    }
+    (*out)->extra = copy;
+    return clt__ok();
+}
+
+static lazy_spec conv_spec(int kind, int64_t out_channels, const int64_t *kernel, int nd,
+                           const void *opts, size_t opts_size, int bias, clt_generator *gen)
+{
+    lazy_spec s = {.kind = kind, .out = out_channels, .bias = bias, .gen = gen,
+                   .dtype = CLT_FLOAT32};
+    for (int k = 0; k < nd; k++)
+        s.kernel[k] = kernel[k];
+    if (opts) {
+        s.has_opts = true;
+        memcpy(&s.o, opts, opts_size);
+    }
+    return s;
+}
+
+clt_status clt_lazy_linear(clt_device *dev, int64_t out_features, int bias, clt_generator *gen,
+                           clt_module **out)
+{
+    lazy_spec s = {.kind = LZ_LINEAR, .out = out_features, .bias = bias, .gen = gen,
+                   .dtype = CLT_FLOAT32};
+    return lazy_new("clt_lazy_linear", dev, &s, out);
+}
+
+clt_status clt_lazy_conv1d(clt_device *dev, int64_t out_channels, int64_t kernel_size,
+                           const clt_conv1d_opts *opts, int bias, clt_generator *gen,
+                           clt_module **out)
+{
+    lazy_spec s = conv_spec(LZ_CONV1D, out_channels, &kernel_size, 1, opts, sizeof *opts, bias,
+                            gen);
+    return lazy_new("clt_lazy_conv1d", dev, &s, out);
+}
+
+clt_status clt_lazy_conv2d(clt_device *dev, int64_t out_channels, int64_t kernel_h,
+                           int64_t kernel_w, const clt_conv2d_opts *opts, int bias,
+                           clt_generator *gen, clt_module **out)
+{
+    int64_t k[2] = {kernel_h, kernel_w};
+    lazy_spec s = conv_spec(LZ_CONV2D, out_channels, k, 2, opts, sizeof *opts, bias, gen);
+    return lazy_new("clt_lazy_conv2d", dev, &s, out);
+}
+
+clt_status clt_lazy_conv3d(clt_device *dev, int64_t out_channels, const int64_t kernel_size[3],
+                           const clt_conv3d_opts *opts, int bias, clt_generator *gen,
+                           clt_module **out)
+{
+    static const char fn[] = "clt_lazy_conv3d";
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    lazy_spec s = conv_spec(LZ_CONV3D, out_channels, kernel_size, 3, opts, sizeof *opts, bias,
+                            gen);
+    return lazy_new(fn, dev, &s, out);
+}
+
+clt_status clt_lazy_conv_transpose1d(clt_device *dev, int64_t out_channels, int64_t kernel_size,
+                                     const clt_conv_transpose1d_opts *opts, int bias,
+                                     clt_generator *gen, clt_module **out)
+{
+    lazy_spec s = conv_spec(LZ_CONVT1D, out_channels, &kernel_size, 1, opts, sizeof *opts, bias,
+                            gen);
+    return lazy_new("clt_lazy_conv_transpose1d", dev, &s, out);
+}
+
+clt_status clt_lazy_conv_transpose2d(clt_device *dev, int64_t out_channels, int64_t kernel_h,
+                                     int64_t kernel_w, const clt_conv_transpose2d_opts *opts,
+                                     int bias, clt_generator *gen, clt_module **out)
+{
+    int64_t k[2] = {kernel_h, kernel_w};
+    lazy_spec s = conv_spec(LZ_CONVT2D, out_channels, k, 2, opts, sizeof *opts, bias, gen);
+    return lazy_new("clt_lazy_conv_transpose2d", dev, &s, out);
+}
+
+clt_status clt_lazy_conv_transpose3d(clt_device *dev, int64_t out_channels,
+                                     const int64_t kernel_size[3],
+                                     const clt_conv_transpose3d_opts *opts, int bias,
+                                     clt_generator *gen, clt_module **out)
+{
+    static const char fn[] = "clt_lazy_conv_transpose3d";
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    lazy_spec s = conv_spec(LZ_CONVT3D, out_channels, kernel_size, 3, opts, sizeof *opts, bias,
+                            gen);
+    return lazy_new(fn, dev, &s, out);
+}
+
+static clt_status lazy_norm(const char *fn, int kind, clt_device *dev, double eps,
+                            double momentum, int affine, int track, clt_module **out)
+{
+    lazy_spec s = {.kind = kind, .eps = eps, .momentum = momentum, .affine = affine,
+                   .track = track, .dtype = CLT_FLOAT32};
+    return lazy_new(fn, dev, &s, out);
+}
+
+clt_status clt_lazy_batch_norm1d(clt_device *dev, double eps, double momentum, int affine,
+                                 int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_batch_norm1d", LZ_BN1D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+clt_status clt_lazy_batch_norm2d(clt_device *dev, double eps, double momentum, int affine,
+                                 int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_batch_norm2d", LZ_BN2D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+clt_status clt_lazy_batch_norm3d(clt_device *dev, double eps, double momentum, int affine,
+                                 int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_batch_norm3d", LZ_BN3D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+clt_status clt_lazy_instance_norm1d(clt_device *dev, double eps, double momentum, int affine,
+                                    int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_instance_norm1d", LZ_IN1D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+clt_status clt_lazy_instance_norm2d(clt_device *dev, double eps, double momentum, int affine,
+                                    int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_instance_norm2d", LZ_IN2D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+clt_status clt_lazy_instance_norm3d(clt_device *dev, double eps, double momentum, int affine,
+                                    int track_running_stats, clt_module **out)
+{
+    return lazy_norm("clt_lazy_instance_norm3d", LZ_IN3D, dev, eps, momentum, affine,
+                     track_running_stats, out);
+}
+
+/* The first lazy layer that has not run yet in m's model, or NULL. */
+static const clt_module *first_lazy(const clt_module *m)
+{
+    if (is_lazy(m))
+        return m;
+    for (size_t k = 0; k < m->nchildren; k++) {
+        const clt_module *l = first_lazy(m->children[k]);
+        if (l)
+            return l;
+    }
+    return NULL;
+}
+
+int clt_module_has_uninitialized_params(const clt_module *m)
+{
+    return m != NULL && first_lazy(m) != NULL;
+}
+
+clt_status clt__lazy_check(const clt_module *m, const char *fn)
+{
+    const clt_module *l = first_lazy(m);
+    if (l == NULL)
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: the model has a %s whose parameters are not initialized yet (their "
+                      "shapes come from its first input): run a forward pass first, e.g. on a "
+                      "batch of the right shape",
+                      fn, l->ops->name);
+}
+
+void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype)
+{
+    if (is_lazy(m))
+        ((lazy_spec *)m->extra)->dtype = dtype;
+    for (size_t k = 0; k < m->nchildren; k++)
+        clt__lazy_set_dtype(m->children[k], dtype);
+}
