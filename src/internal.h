@@ -1165,6 +1165,9 @@ clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tenso
                          const clt_tensor *b, clt_tensor **out);
 clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out,
                        const char *fn);
+/* torch.clamp with tensor bounds, either NULL (not both); no autograd. */
+clt_status clt__clamp_t(const clt_tensor *a, const clt_tensor *min, const clt_tensor *max,
+                        clt_tensor **out, const char *fn);
 /* The reductions (src/ops/reduce.c); messages name fn. */
 clt_status clt__sum(const clt_tensor *a, clt_tensor **out, const char *fn);
 clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
@@ -1358,6 +1361,8 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
                         const char *fn);
 clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn);
 clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max, const char *fn);
+clt_status clt__clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
+                         const char *fn);
 clt_status clt__fill_(clt_tensor *t, double value, const char *fn);
 clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,

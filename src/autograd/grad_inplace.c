@@ -137,6 +137,36 @@ clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
     return st == CLT_OK ? clt__clamp_(t, min, max, "clt_clamp_") : st;
 }
 
+/* The in-place clamps with tensor bounds refuse a recorded gradient, as
+ * clt_clamp_ does. */
+static clt_status clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
+                           const char *fn, const char *op, const char *use)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_inplace(t, fn);
+    const clt_tensor *in[3] = {t, min ? min : max, max};
+    if (st == CLT_OK && clt__grad_needed(1 + (min != NULL) + (max != NULL), in))
+        st = refuse(op, use);
+    return st == CLT_OK ? clt__clamp_t_(t, min, max, fn) : st;
+}
+
+clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max)
+{
+    return clamp_t_(t, min, max, "clt_clamp_tensor_", "clamp_", "clt_clamp_tensor");
+}
+
+clt_status clt_clamp_min_tensor_(clt_tensor *t, const clt_tensor *min)
+{
+    CLT__REQUIRE_ARG(min, "clt_clamp_min_tensor_");
+    return clamp_t_(t, min, NULL, "clt_clamp_min_tensor_", "clamp_min_", "clt_clamp_min_tensor");
+}
+
+clt_status clt_clamp_max_tensor_(clt_tensor *t, const clt_tensor *max)
+{
+    CLT__REQUIRE_ARG(max, "clt_clamp_max_tensor_");
+    return clamp_t_(t, NULL, max, "clt_clamp_max_tensor_", "clamp_max_", "clt_clamp_max_tensor");
+}
+
 clt_status clt_fill_(clt_tensor *t, double value)
 {
     clt_status st = check_unrecorded(t, NULL, "clt_fill_", "fill_", "clt_full_like");

@@ -1,0 +1,270 @@
+/* test_grad2.c: clamp with tensor bounds (values, dtypes, NaN, in place,
+ * gradients and double backward), torch._segment_reduce (values and
+ * gradients) and the double-backward nodes of gather/scatter and of the
+ * pools, each against values computed here in double and finite
+ * differences (clt_gradcheck, clt_gradgradcheck). */
+#include <math.h>
+
+#include "gradcheck.h"
+
+static clt_tensor *leaf(clt_device *dev, int nd, const int64_t *shape, const double *v, int grad)
+{
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &t));
+    if (grad)
+        CHECK(clt_set_requires_grad(t, 1));
+    return t;
+}
+
+static void expect_f64(const clt_tensor *t, const double *want, size_t n, double tol,
+                       const char *what)
+{
+    cr_assert_eq((size_t)clt_tensor_numel(t), n, "%s: %lld elements, want %zu", what,
+                 (long long)clt_tensor_numel(t), n);
+    double *h = read_as_f64(t);
+    for (size_t k = 0; k < n; k++) {
+        if (isnan(want[k])) {
+            cr_assert(isnan(h[k]), "%s[%zu]: %.17g, want NaN", what, k, h[k]);
+            continue;
+        }
+        cr_assert(fabs(h[k] - want[k]) <= tol * (1 + fabs(want[k])), "%s[%zu]: %.17g, want %.17g",
+                  what, k, h[k], want[k]);
+        if (want[k] == 0)
+            cr_assert_eq(signbit(h[k]), signbit(want[k]), "%s[%zu]: sign of zero", what, k);
+    }
+    free(h);
+}
+
+/* ---- clamp with tensor bounds ------------------------------------------------ */
+
+/* torch.clamp's rule for one element: NaN in x or a bound is NaN; x kept on
+ * a tie; min > max gives max. */
+static double clamp_ref(double x, const double *lo, const double *hi)
+{
+    if (isnan(x))
+        return x;
+    if (lo && isnan(*lo))
+        return *lo;
+    if (hi && isnan(*hi))
+        return *hi;
+    double r = x;
+    if (lo && r < *lo)
+        r = *lo;
+    if (hi && r > *hi)
+        r = *hi;
+    return r;
+}
+
+Test(clamp_tensor, broadcast_values_nan_and_ties)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* a (2, 3), min (3), max (2, 1) */
+    const int64_t sa[2] = {2, 3}, smin[1] = {3}, smax[2] = {2, 1};
+    const double a[6] = {-2.0, 0.5, NAN, 3.0, -0.0, 7.0};
+    const double mn[3] = {-1.0, 0.5, 0.0};
+    const double mx[2] = {1.0, NAN};
+    clt_tensor *ta = leaf(dev, 2, sa, a, 0), *tmin = leaf(dev, 1, smin, mn, 0),
+               *tmax = leaf(dev, 2, smax, mx, 0), *r = NULL;
+    CHECK(clt_clamp_tensor(ta, tmin, tmax, &r));
+    assert_shape(r, 2, sa);
+    double want[6];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            want[i * 3 + j] = clamp_ref(a[i * 3 + j], &mn[j], &mx[i]);
+    expect_f64(r, want, 6, 0, "clamp");
+    clt_tensor_free(r);
+    /* min alone, max alone; -0.0 at a 0.0 bound stays -0.0 */
+    CHECK(clt_clamp_min_tensor(ta, tmin, &r));
+    for (int k = 0; k < 6; k++)
+        want[k] = clamp_ref(a[k], &mn[k % 3], NULL);
+    expect_f64(r, want, 6, 0, "clamp_min");
+    clt_tensor_free(r);
+    CHECK(clt_clamp_tensor(ta, NULL, tmax, &r));
+    for (int k = 0; k < 6; k++)
+        want[k] = clamp_ref(a[k], NULL, &mx[k / 3]);
+    expect_f64(r, want, 6, 0, "clamp max only");
+    clt_tensor_free(r);
+    /* min > max gives max */
+    const double lo4[1] = {4.0}, hi2[1] = {2.0};
+    const int64_t one[1] = {1};
+    clt_tensor *l4 = leaf(dev, 1, one, lo4, 0), *h2 = leaf(dev, 1, one, hi2, 0);
+    CHECK(clt_clamp_tensor(ta, l4, h2, &r));
+    for (int k = 0; k < 6; k++)
+        want[k] = isnan(a[k]) ? NAN : 2.0;
+    expect_f64(r, want, 6, 0, "min > max");
+    clt_tensor_free(r);
+    /* both NULL, shapes that do not broadcast */
+    assert_error(clt_clamp_tensor(ta, NULL, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "at least one of 'min' or 'max'");
+    cr_assert_null(r);
+    const int64_t s4[1] = {4};
+    const double z4[4] = {0, 0, 0, 0};
+    clt_tensor *t4 = leaf(dev, 1, s4, z4, 0);
+    cr_assert_neq(clt_clamp_tensor(ta, t4, NULL, &r), CLT_OK);
+    cr_assert_null(r);
+    assert_error(clt_clamp_max_tensor(ta, NULL, &r), CLT_ERR_NULL_ARGUMENT, NULL);
+    clt_tensor_free(t4);
+    clt_tensor_free(l4);
+    clt_tensor_free(h2);
+    clt_tensor_free(ta);
+    clt_tensor_free(tmin);
+    clt_tensor_free(tmax);
+}
+
+Test(clamp_tensor, dtype_promotion)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s3[1] = {3}, s1[1] = {1};
+    const double a[3] = {1, 5, 9}, lo[1] = {2.5}, hi[1] = {7};
+    clt_tensor *ai = tensor_of(dev, CLT_INT64, 1, s3, a), *lf = tensor_of(dev, CLT_FLOAT32, 1, s1, lo),
+               *hi64 = tensor_of(dev, CLT_INT64, 1, s1, hi), *r = NULL;
+    CHECK(clt_clamp_tensor(ai, lf, hi64, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    const double w1[3] = {2.5, 5, 7};
+    expect_f64(r, w1, 3, 0, "int64 with float32 min");
+    clt_tensor_free(r);
+    CHECK(clt_clamp_tensor(ai, NULL, hi64, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    const double w2[3] = {1, 5, 7};
+    expect_f64(r, w2, 3, 0, "int64");
+    clt_tensor_free(r);
+    /* uint8 with a 0-d int32 bound stays uint8 */
+    const double three = 3;
+    clt_tensor *u8 = tensor_of(dev, CLT_UINT8, 1, s3, a), *i8 = tensor_of(dev, CLT_INT32, 0, NULL, &three);
+    CHECK(clt_clamp_min_tensor(u8, i8, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_UINT8);
+    const double w3[3] = {3, 5, 9};
+    expect_f64(r, w3, 3, 0, "uint8");
+    clt_tensor_free(r);
+    /* in place: an int64 t refuses a float32 bound and keeps its values */
+    assert_error(clt_clamp_tensor_(ai, lf, NULL), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
+    double *h = read_as_f64(ai);
+    cr_assert(h[0] == 1 && h[1] == 5 && h[2] == 9);
+    free(h);
+    CHECK(clt_clamp_max_tensor_(ai, hi64));
+    expect_f64(ai, w2, 3, 0, "clamp_max_");
+    clt_tensor_free(u8);
+    clt_tensor_free(i8);
+    clt_tensor_free(ai);
+    clt_tensor_free(lf);
+    clt_tensor_free(hi64);
+}
+
+Test(clamp_tensor, in_place)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s23[2] = {2, 3}, s21[2] = {2, 1}, s3[1] = {3};
+    const double a[6] = {-3, 0, 3, 5, 1, -1}, lo[3] = {-2, 1, 0}, hi[2] = {2, 4};
+    clt_tensor *t = leaf(dev, 2, s23, a, 0), *l = leaf(dev, 1, s3, lo, 0), *h = leaf(dev, 2, s21, hi, 0);
+    CHECK(clt_clamp_tensor_(t, l, h));
+    double want[6];
+    for (int k = 0; k < 6; k++)
+        want[k] = clamp_ref(a[k], &lo[k % 3], &hi[k / 3]);
+    expect_f64(t, want, 6, 0, "clamp_");
+    CHECK(clt_clamp_min_tensor_(t, h));
+    for (int k = 0; k < 6; k++)
+        want[k] = clamp_ref(want[k], &hi[k / 3], NULL);
+    expect_f64(t, want, 6, 0, "clamp_min_");
+    /* a bound that broadcasts t to a larger shape is refused */
+    clt_tensor *small = leaf(dev, 1, s3, a, 0);
+    assert_error(clt_clamp_tensor_(small, h, NULL), CLT_ERR_SHAPE_MISMATCH, "broadcast shape");
+    expect_f64(small, a, 3, 0, "unchanged");
+    /* with a gradient needed: refused (as clt_clamp_) */
+    clt_tensor *g = leaf(dev, 1, s3, lo, 1), *y = NULL;
+    CHECK(clt_mul_scalar(g, 2.0, &y));
+    assert_error(clt_clamp_min_tensor_(y, l), CLT_ERR_INVALID_ARGUMENT, "requires grad");
+    clt_tensor_free(y);
+    clt_tensor_free(g);
+    clt_tensor_free(small);
+    clt_tensor_free(t);
+    clt_tensor_free(l);
+    clt_tensor_free(h);
+}
+
+/* The gradient of sum(clamp(a, min, max)) with ties and min > max, as
+ * torch's clamp_backward_min_max (values from torch 1.13):
+ * a = [1, 2, 3, 3], min = [1, 2.5, 3, 4], max = [1, 3, 3, 3] gives
+ * da = [1, 0, 1, 0], dmin = [0, 1, 0, 0], dmax = [0, 0, 0, 1]. */
+Test(clamp_tensor, gradient_ties_as_torch)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s4[1] = {4};
+    const double a[4] = {1, 2, 3, 3}, mn[4] = {1, 2.5, 3, 4}, mx[4] = {1, 3, 3, 3};
+    clt_tensor *x = leaf(dev, 1, s4, a, 1), *l = leaf(dev, 1, s4, mn, 1), *h = leaf(dev, 1, s4, mx, 1);
+    clt_tensor *y = NULL, *s = NULL, *g[3] = {0};
+    CHECK(clt_clamp_tensor(x, l, h, &y));
+    cr_assert_str_eq(clt_grad_fn_name(y), "ClampBackward0");
+    CHECK(clt_sum(y, &s));
+    clt_tensor *in[3] = {x, l, h};
+    CHECK(clt_autograd_grad(&s, 1, NULL, in, 3, 0, 0, g));
+    const double ga[4] = {1, 0, 1, 0}, gl[4] = {0, 1, 0, 0}, gh[4] = {0, 0, 0, 1};
+    expect_f64(g[0], ga, 4, 0, "da");
+    expect_f64(g[1], gl, 4, 0, "dmin");
+    expect_f64(g[2], gh, 4, 0, "dmax");
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(g[k]);
+    clt_tensor_free(s);
+    clt_tensor_free(y);
+    /* one bound: ties go to a */
+    CHECK(clt_clamp_min_tensor(x, h, &y));
+    cr_assert_str_eq(clt_grad_fn_name(y), "ClampMinBackward1");
+    CHECK(clt_sum(y, &s));
+    clt_tensor *in2[2] = {x, h};
+    CHECK(clt_autograd_grad(&s, 1, NULL, in2, 2, 0, 0, g));
+    const double ga2[4] = {1, 0, 1, 1}, gh2[4] = {0, 1, 0, 0};
+    expect_f64(g[0], ga2, 4, 0, "da (min)");
+    expect_f64(g[1], gh2, 4, 0, "dmin (min)");
+    clt_tensor_free(g[0]);
+    clt_tensor_free(g[1]);
+    clt_tensor_free(s);
+    clt_tensor_free(y);
+    CHECK(clt_clamp_max_tensor(x, l, &y));
+    cr_assert_str_eq(clt_grad_fn_name(y), "ClampMaxBackward1");
+    CHECK(clt_sum(y, &s));
+    clt_tensor *in3[2] = {x, l};
+    CHECK(clt_autograd_grad(&s, 1, NULL, in3, 2, 0, 0, g));
+    const double ga3[4] = {1, 1, 1, 1}, gl3[4] = {0, 0, 0, 0};
+    expect_f64(g[0], ga3, 4, 0, "da (max)");
+    expect_f64(g[1], gl3, 4, 0, "dmax (max)");
+    clt_tensor_free(g[0]);
+    clt_tensor_free(g[1]);
+    clt_tensor_free(s);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_tensor_free(l);
+    clt_tensor_free(h);
+}
+
+/* user: which bounds (1 min, 2 max, 3 both) */
+static clt_status clamp_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                           size_t *m)
+{
+    int which = *(const int *)user;
+    (void)n;
+    *m = 1;
+    if (which == 1)
+        return clt_clamp_min_tensor(in[0], in[1], out);
+    if (which == 2)
+        return clt_clamp_max_tensor(in[0], in[1], out);
+    return clt_clamp_tensor(in[0], in[1], in[2], out);
+}
+
+Test(clamp_tensor, gradcheck_and_gradgradcheck_with_broadcasting)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* no ties: finite differences need a margin around each kink */
+    const int64_t sa[2] = {2, 4}, smin[1] = {4}, smax[2] = {2, 1};
+    const double a[8] = {-2.1, 0.3, 1.7, 0.9, 3.2, -0.4, 0.05, 2.6};
+    const double mn[4] = {-1.0, 0.5, 0.2, 1.5};
+    const double mx[2] = {1.2, 2.0};
+    clt_tensor *in[3] = {leaf(dev, 2, sa, a, 1), leaf(dev, 1, smin, mn, 1),
+                         leaf(dev, 2, smax, mx, 1)};
+    for (int which = 1; which <= 3; which++) {
+        clt_tensor *args[3] = {in[0], which == 2 ? in[2] : in[1], in[2]};
+        size_t n = which == 3 ? 3 : 2;
+        CHECK(clt_gradcheck(clamp_fn, &which, args, n, NULL));
+        CHECK(clt_gradgradcheck(clamp_fn, &which, args, n, NULL, 0, NULL));
+    }
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(in[k]);
+}
