@@ -1168,6 +1168,21 @@ clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
 /* torch.clamp with tensor bounds, either NULL (not both); no autograd. */
 clt_status clt__clamp_t(const clt_tensor *a, const clt_tensor *min, const clt_tensor *max,
                         clt_tensor **out, const char *fn);
+/* torch.segment_reduce without autograd (src/ops/segment.c): reduce is
+ * clt__segment_reduce_code's (0 sum, 1 mean, 2 max, 3 min, 4 prod, -1 for
+ * an unknown name); *offs (when offs is not NULL) gets the checked
+ * segment bounds, int64 [outer, nseg + 1], for the backward, which gives
+ * the data's gradient (contiguous, data's shape; float32 for float16
+ * data) from the output's gradient grad. */
+int clt__segment_reduce_code(const char *reduce);
+clt_status clt__segment_reduce(const clt_tensor *data, int reduce, const clt_tensor *lengths,
+                               const clt_tensor *offsets, int axis, int unsafe,
+                               const double *initial, clt_tensor **out, clt_tensor **offs,
+                               const char *fn);
+clt_status clt__segment_reduce_backward(const clt_tensor *grad, const clt_tensor *output,
+                                        const clt_tensor *data, const clt_tensor *offs,
+                                        int reduce, int axis, const double *initial,
+                                        clt_tensor **out, const char *fn);
 /* The reductions (src/ops/reduce.c); messages name fn. */
 clt_status clt__sum(const clt_tensor *a, clt_tensor **out, const char *fn);
 clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,

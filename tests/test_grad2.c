@@ -27,6 +27,10 @@ static void expect_f64(const clt_tensor *t, const double *want, size_t n, double
             cr_assert(isnan(h[k]), "%s[%zu]: %.17g, want NaN", what, k, h[k]);
             continue;
         }
+        if (isinf(want[k])) {
+            cr_assert(h[k] == want[k], "%s[%zu]: %.17g, want %.17g", what, k, h[k], want[k]);
+            continue;
+        }
         cr_assert(fabs(h[k] - want[k]) <= tol * (1 + fabs(want[k])), "%s[%zu]: %.17g, want %.17g",
                   what, k, h[k], want[k]);
         if (want[k] == 0)
@@ -267,4 +271,212 @@ Test(clamp_tensor, gradcheck_and_gradgradcheck_with_broadcasting)
     }
     for (int k = 0; k < 3; k++)
         clt_tensor_free(in[k]);
+}
+
+/* ---- segment_reduce -------------------------------------------------------------- */
+
+/* The host reference of one segment [b, e) of x (stride st): the
+ * reduction from initial (or the identity), mean dividing by the length,
+ * NaN propagating for max and min, as torch.segment_reduce. */
+static double seg_ref(const double *x, int64_t b, int64_t e, int64_t st, int reduce,
+                      const double *init)
+{
+    double acc = init ? *init
+                 : reduce == 2 ? -INFINITY
+                 : reduce == 3 ? INFINITY
+                 : reduce == 4 ? 1.0
+                               : 0.0;
+    for (int64_t k = b; k < e; k++) {
+        double v = x[k * st];
+        if (reduce == 2)
+            acc = (isnan(v) || v > acc) ? v : acc;
+        else if (reduce == 3)
+            acc = (isnan(v) || v < acc) ? v : acc;
+        else if (reduce == 4)
+            acc *= v;
+        else
+            acc += v;
+    }
+    if (reduce == 1)
+        acc = e > b ? acc / (double)(e - b) : init ? *init : NAN;
+    return acc;
+}
+
+static const char *const seg_names[5] = {"sum", "mean", "max", "min", "prod"};
+
+Test(segment_reduce, values_lengths_offsets_initial)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s6[1] = {6}, s4[1] = {4}, s5[1] = {5};
+    const double d[6] = {1, 2, 3, 4, 5, 6}, len[4] = {2, 0, 3, 1}, off[5] = {0, 2, 2, 5, 6};
+    clt_tensor *x = leaf(dev, 1, s6, d, 0), *l = tensor_of(dev, CLT_INT64, 1, s4, len),
+               *o = tensor_of(dev, CLT_INT32, 1, s5, off), *r = NULL;
+    const double init = 10.0;
+    for (int red = 0; red < 5; red++)
+        for (int wi = 0; wi < 2; wi++) {
+            const double *ip = wi ? &init : NULL;
+            double want[4];
+            for (int s = 0; s < 4; s++)
+                want[s] = seg_ref(d, (int64_t)off[s], (int64_t)off[s + 1], 1, red, ip);
+            CHECK(clt_segment_reduce(x, seg_names[red], l, NULL, 0, 0, ip, &r));
+            expect_f64(r, want, 4, 1e-15, seg_names[red]);
+            clt_tensor_free(r);
+            CHECK(clt_segment_reduce(x, seg_names[red], NULL, o, -1, 0, ip, &r));
+            expect_f64(r, want, 4, 1e-15, seg_names[red]);
+            clt_tensor_free(r);
+        }
+    /* torch's values for two of them */
+    CHECK(clt_segment_reduce(x, "mean", l, NULL, 0, 0, NULL, &r));
+    const double mean_t[4] = {1.5, NAN, 4.0, 6.0};
+    expect_f64(r, mean_t, 4, 0, "mean (torch)");
+    clt_tensor_free(r);
+    CHECK(clt_segment_reduce(x, "max", l, NULL, 0, 0, NULL, &r));
+    const double max_t[4] = {2, -INFINITY, 5, 6};
+    expect_f64(r, max_t, 4, 0, "max (torch)");
+    clt_tensor_free(r);
+    /* errors */
+    assert_error(clt_segment_reduce(x, "foo", l, NULL, 0, 0, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "unsupported reduction");
+    cr_assert_null(r);
+    assert_error(clt_segment_reduce(x, "sum", NULL, NULL, 0, 0, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "Either lengths or offsets");
+    const double bad[2] = {2, 3}, neg[3] = {2, -1, 5}, boff[3] = {0, 3, 2};
+    const int64_t s2[1] = {2}, s3[1] = {3};
+    clt_tensor *b = tensor_of(dev, CLT_INT64, 1, s2, bad), *ng = tensor_of(dev, CLT_INT64, 1, s3, neg),
+               *bo = tensor_of(dev, CLT_INT64, 1, s3, boff);
+    assert_error(clt_segment_reduce(x, "sum", b, NULL, 0, 0, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "sum to data.size");
+    CHECK(clt_segment_reduce(x, "sum", b, NULL, 0, 1, NULL, &r)); /* unsafe: 5 of 6 */
+    const double us[2] = {3, 12};
+    expect_f64(r, us, 2, 0, "unsafe");
+    clt_tensor_free(r);
+    assert_error(clt_segment_reduce(x, "sum", ng, NULL, 0, 0, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "negative");
+    assert_error(clt_segment_reduce(x, "sum", NULL, bo, 0, 0, NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "nondecreasing");
+    assert_error(clt_segment_reduce(x, "sum", l, NULL, 1, 0, NULL, &r), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension out of range");
+    clt_tensor *xi = tensor_of(dev, CLT_INT32, 1, s6, d);
+    assert_error(clt_segment_reduce(xi, "sum", l, NULL, 0, 0, NULL, &r), CLT_ERR_DTYPE_MISMATCH,
+                 NULL);
+    cr_assert_null(r);
+    clt_tensor_free(xi);
+    clt_tensor_free(b);
+    clt_tensor_free(ng);
+    clt_tensor_free(bo);
+    clt_tensor_free(x);
+    clt_tensor_free(l);
+    clt_tensor_free(o);
+}
+
+/* data (2, 5, 3) along axis 1, lengths per row [[2, 3], [0, 5]]. */
+Test(segment_reduce, axis_with_rows_and_inner_dims)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t sd[3] = {2, 5, 3}, sl[2] = {2, 2};
+    double d[30];
+    for (int k = 0; k < 30; k++)
+        d[k] = sin(0.7 * k + 0.3) * 3;
+    const double len[4] = {2, 3, 0, 5};
+    clt_tensor *x = leaf(dev, 3, sd, d, 0), *l = tensor_of(dev, CLT_INT64, 2, sl, len), *r = NULL;
+    const double init = -0.5;
+    for (int red = 0; red < 5; red++) {
+        CHECK(clt_segment_reduce(x, seg_names[red], l, NULL, 1, 0, red == 4 ? &init : NULL, &r));
+        const int64_t so[3] = {2, 2, 3};
+        assert_shape(r, 3, so);
+        double want[12];
+        for (int o = 0; o < 2; o++) {
+            int64_t b = 0;
+            for (int s = 0; s < 2; s++) {
+                int64_t e = b + (int64_t)len[o * 2 + s];
+                for (int i = 0; i < 3; i++)
+                    want[(o * 2 + s) * 3 + i] =
+                        seg_ref(d + o * 15 + i, b, e, 3, red, red == 4 ? &init : NULL);
+                b = e;
+            }
+        }
+        expect_f64(r, want, 12, 1e-14, seg_names[red]);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(x);
+    clt_tensor_free(l);
+}
+
+/* The gradients as torch gives them (torch 1.13): x = [1, 3, 3, 2, 0, 5],
+ * lengths [3, 0, 3], initial 2, grad [1, 2, 3]. */
+Test(segment_reduce, gradient_as_torch)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s6[1] = {6}, s3[1] = {3};
+    const double d[6] = {1, 3, 3, 2, 0, 5}, len[3] = {3, 0, 3}, gv[3] = {1, 2, 3};
+    const double want[5][6] = {{1, 1, 1, 3, 3, 3},
+                               {1.0 / 3, 1.0 / 3, 1.0 / 3, 1, 1, 1},
+                               {0, 0.5, 0.5, 0, 0, 3},
+                               {1, 0, 0, 0, 3, 0},
+                               {18, 6, 6, 0, 60, 0}};
+    clt_tensor *l = tensor_of(dev, CLT_INT64, 1, s3, len), *go = leaf(dev, 1, s3, gv, 0);
+    const double init = 2.0;
+    for (int red = 0; red < 5; red++) {
+        clt_tensor *x = leaf(dev, 1, s6, d, 1), *y = NULL, *g = NULL;
+        CHECK(clt_segment_reduce(x, seg_names[red], l, NULL, 0, 0, &init, &y));
+        cr_assert_str_eq(clt_grad_fn_name(y), "SegmentReduceBackward0");
+        CHECK(clt_autograd_grad(&y, 1, &go, &x, 1, 0, 0, &g));
+        expect_f64(g, want[red], 6, 1e-15, seg_names[red]);
+        clt_tensor_free(g);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+    }
+    /* a tie with a negative gradient is not divided (torch's kernel) */
+    const double t3[3] = {3, 3, 1}, one[1] = {3}, gneg[1] = {-2};
+    const int64_t s1[1] = {1};
+    clt_tensor *x = leaf(dev, 1, s3, t3, 1), *l1 = tensor_of(dev, CLT_INT64, 1, s1, one),
+               *gn = leaf(dev, 1, s1, gneg, 0), *y = NULL, *g = NULL;
+    CHECK(clt_segment_reduce(x, "max", l1, NULL, 0, 0, NULL, &y));
+    CHECK(clt_autograd_grad(&y, 1, &gn, &x, 1, 0, 0, &g));
+    const double wneg[3] = {-2, -2, 0};
+    expect_f64(g, wneg, 3, 0, "negative tie");
+    clt_tensor_free(g);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_tensor_free(l1);
+    clt_tensor_free(gn);
+    clt_tensor_free(l);
+    clt_tensor_free(go);
+}
+
+struct seg_case {
+    const char *reduce;
+    const clt_tensor *lengths;
+    const double *initial;
+};
+
+static clt_status seg_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                         size_t *m)
+{
+    const struct seg_case *c = user;
+    (void)n;
+    *m = 1;
+    return clt_segment_reduce(in[0], c->reduce, c->lengths, NULL, 1, 0, c->initial, out);
+}
+
+Test(segment_reduce, gradcheck_each_reduction)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t sd[3] = {2, 5, 3}, sl[2] = {2, 3};
+    double d[30];
+    for (int k = 0; k < 30; k++)
+        d[k] = 0.5 + fmod(k * 0.37, 1.9); /* distinct, no zeros */
+    /* empty segments only with initial (else -inf, inf or NaN there) */
+    const double len[6] = {2, 2, 1, 1, 2, 2}, len0[6] = {2, 3, 0, 1, 0, 4};
+    clt_tensor *x = leaf(dev, 3, sd, d, 1), *l = tensor_of(dev, CLT_INT64, 2, sl, len),
+               *l0 = tensor_of(dev, CLT_INT64, 2, sl, len0);
+    const double init = 1.5;
+    for (int red = 0; red < 5; red++)
+        for (int wi = 0; wi < 2; wi++) {
+            struct seg_case c = {seg_names[red], wi ? l0 : l, wi ? &init : NULL};
+            CHECK(clt_gradcheck(seg_fn, &c, &x, 1, NULL));
+        }
+    clt_tensor_free(x);
+    clt_tensor_free(l);
+    clt_tensor_free(l0);
 }
