@@ -13,6 +13,7 @@ typedef struct clt_seg_geom {
     long outer, size, inner, nseg;
     long reduce;           /* 0 sum, 1 mean, 2 max, 3 min, 4 prod */
     long has_init;
+    long rh;               /* float16 data: each step rounded to half */
     long doff, ooff, goff; /* element offsets of data, output, grad */
 } clt_seg_geom;
 
@@ -21,6 +22,17 @@ typedef struct clt_seg_geom {
 #define SEG_MAX 2
 #define SEG_MIN 3
 #define SEG_PROD 4
+
+/* x rounded to float16 and back when g.rh: PyTorch's float16 kernel
+ * keeps its running value in half. */
+static inline T seg_round(const clt_seg_geom g, T x)
+{
+    if (!g.rh)
+        return x;
+    ushort u;
+    vstore_half_rte(x, 0, (__private half *)&u);
+    return (T)vload_half(0, (__private const half *)&u);
+}
 
 /* The reduction's start: initial when given, else its identity (-inf for
  * max, inf for min, 1 for prod, 0 for sum and mean). */
@@ -44,7 +56,7 @@ CLT_KERNEL(seg_fwd)(__global T *out, __global const T *data, __global const long
     long i = id % g.inner, s = (id / g.inner) % g.nseg, o = id / (g.inner * g.nseg);
     long b = off[o * (g.nseg + 1) + s], e = off[o * (g.nseg + 1) + s + 1];
     __global const T *p = data + g.doff + o * g.size * g.inner + i;
-    T acc = seg_start(g, init);
+    T acc = seg_round(g, seg_start(g, init));
     for (long k = b; k < e; k++) {
         T v = p[k * g.inner];
         switch (g.reduce) {
@@ -56,10 +68,10 @@ CLT_KERNEL(seg_fwd)(__global T *out, __global const T *data, __global const long
             acc = (isnan(v) || v < acc) ? v : acc;
             break;
         case SEG_PROD:
-            acc = acc * v;
+            acc = seg_round(g, acc * v);
             break;
         default:
-            acc = acc + v;
+            acc = seg_round(g, acc + v);
         }
     }
     if (g.reduce == SEG_MEAN) {

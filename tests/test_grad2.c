@@ -480,3 +480,160 @@ Test(segment_reduce, gradcheck_each_reduction)
     clt_tensor_free(l);
     clt_tensor_free(l0);
 }
+
+/* ---- double backward: index ops and pools ---------------------------------------- */
+
+/* user: which op (0 gather, 1 scatter, 2 scatter_add, 3 index_add, 4 take,
+ * 5 take_along_dim, 6 index_select) with its index from idx_for. */
+struct dd_case {
+    int op;
+    const clt_tensor *index;
+};
+
+static clt_status index_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                           size_t *m)
+{
+    const struct dd_case *c = user;
+    (void)n;
+    *m = 1;
+    int dim = 1;
+    switch (c->op) {
+    case 0: return clt_gather(in[0], 1, c->index, out);
+    case 1: return clt_scatter(in[0], 1, c->index, in[1], out);
+    case 2: return clt_scatter_add(in[0], 1, c->index, in[1], out);
+    case 3: return clt_index_add(in[0], 1, c->index, in[1], 0.5, out);
+    case 4: return clt_take(in[0], c->index, out);
+    case 5: return clt_take_along_dim(in[0], c->index, &dim, out);
+    default: return clt_index_select(in[0], 1, c->index, out);
+    }
+}
+
+/* gradgradcheck differentiates the gradients with respect to the output's
+ * gradient too: the gather/scatter formulas must be recorded. */
+Test(double_backward2, gather_scatter_index_nodes)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t s34[2] = {3, 4}, s32[2] = {3, 2}, s3[1] = {3};
+    double x[12], u[6];
+    for (int k = 0; k < 12; k++)
+        x[k] = sin(1.3 * k + 0.2);
+    for (int k = 0; k < 6; k++)
+        u[k] = cos(0.9 * k);
+    /* distinct per row for scatter (no two writes to one place) */
+    const double ix[6] = {3, 0, 1, 2, 0, 3}, iflat[3] = {0, 5, 5}, isel[3] = {2, 0, 2};
+    clt_tensor *i2 = tensor_of(dev, CLT_INT64, 2, s32, ix),
+               *i1 = tensor_of(dev, CLT_INT64, 1, s3, iflat),
+               *is = tensor_of(dev, CLT_INT64, 1, s3, isel);
+    clt_tensor *a = leaf(dev, 2, s34, x, 1), *src = leaf(dev, 2, s32, u, 1);
+    for (int op = 0; op <= 6; op++) {
+        struct dd_case c = {op, op == 4 ? i1 : op == 3 || op == 6 ? is : i2};
+        clt_tensor *srci = src, *ins[2] = {a, src};
+        if (op == 3) {
+            /* index_add's source: [3, 3] along dim 1 */
+            const int64_t s33[2] = {3, 3};
+            srci = leaf(dev, 2, s33, x, 1);
+            ins[1] = srci;
+        }
+        size_t nin = op >= 1 && op <= 3 ? 2 : 1;
+        CHECK(clt_gradcheck(index_fn, &c, ins, nin, NULL));
+        CHECK(clt_gradgradcheck(index_fn, &c, ins, nin, NULL, 0, NULL));
+        if (srci != src)
+            clt_tensor_free(srci);
+    }
+    /* the gather's gradient with create_graph: scatter_add of u, whose
+     * gradient with respect to u is v gathered back */
+    clt_tensor *y = NULL, *gu = NULL, *gx = NULL, *p = NULL, *s = NULL, *gg = NULL;
+    clt_tensor *uu = leaf(dev, 2, s32, u, 1), *v = leaf(dev, 2, s34, x, 0);
+    CHECK(clt_gather(a, 1, i2, &y));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&y, 1, &uu, &a, 1, &o, &gx));
+    cr_assert_not_null(clt_grad_fn_name(gx), "the gather's gradient has no grad_fn");
+    CHECK(clt_mul(gx, v, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_autograd_grad(&s, 1, NULL, &uu, 1, 0, 0, &gg));
+    double want[6];
+    for (int r = 0; r < 3; r++)
+        for (int j = 0; j < 2; j++)
+            want[r * 2 + j] = x[r * 4 + (int)ix[r * 2 + j]];
+    expect_f64(gg, want, 6, 0, "d/du sum(scatter_add(u) * v)");
+    clt_tensor *all[] = {y, gu, gx, p, s, gg, uu, v, a, src, i1, i2, is};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}
+
+/* user: which pooling */
+static clt_status pool_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                          size_t *m)
+{
+    int which = *(const int *)user;
+    const int64_t k2[2] = {2, 2}, k3[3] = {1, 2, 2}, o2[2] = {2, 3}, o3[3] = {1, 2, 3};
+    clt_tensor *idx = NULL, *x3 = NULL;
+    clt_status st;
+    (void)n;
+    *m = 1;
+    switch (which) {
+    case 0: return clt_max_pool2d(in[0], k2, NULL, NULL, NULL, 0, out);
+    case 1: return clt_avg_pool2d(in[0], k2, NULL, NULL, 0, 1, out);
+    case 2:
+        st = clt_adaptive_max_pool2d(in[0], o2, out, &idx);
+        clt_tensor_free(idx);
+        return st;
+    case 3: return clt_adaptive_avg_pool2d(in[0], o2, out);
+    case 4: return clt_max_pool3d(in[0], k3, NULL, NULL, NULL, 0, out);
+    case 5: return clt_avg_pool3d(in[0], k3, NULL, NULL, 0, 1, out);
+    case 6: return clt_adaptive_avg_pool3d(in[0], o3, out);
+    case 7:
+        st = clt_adaptive_max_pool3d(in[0], o3, out, &idx);
+        clt_tensor_free(idx);
+        return st;
+    default: {
+        const int64_t s3[3] = {2, 4, 4};
+        CHECK(clt_reshape(in[0], 3, s3, &x3));
+        st = which == 8 ? clt_max_pool1d(x3, 2, 2, 0, 1, 0, out)
+             : which == 9 ? clt_avg_pool1d(x3, 2, 2, 0, 0, 1, out)
+                          : clt_adaptive_avg_pool1d(x3, 3, out);
+        clt_tensor_free(x3);
+        return st;
+    }
+    }
+}
+
+/* torch attaches a node to a pooling's gradient taken with create_graph
+ * even when the output's gradient is a constant (it depends on the
+ * input, with derivative zero): the gradient has a grad_fn and its own
+ * gradient with respect to the input is zeros. */
+Test(double_backward2, pools_gradient_has_a_node)
+{
+    clt_device *dev = get_device("cpu:0");
+    static const char *const names[4] = {"MaxPool2DWithIndicesBackwardBackward0",
+                                         "AvgPool2DBackwardBackward0",
+                                         "AdaptiveMaxPool2DBackwardBackward0",
+                                         "AdaptiveAvgPool2DBackwardBackward0"};
+    const int64_t sx[4] = {1, 2, 4, 4};
+    double xv[32];
+    for (int k = 0; k < 32; k++)
+        xv[k] = sin(2.1 * k + 0.4) + 0.01 * k; /* no ties */
+    for (int which = 0; which <= 10; which++) {
+        clt_tensor *x = leaf(dev, 4, sx, xv, 1), *y = NULL, *s = NULL, *gx = NULL, *p = NULL,
+                   *s2 = NULL, *gg = NULL;
+        size_t m = 0;
+        CHECK(pool_fn(&which, &x, 1, &y, &m));
+        CHECK(clt_sum(y, &s));
+        clt_grad_opts o = {0, 1, 0};
+        CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &gx));
+        const char *nm = clt_grad_fn_name(gx);
+        cr_assert_not_null(nm, "pool %d: the gradient has no grad_fn", which);
+        if (which < 4)
+            cr_assert_str_eq(nm, names[which], "pool %d", which);
+        CHECK(clt_mul(gx, gx, &p));
+        CHECK(clt_sum(p, &s2));
+        CHECK(clt_autograd_grad(&s2, 1, NULL, &x, 1, 0, 0, &gg));
+        double zeros[32] = {0};
+        expect_f64(gg, zeros, 32, 0, "second derivative");
+        /* gradgradcheck with random output gradients */
+        CHECK(clt_gradgradcheck(pool_fn, &which, &x, 1, NULL, 0, NULL));
+        clt_tensor *all[] = {x, y, s, gx, p, s2, gg};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clt_tensor_free(all[k]);
+    }
+}

@@ -924,6 +924,14 @@ clt_status clt__clamp_t(const clt_tensor *a, const clt_tensor *min, const clt_te
     if (clt__dtype_is_complex(ct))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: clamp is not supported for complex types", fn);
+    /* PyTorch's clamp kernel has no bool form; clamp_min and clamp_max
+     * (one bound) have. */
+    if (ct == CLT_BOOL && min && max)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: clamp with both bounds is not implemented for bool tensors, as "
+                          "in PyTorch (\"clamp_cpu\" not implemented for 'Bool'); give one "
+                          "bound or convert with clt_to_dtype",
+                          fn);
     st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;

@@ -11,7 +11,7 @@
 /* Must match clt_seg_geom in cl/segment.cl. */
 typedef struct seg_geom {
     int64_t outer, size, inner, nseg;
-    int64_t reduce, has_init;
+    int64_t reduce, has_init, rh;
     int64_t doff, ooff, goff;
 } seg_geom;
 
@@ -188,6 +188,7 @@ clt_status clt__segment_reduce(const clt_tensor *data, int reduce, const clt_ten
     CLT__TRY(clt__result_new(fn, data->dev, ct, data->ndim, shape, &r));
     g.reduce = reduce;
     g.has_init = initial != NULL;
+    g.rh = data->dtype == CLT_FLOAT16;
     g.doff = d->offset;
     g.ooff = r->offset;
     {
