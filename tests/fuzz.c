@@ -9087,14 +9087,23 @@ typedef void (*op_fn)(fz *);
 
 /* ---- clamp with tensor bounds, segment_reduce -------------------------------------- */
 
-/* Small segment lengths or offsets: int64 values in [-1, 4] shaped as a
- * slot tensor (which may have any shape or dtype), or a slot tensor as it
- * is; *own says whether the caller frees it. */
-static clt_tensor *clampt_segments(fz *f, int *own)
+/* Segment lengths or offsets: two lengths that fit data along axis 0, or
+ * small values (int64 or int32, in [-1, 4]) shaped as a slot tensor, or a
+ * slot tensor as it is; *own says whether the caller frees it. */
+static clt_tensor *clampt_segments(fz *f, const clt_tensor *data, int *own)
 {
     clt_tensor *t = rt(f), *r = NULL, *c = NULL;
     clt_status st;
     *own = 0;
+    if (data && clt_tensor_ndim(data) > 0 && chance(f, 40)) {
+        /* lengths that fit data along axis 0: n split in two */
+        int64_t n = clt_tensor_shape(data)[0], k = (int64_t)pick(f, (uint32_t)(n < 4 ? n + 1 : 5));
+        int64_t v[2] = {k, n - k}, two = 2;
+        CALL("clt_tensor_from_host",
+             clt_tensor_from_host(clt_tensor_device(data), CLT_INT64, 1, &two, v, &r));
+        *own = st == CLT_OK;
+        return st == CLT_OK ? r : NULL;
+    }
     if (!t || chance(f, 25))
         return t;
     CALL("clt_to_dtype", clt_to_dtype(t, chance(f, 80) ? CLT_INT64 : CLT_INT32, &r));
@@ -9116,7 +9125,7 @@ static void op_clampt(fz *f)
     if (k >= 6) {
         static const char *const reds[] = {"sum", "mean", "max", "min", "prod", "amax", NULL};
         int own = 0;
-        clt_tensor *seg = clampt_segments(f, &own);
+        clt_tensor *seg = clampt_segments(f, a, &own);
         double init = rand_scalar(f);
         int lens = chance(f, 60);
         CALL("clt_segment_reduce",

@@ -88,6 +88,13 @@ static clt_status seg_offsets(const clt_tensor *data, const clt_tensor *lengths,
     }
     CLT__TRY(clt__contiguous_as(fn, b, CLT_INT64, &b64));
     CLT__TRY(clt__tensor_read_at(b64, h, nb * sizeof *h, fn, __builtin_return_address(0)));
+    /* torch checks the signs of all lengths before their sums */
+    for (size_t k = 0; lengths && k < nb; k++)
+        if (h[k] < 0) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: segment_reduce(): lengths contains negative value!", fn);
+            goto done;
+        }
     for (int64_t r = 0; r < g->outer; r++) {
         int64_t *orow = o + r * (g->nseg + 1);
         const int64_t *brow = h + r * last;
@@ -95,13 +102,7 @@ static clt_status seg_offsets(const clt_tensor *data, const clt_tensor *lengths,
             int64_t acc = 0;
             orow[0] = 0;
             for (int64_t s = 0; s < g->nseg; s++) {
-                if (brow[s] < 0) {
-                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                                    "%s: segment_reduce(): lengths contains negative value!", fn);
-                    goto done;
-                }
-                acc += brow[s];
-                if (acc > g->size) {
+                if (brow[s] > g->size - acc) { /* acc + brow[s] > size, without overflow */
                     st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                                     "%s: segment_reduce(): Expected all rows of lengths along "
                                     "axis to sum to data.size(lengths.dim()-1)%s (a row sums "
@@ -110,6 +111,7 @@ static clt_status seg_offsets(const clt_tensor *data, const clt_tensor *lengths,
                                     (long long)g->size);
                     goto done;
                 }
+                acc += brow[s];
                 orow[s + 1] = acc;
             }
             if (!unsafe && acc != g->size) {
