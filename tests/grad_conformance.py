@@ -374,6 +374,16 @@ def grad2():
          lambda x, l: call("clt_clamp_min_tensor", x, l), [a, lo])
     case("grad2 clamp_max ties", lambda x, h: torch.clamp_max(x, h),
          lambda x, h: call("clt_clamp_max_tensor", x, h), [a, hi])
+    proto("clt_clamp_tensor_", [P, P, P])
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+
+    def inplace(x, l, h):
+        y = call("clt_mul_scalar", x, C.c_double(1.0))
+        if L.clt_clamp_tensor_(y, l, h) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return y
+    case("grad2 clamp_tensor_ in place", lambda x, l, h: (x * 1).clamp_(l, h), inplace,
+         [a, lo, hi])
     case("grad2 clamp min only", lambda x, l: torch.clamp(x, l, None),
          lambda x, l: call("clt_clamp_tensor", x, l, None), [a, lo])
     case("grad2 clamp max only", lambda x, h: torch.clamp(x, None, h),

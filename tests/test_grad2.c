@@ -173,12 +173,34 @@ Test(clamp_tensor, in_place)
     clt_tensor *small = leaf(dev, 1, s3, a, 0);
     assert_error(clt_clamp_tensor_(small, h, NULL), CLT_ERR_SHAPE_MISMATCH, "broadcast shape");
     expect_f64(small, a, 3, 0, "unchanged");
-    /* with a gradient needed: refused (as clt_clamp_) */
-    clt_tensor *g = leaf(dev, 1, s3, lo, 1), *y = NULL;
-    CHECK(clt_mul_scalar(g, 2.0, &y));
-    assert_error(clt_clamp_min_tensor_(y, l), CLT_ERR_INVALID_ARGUMENT, "requires grad");
-    clt_tensor_free(y);
-    clt_tensor_free(g);
+    /* recorded on a non-leaf's history, bounds with gradients too:
+     * y = 2 x clamped in place to [m, 1.5] */
+    const double xv[3] = {-1.5, 0.25, 0.5}, mv[3] = {-1.0, 1.0, 0.0}, w[3] = {0.5, -2.0, 3.0};
+    clt_tensor *x = leaf(dev, 1, s3, xv, 1), *m = leaf(dev, 1, s3, mv, 1), *y = NULL, *wt = NULL,
+               *p = NULL, *s = NULL, *gr[2] = {0};
+    const double hi15 = 1.5;
+    clt_tensor *h15 = leaf(dev, 0, NULL, &hi15, 0);
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_clamp_tensor_(y, m, h15));
+    cr_assert_str_eq(clt_grad_fn_name(y), "ClampBackward0");
+    const double yv[3] = {-1.0, 1.0, 1.0};
+    expect_f64(y, yv, 3, 0, "y");
+    wt = leaf(dev, 1, s3, w, 0);
+    CHECK(clt_mul(y, wt, &p));
+    CHECK(clt_sum(p, &s));
+    clt_tensor *xs[2] = {x, m};
+    CHECK(clt_autograd_grad(&s, 1, NULL, xs, 2, 0, 0, gr));
+    /* 2x = [-3, 0.5, 1]: below m, below m, inside */
+    const double gx[3] = {0, 0, 6.0}, gm[3] = {0.5, -2.0, 0};
+    expect_f64(gr[0], gx, 3, 0, "dx");
+    expect_f64(gr[1], gm, 3, 0, "dm");
+    clt_tensor *all[] = {x, m, y, wt, p, s, gr[0], gr[1], h15};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+    /* a leaf that requires grad is refused, as every in-place op */
+    clt_tensor *lf = leaf(dev, 1, s3, lo, 1);
+    assert_error(clt_clamp_min_tensor_(lf, l), CLT_ERR_INVALID_ARGUMENT, "leaf");
+    clt_tensor_free(lf);
     clt_tensor_free(small);
     clt_tensor_free(t);
     clt_tensor_free(l);

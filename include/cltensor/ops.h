@@ -587,8 +587,12 @@ CLT_API clt_status clt_clamp_(clt_tensor *t, const double *min, const double *ma
  * place: the bounds broadcast to t's shape (a larger broadcast shape is
  * refused, as torch's "output with shape ... doesn't match the broadcast
  * shape") and the promoted dtype must not leave t's category (a float32
- * bound on an int64 t is refused).  Refused when a gradient would be
- * needed, as clt_clamp_. */
+ * bound on an int64 t is refused).  Unlike clt_clamp_, recorded as torch
+ * records them when t (a non-leaf) or a bound requires grad: t's grad_fn
+ * becomes ClampBackward0 (ClampMinBackward1, ClampMaxBackward1) whose
+ * first input is t's old history, with a copy of t's old values kept for
+ * the formula; a leaf that requires grad is refused, as every in-place
+ * op. */
 CLT_API clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min,
                                      const clt_tensor *max);
 CLT_API clt_status clt_clamp_min_tensor_(clt_tensor *t, const clt_tensor *min);

@@ -386,7 +386,7 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
  * where a > max or max < min (min > max gives max); one bound alone:
  * a where a >= min (a <= max), the bound where a < min (a > max).  NaN
  * compares false, so a NaN anywhere sends g to neither a nor min. */
-static clt_status bw_clamp_t(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+clt_status clt__clamp_t_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
@@ -443,7 +443,7 @@ static clt_status clamp_t_rec(const char *fn, const char *name, const clt_tensor
     const clt_tensor *in[3] = {a, min ? min : max, max};
     int nin = 1 + (min != NULL) + (max != NULL);
     clt__node *n = NULL;
-    st = clt__record(st, out, name, bw_clamp_t, nin, in, nin, in, &n);
+    st = clt__record(st, out, name, clt__clamp_t_grad, nin, in, nin, in, &n);
     if (n) {
         n->i[0] = min != NULL;
         n->i[1] = max != NULL;
