@@ -557,7 +557,8 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * is being used in an in-place operation").  With grad mode on and t (a
  * non-leaf) or other requiring grad, add_, sub_ and the four scalar forms
  * record themselves on t's history (t's grad_fn becomes AddBackward0 etc.,
- * whose first input is t's old history); mul_, div_, clamp_, fill_, zero_
+ * whose first input is t's old history), as do the clamps with tensor
+ * bounds (clt_clamp_tensor_ ...); mul_, div_, clamp_, fill_, zero_
  * and copy_ refuse then (CLT_ERR_INVALID_ARGUMENT: "in-place mul_ on a
  * tensor that requires grad is not supported; use clt_mul").  In-place ops
  * on a view do not reach its base's history.  On error t is unchanged. */
