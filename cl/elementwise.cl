@@ -520,6 +520,13 @@ DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
 #define FETCH_TTT(o0, o1, o2) FETCH_TT(o0, o1, o2) TY c = T_LOAD(pc, o2);
 #define VFETCH_TTT(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY c = T_VLOAD(pc, o2);
 
+/* clamp with tensor bounds: x is operand a, the bounds b (lo) and c (hi);
+ * a bound not given is absent (has_lo or has_hi 0) and its operand is x
+ * itself.  The scalar clamp's NaN rule and ties. */
+#define PARAMS_CLAMP_T PARAMS_TTT, int has_lo, int has_hi
+#define CLAMP_T (has_hi ? CLAMP_HI(has_lo ? CLAMP_LO(a, b) : a, c) : CLAMP_LO(a, b))
+DEF_FOUR(clamp_ttt_, PARAMS_CLAMP_T, FETCH_TTT, VFETCH_TTT, CLAMP_T, CLAMP_T, 1)
+
 /* atan2, hypot, copysign and xlogy of two floating operands, as PyTorch
  * 1.13's CPU kernels (std::atan2, std::hypot, std::copysign); xlogy is NaN
  * where y is NaN, else 0 where x == 0 (inf and NaN y too), else x * log(y). */

@@ -1165,6 +1165,24 @@ clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tenso
                          const clt_tensor *b, clt_tensor **out);
 clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out,
                        const char *fn);
+/* torch.clamp with tensor bounds, either NULL (not both); no autograd. */
+clt_status clt__clamp_t(const clt_tensor *a, const clt_tensor *min, const clt_tensor *max,
+                        clt_tensor **out, const char *fn);
+/* torch.segment_reduce without autograd (src/ops/segment.c): reduce is
+ * clt__segment_reduce_code's (0 sum, 1 mean, 2 max, 3 min, 4 prod, -1 for
+ * an unknown name); *offs (when offs is not NULL) gets the checked
+ * segment bounds, int64 [outer, nseg + 1], for the backward, which gives
+ * the data's gradient (contiguous, data's shape; float32 for float16
+ * data) from the output's gradient grad. */
+int clt__segment_reduce_code(const char *reduce);
+clt_status clt__segment_reduce(const clt_tensor *data, int reduce, const clt_tensor *lengths,
+                               const clt_tensor *offsets, int axis, int unsafe,
+                               const double *initial, clt_tensor **out, clt_tensor **offs,
+                               const char *fn);
+clt_status clt__segment_reduce_backward(const clt_tensor *grad, const clt_tensor *output,
+                                        const clt_tensor *data, const clt_tensor *offs,
+                                        int reduce, int axis, const double *initial,
+                                        clt_tensor **out, const char *fn);
 /* The reductions (src/ops/reduce.c); messages name fn. */
 clt_status clt__sum(const clt_tensor *a, clt_tensor **out, const char *fn);
 clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
@@ -1358,6 +1376,8 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
                         const char *fn);
 clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn);
 clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max, const char *fn);
+clt_status clt__clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
+                         const char *fn);
 clt_status clt__fill_(clt_tensor *t, double value, const char *fn);
 clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,

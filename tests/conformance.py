@@ -11947,6 +11947,97 @@ def half2():
                                                                  False),
        lambda x, g, o: L.clt_grid_sample(x, g, 0, 1, 0, o),
        [_hdata((2, 3, 6, 5)), _hdata((2, 4, 3, 2), -1.1, 1.1)])
+def grad2():
+    """clamp with tensor bounds and segment_reduce: values, dtypes, errors."""
+    f, d = torch.float32, torch.float64
+    proto("clt_clamp_tensor", [P, P, P, PP])
+    proto("clt_clamp_min_tensor", [P, P, PP])
+    proto("clt_clamp_max_tensor", [P, P, PP])
+    for dt in DTYPES:
+        a = data((3, 5), dt, special=True)
+        lo, hi = data((5,), dt, special=True), data((3, 1), dt, special=True)
+        check("clamp_tensor %s" % dn(dt), lambda x, l, h: torch.clamp(x, l, h),
+              L.clt_clamp_tensor, [a, lo, hi], tol="exact")
+        check("clamp_tensor min only %s" % dn(dt), lambda x, l: torch.clamp(x, l),
+              lambda x, l, o: L.clt_clamp_tensor(x, l, None, o), [a, lo], tol="exact")
+        check("clamp_tensor max only %s" % dn(dt), lambda x, h: torch.clamp(x, None, h),
+              lambda x, h, o: L.clt_clamp_tensor(x, None, h, o), [a, hi], tol="exact")
+        check("clamp_min_tensor %s" % dn(dt), torch.clamp_min, L.clt_clamp_min_tensor,
+              [a, lo], tol="exact")
+        check("clamp_max_tensor %s" % dn(dt), torch.clamp_max, L.clt_clamp_max_tensor,
+              [a, hi], tol="exact")
+    # promotion: int with a float bound, uint8 with a 0-d int32, float32 with float64
+    for a, l, h in ((data((4,), torch.int64), data((4,), f), data((1,), torch.int32)),
+                    (data((4,), torch.uint8), torch.tensor(3, dtype=torch.int32), None),
+                    (data((2, 3), f), data((3,), d), data((2, 1), f)),
+                    (data((2, 3), f), torch.tensor(0.5, dtype=d), None),
+                    (data((2, 3), torch.bool), data((3,), torch.bool), None)):
+        ins = [a, l] + ([h] if h is not None else [])
+        check("clamp_tensor promote %s %s %s" % (dn(a.dtype), dn(l.dtype),
+                                                 dn(h.dtype) if h is not None else "-"),
+              lambda *t: torch.clamp(t[0], t[1], t[2] if len(t) > 2 else None),
+              lambda *p: L.clt_clamp_tensor(p[0], p[1], p[2] if len(p) > 3 else None, p[-1]),
+              ins, tol="exact")
+    # errors: shapes that do not broadcast, both bounds absent
+    check("clamp_tensor bad broadcast", lambda x, l: torch.clamp(x, l), lambda x, l, o:
+          L.clt_clamp_tensor(x, l, None, o), [data((3, 4), f), data((3,), f)])
+    check("clamp_tensor no bound", lambda x: torch.clamp(x, None, None),
+          lambda x, o: L.clt_clamp_tensor(x, None, None, o), [data((3,), f)])
+    # segment_reduce
+    proto("clt_segment_reduce", [P, C.c_char_p, P, P, C.c_int, C.c_int,
+                                 C.POINTER(C.c_double), PP])
+    lens = torch.tensor([2, 0, 3, 1, 0, 4])
+    offs = torch.tensor([0, 2, 2, 5, 6, 6, 10])
+    for dt in (f, d, torch.float16):
+        x = data((10, 3), dt)
+        x[3, 1] = float("nan")
+        x[0, 0] = x[1, 0]
+        for red in ("sum", "mean", "max", "min", "prod"):
+            for init in (None, 1.5, -2.0):
+                ip = C.byref(C.c_double(init)) if init is not None else None
+                tol = "red" if dt != torch.float16 else "h2"
+                check("segment_reduce %s %s lengths initial=%s" % (dn(dt), red, init),
+                      lambda t, ln, r=red, i=init: torch.segment_reduce(t, r, lengths=ln,
+                                                                          initial=i),
+                      lambda t, ln, o, r=red, ip=ip: L.clt_segment_reduce(
+                          t, r.encode(), ln, None, 0, 0, ip, o),
+                      [x, lens], tol=tol)
+                check("segment_reduce %s %s offsets initial=%s" % (dn(dt), red, init),
+                      lambda t, of, r=red, i=init: torch.segment_reduce(t, r, offsets=of,
+                                                                          initial=i),
+                      lambda t, of, o, r=red, ip=ip: L.clt_segment_reduce(
+                          t, r.encode(), None, of, 0, 0, ip, o),
+                      [x, offs], tol=tol)
+    x = data((2, 6, 3), d)
+    l2 = torch.tensor([[2, 4], [3, 3]], dtype=torch.int32)
+    for red in ("sum", "mean", "max", "min", "prod"):
+        for ax in (1, -2):
+            check("segment_reduce %s axis %d" % (red, ax),
+                  lambda t, ln, r=red, a=ax: torch.segment_reduce(t, r, lengths=ln, axis=a),
+                  lambda t, ln, o, r=red, a=ax: L.clt_segment_reduce(t, r.encode(), ln, None,
+                                                                     a, 0, None, o),
+                  [x, l2], tol="red")
+    x1 = data((6,), d)
+    for name, ln, ax, unsafe in (("bad sum", torch.tensor([2, 3]), 0, 0),
+                                 ("negative", torch.tensor([2, -1, 5]), 0, 0),
+                                 ("axis not last of lengths", torch.tensor([6]), -1, 0),
+                                 ("float lengths", torch.tensor([6.0]), 0, 0)):
+        check("segment_reduce error %s" % name,
+              lambda t, l_, a=ax, u=unsafe: torch.segment_reduce(t, "sum", lengths=l_, axis=a,
+                                                                 unsafe=bool(u)),
+              lambda t, l_, o, a=ax, u=unsafe: L.clt_segment_reduce(t, b"sum", l_, None, a, u,
+                                                                    None, o),
+              [x1, ln])
+    check("segment_reduce error int data", lambda t, l_: torch.segment_reduce(t, "sum", lengths=l_),
+          lambda t, l_, o: L.clt_segment_reduce(t, b"sum", l_, None, 0, 0, None, o),
+          [data((6,), torch.int64), torch.tensor([6])])
+    check("segment_reduce error reduce", lambda t, l_: torch.segment_reduce(t, "std", lengths=l_),
+          lambda t, l_, o: L.clt_segment_reduce(t, b"std", l_, None, 0, 0, None, o),
+          [x1, torch.tensor([6])])
+    check("segment_reduce unsafe", lambda t, l_: torch.segment_reduce(t, "sum", lengths=l_,
+                                                                      unsafe=True),
+          lambda t, l_, o: L.clt_segment_reduce(t, b"sum", l_, None, 0, 1, None, o),
+          [x1, torch.tensor([2, 3])], tol="red")
 
 
 def main():
@@ -11986,7 +12077,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3]
+                dist3, linalg3, half2, nn3, grad2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -9989,6 +9989,94 @@ static void op_nn3(fz *f)
     put_module(f, m);
 }
 
+/* ---- clamp with tensor bounds, segment_reduce -------------------------------------- */
+
+/* Segment lengths or offsets: two lengths that fit data along axis 0, or
+ * small values (int64 or int32, in [-1, 4]) shaped as a slot tensor, or a
+ * slot tensor as it is; *own says whether the caller frees it. */
+static clt_tensor *clampt_segments(fz *f, const clt_tensor *data, int *own)
+{
+    clt_tensor *t = rt(f), *r = NULL, *c = NULL;
+    clt_status st;
+    *own = 0;
+    if (data && clt_tensor_ndim(data) > 0 && chance(f, 40)) {
+        /* lengths that fit data along axis 0: n split in two */
+        int64_t n = clt_tensor_shape(data)[0], k = (int64_t)pick(f, (uint32_t)(n < 4 ? n + 1 : 5));
+        int64_t v[2] = {k, n - k}, two = 2;
+        CALL("clt_tensor_from_host",
+             clt_tensor_from_host(clt_tensor_device(data), CLT_INT64, 1, &two, v, &r));
+        *own = st == CLT_OK;
+        return st == CLT_OK ? r : NULL;
+    }
+    if (!t || chance(f, 25))
+        return t;
+    CALL("clt_to_dtype", clt_to_dtype(t, chance(f, 80) ? CLT_INT64 : CLT_INT32, &r));
+    if (st != CLT_OK)
+        return NULL;
+    CALL("clt_clamp", clt_clamp(r, (const double[]){chance(f, 10) ? -1.0 : 0.0},
+                                (const double[]){(double)pick(f, 5)}, &c));
+    tfree(f, r, 0);
+    *own = st == CLT_OK;
+    return st == CLT_OK ? c : NULL;
+}
+
+static void op_clampt(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = chance(f, 10) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st = CLT_OK;
+    uint32_t k = pick(f, 9);
+    if (k >= 6) {
+        static const char *const reds[] = {"sum", "mean", "max", "min", "prod", "amax", NULL};
+        int own = 0;
+        clt_tensor *seg = clampt_segments(f, a, &own);
+        double init = rand_scalar(f);
+        int lens = chance(f, 60);
+        CALL("clt_segment_reduce",
+             clt_segment_reduce(a, reds[pick(f, 7)], lens || chance(f, 10) ? seg : NULL,
+                                !lens || chance(f, 10) ? seg : NULL,
+                                rand_dim(f, clt_tensor_ndim(a)), (int)pick(f, 2),
+                                chance(f, 40) ? &init : NULL, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        if (own)
+            tfree(f, seg, 0);
+        return;
+    }
+    if (k >= 3) {
+        int i = full_slot(f);
+        clt_tensor *t = i >= 0 && !chance(f, 5) ? f->s[i].t : NULL;
+        int nd = clt_tensor_ndim(t);
+        int64_t shape[16];
+        if (t)
+            memcpy(shape, clt_tensor_shape(t), sizeof *shape * (size_t)nd);
+        clt_dtype dt = clt_tensor_dtype(t);
+        clt_device *dev = clt_tensor_device(t);
+        if (k == 3)
+            CALL("clt_clamp_tensor_",
+                 clt_clamp_tensor_(t, chance(f, 25) ? NULL : b, chance(f, 25) ? NULL : c));
+        else if (k == 4)
+            CALL("clt_clamp_min_tensor_", clt_clamp_min_tensor_(t, b));
+        else
+            CALL("clt_clamp_max_tensor_", clt_clamp_max_tensor_(t, c));
+        if (!status_ok(f, st))
+            return;
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        expect_meta(f, t, nd, shape, dt, dev);
+        return;
+    }
+    if (k == 0)
+        CALL("clt_clamp_tensor",
+             clt_clamp_tensor(a, chance(f, 25) ? NULL : b, chance(f, 25) ? NULL : c, op));
+    else if (k == 1)
+        CALL("clt_clamp_min_tensor", clt_clamp_min_tensor(a, b, op));
+    else
+        CALL("clt_clamp_max_tensor", clt_clamp_max_tensor(a, c, op));
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -10042,6 +10130,7 @@ static struct {
     {"stft", op_stft, 3},
     {"half2", op_half2, 3},
     {"nn3", op_nn3, 3},
+    {"clampt", op_clampt, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

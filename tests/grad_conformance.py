@@ -792,6 +792,70 @@ def _nn3_als(r):
         L.clt_scope_end()
         L.clt_module_free(cm)
 
+# ---- clamp with tensor bounds, segment_reduce (grad2) -------------------------------
+def grad2():
+    proto("clt_clamp_tensor", [P, P, P, PP])
+    proto("clt_clamp_min_tensor", [P, P, PP])
+    proto("clt_clamp_max_tensor", [P, P, PP])
+    proto("clt_segment_reduce", [P, C.c_char_p, P, P, C.c_int, C.c_int,
+                                 C.POINTER(C.c_double), PP])
+    nan = float("nan")
+    # ties with either bound, min > max, NaN in a and in a bound
+    a = np.array([1.0, 2.0, 3.0, 3.0, nan, 0.5, -1.0, 4.0])
+    lo = np.array([1.0, 2.5, 3.0, 4.0, 0.0, nan, -2.0, 1.0])
+    hi = np.array([1.0, 3.0, 3.0, 3.0, 2.0, 2.0, -1.5, 5.0])
+    case("grad2 clamp ties, min > max, NaN", lambda x, l, h: torch.clamp(x, l, h),
+         lambda x, l, h: call("clt_clamp_tensor", x, l, h), [a, lo, hi])
+    case("grad2 clamp_min ties", lambda x, l: torch.clamp_min(x, l),
+         lambda x, l: call("clt_clamp_min_tensor", x, l), [a, lo])
+    case("grad2 clamp_max ties", lambda x, h: torch.clamp_max(x, h),
+         lambda x, h: call("clt_clamp_max_tensor", x, h), [a, hi])
+    proto("clt_clamp_tensor_", [P, P, P])
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+
+    def inplace(x, l, h):
+        y = call("clt_mul_scalar", x, C.c_double(1.0))
+        if L.clt_clamp_tensor_(y, l, h) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return y
+    case("grad2 clamp_tensor_ in place", lambda x, l, h: (x * 1).clamp_(l, h), inplace,
+         [a, lo, hi])
+    case("grad2 clamp min only", lambda x, l: torch.clamp(x, l, None),
+         lambda x, l: call("clt_clamp_tensor", x, l, None), [a, lo])
+    case("grad2 clamp max only", lambda x, h: torch.clamp(x, None, h),
+         lambda x, h: call("clt_clamp_tensor", x, None, h), [a, hi])
+    rng = np.random.default_rng(11)
+    x = np.round(rng.standard_normal((3, 4)), 1)
+    l1 = np.round(rng.standard_normal((4,)), 1) - 0.5
+    h1 = np.round(rng.standard_normal((3, 1)), 1) + 0.5
+    case("grad2 clamp broadcast (3,4) (4) (3,1)", lambda x, l, h: torch.clamp(x, l, h),
+         lambda x, l, h: call("clt_clamp_tensor", x, l, h), [x, l1, h1])
+    case("grad2 clamp 0-d bound", lambda x, l: torch.clamp(x, l, None),
+         lambda x, l: call("clt_clamp_tensor", x, l, None), [x, np.array(0.1)])
+    # segment_reduce: ties, zeros (prod), empty segments, initial, axis
+    d = np.array([1.0, 3.0, 3.0, 2.0, 0.0, 5.0, 0.0, 0.0, 2.0, -1.0])
+    lens = np.array([3, 0, 3, 3, 1])
+    for red in ("sum", "mean", "max", "min", "prod"):
+        for init in (None, 2.0):
+            ip = C.byref(C.c_double(init)) if init is not None else None
+            case("grad2 segment_reduce %s initial=%s" % (red, init),
+                 lambda x, ln, r=red, i=init: torch.segment_reduce(x, r, lengths=ln, initial=i),
+                 lambda x, ln, r=red, ip=ip: call("clt_segment_reduce", x, r.encode(), ln, None,
+                                                  0, 0, ip),
+                 [d, lens], wrt=[0])
+    x3 = np.round(rng.standard_normal((2, 5, 3)), 2)
+    l3 = np.array([[2, 3], [1, 4]])
+    for red in ("sum", "mean", "max", "min", "prod"):
+        case("grad2 segment_reduce %s axis 1" % red,
+             lambda x, ln, r=red: torch.segment_reduce(x, r, lengths=ln, axis=1),
+             lambda x, ln, r=red: call("clt_segment_reduce", x, r.encode(), ln, None, 1, 0,
+                                       None),
+             [x3, l3], wrt=[0])
+    offs = np.array([0, 3, 3, 6, 9, 10])
+    case("grad2 segment_reduce max offsets",
+         lambda x, o: torch.segment_reduce(x, "max", offsets=o),
+         lambda x, o: call("clt_segment_reduce", x, b"max", None, o, 0, 0, None),
+         [d, offs], wrt=[0])
 
 
 if os.environ.get("CONFORMANCE_ONLY"):
@@ -4507,6 +4571,7 @@ for _hard in (0, 1):
              [rng.standard_normal((3, 4))])
 
 dist3()
+grad2()
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

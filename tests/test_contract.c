@@ -964,6 +964,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_fmin, T, clt_fmin(f->f, f->e, &o->t))                                              \
     X(clt_clamp_min, T, clt_clamp_min(NULL, 0.0, &o->t))                                     \
     X(clt_clamp_max, T, clt_clamp_max(NULL, 0.0, &o->t))                                     \
+    X(clt_clamp_tensor, T, clt_clamp_tensor(f->f, NULL, NULL, &o->t))                        \
+    X(clt_clamp_min_tensor, T, clt_clamp_min_tensor(f->f, NULL, &o->t))                      \
+    X(clt_clamp_max_tensor, T, clt_clamp_max_tensor(NULL, f->f, &o->t))                      \
+    X(clt_segment_reduce, T, clt_segment_reduce(f->f, "sum", NULL, NULL, 0, 0, NULL, &o->t)) \
     X(clt_fliplr, T, clt_fliplr(f->e, &o->t))                                                \
     X(clt_flipud, T, clt_flipud(NULL, &o->t))                                                \
     X(clt_diagflat, T, clt_diagflat(NULL, 0, &o->t))                                         \

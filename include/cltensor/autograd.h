@@ -142,17 +142,22 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * forms (add/sub/rsub/mul/div_scalar, rdiv_scalar), exp, log, sqrt, tanh,
  * sigmoid, relu, leaky_relu, gelu, softplus, abs, sin, cos, tan, rsqrt,
  * log1p, expm1, exp2, silu, elu, selu, celu, hardtanh, relu6, mish, clamp
- * (scalar bounds), where, the ops of zero gradient (sign, floor, ceil,
+ * (scalar and tensor bounds, clamp_min/max_tensor), where, the ops of zero gradient (sign, floor, ceil,
  * round, trunc, div with a rounding mode), sum and mean (all and dim),
  * matmul, a Linear layer (AddmmBackward0), view, reshape, flatten,
  * transpose, permute, expand, squeeze, unsqueeze, contiguous, clone,
  * to_dtype (not clt_to), narrow, slice, cat, stack, index_select,
- * embedding, masked_fill, a Dropout layer (its ops: the saved mask is a
+ * gather, scatter, scatter_add, index_add, take (and take_along_dim, a
+ * gather), embedding, masked_fill, a Dropout layer (its ops: the saved mask is a
  * constant), layer_norm and group_norm (float32 and float64:
  * NativeLayerNormBackward0 and NativeGroupNormBackward0, input, weight and
  * bias), BatchNorm1d/2d in training and eval (their ops), max_pool2d and
  * avg_pool2d (1d and unbatched too; their formulas' own gradients a gather
- * and the pooling, to any order), conv1d, conv2d, conv3d and
+ * and the pooling, to any order; adaptive_avg_pool2d, adaptive_max_pool2d
+ * and the 3-D pools, composed of them, alike; as in torch each pooling's
+ * gradient also depends on the pooling's input, with derivative zero
+ * (MaxPool2DWithIndicesBackwardBackward0 ...), so that it has a history
+ * even for a constant grad_output), conv1d, conv2d, conv3d and
  * conv_transpose1d/2d/3d (ConvolutionBackward0, with any stride, padding, dilation, groups and
  * bias: each formula a convolution, so to any order), mse_loss,
  * binary_cross_entropy (with a weight) and

@@ -145,6 +145,31 @@ CLT_API clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const 
 CLT_API clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
                              clt_tensor **out);
 
+/* torch.clamp(a, min, max) (torch.clip) with tensor bounds; NULL means no
+ * bound (one is required).  a, min and max broadcast together, and the
+ * result takes their promoted dtype (a 0-d bound weighs less, as in a
+ * binary op: an int64 a with a float32 min gives float32, a uint8 a with a
+ * 0-d int32 bound stays uint8); complex is refused.  NaN in a or in a bound
+ * gives NaN, min > max gives max, a value equal to a bound is kept, all as
+ * torch.clamp.  Autograd (ClampBackward0, torch's clamp_backward_min_max):
+ * a gets the gradient where min <= a <= max, min where a < min and
+ * min < max, max where a > max or max < min; each is summed back to its
+ * input's shape.  The formula is differentiable (double backward).
+ * Errors: both bounds NULL, shapes that do not broadcast, devices that
+ * differ.  New tensor in *out (the caller frees it); *out is NULL on
+ * error. */
+CLT_API clt_status clt_clamp_tensor(const clt_tensor *a, const clt_tensor *min,
+                                    const clt_tensor *max, clt_tensor **out);
+/* torch.clamp_min(a, min) and torch.clamp_max(a, max) with a tensor bound:
+ * clt_clamp_tensor with that bound alone (ClampMinBackward1,
+ * ClampMaxBackward1: a gets the gradient where a >= min (a <= max), the
+ * bound where a < min (a > max)).  The bound must not be NULL.  New tensor
+ * in *out. */
+CLT_API clt_status clt_clamp_min_tensor(const clt_tensor *a, const clt_tensor *min,
+                                        clt_tensor **out);
+CLT_API clt_status clt_clamp_max_tensor(const clt_tensor *a, const clt_tensor *max,
+                                        clt_tensor **out);
+
 /* ---- binary, tensor with scalar ----------------------------------------- */
 CLT_API clt_status clt_add_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* a - s */
@@ -532,7 +557,8 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * is being used in an in-place operation").  With grad mode on and t (a
  * non-leaf) or other requiring grad, add_, sub_ and the four scalar forms
  * record themselves on t's history (t's grad_fn becomes AddBackward0 etc.,
- * whose first input is t's old history); mul_, div_, clamp_, fill_, zero_
+ * whose first input is t's old history), as do the clamps with tensor
+ * bounds (clt_clamp_tensor_ ...); mul_, div_, clamp_, fill_, zero_
  * and copy_ refuse then (CLT_ERR_INVALID_ARGUMENT: "in-place mul_ on a
  * tensor that requires grad is not supported; use clt_mul").  In-place ops
  * on a view do not reach its base's history.  On error t is unchanged. */
@@ -558,6 +584,20 @@ CLT_API clt_status clt_div_scalar_(clt_tensor *t, double s);
 /* As clt_clamp, in place; bounds must leave t's dtype (float bounds on an
  * integer t are refused). */
 CLT_API clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max);
+/* As clt_clamp_tensor, clt_clamp_min_tensor and clt_clamp_max_tensor, in
+ * place: the bounds broadcast to t's shape (a larger broadcast shape is
+ * refused, as torch's "output with shape ... doesn't match the broadcast
+ * shape") and the promoted dtype must not leave t's category (a float32
+ * bound on an int64 t is refused).  Unlike clt_clamp_, recorded as torch
+ * records them when t (a non-leaf) or a bound requires grad: t's grad_fn
+ * becomes ClampBackward0 (ClampMinBackward1, ClampMaxBackward1) whose
+ * first input is t's old history, with a copy of t's old values kept for
+ * the formula; a leaf that requires grad is refused, as every in-place
+ * op. */
+CLT_API clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min,
+                                     const clt_tensor *max);
+CLT_API clt_status clt_clamp_min_tensor_(clt_tensor *t, const clt_tensor *min);
+CLT_API clt_status clt_clamp_max_tensor_(clt_tensor *t, const clt_tensor *max);
 /* Every element of t set to value (checked as clt_full checks it). */
 CLT_API clt_status clt_fill_(clt_tensor *t, double value);
 CLT_API clt_status clt_zero_(clt_tensor *t);

@@ -581,6 +581,37 @@ CLT_API clt_status clt_histogramdd(const clt_tensor *x, const int64_t *bins,
                                    const double *range, const clt_tensor *weight, int density,
                                    clt_tensor **hist, clt_tensor ***bin_edges, size_t *n);
 
+/* torch.segment_reduce(data, reduce, lengths=, offsets=, axis=, unsafe=,
+ * initial=) (PyTorch 1.13's _segment_reduce): reduces data along axis over
+ * consecutive segments.  reduce is "sum", "mean", "max", "min" or "prod".
+ * The segments are given by lengths (int32 or int64, nonnegative; used
+ * when both are given) or by offsets (their bounds, nseg + 1 of them,
+ * nondecreasing), either of data's leading shape up to axis, which must
+ * be their last dimension (segments of each row apart).  The output has
+ * data's shape with axis of size nseg.  A segment starts from initial when
+ * it is not NULL (mean divides the sum with it by the length), else from
+ * the identity: 0, 1, -inf (max), inf (min); an empty segment gives
+ * initial, or the identity (NaN for mean), as torch.  max and min
+ * propagate NaN.  Unless unsafe, each row of lengths must sum to data's
+ * size along axis; with unsafe it may sum to less.  (PyTorch reads past
+ * the data for a row of lengths or offsets that runs beyond it; that is
+ * refused here, unsafe or not, as are offsets out of [0, size].)  Data
+ * must be floating (float16 is computed in float32 and rounded once) and
+ * not empty.  Reads lengths or offsets back to the host (waits).
+ * Autograd: SegmentReduceBackward0, torch's _segment_reduce_backward: sum
+ * passes the gradient, mean divides it by the length, prod gives
+ * g * out / x (for x zero or NaN g times the product of the others and
+ * initial), max and min give it to every element equal to the result (or
+ * NaN), divided by their count where it is positive (PyTorch's kernel
+ * divides only those); no double backward, as in torch.  Errors: an
+ * unknown reduce, neither lengths nor offsets, axis not their last
+ * dimension, shapes that disagree, negative lengths, bad offsets, integer
+ * data.  New tensor in *out (the caller frees it); NULL on error. */
+CLT_API clt_status clt_segment_reduce(const clt_tensor *data, const char *reduce,
+                                      const clt_tensor *lengths, const clt_tensor *offsets,
+                                      int axis, int unsafe, const double *initial,
+                                      clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -193,6 +193,11 @@ clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
 
+/* The formula of clamp with tensor bounds (ClampBackward0 and the
+ * one-bound nodes): saved a, then min and max where given, i[0] and i[1]
+ * saying which (src/autograd/grad_elementwise.c). */
+clt_status clt__clamp_t_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
 /* max_unpool's checks and output size for the last k (1, 2, 3) dims of x
  * (src/autograd/grad_conv.c). */
 clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,

@@ -561,6 +561,28 @@ static clt__pool2d pool_from_node(const clt__node *n)
  * forward's. */
 static clt_status bw_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 static clt_status bw_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+/* A pooling's own node (not one of its formulas' nodes) saves the pooling's
+ * input last and says so here: in a pass that creates a graph its
+ * gradient then depends on that input too, with derivative zero, as
+ * torch's (whose backward ops read self), so that it has a grad_fn even
+ * when g has none. */
+#define POOL_INPUT_SAVED(n) ((n)->i[2 * CLT_MAX_DIMS + 1])
+
+/* The saved tensors of n but the pooling's input. */
+static int pool_nsaved(const clt__node *n)
+{
+    return n->nsaved - (POOL_INPUT_SAVED(n) ? 1 : 0);
+}
+
+/* *gin, a pooling's gradient, made to depend on the pooling's input, in a
+ * pass that creates a graph. */
+static clt_status pool_input_edge(clt__node *n, const char *name, clt_tensor **gin)
+{
+    if (!POOL_INPUT_SAVED(n) || !clt__creating_graph())
+        return CLT_OK;
+    return clt__grad_node(name, 1, (const clt_tensor *const *)&n->saved[n->nsaved - 1], gin);
+}
 static clt_status bw_max_pool2d_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 static clt_status bw_avg_pool2d_pool(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
@@ -570,7 +592,7 @@ static clt_status pool_record(const clt__node *n, const char *name, clt__backwar
                               const clt_tensor *g, clt_tensor **out)
 {
     clt__node *m = NULL;
-    const clt_tensor *idx = n->nsaved ? S(0) : NULL;
+    const clt_tensor *idx = pool_nsaved(n) ? S(0) : NULL;
     clt_status st = clt__record(CLT_OK, out, name, bw, 1, &g, idx ? 1 : 0, &idx, &m);
     if (m) {
         clt__pool2d p = pool_from_node(n);
@@ -588,6 +610,8 @@ static clt_status bw_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **
     if (st == CLT_OK && n->twice && clt__creating_graph())
         st = pool_record(n, "MaxPool2DWithIndicesBackwardBackward0", bw_max_pool2d_gather, g,
                          &gin[0]);
+    if (st == CLT_OK && n->twice)
+        st = pool_input_edge(n, "MaxPool2DWithIndicesBackwardBackward0", &gin[0]);
     return st;
 }
 
@@ -620,6 +644,8 @@ static clt_status bw_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **
     clt_status st = clt__avg_pool2d_backward(g, n->in[0].shape, &p, &gin[0]);
     if (st == CLT_OK && n->twice && clt__creating_graph())
         st = pool_record(n, "AvgPool2DBackwardBackward0", bw_avg_pool2d_pool, g, &gin[0]);
+    if (st == CLT_OK && n->twice)
+        st = pool_input_edge(n, "AvgPool2DBackwardBackward0", &gin[0]);
     return st;
 }
 
@@ -650,21 +676,23 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
         return st;
     if (c->max) {
         clt_tensor *idx = NULL;
-        const clt_tensor *saved = NULL;
+        const clt_tensor *saved[2] = {NULL, x};
         st = clt__max_pool2d(x, &p, out, &idx);
-        saved = idx;
-        st = clt__record(st, out, "MaxPool2DWithIndicesBackward0", bw_max_pool2d, 1, &x, 1,
-                         &saved, &n);
+        saved[0] = idx;
+        st = clt__record(st, out, "MaxPool2DWithIndicesBackward0", bw_max_pool2d, 1, &x, 2,
+                         saved, &n);
         if (st == CLT_OK && c->indices)
             *c->indices = idx;
         else
             clt_tensor_free(idx);
     } else {
         st = clt__record(clt__avg_pool2d(x, &p, out), out, "AvgPool2DBackward0", bw_avg_pool2d,
-                         1, &x, 0, NULL, &n);
+                         1, &x, 1, &x, &n);
     }
-    if (n)
+    if (n) {
         pool_to_node(&p, n);
+        POOL_INPUT_SAVED(n) = 1;
+    }
     clt__twice(n);
     return st;
 }
@@ -820,7 +848,7 @@ static clt_status adaptive_record(const clt__node *n, const char *name, clt__bac
                                   const clt_tensor *g, clt_tensor **out)
 {
     clt__node *m = NULL;
-    const clt_tensor *idx = n->nsaved ? S(0) : NULL;
+    const clt_tensor *idx = pool_nsaved(n) ? S(0) : NULL;
     clt_status st = clt__record(CLT_OK, out, name, bw, 1, &g, idx ? 1 : 0, &idx, &m);
     clt__twice(m);
     return st;
@@ -837,6 +865,8 @@ static clt_status bw_adaptive_avg_pool2d(clt__node *n, const clt_tensor *g, clt_
     if (st == CLT_OK && n->twice && clt__creating_graph())
         st = adaptive_record(n, "AdaptiveAvgPool2DBackwardBackward0",
                              bw_adaptive_avg_pool2d_pool, g, &gin[0]);
+    if (st == CLT_OK && n->twice)
+        st = pool_input_edge(n, "AdaptiveAvgPool2DBackwardBackward0", &gin[0]);
     return st;
 }
 
@@ -864,8 +894,10 @@ static clt_status adaptive4(const clt_tensor *x, const void *ctx, clt_tensor **o
     const adaptive_ctx *c = ctx;
     clt__node *n = NULL;
     clt_status st = clt__record(clt__adaptive_avg_pool2d(x, c->size, out, c->fn), out,
-                                "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, 1, &x, 0,
-                                NULL, &n);
+                                "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, 1, &x, 1,
+                                &x, &n);
+    if (n)
+        POOL_INPUT_SAVED(n) = 1;
     clt__twice(n);
     return st;
 }
@@ -949,6 +981,8 @@ static clt_status bw_adaptive_max_pool2d(clt__node *n, const clt_tensor *g, clt_
     if (st == CLT_OK && n->twice && clt__creating_graph())
         st = adaptive_record(n, "AdaptiveMaxPool2DBackwardBackward0",
                              bw_adaptive_max_pool2d_gather, g, &gin[0]);
+    if (st == CLT_OK && n->twice)
+        st = pool_input_edge(n, "AdaptiveMaxPool2DBackwardBackward0", &gin[0]);
     clt_tensor_free(z);
     clt_tensor_free(g2);
     clt_tensor_free(i2);
@@ -1017,10 +1051,12 @@ clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
         st = clt__reshape(y4, nd, so, out, fn);
     if (st == CLT_OK)
         st = clt__reshape(i4, nd, so, &idx, fn);
-    const clt_tensor *saved = idx;
+    const clt_tensor *saved[2] = {idx, input};
     clt__node *n = NULL;
     st = clt__record(st, out, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, 1, &input,
-                     1, &saved, &n);
+                     2, saved, &n);
+    if (n)
+        POOL_INPUT_SAVED(n) = 1;
     clt__twice(n);
     if (st == CLT_OK && indices)
         *indices = idx;

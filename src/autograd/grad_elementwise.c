@@ -395,6 +395,102 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
     return clt__clamp_rec("clt_clamp", a, min, max, out);
 }
 
+/* saved: a, then min and max where given (inputs in the same order; i[0]
+ * and i[1] say which bounds there are).  PyTorch's clamp_backward_min_max:
+ * a gets g where min <= a <= max; min where a < min and min < max; max
+ * where a > max or max < min (min > max gives max); one bound alone:
+ * a where a >= min (a <= max), the bound where a < min (a > max).  NaN
+ * compares false, so a NaN anywhere sends g to neither a nor min. */
+clt_status clt__clamp_t_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    bool lo = n->i[0] != 0, hi = n->i[1] != 0;
+    const clt_tensor *a = S(0), *mn = lo ? S(1) : NULL, *mx = hi ? S(lo ? 2 : 1) : NULL;
+    int kmin = 1, kmax = lo ? 2 : 1;
+    clt_tensor *z = NULL, *p = NULL, *q = NULL, *pq = NULL;
+    CLT__TRY(zero_of(g, &z));
+    if (CLT__NEED(n, 0)) {
+        if (lo)
+            CLT__TRY(clt__ge_in(fn, a, mn, &p));
+        if (hi)
+            CLT__TRY(clt__le_in(fn, a, mx, &q));
+        if (lo && hi)
+            CLT__TRY(clt__logical_and_in(fn, p, q, &pq));
+        CLT__TRY(where_g(pq ? pq : lo ? p : q, g, z, &gin[0]));
+        clt_tensor_free(p);
+        clt_tensor_free(q);
+        clt_tensor_free(pq);
+        p = q = pq = NULL;
+    }
+    if (lo && CLT__NEED(n, kmin)) {
+        CLT__TRY(clt__lt_in(fn, a, mn, &p));
+        if (hi) {
+            CLT__TRY(clt__lt_in(fn, mn, mx, &q));
+            CLT__TRY(clt__logical_and_in(fn, p, q, &pq));
+        }
+        CLT__TRY(where_g(pq ? pq : p, g, z, &gin[kmin]));
+        clt_tensor_free(p);
+        clt_tensor_free(q);
+        clt_tensor_free(pq);
+        p = q = pq = NULL;
+    }
+    if (hi && CLT__NEED(n, kmax)) {
+        CLT__TRY(clt__gt_in(fn, a, mx, &p));
+        if (lo) {
+            CLT__TRY(clt__lt_in(fn, mx, mn, &q));
+            CLT__TRY(clt__logical_or_in(fn, p, q, &pq));
+        }
+        CLT__TRY(where_g(pq ? pq : p, g, z, &gin[kmax]));
+    }
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(p);
+    clt_tensor_free(q);
+    clt_tensor_free(pq);
+    return st;
+}
+
+static clt_status clamp_t_rec(const char *fn, const char *name, const clt_tensor *a,
+                              const clt_tensor *min, const clt_tensor *max, clt_tensor **out)
+{
+    clt_status st = clt__clamp_t(a, min, max, out, fn);
+    const clt_tensor *in[3] = {a, min ? min : max, max};
+    int nin = 1 + (min != NULL) + (max != NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, clt__clamp_t_grad, nin, in, nin, in, &n);
+    if (n) {
+        n->i[0] = min != NULL;
+        n->i[1] = max != NULL;
+    }
+    clt__twice(n);
+    return st;
+}
+
+clt_status clt_clamp_tensor(const clt_tensor *a, const clt_tensor *min, const clt_tensor *max,
+                            clt_tensor **out)
+{
+    return clamp_t_rec("clt_clamp_tensor", "ClampBackward0", a, min, max, out);
+}
+
+clt_status clt_clamp_min_tensor(const clt_tensor *a, const clt_tensor *min, clt_tensor **out)
+{
+    static const char fn[] = "clt_clamp_min_tensor";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(min, fn);
+    return clamp_t_rec(fn, "ClampMinBackward1", a, min, NULL, out);
+}
+
+clt_status clt_clamp_max_tensor(const clt_tensor *a, const clt_tensor *max, clt_tensor **out)
+{
+    static const char fn[] = "clt_clamp_max_tensor";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(max, fn);
+    return clamp_t_rec(fn, "ClampMaxBackward1", a, NULL, max, out);
+}
+
 /* ---- tensor with scalar ------------------------------------------------------------ */
 
 /* n->s[0] is the scalar; saved: a (and out where said). */

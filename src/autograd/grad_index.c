@@ -32,7 +32,9 @@ static clt_status bw_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *z = NULL;
     clt_status st = zeros_of(&n->in[0], g, &z);
-    if (st == CLT_OK)
+    if (st == CLT_OK && clt__creating_graph()) /* recorded: clt__twice */
+        st = clt_scatter_add(z, (int)n->i[0], n->saved[0], g, &gin[0]);
+    else if (st == CLT_OK)
         st = clt__scatter_add(z, (int)n->i[0], n->saved[0], g, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
@@ -55,6 +57,8 @@ static clt_status src_grad(clt__node *n, const clt_tensor *g, clt_tensor **out, 
                           clt__shape_str(s1, sizeof s1, e->ndim, e->shape),
                           clt__shape_str(s2, sizeof s2, index->ndim, index->shape));
     }
+    if (clt__creating_graph()) /* recorded: clt__twice */
+        return clt_gather(g, (int)n->i[0], index, out);
     return clt__gather(g, (int)n->i[0], index, out, "clt_backward");
 }
 
@@ -67,7 +71,9 @@ static clt_status bw_scatter(clt__node *n, const clt_tensor *g, clt_tensor **gin
     if (CLT__NEED(n, 0)) {
         const clt_tensor *index = n->saved[0];
         CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
-        CLT__TRY(clt__scatter(g, (int)n->i[0], index, z, &gin[0], "clt_backward"));
+        CLT__TRY(clt__creating_graph() /* recorded: clt__twice */
+                     ? clt_scatter(g, (int)n->i[0], index, z, &gin[0])
+                     : clt__scatter(g, (int)n->i[0], index, z, &gin[0], "clt_backward"));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(src_grad(n, g, &gin[1], n->name));
@@ -80,7 +86,7 @@ static clt_status bw_scatter_add(clt__node *n, const clt_tensor *g, clt_tensor *
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
         st = src_grad(n, g, &gin[1], n->name);
     return st;
@@ -93,11 +99,13 @@ static clt_status bw_index_add(clt__node *n, const clt_tensor *g, clt_tensor **g
     clt_status st = CLT_OK;
     clt_tensor *sel = NULL;
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__alias(g, &gin[0]));
+        CLT__TRY(clt__alias_grad(g, &gin[0]));
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__index_select(g, (int)n->i[0], n->saved[0], &sel, "clt_backward"));
-        CLT__TRY(n->s[0] == 1 ? clt__alias(sel, &gin[1])
-                              : clt__mul_scalar_in("clt_backward", sel, n->s[0], &gin[1]));
+        /* the recording forms: they record only in a pass that creates a
+         * graph (clt__twice) */
+        CLT__TRY(clt__index_select_rec("clt_backward", g, (int)n->i[0], n->saved[0], &sel));
+        CLT__TRY(n->s[0] == 1 ? clt__alias_grad(sel, &gin[1])
+                              : clt__mul_scalar_rec("clt_backward", sel, n->s[0], &gin[1]));
     }
 done:
     clt_tensor_free(sel);
@@ -138,6 +146,8 @@ static clt_status bw_masked_fill(clt__node *n, const clt_tensor *g, clt_tensor *
 
 /* ---- public entries ------------------------------------------------------------------ */
 
+static clt_status bw_take(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
 static clt_status record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
                          int nin, const clt_tensor *const *in, const clt_tensor *saved,
                          int64_t dim, double alpha)
@@ -149,7 +159,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[0] = dim < 0 ? dim + nd : dim;
         n->s[0] = alpha;
     }
-    if (bw == bw_index_select || bw == bw_embedding || bw == bw_masked_fill)
+    if (bw == bw_index_select || bw == bw_embedding || bw == bw_masked_fill || bw == bw_gather ||
+        bw == bw_scatter || bw == bw_scatter_add || bw == bw_index_add || bw == bw_take)
         clt__twice(n);
     return st;
 }
@@ -290,6 +301,12 @@ static clt_status add_rows(const clt_tensor *g, int64_t rows, int64_t cols,
     clt_tensor *z = NULL, *g2 = NULL, *sum = NULL;
     clt_status st = CLT_OK;
     CLT__TRY(clt__full(g->dev, g->dtype, 2, s2, 0.0, &z));
+    if (clt__creating_graph()) { /* recorded: clt__twice */
+        CLT__TRY(clt__reshape_rec(fn, g, 2, gs, &g2));
+        CLT__TRY(clt_index_add(z, 0, places, g2, 1, &sum));
+        CLT__TRY(clt__reshape_rec(fn, sum, ndim, shape, out));
+        goto done;
+    }
     CLT__TRY(clt__reshape(g, 2, gs, &g2, fn));
     CLT__TRY(clt__index_add(z, 0, places, g2, 1, &sum, fn));
     CLT__TRY(clt__reshape(sum, ndim, shape, out, fn));

@@ -137,6 +137,60 @@ clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
     return st == CLT_OK ? clt__clamp_(t, min, max, "clt_clamp_") : st;
 }
 
+/* The in-place clamps with tensor bounds, recorded on t's history as
+ * torch records them (ClampBackward0, ...): the formula reads t's old
+ * values, kept in a copy made before t is overwritten. */
+static clt_status clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
+                           const char *fn, const char *name)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_inplace(t, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *in[3] = {t, min ? min : max, max};
+    int nin = 1 + (min != NULL) + (max != NULL);
+    clt__node *n = NULL;
+    clt_tensor *old = NULL;
+    st = clt__inplace_node(name, clt__clamp_t_grad, nin, in, &n);
+    if (st != CLT_OK)
+        return st;
+    if (n) {
+        n->i[0] = min != NULL;
+        n->i[1] = max != NULL;
+        st = clt__copy_as(fn, t, t->dtype, &old);
+        const clt_tensor *sv[3] = {old, in[1], in[2]};
+        if (st == CLT_OK)
+            st = clt__node_save(n, nin, sv);
+        clt__twice(n);
+    }
+    if (st == CLT_OK)
+        st = clt__clamp_t_(t, min, max, fn);
+    clt_tensor_free(old);
+    if (st != CLT_OK) {
+        clt__inplace_drop(n);
+        return st;
+    }
+    clt__inplace_commit(t, n);
+    return CLT_OK;
+}
+
+clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max)
+{
+    return clamp_t_(t, min, max, "clt_clamp_tensor_", "ClampBackward0");
+}
+
+clt_status clt_clamp_min_tensor_(clt_tensor *t, const clt_tensor *min)
+{
+    CLT__REQUIRE_ARG(min, "clt_clamp_min_tensor_");
+    return clamp_t_(t, min, NULL, "clt_clamp_min_tensor_", "ClampMinBackward1");
+}
+
+clt_status clt_clamp_max_tensor_(clt_tensor *t, const clt_tensor *max)
+{
+    CLT__REQUIRE_ARG(max, "clt_clamp_max_tensor_");
+    return clamp_t_(t, NULL, max, "clt_clamp_max_tensor_", "ClampMaxBackward1");
+}
+
 clt_status clt_fill_(clt_tensor *t, double value)
 {
     clt_status st = check_unrecorded(t, NULL, "clt_fill_", "fill_", "clt_full_like");

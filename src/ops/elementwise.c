@@ -902,6 +902,62 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* torch.clamp with tensor bounds (either may be NULL, not both): the three
+ * broadcast together, in their result type (0-d ones weigh less).  An
+ * absent bound's operand is a itself, which the kernel does not use. */
+clt_status clt__clamp_t(const clt_tensor *a, const clt_tensor *min, const clt_tensor *max,
+                        clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (min == NULL && max == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: at least one of 'min' or 'max' must not be NULL", fn);
+    const clt_tensor *t[3] = {a, min ? min : a, max ? max : a};
+    int n = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_status st = three_operands(t, &n, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_dtype ct = result_type_n(3, t);
+    if (clt__dtype_is_complex(ct))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: clamp is not supported for complex types", fn);
+    /* PyTorch's clamp kernel has no bool form; clamp_min and clamp_max
+     * (one bound) have. */
+    if (ct == CLT_BOOL && min && max)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: clamp with both bounds is not implemented for bool tensors, as "
+                          "in PyTorch (\"clamp_cpu\" not implemented for 'Bool'); give one "
+                          "bound or convert with clt_to_dtype",
+                          fn);
+    st = clt__check_dtype(a->dev, ct, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *tmp[3] = {NULL, NULL, NULL}, *r = NULL;
+    const clt_tensor *u[3];
+    for (int i = 0; i < 3; i++)
+        CLT__TRY(as_dtype(t[i], ct, &tmp[i], &u[i], fn));
+    CLT__TRY(clt__result_new(fn, a->dev, ct, n, shape, &r));
+    {
+        clt__layout L;
+        geom g = layout_inputs(r, 3, u, &L);
+        cl_mem mo = clt__mem(r), ma = clt__mem(u[0]), mb = clt__mem(u[1]), mc = clt__mem(u[2]);
+        cl_int has_lo = min != NULL, has_hi = max != NULL;
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma),     CLT__ARG(mb),
+                           CLT__ARG(mc), CLT__ARG(has_lo), CLT__ARG(has_hi)};
+        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "_ttt", &g, &L, 6, args, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(tmp[i]);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* How ternary() types and refuses: ARITH (addcmul) in the result type of
  * the three, bool refused; TRUE_DIV (addcdiv) refuses two integer (or
  * bool) factors too, as PyTorch's "Integer division with addcdiv is no

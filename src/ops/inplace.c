@@ -236,6 +236,26 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* clamp_ with tensor bounds: the result must keep t's shape (the bounds
+ * broadcast to it) and its dtype category, as torch's clamp_. */
+clt_status clt__clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
+                         const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_dest(t, fn);
+    clt_tensor *r = NULL;
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(clt__clamp_t(t, min, max, &r, fn));
+    CLT__TRY(check_shape_into(t, r->ndim, r->shape, fn));
+    CLT__TRY(check_cast(r->dtype, t->dtype, fn));
+    CLT__TRY(clt__copy_strided(t, r, fn));
+    clt__version_bump(t);
+done:
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt__fill_(clt_tensor *t, double value, const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
