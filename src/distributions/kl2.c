@@ -236,10 +236,13 @@ done:
     return st;
 }
 
-/* KL(Beta || Uniform): -H(p) + log(q.high - q.low), inf where q.low > 0 or
- * q.high < 1. */
-static clt_status kl_beta_uniform(const char *fn, const clt_distribution *p,
-                                  const clt_distribution *q, clt_tensor **out)
+/* KL(p || Uniform) of a p on [0, 1] (Beta, ContinuousBernoulli): -H(p) +
+ * log(q.high - q.low), inf where q's interval does not cover [0, 1]: for
+ * Beta where q.low > 0 or q.high < 1, for ContinuousBernoulli where q.low >=
+ * 0 or q.high <= 1 (strict: torch's test, finite only where q's interval
+ * strictly covers [0, 1]). */
+static clt_status kl_unit_uniform(const char *fn, const clt_distribution *p,
+                                  const clt_distribution *q, int strict, clt_tensor **out)
 {
     clt_tensor *h, *a, *m;
     clt_status st;
@@ -247,24 +250,7 @@ static clt_status kl_beta_uniform(const char *fn, const clt_distribution *p,
     CLT__TRY(clt__sub_rec(fn, q->p[1], q->p[0], &a));
     CLT__TRY(clt__log_rec(fn, a, &a));
     CLT__TRY(clt__sub_rec(fn, a, h, &a));
-    CLT__TRY(mask_either(fn, q->p[0], GT, 0, q->p[1], LT, 1, &m));
-    return inf_where(fn, a, m, out);
-done:
-    return st;
-}
-
-/* KL(ContinuousBernoulli || Uniform): inf where q.low >= 0 or q.high <= 1
- * (torch's test: finite only where q's interval strictly covers [0, 1]). */
-static clt_status kl_cb_uniform(const char *fn, const clt_distribution *p,
-                                const clt_distribution *q, clt_tensor **out)
-{
-    clt_tensor *h, *a, *m;
-    clt_status st;
-    CLT__TRY(clt__dist2_entropy(fn, p, &h));
-    CLT__TRY(clt__sub_rec(fn, q->p[1], q->p[0], &a));
-    CLT__TRY(clt__log_rec(fn, a, &a));
-    CLT__TRY(clt__sub_rec(fn, a, h, &a));
-    CLT__TRY(mask_either(fn, q->p[0], GE, 0, q->p[1], LE, 1, &m));
+    CLT__TRY(mask_either(fn, q->p[0], strict ? GE : GT, 0, q->p[1], strict ? LE : LT, 1, &m));
     return inf_where(fn, a, m, out);
 done:
     return st;
@@ -431,10 +417,10 @@ clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
     case PAIR(CLT__DIST_UNIFORM, CLT__DIST_GAMMA): return kl_uniform_gamma(fn, p, q, out);
     case PAIR(CLT__DIST_UNIFORM, CLT__DIST_GUMBEL): return kl_uniform_gumbel(fn, p, q, out);
     case PAIR(CLT__DIST_UNIFORM, CLT__DIST_PARETO): return kl_uniform_pareto(fn, p, q, out);
-    case PAIR(CLT__DIST_BETA, CLT__DIST_UNIFORM): return kl_beta_uniform(fn, p, q, out);
+    case PAIR(CLT__DIST_BETA, CLT__DIST_UNIFORM): return kl_unit_uniform(fn, p, q, 0, out);
     case PAIR(CLT__DIST_BETA, CLT__DIST_CONTINUOUS_BERNOULLI): return kl_beta_cb(fn, p, q, out);
     case PAIR(CLT__DIST_CONTINUOUS_BERNOULLI, CLT__DIST_UNIFORM):
-        return kl_cb_uniform(fn, p, q, out);
+        return kl_unit_uniform(fn, p, q, 1, out);
     case PAIR(CLT__DIST_GAMMA, CLT__DIST_GUMBEL): return kl_gamma_gumbel(fn, p, q, out);
     case PAIR(CLT__DIST_PARETO, CLT__DIST_GAMMA): return kl_pareto_gamma(fn, p, q, out);
     case PAIR(CLT__DIST_PARETO, CLT__DIST_NORMAL): return kl_pareto_normal(fn, p, q, out);

@@ -4,14 +4,6 @@
 
 #include "nn/nn.h"
 
-static clt_status check_size(int64_t size, const char *fn)
-{
-    if (size > 0)
-        return CLT_OK;
-    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: size %lld: expected a positive size", fn,
-                      (long long)size);
-}
-
 /* M [C, C]: channel c of the sum of squares is sum_j M[c][j] x_j^2.  The
  * coefficients are those of torch's running sum (torch/nn/modules/
  * _functions.py, CrossMapLRN2d.forward): the first channel sums channels
@@ -39,7 +31,7 @@ static void window(int64_t C, int64_t size, double *M)
 static clt_status cross_map_in(const char *fn, const clt_tensor *x, int64_t size, double alpha,
                                double beta, double k, clt_tensor **out)
 {
-    clt_status st = check_size(size, fn);
+    clt_status st = clt__lrn_check_size(size, fn);
     if (st != CLT_OK)
         return st;
     if (x->ndim != 4)
@@ -117,17 +109,6 @@ static const clt__module_ops cross_map_ops = {"CrossMapLRN2d", cross_map_forward
 clt_status clt_cross_map_lrn2d_layer(int64_t size, double alpha, double beta, double k,
                                      clt_module **out)
 {
-    static const char fn[] = "clt_cross_map_lrn2d_layer";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    clt_status st = check_size(size, fn);
-    if (st == CLT_OK)
-        st = clt__module_new(&cross_map_ops, NULL, out);
-    if (st != CLT_OK)
-        return st;
-    (*out)->i[0] = size;
-    (*out)->f[0] = alpha;
-    (*out)->f[1] = beta;
-    (*out)->f[2] = k;
-    return clt__ok();
+    return clt__lrn_layer_new(&cross_map_ops, "clt_cross_map_lrn2d_layer", size, alpha, beta, k,
+                              out);
 }

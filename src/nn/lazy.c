@@ -360,47 +360,21 @@ static clt_status lazy_norm(const char *fn, int kind, clt_device *dev, double ep
     return lazy_new(fn, dev, &s, out);
 }
 
-clt_status clt_lazy_batch_norm1d(clt_device *dev, double eps, double momentum, int affine,
-                                 int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_batch_norm1d", LZ_BN1D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
-
-clt_status clt_lazy_batch_norm2d(clt_device *dev, double eps, double momentum, int affine,
-                                 int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_batch_norm2d", LZ_BN2D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
-
-clt_status clt_lazy_batch_norm3d(clt_device *dev, double eps, double momentum, int affine,
-                                 int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_batch_norm3d", LZ_BN3D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
-
-clt_status clt_lazy_instance_norm1d(clt_device *dev, double eps, double momentum, int affine,
-                                    int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_instance_norm1d", LZ_IN1D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
-
-clt_status clt_lazy_instance_norm2d(clt_device *dev, double eps, double momentum, int affine,
-                                    int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_instance_norm2d", LZ_IN2D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
-
-clt_status clt_lazy_instance_norm3d(clt_device *dev, double eps, double momentum, int affine,
-                                    int track_running_stats, clt_module **out)
-{
-    return lazy_norm("clt_lazy_instance_norm3d", LZ_IN3D, dev, eps, momentum, affine,
-                     track_running_stats, out);
-}
+/* The six public norm constructors: clt_NAME builds a lazy layer of KIND. */
+#define LAZY_NORM(name, kind)                                                                \
+    clt_status clt_##name(clt_device *dev, double eps, double momentum, int affine,          \
+                          int track_running_stats, clt_module **out)                         \
+    {                                                                                        \
+        return lazy_norm("clt_" #name, kind, dev, eps, momentum, affine, track_running_stats, \
+                         out);                                                               \
+    }
+LAZY_NORM(lazy_batch_norm1d, LZ_BN1D)
+LAZY_NORM(lazy_batch_norm2d, LZ_BN2D)
+LAZY_NORM(lazy_batch_norm3d, LZ_BN3D)
+LAZY_NORM(lazy_instance_norm1d, LZ_IN1D)
+LAZY_NORM(lazy_instance_norm2d, LZ_IN2D)
+LAZY_NORM(lazy_instance_norm3d, LZ_IN3D)
+#undef LAZY_NORM
 
 /* The first lazy layer that has not run yet in m's model, or NULL. */
 static const clt_module *first_lazy(const clt_module *m)

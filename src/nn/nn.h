@@ -251,4 +251,13 @@ clt_status clt__lazy_check(const clt_module *m, const char *fn);
  * tensors in dtype (clt_module_to_dtype before the first forward). */
 void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype);
 
+/* LocalResponseNorm's and CrossMapLRN2d's checks (norm_pool.c): a size
+ * that is not positive is refused, naming fn. */
+clt_status clt__lrn_check_size(int64_t size, const char *fn);
+
+/* A layer of ops keeping size in i[0] and alpha, beta, k in f[0..2]
+ * (LocalResponseNorm, CrossMapLRN2d); *out owned by the caller. */
+clt_status clt__lrn_layer_new(const clt__module_ops *ops, const char *fn, int64_t size,
+                              double alpha, double beta, double k, clt_module **out);
+
 #endif

@@ -260,7 +260,7 @@ clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_features, doub
 
 /* ---- LocalResponseNorm ------------------------------------------------------------ */
 
-static clt_status lrn_check_size(int64_t size, const char *fn)
+clt_status clt__lrn_check_size(int64_t size, const char *fn)
 {
     if (size > 0)
         return CLT_OK;
@@ -277,7 +277,7 @@ static clt_status lrn_check_size(int64_t size, const char *fn)
 static clt_status lrn_in(const char *fn, const clt_tensor *x, int64_t size, double alpha,
                          double beta, double k, clt_tensor **out)
 {
-    clt_status st = lrn_check_size(size, fn);
+    clt_status st = clt__lrn_check_size(size, fn);
     if (st != CLT_OK)
         return st;
     if (x->ndim < 3)
@@ -326,15 +326,14 @@ static clt_status lrn_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
 
 static const clt__module_ops lrn_ops = {"LocalResponseNorm", lrn_forward, NULL, NULL};
 
-clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta, double k,
-                                         clt_module **out)
+clt_status clt__lrn_layer_new(const clt__module_ops *ops, const char *fn, int64_t size,
+                              double alpha, double beta, double k, clt_module **out)
 {
-    static const char fn[] = "clt_local_response_norm_layer";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    clt_status st = lrn_check_size(size, fn);
+    clt_status st = clt__lrn_check_size(size, fn);
     if (st == CLT_OK)
-        st = clt__module_new(&lrn_ops, NULL, out);
+        st = clt__module_new(ops, NULL, out);
     if (st != CLT_OK)
         return st;
     (*out)->i[0] = size;
@@ -342,6 +341,13 @@ clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta
     (*out)->f[1] = beta;
     (*out)->f[2] = k;
     return clt__ok();
+}
+
+clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta, double k,
+                                         clt_module **out)
+{
+    return clt__lrn_layer_new(&lrn_ops, "clt_local_response_norm_layer", size, alpha, beta, k,
+                              out);
 }
 
 /* ---- LPPool ------------------------------------------------------------------------ */
