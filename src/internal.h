@@ -401,6 +401,13 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
 
+/* clt__launch of `items` work-items (none when items <= 0) of `kernel` in
+ * cl/<family>.cl built for one dtype (T), the options kept in slots (a
+ * static array of CLT_DTYPE_COUNT per family); failures name fn. */
+clt_status clt__launch_items(clt_device *dev, const char *family, clt__opts_slot *slots,
+                             clt_dtype dtype, const char *kernel, int64_t items, size_t nargs,
+                             const clt__arg *args, const char *fn);
+
 /* Everything clt__launch does before it sets arguments and enqueues: opens
  * the device, checks the range, builds the program and creates the
  * kernel.  A clt__launch of the same kernel and range that follows fails

@@ -915,3 +915,16 @@ clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropp
     free(dir);
     return st;
 }
+
+clt_status clt__launch_items(clt_device *dev, const char *family, clt__opts_slot *slots,
+                             clt_dtype dtype, const char *kernel, int64_t items, size_t nargs,
+                             const clt__arg *args, const char *fn)
+{
+    if (items <= 0)
+        return CLT_OK;
+    const char *opts = clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
+    if (opts == NULL)
+        return clt_last_status();
+    size_t gws = (size_t)items;
+    return clt__error_in(clt__launch(dev, family, opts, kernel, 1, &gws, NULL, nargs, args), fn);
+}

@@ -29,14 +29,7 @@ static clt_status launch(clt_device *dev, clt_dtype dtype, const char *kernel, i
                          size_t nargs, const clt__arg *args, const char *fn)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
-    if (items <= 0)
-        return CLT_OK;
-    const char *opts = clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
-    if (opts == NULL)
-        return clt_last_status();
-    size_t gws = (size_t)items;
-    return clt__error_in(clt__launch(dev, "segment", opts, kernel, 1, &gws, NULL, nargs, args),
-                         fn);
+    return clt__launch_items(dev, "segment", slots, dtype, kernel, items, nargs, args, fn);
 }
 
 /* The segments' bounds, checked: from lengths (their running sums) or
