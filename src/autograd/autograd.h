@@ -192,6 +192,10 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
 clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* clt_matmul of two complex tensors of one dtype, composed of recorded
+ * real products (grad_fft.c). */
+clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out);
 
 /* max_unpool's checks and output size for the last k (1, 2, 3) dims of x
  * (src/autograd/grad_conv.c). */

@@ -234,14 +234,14 @@ clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
 clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
                              clt_tensor **out)
 {
+    if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
+        return one(clt__complex_to_real(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity,
+                   t, NULL);
     return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
 }
 
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
-        return one(clt__complex_to_real(t, dtype, out, "clt_to_dtype"), out, "ToCopyBackward0",
-                   bw_identity, t, NULL);
     return clt__to_dtype_rec("clt_to_dtype", t, dtype, out);
 }
 
