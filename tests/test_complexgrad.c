@@ -440,3 +440,250 @@ Test(complexgrad, create_graph_gives_the_same_gradient)
                       got[pass][j], want);
     }
 }
+
+/* ---- sums, pieces and products of complex tensors, second derivatives ---- */
+
+/* sum and mean of a complex tensor against loops here: over all elements,
+ * along each dim with and without keepdim, in both precisions. */
+Test(complexgrad, complex_sum_and_mean_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[3] = {2, 3, 4};
+    double complex z[24];
+    float complex zf[24];
+    for (int i = 0; i < 24; i++) {
+        z[i] = (0.5 * i - 3) + I * (1.25 - 0.3 * i * (i % 3));
+        zf[i] = (float complex)z[i];
+    }
+    clt_tensor *t = NULL, *tf = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 3, shape, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 3, shape, zf, &tf));
+    double complex all = 0;
+    for (int i = 0; i < 24; i++)
+        all += z[i];
+    double complex got[24];
+    CHECK(clt_sum(t, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_ndim(r), 0);
+    CHECK(clt_tensor_read(r, got, sizeof(double complex)));
+    cr_assert(cabs(got[0] - all) < 1e-12);
+    clt_tensor_free(r);
+    CHECK(clt_mean(t, &r));
+    CHECK(clt_tensor_read(r, got, sizeof(double complex)));
+    cr_assert(cabs(got[0] - all / 24) < 1e-12);
+    clt_tensor_free(r);
+    float complex gf;
+    CHECK(clt_mean(tf, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX64);
+    CHECK(clt_tensor_read(r, &gf, sizeof gf));
+    cr_assert(cabs(gf - all / 24) < 1e-5);
+    clt_tensor_free(r);
+    for (int d = 0; d < 3; d++)
+        for (int keep = 0; keep < 2; keep++)
+            for (int mean = 0; mean < 2; mean++) {
+                CHECK(mean ? clt_mean_dim(t, d, keep, &r) : clt_sum_dim(t, d, keep, &r));
+                cr_assert_eq(clt_tensor_ndim(r), keep ? 3 : 2);
+                cr_assert_eq(clt_tensor_numel(r), 24 / shape[d]);
+                CHECK(clt_tensor_read(r, got, (size_t)(24 / shape[d]) * sizeof(double complex)));
+                int k = 0;
+                for (int i0 = 0; i0 < (d == 0 ? 1 : 2); i0++)
+                    for (int i1 = 0; i1 < (d == 1 ? 1 : 3); i1++)
+                        for (int i2 = 0; i2 < (d == 2 ? 1 : 4); i2++, k++) {
+                            double complex want = 0;
+                            for (int j = 0; j < shape[d]; j++) {
+                                int idx[3] = {i0, i1, i2};
+                                idx[d] = j;
+                                want += z[idx[0] * 12 + idx[1] * 4 + idx[2]];
+                            }
+                            if (mean)
+                                want /= (double)shape[d];
+                            cr_assert(cabs(got[k] - want) < 1e-12, "d %d keep %d mean %d k %d", d,
+                                      keep, mean, k);
+                        }
+                clt_tensor_free(r);
+            }
+    clt_tensor_free(t);
+    clt_tensor_free(tf);
+}
+
+/* A complex leaf broadcast against a CLT_MAX_DIMS-dim tensor: its gradient
+ * sums over the broadcast dims (L = real(sum(a * b)): dL/da* = conj(b)). */
+Test(complexgrad, broadcast_gradient_at_max_dims)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sa[CLT_MAX_DIMS], sb[CLT_MAX_DIMS];
+    for (int d = 0; d < CLT_MAX_DIMS; d++) {
+        sa[d] = d % 2 ? 2 : 1;
+        sb[d] = 2;
+    }
+    size_t na = 1u << (CLT_MAX_DIMS / 2), nb = 1u << CLT_MAX_DIMS;
+    double complex *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b);
+    for (size_t i = 0; i < na; i++)
+        a[i] = 0.1 * (double)i + 0.5 * I;
+    for (size_t i = 0; i < nb; i++)
+        b[i] = cos(0.7 * (double)i) + I * sin(1.3 * (double)i);
+    clt_tensor *ta = NULL, *tb = NULL, *p = NULL, *s = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, CLT_MAX_DIMS, sa, a, &ta));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, CLT_MAX_DIMS, sb, b, &tb));
+    CHECK(clt_set_requires_grad(ta, 1));
+    CHECK(clt_mul(ta, tb, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(ta, &g));
+    cr_assert_eq(clt_tensor_dtype(g), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_ndim(g), CLT_MAX_DIMS);
+    double complex *got = malloc(na * sizeof *got), *want = calloc(na, sizeof *want);
+    CHECK(clt_tensor_read(g, got, na * sizeof *got));
+    for (size_t i = 0; i < nb; i++) {
+        size_t j = 0; /* the index in a: the odd dims of b's index */
+        for (int d = 0; d < CLT_MAX_DIMS; d++)
+            if (d % 2)
+                j = j * 2 + ((i >> (CLT_MAX_DIMS - 1 - d)) & 1);
+        want[j] += conj(b[i]);
+    }
+    for (size_t j = 0; j < na; j++)
+        cr_assert(cabs(got[j] - want[j]) < 1e-12, "j %zu: %g%+gi, want %g%+gi", j, creal(got[j]),
+                  cimag(got[j]), creal(want[j]), cimag(want[j]));
+    clt_tensor *ts[] = {ta, tb, p, s, l, g};
+    for (size_t i = 0; i < 6; i++)
+        clt_tensor_free(ts[i]);
+    free(a);
+    free(b);
+    free(got);
+    free(want);
+}
+
+/* complex matmul against the loops, in both precisions; a real operand
+ * beside a complex one is refused, as torch's "expected scalar type". */
+Test(complexgrad, complex_matmul_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sa[2] = {3, 4}, sb[2] = {4, 2};
+    double complex a[12], b[8], got[6];
+    float complex af[12], bf[8], gotf[6];
+    for (int i = 0; i < 12; i++)
+        af[i] = (float complex)(a[i] = (0.25 * i - 1) + I * (0.5 - 0.125 * i));
+    for (int i = 0; i < 8; i++)
+        bf[i] = (float complex)(b[i] = (1 - 0.3 * i) + I * (0.2 * i * i - 1));
+    clt_tensor *ta = NULL, *tb = NULL, *r = NULL, *taf = NULL, *tbf = NULL, *rf = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, sa, a, &ta));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, sb, b, &tb));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, sa, af, &taf));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, sb, bf, &tbf));
+    CHECK(clt_matmul(ta, tb, &r));
+    CHECK(clt_mm(taf, tbf, &rf));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_dtype(rf), CLT_COMPLEX64);
+    CHECK(clt_tensor_read(r, got, sizeof got));
+    CHECK(clt_tensor_read(rf, gotf, sizeof gotf));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            double complex want = 0;
+            for (int k = 0; k < 4; k++)
+                want += a[i * 4 + k] * b[k * 2 + j];
+            cr_assert(cabs(got[i * 2 + j] - want) < 1e-12);
+            cr_assert(cabs(gotf[i * 2 + j] - want) < 1e-4);
+        }
+    clt_tensor *o = (clt_tensor *)&o, *real = NULL;
+    CHECK(clt_real(tb, &real));
+    cr_assert_eq(clt_matmul(ta, real, &o), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(o);
+    clt_tensor *ts[] = {ta, tb, r, taf, tbf, rf, real};
+    for (size_t i = 0; i < 7; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* Real float64 leaves through complex sums, pieces and products: kind 0
+ * sum_dim(z * w, 1), 1 mean_dim(z, 0, keepdim) * w, 2 split(z, 2, 1)
+ * pieces multiplied, 3 unbind(z, 0) pieces divided, 4 matmul(z, w^T),
+ * 5 abs(mm(z, conj(w)^T)) + angle(sum(z)). */
+static clt_status c2_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
+{
+    (void)n;
+    int kind = *(const int *)user;
+    clt_tensor *z = NULL, *w = NULL, *r = NULL, *t = NULL, *u = NULL, **p = NULL;
+    size_t np = 0;
+    clt_status st = CLT_OK;
+#define C2(call)                \
+    do {                        \
+        if ((st = (call)) != CLT_OK) \
+            goto done;          \
+    } while (0)
+    C2(clt_view_as_complex(in[0], &z));
+    C2(clt_view_as_complex(in[1], &w));
+    switch (kind) {
+    case 0: C2(clt_mul(z, w, &t)); C2(clt_sum_dim(t, 1, 0, &r)); break;
+    case 1: C2(clt_mean_dim(z, 0, 1, &t)); C2(clt_mul(t, w, &r)); break;
+    case 2:
+        C2(clt_split(z, 2, 1, &p, &np));
+        C2(clt_mul(p[0], p[1], &t));
+        C2(clt_mul(t, w, &r));
+        break;
+    case 3:
+        C2(clt_unbind(z, 0, &p, &np));
+        C2(clt_div(p[2], p[0], &t));
+        C2(clt_mul(t, w, &r));
+        break;
+    case 4: C2(clt_transpose(w, 0, 1, &t)); C2(clt_matmul(z, t, &r)); break;
+    default:
+        C2(clt_conj(w, &t));
+        C2(clt_transpose(t, 0, 1, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_mm(z, u, &t));
+        clt_tensor_free(u);
+        u = NULL;
+        C2(clt_abs(t, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_sum(z, &t));
+        C2(clt_angle(t, &r));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_add(u, r, &t));
+        clt_tensor_free(r);
+        r = t;
+        t = NULL;
+        break;
+    }
+    if (clt_is_complex(r))
+        C2(clt_view_as_real(r, &out[0]));
+    else
+        C2(clt_clone(r, &out[0]));
+    *m = 1;
+done:
+#undef C2
+    for (size_t k = 0; k < np; k++)
+        clt_tensor_free(p[k]);
+    clt_free(p);
+    clt_tensor_free(z);
+    clt_tensor_free(w);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
+Test(complexgrad, sums_pieces_products_gradcheck_and_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sz[3] = {3, 4, 2}, sw[6][3] = {{3, 4, 2}, {1, 4, 2}, {3, 2, 2},
+                                           {4, 1, 2}, {2, 4, 2}, {2, 4, 2}};
+    double *zv = random_data(24, 5, -1.0), *wv = random_data(24, 6, -1.0);
+    for (int kind = 0; kind < 6; kind++) {
+        clt_tensor *in[2] = {NULL, NULL};
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sw[kind], wv, &in[1]));
+        CHECK(clt_set_requires_grad(in[0], 1));
+        CHECK(clt_set_requires_grad(in[1], 1));
+        clt_status st = clt_gradcheck(c2_fn, &kind, in, 2, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        st = clt_gradgradcheck(c2_fn, &kind, in, 2, NULL, 0, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        clt_tensor_free(in[0]);
+        clt_tensor_free(in[1]);
+    }
+    free(zv);
+    free(wv);
+}

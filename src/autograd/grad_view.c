@@ -416,19 +416,19 @@ static clt_status bw_pieces(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             }
             memcpy(shape, e->shape, sizeof shape);
             shape[d] = gap;
-            CLT__TRY(clt__expand(zero, e->ndim, shape, &parts[np++], "clt_backward"));
+            CLT__TRY(clt__expand_rec("clt_backward", zero, e->ndim, shape, &parts[np++]));
             gap = 0;
         }
         if (gs != NULL && len[s] > 0)
-            CLT__TRY(n->i[1] ? clt__unsqueeze(gs, d, &parts[np++], "clt_backward")
-                             : clt__alias(gs, &parts[np++]));
+            CLT__TRY(n->i[1] ? clt__unsqueeze_rec("clt_backward", gs, d, &parts[np++])
+                             : clt__alias_grad(gs, &parts[np++]));
     }
     if (np == 0) /* every piece is empty along d */
         st = clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[0]);
     else if (np == 1)
-        st = clt__alias(parts[0], &gin[0]);
+        st = clt__alias_grad(parts[0], &gin[0]);
     else
-        st = clt__cat((const clt_tensor *const *)parts, np, d, &gin[0], "clt_backward");
+        st = clt__cat_rec("clt_backward", (const clt_tensor *const *)parts, np, d, &gin[0]);
 done:
     for (size_t k = 0; k < np; k++)
         clt_tensor_free(parts[k]);
@@ -467,6 +467,7 @@ static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, con
         n->i[0] = d;
         n->i[1] = unbind;
         n->ctx_kept = true;
+        clt__twice(n); /* bw_pieces computes with recording ops */
     }
     if (st != CLT_OK) {
         for (size_t p = 0; p < k; p++)

@@ -116,6 +116,17 @@ clt_status clt__real_imag(const clt_tensor *t, int part, clt_tensor **out, const
     return s == CLT_OK ? clt__ok() : clt__error_in(s, fn);
 }
 
+/* t contiguous as dtype from its buffer's start (a new tensor): the
+ * kernels here take no offset, so a contiguous view that starts inside its
+ * buffer (a piece of clt_unbind, say) is copied too. */
+static clt_status dense_as(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                           clt_tensor **out)
+{
+    if (t->offset != 0 && t->dtype == dtype && clt__is_contiguous(t))
+        return clt__copy_as(fn, t, dtype, out);
+    return clt__contiguous_as(fn, t, dtype, out);
+}
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 /* t broadcast to shape and copied contiguous as dtype (a new tensor). */
@@ -125,7 +136,7 @@ static clt_status operand(const clt_tensor *t, int ndim, const int64_t *shape, c
     clt_tensor *e = NULL;
     clt_status st = clt__expand(t, ndim, shape, &e, fn);
     if (st == CLT_OK)
-        st = clt__contiguous_as(fn, e, dtype, out);
+        st = dense_as(fn, e, dtype, out);
     clt_tensor_free(e);
     return st;
 }
@@ -195,7 +206,7 @@ clt_status clt__complex_unary(int op, const clt_tensor *a, clt_tensor **out, con
     }
     TRY_RET(clt__check_dtype(a->dev, ct, fn));
     clt_dtype part = clt__complex_part_dtype(ct);
-    CLT__TRY(clt__contiguous_as(fn, a, ct, &x));
+    CLT__TRY(dense_as(fn, a, ct, &x));
     CLT__TRY(clt__result_new(fn, a->dev, op == 2 ? ct : part, a->ndim, a->shape, &r));
     {
         cl_mem ma = clt__mem(x), mo = clt__mem(r);

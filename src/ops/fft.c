@@ -257,7 +257,11 @@ static clt_status transform1(const clt_tensor *x, int d, int64_t n, int kind, in
     clt_tensor *t = NULL, *xc = NULL, *r = NULL, *rb = NULL;
     clt_status st;
     CLT__TRY(clt__transpose(x, d, last, &t, fn));
-    CLT__TRY(clt__contiguous_as(fn, t, ct, &xc));
+    /* the kernels take no offset: a view starting inside its buffer is copied */
+    if (t->offset != 0 && t->dtype == ct && clt__is_contiguous(t))
+        CLT__TRY(clt__copy_as(fn, t, ct, &xc));
+    else
+        CLT__TRY(clt__contiguous_as(fn, t, ct, &xc));
     int64_t m = xc->shape[last], nout = kind == 1 ? n / 2 + 1 : n, rows = 1;
     int64_t shape[CLT_MAX_DIMS];
     for (int k = 0; k < last; k++) {
