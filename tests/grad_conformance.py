@@ -581,6 +581,48 @@ def complexgrad2():
        lambda x, y: vr(call("clt_matmul", call("clt_matmul", vc(x), call(
            "clt_transpose", vc(y), 0, 1)), vc(y))), [rng.standard_normal((3, 3, 2)),
                                                      rng.standard_normal((4, 3, 2))])
+    # second derivatives through the transforms: |X|^2 weighted, X the
+    # transform (its gradient holds X, so the second derivative is not 0)
+    for n_ in ("fftn", "ifftn", "rfftn", "irfftn"):
+        proto("clt_fft_" + n_, [P, C.c_int, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
+    for n_ in ("ifft", "rfft", "irfft", "hfft", "ihfft"):
+        proto("clt_fft_" + n_, [P, C.c_int64, C.c_int, C.c_char_p, PP])
+    proto("clt_fft_fftshift", [P, C.c_int, C.POINTER(C.c_int), PP])
+
+    def sq(t):
+        return call("clt_mul", t, t)
+
+    def cabs2(z):
+        return sq(call("clt_abs", z))
+    xr = rng.standard_normal((3, 5))
+    xc = rng.standard_normal((3, 5, 2))
+    for nm in (None, "ortho", "forward"):
+        bn = nm.encode() if nm else None
+        for n_, tf, real_in, nn in (("fft", torch.fft.fft, False, 7),
+                                    ("ifft", torch.fft.ifft, False, 4),
+                                    ("rfft", torch.fft.rfft, True, 6),
+                                    ("irfft", torch.fft.irfft, False, 7),
+                                    ("hfft", torch.fft.hfft, False, 6),
+                                    ("ihfft", torch.fft.ihfft, True, 5)):
+            dd("%s n %d norm %s" % (n_, nn, nm),
+               lambda x, f=tf, ri=real_in, k=nn, m=nm: torch.abs(
+                   f(x if ri else tvc(x), n=k, norm=m)) ** 2 * (1.5 if ri else x[..., :1].sum()),
+               lambda x, n=n_, ri=real_in, k=nn, b=bn: call(
+                   "clt_mul", cabs2(call("clt_fft_" + n, x if ri else vc(x), C.c_int64(k), -1, b)),
+                   up(np.array(1.5)) if ri else call("clt_sum", call(
+                       "clt_narrow", x, 2, C.c_int64(0), C.c_int64(1)))),
+               [xr if real_in else xc])
+        dd("fftn norm %s" % nm, lambda x, m=nm: torch.abs(torch.fft.fftn(tvc(x), norm=m)) ** 3,
+           lambda x, b=bn: (lambda a: call("clt_mul", sq(a), a))(
+               call("clt_abs", call("clt_fft_fftn", vc(x), 0, None, None, b))), [xc])
+        dd("rfftn then irfftn norm %s" % nm,
+           lambda x, m=nm: torch.fft.irfftn(torch.fft.rfftn(x, norm=m) ** 2, s=(3, 5), norm=m),
+           lambda x, b=bn: call("clt_fft_irfftn", (lambda z: call("clt_mul", z, z))(
+               call("clt_fft_rfftn", x, 0, None, None, b)), 2,
+               (C.c_int64 * 2)(3, 5), None, b), [xr])
+    dd("fftshift", lambda x: tvr(torch.fft.fftshift(tvc(x)) ** 2),
+       lambda x: vr((lambda z: call("clt_mul", z, z))(call("clt_fft_fftshift", vc(x), 0, None))),
+       [xc])
 
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):

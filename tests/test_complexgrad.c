@@ -401,8 +401,9 @@ Test(complexgrad, hermitian_n_dim_transforms_against_their_definition)
     clt_tensor_free(h2);
 }
 
-/* A pass that creates a graph gives complex formulas' gradients too (they
- * refuse to be differentiated again), the same values as a plain pass. */
+/* A pass that creates a graph gives complex formulas' gradients too (with
+ * a history: they are differentiable again), the same values as a plain
+ * pass. */
 Test(complexgrad, create_graph_gives_the_same_gradient)
 {
     clt_device *dev = get_device("cpu");
@@ -686,4 +687,64 @@ Test(complexgrad, sums_pieces_products_gradcheck_and_gradgradcheck)
     }
     free(zv);
     free(wv);
+}
+
+/* cg_fn's result squared, through the functional signature: a nonlinear
+ * function of every transform for gradgradcheck. */
+static clt_status cg_squared(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                             size_t *m)
+{
+    (void)n;
+    clt_tensor *r = NULL;
+    clt_status st = cg_fn(in, &r, user);
+    if (st == CLT_OK)
+        st = clt_mul(r, r, &out[0]);
+    clt_tensor_free(r);
+    *m = st == CLT_OK;
+    return st;
+}
+
+/* The transforms' and the elementwise complex ops' gradients are
+ * differentiable again (torch's gradgradcheck passes for each). */
+Test(complexgrad, transforms_and_complex_ops_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    double *x = random_data(3 * 4 * 2, 8, -1.0), *y = random_data(3 * 4 * 2, 9, -1.0);
+    const char *norms[2] = {NULL, "ortho"};
+    for (int which = 0; which < 6; which++)
+        for (int ni = 0; ni < 2; ni++)
+            for (int nd = 0; nd < 2; nd++) {
+                cg_op op = {.kind = 9 + nd, .which = which, .n = which == 3 ? 5 : -1,
+                            .norm = norms[ni]};
+                bool real_in = which == 2 || which == 5;
+                int64_t shape[3] = {3, 4, 2};
+                clt_tensor *t = NULL;
+                CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, real_in ? 2 : 3, shape, x, &t));
+                CHECK(clt_set_requires_grad(t, 1));
+                clt_status st = clt_gradgradcheck(cg_squared, &op, &t, 1, NULL, 0, NULL);
+                cr_assert_eq(st, CLT_OK, "transform %d norm %d nd %d: %s", which, ni, nd,
+                             clt_last_error());
+                clt_tensor_free(t);
+            }
+    int64_t shape[2] = {6, 2};
+    double *r = random_data(6, 10, 0.5); /* polar's abs: positive, as torch asks */
+    for (int kind = 0; kind < 8; kind++) {
+        cg_op op = {.kind = kind};
+        clt_tensor *in[2] = {NULL, NULL};
+        int64_t s1 = 6;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, kind == 6 ? 1 : 2, kind == 6 ? &s1 : shape,
+                                   kind == 6 ? r : x, &in[0]));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, kind == 6 || kind == 7 ? 1 : 2,
+                                   kind == 6 || kind == 7 ? &s1 : shape, y, &in[1]));
+        CHECK(clt_set_requires_grad(in[0], 1));
+        CHECK(clt_set_requires_grad(in[1], 1));
+        size_t nin = kind == 4 || kind == 5 ? 1 : 2;
+        clt_status st = clt_gradgradcheck(cg_squared, &op, in, nin, NULL, 0, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        clt_tensor_free(in[0]);
+        clt_tensor_free(in[1]);
+    }
+    free(x);
+    free(y);
+    free(r);
 }

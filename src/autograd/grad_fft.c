@@ -414,9 +414,9 @@ static clt_status resize_dim(const clt_tensor *t, int d, int64_t size, clt_tenso
     int64_t cur = t->shape[d];
     if (cur >= size) {
         clt_tensor *v = NULL;
-        clt_status st = clt__narrow(t, d, 0, size, &v, FN);
+        clt_status st = clt__narrow_rec(FN, t, d, 0, size, &v);
         if (st == CLT_OK)
-            st = clt__contiguous(v, out);
+            st = clt_contiguous(v, out);
         clt_tensor_free(v);
         return st;
     }
@@ -424,17 +424,17 @@ static clt_status resize_dim(const clt_tensor *t, int d, int64_t size, clt_tenso
     clt_tensor *r = NULL, *c = NULL, *p = NULL;
     clt_status st = CLT_OK;
     if (cx)
-        CLT__TRY(clt__view_as_real(t, &r, FN));
+        CLT__TRY(view_as_real_rec(FN, t, &r));
     {
         const clt_tensor *src = cx ? r : t;
         int64_t pad[2 * CLT_MAX_DIMS] = {0};
         int j = src->ndim - 1 - d;
         pad[2 * j + 1] = size - cur;
-        CLT__TRY(clt__pad(src, pad, 2 * (j + 1), CLT_PAD_CONSTANT, 0.0, &p, FN));
+        CLT__TRY(clt__pad_rec(FN, src, pad, 2 * (j + 1), CLT_PAD_CONSTANT, 0.0, &p));
     }
     if (cx) {
-        CLT__TRY(clt__contiguous(p, &c));
-        CLT__TRY(clt__view_as_complex(c, out, FN));
+        CLT__TRY(clt_contiguous(p, &c));
+        CLT__TRY(view_as_complex_rec(FN, c, out));
     } else {
         *out = p;
         p = NULL;
@@ -454,7 +454,7 @@ static clt_status double_mirrored(const clt_tensor *t, int d, int64_t len, clt_t
     *out = NULL;
     int64_t m = t->shape[d], dl = len - (len / 2 + 1);
     if (dl <= 0)
-        return clt__alias(t, out);
+        return clt__alias_grad(t, out);
     clt_dtype part = clt__complex_part_dtype(t->dtype);
     int64_t shape[CLT_MAX_DIMS];
     for (int k = 0; k < t->ndim; k++)
@@ -474,7 +474,7 @@ static clt_status double_mirrored(const clt_tensor *t, int d, int64_t len, clt_t
     CLT__TRY(clt__tensor_from_host_in(FN, t->dev, part, t->ndim, shape,
                                       part == CLT_FLOAT64 ? (const void *)w : (const void *)wf,
                                       &wt));
-    CLT__TRY(clt__complex_binary(2, t, wt, out, FN));
+    CLT__TRY(clt__complex_binary_rec(2, t, wt, out, FN));
 done:
     free(w);
     free(wf);
@@ -482,6 +482,13 @@ done:
     return st;
 }
 
+static clt_status fft1(int which, const clt_tensor *x, int64_t n, int dim, const char *norm,
+                       clt_tensor **out, const char *fn);
+static clt_status fftn(int which, const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                       const char *norm, clt_tensor **out, const char *fn);
+
+/* The adjoint transform, computed with the recorded transforms (so that
+ * it is differentiable again, as torch's formulas are). */
 static clt_status bw_fft(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int kind = (int)n->i[0], k = (int)n->i[1], mode = (int)n->s[0];
@@ -498,23 +505,23 @@ static clt_status bw_fft(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     switch (kind) {
     case 0:
     case 1:
-        CLT__TRY(clt__fftn(kind == 0 ? 1 : 0, g, k, NULL, dims, inv, &cur, FN));
+        CLT__TRY(fftn(kind == 0 ? 1 : 0, g, k, NULL, dims, inv, &cur, FN));
         break;
     case 2: /* rfft: the spectrum padded with zeros to the full length, the
              * inverse c2c transform, its real part */
     case 5:
         if (kind == 2)
-            CLT__TRY(clt__fftn(1, g, k, sizes, dims, inv, &next, FN));
+            CLT__TRY(fftn(1, g, k, sizes, dims, inv, &next, FN));
         else
-            CLT__TRY(clt__fft1(0, g, sizes[0], last, inv, &next, FN));
-        CLT__TRY(clt__real_imag(next, 0, &cur, FN));
+            CLT__TRY(fft1(0, g, sizes[0], last, inv, &next, FN));
+        CLT__TRY(part_rec(FN, next, 0, &cur));
         break;
     case 3: /* irfft: the r2c transform, the mirrored entries doubled */
     case 4:
         if (kind == 3)
-            CLT__TRY(clt__fftn(2, g, k, NULL, dims, inv, &next, FN));
+            CLT__TRY(fftn(2, g, k, NULL, dims, inv, &next, FN));
         else
-            CLT__TRY(clt__fft1(5, g, -1, last, inv, &next, FN));
+            CLT__TRY(fft1(5, g, -1, last, inv, &next, FN));
         CLT__TRY(double_mirrored(next, last, sizes[k - 1], &cur));
         break;
     default:
@@ -549,7 +556,7 @@ static clt_status rec_fft(clt_status st, clt_tensor **out, const clt_tensor *x, 
                           const int *dims, const int64_t *sizes, const char *norm)
 {
     clt__node *n = NULL;
-    st = clt__record(st, out, fft_nodes[kind], bw_fft, 1, &x, 0, NULL, &n);
+    st = rec2(st, out, fft_nodes[kind], bw_fft, 1, &x, 0, NULL, &n);
     if (n) {
         int mode = 0;
         (void)clt__fft_norm(norm, &mode, FN); /* checked by the transform */
@@ -747,13 +754,16 @@ clt_status clt_fft_rfftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtyp
     return clt__fftfreq(true, dev, n, d, dtype, out, "clt_fft_rfftfreq");
 }
 
-/* The gradient of a shift is the opposite shift of the gradient. */
+static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim, clt_tensor **out,
+                        const char *fn);
+
+/* The gradient of a shift is the opposite shift of the gradient (recorded). */
 static clt_status bw_shift(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int k = (int)n->i[0], dims[CLT_MAX_DIMS];
     for (int j = 0; j < k; j++)
         dims[j] = (int)n->i[2 + j];
-    return clt__fftshift(n->i[1] == 0, g, k, dims, &gin[0], "clt_backward");
+    return shift(n->i[1] == 0, g, k, dims, &gin[0], "clt_backward");
 }
 
 static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim, clt_tensor **out,
@@ -761,8 +771,8 @@ static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim
 {
     clt__node *n = NULL;
     clt_status st = clt__fftshift(inverse, x, k, dim, out, fn);
-    st = clt__record(st, out, inverse ? "IfftshiftBackward0" : "FftshiftBackward0", bw_shift, 1,
-                     &x, 0, NULL, &n);
+    st = rec2(st, out, inverse ? "IfftshiftBackward0" : "FftshiftBackward0", bw_shift, 1, &x, 0,
+              NULL, &n);
     if (n) {
         int kk = dim ? k : x->ndim;
         n->i[0] = kk;
