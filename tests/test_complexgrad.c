@@ -748,3 +748,56 @@ Test(complexgrad, transforms_and_complex_ops_gradgradcheck)
     free(y);
     free(r);
 }
+
+/* z * z and conj(z) of a complex input: two complex results. */
+static clt_status square_and_conj(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                                  size_t *m)
+{
+    (void)user;
+    (void)n;
+    clt_status st = clt_mul(in[0], in[0], &out[0]);
+    if (st == CLT_OK && (st = clt_conj(in[0], &out[1])) != CLT_OK)
+        clt_tensor_free(out[0]);
+    *m = st == CLT_OK ? 2 : 0;
+    return st;
+}
+
+/* clt_checkpoint of a complex leaf with complex results (recomputed in
+ * backward), against the gradient worked out here. */
+Test(complexgrad, checkpoint_with_complex_results)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double complex z[3] = {1 + 2 * I, -0.5 + 0.25 * I, 2 - 1 * I};
+    double complex w1[3] = {0.5 - 1 * I, 2, -1 + 0.5 * I};
+    clt_tensor *t = NULL, *tw = NULL, *p = NULL, *s = NULL, *r = NULL, *i2 = NULL, *si = NULL,
+               *l = NULL, *g = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, w1, &tw));
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_checkpoint(square_and_conj, NULL, &t, 1, &outs, &m));
+    cr_assert_eq(m, 2);
+    cr_assert(clt_requires_grad(outs[0]) && clt_requires_grad(outs[1]));
+    CHECK(clt_mul(outs[0], tw, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &r));
+    CHECK(clt_sum(outs[1], &si));
+    CHECK(clt_imag(si, &i2));
+    CHECK(clt_add(r, i2, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    double complex got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    /* L = sum re(w1 z^2) - sum im(z) (imag of conj(z)); torch's gradient
+     * dL/dx + i dL/dy: re(w1 z^2) gives conj(2 w1 z); -im(z) gives -i. */
+    for (int k = 0; k < 3; k++) {
+        double complex want = conj(2 * w1[k] * z[k]) - I;
+        cr_assert(cabs(got[k] - want) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(got[k]),
+                  cimag(got[k]), creal(want), cimag(want));
+    }
+    clt_tensor *ts[] = {t, tw, p, s, r, i2, si, l, g, outs[0], outs[1]};
+    for (size_t k = 0; k < 11; k++)
+        clt_tensor_free(ts[k]);
+    clt_free(outs);
+}

@@ -55,7 +55,7 @@ static clt_status part_rec(const char *fn, const clt_tensor *t, int part, clt_te
 /* conj(t), or t itself (a new handle with t's history) when t is real. */
 static clt_status conj_rec(const char *fn, const clt_tensor *t, clt_tensor **out)
 {
-    if (!clt__dtype_is_complex(t->dtype))
+    if (t && !clt__dtype_is_complex(t->dtype))
         return clt__alias_history(t, out);
     return rec2(clt__complex_unary(2, t, out, fn), out, "ConjBackward0", bw_conj, 1, &t, 0, NULL,
                 NULL);
