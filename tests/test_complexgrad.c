@@ -801,3 +801,94 @@ Test(complexgrad, checkpoint_with_complex_results)
         clt_tensor_free(ts[k]);
     clt_free(outs);
 }
+
+/* A custom function of complex values: (c z, conj(z)) for a complex
+ * constant c (user); backward: g0 conj(c) + conj(g1), torch's convention.
+ * With user NULL, backward hands a complex gradient to what may be a real
+ * input. */
+static clt_status cfn_forward(clt_function_ctx *ctx, void *user, clt_tensor *const *in, size_t n,
+                              clt_tensor **out, size_t *m)
+{
+    (void)ctx;
+    (void)n;
+    clt_tensor *c = user;
+    clt_status st = c ? clt_mul(in[0], c, &out[0]) : clt_to_dtype(in[0], CLT_COMPLEX128, &out[0]);
+    if (st == CLT_OK && (st = clt_conj(out[0], &out[1])) != CLT_OK)
+        clt_tensor_free(out[0]);
+    *m = st == CLT_OK ? 2 : 0;
+    return st;
+}
+
+static clt_status cfn_backward(clt_function_ctx *ctx, void *user, const clt_tensor *const *g,
+                               size_t m, clt_tensor **gi, size_t n)
+{
+    (void)ctx;
+    (void)m;
+    (void)n;
+    clt_tensor *c = user, *cc = NULL, *a = NULL, *b = NULL;
+    clt_status st = CLT_OK;
+    if (c == NULL)
+        return clt_conj(g[1], &gi[0]); /* complex, for a real input: refused */
+    if ((st = clt_conj(c, &cc)) == CLT_OK && (st = clt_mul(g[0], cc, &a)) == CLT_OK &&
+        (st = clt_conj(g[1], &b)) == CLT_OK)
+        st = clt_add(a, b, &gi[0]);
+    clt_tensor_free(cc);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+static const clt_function cfn = {"CScale", cfn_forward, cfn_backward, NULL, 0};
+
+Test(complexgrad, custom_function_with_complex_outputs)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double complex z[3] = {1 + 2 * I, -0.5 + 0.25 * I, 2 - 1 * I}, cv = 0.5 - 2 * I;
+    double complex w[3] = {0.5 - 1 * I, 2, -1 + 0.5 * I};
+    clt_tensor *t = NULL, *c = NULL, *tw = NULL, *p = NULL, *s = NULL, *r = NULL, *s2 = NULL,
+               *i2 = NULL, *l = NULL, *g = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 0, NULL, &cv, &c));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, w, &tw));
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_function_apply(&cfn, c, &t, 1, &outs, &m));
+    cr_assert_eq(m, 2);
+    cr_assert_str_eq(clt_grad_fn_name(outs[0]), "CScaleBackward");
+    cr_assert_str_eq(clt_grad_fn_name(outs[1]), "CScaleBackward");
+    CHECK(clt_mul(outs[0], tw, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &r));
+    CHECK(clt_sum(outs[1], &s2));
+    CHECK(clt_imag(s2, &i2));
+    CHECK(clt_add(r, i2, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    double complex got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    /* L = sum re(w c z) + sum im(conj z): dL/dx + i dL/dy = conj(w c) - i */
+    for (int k = 0; k < 3; k++) {
+        double complex want = conj(w[k] * cv) - I;
+        cr_assert(cabs(got[k] - want) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(got[k]),
+                  cimag(got[k]), creal(want), cimag(want));
+    }
+    clt_tensor *ts[] = {t, c, tw, p, s, r, s2, i2, l, g, outs[0], outs[1]};
+    for (size_t k = 0; k < 12; k++)
+        clt_tensor_free(ts[k]);
+    clt_free(outs);
+    /* a complex gradient for a real input is refused, as torch refuses it */
+    double xv[3] = {1, 2, 3};
+    clt_tensor *x = NULL, *a = NULL, *sa = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_function_apply(&cfn, NULL, &x, 1, &outs, &m));
+    CHECK(clt_abs(outs[1], &a));
+    CHECK(clt_sum(a, &sa));
+    cr_assert_eq(clt_backward(sa, NULL, 0), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "invalid gradient at index 0"), "%s", clt_last_error());
+    clt_tensor *us[] = {x, a, sa, outs[0], outs[1]};
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(us[k]);
+    clt_free(outs);
+}
