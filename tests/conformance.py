@@ -9903,15 +9903,19 @@ def fft():
 
 
 def complex2():
-    """sum, mean (dims, keepdim), matmul/mm/bmm/mv/dot of complex tensors,
-    slices that start inside their buffer, and the refusals (prod, mixed
-    real and complex products)."""
+    """sum, mean (dims, keepdim), matmul/mm/bmm/mv/dot, index_select,
+    gather, flip and roll of complex tensors, slices that start inside their
+    buffer, and the refusals (prod, mixed real and complex products)."""
     for n_ in ("sum", "mean", "prod"):
         proto("clt_" + n_, [P, PP])
     for n_ in ("sum_dim", "mean_dim"):
         proto("clt_" + n_, [P, C.c_int, C.c_int, PP])
     for n_ in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "div"):
         proto("clt_" + n_, [P, P, PP])
+    for n_ in ("index_select", "gather"):
+        proto("clt_" + n_, [P, C.c_int, P, PP])
+    proto("clt_flip", [P, C.POINTER(C.c_int), C.c_int, PP])
+    proto("clt_roll", [P, C.POINTER(C.c_int64), C.POINTER(C.c_int), C.c_int, PP])
     for dt in (torch.complex64, torch.complex128):
         x = cdata((3, 4, 5), dt)
         fft_check("sum %s" % dt, torch.sum, lambda p, o: L.clt_sum(p, o), [x])
@@ -9954,6 +9958,25 @@ def complex2():
                   lambda p, q, o: L.clt_matmul(p, q, o), [a, b.real.clone()])
         fft_check("matmul shapes %s" % dt, torch.matmul, lambda p, q, o: L.clt_matmul(p, q, o),
                   [a, a])
+        # data-moving ops through the real views
+        ix = torch.tensor([2, 0, 2])
+        fft_check("index_select %s" % dt, lambda t: t.index_select(1, ix),
+                  lambda p, o: L.clt_index_select(p, 1, upload(ix), o), [x])
+        fft_check("index_select dim -1 of a transposed view %s" % dt,
+                  lambda t: t.index_select(-1, ix),
+                  lambda p, o: L.clt_index_select(p, -1, upload(ix), o), [In(x, ("T",))])
+        gx = torch.tensor([[[1, 0], [2, 2]], [[0, 1], [1, 0]]])
+        fft_check("gather %s" % dt, lambda t: t.gather(2, gx),
+                  lambda p, o: L.clt_gather(p, 2, upload(gx), o), [x])
+        fft_check("flip %s" % dt, lambda t: t.flip(0, -1),
+                  lambda p, o: L.clt_flip(p, (C.c_int * 2)(0, -1), 2, o), [x])
+        fft_check("roll %s" % dt, lambda t: t.roll((1, -2), (2, 1)),
+                  lambda p, o: L.clt_roll(p, (C.c_int64 * 2)(1, -2), (C.c_int * 2)(2, 1), 2, o),
+                  [x])
+        fft_check("roll flattened %s" % dt, lambda t: t.roll(7),
+                  lambda p, o: L.clt_roll(p, (C.c_int64 * 1)(7), None, 0, o), [x])
+        fft_check("index_select bad dim %s" % dt, lambda t: t.index_select(3, ix),
+                  lambda p, o: L.clt_index_select(p, 3, upload(ix), o), [x])
         # slices that start inside their buffer reach the complex kernels
         fft_check("div of slices %s" % dt, lambda t: t[2] / t[0],
                   lambda p, o: L.clt_div(*(lambda q0, q2: (q2, q0))(

@@ -544,6 +544,34 @@ def complexgrad2():
           lambda x, y: vr(call("clt_matmul", x, call("clt_squeeze", call(
               "clt_narrow", y, 1, C.c_int64(0), C.c_int64(1)), 1))),
           [za, zb])
+    # data-moving ops of complex tensors (through their real views)
+    for n_ in ("index_select", "gather"):
+        proto("clt_" + n_, [P, C.c_int, P, PP])
+    proto("clt_flip", [P, C.POINTER(C.c_int), C.c_int, PP])
+    proto("clt_roll", [P, I64P, C.POINTER(C.c_int), C.c_int, PP])
+    ix = np.array([2, 0, 2], dtype=np.int64)
+    gx = np.array([[1, 0, 2, 1], [0, 0, 1, 2]], dtype=np.int64)
+    ccase("complex leaves index_select", lambda z: tvr(z.index_select(0, torch.tensor(ix))),
+          lambda z: vr(call("clt_index_select", z, 0, up(ix, I64))), [za])
+    ccase("complex leaves index_select dim -1",
+          lambda z: tvr(z.index_select(-1, torch.tensor(ix)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_index_select", z, -1,
+                                                             up(ix, I64)))), [za])
+    ccase("complex leaves gather", lambda z: tvr(z.gather(0, torch.tensor(gx)) * z[:2]),
+          lambda z: vr(call("clt_mul", call("clt_gather", z, 0, up(gx, I64)),
+                            call("clt_narrow", z, 0, C.c_int64(0), C.c_int64(2)))), [za])
+    ccase("complex leaves flip", lambda z: tvr(z.flip(0, -1) * z),
+          lambda z: vr(call("clt_mul", call("clt_flip", z, (C.c_int * 2)(0, -1), 2), z)), [za])
+    ccase("complex leaves roll", lambda z: tvr(z.roll(1, 1) * z),
+          lambda z: vr(call("clt_mul", call("clt_roll", z, (C.c_int64 * 1)(1),
+                                            (C.c_int * 1)(1), 1), z)), [za])
+    ccase("complex leaves roll flattened", lambda z: tvr(z.roll(5) * z),
+          lambda z: vr(call("clt_mul", call("clt_roll", z, (C.c_int64 * 1)(5), None, 0), z)),
+          [za])
+    dd("flip and index_select of complex", lambda x: tvr(tvc(x).flip(1).index_select(
+        0, torch.tensor(ix)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_index_select", call(
+           "clt_flip", vc(x), (C.c_int * 1)(1), 1), 0, up(ix, I64)))), [rng.standard_normal((3, 4, 2))])
     zc = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
     zd = rng.standard_normal((2, 4, 2)) + 1j * rng.standard_normal((2, 4, 2))
     ccase("complex leaves bmm", lambda x, y: torch.abs(torch.bmm(x, y)),

@@ -892,3 +892,77 @@ Test(complexgrad, custom_function_with_complex_outputs)
         clt_tensor_free(us[k]);
     clt_free(outs);
 }
+
+/* index_select, flip and roll (over the flattened tensor) of a complex leaf
+ * against host indexing, and the gradient of L = re(sum(w1 y1)) +
+ * re(sum(w2 y2)) + re(sum(w3 y3)): each y's weights, conjugated, sent back
+ * to the elements they came from. */
+Test(complexgrad, index_select_flip_roll_values_and_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {3, 4}, three = 3, ysh[2] = {3, 3};
+    double complex z[12], w1[9], w2[12], w3[12];
+    for (int i = 0; i < 12; i++) {
+        z[i] = (0.5 * i - 2) + I * (1 - 0.25 * i);
+        w2[i] = cos(0.9 * i) + I * sin(0.4 * i);
+        w3[i] = 0.3 * i - 1 + 0.5 * I;
+    }
+    for (int i = 0; i < 9; i++)
+        w1[i] = 1 - 0.2 * i + I * (0.1 * i);
+    int64_t ix[3] = {2, 0, 2};
+    clt_tensor *t = NULL, *ti = NULL, *y[3] = {0}, *w[3] = {0}, *p[3] = {0}, *s[3] = {0},
+               *r[3] = {0}, *l1 = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &three, ix, &ti));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, ysh, w1, &w[0]));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, w2, &w[1]));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, w3, &w[2]));
+    CHECK(clt_set_requires_grad(t, 1));
+    int d0 = 0;
+    int64_t five = 5;
+    CHECK(clt_index_select(t, -1, ti, &y[0]));
+    CHECK(clt_flip(t, &d0, 1, &y[1]));
+    CHECK(clt_roll(t, &five, NULL, 0, &y[2]));
+    double complex got[12], want[12], gw[12] = {0};
+    /* y1[i][j] = z[i][ix[j]]; y2[i][j] = z[2 - i][j]; y3 flat[k] = z flat[(k - 5) mod 12] */
+    CHECK(clt_tensor_read(y[0], got, 9 * sizeof got[0]));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            cr_assert(cabs(got[i * 3 + j] - z[i * 4 + ix[j]]) < 1e-15);
+            gw[i * 4 + ix[j]] += conj(w1[i * 3 + j]);
+        }
+    CHECK(clt_tensor_read(y[1], got, sizeof got));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            cr_assert(cabs(got[i * 4 + j] - z[(2 - i) * 4 + j]) < 1e-15);
+            gw[(2 - i) * 4 + j] += conj(w2[i * 4 + j]);
+        }
+    CHECK(clt_tensor_read(y[2], got, sizeof got));
+    for (int k = 0; k < 12; k++) {
+        cr_assert(cabs(got[k] - z[(k + 7) % 12]) < 1e-15);
+        gw[(k + 7) % 12] += conj(w3[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        CHECK(clt_mul(y[k], w[k], &p[k]));
+        CHECK(clt_sum(p[k], &s[k]));
+        CHECK(clt_real(s[k], &r[k]));
+    }
+    CHECK(clt_add(r[0], r[1], &l1));
+    CHECK(clt_add(l1, r[2], &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    CHECK(clt_tensor_read(g, want, sizeof want));
+    for (int k = 0; k < 12; k++)
+        cr_assert(cabs(want[k] - gw[k]) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(want[k]),
+                  cimag(want[k]), creal(gw[k]), cimag(gw[k]));
+    for (int k = 0; k < 3; k++) {
+        clt_tensor_free(y[k]);
+        clt_tensor_free(w[k]);
+        clt_tensor_free(p[k]);
+        clt_tensor_free(s[k]);
+        clt_tensor_free(r[k]);
+    }
+    clt_tensor *ts[] = {t, ti, l1, l, g};
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(ts[k]);
+}

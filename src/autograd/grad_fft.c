@@ -355,6 +355,23 @@ clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, clt_tenso
     return make_rec("clt_complex", real, imag, out);
 }
 
+clt_status clt__complex_via_real(const char *fn, const clt_tensor *t, clt__real_op op,
+                                 const void *ctx, clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *r = NULL, *y = NULL, *c = NULL;
+    clt_status st;
+    CLT__TRY(view_as_real_rec(fn, t, &r));
+    CLT__TRY(op(r, ctx, &y));
+    CLT__TRY(clt_contiguous(y, &c));
+    CLT__TRY(view_as_complex_rec(fn, c, out));
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(y);
+    clt_tensor_free(c);
+    return st;
+}
+
 /* matmul of complex operands (both of one complex dtype), composed of
  * recorded real products: (ar + i ai)(br + i bi) = (ar br - ai bi) +
  * i (ar bi + ai br), so that the gradients (g conj(b)^T and conj(a)^T g)
