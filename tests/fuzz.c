@@ -8530,7 +8530,8 @@ static void op_fft(fz *f)
 /* Autograd through complex tensors: a leaf (complex or real, from the
  * host, now and then a slot's tensor) that requires grad, a chain of up to
  * four complex ops and transforms (random n, dims, norms), sums and means,
- * a piece of a split, matmul/mm/bmm with a conjugate transpose, a real
+ * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
+ * and index_select, a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
  * then, the gradient with create_graph and the gradient of its squared
  * magnitude's sum), and the leaf's gradients read back: they must have the
@@ -8579,7 +8580,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 14)) {
+        switch (pick(f, 16)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -8726,6 +8727,33 @@ static void op_complexgrad(fz *f)
             else
                 CALL("clt_bmm", clt_bmm(cur, tr, &next));
             tfree(f, tr, 0);
+            break;
+        }
+        case 13: { /* flip or roll (random dims, now and then a bad one) */
+            int dims[2] = {dim, nd > 1 ? (int)pick(f, (uint32_t)nd) - nd : 0};
+            int64_t shifts[2] = {(int64_t)pick(f, 7) - 3, (int64_t)pick(f, 5)};
+            int k = chance(f, 10) ? 0 : 1 + (int)pick(f, nd > 1 ? 2 : 1);
+            if (chance(f, 5))
+                dims[0] = nd + 1;
+            if (chance(f, 50))
+                CALL("clt_flip", clt_flip(cur, dims, k, &next));
+            else
+                CALL("clt_roll", clt_roll(cur, shifts, k ? dims : NULL, k, &next));
+            break;
+        }
+        case 14: { /* index_select with indices in range, or one past it */
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[dim] : 1;
+            int64_t iv[3] = {0, len > 1 ? len - 1 : 0, (int64_t)pick(f, (uint32_t)(len + 1))};
+            int64_t ni = 1 + (int64_t)pick(f, 3);
+            clt_tensor *ix = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(clt_tensor_device(cur), CLT_INT64, 1, &ni, iv, &ix));
+            if (!outcome(f, st, ix)) {
+                next = NULL;
+                continue;
+            }
+            CALL("clt_index_select", clt_index_select(cur, dim, ix, &next));
+            tfree(f, ix, 0);
             break;
         }
         default:
