@@ -1433,11 +1433,13 @@ static void op_reduce(fz *f)
         die(f, "succeeded on a NULL operand");
     if (extreme && ip && (idx == NULL || idx == SENT))
         die(f, "CLT_OK without indices");
+    /* sum and mean of a complex tensor are complex (prod, var, std refuse it) */
+    int cx = (k == 0 || k == 1) && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128);
     if (k == 0 || k == 2)
-        dt = is_float(in) ? in : CLT_INT64;
+        dt = is_float(in) || cx ? in : CLT_INT64;
     else if (k == 5 || k == 6)
         dt = CLT_INT64;
-    else if ((k == 1 || k == 7 || k == 8) && !is_float(in))
+    else if ((k == 1 || k == 7 || k == 8) && !is_float(in) && !cx)
         die(f, "succeeded on a %s tensor", clt_dtype_name(in));
     if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
         die(f, "succeeded on no elements");
@@ -1723,7 +1725,9 @@ static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_ten
     if (na == 0 || nb == 0)
         die(f, "succeeded on a 0-d operand");
     int64_t ka = sa[na - 1], kb = nb == 1 ? sb[0] : sb[nb - 2];
-    if (ka != kb || clt_tensor_dtype(a) != clt_tensor_dtype(b) || !is_float(clt_tensor_dtype(a)))
+    clt_dtype dta = clt_tensor_dtype(a);
+    int cx = dta == CLT_COMPLEX64 || dta == CLT_COMPLEX128; /* complex matmul: real products */
+    if (ka != kb || dta != clt_tensor_dtype(b) || !(is_float(dta) || cx))
         die(f, "succeeded on inner sizes %lld and %lld or dtypes %s and %s", (long long)ka,
             (long long)kb, clt_dtype_name(clt_tensor_dtype(a)), clt_dtype_name(clt_tensor_dtype(b)));
     int64_t want[16];
