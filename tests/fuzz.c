@@ -1433,11 +1433,13 @@ static void op_reduce(fz *f)
         die(f, "succeeded on a NULL operand");
     if (extreme && ip && (idx == NULL || idx == SENT))
         die(f, "CLT_OK without indices");
+    /* sum and mean of a complex tensor are complex (prod, var, std refuse it) */
+    int cx = (k == 0 || k == 1) && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128);
     if (k == 0 || k == 2)
-        dt = is_float(in) ? in : CLT_INT64;
+        dt = is_float(in) || cx ? in : CLT_INT64;
     else if (k == 5 || k == 6)
         dt = CLT_INT64;
-    else if ((k == 1 || k == 7 || k == 8) && !is_float(in))
+    else if ((k == 1 || k == 7 || k == 8) && !is_float(in) && !cx)
         die(f, "succeeded on a %s tensor", clt_dtype_name(in));
     if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
         die(f, "succeeded on no elements");
@@ -1723,7 +1725,9 @@ static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_ten
     if (na == 0 || nb == 0)
         die(f, "succeeded on a 0-d operand");
     int64_t ka = sa[na - 1], kb = nb == 1 ? sb[0] : sb[nb - 2];
-    if (ka != kb || clt_tensor_dtype(a) != clt_tensor_dtype(b) || !is_float(clt_tensor_dtype(a)))
+    clt_dtype dta = clt_tensor_dtype(a);
+    int cx = dta == CLT_COMPLEX64 || dta == CLT_COMPLEX128; /* complex matmul: real products */
+    if (ka != kb || dta != clt_tensor_dtype(b) || !(is_float(dta) || cx))
         die(f, "succeeded on inner sizes %lld and %lld or dtypes %s and %s", (long long)ka,
             (long long)kb, clt_dtype_name(clt_tensor_dtype(a)), clt_dtype_name(clt_tensor_dtype(b)));
     int64_t want[16];
@@ -8720,9 +8724,13 @@ static void op_fft(fz *f)
 
 /* Autograd through complex tensors: a leaf (complex or real, from the
  * host, now and then a slot's tensor) that requires grad, a chain of up to
- * four complex ops and transforms (random n, dims, norms), a real scalar
- * (abs, sum) or an explicit gradient, clt_backward, and the leaf's
- * gradient read back: it must have the leaf's shape and dtype.  The chain's
+ * four complex ops and transforms (random n, dims, norms), sums and means,
+ * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
+ * and index_select, a real
+ * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
+ * then, the gradient with create_graph and the gradient of its squared
+ * magnitude's sum), and the leaf's gradients read back: they must have the
+ * leaf's shape and dtype.  The chain's
  * end goes to a slot now and then, so other groups meet complex tensors
  * that require grad. */
 static void op_complexgrad(fz *f)
@@ -8767,7 +8775,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 10)) {
+        switch (pick(f, 16)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -8837,6 +8845,112 @@ static void op_complexgrad(fz *f)
         case 8:
             CALL("clt_transpose", clt_transpose(cur, 0, nd > 0 ? nd - 1 : 0, &next));
             break;
+        case 9: { /* sums and means, over everything or a dim */
+            int keep = (int)pick(f, 2), w = (int)pick(f, 4);
+            if (chance(f, 10))
+                dim = (int)pick(f, 12) - 6;
+            if (w == 0)
+                CALL("clt_sum", clt_sum(cur, &next));
+            else if (w == 1)
+                CALL("clt_mean", clt_mean(cur, &next));
+            else if (w == 2)
+                CALL("clt_sum_dim", clt_sum_dim(cur, dim, keep, &next));
+            else
+                CALL("clt_mean_dim", clt_mean_dim(cur, dim, keep, &next));
+            break;
+        }
+        case 10: { /* one piece of split, chunk or unbind (the others dropped) */
+            clt_tensor **ps = NULL;
+            size_t np = 0;
+            int w = (int)pick(f, 3);
+            int64_t k = 1 + (int64_t)pick(f, 3);
+            if (w == 0)
+                CALL("clt_split", clt_split(cur, k, dim, &ps, &np));
+            else if (w == 1)
+                CALL("clt_chunk", clt_chunk(cur, k, dim, &ps, &np));
+            else
+                CALL("clt_unbind", clt_unbind(cur, dim, &ps, &np));
+            capture_check(f);
+            if (st != CLT_OK) {
+                check_error(f, st);
+                if (ps != NULL || np != 0)
+                    die(f, "failed with %s but handed out %zu pieces", clt_status_name(st), np);
+                next = NULL;
+                continue;
+            }
+            count(f->call, 1);
+            size_t keepi = np ? pick(f, (uint32_t)np) : 0;
+            next = NULL;
+            for (size_t q = 0; q < np; q++) {
+                check_tensor(f, ps[q]);
+                if (q == keepi)
+                    next = ps[q];
+                else
+                    tfree(f, ps[q], 0);
+            }
+            clt_free(ps);
+            if (next == NULL)
+                continue;
+            break;
+        }
+        case 11:
+        case 12: { /* a product with its own conjugate transpose, or another's */
+            clt_tensor *cj = SENT, *tr = NULL, *other = chance(f, 80) ? cur : rt(f);
+            CALL("clt_conj", clt_conj(other, &cj));
+            if (!outcome(f, st, cj)) {
+                next = NULL;
+                continue;
+            }
+            if (clt_tensor_ndim(cj) >= 2) {
+                tr = SENT;
+                CALL("clt_transpose", clt_transpose(cj, -1, -2, &tr));
+                if (!outcome(f, st, tr))
+                    tr = NULL;
+            } else {
+                tr = clt_tensor_retain(cj);
+            }
+            tfree(f, cj, 0);
+            if (tr == NULL) {
+                next = NULL;
+                continue;
+            }
+            int w = (int)pick(f, 3);
+            if (w == 0)
+                CALL("clt_matmul", clt_matmul(cur, tr, &next));
+            else if (w == 1)
+                CALL("clt_mm", clt_mm(cur, tr, &next));
+            else
+                CALL("clt_bmm", clt_bmm(cur, tr, &next));
+            tfree(f, tr, 0);
+            break;
+        }
+        case 13: { /* flip or roll (random dims, now and then a bad one) */
+            int dims[2] = {dim, nd > 1 ? (int)pick(f, (uint32_t)nd) - nd : 0};
+            int64_t shifts[2] = {(int64_t)pick(f, 7) - 3, (int64_t)pick(f, 5)};
+            int k = chance(f, 10) ? 0 : 1 + (int)pick(f, nd > 1 ? 2 : 1);
+            if (chance(f, 5))
+                dims[0] = nd + 1;
+            if (chance(f, 50))
+                CALL("clt_flip", clt_flip(cur, dims, k, &next));
+            else
+                CALL("clt_roll", clt_roll(cur, shifts, k ? dims : NULL, k, &next));
+            break;
+        }
+        case 14: { /* index_select with indices in range, or one past it */
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[dim] : 1;
+            int64_t iv[3] = {0, len > 1 ? len - 1 : 0, (int64_t)pick(f, (uint32_t)(len + 1))};
+            int64_t ni = 1 + (int64_t)pick(f, 3);
+            clt_tensor *ix = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(clt_tensor_device(cur), CLT_INT64, 1, &ni, iv, &ix));
+            if (!outcome(f, st, ix)) {
+                next = NULL;
+                continue;
+            }
+            CALL("clt_index_select", clt_index_select(cur, dim, ix, &next));
+            tfree(f, ix, 0);
+            break;
+        }
         default:
             CALL("clt_clone", clt_clone(cur, &next));
             break;
@@ -8849,7 +8963,63 @@ static void op_complexgrad(fz *f)
     }
     /* a real scalar from the end of the chain, or its gradient given */
     clt_tensor *l = NULL, *a = NULL, *g = NULL;
-    if (cur && clt_requires_grad(cur)) {
+    if (cur && clt_requires_grad(cur) && clt_requires_grad(leaf) && chance(f, 25)) {
+        /* create_graph: the gradient of sum |dL/dleaf|^2 (or of its real
+         * parts' squares) with respect to the leaf, which has its shape */
+        clt_tensor *g1 = NULL, *q = NULL, *m = NULL, *g2 = NULL;
+        if (clt_is_complex(cur)) {
+            a = SENT;
+            CALL("clt_abs", clt_abs(cur, &a));
+            if (!outcome(f, st, a))
+                a = NULL;
+        }
+        if (!clt_is_complex(cur) || a) {
+            l = SENT;
+            CALL("clt_sum", clt_sum(a ? a : cur, &l));
+            if (!outcome(f, st, l))
+                l = NULL;
+        }
+        clt_grad_opts o = {0, 1, 1};
+        if (l) {
+            CALL("clt_autograd_grad_ex", clt_autograd_grad_ex(&l, 1, NULL, &leaf, 1, &o, &g1));
+            if (status_ok(f, st) && g1) {
+                expect_meta(f, g1, clt_tensor_ndim(leaf), clt_tensor_shape(leaf),
+                            clt_tensor_dtype(leaf), clt_tensor_device(leaf));
+                clt_tensor *r = g1;
+                if (clt_is_complex(g1)) {
+                    r = SENT;
+                    CALL("clt_abs", clt_abs(g1, &r));
+                    if (!outcome(f, st, r))
+                        r = NULL;
+                }
+                if (r) {
+                    q = SENT;
+                    CALL("clt_mul", clt_mul(r, r, &q));
+                    if (!outcome(f, st, q))
+                        q = NULL;
+                }
+                if (r != g1)
+                    tfree(f, r, 0);
+                if (q) {
+                    m = SENT;
+                    CALL("clt_sum", clt_sum(q, &m));
+                    if (!outcome(f, st, m))
+                        m = NULL;
+                }
+                if (m && clt_requires_grad(m)) {
+                    CALL("clt_autograd_grad",
+                         clt_autograd_grad(&m, 1, NULL, &leaf, 1, 0, 1, &g2));
+                    if (status_ok(f, st) && g2)
+                        expect_meta(f, g2, clt_tensor_ndim(leaf), clt_tensor_shape(leaf),
+                                    clt_tensor_dtype(leaf), clt_tensor_device(leaf));
+                }
+            }
+        }
+        tfree(f, g1, 0);
+        tfree(f, q, 0);
+        tfree(f, m, 0);
+        tfree(f, g2, 0);
+    } else if (cur && clt_requires_grad(cur)) {
         if (chance(f, 75)) {
             if (clt_is_complex(cur)) {
                 a = SENT;

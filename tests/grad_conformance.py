@@ -858,6 +858,301 @@ def grad2():
          [d, offs], wrt=[0])
 
 
+# ---- complex autograd, the rest (complexgrad2) ----------------------------------
+# sum and mean of complex tensors, the pieces of split/chunk/unbind, complex
+# matmul/mm/bmm, with real and complex leaves; then second derivatives of
+# complex chains from real leaves against torch's double backward.
+def complexgrad2():
+    global passed, failed
+    C128 = 8
+    for n_ in ("view_as_real", "view_as_complex", "real", "imag", "conj", "abs", "angle",
+               "mean"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("complex", "add", "sub", "div", "matmul", "mm", "bmm", "polar"):
+        proto("clt_" + n_, [P, P, PP])
+    for n_ in ("sum_dim", "mean_dim"):
+        proto("clt_" + n_, [P, C.c_int, C.c_int, PP])
+    for n_ in ("split", "chunk"):
+        proto("clt_" + n_, [P, C.c_int64, C.c_int, C.POINTER(PP), C.POINTER(C.c_size_t)])
+    proto("clt_unbind", [P, C.c_int, C.POINTER(PP), C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_squeeze", [P, C.c_int, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_fft_fft", [P, C.c_int64, C.c_int, C.c_char_p, PP])
+    proto("clt_to_dtype", [P, C.c_int, PP])
+
+    class GO(C.Structure):
+        _fields_ = [("retain_graph", C.c_int), ("create_graph", C.c_int),
+                    ("allow_unused", C.c_int)]
+    proto("clt_autograd_grad_ex", [C.POINTER(P), C.c_size_t, C.POINTER(P), C.POINTER(P),
+                                   C.c_size_t, C.POINTER(GO), C.POINTER(P)])
+    proto("clt_autograd_grad", [C.POINTER(P), C.c_size_t, C.POINTER(P), C.POINTER(P),
+                                C.c_size_t, C.c_int, C.c_int, C.POINTER(P)])
+    rng = np.random.default_rng(11)
+
+    def vc(x):
+        return call("clt_view_as_complex", x)
+
+    def vr(z):
+        return call("clt_view_as_real", z)
+
+    def tvr(y):
+        return torch.view_as_real(y.resolve_conj())
+    tvc = torch.view_as_complex
+
+    def pieces(name, z, *args):
+        arr, n = PP(), C.c_size_t()
+        st = getattr(L, name)(z, *args, C.byref(arr), C.byref(n))
+        if st != 0:
+            raise RuntimeError("%s: %s" % (name, L.clt_last_error().decode()))
+        out = [P(arr[k]) for k in range(n.value)]
+        L.clt_free(arr)
+        return out
+
+    def ccase(name, tfn, cfn, inputs):
+        global passed, failed
+        tx = [torch.tensor(a, dtype=torch.complex128, requires_grad=True) for a in inputs]
+        ty = tfn(*tx)
+        w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+        (ty * w).sum().backward()
+        L.clt_scope_begin()
+        try:
+            cx = []
+            for a in inputs:
+                a = np.ascontiguousarray(a, dtype=np.complex128)
+                shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+                t = P()
+                assert L.clt_tensor_from_host(dev, C128, a.ndim, shape, a.ctypes.data_as(P),
+                                              C.byref(t)) == 0, L.clt_last_error()
+                assert L.clt_set_requires_grad(t, 1) == 0, L.clt_last_error()
+                cx.append(t)
+            cy = cfn(*cx)
+            loss = call("clt_sum", call("clt_mul", cy, up(w.detach().numpy())))
+            if L.clt_backward(loss, None, 0) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            bad = []
+            for i, t in enumerate(cx):
+                g = P()
+                assert L.clt_grad(t, C.byref(g)) == 0
+                want = tx[i].grad.resolve_conj().numpy().ravel()
+                got = np.zeros_like(want)
+                if g.value:
+                    assert L.clt_tensor_read(g, got.ctypes.data_as(P), got.nbytes) == 0
+                same = np.isclose(got, want, rtol=1e-5, atol=1e-9)
+                if not same.all():
+                    k = int(np.argmin(same))
+                    bad.append("input %d element %d: cltensor %r, torch %r" % (i, k, got[k],
+                                                                             want[k]))
+            if bad:
+                failed += 1
+                print("FAIL %s: %s" % (name, "; ".join(bad)))
+            else:
+                passed += 1
+        except Exception as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+        finally:
+            L.clt_scope_end()
+
+    def dd(name, tfn, cfn, inputs):
+        """second derivatives through real leaves (float64), as dd_case."""
+        global passed, failed
+        tx = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+        ty = tfn(*tx)
+        w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+        tg = torch.autograd.grad((ty * w).sum(), tx, create_graph=True, allow_unused=True)
+        vs = [torch.cos(torch.arange(t.numel(), dtype=torch.float64) * 1.3 + i).reshape(t.shape)
+              for i, t in enumerate(tx)]
+        tm = sum((g * v).sum() for g, v in zip(tg, vs) if g is not None)
+        want = torch.autograd.grad(tm, tx, allow_unused=True)
+        L.clt_scope_begin()
+        try:
+            cx = [up(np.asarray(a, dtype=np.float64)) for a in inputs]
+            for t in cx:
+                assert L.clt_set_requires_grad(t, 1) == 0
+            loss = call("clt_sum", call("clt_mul", cfn(*cx), up(w.numpy())))
+            n = len(cx)
+            res = (P * n)()
+            if L.clt_autograd_grad_ex((P * 1)(loss), 1, None, (P * n)(*cx), n,
+                                      C.byref(GO(0, 1, 1)), res) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            m = None
+            for k in range(n):
+                if res[k]:
+                    part = call("clt_sum", call("clt_mul", P(res[k]), up(vs[k].numpy())))
+                    m = part if m is None else call("clt_add", m, part)
+            got_all = (P * n)()
+            if L.clt_autograd_grad((P * 1)(m), 1, None, (P * n)(*cx), n, 0, 1, got_all) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            bad = []
+            for k in range(n):
+                size = int(np.prod(np.shape(inputs[k])))
+                wv = np.zeros(size) if want[k] is None else want[k].numpy().ravel()
+                got = down(P(got_all[k]), size) if got_all[k] else np.zeros(size)
+                L.clt_tensor_free(got_all[k])
+                L.clt_tensor_free(res[k])
+                same = np.isclose(got, wv, rtol=1e-8, atol=1e-11)
+                if not same.all():
+                    j = int(np.argmin(same))
+                    bad.append("input %d element %d: cltensor %r, torch %r" % (k, j, got[j],
+                                                                             wv[j]))
+            if bad:
+                failed += 1
+                print("FAIL double backward %s: %s" % (name, "; ".join(bad)))
+            else:
+                passed += 1
+        except Exception as e:
+            failed += 1
+            print("FAIL double backward %s: %s" % (name, e))
+        finally:
+            L.clt_scope_end()
+
+    a3 = rng.standard_normal((2, 3, 4, 2))
+    za = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    zb = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
+    # sum and mean, real leaves through complex views
+    case("complex sum", lambda x: tvr(tvc(x).sum()), lambda x: vr(call("clt_sum", vc(x))), [a3])
+    case("complex mean", lambda x: tvr(tvc(x).mean()), lambda x: vr(call("clt_mean", vc(x))),
+         [a3])
+    for d in (0, 1, 2, -1):
+        for keep in (0, 1):
+            case("complex sum dim %d keepdim %d" % (d, keep),
+                 lambda x, d=d, k=keep: tvr(tvc(x).sum(d, keepdim=bool(k))),
+                 lambda x, d=d, k=keep: vr(call("clt_sum_dim", vc(x), d, k)), [a3])
+            case("complex mean dim %d keepdim %d" % (d, keep),
+                 lambda x, d=d, k=keep: tvr(tvc(x).mean(d, keepdim=bool(k))),
+                 lambda x, d=d, k=keep: vr(call("clt_mean_dim", vc(x), d, k)), [a3])
+    # complex leaves: sums, pieces, products
+    ccase("complex leaves sum(z * z)", lambda z: tvr((z * z).sum(0)),
+          lambda z: vr(call("clt_sum_dim", call("clt_mul", z, z), 0, 0)), [za])
+    ccase("complex leaves abs(mean(z))", lambda z: torch.abs(z.mean(1)),
+          lambda z: call("clt_abs", call("clt_mean_dim", z, 1, 0)), [za])
+    ccase("complex leaves split", lambda z: tvr(z.split(2, 1)[1] * z.split(2, 1)[0]),
+          lambda z: (lambda p: vr(call("clt_mul", p[1], p[0])))(
+              pieces("clt_split", z, C.c_int64(2), 1)), [za])
+    ccase("complex leaves chunk, one piece used", lambda z: tvr(z.chunk(3, 0)[1] * 2),
+          lambda z: vr(call("clt_add", *([pieces("clt_chunk", z, C.c_int64(3), 0)[1]] * 2))),
+          [za])
+    ccase("complex leaves unbind", lambda z: tvr(z.unbind(1)[0] * z.unbind(1)[3].conj()),
+          lambda z: (lambda p: vr(call("clt_mul", p[0], call("clt_conj", p[3]))))(
+              pieces("clt_unbind", z, 1)), [za])
+    ccase("complex leaves matmul", lambda x, y: tvr(x @ y),
+          lambda x, y: vr(call("clt_matmul", x, y)), [za, zb])
+    ccase("complex leaves mm", lambda x, y: tvr(torch.mm(x, y)),
+          lambda x, y: vr(call("clt_mm", x, y)), [za, zb])
+    ccase("complex leaves matmul vector", lambda x, y: tvr(x @ y[:, 0]),
+          lambda x, y: vr(call("clt_matmul", x, call("clt_squeeze", call(
+              "clt_narrow", y, 1, C.c_int64(0), C.c_int64(1)), 1))),
+          [za, zb])
+    # data-moving ops of complex tensors (through their real views)
+    for n_ in ("index_select", "gather"):
+        proto("clt_" + n_, [P, C.c_int, P, PP])
+    proto("clt_flip", [P, C.POINTER(C.c_int), C.c_int, PP])
+    proto("clt_roll", [P, I64P, C.POINTER(C.c_int), C.c_int, PP])
+    ix = np.array([2, 0, 2], dtype=np.int64)
+    gx = np.array([[1, 0, 2, 1], [0, 0, 1, 2]], dtype=np.int64)
+    ccase("complex leaves index_select", lambda z: tvr(z.index_select(0, torch.tensor(ix))),
+          lambda z: vr(call("clt_index_select", z, 0, up(ix, I64))), [za])
+    ccase("complex leaves index_select dim -1",
+          lambda z: tvr(z.index_select(-1, torch.tensor(ix)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_index_select", z, -1,
+                                                             up(ix, I64)))), [za])
+    ccase("complex leaves gather", lambda z: tvr(z.gather(0, torch.tensor(gx)) * z[:2]),
+          lambda z: vr(call("clt_mul", call("clt_gather", z, 0, up(gx, I64)),
+                            call("clt_narrow", z, 0, C.c_int64(0), C.c_int64(2)))), [za])
+    ccase("complex leaves flip", lambda z: tvr(z.flip(0, -1) * z),
+          lambda z: vr(call("clt_mul", call("clt_flip", z, (C.c_int * 2)(0, -1), 2), z)), [za])
+    ccase("complex leaves roll", lambda z: tvr(z.roll(1, 1) * z),
+          lambda z: vr(call("clt_mul", call("clt_roll", z, (C.c_int64 * 1)(1),
+                                            (C.c_int * 1)(1), 1), z)), [za])
+    ccase("complex leaves roll flattened", lambda z: tvr(z.roll(5) * z),
+          lambda z: vr(call("clt_mul", call("clt_roll", z, (C.c_int64 * 1)(5), None, 0), z)),
+          [za])
+    dd("flip and index_select of complex", lambda x: tvr(tvc(x).flip(1).index_select(
+        0, torch.tensor(ix)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_index_select", call(
+           "clt_flip", vc(x), (C.c_int * 1)(1), 1), 0, up(ix, I64)))), [rng.standard_normal((3, 4, 2))])
+    zc = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    zd = rng.standard_normal((2, 4, 2)) + 1j * rng.standard_normal((2, 4, 2))
+    ccase("complex leaves bmm", lambda x, y: torch.abs(torch.bmm(x, y)),
+          lambda x, y: call("clt_abs", call("clt_bmm", x, y)), [zc, zd])
+    # second derivatives of complex chains (real leaves)
+    b2, c2 = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 4, 2))
+    for op, tf in (("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+                   ("div", torch.div)):
+        dd("complex %s" % op, lambda x, y, f=tf: tvr(f(tvc(x), tvc(y)) * tvc(x)),
+           lambda x, y, o=op: vr(call("clt_mul", call("clt_" + o, vc(x), vc(y)), vc(x))),
+           [b2, c2])
+    dd("abs of complex", lambda x: torch.abs(tvc(x)) ** 2 * x[..., 0],
+       lambda x: call("clt_mul", (lambda a: call("clt_mul", a, a))(call("clt_abs", vc(x))),
+                      call("clt_real", vc(x))), [b2])
+    dd("angle of complex", lambda x: torch.angle(tvc(x)) * x[..., 1],
+       lambda x: call("clt_mul", call("clt_angle", vc(x)), call("clt_imag", vc(x))), [b2])
+    dd("conj, real, imag", lambda x: tvr(tvc(x).conj() * tvc(x).conj()).sum(-1) * x[..., 0],
+       lambda x: call("clt_mul", call("clt_sum_dim", vr(
+           (lambda c: call("clt_mul", c, c))(call("clt_conj", vc(x)))), -1, 0),
+           call("clt_real", vc(x))), [b2])
+    dd("complex(a, b) squared", lambda x, y: tvr(torch.complex(x, y) ** 2),
+       lambda x, y: vr((lambda z: call("clt_mul", z, z))(call("clt_complex", x, y))),
+       [rng.standard_normal(5), rng.standard_normal(5)])
+    dd("polar", lambda r, t: tvr(torch.polar(r, t) * torch.polar(r, t)),
+       lambda r, t: vr((lambda z: call("clt_mul", z, z))(call("clt_polar", r, t))),
+       [rng.random(5) + 0.5, rng.standard_normal(5)])
+    dd("cast to complex and back",
+       lambda x: (x.to(torch.complex128) * x.to(torch.complex128)).real,
+       lambda x: call("clt_real", (lambda z: call("clt_mul", z, z))(call("clt_to_dtype", x, C128))),
+       [rng.standard_normal(6)])
+    dd("complex sum and mean", lambda x: tvr(tvc(x).sum(1) * tvc(x).mean(1)),
+       lambda x: vr(call("clt_mul", call("clt_sum_dim", vc(x), 1, 0),
+                         call("clt_mean_dim", vc(x), 1, 0))), [b2])
+    dd("complex matmul", lambda x, y: tvr(tvc(x) @ tvc(y).t() @ tvc(y)),
+       lambda x, y: vr(call("clt_matmul", call("clt_matmul", vc(x), call(
+           "clt_transpose", vc(y), 0, 1)), vc(y))), [rng.standard_normal((3, 3, 2)),
+                                                     rng.standard_normal((4, 3, 2))])
+    # second derivatives through the transforms: |X|^2 weighted, X the
+    # transform (its gradient holds X, so the second derivative is not 0)
+    for n_ in ("fftn", "ifftn", "rfftn", "irfftn"):
+        proto("clt_fft_" + n_, [P, C.c_int, I64P, C.POINTER(C.c_int), C.c_char_p, PP])
+    for n_ in ("ifft", "rfft", "irfft", "hfft", "ihfft"):
+        proto("clt_fft_" + n_, [P, C.c_int64, C.c_int, C.c_char_p, PP])
+    proto("clt_fft_fftshift", [P, C.c_int, C.POINTER(C.c_int), PP])
+
+    def sq(t):
+        return call("clt_mul", t, t)
+
+    def cabs2(z):
+        return sq(call("clt_abs", z))
+    xr = rng.standard_normal((3, 5))
+    xc = rng.standard_normal((3, 5, 2))
+    for nm in (None, "ortho", "forward"):
+        bn = nm.encode() if nm else None
+        for n_, tf, real_in, nn in (("fft", torch.fft.fft, False, 7),
+                                    ("ifft", torch.fft.ifft, False, 4),
+                                    ("rfft", torch.fft.rfft, True, 6),
+                                    ("irfft", torch.fft.irfft, False, 7),
+                                    ("hfft", torch.fft.hfft, False, 6),
+                                    ("ihfft", torch.fft.ihfft, True, 5)):
+            dd("%s n %d norm %s" % (n_, nn, nm),
+               lambda x, f=tf, ri=real_in, k=nn, m=nm: torch.abs(
+                   f(x if ri else tvc(x), n=k, norm=m)) ** 2 * (1.5 if ri else x[..., :1].sum()),
+               lambda x, n=n_, ri=real_in, k=nn, b=bn: call(
+                   "clt_mul", cabs2(call("clt_fft_" + n, x if ri else vc(x), C.c_int64(k), -1, b)),
+                   up(np.array(1.5)) if ri else call("clt_sum", call(
+                       "clt_narrow", x, 2, C.c_int64(0), C.c_int64(1)))),
+               [xr if real_in else xc])
+        dd("fftn norm %s" % nm, lambda x, m=nm: torch.abs(torch.fft.fftn(tvc(x), norm=m)) ** 3,
+           lambda x, b=bn: (lambda a: call("clt_mul", sq(a), a))(
+               call("clt_abs", call("clt_fft_fftn", vc(x), 0, None, None, b))), [xc])
+        dd("rfftn then irfftn norm %s" % nm,
+           lambda x, m=nm: torch.fft.irfftn(torch.fft.rfftn(x, norm=m) ** 2, s=(3, 5), norm=m),
+           lambda x, b=bn: call("clt_fft_irfftn", (lambda z: call("clt_mul", z, z))(
+               call("clt_fft_rfftn", x, 0, None, None, b)), 2,
+               (C.c_int64 * 2)(3, 5), None, b), [xr])
+    dd("fftshift", lambda x: tvr(torch.fft.fftshift(tvc(x)) ** 2),
+       lambda x: vr((lambda z: call("clt_mul", z, z))(call("clt_fft_fftshift", vc(x), 0, None))),
+       [xc])
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -4295,6 +4590,7 @@ complexgrad()
 linalg3()
 stftgrad()
 nn3()
+complexgrad2()
 # ---- dist2: Binomial, Multinomial, ContinuousBernoulli and the cross-family KLs:
 # gradients of log_prob, entropy, the moments, cdf/icdf and KL w.r.t. the parameters
 proto("clt_binomial_dist", [P, P, P, C.c_int, PP])

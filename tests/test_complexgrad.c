@@ -401,8 +401,9 @@ Test(complexgrad, hermitian_n_dim_transforms_against_their_definition)
     clt_tensor_free(h2);
 }
 
-/* A pass that creates a graph gives complex formulas' gradients too (they
- * refuse to be differentiated again), the same values as a plain pass. */
+/* A pass that creates a graph gives complex formulas' gradients too (with
+ * a history: they are differentiable again), the same values as a plain
+ * pass. */
 Test(complexgrad, create_graph_gives_the_same_gradient)
 {
     clt_device *dev = get_device("cpu");
@@ -439,4 +440,529 @@ Test(complexgrad, create_graph_gives_the_same_gradient)
             cr_assert(fabs(got[pass][j] - want) < 1e-12, "pass %d j %d: %g, want %g", pass, j,
                       got[pass][j], want);
     }
+}
+
+/* ---- sums, pieces and products of complex tensors, second derivatives ---- */
+
+/* sum and mean of a complex tensor against loops here: over all elements,
+ * along each dim with and without keepdim, in both precisions. */
+Test(complexgrad, complex_sum_and_mean_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[3] = {2, 3, 4};
+    double complex z[24];
+    float complex zf[24];
+    for (int i = 0; i < 24; i++) {
+        z[i] = (0.5 * i - 3) + I * (1.25 - 0.3 * i * (i % 3));
+        zf[i] = (float complex)z[i];
+    }
+    clt_tensor *t = NULL, *tf = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 3, shape, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 3, shape, zf, &tf));
+    double complex all = 0;
+    for (int i = 0; i < 24; i++)
+        all += z[i];
+    double complex got[24];
+    CHECK(clt_sum(t, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_ndim(r), 0);
+    CHECK(clt_tensor_read(r, got, sizeof(double complex)));
+    cr_assert(cabs(got[0] - all) < 1e-12);
+    clt_tensor_free(r);
+    CHECK(clt_mean(t, &r));
+    CHECK(clt_tensor_read(r, got, sizeof(double complex)));
+    cr_assert(cabs(got[0] - all / 24) < 1e-12);
+    clt_tensor_free(r);
+    float complex gf;
+    CHECK(clt_mean(tf, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX64);
+    CHECK(clt_tensor_read(r, &gf, sizeof gf));
+    cr_assert(cabs(gf - all / 24) < 1e-5);
+    clt_tensor_free(r);
+    for (int d = 0; d < 3; d++)
+        for (int keep = 0; keep < 2; keep++)
+            for (int mean = 0; mean < 2; mean++) {
+                CHECK(mean ? clt_mean_dim(t, d, keep, &r) : clt_sum_dim(t, d, keep, &r));
+                cr_assert_eq(clt_tensor_ndim(r), keep ? 3 : 2);
+                cr_assert_eq(clt_tensor_numel(r), 24 / shape[d]);
+                CHECK(clt_tensor_read(r, got, (size_t)(24 / shape[d]) * sizeof(double complex)));
+                int k = 0;
+                for (int i0 = 0; i0 < (d == 0 ? 1 : 2); i0++)
+                    for (int i1 = 0; i1 < (d == 1 ? 1 : 3); i1++)
+                        for (int i2 = 0; i2 < (d == 2 ? 1 : 4); i2++, k++) {
+                            double complex want = 0;
+                            for (int j = 0; j < shape[d]; j++) {
+                                int idx[3] = {i0, i1, i2};
+                                idx[d] = j;
+                                want += z[idx[0] * 12 + idx[1] * 4 + idx[2]];
+                            }
+                            if (mean)
+                                want /= (double)shape[d];
+                            cr_assert(cabs(got[k] - want) < 1e-12, "d %d keep %d mean %d k %d", d,
+                                      keep, mean, k);
+                        }
+                clt_tensor_free(r);
+            }
+    clt_tensor_free(t);
+    clt_tensor_free(tf);
+}
+
+/* A complex leaf broadcast against a CLT_MAX_DIMS-dim tensor: its gradient
+ * sums over the broadcast dims (L = real(sum(a * b)): dL/da* = conj(b)). */
+Test(complexgrad, broadcast_gradient_at_max_dims)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sa[CLT_MAX_DIMS], sb[CLT_MAX_DIMS];
+    for (int d = 0; d < CLT_MAX_DIMS; d++) {
+        sa[d] = d % 2 ? 2 : 1;
+        sb[d] = 2;
+    }
+    size_t na = 1u << (CLT_MAX_DIMS / 2), nb = 1u << CLT_MAX_DIMS;
+    double complex *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b);
+    for (size_t i = 0; i < na; i++)
+        a[i] = 0.1 * (double)i + 0.5 * I;
+    for (size_t i = 0; i < nb; i++)
+        b[i] = cos(0.7 * (double)i) + I * sin(1.3 * (double)i);
+    clt_tensor *ta = NULL, *tb = NULL, *p = NULL, *s = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, CLT_MAX_DIMS, sa, a, &ta));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, CLT_MAX_DIMS, sb, b, &tb));
+    CHECK(clt_set_requires_grad(ta, 1));
+    CHECK(clt_mul(ta, tb, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(ta, &g));
+    cr_assert_eq(clt_tensor_dtype(g), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_ndim(g), CLT_MAX_DIMS);
+    double complex *got = malloc(na * sizeof *got), *want = calloc(na, sizeof *want);
+    CHECK(clt_tensor_read(g, got, na * sizeof *got));
+    for (size_t i = 0; i < nb; i++) {
+        size_t j = 0; /* the index in a: the odd dims of b's index */
+        for (int d = 0; d < CLT_MAX_DIMS; d++)
+            if (d % 2)
+                j = j * 2 + ((i >> (CLT_MAX_DIMS - 1 - d)) & 1);
+        want[j] += conj(b[i]);
+    }
+    for (size_t j = 0; j < na; j++)
+        cr_assert(cabs(got[j] - want[j]) < 1e-12, "j %zu: %g%+gi, want %g%+gi", j, creal(got[j]),
+                  cimag(got[j]), creal(want[j]), cimag(want[j]));
+    clt_tensor *ts[] = {ta, tb, p, s, l, g};
+    for (size_t i = 0; i < 6; i++)
+        clt_tensor_free(ts[i]);
+    free(a);
+    free(b);
+    free(got);
+    free(want);
+}
+
+/* complex matmul against the loops, in both precisions; a real operand
+ * beside a complex one is refused, as torch's "expected scalar type". */
+Test(complexgrad, complex_matmul_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sa[2] = {3, 4}, sb[2] = {4, 2};
+    double complex a[12], b[8], got[6];
+    float complex af[12], bf[8], gotf[6];
+    for (int i = 0; i < 12; i++)
+        af[i] = (float complex)(a[i] = (0.25 * i - 1) + I * (0.5 - 0.125 * i));
+    for (int i = 0; i < 8; i++)
+        bf[i] = (float complex)(b[i] = (1 - 0.3 * i) + I * (0.2 * i * i - 1));
+    clt_tensor *ta = NULL, *tb = NULL, *r = NULL, *taf = NULL, *tbf = NULL, *rf = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, sa, a, &ta));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, sb, b, &tb));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, sa, af, &taf));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, sb, bf, &tbf));
+    CHECK(clt_matmul(ta, tb, &r));
+    CHECK(clt_mm(taf, tbf, &rf));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_COMPLEX128);
+    cr_assert_eq(clt_tensor_dtype(rf), CLT_COMPLEX64);
+    CHECK(clt_tensor_read(r, got, sizeof got));
+    CHECK(clt_tensor_read(rf, gotf, sizeof gotf));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            double complex want = 0;
+            for (int k = 0; k < 4; k++)
+                want += a[i * 4 + k] * b[k * 2 + j];
+            cr_assert(cabs(got[i * 2 + j] - want) < 1e-12);
+            cr_assert(cabs(gotf[i * 2 + j] - want) < 1e-4);
+        }
+    clt_tensor *o = (clt_tensor *)&o, *real = NULL;
+    CHECK(clt_real(tb, &real));
+    cr_assert_eq(clt_matmul(ta, real, &o), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(o);
+    clt_tensor *ts[] = {ta, tb, r, taf, tbf, rf, real};
+    for (size_t i = 0; i < 7; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* Real float64 leaves through complex sums, pieces and products: kind 0
+ * sum_dim(z * w, 1), 1 mean_dim(z, 0, keepdim) * w, 2 split(z, 2, 1)
+ * pieces multiplied, 3 unbind(z, 0) pieces divided, 4 matmul(z, w^T),
+ * 5 abs(mm(z, conj(w)^T)) + angle(sum(z)). */
+static clt_status c2_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
+{
+    (void)n;
+    int kind = *(const int *)user;
+    clt_tensor *z = NULL, *w = NULL, *r = NULL, *t = NULL, *u = NULL, **p = NULL;
+    size_t np = 0;
+    clt_status st = CLT_OK;
+#define C2(call)                \
+    do {                        \
+        if ((st = (call)) != CLT_OK) \
+            goto done;          \
+    } while (0)
+    C2(clt_view_as_complex(in[0], &z));
+    C2(clt_view_as_complex(in[1], &w));
+    switch (kind) {
+    case 0: C2(clt_mul(z, w, &t)); C2(clt_sum_dim(t, 1, 0, &r)); break;
+    case 1: C2(clt_mean_dim(z, 0, 1, &t)); C2(clt_mul(t, w, &r)); break;
+    case 2:
+        C2(clt_split(z, 2, 1, &p, &np));
+        C2(clt_mul(p[0], p[1], &t));
+        C2(clt_mul(t, w, &r));
+        break;
+    case 3:
+        C2(clt_unbind(z, 0, &p, &np));
+        C2(clt_div(p[2], p[0], &t));
+        C2(clt_mul(t, w, &r));
+        break;
+    case 4: C2(clt_transpose(w, 0, 1, &t)); C2(clt_matmul(z, t, &r)); break;
+    default:
+        C2(clt_conj(w, &t));
+        C2(clt_transpose(t, 0, 1, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_mm(z, u, &t));
+        clt_tensor_free(u);
+        u = NULL;
+        C2(clt_abs(t, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_sum(z, &t));
+        C2(clt_angle(t, &r));
+        clt_tensor_free(t);
+        t = NULL;
+        C2(clt_add(u, r, &t));
+        clt_tensor_free(r);
+        r = t;
+        t = NULL;
+        break;
+    }
+    if (clt_is_complex(r))
+        C2(clt_view_as_real(r, &out[0]));
+    else
+        C2(clt_clone(r, &out[0]));
+    *m = 1;
+done:
+#undef C2
+    for (size_t k = 0; k < np; k++)
+        clt_tensor_free(p[k]);
+    clt_free(p);
+    clt_tensor_free(z);
+    clt_tensor_free(w);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
+Test(complexgrad, sums_pieces_products_gradcheck_and_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sz[3] = {3, 4, 2}, sw[6][3] = {{3, 4, 2}, {1, 4, 2}, {3, 2, 2},
+                                           {4, 1, 2}, {2, 4, 2}, {2, 4, 2}};
+    double *zv = random_data(24, 5, -1.0), *wv = random_data(24, 6, -1.0);
+    for (int kind = 0; kind < 6; kind++) {
+        clt_tensor *in[2] = {NULL, NULL};
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sw[kind], wv, &in[1]));
+        CHECK(clt_set_requires_grad(in[0], 1));
+        CHECK(clt_set_requires_grad(in[1], 1));
+        clt_status st = clt_gradcheck(c2_fn, &kind, in, 2, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        st = clt_gradgradcheck(c2_fn, &kind, in, 2, NULL, 0, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        clt_tensor_free(in[0]);
+        clt_tensor_free(in[1]);
+    }
+    free(zv);
+    free(wv);
+}
+
+/* cg_fn's result squared, through the functional signature: a nonlinear
+ * function of every transform for gradgradcheck. */
+static clt_status cg_squared(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                             size_t *m)
+{
+    (void)n;
+    clt_tensor *r = NULL;
+    clt_status st = cg_fn(in, &r, user);
+    if (st == CLT_OK)
+        st = clt_mul(r, r, &out[0]);
+    clt_tensor_free(r);
+    *m = st == CLT_OK;
+    return st;
+}
+
+/* The transforms' and the elementwise complex ops' gradients are
+ * differentiable again (torch's gradgradcheck passes for each). */
+Test(complexgrad, transforms_and_complex_ops_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    double *x = random_data(3 * 4 * 2, 8, -1.0), *y = random_data(3 * 4 * 2, 9, -1.0);
+    const char *norms[2] = {NULL, "ortho"};
+    for (int which = 0; which < 6; which++)
+        for (int ni = 0; ni < 2; ni++)
+            for (int nd = 0; nd < 2; nd++) {
+                cg_op op = {.kind = 9 + nd, .which = which, .n = which == 3 ? 5 : -1,
+                            .norm = norms[ni]};
+                bool real_in = which == 2 || which == 5;
+                int64_t shape[3] = {3, 4, 2};
+                clt_tensor *t = NULL;
+                CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, real_in ? 2 : 3, shape, x, &t));
+                CHECK(clt_set_requires_grad(t, 1));
+                clt_status st = clt_gradgradcheck(cg_squared, &op, &t, 1, NULL, 0, NULL);
+                cr_assert_eq(st, CLT_OK, "transform %d norm %d nd %d: %s", which, ni, nd,
+                             clt_last_error());
+                clt_tensor_free(t);
+            }
+    int64_t shape[2] = {6, 2};
+    double *r = random_data(6, 10, 0.5); /* polar's abs: positive, as torch asks */
+    for (int kind = 0; kind < 8; kind++) {
+        cg_op op = {.kind = kind};
+        clt_tensor *in[2] = {NULL, NULL};
+        int64_t s1 = 6;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, kind == 6 ? 1 : 2, kind == 6 ? &s1 : shape,
+                                   kind == 6 ? r : x, &in[0]));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, kind == 6 || kind == 7 ? 1 : 2,
+                                   kind == 6 || kind == 7 ? &s1 : shape, y, &in[1]));
+        CHECK(clt_set_requires_grad(in[0], 1));
+        CHECK(clt_set_requires_grad(in[1], 1));
+        size_t nin = kind == 4 || kind == 5 ? 1 : 2;
+        clt_status st = clt_gradgradcheck(cg_squared, &op, in, nin, NULL, 0, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        clt_tensor_free(in[0]);
+        clt_tensor_free(in[1]);
+    }
+    free(x);
+    free(y);
+    free(r);
+}
+
+/* z * z and conj(z) of a complex input: two complex results. */
+static clt_status square_and_conj(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                                  size_t *m)
+{
+    (void)user;
+    (void)n;
+    clt_status st = clt_mul(in[0], in[0], &out[0]);
+    if (st == CLT_OK && (st = clt_conj(in[0], &out[1])) != CLT_OK)
+        clt_tensor_free(out[0]);
+    *m = st == CLT_OK ? 2 : 0;
+    return st;
+}
+
+/* clt_checkpoint of a complex leaf with complex results (recomputed in
+ * backward), against the gradient worked out here. */
+Test(complexgrad, checkpoint_with_complex_results)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double complex z[3] = {1 + 2 * I, -0.5 + 0.25 * I, 2 - 1 * I};
+    double complex w1[3] = {0.5 - 1 * I, 2, -1 + 0.5 * I};
+    clt_tensor *t = NULL, *tw = NULL, *p = NULL, *s = NULL, *r = NULL, *i2 = NULL, *si = NULL,
+               *l = NULL, *g = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, w1, &tw));
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_checkpoint(square_and_conj, NULL, &t, 1, &outs, &m));
+    cr_assert_eq(m, 2);
+    cr_assert(clt_requires_grad(outs[0]) && clt_requires_grad(outs[1]));
+    CHECK(clt_mul(outs[0], tw, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &r));
+    CHECK(clt_sum(outs[1], &si));
+    CHECK(clt_imag(si, &i2));
+    CHECK(clt_add(r, i2, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    double complex got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    /* L = sum re(w1 z^2) - sum im(z) (imag of conj(z)); torch's gradient
+     * dL/dx + i dL/dy: re(w1 z^2) gives conj(2 w1 z); -im(z) gives -i. */
+    for (int k = 0; k < 3; k++) {
+        double complex want = conj(2 * w1[k] * z[k]) - I;
+        cr_assert(cabs(got[k] - want) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(got[k]),
+                  cimag(got[k]), creal(want), cimag(want));
+    }
+    clt_tensor *ts[] = {t, tw, p, s, r, i2, si, l, g, outs[0], outs[1]};
+    for (size_t k = 0; k < 11; k++)
+        clt_tensor_free(ts[k]);
+    clt_free(outs);
+}
+
+/* A custom function of complex values: (c z, conj(z)) for a complex
+ * constant c (user); backward: g0 conj(c) + conj(g1), torch's convention.
+ * With user NULL, backward hands a complex gradient to what may be a real
+ * input. */
+static clt_status cfn_forward(clt_function_ctx *ctx, void *user, clt_tensor *const *in, size_t n,
+                              clt_tensor **out, size_t *m)
+{
+    (void)ctx;
+    (void)n;
+    clt_tensor *c = user;
+    clt_status st = c ? clt_mul(in[0], c, &out[0]) : clt_to_dtype(in[0], CLT_COMPLEX128, &out[0]);
+    if (st == CLT_OK && (st = clt_conj(out[0], &out[1])) != CLT_OK)
+        clt_tensor_free(out[0]);
+    *m = st == CLT_OK ? 2 : 0;
+    return st;
+}
+
+static clt_status cfn_backward(clt_function_ctx *ctx, void *user, const clt_tensor *const *g,
+                               size_t m, clt_tensor **gi, size_t n)
+{
+    (void)ctx;
+    (void)m;
+    (void)n;
+    clt_tensor *c = user, *cc = NULL, *a = NULL, *b = NULL;
+    clt_status st = CLT_OK;
+    if (c == NULL)
+        return clt_conj(g[1], &gi[0]); /* complex, for a real input: refused */
+    if ((st = clt_conj(c, &cc)) == CLT_OK && (st = clt_mul(g[0], cc, &a)) == CLT_OK &&
+        (st = clt_conj(g[1], &b)) == CLT_OK)
+        st = clt_add(a, b, &gi[0]);
+    clt_tensor_free(cc);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+static const clt_function cfn = {"CScale", cfn_forward, cfn_backward, NULL, 0};
+
+Test(complexgrad, custom_function_with_complex_outputs)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double complex z[3] = {1 + 2 * I, -0.5 + 0.25 * I, 2 - 1 * I}, cv = 0.5 - 2 * I;
+    double complex w[3] = {0.5 - 1 * I, 2, -1 + 0.5 * I};
+    clt_tensor *t = NULL, *c = NULL, *tw = NULL, *p = NULL, *s = NULL, *r = NULL, *s2 = NULL,
+               *i2 = NULL, *l = NULL, *g = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 0, NULL, &cv, &c));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, w, &tw));
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_function_apply(&cfn, c, &t, 1, &outs, &m));
+    cr_assert_eq(m, 2);
+    cr_assert_str_eq(clt_grad_fn_name(outs[0]), "CScaleBackward");
+    cr_assert_str_eq(clt_grad_fn_name(outs[1]), "CScaleBackward");
+    CHECK(clt_mul(outs[0], tw, &p));
+    CHECK(clt_sum(p, &s));
+    CHECK(clt_real(s, &r));
+    CHECK(clt_sum(outs[1], &s2));
+    CHECK(clt_imag(s2, &i2));
+    CHECK(clt_add(r, i2, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    double complex got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    /* L = sum re(w c z) + sum im(conj z): dL/dx + i dL/dy = conj(w c) - i */
+    for (int k = 0; k < 3; k++) {
+        double complex want = conj(w[k] * cv) - I;
+        cr_assert(cabs(got[k] - want) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(got[k]),
+                  cimag(got[k]), creal(want), cimag(want));
+    }
+    clt_tensor *ts[] = {t, c, tw, p, s, r, s2, i2, l, g, outs[0], outs[1]};
+    for (size_t k = 0; k < 12; k++)
+        clt_tensor_free(ts[k]);
+    clt_free(outs);
+    /* a complex gradient for a real input is refused, as torch refuses it */
+    double xv[3] = {1, 2, 3};
+    clt_tensor *x = NULL, *a = NULL, *sa = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_function_apply(&cfn, NULL, &x, 1, &outs, &m));
+    CHECK(clt_abs(outs[1], &a));
+    CHECK(clt_sum(a, &sa));
+    cr_assert_eq(clt_backward(sa, NULL, 0), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "invalid gradient at index 0"), "%s", clt_last_error());
+    clt_tensor *us[] = {x, a, sa, outs[0], outs[1]};
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(us[k]);
+    clt_free(outs);
+}
+
+/* index_select, flip and roll (over the flattened tensor) of a complex leaf
+ * against host indexing, and the gradient of L = re(sum(w1 y1)) +
+ * re(sum(w2 y2)) + re(sum(w3 y3)): each y's weights, conjugated, sent back
+ * to the elements they came from. */
+Test(complexgrad, index_select_flip_roll_values_and_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {3, 4}, three = 3, ysh[2] = {3, 3};
+    double complex z[12], w1[9], w2[12], w3[12];
+    for (int i = 0; i < 12; i++) {
+        z[i] = (0.5 * i - 2) + I * (1 - 0.25 * i);
+        w2[i] = cos(0.9 * i) + I * sin(0.4 * i);
+        w3[i] = 0.3 * i - 1 + 0.5 * I;
+    }
+    for (int i = 0; i < 9; i++)
+        w1[i] = 1 - 0.2 * i + I * (0.1 * i);
+    int64_t ix[3] = {2, 0, 2};
+    clt_tensor *t = NULL, *ti = NULL, *y[3] = {0}, *w[3] = {0}, *p[3] = {0}, *s[3] = {0},
+               *r[3] = {0}, *l1 = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, z, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &three, ix, &ti));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, ysh, w1, &w[0]));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, w2, &w[1]));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, shape, w3, &w[2]));
+    CHECK(clt_set_requires_grad(t, 1));
+    int d0 = 0;
+    int64_t five = 5;
+    CHECK(clt_index_select(t, -1, ti, &y[0]));
+    CHECK(clt_flip(t, &d0, 1, &y[1]));
+    CHECK(clt_roll(t, &five, NULL, 0, &y[2]));
+    double complex got[12], want[12], gw[12] = {0};
+    /* y1[i][j] = z[i][ix[j]]; y2[i][j] = z[2 - i][j]; y3 flat[k] = z flat[(k - 5) mod 12] */
+    CHECK(clt_tensor_read(y[0], got, 9 * sizeof got[0]));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            cr_assert(cabs(got[i * 3 + j] - z[i * 4 + ix[j]]) < 1e-15);
+            gw[i * 4 + ix[j]] += conj(w1[i * 3 + j]);
+        }
+    CHECK(clt_tensor_read(y[1], got, sizeof got));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            cr_assert(cabs(got[i * 4 + j] - z[(2 - i) * 4 + j]) < 1e-15);
+            gw[(2 - i) * 4 + j] += conj(w2[i * 4 + j]);
+        }
+    CHECK(clt_tensor_read(y[2], got, sizeof got));
+    for (int k = 0; k < 12; k++) {
+        cr_assert(cabs(got[k] - z[(k + 7) % 12]) < 1e-15);
+        gw[(k + 7) % 12] += conj(w3[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        CHECK(clt_mul(y[k], w[k], &p[k]));
+        CHECK(clt_sum(p[k], &s[k]));
+        CHECK(clt_real(s[k], &r[k]));
+    }
+    CHECK(clt_add(r[0], r[1], &l1));
+    CHECK(clt_add(l1, r[2], &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(t, &g));
+    CHECK(clt_tensor_read(g, want, sizeof want));
+    for (int k = 0; k < 12; k++)
+        cr_assert(cabs(want[k] - gw[k]) < 1e-12, "k %d: %g%+gi, want %g%+gi", k, creal(want[k]),
+                  cimag(want[k]), creal(gw[k]), cimag(gw[k]));
+    for (int k = 0; k < 3; k++) {
+        clt_tensor_free(y[k]);
+        clt_tensor_free(w[k]);
+        clt_tensor_free(p[k]);
+        clt_tensor_free(s[k]);
+        clt_tensor_free(r[k]);
+    }
+    clt_tensor *ts[] = {t, ti, l1, l, g};
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(ts[k]);
 }

@@ -442,13 +442,13 @@ Test(fft, ops_refuse_complex_and_autograd_takes_it)
     cr_assert_null(o);
     cr_assert(strstr(clt_last_error(), "not implemented for complex dtypes"), "%s",
               clt_last_error());
+    /* sum, mean and matmul take complex tensors (test_complexgrad checks
+     * their values); prod does not yet */
     o = (clt_tensor *)&o;
-    cr_assert_neq(clt_sum(t, &o), CLT_OK);
+    cr_assert_neq(clt_prod(t, &o), CLT_OK);
     cr_assert_null(o);
     cr_assert(strstr(clt_last_error(), "complex"), "%s", clt_last_error());
     o = (clt_tensor *)&o;
-    cr_assert_neq(clt_matmul(t, t, &o), CLT_OK);
-    cr_assert_null(o);
     cr_assert_neq(clt_sqrt(t, &o), CLT_OK);
     cr_assert(strstr(clt_last_error(), "complex"), "%s", clt_last_error());
     double d = 0;

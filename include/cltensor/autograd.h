@@ -376,9 +376,10 @@ typedef struct clt_function {
 
 /* Like MyFunction.apply(*inputs): runs fn->forward on the n inputs with
  * grad mode off and, when grad mode is on and an input requires grad,
- * records one node, "<name>Backward", for its floating outputs that are not
- * marked non-differentiable: those require grad, and backward passes
- * through them run fn->backward.  user is handed to both callbacks; with
+ * records one node, "<name>Backward", for its floating and complex outputs
+ * that are not marked non-differentiable: those require grad, and backward
+ * passes through them run fn->backward (a complex output's grad_output is
+ * complex, dL/dz*; a complex gradient may go to a complex input only).  user is handed to both callbacks; with
  * fn->free_user the library owns it from this call on, failure included,
  * and releases it when the node goes (with the graph, or when a backward
  * pass without retain_graph frees the saved tensors), or before returning

@@ -5,24 +5,29 @@
  * (real, imaginary) pairs.  Host data for clt_tensor_from_host and
  * clt_tensor_read is in that layout (C99's float complex, numpy's
  * complex64).  Besides the functions here, complex tensors take
- * clt_to_dtype, clt_to, clone, contiguous, the views of cltensor/view.h,
- * clt_add, clt_sub, clt_mul, clt_div (a real operand is promoted: float32
- * with complex64 gives complex64, float64 with complex64 complex128) and
- * clt_abs (a real result).  Other ops refuse them with
+ * clt_to_dtype, clt_to, clone, contiguous, the views of cltensor/view.h
+ * and its splits, clt_flip, clt_roll, clt_index_select, clt_gather (on
+ * the real view: grad_fn ViewAsComplexBackward0), clt_add, clt_sub,
+ * clt_mul, clt_div (a real operand is promoted: float32 with complex64
+ * gives complex64, float64 with complex64 complex128), clt_abs (a real result), clt_sum, clt_sum_dim, clt_mean,
+ * clt_mean_dim (complex results) and clt_matmul, clt_mm, clt_bmm, clt_mv,
+ * clt_dot (both operands of one complex dtype: computed as four real
+ * products, (ar br - ai bi) + i (ar bi + ai br), recorded as such; grad_fn
+ * ComplexBackward0).  Other ops (clt_prod among them) refuse them with
  * CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L
  * with respect to z being dL/dz* (conjugate Wirtinger calculus), and a real
  * input of a complex result takes the real part of its gradient.  Every
- * function here records a gradient (angle of a real tensor: zeros), as do
- * clt_add, clt_sub, clt_mul, clt_div, clt_abs, clt_to_dtype and the views
- * on complex operands.  clt_backward of a complex output needs its
- * gradient ("grad can be implicitly created only for real scalar
- * outputs").  Complex gradients do not take create_graph (they are
- * refused when differentiated again), and the ops of several outputs
- * (splits, clt_checkpoint) still refuse complex results of inputs that
- * require grad.
+ * function here records a gradient (angle of a real tensor: zeros), as does
+ * every op above on complex operands, the splits (clt_split, clt_chunk,
+ * clt_unbind, clt_tensor_split), clt_checkpoint and clt_function_apply
+ * with complex results.
+ * clt_backward of a complex output needs its gradient ("grad can be
+ * implicitly created only for real scalar outputs").  With create_graph
+ * the complex formulas (the transforms' and shifts' too) compute with
+ * recorded ops, so their gradients are differentiable again, as torch's.
  *
  * Every function hands out a new reference in *out: release it with
  * clt_tensor_free.  Views share storage with their input.

@@ -20,7 +20,8 @@ extern "C" {
  *   n-D @ m-D   batched, the batch dimensions (all but the last two)
  *               broadcast like elementwise operations.
  * Both operands must live on the same device and have the same dtype.
- * float32, float64 and float16 (where the device has it) are supported;
+ * float32, float64 and float16 (where the device has it) are supported,
+ * and complex64/complex128 (as four real products: cltensor/fft.h);
  * integer and bool dtypes give CLT_ERR_DTYPE_UNSUPPORTED.  Inner sizes that
  * differ give CLT_ERR_SHAPE_MISMATCH naming both shapes.  Transposed views
  * (last two strides swapped) are read in place; other non-contiguous

@@ -54,8 +54,9 @@ CLT_API clt_status clt_trace(const clt_tensor *t, clt_tensor **out);
 /* Sum along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 
-/* Mean of all elements (0-dim); floating dtypes only.  New tensor: release
- * with clt_tensor_free. */
+/* Mean of all elements (0-dim); floating and complex dtypes only (clt_sum
+ * and clt_sum_dim take complex tensors too).  New tensor: release with
+ * clt_tensor_free. */
 CLT_API clt_status clt_mean(const clt_tensor *a, clt_tensor **out);
 /* Mean along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);

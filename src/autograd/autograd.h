@@ -192,6 +192,17 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
 clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* A data-moving op (index_select, gather, flip, roll) on complex t (at
+ * least one dim, dims already wrapped against t's): op on t's recorded
+ * real view, whose last dim holds the pairs, viewed as complex again, so
+ * that the gradients (and theirs) are the real op's (grad_fft.c). */
+typedef clt_status (*clt__real_op)(const clt_tensor *r, const void *ctx, clt_tensor **out);
+clt_status clt__complex_via_real(const char *fn, const clt_tensor *t, clt__real_op op,
+                                 const void *ctx, clt_tensor **out);
+/* clt_matmul of two complex tensors of one dtype, composed of recorded
+ * real products (grad_fft.c). */
+clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out);
 
 /* The formula of clamp with tensor bounds (ClampBackward0 and the
  * one-bound nodes): saved a, then min and max where given, i[0] and i[1]

@@ -745,45 +745,32 @@ clt_status clt_detach(const clt_tensor *t, clt_tensor **out)
 
 /* ---- the backward pass ---------------------------------------------------------- */
 
-/* The gradient ops of the engine on complex gradients too: sum_dim over
- * the real view (a complex gradient keeps its pairs in its last dim),
- * add through the complex kernels, and the casts to an input's dtype that
- * torch makes (a real input takes the real part of a complex gradient). */
+/* The gradient ops of the engine on complex gradients too: sum_dim (which
+ * sums complex tensors), add through the complex kernels, and the casts to
+ * an input's dtype that torch makes (a real input takes the real part of a
+ * complex gradient). */
 static clt_status g_sum_dim(const clt_tensor *g, int d, int keep, clt_tensor **out)
 {
-    if (!clt__dtype_is_complex(g->dtype))
-        return creating ? clt__sum_dim_rec("clt_backward", g, d, keep, out)
-                        : clt__sum_dim(g, d, keep, out, "clt_backward");
-    *out = NULL;
-    clt_tensor *r = NULL, *s = NULL;
-    clt_status st = clt__view_as_real(g, &r, "clt_backward");
-    if (st == CLT_OK)
-        st = clt__sum_dim(r, d, keep, &s, "clt_backward");
-    clt_tensor_free(r);
-    r = NULL;
-    if (st == CLT_OK && !clt__is_contiguous(s))
-        st = clt__contiguous(s, &r);
-    if (st == CLT_OK)
-        st = clt__view_as_complex(r ? r : s, out, "clt_backward");
-    clt_tensor_free(r);
-    clt_tensor_free(s);
-    return st;
+    return creating ? clt__sum_dim_rec("clt_backward", g, d, keep, out)
+                    : clt__sum_dim(g, d, keep, out, "clt_backward");
 }
 
 static clt_status g_add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     if (clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype))
-        return clt__complex_binary(0, a, b, out, "clt_backward");
+        return creating ? clt__complex_binary_rec(0, a, b, out, "clt_backward")
+                        : clt__complex_binary(0, a, b, out, "clt_backward");
     return creating ? clt__add_rec("clt_backward", a, b, out)
                     : clt__add_into(NULL, a, b, out, "clt_backward");
 }
 
 static clt_status g_cast(const clt_tensor *g, clt_dtype dtype, clt_tensor **out)
 {
+    if (creating)
+        return clt__to_dtype_rec("clt_backward", g, dtype, out);
     if (clt__dtype_is_complex(g->dtype) || clt__dtype_is_complex(dtype))
         return clt__complex_to_real(g, dtype, out, "clt_backward");
-    return creating ? clt__to_dtype_rec("clt_backward", g, dtype, out)
-                    : clt__to_dtype(g, dtype, out, "clt_backward");
+    return clt__to_dtype(g, dtype, out, "clt_backward");
 }
 
 /* Sums g over the dimensions that broadcasting added to a tensor of shape
@@ -1594,7 +1581,7 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: the gradient must be floating point or complex, not %s", fn,
                           clt_dtype_name(grad->dtype));
-    if (grad->dtype != t->dtype && clt__dtype_is_complex(t->dtype))
+    if (grad->dtype != t->dtype && clt__dtype_is_complex(t->dtype) && !creating)
         return clt__complex_to_real(grad, t->dtype, out, fn);
     if (grad->dtype != t->dtype)
         return creating ? clt__to_dtype_rec(fn, grad, t->dtype, out)
@@ -1926,6 +1913,11 @@ int clt_retains_grad(const clt_tensor *t)
 
 /* ---- nodes of several outputs (clt_checkpoint) ----------------------------------- */
 
+static bool differentiable(clt_dtype dt)
+{
+    return clt__dtype_is_float(dt) || clt__dtype_is_complex(dt);
+}
+
 clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *name,
                                clt__backward_fn bw, int nin, const clt_tensor *const *in,
                                void *ctx, void (*ctx_free)(void *), clt__node **node)
@@ -1935,14 +1927,6 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
         ctx_free(ctx);
         return CLT_OK;
     }
-    for (int s = 0; s < nout; s++)
-        if (clt__dtype_is_complex(outs[s]->dtype)) {
-            ctx_free(ctx);
-            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                              "%s: autograd is not implemented for complex dtypes (an input "
-                              "requires grad and a result is complex)",
-                              name);
-        }
     clt__node *n = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (n == NULL) {
         ctx_free(ctx);
@@ -1956,13 +1940,14 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
         goto oom;
     }
     int attached = 0;
+    /* Floating and complex outputs take part, as in clt__record. */
     for (int s = 0; s < nout; s++)
-        if (clt__dtype_is_float(outs[s]->dtype) && meta_get(outs[s]) == NULL) {
+        if (differentiable(outs[s]->dtype) && meta_get(outs[s]) == NULL) {
             node_unref(n);
             goto oom;
         }
     for (int s = 0; s < nout; s++) {
-        if (!clt__dtype_is_float(outs[s]->dtype))
+        if (!differentiable(outs[s]->dtype))
             continue;
         clt__meta *m = outs[s]->meta;
         m->requires_grad = true;

@@ -136,7 +136,14 @@ static clt_status check_gradient(const clt_function_ctx *c, size_t k, const clt_
                           "Function %s returned an invalid gradient at index %zu - expected "
                           "it on the input's device",
                           c->name, k);
-    if (!clt__dtype_is_float(g->dtype))
+    /* torch's validate_outputs: a floating gradient for any input (cast to
+     * its dtype), a complex one for a complex input only */
+    if (clt__dtype_is_complex(g->dtype) && !clt__dtype_is_complex(e->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "Function %s returned an invalid gradient at index %zu - expected a "
+                          "real (floating) gradient for a %s input, got %s",
+                          c->name, k, clt_dtype_name(e->dtype), clt_dtype_name(g->dtype));
+    if (!clt__dtype_is_float(g->dtype) && !clt__dtype_is_complex(g->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "Function %s returned an invalid gradient at index %zu - expected a "
                           "floating type, got %s",
@@ -224,7 +231,8 @@ static clt_status record(clt_function_ctx *c, const clt_function *fn, clt_tensor
     int nd = 0;
     for (size_t s = 0; s < c->nout; s++) {
         c->slot[s] = -1;
-        if (!c->nondiff[s] && clt__dtype_is_float(mine[s]->dtype)) {
+        if (!c->nondiff[s] &&
+            (clt__dtype_is_float(mine[s]->dtype) || clt__dtype_is_complex(mine[s]->dtype))) {
             c->slot[s] = nd;
             diff[nd++] = mine[s];
         }

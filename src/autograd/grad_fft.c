@@ -10,12 +10,68 @@
 
 /* ---- helpers of the formulas ------------------------------------------------ */
 
-/* conj(t), or t itself (a new handle) when t is real. */
+/* Every formula here computes with recording forms (the _rec helpers
+ * below, clt__complex_binary_rec and the like), so that its nodes are
+ * differentiable twice (clt__twice): in a pass without create_graph grad
+ * mode is off and nothing records. */
+static clt_status rec2(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
+                       int nin, const clt_tensor *const *in, int nsaved,
+                       const clt_tensor *const *saved, clt__node **node)
+{
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, nin, in, nsaved, saved, &n);
+    clt__twice(n);
+    if (node)
+        *node = n;
+    return st;
+}
+
+static clt_status bw_view_as_real(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_view_as_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_real(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_imag(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_conj(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_make_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+static clt_status view_as_real_rec(const char *fn, const clt_tensor *t, clt_tensor **out)
+{
+    return rec2(clt__view_as_real(t, out, fn), out, "ViewAsRealBackward0", bw_view_as_real, 1,
+                &t, 0, NULL, NULL);
+}
+
+static clt_status view_as_complex_rec(const char *fn, const clt_tensor *t, clt_tensor **out)
+{
+    return rec2(clt__view_as_complex(t, out, fn), out, "ViewAsComplexBackward0",
+                bw_view_as_complex, 1, &t, 0, NULL, NULL);
+}
+
+/* real (part 0) or imag (part 1) of a complex t. */
+static clt_status part_rec(const char *fn, const clt_tensor *t, int part, clt_tensor **out)
+{
+    return rec2(clt__real_imag(t, part, out, fn), out, part ? "ImagBackward0" : "RealBackward0",
+                part ? bw_imag : bw_real, 1, &t, 0, NULL, NULL);
+}
+
+/* conj(t), or t itself (a new handle with t's history) when t is real. */
+static clt_status conj_rec(const char *fn, const clt_tensor *t, clt_tensor **out)
+{
+    if (t && !clt__dtype_is_complex(t->dtype))
+        return clt__alias_history(t, out);
+    return rec2(clt__complex_unary(2, t, out, fn), out, "ConjBackward0", bw_conj, 1, &t, 0, NULL,
+                NULL);
+}
+
+static clt_status make_rec(const char *fn, const clt_tensor *re, const clt_tensor *im,
+                           clt_tensor **out)
+{
+    const clt_tensor *in[2] = {re, im};
+    return rec2(clt__complex_make(1, re, im, out, fn), out, "ComplexBackward0", bw_make_complex,
+                2, in, 0, NULL, NULL);
+}
+
 static clt_status conj_of(const clt_tensor *t, clt_tensor **out)
 {
-    if (!clt__dtype_is_complex(t->dtype))
-        return clt__alias(t, out);
-    return clt__complex_unary(2, t, out, FN);
+    return conj_rec(FN, t, out);
 }
 
 /* t * (re + i im), a complex tensor (t real or complex). */
@@ -35,7 +91,7 @@ static clt_status times_const(const clt_tensor *t, double re, double im, clt_ten
         st = clt__tensor_from_host_in(FN, t->dev, ct, 0, NULL, v, &c);
     }
     if (st == CLT_OK)
-        st = clt__complex_binary(2, t, c, out, FN);
+        st = clt__complex_binary_rec(2, t, c, out, FN);
     clt_tensor_free(c);
     return st;
 }
@@ -46,12 +102,12 @@ static clt_status over_abs(const clt_tensor *z, int p, clt_tensor **out)
     *out = NULL;
     clt_tensor *a = NULL, *m = NULL, *a1 = NULL, *a2 = NULL;
     clt_status st;
-    CLT__TRY(clt__complex_unary(0, z, &a, FN));
+    CLT__TRY(clt__complex_abs_rec(z, &a, FN));
     CLT__TRY(clt__eq_scalar_in(FN, a, 0.0, &m));
-    CLT__TRY(clt__masked_fill(a, m, 1.0, &a1, FN));
+    CLT__TRY(clt__masked_fill_rec(FN, a, m, 1.0, &a1));
     if (p == 2)
-        CLT__TRY(clt__mul_in(FN, a1, a1, &a2));
-    CLT__TRY(clt__complex_binary(3, z, a2 ? a2 : a1, out, FN));
+        CLT__TRY(clt__mul_rec(FN, a1, a1, &a2));
+    CLT__TRY(clt__complex_binary_rec(3, z, a2 ? a2 : a1, out, FN));
 done:
     clt_tensor_free(a);
     clt_tensor_free(m);
@@ -66,9 +122,9 @@ static clt_status bw_view_as_real(clt__node *n, const clt_tensor *g, clt_tensor 
 {
     (void)n;
     clt_tensor *c = NULL;
-    clt_status st = clt__contiguous(g, &c);
+    clt_status st = clt_contiguous(g, &c);
     if (st == CLT_OK)
-        st = clt__view_as_complex(c, &gin[0], FN);
+        st = view_as_complex_rec(FN, c, &gin[0]);
     clt_tensor_free(c);
     return st;
 }
@@ -76,7 +132,7 @@ static clt_status bw_view_as_real(clt__node *n, const clt_tensor *g, clt_tensor 
 static clt_status bw_view_as_complex(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     (void)n;
-    return clt__view_as_real(g, &gin[0], FN);
+    return view_as_real_rec(FN, g, &gin[0]);
 }
 
 /* real: the gradient goes to the real parts (the engine casts it to the
@@ -84,7 +140,7 @@ static clt_status bw_view_as_complex(clt__node *n, const clt_tensor *g, clt_tens
 static clt_status bw_real(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     (void)n;
-    return clt__alias(g, &gin[0]);
+    return clt__alias_grad(g, &gin[0]);
 }
 
 static clt_status bw_imag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
@@ -105,7 +161,7 @@ static clt_status bw_make_complex(clt__node *n, const clt_tensor *g, clt_tensor 
     clt_status st = CLT_OK;
     for (int k = 0; k < 2 && st == CLT_OK; k++)
         if (CLT__NEED(n, k))
-            st = clt__real_imag(g, k, &gin[k], FN);
+            st = part_rec(FN, g, k, &gin[k]);
     return st;
 }
 
@@ -118,16 +174,16 @@ static clt_status bw_polar(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(conj_of(g, &gc));
     if (CLT__NEED(n, 0)) {
         CLT__TRY(over_abs(n->saved[0], 1, &t));
-        CLT__TRY(clt__complex_binary(2, gc, t, &u, FN));
-        CLT__TRY(clt__real_imag(u, 0, &gin[0], FN));
+        CLT__TRY(clt__complex_binary_rec(2, gc, t, &u, FN));
+        CLT__TRY(part_rec(FN, u, 0, &gin[0]));
         clt_tensor_free(t);
         clt_tensor_free(u);
         t = u = NULL;
     }
     if (CLT__NEED(n, 1)) {
         CLT__TRY(times_const(n->saved[0], 0.0, 1.0, &t));
-        CLT__TRY(clt__complex_binary(2, gc, t, &u, FN));
-        CLT__TRY(clt__real_imag(u, 0, &gin[1], FN));
+        CLT__TRY(clt__complex_binary_rec(2, gc, t, &u, FN));
+        CLT__TRY(part_rec(FN, u, 0, &gin[1]));
     }
 done:
     clt_tensor_free(gc);
@@ -142,7 +198,7 @@ static clt_status bw_cabs(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *s = NULL;
     clt_status st = over_abs(n->saved[0], 1, &s);
     if (st == CLT_OK)
-        st = clt__complex_binary(2, g, s, &gin[0], FN);
+        st = clt__complex_binary_rec(2, g, s, &gin[0], FN);
     clt_tensor_free(s);
     return st;
 }
@@ -157,7 +213,7 @@ static clt_status bw_angle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *s = NULL, *t = NULL;
     clt_status st = over_abs(n->saved[0], 2, &s);
     if (st == CLT_OK)
-        st = clt__complex_binary(2, g, s, &t, FN);
+        st = clt__complex_binary_rec(2, g, s, &t, FN);
     if (st == CLT_OK)
         st = times_const(t, 0.0, 1.0, &gin[0]);
     clt_tensor_free(s);
@@ -177,28 +233,29 @@ static clt_status bw_cbinary(clt__node *n, const clt_tensor *g, clt_tensor **gin
     case 0:
     case 1:
         if (CLT__NEED(n, 0))
-            CLT__TRY(clt__alias(g, &gin[0]));
+            CLT__TRY(clt__alias_grad(g, &gin[0]));
         if (CLT__NEED(n, 1))
-            CLT__TRY(n->i[0] == 0 ? clt__alias(g, &gin[1]) : times_const(g, -1.0, 0.0, &gin[1]));
+            CLT__TRY(n->i[0] == 0 ? clt__alias_grad(g, &gin[1])
+                                  : times_const(g, -1.0, 0.0, &gin[1]));
         break;
     case 2:
         for (int k = 0; k < 2; k++) {
             if (!CLT__NEED(n, k))
                 continue;
             CLT__TRY(conj_of(n->saved[1 - k], &c));
-            CLT__TRY(clt__complex_binary(2, g, c, &gin[k], FN));
+            CLT__TRY(clt__complex_binary_rec(2, g, c, &gin[k], FN));
             clt_tensor_free(c);
             c = NULL;
         }
         break;
     default:
         CLT__TRY(conj_of(n->saved[0], &c));
-        CLT__TRY(clt__complex_binary(3, g, c, &ga, FN));
+        CLT__TRY(clt__complex_binary_rec(3, g, c, &ga, FN));
         if (CLT__NEED(n, 1)) {
             clt_tensor_free(c);
             c = NULL;
             CLT__TRY(conj_of(n->saved[1], &c));
-            CLT__TRY(clt__complex_binary(2, ga, c, &t, FN));
+            CLT__TRY(clt__complex_binary_rec(2, ga, c, &t, FN));
             CLT__TRY(times_const(t, -1.0, 0.0, &gin[1]));
         }
         if (CLT__NEED(n, 0)) {
@@ -228,7 +285,7 @@ clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor
         sv[1] = *out;
     }
     clt__node *n = NULL;
-    st = clt__record(st, out, binary_names[op], bw_cbinary, 2, in, op >= 2 ? 2 : 0, sv, &n);
+    st = rec2(st, out, binary_names[op], bw_cbinary, 2, in, op >= 2 ? 2 : 0, sv, &n);
     if (n)
         n->i[0] = op;
     return st;
@@ -236,20 +293,18 @@ clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor
 
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn)
 {
-    return clt__record(clt__complex_unary(0, a, out, fn), out, "AbsBackward0", bw_cabs, 1, &a, 1,
-                       &a, NULL);
+    return rec2(clt__complex_unary(0, a, out, fn), out, "AbsBackward0", bw_cabs, 1, &a, 1, &a,
+                NULL);
 }
 
 clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__record(clt__view_as_real(t, out, "clt_view_as_real"), out,
-                       "ViewAsRealBackward0", bw_view_as_real, 1, &t, 0, NULL, NULL);
+    return view_as_real_rec("clt_view_as_real", t, out);
 }
 
 clt_status clt_view_as_complex(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__record(clt__view_as_complex(t, out, "clt_view_as_complex"), out,
-                       "ViewAsComplexBackward0", bw_view_as_complex, 1, &t, 0, NULL, NULL);
+    return view_as_complex_rec("clt_view_as_complex", t, out);
 }
 
 clt_status clt_real(const clt_tensor *t, clt_tensor **out)
@@ -261,14 +316,12 @@ clt_status clt_real(const clt_tensor *t, clt_tensor **out)
         clt_status st = clt__alias_history(t, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    return clt__record(clt__real_imag(t, 0, out, "clt_real"), out, "RealBackward0", bw_real, 1,
-                       &t, 0, NULL, NULL);
+    return part_rec("clt_real", t, 0, out);
 }
 
 clt_status clt_imag(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__record(clt__real_imag(t, 1, out, "clt_imag"), out, "ImagBackward0", bw_imag, 1,
-                       &t, 0, NULL, NULL);
+    return part_rec("clt_imag", t, 1, out);
 }
 
 clt_status clt_conj(const clt_tensor *t, clt_tensor **out)
@@ -279,15 +332,14 @@ clt_status clt_conj(const clt_tensor *t, clt_tensor **out)
         clt_status st = clt__alias_history(t, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    return clt__record(clt__complex_unary(2, t, out, "clt_conj"), out, "ConjBackward0", bw_conj,
-                       1, &t, 0, NULL, NULL);
+    return conj_rec("clt_conj", t, out);
 }
 
 clt_status clt_angle(const clt_tensor *t, clt_tensor **out)
 {
     clt_status st = clt__complex_unary(1, t, out, "clt_angle");
     bool save = st == CLT_OK && clt__dtype_is_complex(t->dtype);
-    return clt__record(st, out, "AngleBackward0", bw_angle, 1, &t, save ? 1 : 0, &t, NULL);
+    return rec2(st, out, "AngleBackward0", bw_angle, 1, &t, save ? 1 : 0, &t, NULL);
 }
 
 clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor **out)
@@ -295,14 +347,67 @@ clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor 
     const clt_tensor *in[2] = {abs, angle};
     clt_status st = clt__complex_make(0, abs, angle, out, "clt_polar");
     const clt_tensor *sv = st == CLT_OK ? *out : NULL;
-    return clt__record(st, out, "PolarBackward0", bw_polar, 2, in, 1, &sv, NULL);
+    return rec2(st, out, "PolarBackward0", bw_polar, 2, in, 1, &sv, NULL);
 }
 
 clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, clt_tensor **out)
 {
-    const clt_tensor *in[2] = {real, imag};
-    return clt__record(clt__complex_make(1, real, imag, out, "clt_complex"), out,
-                       "ComplexBackward0", bw_make_complex, 2, in, 0, NULL, NULL);
+    return make_rec("clt_complex", real, imag, out);
+}
+
+clt_status clt__complex_via_real(const char *fn, const clt_tensor *t, clt__real_op op,
+                                 const void *ctx, clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *r = NULL, *y = NULL, *c = NULL;
+    clt_status st;
+    CLT__TRY(view_as_real_rec(fn, t, &r));
+    CLT__TRY(op(r, ctx, &y));
+    CLT__TRY(clt_contiguous(y, &c));
+    CLT__TRY(view_as_complex_rec(fn, c, out));
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(y);
+    clt_tensor_free(c);
+    return st;
+}
+
+/* matmul of complex operands (both of one complex dtype), composed of
+ * recorded real products: (ar + i ai)(br + i bi) = (ar br - ai bi) +
+ * i (ar bi + ai br), so that the gradients (g conj(b)^T and conj(a)^T g)
+ * and their own gradients come from those of the parts.  Shapes as
+ * clt_matmul's, checked by its real products. */
+clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out)
+{
+    *out = NULL;
+    if (a->dtype != b->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
+                          clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
+    clt_tensor *p[4] = {0}, *ar = NULL, *ai = NULL, *br = NULL, *bi = NULL, *re = NULL,
+               *im = NULL;
+    clt_status st;
+    CLT__TRY(part_rec(fn, a, 0, &ar));
+    CLT__TRY(part_rec(fn, a, 1, &ai));
+    CLT__TRY(part_rec(fn, b, 0, &br));
+    CLT__TRY(part_rec(fn, b, 1, &bi));
+    CLT__TRY(clt__matmul_rec(fn, ar, br, &p[0]));
+    CLT__TRY(clt__matmul_rec(fn, ai, bi, &p[1]));
+    CLT__TRY(clt__matmul_rec(fn, ar, bi, &p[2]));
+    CLT__TRY(clt__matmul_rec(fn, ai, br, &p[3]));
+    CLT__TRY(clt__sub_rec(fn, p[0], p[1], &re));
+    CLT__TRY(clt__add_rec(fn, p[2], p[3], &im));
+    CLT__TRY(make_rec(fn, re, im, out));
+done:
+    for (int k = 0; k < 4; k++)
+        clt_tensor_free(p[k]);
+    clt_tensor_free(ar);
+    clt_tensor_free(ai);
+    clt_tensor_free(br);
+    clt_tensor_free(bi);
+    clt_tensor_free(re);
+    clt_tensor_free(im);
+    return st;
 }
 
 /* ---- the FFTs ------------------------------------------------------------------- */
@@ -326,9 +431,9 @@ static clt_status resize_dim(const clt_tensor *t, int d, int64_t size, clt_tenso
     int64_t cur = t->shape[d];
     if (cur >= size) {
         clt_tensor *v = NULL;
-        clt_status st = clt__narrow(t, d, 0, size, &v, FN);
+        clt_status st = clt__narrow_rec(FN, t, d, 0, size, &v);
         if (st == CLT_OK)
-            st = clt__contiguous(v, out);
+            st = clt_contiguous(v, out);
         clt_tensor_free(v);
         return st;
     }
@@ -336,17 +441,17 @@ static clt_status resize_dim(const clt_tensor *t, int d, int64_t size, clt_tenso
     clt_tensor *r = NULL, *c = NULL, *p = NULL;
     clt_status st = CLT_OK;
     if (cx)
-        CLT__TRY(clt__view_as_real(t, &r, FN));
+        CLT__TRY(view_as_real_rec(FN, t, &r));
     {
         const clt_tensor *src = cx ? r : t;
         int64_t pad[2 * CLT_MAX_DIMS] = {0};
         int j = src->ndim - 1 - d;
         pad[2 * j + 1] = size - cur;
-        CLT__TRY(clt__pad(src, pad, 2 * (j + 1), CLT_PAD_CONSTANT, 0.0, &p, FN));
+        CLT__TRY(clt__pad_rec(FN, src, pad, 2 * (j + 1), CLT_PAD_CONSTANT, 0.0, &p));
     }
     if (cx) {
-        CLT__TRY(clt__contiguous(p, &c));
-        CLT__TRY(clt__view_as_complex(c, out, FN));
+        CLT__TRY(clt_contiguous(p, &c));
+        CLT__TRY(view_as_complex_rec(FN, c, out));
     } else {
         *out = p;
         p = NULL;
@@ -366,7 +471,7 @@ static clt_status double_mirrored(const clt_tensor *t, int d, int64_t len, clt_t
     *out = NULL;
     int64_t m = t->shape[d], dl = len - (len / 2 + 1);
     if (dl <= 0)
-        return clt__alias(t, out);
+        return clt__alias_grad(t, out);
     clt_dtype part = clt__complex_part_dtype(t->dtype);
     int64_t shape[CLT_MAX_DIMS];
     for (int k = 0; k < t->ndim; k++)
@@ -386,7 +491,7 @@ static clt_status double_mirrored(const clt_tensor *t, int d, int64_t len, clt_t
     CLT__TRY(clt__tensor_from_host_in(FN, t->dev, part, t->ndim, shape,
                                       part == CLT_FLOAT64 ? (const void *)w : (const void *)wf,
                                       &wt));
-    CLT__TRY(clt__complex_binary(2, t, wt, out, FN));
+    CLT__TRY(clt__complex_binary_rec(2, t, wt, out, FN));
 done:
     free(w);
     free(wf);
@@ -394,6 +499,13 @@ done:
     return st;
 }
 
+static clt_status fft1(int which, const clt_tensor *x, int64_t n, int dim, const char *norm,
+                       clt_tensor **out, const char *fn);
+static clt_status fftn(int which, const clt_tensor *x, int k, const int64_t *s, const int *dim,
+                       const char *norm, clt_tensor **out, const char *fn);
+
+/* The adjoint transform, computed with the recorded transforms (so that
+ * it is differentiable again, as torch's formulas are). */
 static clt_status bw_fft(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int kind = (int)n->i[0], k = (int)n->i[1], mode = (int)n->s[0];
@@ -410,23 +522,23 @@ static clt_status bw_fft(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     switch (kind) {
     case 0:
     case 1:
-        CLT__TRY(clt__fftn(kind == 0 ? 1 : 0, g, k, NULL, dims, inv, &cur, FN));
+        CLT__TRY(fftn(kind == 0 ? 1 : 0, g, k, NULL, dims, inv, &cur, FN));
         break;
     case 2: /* rfft: the spectrum padded with zeros to the full length, the
              * inverse c2c transform, its real part */
     case 5:
         if (kind == 2)
-            CLT__TRY(clt__fftn(1, g, k, sizes, dims, inv, &next, FN));
+            CLT__TRY(fftn(1, g, k, sizes, dims, inv, &next, FN));
         else
-            CLT__TRY(clt__fft1(0, g, sizes[0], last, inv, &next, FN));
-        CLT__TRY(clt__real_imag(next, 0, &cur, FN));
+            CLT__TRY(fft1(0, g, sizes[0], last, inv, &next, FN));
+        CLT__TRY(part_rec(FN, next, 0, &cur));
         break;
     case 3: /* irfft: the r2c transform, the mirrored entries doubled */
     case 4:
         if (kind == 3)
-            CLT__TRY(clt__fftn(2, g, k, NULL, dims, inv, &next, FN));
+            CLT__TRY(fftn(2, g, k, NULL, dims, inv, &next, FN));
         else
-            CLT__TRY(clt__fft1(5, g, -1, last, inv, &next, FN));
+            CLT__TRY(fft1(5, g, -1, last, inv, &next, FN));
         CLT__TRY(double_mirrored(next, last, sizes[k - 1], &cur));
         break;
     default:
@@ -461,7 +573,7 @@ static clt_status rec_fft(clt_status st, clt_tensor **out, const clt_tensor *x, 
                           const int *dims, const int64_t *sizes, const char *norm)
 {
     clt__node *n = NULL;
-    st = clt__record(st, out, fft_nodes[kind], bw_fft, 1, &x, 0, NULL, &n);
+    st = rec2(st, out, fft_nodes[kind], bw_fft, 1, &x, 0, NULL, &n);
     if (n) {
         int mode = 0;
         (void)clt__fft_norm(norm, &mode, FN); /* checked by the transform */
@@ -659,13 +771,16 @@ clt_status clt_fft_rfftfreq(clt_device *dev, int64_t n, double d, clt_dtype dtyp
     return clt__fftfreq(true, dev, n, d, dtype, out, "clt_fft_rfftfreq");
 }
 
-/* The gradient of a shift is the opposite shift of the gradient. */
+static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim, clt_tensor **out,
+                        const char *fn);
+
+/* The gradient of a shift is the opposite shift of the gradient (recorded). */
 static clt_status bw_shift(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int k = (int)n->i[0], dims[CLT_MAX_DIMS];
     for (int j = 0; j < k; j++)
         dims[j] = (int)n->i[2 + j];
-    return clt__fftshift(n->i[1] == 0, g, k, dims, &gin[0], "clt_backward");
+    return shift(n->i[1] == 0, g, k, dims, &gin[0], "clt_backward");
 }
 
 static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim, clt_tensor **out,
@@ -673,8 +788,8 @@ static clt_status shift(bool inverse, const clt_tensor *x, int k, const int *dim
 {
     clt__node *n = NULL;
     clt_status st = clt__fftshift(inverse, x, k, dim, out, fn);
-    st = clt__record(st, out, inverse ? "IfftshiftBackward0" : "FftshiftBackward0", bw_shift, 1,
-                     &x, 0, NULL, &n);
+    st = rec2(st, out, inverse ? "IfftshiftBackward0" : "FftshiftBackward0", bw_shift, 1, &x, 0,
+              NULL, &n);
     if (n) {
         int kk = dim ? k : x->ndim;
         n->i[0] = kk;

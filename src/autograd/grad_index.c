@@ -171,15 +171,71 @@ clt_status clt_index_select(const clt_tensor *t, int dim, const clt_tensor *inde
     return clt__index_select_rec("clt_index_select", t, dim, index, out);
 }
 
+/* index_select and gather of a complex tensor: on its real view (the
+ * index of gather given a last dim of 2, the same index for both parts). */
+typedef struct via_index {
+    const char *fn;
+    int dim;
+    const clt_tensor *index;
+} via_index;
+
+static clt_status real_index_select(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const via_index *v = ctx;
+    return clt__index_select_rec(v->fn, r, v->dim, v->index, out);
+}
+
+static clt_status real_gather(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const via_index *v = ctx;
+    const clt_tensor *ix = v->index;
+    int64_t shape[CLT_MAX_DIMS];
+    for (int d = 0; d < ix->ndim; d++)
+        shape[d] = ix->shape[d];
+    shape[ix->ndim] = 2;
+    clt_tensor *u = NULL, *e = NULL;
+    clt_status st = clt__unsqueeze(ix, ix->ndim, &u, v->fn);
+    if (st == CLT_OK)
+        st = clt__expand(u, ix->ndim + 1, shape, &e, v->fn);
+    if (st == CLT_OK)
+        st = clt_gather(r, v->dim, e, out);
+    clt_tensor_free(u);
+    clt_tensor_free(e);
+    return st;
+}
+
+/* Whether t is complex with a dim that index ops can take through its real
+ * view: *d is dim wrapped (a bad dim leaves it to the plain op's message). */
+static bool complex_dim(const clt_tensor *t, const clt_tensor *index, int dim, int *d)
+{
+    if (t == NULL || index == NULL || !clt__dtype_is_complex(t->dtype) || t->ndim == 0 ||
+        t->ndim >= CLT_MAX_DIMS || index->ndim >= CLT_MAX_DIMS)
+        return false;
+    *d = dim < 0 ? dim + t->ndim : dim;
+    return *d >= 0 && *d < t->ndim;
+}
+
 clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
                                  const clt_tensor *index, clt_tensor **out)
 {
+    int d = 0;
+    if (out && complex_dim(t, index, dim, &d)) {
+        via_index v = {fn, d, index};
+        clt_status st = clt__complex_via_real(fn, t, real_index_select, &v, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt_status st = clt__index_select(t, dim, index, out, fn);
     return record(st, out, "IndexSelectBackward0", bw_index_select, 1, &t, index, dim, 1);
 }
 
 clt_status clt_gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out)
 {
+    int d = 0;
+    if (out && complex_dim(t, index, dim, &d) && index->ndim == t->ndim) {
+        via_index v = {"clt_gather", d, index};
+        clt_status st = clt__complex_via_real("clt_gather", t, real_gather, &v, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt_status st = clt__gather(t, dim, index, out, "clt_gather");
     return record(st, out, "GatherBackward0", bw_gather, 1, &t, index, dim, 1);
 }

@@ -93,6 +93,10 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
                            clt_tensor **out)
 {
+    if (a && b && out && (clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype))) {
+        clt_status st = clt__complex_matmul_rec(fn, a, b, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     const clt_tensor *in[2] = {a, b};
     clt__node *n = NULL;
     clt_status st = clt__record(clt__matmul(a, b, out, fn), out, "MmBackward0", bw_matmul, 2, in,

@@ -136,6 +136,13 @@ static clt_status product(const char *fn, const char *node,
     CLT__REQUIRE_ARG(a, fn);
     CLT__REQUIRE_ARG(b, fn);
     clt_status st = check(a, b, fn);
+    /* complex operands: torch's products without conjugation, so all but
+     * vdot are clt_matmul's (the complex form records its parts) */
+    bool cx = clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype);
+    if (st == CLT_OK && cx && strcmp(node, "VdotBackward0") != 0) {
+        st = clt__complex_matmul_rec(fn, a, b, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     if (st == CLT_OK)
         st = clt__matmul(a, b, out, fn);
     return record_product(st, out, node, NULL, a, b, 0, 1, false);

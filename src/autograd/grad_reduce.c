@@ -50,10 +50,25 @@ static clt_status bw_sum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return spread(n, g, &gin[0]);
 }
 
+/* g / count: a complex g through the complex division by a real 0-d
+ * tensor (both record under create_graph). */
+static clt_status over_count(clt__node *n, const clt_tensor *g, clt_tensor **out)
+{
+    if (!clt__dtype_is_complex(g->dtype))
+        return clt__div_scalar_rec("clt_backward", g, count(n), out);
+    *out = NULL;
+    clt_tensor *c = NULL;
+    clt_status st = clt__full(g->dev, clt__complex_part_dtype(g->dtype), 0, NULL, count(n), &c);
+    if (st == CLT_OK)
+        st = clt__complex_binary_rec(3, g, c, out, "clt_backward");
+    clt_tensor_free(c);
+    return st;
+}
+
 static clt_status bw_mean(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *t = NULL;
-    clt_status st = clt__div_scalar_rec("clt_backward", g, count(n), &t);
+    clt_status st = over_count(n, g, &t);
     if (st == CLT_OK)
         st = spread(n, t, &gin[0]);
     clt_tensor_free(t);

@@ -22,20 +22,57 @@ static int wrap(int dim, int ndim)
 
 /* ---- flip and roll ------------------------------------------------------------ */
 
-/* i[0] the count, i[1..] the dims: flipping again undoes it. */
+/* i[0] the count, i[1..] the dims: flipping again undoes it (recorded, so
+ * that it is differentiable again: clt__twice). */
 static clt_status bw_flip(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int dims[CLT_MAX_DIMS], k = (int)n->i[0];
     for (int j = 0; j < k; j++)
         dims[j] = (int)n->i[1 + j];
-    return clt__flip(g, dims, k, &gin[0], "clt_backward");
+    return clt_flip(g, dims, k, &gin[0]);
+}
+
+/* flip and roll of a complex tensor: on its real view, the dims wrapped
+ * against t's (roll without dims flattens t first, as torch). */
+typedef struct via_dims {
+    bool roll;
+    int k;
+    int dims[CLT_MAX_DIMS];
+    const int64_t *shifts;
+} via_dims;
+
+static clt_status real_move(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const via_dims *v = ctx;
+    return v->roll ? clt_roll(r, v->shifts, v->dims, v->k, out) : clt_flip(r, v->dims, v->k, out);
+}
+
+static bool complex_dims(const clt_tensor *t, const int *dims, int k, clt_tensor **out,
+                         via_dims *v)
+{
+    if (t == NULL || out == NULL || !clt__dtype_is_complex(t->dtype) || t->ndim == 0 ||
+        t->ndim >= CLT_MAX_DIMS || k < 0 || k > CLT_MAX_DIMS || (k > 0 && dims == NULL))
+        return false;
+    v->k = k;
+    for (int j = 0; j < k; j++) {
+        v->dims[j] = wrap(dims[j], t->ndim);
+        if (v->dims[j] < 0 || v->dims[j] >= t->ndim)
+            return false;
+    }
+    return true;
 }
 
 clt_status clt_flip(const clt_tensor *t, const int *dims, int k, clt_tensor **out)
 {
+    via_dims v = {.roll = false};
+    if (complex_dims(t, dims, k, out, &v)) {
+        clt_status st = clt__complex_via_real("clt_flip", t, real_move, &v, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt__node *n = NULL;
     clt_status st = one(clt__flip(t, dims, k, out, "clt_flip"), out, "FlipBackward0", bw_flip, t,
                         0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = k;
         for (int j = 0; j < k; j++)
@@ -67,6 +104,25 @@ static clt_status bw_roll(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 clt_status clt_roll(const clt_tensor *t, const int64_t *shifts, const int *dims, int k,
                     clt_tensor **out)
 {
+    via_dims v = {.roll = true, .shifts = shifts};
+    if (shifts && k > 0 && complex_dims(t, dims, k, out, &v)) {
+        clt_status st = clt__complex_via_real("clt_roll", t, real_move, &v, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
+    if (shifts && k == 0 && t && out && clt__dtype_is_complex(t->dtype) && t->ndim > 0) {
+        /* over the flattened tensor, then t's shape again */
+        int64_t nel = t->numel;
+        clt_tensor *f = NULL, *r = NULL;
+        int zero = 0;
+        clt_status st = clt__reshape_rec("clt_roll", t, 1, &nel, &f);
+        if (st == CLT_OK)
+            st = clt_roll(f, shifts, &zero, 1, &r);
+        if (st == CLT_OK)
+            st = clt__reshape_rec("clt_roll", r, t->ndim, t->shape, out);
+        clt_tensor_free(f);
+        clt_tensor_free(r);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt__node *n = NULL;
     clt_status st = one(clt__roll(t, shifts, dims, k, out, "clt_roll"), out, "RollBackward0",
                         bw_roll, t, 0, NULL, &n);

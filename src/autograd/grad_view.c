@@ -234,6 +234,9 @@ clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
 clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
                              clt_tensor **out)
 {
+    if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
+        return one(clt__complex_to_real(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity,
+                   t, NULL);
     return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
 }
 
@@ -306,9 +309,6 @@ clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp)
 
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    if (t && clt__dtype_is_complex(t->dtype) && !clt__dtype_is_complex(dtype))
-        return one(clt__complex_to_real(t, dtype, out, "clt_to_dtype"), out, "ToCopyBackward0",
-                   bw_identity, t, NULL);
     return clt__to_dtype_rec("clt_to_dtype", t, dtype, out);
 }
 
@@ -483,19 +483,19 @@ static clt_status bw_pieces(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             }
             memcpy(shape, e->shape, sizeof shape);
             shape[d] = gap;
-            CLT__TRY(clt__expand(zero, e->ndim, shape, &parts[np++], "clt_backward"));
+            CLT__TRY(clt__expand_rec("clt_backward", zero, e->ndim, shape, &parts[np++]));
             gap = 0;
         }
         if (gs != NULL && len[s] > 0)
-            CLT__TRY(n->i[1] ? clt__unsqueeze(gs, d, &parts[np++], "clt_backward")
-                             : clt__alias(gs, &parts[np++]));
+            CLT__TRY(n->i[1] ? clt__unsqueeze_rec("clt_backward", gs, d, &parts[np++])
+                             : clt__alias_grad(gs, &parts[np++]));
     }
     if (np == 0) /* every piece is empty along d */
         st = clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[0]);
     else if (np == 1)
-        st = clt__alias(parts[0], &gin[0]);
+        st = clt__alias_grad(parts[0], &gin[0]);
     else
-        st = clt__cat((const clt_tensor *const *)parts, np, d, &gin[0], "clt_backward");
+        st = clt__cat_rec("clt_backward", (const clt_tensor *const *)parts, np, d, &gin[0]);
 done:
     for (size_t k = 0; k < np; k++)
         clt_tensor_free(parts[k]);
@@ -534,6 +534,7 @@ static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, con
         n->i[0] = d;
         n->i[1] = unbind;
         n->ctx_kept = true;
+        clt__twice(n); /* bw_pieces computes with recording ops */
     }
     if (st != CLT_OK) {
         for (size_t p = 0; p < k; p++)

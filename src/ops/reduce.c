@@ -383,6 +383,46 @@ static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
     return CLT_OK;
 }
 
+static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int keepdim,
+                         double correction, clt_tensor **out, clt_tensor **idx, const char *fn);
+
+/* sum and mean of a complex tensor: those of its real parts, read as
+ * [outer, R, 2 inner] of the part dtype (a complex element is a pair of
+ * them), into the complex result's pairs.  Three dims whatever a's are,
+ * so CLT_MAX_DIMS-dim tensors reduce too. */
+static clt_status complex_sum(kind k, const clt_tensor *a, bool all, int dim, int keepdim,
+                              clt_tensor **out, const char *fn)
+{
+    int ond = 0, d = -1;
+    int64_t outer = 1, R = a->numel, inner = 1, oshape[CLT_MAX_DIMS];
+    clt_status st = CLT_OK;
+    clt_dtype part = clt__complex_part_dtype(a->dtype);
+    clt_tensor *r = NULL, *ca = NULL, *rv = NULL, *rs = NULL, *rr = NULL;
+    if (!all)
+        CLT__TRY(clt__split_at(a, dim, keepdim, &d, &outer, &R, &inner, oshape, &ond, fn));
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, ond, oshape, &r));
+    if (r->numel > 0) {
+        int64_t sh[3] = {outer, R, 2 * inner}, st3[3] = {R * 2 * inner, 2 * inner, 1};
+        int64_t sh2[2] = {outer, 2 * inner}, st2[2] = {2 * inner, 1};
+        CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
+        CLT__TRY(clt__tensor_view(ca, 3, sh, st3, ca->offset * 2, &rv));
+        rv->dtype = part;
+        CLT__TRY(reduce(k, rv, false, 1, 0, 0.0, &rs, NULL, fn));
+        CLT__TRY(clt__tensor_view(r, 2, sh2, st2, r->offset * 2, &rr));
+        rr->dtype = part;
+        CLT__TRY(clt__copy_into(rr, rs, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(ca);
+    clt_tensor_free(rv);
+    clt_tensor_free(rs);
+    clt_tensor_free(rr);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* *idx, when idx is not NULL, receives max's and min's indices along dim
  * (int64), from the same kernels as the values. */
 static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int keepdim,
@@ -393,6 +433,8 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
+    if ((k == K_SUM || k == K_MEAN) && clt__dtype_is_complex(a->dtype))
+        return complex_sum(k, a, all, dim, keepdim, out, fn);
     clt_status st = check_kind_dtype(k, a->dtype, fn);
     if (st != CLT_OK)
         return st;

@@ -140,6 +140,10 @@ clt_status clt__nansum(const clt_tensor *a, bool all, int dim, int keepdim, clt_
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
+    /* torch's words; the sums take complex tensors now, nansum does not */
+    if (clt__dtype_is_complex(a->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: nansum does not support complex inputs",
+                          fn);
     clt_tensor *z = NULL;
     clt_status st = nan_as_zero(a, &z, fn);
     if (st == CLT_OK)
