@@ -1091,10 +1091,13 @@ clt_status clt_chi2_dist(const clt_tensor *df, int validate_args, clt_distributi
     if (st != CLT_OK)
         return st;
     /* Gamma(df / 2, 1/2), df kept as the third */
-    clt_distribution *d = *out;
+    clt_distribution *d = *out; /* finish hands it out again */
+    *out = NULL;
     clt_tensor *c = NULL, *r = NULL;
-    if ((st = clt_scope_begin()) != CLT_OK)
-        goto fail;
+    if ((st = clt_scope_begin()) != CLT_OK) {
+        clt_distribution_free(d);
+        return st;
+    }
     st = clt__mul_scalar_rec(fn, d->p[0], 0.5, &c);
     if (st == CLT_OK)
         st = clt__error_as(clt_full(d->p[0]->dev, d->dtype, d->batch_ndim, d->batch_shape, 0.5,
@@ -1105,13 +1108,7 @@ clt_status clt_chi2_dist(const clt_tensor *df, int validate_args, clt_distributi
         keep(d, 0, c);
         keep(d, 1, r);
     }
-    clt_scope_end();
-    if (st == CLT_OK)
-        return clt__ok();
-fail:
-    clt_distribution_free(d);
-    *out = NULL;
-    return st;
+    return finish(fn, st, d, out);
 }
 
 clt_status clt_beta_dist(const clt_tensor *concentration1, const clt_tensor *concentration0,
@@ -1413,22 +1410,19 @@ clt_status clt_continuous_bernoulli_dist(const clt_tensor *probs, const clt_tens
                                     validate_args, out);
     if (st != CLT_OK)
         return st;
-    clt_distribution *d = *out;
+    clt_distribution *d = *out; /* finish hands it out again */
+    *out = NULL;
     clt_tensor *c = NULL;
-    if ((st = clt_scope_begin()) != CLT_OK)
-        goto fail;
+    if ((st = clt_scope_begin()) != CLT_OK) {
+        clt_distribution_free(d);
+        return st;
+    }
     st = clamp_probs(fn, d->p[0], &c);
     if (st == CLT_OK) {
         clt_tensor_free(d->p[0]);
         keep(d, 0, c);
     }
-    clt_scope_end();
-    if (st == CLT_OK)
-        return clt__ok();
-fail:
-    clt_distribution_free(d);
-    *out = NULL;
-    return st;
+    return finish(fn, st, d, out);
 }
 
 clt_status clt_von_mises_dist(const clt_tensor *loc, const clt_tensor *concentration,
