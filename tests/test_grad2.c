@@ -506,7 +506,8 @@ Test(segment_reduce, gradcheck_each_reduction)
 /* ---- double backward: index ops and pools ---------------------------------------- */
 
 /* user: which op (0 gather, 1 scatter, 2 scatter_add, 3 index_add, 4 take,
- * 5 take_along_dim, 6 index_select) with its index from idx_for. */
+ * 5 take_along_dim, 6 index_select, 7 masked_select: index the mask) with
+ * its index from idx_for. */
 struct dd_case {
     int op;
     const clt_tensor *index;
@@ -526,7 +527,8 @@ static clt_status index_fn(void *user, clt_tensor *const *in, size_t n, clt_tens
     case 3: return clt_index_add(in[0], 1, c->index, in[1], 0.5, out);
     case 4: return clt_take(in[0], c->index, out);
     case 5: return clt_take_along_dim(in[0], c->index, &dim, out);
-    default: return clt_index_select(in[0], 1, c->index, out);
+    case 6: return clt_index_select(in[0], 1, c->index, out);
+    default: return clt_masked_select(in[0], c->index, out);
     }
 }
 
@@ -546,9 +548,11 @@ Test(double_backward2, gather_scatter_index_nodes)
     clt_tensor *i2 = tensor_of(dev, CLT_INT64, 2, s32, ix),
                *i1 = tensor_of(dev, CLT_INT64, 1, s3, iflat),
                *is = tensor_of(dev, CLT_INT64, 1, s3, isel);
+    const double mk[12] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1};
+    clt_tensor *mask = tensor_of(dev, CLT_BOOL, 2, s34, mk);
     clt_tensor *a = leaf(dev, 2, s34, x, 1), *src = leaf(dev, 2, s32, u, 1);
-    for (int op = 0; op <= 6; op++) {
-        struct dd_case c = {op, op == 4 ? i1 : op == 3 || op == 6 ? is : i2};
+    for (int op = 0; op <= 7; op++) {
+        struct dd_case c = {op, op == 7 ? mask : op == 4 ? i1 : op == 3 || op == 6 ? is : i2};
         clt_tensor *srci = src, *ins[2] = {a, src};
         if (op == 3) {
             /* index_add's source: [3, 3] along dim 1 */
@@ -578,7 +582,7 @@ Test(double_backward2, gather_scatter_index_nodes)
         for (int j = 0; j < 2; j++)
             want[r * 2 + j] = x[r * 4 + (int)ix[r * 2 + j]];
     expect_f64(gg, want, 6, 0, "d/du sum(scatter_add(u) * v)");
-    clt_tensor *all[] = {y, gu, gx, p, s, gg, uu, v, a, src, i1, i2, is};
+    clt_tensor *all[] = {y, gu, gx, p, s, gg, uu, v, a, src, i1, i2, is, mask};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         clt_tensor_free(all[k]);
 }

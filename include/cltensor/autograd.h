@@ -148,7 +148,7 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * transpose, permute, expand, squeeze, unsqueeze, contiguous, clone,
  * to_dtype (not clt_to), narrow, slice, cat, stack, index_select,
  * gather, scatter, scatter_add, index_add, take (and take_along_dim, a
- * gather), embedding, masked_fill, a Dropout layer (its ops: the saved mask is a
+ * gather), embedding, masked_fill, masked_select, a Dropout layer (its ops: the saved mask is a
  * constant), layer_norm and group_norm (float32 and float64:
  * NativeLayerNormBackward0 and NativeGroupNormBackward0, input, weight and
  * bias), BatchNorm1d/2d in training and eval (their ops), max_pool2d and

@@ -540,6 +540,7 @@ clt_status clt_masked_select(const clt_tensor *t, const clt_tensor *mask, clt_te
     if (node) {
         node->i[0] = nd;
         memcpy(&node->i[1], shape, sizeof(int64_t) * (size_t)nd);
+        clt__twice(node); /* add_rows records under create_graph */
     }
     clt_tensor_free(places);
     return st;
