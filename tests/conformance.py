@@ -10526,6 +10526,8 @@ def complex2():
         # BLAS's complex dot), so the reference is its definition
         fft_check("dot %s" % dt, lambda p, q: (p * q).sum(), lambda p, q, o: L.clt_dot(p, q, o),
                   [cdata((6,), dt), cdata((6,), dt)], tol)
+        fft_check("vdot %s" % dt, lambda p, q: (p.conj() * q).sum(),
+                  lambda p, q, o: L.clt_vdot(p, q, o), [cdata((6,), dt), cdata((6,), dt)], tol)
         fft_check("matmul complex and real %s" % dt, torch.matmul,
                   lambda p, q, o: L.clt_matmul(p, q, o), [a, b.real.clone()])
         fft_check("matmul shapes %s" % dt, torch.matmul, lambda p, q, o: L.clt_matmul(p, q, o),

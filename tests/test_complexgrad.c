@@ -586,6 +586,27 @@ Test(complexgrad, complex_matmul_values)
             cr_assert(cabs(got[i * 2 + j] - want) < 1e-12);
             cr_assert(cabs(gotf[i * 2 + j] - want) < 1e-4);
         }
+    /* vdot: conj(a) . b, torch's (dot does not conjugate) */
+    int64_t s8[1] = {8};
+    clt_tensor *va = NULL, *vb = NULL, *vd = NULL, *dd = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, s8, a, &va));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, s8, b, &vb));
+    CHECK(clt_vdot(va, vb, &vd));
+    CHECK(clt_dot(va, vb, &dd));
+    double complex gv, gd, wv = 0, wd = 0;
+    for (int k = 0; k < 8; k++) {
+        wv += conj(a[k]) * b[k];
+        wd += a[k] * b[k];
+    }
+    CHECK(clt_tensor_read(vd, &gv, sizeof gv));
+    CHECK(clt_tensor_read(dd, &gd, sizeof gd));
+    cr_assert(cabs(gv - wv) < 1e-12, "vdot %g%+gi, want %g%+gi", creal(gv), cimag(gv), creal(wv),
+              cimag(wv));
+    cr_assert(cabs(gd - wd) < 1e-12);
+    clt_tensor_free(va);
+    clt_tensor_free(vb);
+    clt_tensor_free(vd);
+    clt_tensor_free(dd);
     clt_tensor *o = (clt_tensor *)&o, *real = NULL;
     CHECK(clt_real(tb, &real));
     cr_assert_eq(clt_matmul(ta, real, &o), CLT_ERR_DTYPE_MISMATCH);
@@ -598,7 +619,8 @@ Test(complexgrad, complex_matmul_values)
 /* Real float64 leaves through complex sums, pieces and products: kind 0
  * sum_dim(z * w, 1), 1 mean_dim(z, 0, keepdim) * w, 2 split(z, 2, 1)
  * pieces multiplied, 3 unbind(z, 0) pieces divided, 4 matmul(z, w^T),
- * 5 abs(mm(z, conj(w)^T)) + angle(sum(z)). */
+ * 5 abs(mm(z, conj(w)^T)) + angle(sum(z)), 6 vdot(z, w) flattened (conj(z)
+ * w summed). */
 static clt_status c2_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
 {
     (void)n;
@@ -627,6 +649,11 @@ static clt_status c2_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor 
         C2(clt_mul(t, w, &r));
         break;
     case 4: C2(clt_transpose(w, 0, 1, &t)); C2(clt_matmul(z, t, &r)); break;
+    case 6:
+        C2(clt_reshape(z, 1, (int64_t[]){-1}, &t));
+        C2(clt_reshape(w, 1, (int64_t[]){-1}, &u));
+        C2(clt_vdot(t, u, &r));
+        break;
     default:
         C2(clt_conj(w, &t));
         C2(clt_transpose(t, 0, 1, &u));
@@ -669,10 +696,10 @@ done:
 Test(complexgrad, sums_pieces_products_gradcheck_and_gradgradcheck)
 {
     clt_device *dev = get_device("cpu");
-    int64_t sz[3] = {3, 4, 2}, sw[6][3] = {{3, 4, 2}, {1, 4, 2}, {3, 2, 2},
-                                           {4, 1, 2}, {2, 4, 2}, {2, 4, 2}};
+    int64_t sz[3] = {3, 4, 2}, sw[7][3] = {{3, 4, 2}, {1, 4, 2}, {3, 2, 2}, {4, 1, 2},
+                                           {2, 4, 2}, {2, 4, 2}, {3, 4, 2}};
     double *zv = random_data(24, 5, -1.0), *wv = random_data(24, 6, -1.0);
-    for (int kind = 0; kind < 6; kind++) {
+    for (int kind = 0; kind < 7; kind++) {
         clt_tensor *in[2] = {NULL, NULL};
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sw[kind], wv, &in[1]));

@@ -132,8 +132,10 @@ CLT_API clt_status clt_mv(const clt_tensor *a, const clt_tensor *v, clt_tensor *
  * size (0 for size 0); grad_fn DotBackward0. */
 CLT_API clt_status clt_dot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
-/* torch.vdot(a, b): dot with a conjugated, which for the real dtypes
- * cltensor has is clt_dot; grad_fn VdotBackward0. */
+/* torch.vdot(a, b): dot with a conjugated: for real dtypes clt_dot
+ * (grad_fn VdotBackward0); for two complex tensors of one dtype the sum
+ * of conj(a[i]) b[i], composed of recorded real products like complex
+ * matmul (grad_fn ComplexBackward0). */
 CLT_API clt_status clt_vdot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
 /* torch.addmm(input, m1, m2, beta=beta, alpha=alpha): beta * input +

@@ -203,6 +203,10 @@ clt_status clt__complex_via_real(const char *fn, const clt_tensor *t, clt__real_
  * real products (grad_fft.c). */
 clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out);
+/* torch.vdot of two 1-D complex tensors of one dtype: sum(conj(a) b), as
+ * clt__complex_matmul_rec composed of recorded real products. */
+clt_status clt__complex_vdot_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                 clt_tensor **out);
 
 /* The formula of clamp with tensor bounds (ClampBackward0 and the
  * one-bound nodes): saved a, then min and max where given, i[0] and i[1]

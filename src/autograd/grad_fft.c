@@ -376,9 +376,10 @@ done:
  * recorded real products: (ar + i ai)(br + i bi) = (ar br - ai bi) +
  * i (ar bi + ai br), so that the gradients (g conj(b)^T and conj(a)^T g)
  * and their own gradients come from those of the parts.  Shapes as
- * clt_matmul's, checked by its real products. */
-clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
-                                   clt_tensor **out)
+ * clt_matmul's, checked by its real products.  conj_a: conj(a) b =
+ * (ar br + ai bi) + i (ar bi - ai br), torch.vdot's. */
+static clt_status complex_product(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                  bool conj_a, clt_tensor **out)
 {
     *out = NULL;
     if (a->dtype != b->dtype)
@@ -395,8 +396,8 @@ clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const cl
     CLT__TRY(clt__matmul_rec(fn, ai, bi, &p[1]));
     CLT__TRY(clt__matmul_rec(fn, ar, bi, &p[2]));
     CLT__TRY(clt__matmul_rec(fn, ai, br, &p[3]));
-    CLT__TRY(clt__sub_rec(fn, p[0], p[1], &re));
-    CLT__TRY(clt__add_rec(fn, p[2], p[3], &im));
+    CLT__TRY((conj_a ? clt__add_rec : clt__sub_rec)(fn, p[0], p[1], &re));
+    CLT__TRY((conj_a ? clt__sub_rec : clt__add_rec)(fn, p[2], p[3], &im));
     CLT__TRY(make_rec(fn, re, im, out));
 done:
     for (int k = 0; k < 4; k++)
@@ -408,6 +409,18 @@ done:
     clt_tensor_free(re);
     clt_tensor_free(im);
     return st;
+}
+
+clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                   clt_tensor **out)
+{
+    return complex_product(fn, a, b, false, out);
+}
+
+clt_status clt__complex_vdot_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                 clt_tensor **out)
+{
+    return complex_product(fn, a, b, true, out);
 }
 
 /* ---- the FFTs ------------------------------------------------------------------- */

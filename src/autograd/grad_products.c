@@ -137,10 +137,12 @@ static clt_status product(const char *fn, const char *node,
     CLT__REQUIRE_ARG(b, fn);
     clt_status st = check(a, b, fn);
     /* complex operands: torch's products without conjugation, so all but
-     * vdot are clt_matmul's (the complex form records its parts) */
+     * vdot (conj(a) b) are clt_matmul's (the complex forms record their
+     * parts) */
     bool cx = clt__dtype_is_complex(a->dtype) || clt__dtype_is_complex(b->dtype);
-    if (st == CLT_OK && cx && strcmp(node, "VdotBackward0") != 0) {
-        st = clt__complex_matmul_rec(fn, a, b, out);
+    if (st == CLT_OK && cx) {
+        st = strcmp(node, "VdotBackward0") == 0 ? clt__complex_vdot_rec(fn, a, b, out)
+                                                : clt__complex_matmul_rec(fn, a, b, out);
         return st == CLT_OK ? clt__ok() : st;
     }
     if (st == CLT_OK)
