@@ -8894,7 +8894,7 @@ static void op_complexgrad(fz *f)
             break;
         }
         case 11:
-        case 12: { /* a product with its own conjugate transpose, or another's */
+        case 12: { /* a product (vdot too) with its own conjugate transpose, or another's */
             clt_tensor *cj = SENT, *tr = NULL, *other = chance(f, 80) ? cur : rt(f);
             CALL("clt_conj", clt_conj(other, &cj));
             if (!outcome(f, st, cj)) {
@@ -8914,13 +8914,15 @@ static void op_complexgrad(fz *f)
                 next = NULL;
                 continue;
             }
-            int w = (int)pick(f, 3);
+            int w = (int)pick(f, 4);
             if (w == 0)
                 CALL("clt_matmul", clt_matmul(cur, tr, &next));
             else if (w == 1)
                 CALL("clt_mm", clt_mm(cur, tr, &next));
-            else
+            else if (w == 2)
                 CALL("clt_bmm", clt_bmm(cur, tr, &next));
+            else /* 1-D operands only: others refused */
+                CALL("clt_vdot", clt_vdot(cur, tr, &next));
             tfree(f, tr, 0);
             break;
         }
