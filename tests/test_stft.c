@@ -227,7 +227,7 @@ Test(stft, errors_in_torch_words)
 {
     clt_device *dev = get_device("cpu");
     int64_t n = 20, five = 5, sh3[3] = {2, 2, 20};
-    double *x = spread_doubles(40, 31);
+    double *x = spread_doubles(80, 31); /* x3 reads all 80 */
     clt_tensor *xt = up_f64(dev, 1, &n, x), *x3 = up_f64(dev, 3, sh3, x);
     clt_tensor *w5 = up_f64(dev, 1, &five, x), *xi = NULL, *out = (clt_tensor *)1;
     CHECK(clt_to_dtype(xt, CLT_INT64, &xi));
@@ -372,10 +372,10 @@ static void istft_case(clt_device *dev, int64_t b, int64_t nf, int64_t nt, ref_o
 Test(stft, istft_matches_reference_overlap_add)
 {
     clt_device *dev = get_device("cpu");
-    double hann[8], rnd[6];
+    double hann[8], rnd[7]; /* rnd: windows of 6 and of 7 */
     for (int k = 0; k < 8; k++)
         hann[k] = 0.5 - 0.5 * cos(2 * M_PI * k / 8);
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         rnd[k] = 0.4 + 0.2 * k - 0.03 * k * k;
     istft_case(dev, 2, 5, 11, (ref_opts){8, 2, 8, hann, 1, 0, 1, 0}, -1, 0, 1, 1);
     istft_case(dev, 1, 5, 9, (ref_opts){8, 3, 6, rnd, 1, 1, 1, 0}, -1, 0, 0, 2);
