@@ -9957,8 +9957,9 @@ static void op_nn3(fz *f)
                 put_module(f, m);
             return;
         }
-        int64_t want[4] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 6),
-                           1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+        /* every size a drawn rank (up to 5) reads */
+        int64_t want[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 6),
+                           1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3), 2};
         clt_tensor *x = input_near(f, d, chance(f, 90) ? 4 : (int)pick(f, 6), want);
         CALL("clt_cross_map_lrn2d", clt_cross_map_lrn2d(x, size, alpha, beta, k, op));
         if (result(f, st, op, out))
@@ -10052,6 +10053,8 @@ static void op_nn3(fz *f)
     int bias = (int)pick(f, 2);
     int64_t groups = chance(f, 80) ? 1 : chance(f, 90) ? 2 : geom(f);
     int64_t stride = chance(f, 90) ? 1 + (int64_t)pick(f, 2) : geom(f);
+    /* the channels, wrapped as two's complement where huge (no UB) */
+    int64_t outg = (int64_t)((uint64_t)outc * (uint64_t)groups);
     double eps = chance(f, 90) ? 1e-5 : rand_scalar(f);
     double mom = chance(f, 90) ? 0.1 : rand_scalar(f);
     int affine = (int)pick(f, 2), track = (int)pick(f, 2), useopt = chance(f, 50);
@@ -10067,29 +10070,29 @@ static void op_nn3(fz *f)
         break;
     case 1:
         CALL("clt_lazy_conv1d",
-             clt_lazy_conv1d(dev, outc * groups, k3[0], useopt ? &c1 : NULL, bias, f->gen, mp));
+             clt_lazy_conv1d(dev, outg, k3[0], useopt ? &c1 : NULL, bias, f->gen, mp));
         break;
     case 2:
-        CALL("clt_lazy_conv2d", clt_lazy_conv2d(dev, outc * groups, k3[0], k3[1],
+        CALL("clt_lazy_conv2d", clt_lazy_conv2d(dev, outg, k3[0], k3[1],
                                                 useopt ? &c2 : NULL, bias, f->gen, mp));
         break;
     case 3:
         CALL("clt_lazy_conv3d",
-             clt_lazy_conv3d(dev, outc * groups, k3, useopt ? &c3 : NULL, bias, f->gen, mp));
+             clt_lazy_conv3d(dev, outg, k3, useopt ? &c3 : NULL, bias, f->gen, mp));
         break;
     case 4:
         CALL("clt_lazy_conv_transpose1d",
-             clt_lazy_conv_transpose1d(dev, outc * groups, k3[0], useopt ? &t1 : NULL, bias,
+             clt_lazy_conv_transpose1d(dev, outg, k3[0], useopt ? &t1 : NULL, bias,
                                        f->gen, mp));
         break;
     case 5:
         CALL("clt_lazy_conv_transpose2d",
-             clt_lazy_conv_transpose2d(dev, outc * groups, k3[0], k3[1], useopt ? &t2 : NULL,
+             clt_lazy_conv_transpose2d(dev, outg, k3[0], k3[1], useopt ? &t2 : NULL,
                                        bias, f->gen, mp));
         break;
     case 6:
         CALL("clt_lazy_conv_transpose3d",
-             clt_lazy_conv_transpose3d(dev, outc * groups, k3, useopt ? &t3 : NULL, bias, f->gen,
+             clt_lazy_conv_transpose3d(dev, outg, k3, useopt ? &t3 : NULL, bias, f->gen,
                                        mp));
         break;
     case 7:
