@@ -9,6 +9,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -74,7 +75,7 @@ long clt__error_heaps(void);
 
 /* Arranges for fn to run in the calling thread when it exits, with the
  * thread's thread-local variables still there; once, however often this is
- * called before.  At most 4 distinct fns.  false when that cannot be
+ * called before.  At most 8 distinct fns.  false when that cannot be
  * arranged (no pthread key, or the host out of memory); fn then will not
  * run. */
 bool clt__at_thread_exit(void (*fn)(void));
@@ -1598,38 +1599,83 @@ clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn);
 clt_status clt__autocast_pop(const char *fn);
 clt_device *clt__autocast_device(clt_dtype *dtype);
 void clt__autocast_suspend(int on);
+/* How many regions the calling thread has open (disabled ones too). */
+int clt__autocast_depth(void);
 
-/* The two kinds of op autocast casts for: torch's lower-precision list
- * (products, convolutions: float32 operands to the region's dtype) and its
+/* The three kinds of op autocast casts for: torch's lower-precision list
+ * (products, convolutions: float32 operands to the region's dtype), its
  * float32 list (softmax, losses, norms, exp, log, pow, sums: float16
- * operands to float32).  float64 and non-floating operands stay. */
-typedef enum { CLT__AC_LOWER, CLT__AC_FLOAT32 } clt__ac_kind;
+ * operands to float32) and its promote list (atan2, dot, cross, index_put:
+ * float16 operands to float32 when another operand is float32, so that
+ * mixed operands run in the widest type).  float64 and non-floating
+ * operands stay. */
+typedef enum { CLT__AC_LOWER, CLT__AC_FLOAT32, CLT__AC_PROMOTE } clt__ac_kind;
 
 /* Whether autocast casts one of in[0..n) (NULLs skipped) for an op of
  * kind; clt__autocast_begin casts those (recorded: gradients go back to
  * the originals in their dtype) into tmp[i], points in[i] at them and
- * suspends autocast; clt__autocast_end resumes it and releases tmp. */
+ * suspends autocast; clt__autocast_end resumes it and releases tmp.  A
+ * float32 leaf that requires grad (a weight) cast to the lower dtype comes
+ * from the thread's cast cache (torch's cached_casts): made once per
+ * outermost region and reused while its data is unchanged, with tmp[i]
+ * left NULL (the cache holds it). */
 bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in);
 clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
                                clt_tensor **tmp);
 clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
 
+/* The cast cache of the calling thread (src/autograd/autocast_cache.c):
+ * the cast of src to `to` made in the current grad mode from src's data as
+ * it is now, or NULL; clt__autocast_cache_put hands cast (a new tensor of
+ * the current scope) to the cache, which retains src, and returns false
+ * (cast untouched) when src is not to be cached or the host is out of
+ * memory.  clt__autocast_cache_clear releases everything (at the outermost
+ * region's exit, and at the thread's).  clt__autocast_cache_stats (for the
+ * tests): how many casts the cache holds and how often it answered. */
+clt_tensor *clt__autocast_cache_find(const clt_tensor *src, clt_dtype to);
+bool clt__autocast_cache_put(const clt_tensor *src, clt_tensor *cast, clt_dtype to);
+void clt__autocast_cache_clear(void);
+void clt__autocast_cache_stats(size_t *entries, uint64_t *hits);
+
 /* At the top of an op of kind: when autocast casts one of the operands
- * ARGS (a parenthesised list of up to 4), returns CALL run on the cast
+ * ARGS (a parenthesised list of up to 8), returns CALL run on the cast
  * ones, which it names CLT__AC(0), CLT__AC(1), ... */
 #define CLT__UNPAREN(...) __VA_ARGS__
 #define CLT__AC(i) clt__ac[i]
 #define CLT__AUTOCAST(fn, kind, n, ARGS, CALL)                                     \
     do {                                                                           \
-        const clt_tensor *clt__ac[4] = {CLT__UNPAREN ARGS};                        \
+        const clt_tensor *clt__ac[8] = {CLT__UNPAREN ARGS};                        \
         if (clt__autocast_wants(kind, n, clt__ac)) {                               \
-            clt_tensor *clt__act[4] = {NULL, NULL, NULL, NULL};                    \
+            clt_tensor *clt__act[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}; \
             clt_status clt__acs = clt__autocast_begin(fn, kind, n, clt__ac, clt__act); \
             if (clt__acs == CLT_OK)                                                \
                 clt__acs = (CALL);                                                 \
             return clt__autocast_end(clt__acs, n, clt__act);                       \
         }                                                                          \
     } while (0)
+
+/* The same for the n operands of an array ts (n a size_t): CALL runs on
+ * the array CLT__ACL (const clt_tensor *const *) of the cast ones.  The
+ * casts' arrays are allocated; out of host memory, returns that error. */
+clt_status clt__autocast_list_begin(const char *fn, clt__ac_kind kind, size_t n,
+                                    const clt_tensor *const *ts, const clt_tensor ***cast,
+                                    clt_tensor ***tmp);
+clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **cast,
+                                  clt_tensor **tmp);
+#define CLT__AUTOCAST_LIST(fn, kind, n, ts, CALL)                                  \
+    do {                                                                           \
+        if ((n) <= INT_MAX && (ts) != NULL &&                                      \
+            clt__autocast_wants(kind, (int)(n), (const clt_tensor *const *)(ts))) { \
+            const clt_tensor **clt__acl = NULL;                                    \
+            clt_tensor **clt__aclt = NULL;                                         \
+            clt_status clt__acs = clt__autocast_list_begin(                        \
+                fn, kind, n, (const clt_tensor *const *)(ts), &clt__acl, &clt__aclt); \
+            if (clt__acs == CLT_OK)                                                \
+                clt__acs = (CALL);                                                 \
+            return clt__autocast_list_end(clt__acs, n, clt__acl, clt__aclt);       \
+        }                                                                          \
+    } while (0)
+#define CLT__ACL ((const clt_tensor *const *)clt__acl)
 
 #define CLT__HALF_VIA_FLOAT32(fn, x, out, extra, CALL)                             \
     do {                                                                           \

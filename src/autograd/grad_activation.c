@@ -370,5 +370,7 @@ clt_status clt__softmin_rec(const char *fn, const clt_tensor *a, int dim, clt_te
 
 clt_status clt_softmin(const clt_tensor *a, int dim, clt_tensor **out)
 {
+    /* torch's softmin is a softmax (autocast's float32 list) of -a */
+    CLT__AUTOCAST("clt_softmin", CLT__AC_FLOAT32, 1, (a), clt_softmin(CLT__AC(0), dim, out));
     return clt__softmin_rec("clt_softmin", a, dim, out);
 }

@@ -317,6 +317,21 @@ DEF_BINARY(minimum, "MinimumBackward0", bw_extremum, 1, 0)
 DEF_BINARY(remainder, "RemainderBackward1", bw_modulo, 1, 1)
 DEF_BINARY(fmod, "FmodBackward1", bw_modulo, 1, 0)
 DEF_BINARY(floor_divide, "NotImplemented", bw_floor_divide, 0, 0)
+/* An op of autocast's promote list: mixed float16 and float32 operands on
+ * the autocast device run in float32. */
+#define DEF_BINARY_PROMOTE(fname, name, bw, save, tag)                                \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                                  clt_tensor **out)                                   \
+    {                                                                                 \
+        return binary(clt__##fname##_in, fn, name, bw, save, tag, a, b, out);         \
+    }                                                                                 \
+    clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
+    {                                                                                 \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_PROMOTE, 2, (a, b),                      \
+                      clt_##fname(CLT__AC(0), CLT__AC(1), out));                      \
+        return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
+    }
+
 DEF_BINARY(eq, NULL, NULL, 0, 0)
 DEF_BINARY(ne, NULL, NULL, 0, 0)
 DEF_BINARY(lt, NULL, NULL, 0, 0)
@@ -616,7 +631,8 @@ DEF_SCALAR(sub_scalar, "SubBackward1", bw_add_s, 0)
 DEF_SCALAR(rsub_scalar, "RsubBackward1", bw_rsub_s, 0)
 DEF_SCALAR(mul_scalar, "MulBackward1", bw_mul_s, 0)
 DEF_SCALAR(div_scalar, "DivBackward1", bw_div_s, 0)
-DEF_SCALAR(rdiv_scalar, "DivBackward2", bw_rdiv_s, 2)
+/* torch's s / t is t.reciprocal() * s: on autocast's float32 list */
+DEF_SCALAR_F32(rdiv_scalar, "DivBackward2", bw_rdiv_s, 2)
 DEF_SCALAR_F32(pow_scalar, "PowBackward0", bw_pow_s, 1)
 DEF_SCALAR_F32(rpow_scalar, "PowBackward2", bw_rpow_s, 2)
 DEF_SCALAR(remainder_scalar, "RemainderBackward0", bw_add_s, 0)
@@ -1160,7 +1176,7 @@ done:
     return st;
 }
 
-DEF_BINARY(atan2, "Atan2Backward0", bw_atan2, 1, 0)
+DEF_BINARY_PROMOTE(atan2, "Atan2Backward0", bw_atan2, 1, 0)
 DEF_BINARY(hypot, "HypotBackward0", bw_hypot, 3, 0)
 DEF_BINARY(copysign, "CopysignBackward0", bw_copysign, 3, 0)
 DEF_BINARY(xlogy, "XlogyBackward0", bw_xlogy, 1, 0)
@@ -1270,6 +1286,8 @@ static clt_status addc(clt_status st, const char *name, int div, const clt_tenso
 clt_status clt_addcmul(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
                        double value, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_addcmul", CLT__AC_PROMOTE, 3, (a, t1, t2),
+                  clt_addcmul(CLT__AC(0), CLT__AC(1), CLT__AC(2), value, out));
     return addc(clt__addcmul_in("clt_addcmul", a, t1, t2, value, out), "AddcmulBackward0", 0, a,
                 t1, t2, value, out);
 }
@@ -1277,6 +1295,8 @@ clt_status clt_addcmul(const clt_tensor *a, const clt_tensor *t1, const clt_tens
 clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
                        double value, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_addcdiv", CLT__AC_PROMOTE, 3, (a, t1, t2),
+                  clt_addcdiv(CLT__AC(0), CLT__AC(1), CLT__AC(2), value, out));
     return addc(clt__addcdiv_in("clt_addcdiv", a, t1, t2, value, out), "AddcdivBackward0", 1, a,
                 t1, t2, value, out);
 }

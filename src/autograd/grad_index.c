@@ -251,6 +251,8 @@ clt_status clt_scatter(const clt_tensor *t, int dim, const clt_tensor *index,
 clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
                            const clt_tensor *src, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_scatter_add", CLT__AC_PROMOTE, 2, (t, src),
+                  clt_scatter_add(CLT__AC(0), dim, index, CLT__AC(1), out));
     const clt_tensor *in[2] = {t, src};
     clt_status st = clt__scatter_add(t, dim, index, src, out, "clt_scatter_add");
     return record(st, out, "ScatterAddBackward0", bw_scatter_add, 2, in, index, dim, 1);
@@ -491,6 +493,8 @@ done:
 clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
                          const clt_tensor *values, int accumulate, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_index_put", CLT__AC_PROMOTE, 2, (t, values),
+                  clt_index_put(CLT__AC(0), indices, n, CLT__AC(1), accumulate, out));
     const clt_tensor *in[2] = {t, values};
     clt__put_info info = {0};
     clt__node *node = NULL;

@@ -270,6 +270,8 @@ clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out)
 clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int keepdim,
                                clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_vector_norm_dim", CLT__AC_FLOAT32, 1, (a),
+                  clt_vector_norm_dim(CLT__AC(0), ord, dim, keepdim, out));
     return norm_rec("clt_vector_norm_dim", a, ord, false, dim, keepdim != 0, NULL, out);
 }
 
@@ -282,6 +284,8 @@ clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double 
 clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps, clt_tensor **out)
 {
     const char *fn = "clt_normalize";
+    /* torch's normalize divides by a norm of autocast's float32 list */
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a), clt_normalize(CLT__AC(0), p, dim, eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = CLT_OK;

@@ -184,6 +184,7 @@ clt_status clt_mv(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 
 clt_status clt_dot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_dot", CLT__AC_PROMOTE, 2, (a, b), clt_dot(CLT__AC(0), CLT__AC(1), out));
     return product("clt_dot", "DotBackward0", check_dot, a, b, out);
 }
 
@@ -481,6 +482,8 @@ clt_status clt_linalg_cross(const clt_tensor *a, const clt_tensor *b, int dim, c
 
 clt_status clt_cross(const clt_tensor *a, const clt_tensor *b, int dim, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_cross", CLT__AC_PROMOTE, 2, (a, b),
+                  clt_cross(CLT__AC(0), CLT__AC(1), dim, out));
     return cross_rec("clt_cross", a, b, dim, out);
 }
 
@@ -505,6 +508,8 @@ clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int ndims, co
                          const int *dims_b, clt_tensor **out)
 {
     static const char fn[] = "clt_tensordot";
+    CLT__AUTOCAST(fn, CLT__AC_PROMOTE, 2, (a, b),
+                  clt_tensordot(CLT__AC(0), CLT__AC(1), ndims, dims_a, dims_b, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
@@ -833,6 +838,7 @@ clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, s
     static const char fn[] = "clt_einsum";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__AUTOCAST_LIST(fn, CLT__AC_LOWER, n, operands, clt_einsum(equation, CLT__ACL, n, out));
     CLT__REQUIRE_ARG(equation, fn);
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,

@@ -256,17 +256,36 @@ clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_t
 
 /* ---- autocast's casts ----------------------------------------------------------------- */
 
-/* The dtype autocast casts t to for an op of kind, or t's own. */
-static clt_dtype autocast_target(clt__ac_kind kind, const clt_device *dev, clt_dtype lower,
-                                 const clt_tensor *t)
+/* Whether t is an operand autocast may cast on dev: floating below
+ * float64 (float16 or float32, torch's is_eligible). */
+static bool eligible(const clt_device *dev, const clt_tensor *t)
 {
-    if (t == NULL || t->dev != dev)
+    return t != NULL && t->dev == dev && (t->dtype == CLT_FLOAT16 || t->dtype == CLT_FLOAT32);
+}
+
+/* The dtype autocast casts t to for an op of kind, or t's own; widest: the
+ * promote list's dtype (float32 when an operand is, else float16). */
+static clt_dtype autocast_target(clt__ac_kind kind, const clt_device *dev, clt_dtype lower,
+                                 clt_dtype widest, const clt_tensor *t)
+{
+    if (!eligible(dev, t))
         return t ? t->dtype : CLT_FLOAT32;
     if (kind == CLT__AC_LOWER && t->dtype == CLT_FLOAT32)
         return lower;
     if (kind == CLT__AC_FLOAT32 && t->dtype == CLT_FLOAT16)
         return CLT_FLOAT32;
+    if (kind == CLT__AC_PROMOTE)
+        return widest;
     return t->dtype;
+}
+
+static clt_dtype widest_of(const clt_device *dev, int n, const clt_tensor *const *in)
+{
+    clt_dtype w = CLT_FLOAT16;
+    for (int i = 0; i < n; i++)
+        if (eligible(dev, in[i]) && in[i]->dtype == CLT_FLOAT32)
+            w = CLT_FLOAT32;
+    return w;
 }
 
 bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
@@ -275,8 +294,9 @@ bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
     clt_device *dev = clt__autocast_device(&lower);
     if (dev == NULL)
         return false;
+    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, n, in) : CLT_FLOAT32;
     for (int i = 0; i < n; i++)
-        if (in[i] && autocast_target(kind, dev, lower, in[i]) != in[i]->dtype)
+        if (in[i] && autocast_target(kind, dev, lower, widest, in[i]) != in[i]->dtype)
             return true;
     return false;
 }
@@ -286,15 +306,24 @@ clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const c
 {
     clt_dtype lower;
     clt_device *dev = clt__autocast_device(&lower);
+    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, n, in) : CLT_FLOAT32;
     clt__autocast_suspend(1);
     for (int i = 0; i < n; i++) {
-        clt_dtype to = autocast_target(kind, dev, lower, in[i]);
+        clt_dtype to = autocast_target(kind, dev, lower, widest, in[i]);
         if (in[i] == NULL || to == in[i]->dtype)
             continue;
+        clt_tensor *cached = to == lower ? clt__autocast_cache_find(in[i], to) : NULL;
+        if (cached) {
+            in[i] = cached;
+            continue;
+        }
         clt_status st = clt__to_dtype_rec(fn, in[i], to, &tmp[i]);
         if (st != CLT_OK)
             return st;
+        const clt_tensor *src = in[i];
         in[i] = tmp[i];
+        if (to == lower && clt__autocast_cache_put(src, tmp[i], to))
+            tmp[i] = NULL;
     }
     return CLT_OK;
 }
@@ -305,6 +334,33 @@ clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp)
     for (int i = 0; i < n; i++)
         clt_tensor_free(tmp[i]);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__autocast_list_begin(const char *fn, clt__ac_kind kind, size_t n,
+                                    const clt_tensor *const *ts, const clt_tensor ***cast,
+                                    clt_tensor ***tmp)
+{
+    *cast = clt__calloc(n ? n : 1, sizeof **cast);
+    *tmp = clt__calloc(n ? n : 1, sizeof **tmp);
+    if (*cast == NULL || *tmp == NULL) {
+        /* clt__autocast_list_end resumes autocast */
+        clt__autocast_suspend(1);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    memcpy(*cast, ts, n * sizeof **cast);
+    return clt__autocast_begin(fn, kind, (int)n, *cast, *tmp);
+}
+
+clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **cast,
+                                  clt_tensor **tmp)
+{
+    if (tmp)
+        st = clt__autocast_end(st, (int)n, tmp);
+    else
+        st = clt__autocast_end(st, 0, NULL);
+    free(tmp);
+    free((void *)cast);
+    return st;
 }
 
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)

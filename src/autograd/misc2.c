@@ -419,6 +419,7 @@ clt_status clt_chain_matmul(const clt_tensor *const *ts, size_t n, clt_tensor **
     static const char fn[] = "clt_chain_matmul";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__AUTOCAST_LIST(fn, CLT__AC_LOWER, n, ts, clt_chain_matmul(CLT__ACL, n, out));
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: chain_matmul(): Expected one or more matrices", fn);
@@ -474,6 +475,8 @@ clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims, i
                               clt_tensor **out)
 {
     static const char fn[] = "clt_frobenius_norm";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a),
+                  clt_frobenius_norm(CLT__AC(0), dims, ndims, keepdim, out));
     BEGIN1(a);
     if (ndims < 0 || ndims > 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -504,6 +507,7 @@ clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims, i
 clt_status clt_nuclear_norm(const clt_tensor *a, const int *dims, int keepdim, clt_tensor **out)
 {
     static const char fn[] = "clt_nuclear_norm";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a), clt_nuclear_norm(CLT__AC(0), dims, keepdim, out));
     BEGIN1(a);
     if (dims == NULL && a->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -655,6 +659,7 @@ done:
 clt_status clt_renorm(const clt_tensor *t, double p, int dim, double maxnorm, clt_tensor **out)
 {
     static const char fn[] = "clt_renorm";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (t), clt_renorm(CLT__AC(0), p, dim, maxnorm, out));
     BEGIN1(t);
     if (!(p > 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: renorm: non-positive-norm not supported",

@@ -150,3 +150,8 @@ void clt__autocast_suspend(int on)
 {
     ac_suspended += on ? 1 : -1;
 }
+
+int clt__autocast_depth(void)
+{
+    return ac_depth;
+}

@@ -3,7 +3,7 @@
  * records), through one pthread key. */
 #include "internal.h"
 
-#define MAX_EXIT_HOOKS 4
+#define MAX_EXIT_HOOKS 8
 static void (*hooks[MAX_EXIT_HOOKS])(void);
 static int nhooks; /* atomic */
 static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -111,6 +111,11 @@ static clt_status cell_run(const char *fn, const char *who, int kind, const clt_
                            const clt_tensor *w_hh, const clt_tensor *b_ih,
                            const clt_tensor *b_hh, clt_tensor **h_out, clt_tensor **c_out)
 {
+    /* torch's rnn_tanh_cell, rnn_relu_cell, lstm_cell and gru_cell are on
+     * autocast's lower-precision list */
+    CLT__AUTOCAST(fn, CLT__AC_LOWER, 7, (x, hx, cx, w_ih, w_hh, b_ih, b_hh),
+                  cell_run(fn, who, kind, CLT__AC(0), CLT__AC(1), CLT__AC(2), CLT__AC(3),
+                           CLT__AC(4), CLT__AC(5), CLT__AC(6), h_out, c_out));
     clt_status st = check_cell(fn, who, kind, x, hx, cx, w_ih, w_hh, b_ih, b_hh);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
@@ -219,7 +224,10 @@ static clt_status layer_step(clt_module *m, void *ctx, const clt_tensor *x, clt_
     cell_ctx *k = ctx;
     const char *fn = m->ops->name;
     clt_status st = clt__module_check_device(m, x, fn);
-    if (st == CLT_OK && clt__dtype_is_float(x->dtype))
+    const clt_tensor *cast[2] = {x, m->params[0]};
+    /* under autocast cell_run casts both: no dtype to match */
+    if (st == CLT_OK && clt__dtype_is_float(x->dtype) &&
+        !clt__autocast_wants(CLT__AC_LOWER, 2, cast))
         st = clt__module_check_dtype(x, m->params[0], "weight_ih",
                                      "mat1 and mat2 must have the same dtype", fn);
     if (st != CLT_OK)

@@ -631,9 +631,53 @@ typedef struct rnn_ctx {
     const clt_tensor *batch_sizes, *sorted_indices, *unsorted_indices;
 } rnn_ctx;
 
+static clt_status run_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out);
+
+/* Under autocast torch's recurrent layers run their cells in float16 (the
+ * cells, and cuDNN's RNN, are on its lower-precision list): x, the initial
+ * states and the parameters cast, the module run through a copy that reads
+ * the cast parameters.  false when autocast casts nothing here. */
+static bool run_autocast(clt_module *m, rnn_ctx *k, const clt_tensor *x, clt_tensor **out,
+                         clt_status *st)
+{
+    if (clt__autocast_device(NULL) == NULL)
+        return false;
+    size_t n = 3 + (size_t)m->nparams;
+    const clt_tensor **ts = clt__calloc(n, sizeof *ts);
+    if (ts == NULL) {
+        *st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", m->ops->name);
+        return true;
+    }
+    ts[0] = x;
+    ts[1] = k->h0;
+    ts[2] = k->c0;
+    for (int i = 0; i < m->nparams; i++)
+        ts[3 + i] = m->params[i];
+    bool wants = clt__autocast_wants(CLT__AC_LOWER, (int)n, ts);
+    if (wants) {
+        const clt_tensor **cast = NULL;
+        clt_tensor **tmp = NULL;
+        *st = clt__autocast_list_begin(m->ops->name, CLT__AC_LOWER, n, ts, &cast, &tmp);
+        if (*st == CLT_OK) {
+            clt_module mc = *m;
+            rnn_ctx kc = *k;
+            mc.params = (clt_tensor **)(cast + 3);
+            kc.h0 = cast[1];
+            kc.c0 = cast[2];
+            *st = run_multi(&mc, &kc, cast[0], out);
+        }
+        *st = clt__autocast_list_end(*st, n, cast, tmp);
+    }
+    free(ts);
+    return wants;
+}
+
 static clt_status run_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
 {
     rnn_ctx *k = ctx;
+    clt_status st;
+    if (run_autocast(m, k, x, out, &st))
+        return st;
     if (k->batch_sizes)
         return run_packed(m, x, k->batch_sizes, k->sorted_indices, k->unsorted_indices, k->h0,
                           k->c0, out, k->h_n, k->c_n);

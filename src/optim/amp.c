@@ -437,7 +437,11 @@ clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype)
 
 clt_status clt_autocast_exit(void)
 {
-    return clt__autocast_pop("clt_autocast_exit");
+    clt_status st = clt__autocast_pop("clt_autocast_exit");
+    /* the outermost region's casts go with it (torch's clear_cache) */
+    if (st == CLT_OK && clt__autocast_depth() == 0)
+        clt__autocast_cache_clear();
+    return st;
 }
 
 int clt_autocast_is_enabled(const clt_device *device)
