@@ -48,6 +48,9 @@
 /* The library's test hook (src/core/alloc.c): host allocations to let
  * through before every further one fails; negative: none refused. */
 long clt__host_refuse_after(long pass);
+/* Autocast's cast cache (src/autograd/autocast_cache.c): the casts it
+ * holds on the calling thread and how often it answered. */
+void clt__autocast_cache_stats(size_t *entries, uint64_t *hits);
 
 /* ---- the source of numbers ------------------------------------------------ */
 
@@ -9927,6 +9930,264 @@ static void op_half2(fz *f)
     tfree(f, w32, 0);
 }
 
+/* An operand of group autocast2: one near shape (a slot's tensor at
+ * times), in float16 one time in two. */
+static clt_tensor *ac_operand(fz *f, clt_device *d, int nd, const int64_t *shape)
+{
+    clt_tensor *t = input_near(f, d, nd, shape), *h = NULL;
+    if (t && chance(f, 50) && clt_tensor_dtype(t) == CLT_FLOAT32 &&
+        clt_to_dtype(t, CLT_FLOAT16, &h) == CLT_OK) {
+        tfree(f, t, 0);
+        return h;
+    }
+    return t;
+}
+
+/* Whether autocast on d may cast t: float16 or float32 on d. */
+static int ac_eligible(const clt_tensor *t, const clt_device *d)
+{
+    return t && clt_tensor_device(t) == d &&
+           (clt_tensor_dtype(t) == CLT_FLOAT16 || clt_tensor_dtype(t) == CLT_FLOAT32);
+}
+
+/* The cast cache and the rest of autocast's lists: a region on a device
+ * (an inner one at times, which turns autocast off now and then), a
+ * float32 weight that requires grad read again and again by ops of the
+ * float16 list (einsum, chain_matmul, multi_dot, the RNN cell), of the
+ * float32 list (norms, renorm, softmin, normalize, the margin losses,
+ * s / t) and of the promote list (dot, atan2, addcmul, cross, tensordot,
+ * index_put, scatter_add), their other operands float16 or float32 (a
+ * slot's tensor at times), the weight written in place without grad
+ * between them (its cached cast must not go stale), ops run without grad
+ * now and then, a backward at times.  A success whose operands autocast
+ * may all cast has the dtype of its list; once the outermost region
+ * closes the cache holds nothing. */
+static void op_autocast2(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f), *d = dev ? dev : f->dev[0];
+    clt_device *wd = chance(f, 10) ? f->dev[f->ndev - 1] : d; /* a weight elsewhere at times */
+    int64_t M = 1 + (int64_t)pick(f, 4), K = 1 + (int64_t)pick(f, 4);
+    if (chance(f, 30))
+        K = 3; /* cross's size */
+    const int64_t sq[2] = {K, K}, mk[2] = {M, K}, vk[1] = {K};
+    clt_tensor *w = SENT;
+    CALL("clt_randn", clt_randn(f->gen, wd, CLT_FLOAT32, 2, sq, &w));
+    if (!outcome(f, st, w))
+        return;
+    if (chance(f, 85) && clt_set_requires_grad(w, 1) != CLT_OK)
+        die(f, "a float32 leaf refused requires_grad");
+    CALL("clt_autocast_enter", clt_autocast_enter(d, CLT_FLOAT16));
+    if (!status_ok(f, st)) {
+        tfree(f, w, 0);
+        return;
+    }
+    int depth = 1, on = 1;
+    clt_tensor *keep = NULL; /* a result for the backward pass */
+    for (int n = 1 + (int)pick(f, 5); n > 0; n--) {
+        if (depth == 1 && chance(f, 15)) {
+            int off = chance(f, 40);
+            CALL("clt_autocast_enter", clt_autocast_enter(off ? NULL : d, CLT_FLOAT16));
+            if (status_ok(f, st)) {
+                depth = 2;
+                on = !off;
+            }
+        } else if (depth == 2 && chance(f, 30)) {
+            CALL("clt_autocast_exit", clt_autocast_exit());
+            status_ok(f, st);
+            depth = 1;
+            on = 1;
+        }
+        if (chance(f, 15)) {
+            /* an optimizer's step inside the region */
+            int prev = clt_set_grad_enabled(0);
+            CALL("clt_mul_scalar_", clt_mul_scalar_(w, 0.5));
+            clt_set_grad_enabled(prev);
+            status_ok(f, st);
+        }
+        int nograd = chance(f, 10), prev = nograd ? clt_set_grad_enabled(0) : 1;
+        clt_tensor *a = ac_operand(f, d, 2, mk), *b = ac_operand(f, d, 2, mk);
+        clt_tensor *out = SENT, **op = OUTP(f, &out);
+        /* kind: 0 the float16 list, 1 float32, 2 promote; ins: its operands */
+        int kind = 0;
+        const clt_tensor *ins[4] = {a, w, NULL, NULL};
+        const clt_tensor *two[2] = {a, w};
+        clt_tensor *extra[2] = {NULL, NULL};
+        switch (pick(f, 20)) {
+        case 0: CALL("clt_einsum", clt_einsum("ij,jk->ik", two, 2, op)); break;
+        case 1: CALL("clt_chain_matmul", clt_chain_matmul(two, 2, op)); break;
+        case 2: CALL("clt_linalg_multi_dot", clt_linalg_multi_dot(two, 2, op)); break;
+        case 3:
+            ins[2] = b;
+            CALL("clt_rnn_cell", clt_rnn_cell(a, chance(f, 50) ? NULL : b, w, w, NULL, NULL,
+                                              (clt_rnn_nonlinearity)pick(f, 2), op));
+            break;
+        case 4:
+            kind = 1;
+            CALL("clt_frobenius_norm", clt_frobenius_norm(w, NULL, 0, (int)pick(f, 2), op));
+            break;
+        case 5:
+            kind = 1;
+            ins[1] = NULL;
+            CALL("clt_renorm", clt_renorm(a, 2.0, rand_dim(f, 2), 1.0, op));
+            break;
+        case 6:
+            kind = 1;
+            CALL("clt_softmin", clt_softmin(w, rand_dim(f, 2), op));
+            break;
+        case 7:
+            kind = 1;
+            ins[1] = NULL;
+            CALL("clt_normalize", clt_normalize(a, 2.0, rand_dim(f, 2), 1e-12, op));
+            break;
+        case 8:
+            kind = 1;
+            ins[1] = b;
+            CALL("clt_soft_margin_loss", clt_soft_margin_loss(a, b, (clt_reduction)pick(f, 3), op));
+            break;
+        case 9:
+            kind = 1;
+            ins[1] = b;
+            CALL("clt_margin_ranking_loss",
+                 clt_margin_ranking_loss(a, b, b, 0.1, (clt_reduction)pick(f, 3), op));
+            break;
+        case 10:
+            kind = 1;
+            ins[1] = b;
+            CALL("clt_hinge_embedding_loss",
+                 clt_hinge_embedding_loss(a, b, 1.0, (clt_reduction)pick(f, 3), op));
+            break;
+        case 11:
+            kind = 1;
+            ins[1] = NULL;
+            CALL("clt_rdiv_scalar", clt_rdiv_scalar(a, 2.0, op));
+            break;
+        case 12:
+            kind = 1;
+            CALL("clt_vector_norm_dim", clt_vector_norm_dim(w, 3.0, rand_dim(f, 2), 0, op));
+            break;
+        case 13: {
+            kind = 2;
+            clt_tensor *v = ac_operand(f, d, 1, vk), *u = NULL;
+            if (v && clt_tensor_dtype(v) != CLT_FLOAT16 && clt_to_dtype(v, CLT_FLOAT16, &u) != CLT_OK)
+                u = NULL;
+            ins[0] = v;
+            ins[1] = u ? u : v;
+            CALL("clt_dot", clt_dot(ins[0], ins[1], op));
+            extra[0] = v; /* released after the check */
+            extra[1] = u;
+            break;
+        }
+        case 14:
+            kind = 2;
+            CALL("clt_atan2", clt_atan2(a, w, op));
+            break;
+        case 15:
+            kind = 2;
+            ins[2] = b;
+            CALL("clt_addcmul", clt_addcmul(a, w, b, 0.5, op));
+            break;
+        case 16:
+            kind = 2;
+            CALL("clt_cross", clt_cross(a, w, rand_dim(f, 2), op));
+            break;
+        case 17:
+            kind = 2;
+            CALL("clt_tensordot", clt_tensordot(a, w, (int)pick(f, 3), NULL, NULL, op));
+            break;
+        case 18: {
+            kind = 2;
+            int64_t iv[1] = {(int64_t)pick(f, (uint32_t)K + 1)}, is[1] = {1};
+            clt_tensor *idx = NULL;
+            if (clt_tensor_from_host(d, CLT_INT64, 1, is, iv, &idx) != CLT_OK)
+                idx = NULL;
+            const clt_tensor *ind[1] = {idx};
+            ins[0] = w;
+            ins[1] = a;
+            CALL("clt_index_put", clt_index_put(w, ind, 1, a, (int)pick(f, 2), op));
+            clt_tensor_free(idx);
+            break;
+        }
+        default: {
+            kind = 2;
+            int64_t iv[4] = {0, (int64_t)pick(f, (uint32_t)K), 0, 0}, is[2] = {1, 2};
+            clt_tensor *idx = NULL;
+            if (clt_tensor_from_host(d, CLT_INT64, 2, is, iv, &idx) != CLT_OK)
+                idx = NULL;
+            ins[0] = w;
+            ins[1] = a;
+            CALL("clt_scatter_add", clt_scatter_add(w, (int)pick(f, 2), idx, a, op));
+            clt_tensor_free(idx);
+            break;
+        }
+        }
+        const char *name = f->call;
+        int made = result(f, st, op, out);
+        if (nograd)
+            clt_set_grad_enabled(prev);
+        if (made) {
+            check_tensor(f, out);
+            int all = 1, any32 = 0, some = 0;
+            for (int i = 0; i < 4; i++)
+                if (ins[i]) {
+                    some = 1;
+                    all = all && ac_eligible(ins[i], d);
+                    any32 = any32 || clt_tensor_dtype(ins[i]) == CLT_FLOAT32;
+                }
+            if (on && some && all) {
+                clt_dtype want = kind == 0   ? CLT_FLOAT16
+                                 : kind == 1 ? CLT_FLOAT32
+                                             : (any32 ? CLT_FLOAT32 : CLT_FLOAT16);
+                if (clt_tensor_dtype(out) != want)
+                    die(f, "%s under autocast gave %s, not %s", name,
+                        clt_dtype_name(clt_tensor_dtype(out)), clt_dtype_name(want));
+            }
+            if (keep == NULL && clt_requires_grad(out) && chance(f, 50))
+                keep = out;
+            else if (chance(f, 30))
+                store(f, out);
+            else
+                tfree(f, out, 0);
+        }
+        tfree(f, a, 0);
+        tfree(f, b, 0);
+        clt_tensor_free(extra[1]);
+        tfree(f, extra[0], 0);
+    }
+    if (keep && chance(f, 60)) {
+        clt_tensor *kf = NULL, *sum = NULL;
+        CALL("clt_to_dtype", clt_to_dtype(keep, CLT_FLOAT32, &kf));
+        if (outcome(f, st, kf)) {
+            CALL("clt_sum", clt_sum(kf, &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                status_ok(f, st);
+            }
+        }
+        clt_tensor_free(sum);
+        clt_tensor_free(kf);
+        clt_tensor *g = NULL;
+        if (clt_grad(w, &g) == CLT_OK && g && clt_tensor_dtype(g) != CLT_FLOAT32)
+            die(f, "a float32 weight got a %s gradient through autocast's casts",
+                clt_dtype_name(clt_tensor_dtype(g)));
+        clt_tensor_free(g);
+    }
+    /* a result outlives the region (the cached casts in its graph too) */
+    if (keep)
+        store(f, keep);
+    while (depth-- > 0) {
+        CALL("clt_autocast_exit", clt_autocast_exit());
+        status_ok(f, st);
+    }
+    size_t entries = 0;
+    clt__autocast_cache_stats(&entries, NULL);
+    if (entries != 0)
+        die(f, "the cast cache holds %zu casts after the outermost region closed", entries);
+    if (clt_autocast_is_enabled(NULL))
+        die(f, "autocast still on after its regions closed");
+    tfree(f, w, 0);
+}
+
 typedef void (*op_fn)(fz *);
 
 /* Group nn3: a lazy layer of a random kind (its settings now and then
@@ -10304,6 +10565,7 @@ static struct {
     {"linalg3", op_linalg3, 3},
     {"stft", op_stft, 3},
     {"half2", op_half2, 3},
+    {"autocast2", op_autocast2, 3},
     {"nn3", op_nn3, 3},
     {"clampt", op_clampt, 3},
 };

@@ -743,34 +743,57 @@ CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn
  * operands as torch 1.13's CUDA autocast does, then run as usual:
  * - to float16 (float32 operands; the result is float16): clt_matmul,
  *   clt_mm, clt_bmm, clt_mv, clt_addmm, clt_addmv, clt_baddbmm,
- *   clt_addbmm, clt_addr, clt_prelu, the convolutions (conv1d/2d/3d,
- *   conv_transpose1d/2d/3d, their layers) and the Linear layer;
+ *   clt_addbmm, clt_addr, clt_einsum, clt_chain_matmul,
+ *   clt_linalg_multi_dot, clt_prelu, the convolutions (conv1d/2d/3d,
+ *   conv_transpose1d/2d/3d, their layers), the Linear layer, the cells
+ *   (clt_rnn_cell, clt_lstm_cell, clt_gru_cell and their layers) and the
+ *   recurrent layers (clt_rnn_forward, clt_lstm_forward, clt_gru_forward,
+ *   their _packed forms and clt_module_forward on them: input, states and
+ *   parameters cast, output and states float16, as torch's cuDNN RNN);
  * - to float32 (float16 operands; the result is float32): clt_softmax,
- *   clt_log_softmax, clt_exp, clt_log, clt_log1p, clt_expm1, clt_log2,
- *   clt_log10, clt_pow, clt_pow_scalar, clt_rpow_scalar, clt_reciprocal,
+ *   clt_log_softmax, clt_softmin, clt_exp, clt_log, clt_log1p, clt_expm1,
+ *   clt_log2, clt_log10, clt_pow, clt_pow_scalar, clt_rpow_scalar,
+ *   clt_rdiv_scalar (torch's s / t is a reciprocal), clt_reciprocal,
  *   clt_rsqrt, clt_tan, clt_asin, clt_acos, clt_sinh, clt_cosh,
  *   clt_erfinv, clt_softplus, clt_sum, clt_sum_dim, clt_prod,
  *   clt_prod_dim, clt_cumsum, clt_cumprod, clt_logsumexp,
- *   clt_vector_norm, clt_cosine_similarity, clt_cdist, clt_pdist,
- *   clt_layer_norm, clt_group_norm, clt_mse_loss, clt_l1_loss,
- *   clt_smooth_l1_loss, clt_huber_loss, clt_kl_div, clt_cross_entropy,
- *   clt_nll_loss, clt_binary_cross_entropy_with_logits;
+ *   clt_vector_norm, clt_vector_norm_dim (torch.norm), clt_frobenius_norm,
+ *   clt_nuclear_norm, clt_renorm, clt_normalize (a division by torch.norm),
+ *   clt_cosine_similarity, clt_cdist, clt_pdist, clt_layer_norm,
+ *   clt_group_norm, clt_mse_loss, clt_l1_loss, clt_smooth_l1_loss,
+ *   clt_huber_loss, clt_kl_div, clt_cross_entropy, clt_nll_loss,
+ *   clt_binary_cross_entropy_with_logits, clt_poisson_nll_loss,
+ *   clt_cosine_embedding_loss, clt_hinge_embedding_loss,
+ *   clt_margin_ranking_loss, clt_multilabel_margin_loss,
+ *   clt_soft_margin_loss, clt_triplet_margin_loss, clt_multi_margin_loss;
+ * - to the widest of their float16 and float32 operands (float32 when one
+ *   is, else float16 as they are): clt_addcdiv, clt_addcmul, clt_atan2,
+ *   clt_bilinear (and the Bilinear layer), clt_cross, clt_dot,
+ *   clt_grid_sample, clt_index_put, clt_scatter_add, clt_tensordot;
  * - clt_binary_cross_entropy is refused (CLT_ERR_INVALID_ARGUMENT), as
  *   torch raises for it: use the _with_logits form.
- * Other ops run in their operands' dtypes (float16 ones in float16).
- * float64, integer and bool operands, and tensors on other devices, are
- * never cast.  Casts are recorded (ToCopyBackward0), so gradients reach
- * float32 leaves in float32; they are not cached across ops (torch caches
- * casts of leaf weights within a region: the values are the same).  Ops
- * an autocast op calls inside itself are not cast again.  device NULL
- * opens a region with autocast off (torch's enabled=False).  dtype must
- * be CLT_FLOAT16 (CLT_ERR_INVALID_ARGUMENT otherwise); more than 64
+ * Other ops run in their operands' dtypes (float16 ones in float16; cat
+ * and stack promote by themselves; torch's CUDA lists have no FFT and no
+ * upsampling).  float64, integer and bool operands, and tensors on other
+ * devices, are never cast.  Casts are recorded (ToCopyBackward0), so
+ * gradients reach float32 leaves in float32.  The float16 casts of
+ * float32 leaves that require grad (a model's weights) are cached per
+ * thread, as torch's: a Linear applied twice in a region casts its weight
+ * once.  The cache holds each weight and its cast (a reference each)
+ * until the thread's outermost region closes (or the thread ends); a cast
+ * is made anew when its weight was written in place since (torch would
+ * hand out the stale one), and one made with grad mode off is not handed
+ * to an op that records.  Ops an autocast op calls inside itself are not
+ * cast again.  device NULL opens a region with autocast off (torch's
+ * enabled=False; its casts stay cached for the region around it).  dtype
+ * must be CLT_FLOAT16 (CLT_ERR_INVALID_ARGUMENT otherwise); more than 64
  * nested regions are CLT_ERR_INVALID_ARGUMENT.  Backward passes run the
  * formulas in the dtypes the forward recorded. */
 CLT_API clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype);
 
 /* Closes the calling thread's innermost autocast region
- * (CLT_ERR_INVALID_ARGUMENT when none is open). */
+ * (CLT_ERR_INVALID_ARGUMENT when none is open); closing the outermost
+ * releases the thread's cached casts. */
 CLT_API clt_status clt_autocast_exit(void);
 
 /* torch.is_autocast_enabled(): 1 when ops on device (NULL: on any device)
