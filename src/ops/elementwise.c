@@ -859,6 +859,44 @@ static clt_status three_operands(const clt_tensor *const *t, int *n, int64_t *sh
     return st;
 }
 
+/* where with a complex result type ct: on the operands' real views (as
+ * ct), the condition given a last dim of size 1 that broadcasts against
+ * their pairs. */
+static clt_status where_complex(const char *fn, const clt_tensor *cond, const clt_tensor *a,
+                                const clt_tensor *b, clt_dtype ct, clt_tensor **out)
+{
+    if (cond->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: a condition of %d dims is more than complex operands' real "
+                          "views take (CLT_MAX_DIMS %d)",
+                          fn, cond->ndim, CLT_MAX_DIMS);
+    clt_tensor *ca = NULL, *cb = NULL, *ra = NULL, *rb = NULL, *cu = NULL, *r = NULL;
+    int64_t shape[CLT_MAX_DIMS], str[CLT_MAX_DIMS];
+    clt_status st;
+    for (int d = 0; d < cond->ndim; d++) {
+        shape[d] = cond->shape[d];
+        str[d] = cond->strides[d];
+    }
+    shape[cond->ndim] = 1;
+    str[cond->ndim] = 0;
+    CLT__TRY(clt__error_in(clt__tensor_view(cond, cond->ndim + 1, shape, str, cond->offset, &cu),
+                           fn));
+    CLT__TRY(clt__complex_dense(fn, a, ct, &ca));
+    CLT__TRY(clt__complex_dense(fn, b, ct, &cb));
+    CLT__TRY(clt__view_as_real(ca, &ra, fn));
+    CLT__TRY(clt__view_as_real(cb, &rb, fn));
+    CLT__TRY(clt__where_in(fn, cu, ra, rb, &r));
+    CLT__TRY(clt__view_as_complex(r, out, fn));
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(cb);
+    clt_tensor_free(ra);
+    clt_tensor_free(rb);
+    clt_tensor_free(cu);
+    clt_tensor_free(r);
+    return st;
+}
+
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out)
 {
@@ -881,6 +919,8 @@ clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tenso
     st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
+    if (clt__dtype_is_complex(ct))
+        return where_complex(fn, cond, a, b, ct, out);
     clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
     const clt_tensor *ua, *ub;
     CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
