@@ -1,0 +1,443 @@
+/* test_complex3.c: prod, cumsum, cumprod, var, std (and their _dim,
+ * var_mean and std_mean forms), tril, triu, where and masked_fill of
+ * complex tensors: values against complex double arithmetic done here,
+ * gradients (float64 leaves viewed as complex128) against central
+ * differences with gradcheck, and their own gradients with
+ * gradgradcheck. */
+#include <complex.h>
+#include <math.h>
+
+#include "gradcheck.h"
+
+static double *random_data(size_t n, unsigned seed, double lo)
+{
+    double *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = lo + (double)((seed >> 8) % 2001) / 1000.0;
+    }
+    return v;
+}
+
+/* A complex tensor of dtype dt (complex64 or complex128) from n complex
+ * doubles. */
+static clt_tensor *ctensor(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                           const double complex *v, size_t n)
+{
+    clt_tensor *t = NULL;
+    if (dt == CLT_COMPLEX128) {
+        CHECK(clt_tensor_from_host(dev, dt, nd, shape, v, &t));
+        return t;
+    }
+    float complex *f = malloc((n ? n : 1) * sizeof *f);
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float complex)v[i];
+    CHECK(clt_tensor_from_host(dev, dt, nd, shape, f, &t));
+    free(f);
+    return t;
+}
+
+/* t (complex of either dtype, or real float32/float64) read back as complex
+ * doubles. */
+static double complex *read_c(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    double complex *out = malloc((n ? n : 1) * sizeof *out);
+    clt_dtype dt = clt_tensor_dtype(t);
+    if (dt == CLT_COMPLEX128) {
+        CHECK(clt_tensor_read(t, out, n * sizeof *out));
+    } else if (dt == CLT_COMPLEX64) {
+        float complex *f = malloc((n ? n : 1) * sizeof *f);
+        CHECK(clt_tensor_read(t, f, n * sizeof *f));
+        for (size_t i = 0; i < n; i++)
+            out[i] = f[i];
+        free(f);
+    } else {
+        double *d = read_as_f64(t);
+        for (size_t i = 0; i < n; i++)
+            out[i] = d[i];
+        free(d);
+    }
+    return out;
+}
+
+static void assert_close_c(const clt_tensor *t, clt_dtype want_dt, int nd, const int64_t *shape,
+                           const double complex *want, double tol, const char *what)
+{
+    cr_assert_eq(clt_tensor_dtype(t), want_dt, "%s: dtype %d, want %d", what,
+                 clt_tensor_dtype(t), want_dt);
+    assert_shape(t, nd, shape);
+    size_t n = (size_t)host_numel(nd, shape);
+    double complex *got = read_c(t);
+    for (size_t i = 0; i < n; i++) {
+        bool both_nan = isnan(creal(want[i])) && isnan(creal(got[i]));
+        cr_assert(both_nan || cabs(got[i] - want[i]) <= tol * (1.0 + cabs(want[i])),
+                  "%s [%zu]: %g%+gi, want %g%+gi", what, i, creal(got[i]), cimag(got[i]),
+                  creal(want[i]), cimag(want[i]));
+    }
+    free(got);
+}
+
+/* [3, 5] complex data with zeros: one in row 1, two in row 2. */
+static double complex *sample(void)
+{
+    double *re = random_data(15, 11, -1.2), *im = random_data(15, 12, -1.2);
+    double complex *v = malloc(15 * sizeof *v);
+    for (int i = 0; i < 15; i++)
+        v[i] = re[i] + I * im[i];
+    v[7] = 0;
+    v[10] = 0;
+    v[13] = 0;
+    free(re);
+    free(im);
+    return v;
+}
+
+Test(complex3, prod_cumsum_cumprod_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex *v = sample();
+    int64_t shape[2] = {3, 5}, rows[1] = {3}, kept[2] = {3, 1}, cols[1] = {5};
+    double complex prow[3], pall = 1, pcol[5], cp[15], cs[15];
+    for (int r = 0; r < 3; r++) {
+        prow[r] = 1;
+        for (int c = 0; c < 5; c++) {
+            prow[r] *= v[r * 5 + c];
+            cp[r * 5 + c] = prow[r];
+            pall *= v[r * 5 + c];
+        }
+    }
+    for (int c = 0; c < 5; c++) {
+        pcol[c] = 1;
+        double complex s = 0;
+        for (int r = 0; r < 3; r++) {
+            pcol[c] *= v[r * 5 + c];
+            s += v[r * 5 + c];
+            cs[r * 5 + c] = s;
+        }
+    }
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128};
+    for (int k = 0; k < 2; k++) {
+        double tol = k ? 1e-12 : 2e-6;
+        clt_tensor *z = ctensor(dev, dts[k], 2, shape, v, 15), *a = NULL, *b = NULL, *c = NULL,
+                   *d = NULL, *e = NULL, *f = NULL;
+        CHECK(clt_prod(z, &a));
+        assert_close_c(a, dts[k], 0, NULL, &pall, tol, "prod");
+        CHECK(clt_prod_dim(z, 1, 0, &b));
+        assert_close_c(b, dts[k], 1, rows, prow, tol, "prod_dim 1");
+        CHECK(clt_prod_dim(z, -1, 1, &c));
+        assert_close_c(c, dts[k], 2, kept, prow, tol, "prod_dim -1 keepdim");
+        CHECK(clt_prod_dim(z, 0, 0, &d));
+        assert_close_c(d, dts[k], 1, cols, pcol, tol, "prod_dim 0");
+        CHECK(clt_cumprod(z, 1, &e));
+        assert_close_c(e, dts[k], 2, shape, cp, tol, "cumprod 1");
+        CHECK(clt_cumsum(z, 0, &f));
+        assert_close_c(f, dts[k], 2, shape, cs, tol, "cumsum 0");
+        clt_tensor *bad = (clt_tensor *)&bad;
+        cr_assert_neq(clt_prod_dim(z, 2, 0, &bad), CLT_OK);
+        cr_assert_null(bad);
+        bad = (clt_tensor *)&bad;
+        cr_assert_neq(clt_cumprod(z, -3, &bad), CLT_OK);
+        cr_assert_null(bad);
+        clt_tensor *ts[] = {z, a, b, c, d, e, f};
+        for (size_t i = 0; i < 7; i++)
+            clt_tensor_free(ts[i]);
+    }
+    /* the product of no elements is 1 */
+    int64_t empty[2] = {0, 2}, two[1] = {2};
+    clt_tensor *z0 = NULL, *p0 = NULL;
+    CHECK(clt_zeros(dev, CLT_COMPLEX128, 2, empty, &z0));
+    CHECK(clt_prod_dim(z0, 0, 0, &p0));
+    double complex ones[2] = {1, 1};
+    assert_close_c(p0, CLT_COMPLEX128, 1, two, ones, 0, "prod of no elements");
+    clt_tensor_free(z0);
+    clt_tensor_free(p0);
+    free(v);
+}
+
+Test(complex3, var_std_and_their_means_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex *v = sample();
+    int64_t shape[2] = {3, 5}, rows[1] = {3}, kept[2] = {3, 1};
+    double complex vrow[3], srow[3], mrow[3], vall, mall = 0;
+    for (int r = 0; r < 3; r++) {
+        double complex m = 0;
+        for (int c = 0; c < 5; c++)
+            m += v[r * 5 + c] / 5.0;
+        double s = 0;
+        for (int c = 0; c < 5; c++)
+            s += creal((v[r * 5 + c] - m) * conj(v[r * 5 + c] - m));
+        mrow[r] = m;
+        vrow[r] = s / (5 - 1);
+        srow[r] = sqrt(s / (5 - 1));
+    }
+    for (int i = 0; i < 15; i++)
+        mall += v[i] / 15.0;
+    double s = 0;
+    for (int i = 0; i < 15; i++)
+        s += cabs(v[i] - mall) * cabs(v[i] - mall);
+    vall = s / (15 - 2); /* correction 2 */
+    double complex sall = csqrt(vall);
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128},
+                    parts[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (int k = 0; k < 2; k++) {
+        double tol = k ? 1e-12 : 2e-6;
+        clt_tensor *z = ctensor(dev, dts[k], 2, shape, v, 15), *a = NULL, *b = NULL, *c = NULL,
+                   *d = NULL, *e = NULL, *m1 = NULL, *m2 = NULL;
+        CHECK(clt_var(z, 2.0, &a));
+        assert_close_c(a, parts[k], 0, NULL, &vall, tol, "var correction 2");
+        CHECK(clt_std(z, 2.0, &b));
+        assert_close_c(b, parts[k], 0, NULL, &sall, tol, "std correction 2");
+        CHECK(clt_var_dim(z, 1, 1.0, 1, &c));
+        assert_close_c(c, parts[k], 2, kept, vrow, tol, "var_dim keepdim");
+        CHECK(clt_std_mean_dim(z, -1, 1.0, 0, &d, &m1));
+        assert_close_c(d, parts[k], 1, rows, srow, tol, "std_mean_dim's std");
+        assert_close_c(m1, dts[k], 1, rows, mrow, tol, "std_mean_dim's mean");
+        CHECK(clt_var_mean(z, 2.0, &e, &m2));
+        assert_close_c(e, parts[k], 0, NULL, &vall, tol, "var_mean's var");
+        assert_close_c(m2, dts[k], 0, NULL, &mall, tol, "var_mean's mean");
+        clt_tensor *ts[] = {z, a, b, c, d, e, m1, m2};
+        for (size_t i = 0; i < 8; i++)
+            clt_tensor_free(ts[i]);
+    }
+    /* one element with correction 1: 0 / 0 */
+    int64_t one[1] = {1};
+    double complex x1 = 1 + 2 * I, nanv = NAN;
+    clt_tensor *t1 = ctensor(dev, CLT_COMPLEX128, 1, one, &x1, 1), *v1 = NULL;
+    CHECK(clt_var(t1, 1.0, &v1));
+    assert_close_c(v1, CLT_FLOAT64, 0, NULL, &nanv, 0, "var of one element");
+    clt_tensor_free(t1);
+    clt_tensor_free(v1);
+    free(v);
+}
+
+Test(complex3, tril_triu_where_masked_fill_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex *v = sample(), *w = sample(), want[15];
+    for (int i = 0; i < 15; i++)
+        w[i] = conj(w[i]) * (1 + I);
+    int64_t shape[2] = {3, 5}, row[1] = {5};
+    unsigned char mask[15], mrow[5] = {1, 0, 0, 1, 0};
+    for (int i = 0; i < 15; i++)
+        mask[i] = (i * 7 + 2) % 3 == 0;
+    double re[5] = {0.5, -1.5, 2.0, 3.0, -0.25};
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128};
+    for (int k = 0; k < 2; k++) {
+        double tol = k ? 0 : 1e-7;
+        clt_tensor *z = ctensor(dev, dts[k], 2, shape, v, 15),
+                   *y = ctensor(dev, dts[k], 2, shape, w, 15), *m = NULL, *mr = NULL, *r = NULL,
+                   *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL, *f = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_BOOL, 2, shape, mask, &m));
+        CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, row, mrow, &mr));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, row, re, &r));
+        CHECK(clt_tril(z, -1, &a));
+        for (int i = 0; i < 15; i++)
+            want[i] = (i % 5) - (i / 5) <= -1 ? v[i] : 0;
+        assert_close_c(a, dts[k], 2, shape, want, tol, "tril -1");
+        CHECK(clt_triu(z, 1, &b));
+        for (int i = 0; i < 15; i++)
+            want[i] = (i % 5) - (i / 5) >= 1 ? v[i] : 0;
+        assert_close_c(b, dts[k], 2, shape, want, tol, "triu 1");
+        CHECK(clt_where(m, z, y, &c));
+        for (int i = 0; i < 15; i++)
+            want[i] = mask[i] ? v[i] : w[i];
+        assert_close_c(c, dts[k], 2, shape, want, tol, "where");
+        /* a float64 row against complex64 promotes to complex128, as torch */
+        CHECK(clt_where(m, r, z, &d));
+        for (int i = 0; i < 15; i++)
+            want[i] = mask[i] ? re[i % 5] : v[i];
+        assert_close_c(d, CLT_COMPLEX128, 2, shape, want, k ? 0 : 1e-7, "where real and complex");
+        CHECK(clt_masked_fill(z, m, 2.5, &e));
+        for (int i = 0; i < 15; i++)
+            want[i] = mask[i] ? 2.5 : v[i];
+        assert_close_c(e, dts[k], 2, shape, want, tol, "masked_fill 2.5");
+        CHECK(clt_masked_fill(z, mr, 0.0, &f));
+        for (int i = 0; i < 15; i++)
+            want[i] = mrow[i % 5] ? 0 : v[i];
+        assert_close_c(f, dts[k], 2, shape, want, tol, "masked_fill 0, broadcast mask");
+        clt_tensor *ts[] = {z, y, m, mr, r, a, b, c, d, e, f};
+        for (size_t i = 0; i < 11; i++)
+            clt_tensor_free(ts[i]);
+    }
+    free(v);
+    free(w);
+}
+
+/* in[0] a float64 [3, 4, 2] viewed as complex z, in[1] a float64 [3, 4]
+ * x; kind 0 prod(z), 1 prod_dim(z, 1), 2 cumprod(z, 1), 3 cumsum(z, 0),
+ * 4 var_dim(z, 1, correction 1, keepdim), 5 std(z, 0), 6 var_mean_dim(z,
+ * 0) (two outputs), 7 tril(z), 8 triu(z, 1), 9 where(x > 0, z, x),
+ * 10 masked_fill(z * x, x < 0, 2), 11 std_mean(z) (two outputs); complex
+ * results through their real views. */
+static clt_status c3_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
+{
+    (void)n;
+    int kind = *(const int *)user;
+    clt_tensor *z = NULL, *r[2] = {NULL, NULL}, *t = NULL, *u = NULL;
+    clt_status st = CLT_OK;
+    size_t nr = 1;
+#define C3(call)                     \
+    do {                             \
+        if ((st = (call)) != CLT_OK) \
+            goto done;               \
+    } while (0)
+    C3(clt_view_as_complex(in[0], &z));
+    switch (kind) {
+    case 0: C3(clt_prod(z, &r[0])); break;
+    case 1: C3(clt_prod_dim(z, 1, 0, &r[0])); break;
+    case 2: C3(clt_cumprod(z, 1, &r[0])); break;
+    case 3: C3(clt_cumsum(z, 0, &r[0])); break;
+    case 4: C3(clt_var_dim(z, 1, 1.0, 1, &r[0])); break;
+    case 5: C3(clt_std(z, 0.0, &r[0])); break;
+    case 6: C3(clt_var_mean_dim(z, 0, 1.0, 0, &r[0], &r[1])); nr = 2; break;
+    case 7: C3(clt_tril(z, 0, &r[0])); break;
+    case 8: C3(clt_triu(z, 1, &r[0])); break;
+    case 9:
+        C3(clt_gt_scalar(in[1], 0.0, &t));
+        C3(clt_where(t, z, in[1], &r[0]));
+        break;
+    case 10:
+        C3(clt_lt_scalar(in[1], 0.0, &t));
+        C3(clt_mul(z, in[1], &u));
+        C3(clt_masked_fill(u, t, 2.0, &r[0]));
+        break;
+    default: C3(clt_std_mean(z, 1.0, &r[0], &r[1])); nr = 2; break;
+    }
+    for (size_t k = 0; k < nr; k++) {
+        if (clt_is_complex(r[k]))
+            C3(clt_view_as_real(r[k], &out[k]));
+        else
+            C3(clt_clone(r[k], &out[k]));
+    }
+    *m = nr;
+done:
+#undef C3
+    clt_tensor_free(z);
+    clt_tensor_free(r[0]);
+    clt_tensor_free(r[1]);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
+Test(complex3, gradcheck_and_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sz[3] = {3, 4, 2}, sx[2] = {3, 4};
+    double *zv = random_data(24, 7, -1.0), *xv = random_data(12, 8, -1.0);
+    /* zeros among the factors: one in row 0, two in row 2 */
+    zv[2] = zv[3] = 0;
+    zv[16] = zv[17] = 0;
+    zv[20] = zv[21] = 0;
+    for (int kind = 0; kind < 12; kind++) {
+        clt_tensor *in[2] = {NULL, NULL};
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, sx, xv, &in[1]));
+        CHECK(clt_set_requires_grad(in[0], 1));
+        CHECK(clt_set_requires_grad(in[1], 1));
+        clt_status st = clt_gradcheck(c3_fn, &kind, in, 2, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        st = clt_gradgradcheck(c3_fn, &kind, in, 2, NULL, 0, NULL);
+        cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
+        clt_tensor_free(in[0]);
+        clt_tensor_free(in[1]);
+    }
+    free(zv);
+    free(xv);
+}
+
+/* A complex leaf's gradient is dL/dz* (torch's convention: dL/dx + i dL/dy
+ * for a real loss): L = sum |cumprod(z)|^2 + std(z) checked against
+ * central differences of the parts. */
+static double c3_leaf_loss(clt_device *dev, const double complex *v, int64_t n, bool grad,
+                           double complex *g)
+{
+    clt_tensor *z = ctensor(dev, CLT_COMPLEX128, 1, &n, v, (size_t)n), *c = NULL, *a = NULL,
+               *a2 = NULL, *s = NULL, *sd = NULL, *l = NULL;
+    if (grad)
+        CHECK(clt_set_requires_grad(z, 1));
+    CHECK(clt_cumprod(z, 0, &c));
+    CHECK(clt_abs(c, &a));
+    CHECK(clt_mul(a, a, &a2));
+    CHECK(clt_sum(a2, &s));
+    CHECK(clt_std(z, 1.0, &sd));
+    CHECK(clt_add(s, sd, &l));
+    double val = 0;
+    CHECK(clt_tensor_item(l, &val));
+    if (grad) {
+        CHECK(clt_backward(l, NULL, 0));
+        clt_tensor *gz = NULL;
+        CHECK(clt_grad(z, &gz));
+        cr_assert_eq(clt_tensor_dtype(gz), CLT_COMPLEX128);
+        CHECK(clt_tensor_read(gz, g, (size_t)n * sizeof *g));
+        clt_tensor_free(gz);
+    }
+    clt_tensor *ts[] = {z, c, a, a2, s, sd, l};
+    for (size_t i = 0; i < 7; i++)
+        clt_tensor_free(ts[i]);
+    return val;
+}
+
+Test(complex3, complex_leaf_gradient_is_the_conjugate_wirtinger_one)
+{
+    clt_device *dev = get_device("cpu");
+    double complex v[5] = {0.3 + 0.4 * I, -0.7 + 0.1 * I, 0.9 - 0.5 * I, 0, 0.2 + 0.8 * I};
+    double complex g[5];
+    c3_leaf_loss(dev, v, 5, true, g);
+    const double h = 1e-6;
+    for (int k = 0; k < 5; k++) {
+        double complex want = 0;
+        for (int part = 0; part < 2; part++) {
+            double complex p[5], q[5], step = part ? h * I : h;
+            for (int j = 0; j < 5; j++)
+                p[j] = q[j] = v[j];
+            p[k] += step;
+            q[k] -= step;
+            double d = (c3_leaf_loss(dev, p, 5, false, NULL) -
+                        c3_leaf_loss(dev, q, 5, false, NULL)) / (2 * h);
+            want += part ? I * d : d;
+        }
+        cr_assert(cabs(g[k] - want) < 1e-6, "z[%d]: %g%+gi, want %g%+gi", k, creal(g[k]),
+                  cimag(g[k]), creal(want), cimag(want));
+    }
+}
+
+/* Real tril and cumsum are differentiable twice now (their formulas
+ * record under create_graph). */
+static clt_status real_tri_cumsum(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                                  size_t *m)
+{
+    (void)n;
+    (void)user;
+    clt_tensor *a = NULL, *b = NULL, *c = NULL;
+    clt_status st = clt_tril(in[0], 0, &a);
+    if (st == CLT_OK)
+        st = clt_cumsum(a, 1, &b);
+    if (st == CLT_OK)
+        st = clt_mul(b, b, &c);
+    if (st == CLT_OK)
+        st = clt_triu(c, -1, &out[0]);
+    *m = st == CLT_OK;
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    return st;
+}
+
+Test(complex3, real_tril_and_cumsum_gradgradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sz[2] = {4, 3};
+    double *xv = random_data(12, 9, -1.0);
+    clt_tensor *x = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, sz, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    cr_assert_eq(clt_gradcheck(real_tri_cumsum, NULL, &x, 1, NULL), CLT_OK, "%s",
+                 clt_last_error());
+    cr_assert_eq(clt_gradgradcheck(real_tri_cumsum, NULL, &x, 1, NULL, 0, NULL), CLT_OK, "%s",
+                 clt_last_error());
+    clt_tensor_free(x);
+    free(xv);
+}
