@@ -1433,14 +1433,19 @@ static void op_reduce(fz *f)
         die(f, "succeeded on a NULL operand");
     if (extreme && ip && (idx == NULL || idx == SENT))
         die(f, "CLT_OK without indices");
-    /* sum and mean of a complex tensor are complex (prod, var, std refuse it) */
-    int cx = (k == 0 || k == 1) && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128);
+    /* sum, mean and prod of a complex tensor are complex, var and std real
+     * (max, min and the arg forms refuse it) */
+    int cx = in == CLT_COMPLEX64 || in == CLT_COMPLEX128;
+    if (cx && k >= 3 && k <= 6)
+        die(f, "succeeded on a %s tensor", clt_dtype_name(in));
     if (k == 0 || k == 2)
         dt = is_float(in) || cx ? in : CLT_INT64;
     else if (k == 5 || k == 6)
         dt = CLT_INT64;
     else if ((k == 1 || k == 7 || k == 8) && !is_float(in) && !cx)
         die(f, "succeeded on a %s tensor", clt_dtype_name(in));
+    if (cx && (k == 7 || k == 8))
+        dt = in == CLT_COMPLEX128 ? CLT_FLOAT64 : CLT_FLOAT32;
     if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
         die(f, "succeeded on no elements");
     int64_t want[16];
@@ -1480,7 +1485,9 @@ static void op_cumulative(fz *f)
         die(f, "succeeded on a NULL operand");
     clt_dtype in = clt_tensor_dtype(a);
     clt_dtype dt = k == 0   ? (is_float(in) ? in : CLT_FLOAT32)
-                   : k == 1 ? (is_float(in) ? in : CLT_INT64)
+                   : k == 1 ? (is_float(in) || in == CLT_COMPLEX64 || in == CLT_COMPLEX128
+                                   ? in
+                                   : CLT_INT64)
                             : (in == CLT_UINT8 ? CLT_UINT8 : CLT_BOOL);
     int64_t want[16];
     int wnd = dim ? reduced_shape(f, a, d, keep, k == 1, want) : 0;
@@ -8726,7 +8733,8 @@ static void op_fft(fz *f)
  * host, now and then a slot's tensor) that requires grad, a chain of up to
  * four complex ops and transforms (random n, dims, norms), sums and means,
  * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
- * and index_select, a real
+ * and index_select, prod, cumsum, cumprod, var, std and their means, tril,
+ * triu, where and masked_fill, a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
  * then, the gradient with create_graph and the gradient of its squared
  * magnitude's sum), and the leaf's gradients read back: they must have the
@@ -8775,7 +8783,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 16)) {
+        switch (pick(f, 20)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -8951,6 +8959,77 @@ static void op_complexgrad(fz *f)
             }
             CALL("clt_index_select", clt_index_select(cur, dim, ix, &next));
             tfree(f, ix, 0);
+            break;
+        }
+        case 15: { /* prod, cumsum, cumprod (a dim now and then out of range) */
+            int keep = (int)pick(f, 2), w = (int)pick(f, 4);
+            if (chance(f, 10))
+                dim = (int)pick(f, 12) - 6;
+            if (w == 0)
+                CALL("clt_prod", clt_prod(cur, &next));
+            else if (w == 1)
+                CALL("clt_prod_dim", clt_prod_dim(cur, dim, keep, &next));
+            else if (w == 2)
+                CALL("clt_cumsum", clt_cumsum(cur, dim, &next));
+            else
+                CALL("clt_cumprod", clt_cumprod(cur, dim, &next));
+            break;
+        }
+        case 16: { /* var and std (real of a complex tensor), their means dropped */
+            int keep = (int)pick(f, 2), w = (int)pick(f, 6);
+            double corr = (double)pick(f, 3);
+            clt_tensor *mean = SENT;
+            if (chance(f, 10))
+                dim = (int)pick(f, 12) - 6;
+            if (w == 0)
+                CALL("clt_var", clt_var(cur, corr, &next));
+            else if (w == 1)
+                CALL("clt_std", clt_std(cur, corr, &next));
+            else if (w == 2)
+                CALL("clt_var_dim", clt_var_dim(cur, dim, corr, keep, &next));
+            else if (w == 3)
+                CALL("clt_std_dim", clt_std_dim(cur, dim, corr, keep, &next));
+            else if (w == 4)
+                CALL("clt_var_mean_dim", clt_var_mean_dim(cur, dim, corr, keep, &next, &mean));
+            else
+                CALL("clt_std_mean", clt_std_mean(cur, corr, &next, &mean));
+            if (w >= 4) {
+                if (st == CLT_OK) {
+                    check_tensor(f, mean);
+                    tfree(f, mean, 0);
+                } else if (mean != NULL) {
+                    die(f, "failed but *mean is %p, not NULL", (void *)mean);
+                }
+            }
+            break;
+        }
+        case 17: {
+            int64_t k = (int64_t)pick(f, 5) - 2;
+            if (chance(f, 50))
+                CALL("clt_tril", clt_tril(cur, k, &next));
+            else
+                CALL("clt_triu", clt_triu(cur, k, &next));
+            break;
+        }
+        case 18: { /* where and masked_fill with a mask over the last dim */
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[nd - 1] : 1;
+            unsigned char mv[8] = {1, 0, 0, 1, 1, 0, 1, 0};
+            int64_t nm = chance(f, 10) ? 1 + (int64_t)pick(f, 8) : (len <= 8 ? len : 1);
+            clt_tensor *mask = SENT, *other = chance(f, 60) ? cur : rt(f);
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(clt_tensor_device(cur), CLT_BOOL, 1, &nm, mv, &mask));
+            if (!outcome(f, st, mask)) {
+                next = NULL;
+                continue;
+            }
+            if (chance(f, 50))
+                CALL("clt_where", clt_where(mask, chance(f, 50) ? cur : other,
+                                            chance(f, 50) ? other : cur, &next));
+            else
+                CALL("clt_masked_fill",
+                     clt_masked_fill(cur, mask, chance(f, 80) ? (double)pick(f, 5) - 2 : NAN,
+                                     &next));
+            tfree(f, mask, 0);
             break;
         }
         default:

@@ -894,7 +894,7 @@ done:
     clt_tensor_free(rb);
     clt_tensor_free(cu);
     clt_tensor_free(r);
-    return st;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,

@@ -191,8 +191,10 @@ static clt_status complex_cumsum(const clt_tensor *a, int dim, bool reverse, clt
     clt_status st = clt__split_at(a, dim, 1, &d, &outer, &R, &inner, oshape, &ond, fn);
     if (st != CLT_OK)
         return st;
-    if (a->ndim == 0)
-        return clt__copy_as(fn, a, a->dtype, out);
+    if (a->ndim == 0) {
+        st = clt__copy_as(fn, a, a->dtype, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt_tensor *rv = NULL, *rs = NULL;
     CLT__TRY(clt__view_as_real(a, &rv, fn));
     CLT__TRY(clt__scan(CLT__SCAN_SUM, rv, d, reverse, &rs, NULL, fn));
@@ -200,7 +202,7 @@ static clt_status complex_cumsum(const clt_tensor *a, int dim, bool reverse, clt
 done:
     clt_tensor_free(rv);
     clt_tensor_free(rs);
-    return st;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
