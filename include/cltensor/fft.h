@@ -13,7 +13,15 @@
  * clt_mean_dim (complex results) and clt_matmul, clt_mm, clt_bmm, clt_mv,
  * clt_dot (both operands of one complex dtype: computed as four real
  * products, (ar br - ai bi) + i (ar bi + ai br), recorded as such; grad_fn
- * ComplexBackward0).  Other ops (clt_prod among them) refuse them with
+ * ComplexBackward0), clt_prod, clt_prod_dim, clt_cumsum, clt_cumprod
+ * (complex results; the products composed of recorded complex products of
+ * halves, cumprod a Hillis-Steele scan of them), clt_var, clt_std, their
+ * _dim forms and clt_var_mean, clt_std_mean and theirs (torch's sum
+ * |x - mean|^2 / max(0, N - correction): real results of the parts' dtype,
+ * composed of recorded means, differences and squares), clt_tril,
+ * clt_triu, clt_where (complex and real operands promoted as clt_add's)
+ * and clt_masked_fill (the value real, the imaginary part 0).  Other ops
+ * (clt_exp, clt_eq, clt_cummax among them) refuse them with
  * CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
