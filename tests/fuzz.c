@@ -8734,7 +8734,8 @@ static void op_fft(fz *f)
  * four complex ops and transforms (random n, dims, norms), sums and means,
  * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
  * and index_select, prod, cumsum, cumprod, var, std and their means, tril,
- * triu, where and masked_fill, a real
+ * triu, where, masked_fill, scalar arithmetic, neg and rot90 (comparisons
+ * and isnan/isinf/isfinite on the side), a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
  * then, the gradient with create_graph and the gradient of its squared
  * magnitude's sum), and the leaf's gradients read back: they must have the
@@ -8783,7 +8784,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 20)) {
+        switch (pick(f, 22)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -9031,6 +9032,49 @@ static void op_complexgrad(fz *f)
                                      &next));
             tfree(f, mask, 0);
             break;
+        }
+        case 19: { /* a real scalar's arithmetic, negation, rot90 */
+            static clt_status (*fns[6])(const clt_tensor *, double, clt_tensor **) = {
+                clt_add_scalar, clt_sub_scalar, clt_rsub_scalar,
+                clt_mul_scalar, clt_div_scalar, clt_rdiv_scalar};
+            static const char *names[6] = {"clt_add_scalar", "clt_sub_scalar",
+                                           "clt_rsub_scalar", "clt_mul_scalar",
+                                           "clt_div_scalar", "clt_rdiv_scalar"};
+            int w = (int)pick(f, 8);
+            double sc = chance(f, 90) ? (double)pick(f, 9) / 2 - 2 : NAN;
+            if (w < 6)
+                CALL(names[w], fns[w](cur, sc, &next));
+            else if (w == 6)
+                CALL("clt_neg", clt_neg(cur, &next));
+            else
+                CALL("clt_rot90", clt_rot90(cur, (int64_t)pick(f, 7) - 3, dim,
+                                            nd > 1 ? (dim + 1) % nd : 1, &next));
+            break;
+        }
+        case 20: { /* comparisons and tests (bool, no gradient): computed, dropped */
+            clt_tensor *b = SENT, *other = chance(f, 60) ? cur : rt(f);
+            int w = (int)pick(f, 7);
+            if (w == 0)
+                CALL("clt_eq", clt_eq(cur, other, &b));
+            else if (w == 1)
+                CALL("clt_ne", clt_ne(other, cur, &b));
+            else if (w == 2)
+                CALL("clt_eq_scalar", clt_eq_scalar(cur, (double)pick(f, 3) - 1, &b));
+            else if (w == 3)
+                CALL("clt_ne_scalar", clt_ne_scalar(cur, (double)pick(f, 3) - 1, &b));
+            else if (w == 4)
+                CALL("clt_isnan", clt_isnan(cur, &b));
+            else if (w == 5)
+                CALL("clt_isinf", clt_isinf(cur, &b));
+            else
+                CALL("clt_isfinite", clt_isfinite(cur, &b));
+            if (outcome(f, st, b)) {
+                if (clt_tensor_dtype(b) != CLT_BOOL)
+                    die(f, "a comparison gave %s, not bool", clt_dtype_name(clt_tensor_dtype(b)));
+                tfree(f, b, 0);
+            }
+            next = NULL;
+            continue;
         }
         default:
             CALL("clt_clone", clt_clone(cur, &next));

@@ -1220,6 +1220,24 @@ def complexgrad2():
     ccase("complex leaves masked_fill", lambda z: tvr(z.masked_fill(torch.tensor(cond), 1.5) * z),
           lambda z: vr(call("clt_mul", call("clt_masked_fill", z, up(cond, 6), C.c_double(1.5)),
                             z)), [za])
+    # negation, arithmetic with a real scalar, rot90
+    for n_ in ("add", "sub", "rsub", "mul", "div", "rdiv"):
+        proto("clt_%s_scalar" % n_, [P, C.c_double, PP])
+    proto("clt_neg", [P, PP])
+    proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
+    for n_, tf_ in (("add", lambda z: z + 1.5), ("sub", lambda z: z - 1.5),
+                    ("rsub", lambda z: 1.5 - z), ("mul", lambda z: z * -1.5),
+                    ("div", lambda z: z / -1.5), ("rdiv", lambda z: -1.5 / z)):
+        ccase("complex leaves %s_scalar" % n_, lambda z, tf_=tf_: tvr(tf_(z) * z),
+              lambda z, n_=n_: vr(call("clt_mul", call("clt_%s_scalar" % n_, z,
+                                                       C.c_double(-1.5 if n_ in ("mul", "div",
+                                                                                "rdiv")
+                                                                  else 1.5)), z)), [za])
+    ccase("complex leaves neg", lambda z: tvr(-z * z.conj()),
+          lambda z: vr(call("clt_mul", call("clt_neg", z), call("clt_conj", z))), [za])
+    ccase("complex leaves rot90", lambda z: tvr(torch.rot90(z, 1, (0, 1)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_rot90", z, C.c_int64(1), 0,
+                                                              1))), [za])
     x3 = rng.standard_normal((3, 4, 2))
     x3z = x3.copy()
     x3z[1, 1] = 0
@@ -1236,6 +1254,14 @@ def complexgrad2():
     dd("complex std", lambda x: torch.std(tvc(x), (0, 1), correction=0) * x.sum(),
        lambda x: call("clt_mul", call("clt_std", vc(x), C.c_double(0)), call("clt_sum", x)),
        [x3])
+    dd("complex scalar ops and neg", lambda x: tvr((-(2.0 / (tvc(x) * 3.0 - 1.0))) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_neg", call(
+           "clt_rdiv_scalar", call("clt_sub_scalar", call("clt_mul_scalar", vc(x),
+                                                          C.c_double(3.0)), C.c_double(1.0)),
+           C.c_double(2.0))))), [x3])
+    dd("complex rot90", lambda x: tvr(torch.rot90(tvc(x), 3, (1, 0)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_rot90", vc(x), C.c_int64(3),
+                                                           1, 0))), [x3])
     dd("complex tril and triu", lambda x: tvr(torch.tril(tvc(x)) * torch.triu(tvc(x), 1).conj()),
        lambda x: vr(call("clt_mul", call("clt_tril", vc(x), C.c_int64(0)), call(
            "clt_conj", call("clt_triu", vc(x), C.c_int64(1))))), [x3])

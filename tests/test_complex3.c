@@ -265,12 +265,80 @@ Test(complex3, tril_triu_where_masked_fill_values)
     free(w);
 }
 
+Test(complex3, neg_scalars_comparisons_rot90_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex *v = sample(), want[15];
+    v[1] = NAN + 1.0 * I;
+    v[2] = 1.0 + INFINITY * I;
+    int64_t shape[2] = {3, 5}, rshape[2] = {5, 3};
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128};
+    for (int k = 0; k < 2; k++) {
+        double tol = k ? 1e-15 : 1e-6;
+        clt_tensor *z = ctensor(dev, dts[k], 2, shape, v, 15), *r[12] = {0};
+        CHECK(clt_neg(z, &r[0]));
+        for (int i = 0; i < 15; i++)
+            want[i] = -v[i];
+        assert_close_c(r[0], dts[k], 2, shape, want, tol, "neg");
+        CHECK(clt_add_scalar(z, 1.5, &r[1]));
+        for (int i = 0; i < 15; i++)
+            want[i] = v[i] + 1.5;
+        assert_close_c(r[1], dts[k], 2, shape, want, tol, "add_scalar");
+        CHECK(clt_rsub_scalar(z, 2.0, &r[2]));
+        for (int i = 0; i < 15; i++)
+            want[i] = 2.0 - v[i];
+        assert_close_c(r[2], dts[k], 2, shape, want, tol, "rsub_scalar");
+        CHECK(clt_mul_scalar(z, -3.0, &r[3]));
+        for (int i = 0; i < 15; i++)
+            want[i] = v[i] * -3.0;
+        assert_close_c(r[3], dts[k], 2, shape, want, tol, "mul_scalar");
+        CHECK(clt_div_scalar(z, 4.0, &r[4]));
+        for (int i = 0; i < 15; i++)
+            want[i] = v[i] / 4.0;
+        assert_close_c(r[4], dts[k], 2, shape, want, tol, "div_scalar");
+        CHECK(clt_isnan(z, &r[5]));
+        CHECK(clt_isinf(z, &r[6]));
+        CHECK(clt_isfinite(z, &r[7]));
+        CHECK(clt_eq(z, z, &r[8]));
+        CHECK(clt_ne_scalar(z, 0.0, &r[9]));
+        double *nan_ = read_as_f64(r[5]), *inf_ = read_as_f64(r[6]), *fin = read_as_f64(r[7]),
+               *eq = read_as_f64(r[8]), *ne0 = read_as_f64(r[9]);
+        for (int i = 0; i < 15; i++) {
+            bool n = isnan(creal(v[i])) || isnan(cimag(v[i]));
+            bool in = isinf(creal(v[i])) || isinf(cimag(v[i]));
+            cr_assert_eq(nan_[i], n, "isnan [%d]", i);
+            cr_assert_eq(inf_[i], in, "isinf [%d]", i);
+            cr_assert_eq(fin[i], !n && !in, "isfinite [%d]", i);
+            cr_assert_eq(eq[i], !n, "eq of itself [%d] (NaN is unequal)", i);
+            cr_assert_eq(ne0[i], v[i] != 0, "ne_scalar 0 [%d]", i);
+        }
+        free(nan_);
+        free(inf_);
+        free(fin);
+        free(eq);
+        free(ne0);
+        CHECK(clt_rot90(z, 1, 0, 1, &r[10]));
+        for (int i = 0; i < 5; i++) /* rot90(z)[i][j] = z[j][4 - i] */
+            for (int j = 0; j < 3; j++)
+                want[i * 3 + j] = v[j * 5 + 4 - i];
+        assert_close_c(r[10], dts[k], 2, rshape, want, k ? 0 : 1e-7, "rot90");
+        clt_tensor *o = (clt_tensor *)&o;
+        cr_assert_neq(clt_lt(z, z, &o), CLT_OK); /* torch has no order on complex numbers */
+        cr_assert_null(o);
+        clt_tensor_free(z);
+        for (int i = 0; i < 12; i++)
+            clt_tensor_free(r[i]);
+    }
+    free(v);
+}
+
 /* in[0] a float64 [3, 4, 2] viewed as complex z, in[1] a float64 [3, 4]
  * x; kind 0 prod(z), 1 prod_dim(z, 1), 2 cumprod(z, 1), 3 cumsum(z, 0),
  * 4 var_dim(z, 1, correction 1, keepdim), 5 std(z, 0), 6 var_mean_dim(z,
  * 0) (two outputs), 7 tril(z), 8 triu(z, 1), 9 where(x > 0, z, x),
- * 10 masked_fill(z * x, x < 0, 2), 11 std_mean(z) (two outputs); complex
- * results through their real views. */
+ * 10 masked_fill(z * x, x < 0, 2), 11 std_mean(z) (two outputs), 12 the
+ * scalar ops (2 - z, z + 1, z - 1, z * -2, z / 4, 3 / z, -z), 13 rot90(z);
+ * complex results through their real views. */
 static clt_status c3_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
 {
     (void)n;
@@ -303,7 +371,28 @@ static clt_status c3_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor 
         C3(clt_mul(z, in[1], &u));
         C3(clt_masked_fill(u, t, 2.0, &r[0]));
         break;
-    default: C3(clt_std_mean(z, 1.0, &r[0], &r[1])); nr = 2; break;
+    case 11: C3(clt_std_mean(z, 1.0, &r[0], &r[1])); nr = 2; break;
+    case 12: {
+        clt_tensor *p[6] = {NULL};
+        st = clt_rsub_scalar(z, 2.0, &p[0]);
+        if (st == CLT_OK)
+            st = clt_add_scalar(p[0], 1.0, &p[1]);
+        if (st == CLT_OK)
+            st = clt_sub_scalar(p[1], 1.0, &p[2]);
+        if (st == CLT_OK)
+            st = clt_mul_scalar(p[2], -2.0, &p[3]);
+        if (st == CLT_OK)
+            st = clt_div_scalar(p[3], 4.0, &p[4]);
+        if (st == CLT_OK)
+            st = clt_rdiv_scalar(p[4], 3.0, &p[5]);
+        if (st == CLT_OK)
+            st = clt_neg(p[5], &r[0]);
+        for (int k = 0; k < 6; k++)
+            clt_tensor_free(p[k]);
+        C3(st);
+        break;
+    }
+    default: C3(clt_rot90(z, 1, 1, 0, &r[0])); break;
     }
     for (size_t k = 0; k < nr; k++) {
         if (clt_is_complex(r[k]))
@@ -331,7 +420,7 @@ Test(complex3, gradcheck_and_gradgradcheck)
     zv[2] = zv[3] = 0;
     zv[16] = zv[17] = 0;
     zv[20] = zv[21] = 0;
-    for (int kind = 0; kind < 12; kind++) {
+    for (int kind = 0; kind < 14; kind++) {
         clt_tensor *in[2] = {NULL, NULL};
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, sx, xv, &in[1]));
@@ -404,7 +493,7 @@ Test(complex3, complex_leaf_gradient_is_the_conjugate_wirtinger_one)
     }
 }
 
-/* Real tril and cumsum are differentiable twice now (their formulas
+/* Real tril, rot90 and cumsum are differentiable twice now (their formulas
  * record under create_graph). */
 static clt_status real_tri_cumsum(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
                                   size_t *m)
@@ -412,7 +501,11 @@ static clt_status real_tri_cumsum(void *user, clt_tensor *const *in, size_t n, c
     (void)n;
     (void)user;
     clt_tensor *a = NULL, *b = NULL, *c = NULL;
-    clt_status st = clt_tril(in[0], 0, &a);
+    clt_tensor *t = NULL;
+    clt_status st = clt_tril(in[0], 0, &t);
+    if (st == CLT_OK)
+        st = clt_rot90(t, 1, 0, 1, &a);
+    clt_tensor_free(t);
     if (st == CLT_OK)
         st = clt_cumsum(a, 1, &b);
     if (st == CLT_OK)
@@ -426,7 +519,7 @@ static clt_status real_tri_cumsum(void *user, clt_tensor *const *in, size_t n, c
     return st;
 }
 
-Test(complex3, real_tril_and_cumsum_gradgradcheck)
+Test(complex3, real_tril_rot90_and_cumsum_gradgradcheck)
 {
     clt_device *dev = get_device("cpu");
     int64_t sz[2] = {4, 3};
