@@ -19,9 +19,14 @@
  * _dim forms and clt_var_mean, clt_std_mean and theirs (torch's sum
  * |x - mean|^2 / max(0, N - correction): real results of the parts' dtype,
  * composed of recorded means, differences and squares), clt_tril,
- * clt_triu, clt_where (complex and real operands promoted as clt_add's)
- * and clt_masked_fill (the value real, the imaginary part 0).  Other ops
- * (clt_exp, clt_eq, clt_cummax among them) refuse them with
+ * clt_triu, clt_where (complex and real operands promoted as clt_add's),
+ * clt_masked_fill (the value real, the imaginary part 0), clt_neg,
+ * clt_rot90, the arithmetic with a real scalar (clt_add_scalar,
+ * clt_sub_scalar, clt_rsub_scalar, clt_mul_scalar, clt_div_scalar,
+ * clt_rdiv_scalar: complex results), clt_eq, clt_ne, clt_eq_scalar,
+ * clt_ne_scalar (equal when both parts are), clt_isnan, clt_isinf (either
+ * part) and clt_isfinite (both parts).  Other ops (clt_exp, clt_sqrt,
+ * clt_lt, clt_cummax among them) refuse them with
  * CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
