@@ -10568,7 +10568,8 @@ def _cvar(t, dim, c, keepdim, sq):
 def complex3():
     """prod, prod_dim, cumsum, cumprod, var, std (and their _dim, var_mean
     and std_mean forms: real results), tril, triu, where, masked_fill, neg,
-    scalar arithmetic, eq, ne, isnan, isinf, isfinite and rot90 of complex
+    scalar arithmetic, eq, ne, isnan, isinf, isfinite, rot90, masked_select,
+    nonzero, index_add, index_copy, scatter and scatter_add of complex
     tensors, against torch's complex kernels."""
     for n_ in ("prod", "mean"):
         proto("clt_" + n_, [P, PP])
@@ -10586,7 +10587,11 @@ def complex3():
     proto("clt_masked_fill", [P, P, C.c_double, PP])
     proto("clt_where", [P, P, P, PP])
     proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
-    for n_ in ("neg", "isnan", "isinf", "isfinite"):
+    proto("clt_masked_select", [P, P, PP])
+    proto("clt_index_add", [P, C.c_int, P, P, C.c_double, PP])
+    for n_ in ("index_copy", "scatter", "scatter_add"):
+        proto("clt_" + n_, [P, C.c_int, P, P, PP])
+    for n_ in ("neg", "isnan", "isinf", "isfinite", "nonzero"):
         proto("clt_" + n_, [P, PP])
     for n_ in ("eq", "ne", "lt"):
         proto("clt_" + n_, [P, P, PP])
@@ -10772,6 +10777,29 @@ def complex3():
                   lambda p, o: L.clt_rot90(p, 1, -1, -2, o), [In(x, ("T",))])
         fft_check("rot90 same dims %s" % dt, lambda t: torch.rot90(t, 1, (1, 1)),
                   lambda p, o: L.clt_rot90(p, 1, 1, 1, o), [x])
+        # index ops through the real views
+        fft_check("masked_select %s" % dt, torch.masked_select,
+                  lambda p, m, o: L.clt_masked_select(p, m, o), [In(x, ("T",)), cond.transpose(-1, -2)])
+        fft_check("masked_select broadcast %s" % dt, torch.masked_select,
+                  lambda p, m, o: L.clt_masked_select(p, m, o), [x[0, 0], cond[:, :2]])
+        fft_check("nonzero %s" % dt, torch.nonzero, lambda p, o: L.clt_nonzero(p, o),
+                  [xz.masked_fill(cond, 0).to(dt)])
+        ix1 = torch.tensor([3, 0, 3])
+        src = cdata((3, 3, 5), dt)
+        fft_check("index_add %s" % dt, lambda t, s_: t.index_add(1, ix1, s_, alpha=-0.5),
+                  lambda p, q, o: L.clt_index_add(p, 1, upload(ix1), q, -0.5, o), [x, src], tol)
+        fft_check("index_copy %s" % dt, lambda t, s_: t.index_copy(1, torch.tensor([3, 0, 1]), s_),
+                  lambda p, q, o: L.clt_index_copy(p, 1, upload(torch.tensor([3, 0, 1])), q, o),
+                  [x, src])
+        six = torch.tensor([[[1, 0, 2, 1, 0], [0, 2, 2, 1, 1]]])
+        fft_check("scatter %s" % dt, lambda t, s_: t.scatter(1, six, s_),
+                  lambda p, q, o: L.clt_scatter(p, 1, upload(six), q, o), [x, src])
+        fft_check("scatter_add %s" % dt, lambda t, s_: t.scatter_add(1, six, s_),
+                  lambda p, q, o: L.clt_scatter_add(p, 1, upload(six), q, o), [x, src], tol)
+        fft_check("index_add of another dtype %s" % dt,
+                  lambda t, s_: t.index_add(1, ix1, s_.real.clone()),
+                  lambda p, q, o: L.clt_index_add(p, 1, upload(ix1), q, 1.0, o),
+                  [x, src.real.clone()])
 
 
 def _sel(p, k):

@@ -8734,8 +8734,9 @@ static void op_fft(fz *f)
  * four complex ops and transforms (random n, dims, norms), sums and means,
  * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
  * and index_select, prod, cumsum, cumprod, var, std and their means, tril,
- * triu, where, masked_fill, scalar arithmetic, neg and rot90 (comparisons
- * and isnan/isinf/isfinite on the side), a real
+ * triu, where, masked_fill, scalar arithmetic, neg, rot90, masked_select,
+ * index_add, index_copy, scatter and scatter_add (comparisons and
+ * isnan/isinf/isfinite on the side), a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
  * then, the gradient with create_graph and the gradient of its squared
  * magnitude's sum), and the leaf's gradients read back: they must have the
@@ -8784,7 +8785,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 22)) {
+        switch (pick(f, 23)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -9075,6 +9076,60 @@ static void op_complexgrad(fz *f)
             }
             next = NULL;
             continue;
+        }
+        case 21: { /* masked_select, index_add, index_copy, scatter, scatter_add with
+                    * small indices (now and then out of range), the source cur itself */
+            int w = (int)pick(f, 5);
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[dim] : 1;
+            int64_t iv[8], ni = 1;
+            for (int q = 0; q < 8; q++)
+                iv[q] = chance(f, 95) ? (int64_t)pick(f, (uint32_t)(len > 0 ? len : 1)) : len;
+            clt_tensor *ix = SENT;
+            if (w == 0) {
+                unsigned char mv[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+                int64_t nm = nd > 0 && clt_tensor_shape(cur)[nd - 1] <= 8
+                                 ? clt_tensor_shape(cur)[nd - 1]
+                                 : 1;
+                CALL("clt_tensor_from_host",
+                     clt_tensor_from_host(clt_tensor_device(cur), CLT_BOOL, 1, &nm, mv, &ix));
+                if (!outcome(f, st, ix)) {
+                    next = NULL;
+                    continue;
+                }
+                CALL("clt_masked_select", clt_masked_select(cur, ix, &next));
+            } else {
+                /* index of cur's shape for the scatters (src is cur), of its length
+                 * along dim for index_add and index_copy */
+                int64_t ishape[CLT_MAX_DIMS];
+                int ind = w >= 3 ? nd : 1;
+                for (int q = 0; q < nd; q++)
+                    ishape[q] = clt_tensor_shape(cur)[q];
+                if (w < 3)
+                    ni = len;
+                for (int q = 0; w >= 3 && q < nd; q++)
+                    ni *= ishape[q];
+                if (ni > 8 || ni < 1 || (w >= 3 && nd == 0)) {
+                    next = NULL;
+                    continue;
+                }
+                CALL("clt_tensor_from_host",
+                     clt_tensor_from_host(clt_tensor_device(cur), CLT_INT64, ind,
+                                          w >= 3 ? ishape : &ni, iv, &ix));
+                if (!outcome(f, st, ix)) {
+                    next = NULL;
+                    continue;
+                }
+                if (w == 1)
+                    CALL("clt_index_add", clt_index_add(cur, dim, ix, cur, 0.5, &next));
+                else if (w == 2)
+                    CALL("clt_index_copy", clt_index_copy(cur, dim, ix, cur, &next));
+                else if (w == 3)
+                    CALL("clt_scatter", clt_scatter(cur, dim, ix, cur, &next));
+                else
+                    CALL("clt_scatter_add", clt_scatter_add(cur, dim, ix, cur, &next));
+            }
+            tfree(f, ix, 0);
+            break;
         }
         default:
             CALL("clt_clone", clt_clone(cur, &next));

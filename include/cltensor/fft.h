@@ -25,9 +25,11 @@
  * clt_sub_scalar, clt_rsub_scalar, clt_mul_scalar, clt_div_scalar,
  * clt_rdiv_scalar: complex results), clt_eq, clt_ne, clt_eq_scalar,
  * clt_ne_scalar (equal when both parts are), clt_isnan, clt_isinf (either
- * part) and clt_isfinite (both parts).  Other ops (clt_exp, clt_sqrt,
- * clt_lt, clt_cummax among them) refuse them with
- * CLT_ERR_DTYPE_UNSUPPORTED.
+ * part), clt_isfinite (both parts), clt_nonzero, clt_masked_select and
+ * clt_index_add, clt_index_copy, clt_scatter, clt_scatter_add (self and
+ * source of one complex dtype; on the real views).  Other ops (clt_exp,
+ * clt_sqrt, clt_lt, clt_cummax, clt_take, clt_index_fill among them)
+ * refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L
