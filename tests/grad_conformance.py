@@ -1238,6 +1238,22 @@ def complexgrad2():
     ccase("complex leaves rot90", lambda z: tvr(torch.rot90(z, 1, (0, 1)) ** 2),
           lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_rot90", z, C.c_int64(1), 0,
                                                               1))), [za])
+    # index ops through the real views
+    proto("clt_masked_select", [P, P, PP])
+    proto("clt_index_add", [P, C.c_int, P, P, C.c_double, PP])
+    proto("clt_scatter_add", [P, C.c_int, P, P, PP])
+    ccase("complex leaves masked_select", lambda z: tvr(torch.masked_select(z, torch.tensor(cond)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_masked_select", z,
+                                                              up(cond, 6)))), [za])
+    iv = np.array([3, 0], dtype=np.int64)
+    ccase("complex leaves index_add", lambda x, y: tvr(x.index_add(1, torch.tensor(iv), y,
+                                                                   alpha=0.5) * x),
+          lambda x, y: vr(call("clt_mul", call("clt_index_add", x, 1, up(iv, I64), y,
+                                               C.c_double(0.5)), x)), [za, za[:, :2].copy()])
+    sv = np.array([[0, 3], [1, 1], [2, 0]], dtype=np.int64)
+    ccase("complex leaves scatter_add", lambda x, y: tvr(x.scatter_add(1, torch.tensor(sv), y) ** 2),
+          lambda x, y: vr((lambda q: call("clt_mul", q, q))(call(
+              "clt_scatter_add", x, 1, up(sv, I64), y))), [za, za[:, 1:3].copy()])
     x3 = rng.standard_normal((3, 4, 2))
     x3z = x3.copy()
     x3z[1, 1] = 0
