@@ -10569,8 +10569,9 @@ def complex3():
     """prod, prod_dim, cumsum, cumprod, var, std (and their _dim, var_mean
     and std_mean forms: real results), tril, triu, where, masked_fill, neg,
     scalar arithmetic, eq, ne, isnan, isinf, isfinite, rot90, masked_select,
-    nonzero, index_add, index_copy, scatter and scatter_add of complex
-    tensors, against torch's complex kernels."""
+    nonzero, index_add, index_copy, scatter, scatter_add, square,
+    reciprocal, sgn and the vector norms of complex tensors, against torch's
+    complex kernels."""
     for n_ in ("prod", "mean"):
         proto("clt_" + n_, [P, PP])
     for n_ in ("prod_dim", "mean_dim"):
@@ -10589,6 +10590,11 @@ def complex3():
     proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
     proto("clt_masked_select", [P, P, PP])
     proto("clt_index_add", [P, C.c_int, P, P, C.c_double, PP])
+    for n_ in ("square", "reciprocal", "sgn"):
+        proto("clt_" + n_, [P, PP])
+    proto("clt_vector_norm", [P, C.c_double, PP])
+    proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_linalg_vector_norm", [P, C.c_double, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
     for n_ in ("index_copy", "scatter", "scatter_add"):
         proto("clt_" + n_, [P, C.c_int, P, P, PP])
     for n_ in ("neg", "isnan", "isinf", "isfinite", "nonzero"):
@@ -10777,6 +10783,23 @@ def complex3():
                   lambda p, o: L.clt_rot90(p, 1, -1, -2, o), [In(x, ("T",))])
         fft_check("rot90 same dims %s" % dt, lambda t: torch.rot90(t, 1, (1, 1)),
                   lambda p, o: L.clt_rot90(p, 1, 1, 1, o), [x])
+        # square, reciprocal, sgn and the vector norms (of |x|)
+        fft_check("square %s" % dt, torch.square, lambda p, o: L.clt_square(p, o),
+                  [In(x, ("T",))], tol)
+        fft_check("reciprocal %s" % dt, torch.reciprocal, lambda p, o: L.clt_reciprocal(p, o),
+                  [x], tol)
+        fft_check("sgn %s" % dt, torch.sgn, lambda p, o: L.clt_sgn(p, o), [xz], tol)
+        for ordv in (2.0, 1.0, 3.0, float("inf"), 0.0, -1.0):
+            fft_check("vector_norm %g %s" % (ordv, dt),
+                      lambda t, ordv=ordv: torch.linalg.vector_norm(t, ordv),
+                      lambda p, o, ordv=ordv: L.clt_vector_norm(p, ordv, o), [x], tol)
+            fft_check("vector_norm_dim %g %s" % (ordv, dt),
+                      lambda t, ordv=ordv: torch.linalg.vector_norm(t, ordv, 1, True),
+                      lambda p, o, ordv=ordv: L.clt_vector_norm_dim(p, ordv, 1, 1, o), [x], tol)
+        fft_check("linalg_vector_norm dims %s" % dt,
+                  lambda t: torch.linalg.vector_norm(t, 2, (0, 2)),
+                  lambda p, o: L.clt_linalg_vector_norm(p, 2.0, (C.c_int * 2)(0, 2), 2, 0, o),
+                  [In(x, ("T",))], tol)
         # index ops through the real views
         fft_check("masked_select %s" % dt, torch.masked_select,
                   lambda p, m, o: L.clt_masked_select(p, m, o), [In(x, ("T",)), cond.transpose(-1, -2)])

@@ -8734,7 +8734,8 @@ static void op_fft(fz *f)
  * four complex ops and transforms (random n, dims, norms), sums and means,
  * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
  * and index_select, prod, cumsum, cumprod, var, std and their means, tril,
- * triu, where, masked_fill, scalar arithmetic, neg, rot90, masked_select,
+ * triu, where, masked_fill, scalar arithmetic, neg, rot90, square,
+ * reciprocal, sgn, vector norms, masked_select,
  * index_add, index_copy, scatter and scatter_add (comparisons and
  * isnan/isinf/isfinite on the side), a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
@@ -9034,22 +9035,34 @@ static void op_complexgrad(fz *f)
             tfree(f, mask, 0);
             break;
         }
-        case 19: { /* a real scalar's arithmetic, negation, rot90 */
+        case 19: { /* a real scalar's arithmetic, negation, rot90, square,
+                    * reciprocal, sgn, the vector norms */
             static clt_status (*fns[6])(const clt_tensor *, double, clt_tensor **) = {
                 clt_add_scalar, clt_sub_scalar, clt_rsub_scalar,
                 clt_mul_scalar, clt_div_scalar, clt_rdiv_scalar};
             static const char *names[6] = {"clt_add_scalar", "clt_sub_scalar",
                                            "clt_rsub_scalar", "clt_mul_scalar",
                                            "clt_div_scalar", "clt_rdiv_scalar"};
-            int w = (int)pick(f, 8);
+            int w = (int)pick(f, 12);
             double sc = chance(f, 90) ? (double)pick(f, 9) / 2 - 2 : NAN;
             if (w < 6)
                 CALL(names[w], fns[w](cur, sc, &next));
             else if (w == 6)
                 CALL("clt_neg", clt_neg(cur, &next));
-            else
+            else if (w == 7)
                 CALL("clt_rot90", clt_rot90(cur, (int64_t)pick(f, 7) - 3, dim,
                                             nd > 1 ? (dim + 1) % nd : 1, &next));
+            else if (w == 8)
+                CALL("clt_square", clt_square(cur, &next));
+            else if (w == 9)
+                CALL("clt_reciprocal", clt_reciprocal(cur, &next));
+            else if (w == 10)
+                CALL("clt_sgn", clt_sgn(cur, &next));
+            else if (chance(f, 50))
+                CALL("clt_vector_norm", clt_vector_norm(cur, sc, &next));
+            else
+                CALL("clt_vector_norm_dim",
+                     clt_vector_norm_dim(cur, sc, dim, (int)pick(f, 2), &next));
             break;
         }
         case 20: { /* comparisons and tests (bool, no gradient): computed, dropped */

@@ -1238,6 +1238,31 @@ def complexgrad2():
     ccase("complex leaves rot90", lambda z: tvr(torch.rot90(z, 1, (0, 1)) ** 2),
           lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_rot90", z, C.c_int64(1), 0,
                                                               1))), [za])
+    # square, reciprocal, sgn, vector norms (of |z|)
+    for n_ in ("square", "reciprocal", "sgn"):
+        proto("clt_" + n_, [P, PP])
+    proto("clt_vector_norm", [P, C.c_double, PP])
+    proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+    ccase("complex leaves square", lambda z: tvr(torch.square(z)),
+          lambda z: vr(call("clt_square", z)), [za])
+    ccase("complex leaves reciprocal", lambda z: tvr(torch.reciprocal(z)),
+          lambda z: vr(call("clt_reciprocal", z)), [za])
+    ccase("complex leaves sgn", lambda z: tvr(torch.sgn(z) * z),
+          lambda z: vr(call("clt_mul", call("clt_sgn", z), z)), [za])
+    for ordv in (2.0, 1.0, 3.0):
+        ccase("complex leaves vector_norm %g" % ordv,
+              lambda z, o=ordv: torch.linalg.vector_norm(z, o),
+              lambda z, o=ordv: call("clt_vector_norm", z, C.c_double(o)), [za])
+        ccase("complex leaves vector_norm_dim %g" % ordv,
+              lambda z, o=ordv: torch.linalg.vector_norm(z, o, 0),
+              lambda z, o=ordv: call("clt_vector_norm_dim", z, C.c_double(o), 0, 0), [za])
+    dd("complex reciprocal of the square", lambda x: tvr(torch.reciprocal(torch.square(tvc(x)))),
+       lambda x: vr(call("clt_reciprocal", call("clt_square", vc(x)))),
+       [rng.standard_normal((3, 4, 2))])
+    dd("complex sgn and 2-norm", lambda x: tvr(torch.sgn(tvc(x)) * torch.linalg.vector_norm(
+        tvc(x), 2, 1, True)),
+       lambda x: vr(call("clt_mul", call("clt_sgn", vc(x)), call(
+           "clt_vector_norm_dim", vc(x), C.c_double(2), 1, 1))), [rng.standard_normal((3, 4, 2))])
     # index ops through the real views
     proto("clt_masked_select", [P, P, PP])
     proto("clt_index_add", [P, C.c_int, P, P, C.c_double, PP])

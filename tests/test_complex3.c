@@ -71,6 +71,14 @@ static void assert_close_c(const clt_tensor *t, clt_dtype want_dt, int nd, const
     double complex *got = read_c(t);
     for (size_t i = 0; i < n; i++) {
         bool both_nan = isnan(creal(want[i])) && isnan(creal(got[i]));
+        /* an infinite or NaN part (1 / 0, inf squared) only has to be so */
+        bool nonfinite = !isfinite(creal(want[i])) || !isfinite(cimag(want[i]));
+        if (nonfinite && !both_nan) {
+            cr_assert(!isfinite(creal(got[i])) || !isfinite(cimag(got[i])),
+                      "%s [%zu]: %g%+gi, want a non-finite part", what, i, creal(got[i]),
+                      cimag(got[i]));
+            continue;
+        }
         cr_assert(both_nan || cabs(got[i] - want[i]) <= tol * (1.0 + cabs(want[i])),
                   "%s [%zu]: %g%+gi, want %g%+gi", what, i, creal(got[i]), cimag(got[i]),
                   creal(want[i]), cimag(want[i]));
@@ -317,6 +325,10 @@ Test(complex3, neg_scalars_comparisons_rot90_values)
         free(fin);
         free(eq);
         free(ne0);
+        CHECK(clt_square(z, &r[11]));
+        for (int i = 0; i < 15; i++)
+            want[i] = v[i] * v[i];
+        assert_close_c(r[11], dts[k], 2, shape, want, tol, "square");
         CHECK(clt_rot90(z, 1, 0, 1, &r[10]));
         for (int i = 0; i < 5; i++) /* rot90(z)[i][j] = z[j][4 - i] */
             for (int j = 0; j < 3; j++)
@@ -391,6 +403,48 @@ Test(complex3, masked_select_nonzero_index_add_scatter_values)
     free(w);
 }
 
+Test(complex3, reciprocal_sgn_norms_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex *v = sample(), want[15], rows[3] = {0, 0, 0};
+    int64_t shape[2] = {3, 5}, three = 3;
+    double all = 0;
+    for (int i = 0; i < 15; i++) {
+        rows[i / 5] += cabs(v[i]) * cabs(v[i]);
+        all += cabs(v[i]);
+    }
+    for (int r = 0; r < 3; r++)
+        rows[r] = sqrt(creal(rows[r]));
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128},
+                    parts[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (int k = 0; k < 2; k++) {
+        double tol = k ? 1e-14 : 1e-6;
+        clt_tensor *z = ctensor(dev, dts[k], 2, shape, v, 15), *a = NULL, *b = NULL, *c = NULL,
+                   *d = NULL;
+        CHECK(clt_sgn(z, &a));
+        for (int i = 0; i < 15; i++)
+            want[i] = v[i] == 0 ? 0 : v[i] / cabs(v[i]);
+        assert_close_c(a, dts[k], 2, shape, want, tol, "sgn");
+        CHECK(clt_narrow(z, 1, 0, 2, &d)); /* one zero there: v[10] */
+        CHECK(clt_reciprocal(d, &b));
+        double complex rw[6];
+        for (int r = 0; r < 3; r++)
+            for (int j = 0; j < 2; j++)
+                rw[r * 2 + j] = 1.0 / v[r * 5 + j];
+        assert_close_c(b, dts[k], 2, (int64_t[]){3, 2}, rw, tol, "reciprocal");
+        clt_tensor_free(b);
+        CHECK(clt_vector_norm_dim(z, 2.0, 1, 0, &b));
+        assert_close_c(b, parts[k], 1, &three, rows, tol, "vector_norm_dim 2");
+        double complex one_norm = all;
+        CHECK(clt_vector_norm(z, 1.0, &c));
+        assert_close_c(c, parts[k], 0, NULL, &one_norm, tol, "vector_norm 1");
+        clt_tensor *ts[] = {z, a, b, c, d};
+        for (size_t i = 0; i < 5; i++)
+            clt_tensor_free(ts[i]);
+    }
+    free(v);
+}
+
 /* in[0] a float64 [3, 4, 2] viewed as complex z, in[1] a float64 [3, 4]
  * x; kind 0 prod(z), 1 prod_dim(z, 1), 2 cumprod(z, 1), 3 cumsum(z, 0),
  * 4 var_dim(z, 1, correction 1, keepdim), 5 std(z, 0), 6 var_mean_dim(z,
@@ -399,8 +453,9 @@ Test(complex3, masked_select_nonzero_index_add_scatter_values)
  * scalar ops (2 - z, z + 1, z - 1, z * -2, z / 4, 3 / z, -z), 13 rot90(z),
  * 14 masked_select(z, x > 0), and with u = z[:, 1:3]: 15 index_add(z, 1,
  * [1, 0], u, 0.5), 16 scatter_add(z, 1, [[3, 0], [3, 1], [0, 2]], u),
- * 17 index_copy(z, 1, [1, 0], u); complex results through their real
- * views. */
+ * 17 index_copy(z, 1, [1, 0], u), 18 reciprocal(square(z) + 3), and of
+ * z + 0.3: 19 sgn, 20 vector_norm_dim(2, 1), 21 vector_norm(3); complex
+ * results through their real views. */
 static clt_status c3_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
 {
     (void)n;
@@ -459,6 +514,19 @@ static clt_status c3_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor 
         C3(clt_gt_scalar(in[1], 0.0, &t));
         C3(clt_masked_select(z, t, &r[0]));
         break;
+    case 18:
+        C3(clt_square(z, &u));
+        C3(clt_add_scalar(u, 3.0, &t));
+        C3(clt_reciprocal(t, &r[0]));
+        break;
+    case 19:
+    case 20:
+    case 21: /* away from 0, where sgn and abs are not differentiable */
+        C3(clt_add_scalar(z, 0.3, &t));
+        C3(kind == 19   ? clt_sgn(t, &r[0])
+           : kind == 20 ? clt_vector_norm_dim(t, 2.0, 1, 0, &r[0])
+                        : clt_vector_norm(t, 3.0, &r[0]));
+        break;
     default: {
         int64_t iv[6] = {3, 0, 3, 1, 0, 2}, vec[2] = {1, 0}, two = 2, ishape[2] = {3, 2};
         bool scatter = kind == 16;
@@ -500,7 +568,7 @@ Test(complex3, gradcheck_and_gradgradcheck)
     zv[2] = zv[3] = 0;
     zv[16] = zv[17] = 0;
     zv[20] = zv[21] = 0;
-    for (int kind = 0; kind < 18; kind++) {
+    for (int kind = 0; kind < 22; kind++) {
         clt_tensor *in[2] = {NULL, NULL};
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, sx, xv, &in[1]));
@@ -508,8 +576,10 @@ Test(complex3, gradcheck_and_gradgradcheck)
         CHECK(clt_set_requires_grad(in[1], 1));
         clt_status st = clt_gradcheck(c3_fn, &kind, in, 2, NULL);
         cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
-        /* index_copy's (real) formula does not record under create_graph */
-        st = kind == 17 ? CLT_OK : clt_gradgradcheck(c3_fn, &kind, in, 2, NULL, 0, NULL);
+        /* the (real) formulas of index_copy and of vector_norm with an ord
+         * other than 2 do not record under create_graph */
+        st = kind == 17 || kind == 21 ? CLT_OK
+                                      : clt_gradgradcheck(c3_fn, &kind, in, 2, NULL, 0, NULL);
         cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
         clt_tensor_free(in[0]);
         clt_tensor_free(in[1]);

@@ -25,7 +25,10 @@
  * clt_sub_scalar, clt_rsub_scalar, clt_mul_scalar, clt_div_scalar,
  * clt_rdiv_scalar: complex results), clt_eq, clt_ne, clt_eq_scalar,
  * clt_ne_scalar (equal when both parts are), clt_isnan, clt_isinf (either
- * part), clt_isfinite (both parts), clt_nonzero, clt_masked_select and
+ * part), clt_isfinite (both parts), clt_square, clt_reciprocal, clt_sgn
+ * (z / |z|, 0 at 0), clt_vector_norm, clt_vector_norm_dim,
+ * clt_linalg_vector_norm (the norms of |z|: real results; ord 2 is
+ * differentiable twice, as for real tensors), clt_nonzero, clt_masked_select and
  * clt_index_add, clt_index_copy, clt_scatter, clt_scatter_add (self and
  * source of one complex dtype; on the real views).  Other ops (clt_exp,
  * clt_sqrt, clt_lt, clt_cummax, clt_take, clt_index_fill among them)

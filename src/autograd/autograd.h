@@ -217,6 +217,8 @@ clt_status clt__complex_cumprod_rec(const char *fn, const clt_tensor *a, int dim
                                     clt_tensor **out);
 clt_status clt__complex_var_rec(const char *fn, const clt_tensor *a, bool all, int dim,
                                 double correction, int keepdim, bool std, clt_tensor **out);
+/* torch.sgn of a complex tensor: a / |a|, 0 at 0, recorded. */
+clt_status clt__complex_sgn_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
 
 /* The formula of clamp with tensor bounds (ClampBackward0 and the
  * one-bound nodes): saved a, then min and max where given, i[0] and i[1]

@@ -1,7 +1,7 @@
-/* grad_complex_reduce.c: prod, cumprod, var and std of complex tensors,
- * composed of recorded complex products, slices, sums and means, so that
- * their gradients are torch's (conjugate Wirtinger calculus, zeros among
- * the factors included) and differentiable again. */
+/* grad_complex_reduce.c: prod, cumprod, var, std and sgn of complex
+ * tensors, composed of recorded complex products, slices, sums and means,
+ * so that their gradients are torch's (conjugate Wirtinger calculus, zeros
+ * among the factors included) and differentiable again. */
 #include <math.h>
 
 #include "autograd/autograd.h"
@@ -227,5 +227,24 @@ done:;
         clt_tensor_free(*out);
         *out = NULL;
     }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* torch.sgn of a complex a: a / |a|, 0 where a is 0. */
+clt_status clt__complex_sgn_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_tensor *m = NULL, *z = NULL, *m1 = NULL;
+    clt_status st;
+    CLT__TRY(clt__complex_abs_rec(a, &m, fn));
+    CLT__TRY(clt__eq_scalar_in(fn, m, 0.0, &z));
+    CLT__TRY(clt__masked_fill_rec(fn, m, z, 1.0, &m1));
+    CLT__TRY(clt__complex_binary_rec(3, a, m1, out, fn));
+done:
+    clt_tensor_free(m);
+    clt_tensor_free(z);
+    clt_tensor_free(m1);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -857,6 +857,17 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
 {
     if (a && fwd == clt__abs_in && clt__dtype_is_complex(a->dtype))
         return clt__complex_abs_rec(a, out, fn);
+    if (a && out && fwd == clt__reciprocal_in && clt__dtype_is_complex(a->dtype)) {
+        clt_tensor *one = NULL; /* 1 / z, recorded */
+        *out = NULL;
+        clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+        if (st == CLT_OK)
+            st = clt__full(a->dev, clt__complex_part_dtype(a->dtype), 0, NULL, 1.0, &one);
+        if (st == CLT_OK)
+            st = clt__complex_binary_rec(3, one, a, out, fn);
+        clt_tensor_free(one);
+        return st;
+    }
     clt_status st = fwd(fn, a, out);
     if (st != CLT_OK || bw == NULL)
         return st;
@@ -1052,6 +1063,8 @@ DEF_UNARY(exp2, "Exp2Backward0", bw_math, 2, M_EXP2)
 /* torch.square is pow(a, 2): PowBackward0, g * 2 * a^1 (bw_pow_s). */
 clt_status clt__square_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
 {
+    if (a && out && clt__dtype_is_complex(a->dtype)) /* z * z, recorded */
+        return clt__complex_binary_rec(2, a, a, out, fn);
     clt__node *n = NULL;
     clt_status st = clt__square_in(fn, a, out);
     st = clt__record(st, out, "PowBackward0", bw_pow_s, 1, &a, 1, &a, &n);
