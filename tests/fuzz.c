@@ -1436,14 +1436,19 @@ static void op_reduce(fz *f)
         die(f, "succeeded on a NULL operand");
     if (extreme && ip && (idx == NULL || idx == SENT))
         die(f, "CLT_OK without indices");
-    /* sum and mean of a complex tensor are complex (prod, var, std refuse it) */
-    int cx = (k == 0 || k == 1) && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128);
+    /* sum, mean and prod of a complex tensor are complex, var and std real
+     * (max, min and the arg forms refuse it) */
+    int cx = in == CLT_COMPLEX64 || in == CLT_COMPLEX128;
+    if (cx && k >= 3 && k <= 6)
+        die(f, "succeeded on a %s tensor", clt_dtype_name(in));
     if (k == 0 || k == 2)
         dt = is_float(in) || cx ? in : CLT_INT64;
     else if (k == 5 || k == 6)
         dt = CLT_INT64;
     else if ((k == 1 || k == 7 || k == 8) && !is_float(in) && !cx)
         die(f, "succeeded on a %s tensor", clt_dtype_name(in));
+    if (cx && (k == 7 || k == 8))
+        dt = in == CLT_COMPLEX128 ? CLT_FLOAT64 : CLT_FLOAT32;
     if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
         die(f, "succeeded on no elements");
     int64_t want[16];
@@ -1483,7 +1488,9 @@ static void op_cumulative(fz *f)
         die(f, "succeeded on a NULL operand");
     clt_dtype in = clt_tensor_dtype(a);
     clt_dtype dt = k == 0   ? (is_float(in) ? in : CLT_FLOAT32)
-                   : k == 1 ? (is_float(in) ? in : CLT_INT64)
+                   : k == 1 ? (is_float(in) || in == CLT_COMPLEX64 || in == CLT_COMPLEX128
+                                   ? in
+                                   : CLT_INT64)
                             : (in == CLT_UINT8 ? CLT_UINT8 : CLT_BOOL);
     int64_t want[16];
     int wnd = dim ? reduced_shape(f, a, d, keep, k == 1, want) : 0;
@@ -8729,7 +8736,11 @@ static void op_fft(fz *f)
  * host, now and then a slot's tensor) that requires grad, a chain of up to
  * four complex ops and transforms (random n, dims, norms), sums and means,
  * a piece of a split, matmul/mm/bmm with a conjugate transpose, flip, roll
- * and index_select, a real
+ * and index_select, prod, cumsum, cumprod, var, std and their means, tril,
+ * triu, where, masked_fill, scalar arithmetic, neg, rot90, square,
+ * reciprocal, sgn, vector norms, masked_select,
+ * index_add, index_copy, scatter and scatter_add (comparisons and
+ * isnan/isinf/isfinite on the side), a real
  * scalar (abs, sum) or an explicit gradient, clt_backward (or, now and
  * then, the gradient with create_graph and the gradient of its squared
  * magnitude's sum), and the leaf's gradients read back: they must have the
@@ -8778,7 +8789,7 @@ static void op_complexgrad(fz *f)
         int dim = nd > 0 ? (int)pick(f, (uint32_t)nd) : 0;
         int64_t n = chance(f, 50) ? -1 : 1 + (int64_t)pick(f, 9);
         next = SENT;
-        switch (pick(f, 16)) {
+        switch (pick(f, 23)) {
         case 0: {
             static clt_status (*fns[6])(const clt_tensor *, int64_t, int, const char *,
                                         clt_tensor **) = {clt_fft_fft,   clt_fft_ifft,
@@ -8953,6 +8964,186 @@ static void op_complexgrad(fz *f)
                 continue;
             }
             CALL("clt_index_select", clt_index_select(cur, dim, ix, &next));
+            tfree(f, ix, 0);
+            break;
+        }
+        case 15: { /* prod, cumsum, cumprod (a dim now and then out of range) */
+            int keep = (int)pick(f, 2), w = (int)pick(f, 4);
+            if (chance(f, 10))
+                dim = (int)pick(f, 12) - 6;
+            if (w == 0)
+                CALL("clt_prod", clt_prod(cur, &next));
+            else if (w == 1)
+                CALL("clt_prod_dim", clt_prod_dim(cur, dim, keep, &next));
+            else if (w == 2)
+                CALL("clt_cumsum", clt_cumsum(cur, dim, &next));
+            else
+                CALL("clt_cumprod", clt_cumprod(cur, dim, &next));
+            break;
+        }
+        case 16: { /* var and std (real of a complex tensor), their means dropped */
+            int keep = (int)pick(f, 2), w = (int)pick(f, 6);
+            double corr = (double)pick(f, 3);
+            clt_tensor *mean = SENT;
+            if (chance(f, 10))
+                dim = (int)pick(f, 12) - 6;
+            if (w == 0)
+                CALL("clt_var", clt_var(cur, corr, &next));
+            else if (w == 1)
+                CALL("clt_std", clt_std(cur, corr, &next));
+            else if (w == 2)
+                CALL("clt_var_dim", clt_var_dim(cur, dim, corr, keep, &next));
+            else if (w == 3)
+                CALL("clt_std_dim", clt_std_dim(cur, dim, corr, keep, &next));
+            else if (w == 4)
+                CALL("clt_var_mean_dim", clt_var_mean_dim(cur, dim, corr, keep, &next, &mean));
+            else
+                CALL("clt_std_mean", clt_std_mean(cur, corr, &next, &mean));
+            if (w >= 4) {
+                if (st == CLT_OK) {
+                    check_tensor(f, mean);
+                    tfree(f, mean, 0);
+                } else if (mean != NULL) {
+                    die(f, "failed but *mean is %p, not NULL", (void *)mean);
+                }
+            }
+            break;
+        }
+        case 17: {
+            int64_t k = (int64_t)pick(f, 5) - 2;
+            if (chance(f, 50))
+                CALL("clt_tril", clt_tril(cur, k, &next));
+            else
+                CALL("clt_triu", clt_triu(cur, k, &next));
+            break;
+        }
+        case 18: { /* where and masked_fill with a mask over the last dim */
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[nd - 1] : 1;
+            unsigned char mv[8] = {1, 0, 0, 1, 1, 0, 1, 0};
+            int64_t nm = chance(f, 10) ? 1 + (int64_t)pick(f, 8) : (len <= 8 ? len : 1);
+            clt_tensor *mask = SENT, *other = chance(f, 60) ? cur : rt(f);
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(clt_tensor_device(cur), CLT_BOOL, 1, &nm, mv, &mask));
+            if (!outcome(f, st, mask)) {
+                next = NULL;
+                continue;
+            }
+            if (chance(f, 50))
+                CALL("clt_where", clt_where(mask, chance(f, 50) ? cur : other,
+                                            chance(f, 50) ? other : cur, &next));
+            else
+                CALL("clt_masked_fill",
+                     clt_masked_fill(cur, mask, chance(f, 80) ? (double)pick(f, 5) - 2 : NAN,
+                                     &next));
+            tfree(f, mask, 0);
+            break;
+        }
+        case 19: { /* a real scalar's arithmetic, negation, rot90, square,
+                    * reciprocal, sgn, the vector norms */
+            static clt_status (*fns[6])(const clt_tensor *, double, clt_tensor **) = {
+                clt_add_scalar, clt_sub_scalar, clt_rsub_scalar,
+                clt_mul_scalar, clt_div_scalar, clt_rdiv_scalar};
+            static const char *names[6] = {"clt_add_scalar", "clt_sub_scalar",
+                                           "clt_rsub_scalar", "clt_mul_scalar",
+                                           "clt_div_scalar", "clt_rdiv_scalar"};
+            int w = (int)pick(f, 12);
+            double sc = chance(f, 90) ? (double)pick(f, 9) / 2 - 2 : NAN;
+            if (w < 6)
+                CALL(names[w], fns[w](cur, sc, &next));
+            else if (w == 6)
+                CALL("clt_neg", clt_neg(cur, &next));
+            else if (w == 7)
+                CALL("clt_rot90", clt_rot90(cur, (int64_t)pick(f, 7) - 3, dim,
+                                            nd > 1 ? (dim + 1) % nd : 1, &next));
+            else if (w == 8)
+                CALL("clt_square", clt_square(cur, &next));
+            else if (w == 9)
+                CALL("clt_reciprocal", clt_reciprocal(cur, &next));
+            else if (w == 10)
+                CALL("clt_sgn", clt_sgn(cur, &next));
+            else if (chance(f, 50))
+                CALL("clt_vector_norm", clt_vector_norm(cur, sc, &next));
+            else
+                CALL("clt_vector_norm_dim",
+                     clt_vector_norm_dim(cur, sc, dim, (int)pick(f, 2), &next));
+            break;
+        }
+        case 20: { /* comparisons and tests (bool, no gradient): computed, dropped */
+            clt_tensor *b = SENT, *other = chance(f, 60) ? cur : rt(f);
+            int w = (int)pick(f, 7);
+            if (w == 0)
+                CALL("clt_eq", clt_eq(cur, other, &b));
+            else if (w == 1)
+                CALL("clt_ne", clt_ne(other, cur, &b));
+            else if (w == 2)
+                CALL("clt_eq_scalar", clt_eq_scalar(cur, (double)pick(f, 3) - 1, &b));
+            else if (w == 3)
+                CALL("clt_ne_scalar", clt_ne_scalar(cur, (double)pick(f, 3) - 1, &b));
+            else if (w == 4)
+                CALL("clt_isnan", clt_isnan(cur, &b));
+            else if (w == 5)
+                CALL("clt_isinf", clt_isinf(cur, &b));
+            else
+                CALL("clt_isfinite", clt_isfinite(cur, &b));
+            if (outcome(f, st, b)) {
+                if (clt_tensor_dtype(b) != CLT_BOOL)
+                    die(f, "a comparison gave %s, not bool", clt_dtype_name(clt_tensor_dtype(b)));
+                tfree(f, b, 0);
+            }
+            next = NULL;
+            continue;
+        }
+        case 21: { /* masked_select, index_add, index_copy, scatter, scatter_add with
+                    * small indices (now and then out of range), the source cur itself */
+            int w = (int)pick(f, 5);
+            int64_t len = nd > 0 ? clt_tensor_shape(cur)[dim] : 1;
+            int64_t iv[8], ni = 1;
+            for (int q = 0; q < 8; q++)
+                iv[q] = chance(f, 95) ? (int64_t)pick(f, (uint32_t)(len > 0 ? len : 1)) : len;
+            clt_tensor *ix = SENT;
+            if (w == 0) {
+                unsigned char mv[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+                int64_t nm = nd > 0 && clt_tensor_shape(cur)[nd - 1] <= 8
+                                 ? clt_tensor_shape(cur)[nd - 1]
+                                 : 1;
+                CALL("clt_tensor_from_host",
+                     clt_tensor_from_host(clt_tensor_device(cur), CLT_BOOL, 1, &nm, mv, &ix));
+                if (!outcome(f, st, ix)) {
+                    next = NULL;
+                    continue;
+                }
+                CALL("clt_masked_select", clt_masked_select(cur, ix, &next));
+            } else {
+                /* index of cur's shape for the scatters (src is cur), of its length
+                 * along dim for index_add and index_copy */
+                int64_t ishape[CLT_MAX_DIMS];
+                int ind = w >= 3 ? nd : 1;
+                for (int q = 0; q < nd; q++)
+                    ishape[q] = clt_tensor_shape(cur)[q];
+                if (w < 3)
+                    ni = len;
+                for (int q = 0; w >= 3 && q < nd; q++)
+                    ni *= ishape[q];
+                if (ni > 8 || ni < 1 || (w >= 3 && nd == 0)) {
+                    next = NULL;
+                    continue;
+                }
+                CALL("clt_tensor_from_host",
+                     clt_tensor_from_host(clt_tensor_device(cur), CLT_INT64, ind,
+                                          w >= 3 ? ishape : &ni, iv, &ix));
+                if (!outcome(f, st, ix)) {
+                    next = NULL;
+                    continue;
+                }
+                if (w == 1)
+                    CALL("clt_index_add", clt_index_add(cur, dim, ix, cur, 0.5, &next));
+                else if (w == 2)
+                    CALL("clt_index_copy", clt_index_copy(cur, dim, ix, cur, &next));
+                else if (w == 3)
+                    CALL("clt_scatter", clt_scatter(cur, dim, ix, cur, &next));
+                else
+                    CALL("clt_scatter_add", clt_scatter_add(cur, dim, ix, cur, &next));
+            }
             tfree(f, ix, 0);
             break;
         }

@@ -13,8 +13,26 @@
  * clt_mean_dim (complex results) and clt_matmul, clt_mm, clt_bmm, clt_mv,
  * clt_dot (both operands of one complex dtype: computed as four real
  * products, (ar br - ai bi) + i (ar bi + ai br), recorded as such; grad_fn
- * ComplexBackward0).  Other ops (clt_prod among them) refuse them with
- * CLT_ERR_DTYPE_UNSUPPORTED.
+ * ComplexBackward0), clt_prod, clt_prod_dim, clt_cumsum, clt_cumprod
+ * (complex results; the products composed of recorded complex products of
+ * halves, cumprod a Hillis-Steele scan of them), clt_var, clt_std, their
+ * _dim forms and clt_var_mean, clt_std_mean and theirs (torch's sum
+ * |x - mean|^2 / max(0, N - correction): real results of the parts' dtype,
+ * composed of recorded means, differences and squares), clt_tril,
+ * clt_triu, clt_where (complex and real operands promoted as clt_add's),
+ * clt_masked_fill (the value real, the imaginary part 0), clt_neg,
+ * clt_rot90, the arithmetic with a real scalar (clt_add_scalar,
+ * clt_sub_scalar, clt_rsub_scalar, clt_mul_scalar, clt_div_scalar,
+ * clt_rdiv_scalar: complex results), clt_eq, clt_ne, clt_eq_scalar,
+ * clt_ne_scalar (equal when both parts are), clt_isnan, clt_isinf (either
+ * part), clt_isfinite (both parts), clt_square, clt_reciprocal, clt_sgn
+ * (z / |z|, 0 at 0), clt_vector_norm, clt_vector_norm_dim,
+ * clt_linalg_vector_norm (the norms of |z|: real results; ord 2 is
+ * differentiable twice, as for real tensors), clt_nonzero, clt_masked_select and
+ * clt_index_add, clt_index_copy, clt_scatter, clt_scatter_add (self and
+ * source of one complex dtype; on the real views).  Other ops (clt_exp,
+ * clt_sqrt, clt_lt, clt_cummax, clt_take, clt_index_fill among them)
+ * refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L

@@ -127,7 +127,8 @@ CLT_API clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *inde
 /* torch.masked_fill(t, mask, value): value where the bool mask is true,
  * else t.  t and mask broadcast together (the result has the broadcast
  * shape and t's dtype).  A mask of another dtype is CLT_ERR_DTYPE_MISMATCH;
- * value must fit the dtype (as clt_full's value).  New tensor: release with
+ * value must fit the dtype (as clt_full's value; a complex t takes value
+ * as its real part, 0 as the imaginary one).  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                                    clt_tensor **out);

@@ -131,7 +131,8 @@ CLT_API clt_status clt_ge_scalar(const clt_tensor *a, double s, clt_tensor **out
 
 /* torch.where(cond, a, b): a where cond is true, else b; cond must be bool;
  * the three shapes broadcast together; the dtype is that of a and b
- * promoted.  New tensor. */
+ * promoted (complex with real too: float64 with complex64 gives
+ * complex128).  New tensor. */
 CLT_API clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
                              clt_tensor **out);
 

@@ -61,8 +61,9 @@ CLT_API clt_status clt_mean(const clt_tensor *a, clt_tensor **out);
 /* Mean along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 
-/* Product of all elements (0-dim).  New tensor: release with
- * clt_tensor_free.
+/* Product of all elements (0-dim).  Complex tensors too (see
+ * cltensor/fft.h: composed of recorded products, whose gradients give
+ * torch's).  New tensor: release with clt_tensor_free.
  *
  * The gradient of clt_prod and clt_prod_dim is decided per reduced slice:
  * g * result / x where the slice has no zero (NaN for an inf element, as in
@@ -160,8 +161,9 @@ CLT_API clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest
 
 /* Variance of all elements (0-dim): sum((x - mean)^2) / max(0, N -
  * correction); correction 1 is the unbiased estimate (torch's default), 0
- * the population variance.  Floating dtypes only.  New tensor: release with
- * clt_tensor_free. */
+ * the population variance.  Floating and complex dtypes (a complex a
+ * gives sum |x - mean|^2 / max(0, N - correction) in its parts' dtype, as
+ * torch; see cltensor/fft.h).  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out);
 /* Variance along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
@@ -208,8 +210,9 @@ CLT_API clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out);
  * float32 adds in a compensated (Kahan) float sum instead: each result
  * within about 2^-23 times the sum of the magnitudes so far, plus its
  * rounding to float32.
- * The gradient is the cumulative sum of g from the end.  New tensor:
- * release with clt_tensor_free. */
+ * Complex tensors sum their parts apart, as above.  The gradient is the
+ * cumulative sum of g from the end (recorded with create_graph: it is
+ * differentiable again).  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out);
 /* Cumulative products along dim, like torch.cumprod(a, dim): dtypes,
  * accumulators and the parallel chunks as clt_cumsum's (bool and integer
@@ -217,8 +220,8 @@ CLT_API clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out);
  * torch's cumprod_backward, right where slices hold zeros: before a
  * slice's first zero the reversed cumulative sum of g * out over a, at
  * that zero the product of the elements before it times the sum of g times
- * the running product after it (up to the next zero), 0 after it.  New
- * tensor: release with clt_tensor_free. */
+ * the running product after it (up to the next zero), 0 after it.  A
+ * complex a: see cltensor/fft.h.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out);
 /* Running maxima along dim and their int64 indices, like torch.cummax(a,
  * dim): *values has a's dtype and shape, *indices where along dim each

@@ -190,8 +190,9 @@ CLT_API clt_status clt_repeat_interleave_tensor(const clt_tensor *t, const clt_t
 
 /* Like torch.tril(t, diagonal) and torch.triu: the lower (upper) triangle of
  * the last two dimensions from the given diagonal (0 the main one, positive
- * above it), zeros elsewhere; t needs 2 dimensions or more.  TrilBackward0,
- * TriuBackward0. */
+ * above it), zeros elsewhere; t needs 2 dimensions or more; complex t too.
+ * TrilBackward0, TriuBackward0 (recorded with create_graph: differentiable
+ * again). */
 CLT_API clt_status clt_tril(const clt_tensor *t, int64_t diagonal, clt_tensor **out);
 CLT_API clt_status clt_triu(const clt_tensor *t, int64_t diagonal, clt_tensor **out);
 

@@ -208,6 +208,18 @@ clt_status clt__complex_matmul_rec(const char *fn, const clt_tensor *a, const cl
 clt_status clt__complex_vdot_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
                                  clt_tensor **out);
 
+/* prod (all dims, or dim kept or not), cumprod, var and std (correction,
+ * all dims or one) of a complex tensor, composed of recorded ops
+ * (src/autograd/grad_complex_reduce.c); var and std are real. */
+clt_status clt__complex_prod_rec(const char *fn, const clt_tensor *a, bool all, int dim,
+                                 int keepdim, clt_tensor **out);
+clt_status clt__complex_cumprod_rec(const char *fn, const clt_tensor *a, int dim,
+                                    clt_tensor **out);
+clt_status clt__complex_var_rec(const char *fn, const clt_tensor *a, bool all, int dim,
+                                double correction, int keepdim, bool std, clt_tensor **out);
+/* torch.sgn of a complex tensor: a / |a|, 0 at 0, recorded. */
+clt_status clt__complex_sgn_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
+
 /* The formula of clamp with tensor bounds (ClampBackward0 and the
  * one-bound nodes): saved a, then min and max where given, i[0] and i[1]
  * saying which (src/autograd/grad_elementwise.c). */

@@ -584,10 +584,40 @@ static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 typedef clt_status (*scalar_fn)(const char *, const clt_tensor *, double, clt_tensor **);
 
+/* a + s, a - s, s - a, a * s, a / s, s / a of a complex a: the complex op
+ * with s as a 0-d tensor of a's parts' dtype, recorded with its complex
+ * gradient (s / a's is g / conj(-a^2 / s), not the real formula).  0 when
+ * fwd is none of those. */
+static int complex_scalar(scalar_fn fwd, int *rev)
+{
+    *rev = fwd == clt__rsub_scalar_in || fwd == clt__rdiv_scalar_in;
+    if (fwd == clt__add_scalar_in)
+        return 1;
+    if (fwd == clt__sub_scalar_in || fwd == clt__rsub_scalar_in)
+        return 2;
+    if (fwd == clt__mul_scalar_in)
+        return 3;
+    if (fwd == clt__div_scalar_in || fwd == clt__rdiv_scalar_in)
+        return 4;
+    return 0;
+}
+
 /* save: 0 nothing, 1 a, 2 (a, out) */
 static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
                             int save, const clt_tensor *a, double s, clt_tensor **out)
 {
+    int rev = 0, cop = a && out && clt__dtype_is_complex(a->dtype) ? complex_scalar(fwd, &rev) : 0;
+    if (cop) {
+        clt_tensor *s0 = NULL;
+        *out = NULL;
+        clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+        if (st == CLT_OK)
+            st = clt__full(a->dev, clt__complex_part_dtype(a->dtype), 0, NULL, s, &s0);
+        if (st == CLT_OK)
+            st = clt__complex_binary_rec(cop - 1, rev ? s0 : a, rev ? a : s0, out, fn);
+        clt_tensor_free(s0);
+        return st;
+    }
     clt_status st = fwd(fn, a, s, out);
     if (st != CLT_OK || bw == NULL)
         return st;
@@ -843,6 +873,17 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
 {
     if (a && fwd == clt__abs_in && clt__dtype_is_complex(a->dtype))
         return clt__complex_abs_rec(a, out, fn);
+    if (a && out && fwd == clt__reciprocal_in && clt__dtype_is_complex(a->dtype)) {
+        clt_tensor *one = NULL; /* 1 / z, recorded */
+        *out = NULL;
+        clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+        if (st == CLT_OK)
+            st = clt__full(a->dev, clt__complex_part_dtype(a->dtype), 0, NULL, 1.0, &one);
+        if (st == CLT_OK)
+            st = clt__complex_binary_rec(3, one, a, out, fn);
+        clt_tensor_free(one);
+        return st;
+    }
     clt_status st = fwd(fn, a, out);
     if (st != CLT_OK || bw == NULL)
         return st;
@@ -1038,6 +1079,8 @@ DEF_UNARY(exp2, "Exp2Backward0", bw_math, 2, M_EXP2)
 /* torch.square is pow(a, 2): PowBackward0, g * 2 * a^1 (bw_pow_s). */
 clt_status clt__square_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
 {
+    if (a && out && clt__dtype_is_complex(a->dtype)) /* z * z, recorded */
+        return clt__complex_binary_rec(2, a, a, out, fn);
     clt__node *n = NULL;
     clt_status st = clt__square_in(fn, a, out);
     st = clt__record(st, out, "PowBackward0", bw_pow_s, 1, &a, 1, &a, &n);

@@ -240,9 +240,59 @@ clt_status clt_gather(const clt_tensor *t, int dim, const clt_tensor *index, clt
     return record(st, out, "GatherBackward0", bw_gather, 1, &t, index, dim, 1);
 }
 
+/* scatter, scatter_add, index_add and index_copy of two complex tensors of
+ * one dtype: the op on their recorded real views (scatter's index given a
+ * last dim of 2, the same index for both parts), viewed as complex again. */
+typedef enum pair_kind { P_SCATTER, P_SCATTER_ADD, P_INDEX_ADD, P_INDEX_COPY } pair_kind;
+
+static bool complex_pair(const clt_tensor *t, const clt_tensor *index, const clt_tensor *src,
+                         int dim, int *d)
+{
+    return src && complex_dim(t, index, dim, d) && src->dtype == t->dtype &&
+           src->ndim < CLT_MAX_DIMS;
+}
+
+static clt_status pair_via_real(pair_kind k, const char *fn, const clt_tensor *t, int dim,
+                                const clt_tensor *index, const clt_tensor *src, double alpha,
+                                clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *rt = NULL, *rs = NULL, *u = NULL, *e = NULL, *y = NULL, *c = NULL;
+    clt_status st;
+    CLT__TRY(clt_view_as_real(t, &rt));
+    CLT__TRY(clt_view_as_real(src, &rs));
+    if (k == P_SCATTER || k == P_SCATTER_ADD) {
+        int64_t shape[CLT_MAX_DIMS];
+        for (int j = 0; j < index->ndim; j++)
+            shape[j] = index->shape[j];
+        shape[index->ndim] = 2;
+        CLT__TRY(clt__unsqueeze(index, index->ndim, &u, fn));
+        CLT__TRY(clt__expand(u, index->ndim + 1, shape, &e, fn));
+        CLT__TRY(k == P_SCATTER ? clt_scatter(rt, dim, e, rs, &y)
+                                : clt_scatter_add(rt, dim, e, rs, &y));
+    } else if (k == P_INDEX_ADD) {
+        CLT__TRY(clt_index_add(rt, dim, index, rs, alpha, &y));
+    } else {
+        CLT__TRY(clt_index_copy(rt, dim, index, rs, &y));
+    }
+    CLT__TRY(clt_contiguous(y, &c));
+    CLT__TRY(clt_view_as_complex(c, out));
+done:
+    clt_tensor_free(rt);
+    clt_tensor_free(rs);
+    clt_tensor_free(u);
+    clt_tensor_free(e);
+    clt_tensor_free(y);
+    clt_tensor_free(c);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_scatter(const clt_tensor *t, int dim, const clt_tensor *index,
                        const clt_tensor *src, clt_tensor **out)
 {
+    int d = 0;
+    if (out && complex_pair(t, index, src, dim, &d) && index->ndim == t->ndim)
+        return pair_via_real(P_SCATTER, "clt_scatter", t, d, index, src, 1, out);
     const clt_tensor *in[2] = {t, src};
     clt_status st = clt__scatter(t, dim, index, src, out, "clt_scatter");
     return record(st, out, "ScatterBackward0", bw_scatter, 2, in, index, dim, 1);
@@ -253,6 +303,9 @@ clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index
 {
     CLT__AUTOCAST("clt_scatter_add", CLT__AC_PROMOTE, 2, (t, src),
                   clt_scatter_add(CLT__AC(0), dim, index, CLT__AC(1), out));
+    int d = 0;
+    if (out && complex_pair(t, index, src, dim, &d) && index->ndim == t->ndim)
+        return pair_via_real(P_SCATTER_ADD, "clt_scatter_add", t, d, index, src, 1, out);
     const clt_tensor *in[2] = {t, src};
     clt_status st = clt__scatter_add(t, dim, index, src, out, "clt_scatter_add");
     return record(st, out, "ScatterAddBackward0", bw_scatter_add, 2, in, index, dim, 1);
@@ -261,6 +314,9 @@ clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index
 clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
                          const clt_tensor *src, double alpha, clt_tensor **out)
 {
+    int d = 0;
+    if (out && complex_pair(t, index, src, dim, &d) && src->ndim == t->ndim)
+        return pair_via_real(P_INDEX_ADD, "clt_index_add", t, d, index, src, alpha, out);
     const clt_tensor *in[2] = {t, src};
     clt_status st = clt__index_add(t, dim, index, src, alpha, out, "clt_index_add");
     return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
@@ -429,6 +485,9 @@ static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **
 clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
                           const clt_tensor *src, clt_tensor **out)
 {
+    int d = 0;
+    if (out && complex_pair(t, index, src, dim, &d) && src->ndim == t->ndim)
+        return pair_via_real(P_INDEX_COPY, "clt_index_copy", t, d, index, src, 1, out);
     const clt_tensor *in[2] = {t, src};
     clt_status st = clt__index_copy(t, dim, index, src, out, "clt_index_copy");
     return record(st, out, "IndexCopyBackward0", bw_index_copy, 2, in, index, dim, 1);
@@ -531,8 +590,31 @@ static clt_status bw_masked_select(clt__node *n, const clt_tensor *g, clt_tensor
     return add_rows(g, numel, 1, n->saved[0], nd, &n->i[1], &gin[0]);
 }
 
+/* masked_select of a complex t: of its real view with the mask given a
+ * last dim of 1, the selected pairs then rows of 2. */
+static clt_status real_masked_select(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const clt_tensor *mask = ctx;
+    clt_tensor *mu = NULL, *s = NULL;
+    int64_t shape[2] = {-1, 2};
+    clt_status st = clt__unsqueeze(mask, mask->ndim, &mu, "clt_masked_select");
+    if (st == CLT_OK)
+        st = clt_masked_select(r, mu, &s);
+    if (st == CLT_OK)
+        st = clt__reshape_rec("clt_masked_select", s, 2, shape, out);
+    clt_tensor_free(mu);
+    clt_tensor_free(s);
+    return st;
+}
+
 clt_status clt_masked_select(const clt_tensor *t, const clt_tensor *mask, clt_tensor **out)
 {
+    if (out && t && mask && clt__dtype_is_complex(t->dtype) && t->ndim < CLT_MAX_DIMS &&
+        mask->ndim < CLT_MAX_DIMS && mask->dtype == CLT_BOOL) {
+        clt_status st = clt__complex_via_real("clt_masked_select", t, real_masked_select, mask,
+                                              out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt_tensor *places = NULL;
     clt__node *node = NULL;
     int nd = 0;

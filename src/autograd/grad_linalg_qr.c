@@ -420,6 +420,14 @@ clt_status clt_linalg_vector_norm(const clt_tensor *x, double ord, const int *di
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(x, fn);
+    if (clt__dtype_is_complex(x->dtype)) { /* the norm of |x|, as torch */
+        clt_tensor *m = NULL;
+        clt_status st = clt__complex_abs_rec(x, &m, fn);
+        if (st == CLT_OK)
+            st = vector_norm(fn, m, ord, dims, ndims, keepdim != 0, out);
+        clt_tensor_free(m);
+        return st;
+    }
     return vector_norm(fn, x, ord, dims, ndims, keepdim != 0, out);
 }
 

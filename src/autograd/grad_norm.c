@@ -261,9 +261,25 @@ static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool
     return st;
 }
 
+/* The norms of a complex a are those of |a| (real, of its parts' dtype),
+ * the gradient reaching a through abs's (torch's sgn(a), 0 at 0). */
+static clt_status complex_norm(const char *fn, const clt_tensor *a, double ord, bool all,
+                               int dim, bool keepdim, clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *m = NULL;
+    clt_status st = clt__complex_abs_rec(a, &m, fn);
+    if (st == CLT_OK)
+        st = norm_rec(fn, m, ord, all, dim, keepdim, NULL, out);
+    clt_tensor_free(m);
+    return st;
+}
+
 clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out)
 {
     CLT__AUTOCAST("clt_vector_norm", CLT__AC_FLOAT32, 1, (a), clt_vector_norm(CLT__AC(0), ord, out));
+    if (a && out && clt__dtype_is_complex(a->dtype))
+        return complex_norm("clt_vector_norm", a, ord, true, 0, false, out);
     return norm_rec("clt_vector_norm", a, ord, true, 0, 0, NULL, out);
 }
 
@@ -272,12 +288,14 @@ clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int kee
 {
     CLT__AUTOCAST("clt_vector_norm_dim", CLT__AC_FLOAT32, 1, (a),
                   clt_vector_norm_dim(CLT__AC(0), ord, dim, keepdim, out));
-    return norm_rec("clt_vector_norm_dim", a, ord, false, dim, keepdim != 0, NULL, out);
+    return clt__vector_norm_dim_rec("clt_vector_norm_dim", a, ord, dim, keepdim, out);
 }
 
 clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double ord, int dim,
                                    int keepdim, clt_tensor **out)
 {
+    if (a && out && clt__dtype_is_complex(a->dtype))
+        return complex_norm(fn, a, ord, false, dim, keepdim != 0, out);
     return norm_rec(fn, a, ord, false, dim, keepdim != 0, NULL, out);
 }
 

@@ -272,6 +272,8 @@ static int64_t node_dim(const clt_tensor *a, int dim)
     return dim < 0 ? dim + a->ndim : dim;
 }
 
+static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
 /* Records node `name` for a reduction of a over dim (-1 all) after fwd
  * returned st; save: 1 a, 2 (a, out). */
 static clt_status record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
@@ -289,7 +291,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[2] = flag;
         n->s[0] = s;
     }
-    if (bw == bw_sum || bw == bw_mean) /* recorded formulas: clt__twice */
+    if (bw == bw_sum || bw == bw_mean || bw == bw_cumsum) /* recorded formulas: clt__twice */
         clt__twice(n);
     return st;
 }
@@ -324,7 +326,34 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 
 DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0, 1)
 DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0, 0)
-DEF_REDUCTION(prod, "ProdBackward0", "ProdBackward1", bw_prod, bw_prod, 2, 2, 0, 1)
+
+/* prod by hand: a complex operand takes the composed product
+ * (grad_complex_reduce.c), whose recorded products carry its gradient. */
+clt_status clt_prod(const clt_tensor *a, clt_tensor **out)
+{
+    CLT__AUTOCAST("clt_prod", CLT__AC_FLOAT32, 1, (a), clt_prod(CLT__AC(0), out));
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_prod_rec("clt_prod", a, true, 0, 0, out);
+    clt_status st = clt__prod(a, out, "clt_prod");
+    return record(st, out, "ProdBackward0", bw_prod, 2, a, -1, 0, 0, 0.0);
+}
+
+clt_status clt__prod_dim_rec(const char *fn, const clt_tensor *a, int dim, int keepdim,
+                             clt_tensor **out)
+{
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_prod_rec(fn, a, false, dim, keepdim, out);
+    clt_status st = clt__prod_dim(a, dim, keepdim, out, fn);
+    return record(st, out, "ProdBackward1", bw_prod, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
+                  keepdim, 0, 0.0);
+}
+
+clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    CLT__AUTOCAST("clt_prod_dim", CLT__AC_FLOAT32, 1, (a),
+                  clt_prod_dim(CLT__AC(0), dim, keepdim, out));
+    return clt__prod_dim_rec("clt_prod_dim", a, dim, keepdim, out);
+}
 DEF_ALL(max, "MaxBackward1", bw_extreme_all, 2, 1, 0)
 DEF_ALL(min, "MinBackward1", bw_extreme_all, 2, 0, 0)
 
@@ -386,6 +415,8 @@ clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor 
 
 clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
 {
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_var_rec("clt_var", a, true, 0, correction, 0, false, out);
     clt_status st = clt__var(a, correction, out, "clt_var");
     return record(st, out, "VarBackward0", bw_var, 1, a, -1, 0, 0, correction);
 }
@@ -393,6 +424,8 @@ clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
 clt_status clt__var_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
                             int keepdim, clt_tensor **out)
 {
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_var_rec(fn, a, false, dim, correction, keepdim, false, out);
     clt_status st = clt__var_dim(a, dim, correction, keepdim, out, fn);
     return record(st, out, "VarBackward0", bw_var, 1, a, st == CLT_OK ? node_dim(a, dim) : 0,
                   keepdim, 0, correction);
@@ -406,6 +439,8 @@ clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keep
 
 clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
 {
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_var_rec("clt_std", a, true, 0, correction, 0, true, out);
     clt_status st = clt__std(a, correction, out, "clt_std");
     return record(st, out, "StdBackward0", bw_var, 2, a, -1, 0, 1, correction);
 }
@@ -413,6 +448,8 @@ clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
 clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
                             int keepdim, clt_tensor **out)
 {
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_var_rec(fn, a, false, dim, correction, keepdim, true, out);
     clt_status st = clt__std_dim(a, dim, correction, keepdim, out, fn);
     return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
                   keepdim, 1, correction);
@@ -460,12 +497,24 @@ clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out)
 }
 
 /* cumsum: the cumulative sum of g from the end, along the same dim (i[0];
- * -1 for a 0-d input, its own cumsum). */
+ * -1 for a 0-d input, its own cumsum); in a pass that creates a graph
+ * flip, cumsum, flip, recorded (clt__twice). */
 static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->i[0] < 0)
-        return clt__alias(g, &gin[0]);
-    return clt__cumsum(g, (int)n->i[0], true, &gin[0], "clt_backward");
+        return clt__alias_grad(g, &gin[0]);
+    int d = (int)n->i[0];
+    if (!clt__creating_graph())
+        return clt__cumsum(g, d, true, &gin[0], "clt_backward");
+    clt_tensor *f = NULL, *c = NULL;
+    clt_status st = clt_flip(g, &d, 1, &f);
+    if (st == CLT_OK)
+        st = clt_cumsum(f, d, &c);
+    if (st == CLT_OK)
+        st = clt_flip(c, &d, 1, &gin[0]);
+    clt_tensor_free(f);
+    clt_tensor_free(c);
+    return st;
 }
 
 clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
@@ -632,6 +681,8 @@ done:;
 clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out)
 {
     CLT__AUTOCAST("clt_cumprod", CLT__AC_FLOAT32, 1, (a), clt_cumprod(CLT__AC(0), dim, out));
+    if (a && clt__dtype_is_complex(a->dtype))
+        return clt__complex_cumprod_rec("clt_cumprod", a, dim, out);
     clt_status st = clt__scan(CLT__SCAN_PROD, a, dim, false, out, NULL, "clt_cumprod");
     return record(st, out, "CumprodBackward0", bw_cumprod, 2, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);

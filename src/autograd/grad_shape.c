@@ -272,9 +272,15 @@ clt_status clt_repeat_interleave_tensor(const clt_tensor *t, const clt_tensor *r
 
 /* ---- tril, triu, diag, trace ---------------------------------------------------- */
 
-/* i[0] the diagonal, i[1] upper: the same triangle of g. */
+static clt_status tri(const clt_tensor *t, int64_t diagonal, bool upper, clt_tensor **out,
+                      const char *fn);
+
+/* i[0] the diagonal, i[1] upper: the same triangle of g (recorded in a
+ * pass that creates a graph: clt__twice). */
 static clt_status bw_tri(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph())
+        return tri(g, n->i[0], n->i[1] != 0, &gin[0], "clt_backward");
     return clt__tri(g, n->i[0], n->i[1] != 0, &gin[0], "clt_backward");
 }
 
@@ -284,6 +290,7 @@ static clt_status tri(const clt_tensor *t, int64_t diagonal, bool upper, clt_ten
     clt__node *n = NULL;
     clt_status st = one(clt__tri(t, diagonal, upper, out, fn), out,
                         upper ? "TriuBackward0" : "TrilBackward0", bw_tri, t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = diagonal;
         n->i[1] = upper;

@@ -610,10 +610,25 @@ static clt_status rot90_copy(const clt_tensor *t, int64_t k, int a, int b, clt_t
     return st;
 }
 
-/* i[0] k, i[1] and i[2] the dims: rotating back. */
+/* i[0] k, i[1] and i[2] the dims: rotating back (recorded in a pass that
+ * creates a graph: clt__twice). */
 static clt_status bw_rot90(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph())
+        return clt_rot90(g, -n->i[0], (int)n->i[1], (int)n->i[2], &gin[0]);
     return rot90_copy(g, -n->i[0], (int)n->i[1], (int)n->i[2], &gin[0], "clt_backward");
+}
+
+/* rot90 of a complex tensor: of its real view, whose pairs stay last. */
+typedef struct rot_args {
+    int64_t k;
+    int a, b;
+} rot_args;
+
+static clt_status real_rot90(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const rot_args *v = ctx;
+    return clt_rot90(r, v->k, v->a, v->b, out);
 }
 
 clt_status clt_rot90(const clt_tensor *t, int64_t k, int dim0, int dim1, clt_tensor **out)
@@ -638,9 +653,14 @@ clt_status clt_rot90(const clt_tensor *t, int64_t k, int dim0, int dim1, clt_ten
         return clt__error(CLT_ERR_DIM_OUT_OF_RANGE, "%s: Rotation dim1 out of range, dim1 = %d",
                           fn, dim1);
     int a = dim0 < 0 ? dim0 + nd : dim0, b = dim1 < 0 ? dim1 + nd : dim1;
+    if (clt__dtype_is_complex(t->dtype)) {
+        rot_args v = {k, a, b};
+        return finish(clt__complex_via_real(fn, t, real_rot90, &v, out));
+    }
     clt__node *n = NULL;
     clt_status st = rot90_copy(t, k, a, b, out, fn);
     st = clt__record(st, out, "Rot90Backward0", bw_rot90, 1, &t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = k % 4;
         n->i[1] = a;

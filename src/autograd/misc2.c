@@ -59,6 +59,8 @@ clt_status clt_sgn(const clt_tensor *a, clt_tensor **out)
 {
     static const char fn[] = "clt_sgn";
     BEGIN1(a);
+    if (clt__dtype_is_complex(a->dtype))
+        return clt__complex_sgn_rec(fn, a, out);
     return clt__sign_rec(fn, a, out);
 }
 

@@ -357,6 +357,42 @@ static void scalar_args(clt_dtype ct, int nsc, const double *sc, unsigned char (
  * *out is NULL; otherwise *out is a new tensor. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
                             const clt_tensor *b, int nsc, const double *sc, clt_tensor *into,
+                            clt_tensor **out, const char *fn);
+
+/* eq (ne: any part differs) of operands of which one at least is complex:
+ * their real views, as the complex result type ct, compared pair by pair. */
+static clt_status complex_eq(const clt_tensor *a, const clt_tensor *b, clt_dtype ct, bool ne,
+                             clt_tensor **out, const char *fn)
+{
+    clt_tensor *ca = NULL, *cb = NULL, *ra = NULL, *rb = NULL, *e = NULL;
+    clt_status st;
+    CLT__TRY(clt__complex_dense(fn, a, ct, &ca));
+    CLT__TRY(clt__complex_dense(fn, b, ct, &cb));
+    CLT__TRY(clt__view_as_real(ca, &ra, fn));
+    CLT__TRY(clt__view_as_real(cb, &rb, fn));
+    CLT__TRY(binary_tt(ne ? "ne" : "eq", COMPARE, ra, rb, 0, NULL, NULL, &e, fn));
+    CLT__TRY(ne ? clt__any_dim(e, -1, 0, out, fn) : clt__all_dim(e, -1, 0, out, fn));
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(cb);
+    clt_tensor_free(ra);
+    clt_tensor_free(rb);
+    clt_tensor_free(e);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* isnan, isinf (any part) and isfinite (both parts) of a complex a, and
+ * its negation: on its real view. */
+static clt_status complex_unary(const char *op, const clt_tensor *a, clt_tensor **out,
+                                const char *fn);
+
+static bool is_op(const char *op, const char *name)
+{
+    return strcmp(op, name) == 0;
+}
+
+static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
+                            const clt_tensor *b, int nsc, const double *sc, clt_tensor *into,
                             clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
@@ -372,6 +408,11 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     if (st != CLT_OK)
         return st;
     clt_dtype ct = compute_dtype(kind, result_type(a, b));
+    if (kind == COMPARE && into == NULL && clt__dtype_is_complex(ct) &&
+        (is_op(op, "eq") || is_op(op, "ne"))) {
+        st = clt__check_dtype(a->dev, ct, fn);
+        return st == CLT_OK ? complex_eq(a, b, ct, is_op(op, "ne"), out, fn) : st;
+    }
     if (kind == NO_BOOL_SUB && (a->dtype == CLT_BOOL || b->dtype == CLT_BOOL))
         return bool_sub_error(fn);
     if (kind == POW && ct == CLT_BOOL)
@@ -468,6 +509,17 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
     CLT__REQUIRE_ARG(a, fn);
     if (kind == NO_BOOL_SUB && a->dtype == CLT_BOOL)
         return bool_sub_error(fn);
+    if (kind == COMPARE && into == NULL && clt__dtype_is_complex(a->dtype) &&
+        (is_op(op, "eq") || is_op(op, "ne"))) {
+        clt_tensor *s0 = NULL;
+        clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+        if (st == CLT_OK)
+            st = clt__full(a->dev, clt__complex_part_dtype(a->dtype), 0, NULL, s, &s0);
+        if (st == CLT_OK)
+            st = complex_eq(a, s0, a->dtype, is_op(op, "ne"), out, fn);
+        clt_tensor_free(s0);
+        return st;
+    }
     clt_dtype ct = compute_dtype(kind, scalar_result_type(a->dtype, s));
     if (kind == POW && !reversed && !clt__dtype_is_float(ct) && s < 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -541,6 +593,9 @@ static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, 
     CLT__REQUIRE_ARG(a, fn);
     if (kind == KEEP && a->dtype == CLT_BOOL)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: not supported for bool tensors", fn);
+    if (clt__dtype_is_complex(a->dtype) && nsc == 0 &&
+        (is_op(op, "neg") || is_op(op, "isnan") || is_op(op, "isinf") || is_op(op, "isfinite")))
+        return complex_unary(op, a, out, fn);
     if (kind == FLOAT_ONLY && !clt__dtype_is_float(a->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: not implemented for %s tensors; it needs a floating-point "
@@ -583,6 +638,28 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
                         const char *fn)
 {
     return unary_s(op, kind, a, 0, NULL, out, fn);
+}
+
+static clt_status complex_unary(const char *op, const clt_tensor *a, clt_tensor **out,
+                                const char *fn)
+{
+    clt_tensor *ra = NULL, *r = NULL;
+    bool neg = is_op(op, "neg");
+    clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(clt__view_as_real(a, &ra, fn));
+    CLT__TRY(unary(op, neg ? KEEP : LOGICAL, ra, &r, fn));
+    if (neg)
+        CLT__TRY(clt__view_as_complex(r, out, fn));
+    else if (is_op(op, "isfinite"))
+        CLT__TRY(clt__all_dim(r, -1, 0, out, fn));
+    else
+        CLT__TRY(clt__any_dim(r, -1, 0, out, fn));
+done:
+    clt_tensor_free(ra);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- public entry points -------------------------------------------------------- */
@@ -859,6 +936,44 @@ static clt_status three_operands(const clt_tensor *const *t, int *n, int64_t *sh
     return st;
 }
 
+/* where with a complex result type ct: on the operands' real views (as
+ * ct), the condition given a last dim of size 1 that broadcasts against
+ * their pairs. */
+static clt_status where_complex(const char *fn, const clt_tensor *cond, const clt_tensor *a,
+                                const clt_tensor *b, clt_dtype ct, clt_tensor **out)
+{
+    if (cond->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: a condition of %d dims is more than complex operands' real "
+                          "views take (CLT_MAX_DIMS %d)",
+                          fn, cond->ndim, CLT_MAX_DIMS);
+    clt_tensor *ca = NULL, *cb = NULL, *ra = NULL, *rb = NULL, *cu = NULL, *r = NULL;
+    int64_t shape[CLT_MAX_DIMS], str[CLT_MAX_DIMS];
+    clt_status st;
+    for (int d = 0; d < cond->ndim; d++) {
+        shape[d] = cond->shape[d];
+        str[d] = cond->strides[d];
+    }
+    shape[cond->ndim] = 1;
+    str[cond->ndim] = 0;
+    CLT__TRY(clt__error_in(clt__tensor_view(cond, cond->ndim + 1, shape, str, cond->offset, &cu),
+                           fn));
+    CLT__TRY(clt__complex_dense(fn, a, ct, &ca));
+    CLT__TRY(clt__complex_dense(fn, b, ct, &cb));
+    CLT__TRY(clt__view_as_real(ca, &ra, fn));
+    CLT__TRY(clt__view_as_real(cb, &rb, fn));
+    CLT__TRY(clt__where_in(fn, cu, ra, rb, &r));
+    CLT__TRY(clt__view_as_complex(r, out, fn));
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(cb);
+    clt_tensor_free(ra);
+    clt_tensor_free(rb);
+    clt_tensor_free(cu);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out)
 {
@@ -881,6 +996,8 @@ clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tenso
     st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
+    if (clt__dtype_is_complex(ct))
+        return where_complex(fn, cond, a, b, ct, out);
     clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
     const clt_tensor *ua, *ub;
     CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));

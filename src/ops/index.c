@@ -542,6 +542,61 @@ clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, cons
 
 /* ---- masked_fill, one_hot ------------------------------------------------------- */
 
+/* t (bool) with a last dim of size 1 more: a view that broadcasts against
+ * a real view's pairs. */
+static clt_status with_pair_dim(const clt_tensor *t, clt_tensor **out, const char *fn)
+{
+    if (t->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: a mask of %d dims is more than a complex operand's real view "
+                          "takes (CLT_MAX_DIMS %d)",
+                          fn, t->ndim, CLT_MAX_DIMS);
+    int64_t shape[CLT_MAX_DIMS], st[CLT_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) {
+        shape[d] = t->shape[d];
+        st[d] = t->strides[d];
+    }
+    shape[t->ndim] = 1;
+    st[t->ndim] = 0;
+    return clt__error_in(clt__tensor_view(t, t->ndim + 1, shape, st, t->offset, out), fn);
+}
+
+/* masked_fill of a complex t with a real value (imaginary part 0): the
+ * real view's real parts filled with value, its imaginary ones with 0. */
+static clt_status complex_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
+                                      clt_tensor **out, const char *fn)
+{
+    clt_tensor *rv = NULL, *mu = NULL, *pick = NULL, *mre = NULL, *mim = NULL, *r1 = NULL,
+               *r2 = NULL;
+    clt_status st;
+    CLT__TRY(clt__view_as_real(t, &rv, fn));
+    CLT__TRY(with_pair_dim(mask, &mu, fn));
+    if (value == 0.0 && !signbit(value)) {
+        CLT__TRY(clt__masked_fill(rv, mu, 0.0, &r2, fn));
+    } else {
+        const unsigned char re_only[2] = {1, 0}, im_only[2] = {0, 1};
+        int64_t two = 2;
+        CLT__TRY(clt__tensor_from_host_in(fn, t->dev, CLT_BOOL, 1, &two, re_only, &pick));
+        CLT__TRY(clt__logical_and_in(fn, mu, pick, &mre));
+        clt_tensor_free(pick);
+        pick = NULL;
+        CLT__TRY(clt__tensor_from_host_in(fn, t->dev, CLT_BOOL, 1, &two, im_only, &pick));
+        CLT__TRY(clt__logical_and_in(fn, mu, pick, &mim));
+        CLT__TRY(clt__masked_fill(rv, mre, value, &r1, fn));
+        CLT__TRY(clt__masked_fill(r1, mim, 0.0, &r2, fn));
+    }
+    CLT__TRY(clt__view_as_complex(r2, out, fn));
+done:
+    clt_tensor_free(rv);
+    clt_tensor_free(mu);
+    clt_tensor_free(pick);
+    clt_tensor_free(mre);
+    clt_tensor_free(mim);
+    clt_tensor_free(r1);
+    clt_tensor_free(r2);
+    return st;
+}
+
 clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                            clt_tensor **out, const char *fn)
 {
@@ -561,9 +616,13 @@ clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double 
     if (st == CLT_OK)
         st = clt__broadcast_shapes(t->ndim, t->shape, mask->ndim, mask->shape, &n, shape, fn);
     if (st == CLT_OK)
-        st = clt__scalar_check(t->dtype, value, CLT__SCALAR_EXACT, fn);
+        st = clt__scalar_check(clt__dtype_is_complex(t->dtype) ? clt__complex_part_dtype(t->dtype)
+                                                               : t->dtype,
+                               value, CLT__SCALAR_EXACT, fn);
     if (st != CLT_OK)
         return st;
+    if (clt__dtype_is_complex(t->dtype))
+        return finish(complex_masked_fill(t, mask, value, out, fn));
     clt_tensor *r = NULL;
     CLT__TRY(clt__result_new(fn, t->dev, t->dtype, n, shape, &r));
     if (r->numel > 0) {

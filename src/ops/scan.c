@@ -180,8 +180,37 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* The cumulative sum of a complex tensor: that of its real view along the
+ * same dim, which sums the real and the imaginary parts apart (a 0-d
+ * tensor is its own cumsum). */
+static clt_status complex_cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
+                                 const char *fn)
+{
+    int d, ond;
+    int64_t outer, R, inner, oshape[CLT_MAX_DIMS];
+    clt_status st = clt__split_at(a, dim, 1, &d, &outer, &R, &inner, oshape, &ond, fn);
+    if (st != CLT_OK)
+        return st;
+    if (a->ndim == 0) {
+        st = clt__copy_as(fn, a, a->dtype, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
+    clt_tensor *rv = NULL, *rs = NULL;
+    CLT__TRY(clt__view_as_real(a, &rv, fn));
+    CLT__TRY(clt__scan(CLT__SCAN_SUM, rv, d, reverse, &rs, NULL, fn));
+    CLT__TRY(clt__view_as_complex(rs, out, fn));
+done:
+    clt_tensor_free(rv);
+    clt_tensor_free(rs);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
                        const char *fn)
 {
+    if (a && out && clt__dtype_is_complex(a->dtype)) {
+        *out = NULL;
+        return complex_cumsum(a, dim, reverse, out, fn);
+    }
     return clt__scan(CLT__SCAN_SUM, a, dim, reverse, out, NULL, fn);
 }

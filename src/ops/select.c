@@ -61,6 +61,14 @@ clt_status clt__nonzero(const clt_tensor *t, clt_tensor **out, const char *fn)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
+    if (clt__dtype_is_complex(t->dtype)) { /* nonzero: either part */
+        clt_tensor *nz = NULL;
+        clt_status st = clt__ne_scalar_in(fn, t, 0.0, &nz);
+        if (st == CLT_OK)
+            st = clt__nonzero(nz, out, fn);
+        clt_tensor_free(nz);
+        return st;
+    }
     clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
         return st;
