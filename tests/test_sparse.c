@@ -581,3 +581,45 @@ Test(sparse, two_devices)
     free(b);
     coo_free(&c);
 }
+
+/* ---- second order ---------------------------------------------------------------- */
+
+/* (S b)^2 with S's values inputs[0] and b inputs[1]: create_graph through
+ * sparse_mm's index_select, mul and index_add. */
+static clt_status gg_mm(void *user, clt_tensor *const *in, size_t n, clt_tensor **outs, size_t *m)
+{
+    const mm_ctx *c = user;
+    (void)n;
+    clt_tensor *i = NULL, *y = NULL;
+    clt_sparse *s = NULL;
+    clt_status st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 2,
+                                         (int64_t[]){2, c->nnz}, c->idx, &i);
+    if (st == CLT_OK)
+        st = clt_sparse_coo_tensor(i, in[0], (int64_t[]){c->n, c->m}, 2, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(s, in[1], &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, y, &outs[0]);
+    *m = 1;
+    clt_tensor_free(y);
+    clt_sparse_free(s);
+    clt_tensor_free(i);
+    return st;
+}
+
+Test(sparse, gradgradcheck_mm)
+{
+    clt_device *dev = get_device("cpu:0");
+    static const int64_t idx[2 * 5] = {0, 2, 2, 1, 0, 1, 0, 0, 3, 1};
+    mm_ctx c = {idx, 5, 3, 4};
+    double *v = spread_doubles(5, 12), *b = spread_doubles(8, 13);
+    clt_tensor *in[2] = {up_f64(dev, 1, (int64_t[]){5}, v), up_f64(dev, 2, (int64_t[]){4, 2}, b)};
+    CHECK(clt_set_requires_grad(in[0], 1));
+    CHECK(clt_set_requires_grad(in[1], 1));
+    CHECK(clt_gradcheck(gg_mm, &c, in, 2, NULL));
+    CHECK(clt_gradgradcheck(gg_mm, &c, in, 2, NULL, 0, NULL));
+    clt_tensor_free(in[0]);
+    clt_tensor_free(in[1]);
+    free(v);
+    free(b);
+}
