@@ -1072,6 +1072,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_add_dense, T, clt_sparse_add_dense(f->e, f->sp, &o->t))                     \
     X(clt_sparse_mul_scalar, SP, clt_sparse_mul_scalar(NULL, 2, &o->sp))                     \
     X(clt_sparse_transpose, SP, clt_sparse_transpose(f->sp, 0, 5, &o->sp))                   \
+    X(clt_sparse_softmax, SP, clt_sparse_softmax(f->sp, -1, &o->sp))                         \
+    X(clt_sparse_log_softmax, SP, clt_sparse_log_softmax(NULL, 0, &o->sp))                   \
     /* optim.h: GradScaler and swa_utils */                                                  \
     X(clt_grad_scaler_new, GS, clt_grad_scaler_new(&bad_scaler, &o->gs))                     \
     X(clt_grad_scaler_scale, T, clt_grad_scaler_scale(NULL, f->f, &o->t))                    \

@@ -623,3 +623,91 @@ Test(sparse, gradgradcheck_mm)
     free(v);
     free(b);
 }
+
+/* ---- softmax -------------------------------------------------------------------- */
+
+Test(sparse, softmax_over_sparse_and_dense_dims)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* [3, 4] sparse with a dense dim of 2; entries repeat (summed first) */
+    static const int64_t idx[2 * 6] = {0, 2, 0, 1, 2, 0, 1, 3, 3, 0, 3, 1};
+    double *v = spread_doubles(12, 17);
+    for (int k = 0; k < 12; k++)
+        v[k] *= 3;
+    clt_tensor *it = up_i64(dev, 2, (int64_t[]){2, 6}, idx);
+    clt_tensor *vt = up_f64(dev, 2, (int64_t[]){6, 2}, v);
+    clt_sparse *s = NULL, *r = NULL;
+    CHECK(clt_sparse_coo_tensor(it, vt, (int64_t[]){3, 4, 2}, 3, 1, &s));
+    /* the host: the dense sums and which places are specified */
+    double d[24] = {0};
+    int spec[12] = {0};
+    for (int i = 0; i < 6; i++) {
+        spec[idx[i] * 4 + idx[6 + i]] = 1;
+        for (int e = 0; e < 2; e++)
+            d[(idx[i] * 4 + idx[6 + i]) * 2 + e] += v[i * 2 + e];
+    }
+    for (int dim = 0; dim < 3; dim++)
+        for (int lg = 0; lg < 2; lg++) {
+            CHECK((lg ? clt_sparse_log_softmax : clt_sparse_softmax)(s, dim, &r));
+            cr_assert(clt_sparse_is_coalesced(r));
+            double want[24] = {0};
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 4; b++)
+                    for (int e = 0; e < 2; e++) {
+                        if (!spec[a * 4 + b])
+                            continue;
+                        double x = d[(a * 4 + b) * 2 + e], sum = 0;
+                        for (int j = 0; j < (dim == 0 ? 3 : dim == 1 ? 4 : 2); j++) {
+                            int aa = dim == 0 ? j : a, bb = dim == 1 ? j : b, ee = dim == 2 ? j : e;
+                            if (spec[aa * 4 + bb])
+                                sum += exp(d[(aa * 4 + bb) * 2 + ee]);
+                        }
+                        want[(a * 4 + b) * 2 + e] = lg ? x - log(sum) : exp(x) / sum;
+                    }
+            clt_tensor *rd = NULL;
+            CHECK(clt_sparse_to_dense(r, &rd));
+            char what[64];
+            snprintf(what, sizeof what, "%s over dim %d", lg ? "log_softmax" : "softmax", dim);
+            assert_tensor_close(rd, want, 24, 1e-12, 1e-12, what);
+            clt_tensor_free(rd);
+            clt_sparse_free(r);
+        }
+    assert_error(clt_sparse_softmax(s, -1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "dim must be non-negative and less than input dimensions");
+    cr_assert_null(r);
+    clt_sparse_free(s);
+    clt_tensor_free(it);
+    clt_tensor_free(vt);
+    free(v);
+}
+
+/* softmax over dim 1 of a [3, 4] sparse tensor of values in[0], to dense */
+static clt_status gc_softmax(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const mm_ctx *c = ctx;
+    clt_tensor *i = NULL;
+    clt_sparse *s = NULL, *r = NULL;
+    clt_status st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 2,
+                                         (int64_t[]){2, c->nnz}, c->idx, &i);
+    if (st == CLT_OK)
+        st = clt_sparse_coo_tensor(i, in[0], (int64_t[]){c->n, c->m}, 2, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_log_softmax(s, 1, &r);
+    if (st == CLT_OK)
+        st = clt_sparse_to_dense(r, out);
+    clt_sparse_free(r);
+    clt_sparse_free(s);
+    clt_tensor_free(i);
+    return st;
+}
+
+Test(sparse, gradcheck_log_softmax)
+{
+    clt_device *dev = get_device("cpu:0");
+    static const int64_t idx[2 * 6] = {0, 2, 0, 1, 2, 0, 1, 3, 3, 0, 3, 1};
+    mm_ctx c = {idx, 6, 3, 4};
+    double *v = spread_doubles(6, 23);
+    gc_in ins[1] = {{1, {6}, v, 1}};
+    gradcheck(dev, gc_softmax, &c, 1, ins);
+    free(v);
+}

@@ -1,6 +1,6 @@
 /* cltensor/sparse.h: sparse COO tensors like PyTorch 1.13's
- * torch.sparse_coo_tensor, with torch.sparse.mm, addmm, sum, add, scalar
- * products, transposes, coalescing and conversions to and from dense
+ * torch.sparse_coo_tensor, with torch.sparse.mm, addmm, sum, softmax,
+ * log_softmax, add, scalar products, transposes, coalescing and conversions to and from dense
  * tensors, behind one opaque handle, clt_sparse.
  *
  * Layout.  A clt_sparse of ndim dimensions has sparse_dim sparse ones
@@ -182,6 +182,20 @@ CLT_API clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_spar
  * torch's).  Dense dimensions are refused (CLT_ERR_INVALID_ARGUMENT).  New
  * handle: release with clt_sparse_free. */
 CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse **out);
+
+/* torch.sparse.softmax(s, dim) and torch.sparse.log_softmax: over the
+ * specified entries only, the unspecified ones counting as -inf (they take
+ * no share; a group of one entry gives 1).  Over a sparse dim, the entries
+ * of s coalesced that share every other sparse index are softmaxed
+ * together; over a dense dim, each entry's values.  dim in [0, ndim)
+ * (torch 1.13 refuses negative ones too: CLT_ERR_INVALID_ARGUMENT, "dim
+ * must be non-negative and less than input dimensions"); float32 or
+ * float64 values (CLT_ERR_DTYPE_UNSUPPORTED otherwise).  The result has
+ * the coalesced indices; its values are recorded (gradients reach s's
+ * values).  Synchronises (coalescing, grouping) unless s is coalesced and
+ * dim is dense.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out);
+CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out);
 
 #ifdef __cplusplus
 }

@@ -737,3 +737,105 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
+
+/* ---- softmax over the specified entries -------------------------------------------------- */
+
+/* torch.sparse.softmax / log_softmax (log) of s along dim, inside the
+ * caller's scope: over a dense dim the values' own softmax; over a sparse
+ * dim the entries that share every other sparse index form a group, and
+ * the unspecified places count as -inf (they take no share). */
+static clt_status softmax_in(const char *fn, const clt_sparse *s, int dim, bool log,
+                             clt_sparse **out)
+{
+    clt_sparse *cs = NULL;
+    clt_status st = coalesce_in(fn, s, &cs);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *v = NULL, *grp = NULL, *u = NULL, *inv = NULL, *lo, *mx, *det, *mxg, *sh, *e, *z,
+               *den, *deng, *lg;
+    int64_t nnz = cs->idx->shape[1];
+    if (dim >= cs->sd) {
+        int vd = dim - cs->sd + 1;
+        CLT__TRY(log ? clt__log_softmax_rec(fn, cs->val, vd, &v) : clt__softmax_rec(fn, cs->val, vd, &v));
+        goto made;
+    }
+    if (nnz == 0) {
+        v = cs->val;
+        goto made;
+    }
+    if (cs->sd == 1) {
+        CLT__TRY(clt__full(cs->val->dev, CLT_INT64, 1, &nnz, 0.0, &inv));
+        u = inv;
+    } else {
+        int64_t rows[CLT_MAX_DIMS], shape[CLT_MAX_DIMS];
+        int nr = 0;
+        for (int k = 0; k < cs->sd; k++)
+            if (k != dim) {
+                shape[nr] = cs->shape[k];
+                rows[nr++] = k;
+            }
+        clt_tensor *keep, *idx;
+        CLT__TRY(clt__tensor_from_host_in(fn, cs->val->dev, CLT_INT64, 1, (int64_t[]){nr}, rows,
+                                          &keep));
+        CLT__TRY(clt__index_select_rec(fn, cs->idx, 0, keep, &idx));
+        CLT__TRY(linear_index(fn, idx, nr, shape, &grp));
+        CLT__TRY(clt_unique(grp, &u, &inv, NULL));
+    }
+    int64_t gshape[CLT_MAX_DIMS];
+    memcpy(gshape, cs->val->shape, (size_t)cs->val->ndim * sizeof *gshape);
+    gshape[0] = cs->sd == 1 ? 1 : u->shape[0];
+    /* each group's largest value, a constant (softmax does not depend on
+     * it: it only keeps exp in range) */
+    CLT__TRY(clt_detach(cs->val, &det));
+    CLT__TRY(clt__full(cs->val->dev, cs->val->dtype, cs->val->ndim, gshape, -INFINITY, &lo));
+    CLT__TRY(clt_index_reduce(lo, 0, inv, det, "amax", 1, &mx));
+    CLT__TRY(clt__index_select_rec(fn, mx, 0, inv, &mxg));
+    CLT__TRY(clt__sub_rec(fn, cs->val, mxg, &sh));
+    CLT__TRY(clt__exp_rec(fn, sh, &e));
+    CLT__TRY(clt__full(cs->val->dev, cs->val->dtype, cs->val->ndim, gshape, 0.0, &z));
+    CLT__TRY(clt_index_add(z, 0, inv, e, 1.0, &den));
+    CLT__TRY(clt__index_select_rec(fn, den, 0, inv, &deng));
+    if (log) {
+        CLT__TRY(clt__log_rec(fn, deng, &lg));
+        CLT__TRY(clt__sub_rec(fn, sh, lg, &v));
+    } else {
+        CLT__TRY(clt__div_rec(fn, e, deng, &v));
+    }
+made:
+    CLT__TRY(make(fn, cs->idx, v, cs->ndim, cs->sd, cs->shape, true, out));
+done:
+    clt_sparse_free(cs);
+    return clt__error_as(st, fn);
+}
+
+static clt_status sparse_softmax(const char *fn, const clt_sparse *s, int dim, bool log,
+                                 clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    if (dim < 0 || dim >= s->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dim must be non-negative and less than input dimensions (%d), but "
+                          "got %d",
+                          fn, s->ndim, dim);
+    if ((st = clt__check_floating(s->val, "the values", fn)) != CLT_OK)
+        return st;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    st = softmax_in(fn, s, dim, log, &made);
+    return finish(st, out, made);
+}
+
+clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out)
+{
+    return sparse_softmax("clt_sparse_softmax", s, dim, false, out);
+}
+
+clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out)
+{
+    return sparse_softmax("clt_sparse_log_softmax", s, dim, true, out);
+}
