@@ -12151,6 +12151,8 @@ def _sp_protos():
     proto("clt_sparse_add_dense", [P, P, PP])
     proto("clt_sparse_mul_scalar", [P, C.c_double, PP])
     proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_sparse_softmax", [P, C.c_int, PP])
+    proto("clt_sparse_log_softmax", [P, C.c_int, PP])
 
 
 def _sp_make(ci, cv, size, check=1):
@@ -12255,6 +12257,15 @@ def sparse():
                 check("sparse transpose " + tag, lambda i, v: ts(i, v).transpose(0, 1).to_dense(),
                       _sp_then(size, lambda s, o: _sp_chain(L.clt_sparse_transpose(s, 0, 1, C.byref(_SPT)), o)),
                       [idx, vals], tol="red")
+            for dim in range(nd):
+                for lg in (0, 1):
+                    tfn = torch.sparse.log_softmax if lg else torch.sparse.softmax
+                    cfn = L.clt_sparse_log_softmax if lg else L.clt_sparse_softmax
+                    check("sparse %s dim=%d %s" % ("log_softmax" if lg else "softmax", dim, tag),
+                          lambda i, v, tfn=tfn, dim=dim: tfn(ts(i, v), dim).to_dense(),
+                          _sp_then(size, lambda s, o, cfn=cfn, dim=dim:
+                                   _sp_chain(cfn(s, dim, C.byref(_SPT)), o)),
+                          [idx, vals], tol="red")
             dense = data(size, dt)
             check("sparse add_dense " + tag, lambda i, v, d: d + ts(i, v),
                   _sp_then(size, lambda s, d, o: L.clt_sparse_add_dense(d, s, o)),
@@ -12295,6 +12306,11 @@ def sparse():
         check("sparse mm dtype error " + dn(dt),
               lambda i, v, b: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (3, 4)), b),
               _sp_then((3, 4), L.clt_sparse_mm), [idx, vals, data((4, 2), other)])
+    idx, vals = _sp_rand((3, 4), 2, 6, torch.float32)
+    check("sparse softmax dim=-1 refused",
+          lambda i, v: torch.sparse.softmax(torch.sparse_coo_tensor(i, v, (3, 4)), -1).to_dense(),
+          _sp_then((3, 4), lambda s, o: _sp_chain(L.clt_sparse_softmax(s, -1, C.byref(_SPT)), o)),
+          [idx, vals])
     # construction refused where torch refuses
     for name, i, v, size in [
             ("index past the size", torch.tensor([[5]]), torch.tensor([1.0]), (2,)),
@@ -12313,6 +12329,7 @@ _SPT = P()
 def _sp_chain(st, o):
     """to_dense of the handle an op left in _SPT, then frees it."""
     if st:
+        o._obj.value = None  # to_dense never ran
         return st
     try:
         return L.clt_sparse_to_dense(_SPT, o)

@@ -10362,7 +10362,7 @@ static clt_sparse *maybe_null(fz *f, clt_sparse *s)
 static void op_sparse(fz *f)
 {
     int bad = 0, bad2 = 0;
-    int grad = chance(f, 20), k = (int)pick(f, 14), is_sparse = 0;
+    int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
     clt_sparse *s = fz_sparse(f, &bad, grad, k == 2 || k == 3), *s2 = NULL, *r = NULL;
     if (!s && !chance(f, 20))
         return;
@@ -10463,6 +10463,15 @@ static void op_sparse(fz *f)
     case 10:
         is_sparse = 1;
         CALL("clt_sparse_to", clt_sparse_to(maybe_null(f, s), rand_dev(f), sp));
+        break;
+    case 13:
+        is_sparse = 1;
+        if (chance(f, 50))
+            CALL("clt_sparse_softmax",
+                 clt_sparse_softmax(maybe_null(f, s), rand_dim(f, clt_sparse_ndim(s)), sp));
+        else
+            CALL("clt_sparse_log_softmax",
+                 clt_sparse_log_softmax(maybe_null(f, s), rand_dim(f, clt_sparse_ndim(s)), sp));
         break;
     case 11:
         if (chance(f, 50))
