@@ -340,7 +340,8 @@ Test(sparse, mm_and_addmm_match_host_products)
     /* errors: shapes, dtypes, a hybrid operand */
     clt_tensor *wrong = up_f64(dev, 2, (int64_t[]){4, 2}, b), *f32 = NULL;
     CHECK(clt_to_dtype(bt, CLT_FLOAT32, &f32));
-    assert_error(clt_sparse_mm(s, wrong, &z), CLT_ERR_SHAPE_MISMATCH, "Expected dim 0 size 6, got 4");
+    assert_error(clt_sparse_mm(s, wrong, &z), CLT_ERR_SHAPE_MISMATCH,
+                 "Expected dim 0 size 6, got 4");
     cr_assert_null(z);
     names_only("clt_sparse_mm");
     assert_error(clt_sparse_mm(s, f32, &z), CLT_ERR_DTYPE_MISMATCH,

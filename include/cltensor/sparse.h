@@ -1,7 +1,8 @@
 /* cltensor/sparse.h: sparse COO tensors like PyTorch 1.13's
  * torch.sparse_coo_tensor, with torch.sparse.mm, addmm, sum, softmax,
- * log_softmax, add, scalar products, transposes, coalescing and conversions to and from dense
- * tensors, behind one opaque handle, clt_sparse.
+ * log_softmax, add, scalar products, transposes, coalescing and
+ * conversions to and from dense tensors, behind one opaque handle,
+ * clt_sparse.
  *
  * Layout.  A clt_sparse of ndim dimensions has sparse_dim sparse ones
  * (first) and dense_dim = ndim - sparse_dim dense ones (last): an int64
@@ -71,9 +72,9 @@ typedef struct clt_sparse clt_sparse;
  * indices: for dim 0, size is 2 but found index 5", "found negative index
  * -1 for dim 0"), as torch always does; zero trusts them, as torch's
  * _sparse_coo_tensor_unsafe: out-of-range indices then give unspecified
- * values (never a read or write outside a buffer), and those past the
- * first dimension's size are reported at a later synchronisation as
- * index.h says.
+ * values (never a read or write outside a buffer; some, such as those past
+ * the first dimension's size, are reported at a later synchronisation as
+ * index.h says).
  * The handle retains values itself (no copy: gradients reach it) and
  * indices (int64 ones; int32 ones are copied).  The result is not
  * coalesced (torch's is_coalesced() is False), but for nnz <= 1 (True, as

@@ -145,8 +145,8 @@ static clt_status check_linear_range(int sd, const int64_t *shape, const char *f
         p *= (double)shape[k];
     if (p > SPARSE_MAX_LINEAR)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the product of the sparse sizes (%.0f) passes 2^53, which cltensor's "
-                          "sparse tensors do not support",
+                          "%s: the product of the sparse sizes (%.0f) passes 2^53, which "
+                          "cltensor's sparse tensors do not support",
                           fn, p);
     return CLT_OK;
 }
@@ -170,8 +170,9 @@ clt_status clt_sparse_coo_tensor(const clt_tensor *indices, const clt_tensor *va
     if (st != CLT_OK)
         return st;
     if (indices->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: indices must be sparse_dim x nnz, but got: %s",
-                          fn, clt__shape_str(b1, sizeof b1, indices->ndim, indices->shape));
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: indices must be sparse_dim x nnz, but got: %s", fn,
+                          clt__shape_str(b1, sizeof b1, indices->ndim, indices->shape));
     int sd = (int)indices->shape[0];
     int64_t nnz = indices->shape[1];
     if (sd < 1)
@@ -240,7 +241,8 @@ clt_status clt_sparse_coo_tensor(const clt_tensor *indices, const clt_tensor *va
                 int64_t v = host[(size_t)k * (size_t)nnz + (size_t)i];
                 if (v < 0) {
                     st = clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
-                                    "%s: found negative index %lld for dim %d", fn, (long long)v, k);
+                                    "%s: found negative index %lld for dim %d", fn, (long long)v,
+                                    k);
                     goto done;
                 }
                 if (v > most)
@@ -632,7 +634,8 @@ clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse *
     char b1[96], b2[96];
     if (a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) != 0)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: add: expected sizes of 'self' and 'other' to match, but %s != %s", fn,
+                          "%s: add: expected sizes of 'self' and 'other' to match, but %s != %s",
+                          fn,
                           clt__shape_str(b1, sizeof b1, a->ndim, a->shape),
                           clt__shape_str(b2, sizeof b2, b->ndim, b->shape));
     if (a->sd != b->sd)
@@ -756,7 +759,8 @@ static clt_status softmax_in(const char *fn, const clt_sparse *s, int dim, bool 
     int64_t nnz = cs->idx->shape[1];
     if (dim >= cs->sd) {
         int vd = dim - cs->sd + 1;
-        CLT__TRY(log ? clt__log_softmax_rec(fn, cs->val, vd, &v) : clt__softmax_rec(fn, cs->val, vd, &v));
+        CLT__TRY(log ? clt__log_softmax_rec(fn, cs->val, vd, &v)
+                     : clt__softmax_rec(fn, cs->val, vd, &v));
         goto made;
     }
     if (nnz == 0) {
