@@ -53,6 +53,7 @@
 #include <cltensor/io.h>
 #include <cltensor/dist.h>
 #include <cltensor/distributions.h>
+#include <cltensor/sparse.h>
 #include <cltensor/settings.h>
 
 #endif

@@ -12399,6 +12399,250 @@ def grad2():
           [x1, torch.tensor([2, 3])], tol="red")
 
 
+# ---- sparse COO tensors (cltensor/sparse.h) ----------------------------------
+
+def _sp_protos():
+    proto("clt_sparse_coo_tensor", [P, P, I64P, C.c_int, C.c_int, PP])
+    proto("clt_sparse_free", [P], None)
+    proto("clt_sparse_indices", [P, PP])
+    proto("clt_sparse_values", [P, PP])
+    proto("clt_sparse_nnz", [P], C.c_int64)
+    proto("clt_sparse_is_coalesced", [P], C.c_int)
+    proto("clt_sparse_coalesce", [P, PP])
+    proto("clt_sparse_to_dense", [P, PP])
+    proto("clt_tensor_to_sparse", [P, C.c_int, PP])
+    proto("clt_sparse_mm", [P, P, PP])
+    proto("clt_sparse_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_sparse_sum", [P, PP])
+    proto("clt_sparse_sum_dims", [P, C.POINTER(C.c_int), C.c_int, PP, PP])
+    proto("clt_sparse_add", [P, P, PP])
+    proto("clt_sparse_add_dense", [P, P, PP])
+    proto("clt_sparse_mul_scalar", [P, C.c_double, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_sparse_softmax", [P, C.c_int, PP])
+    proto("clt_sparse_log_softmax", [P, C.c_int, PP])
+
+
+def _sp_make(ci, cv, size, check=1):
+    """A cltensor sparse handle from uploaded indices and values, or None
+    with the status."""
+    s = P()
+    st = L.clt_sparse_coo_tensor(ci, cv, shape_arr(size), len(size), check, C.byref(s))
+    return (s if st == 0 else None), st
+
+
+def _sp_then(size, then):
+    """cfn for check(): builds the sparse tensor of (indices, values), runs
+    then(handle, out) and frees the handle."""
+    def cfn(ci, cv, *rest):
+        o = rest[-1]
+        s, st = _sp_make(ci, cv, size)
+        if s is None:
+            o._obj.value = None  # the op after it never ran: its out as a failure leaves it
+            return st
+        try:
+            return then(s, *rest[:-1], o)
+        finally:
+            L.clt_sparse_free(s)
+    return cfn
+
+
+def _sp_coalesced(part):
+    """then(): the coalesced tensor's indices (part 0) or values (part 1)."""
+    def then(s, o):
+        c = P()
+        st = L.clt_sparse_coalesce(s, C.byref(c))
+        if st:
+            return st
+        try:
+            if not L.clt_sparse_is_coalesced(c):
+                return 99
+            return (L.clt_sparse_indices if part == 0 else L.clt_sparse_values)(c, o)
+        finally:
+            L.clt_sparse_free(c)
+    return then
+
+
+def _sp_rand(size, sd, nnz, dt, dup=True):
+    """Random indices (with repeats when dup) and values for size."""
+    idx = torch.stack([torch.randint(0, max(1, min(size[k], 3 if dup else size[k])), (nnz,),
+                                     generator=G) for k in range(sd)])
+    vals = data((nnz,) + tuple(size[sd:]), dt)
+    return idx, vals
+
+
+def _sp_sum_dims(dims):
+    def then(s, o):
+        d, sp = P(), P()
+        arr = (C.c_int * len(dims))(*dims)
+        st = L.clt_sparse_sum_dims(s, arr, len(dims), C.byref(d), C.byref(sp))
+        if st:
+            return st
+        if d.value is not None:
+            o._obj.value = d.value
+            return 0
+        try:
+            return L.clt_sparse_to_dense(sp, o)
+        finally:
+            L.clt_sparse_free(sp)
+    return then
+
+
+def _sp_dense_sum(t, dims):
+    r = torch.sparse.sum(t, dims)
+    return r.to_dense() if r.is_sparse else r
+
+
+def sparse():
+    _sp_protos()
+    cases = [((5, 4), 2, 12), ((3, 4, 2), 2, 9), ((4, 3, 2), 1, 6), ((2, 3, 4), 3, 20),
+             ((6, 5), 2, 0), ((3, 3), 2, 1)]
+    for dt in FLOATS:
+        for size, sd, nnz in cases:
+            idx, vals = _sp_rand(size, sd, nnz, dt)
+            tag = "%s %s sd=%d nnz=%d" % (dn(dt), size, sd, nnz)
+            ts = lambda i, v: torch.sparse_coo_tensor(i, v, size)
+            check("sparse coalesce indices " + tag, lambda i, v: ts(i, v).coalesce().indices(),
+                  _sp_then(size, _sp_coalesced(0)), [idx, vals], tol="exact")
+            check("sparse coalesce values " + tag, lambda i, v: ts(i, v).coalesce().values(),
+                  _sp_then(size, _sp_coalesced(1)), [idx, vals], tol="red")
+            check("sparse to_dense " + tag, lambda i, v: ts(i, v).to_dense(),
+                  _sp_then(size, L.clt_sparse_to_dense), [idx, vals], tol="red")
+            check("sparse sum " + tag, lambda i, v: torch.sparse.sum(ts(i, v)),
+                  _sp_then(size, L.clt_sparse_sum), [idx, vals], tol="red")
+            nd = len(size)
+            for dims in [(0,), (nd - 1,), tuple(range(sd)), (0, nd - 1)]:
+                dims = tuple(sorted(set(dims)))
+                if len(dims) == nd:
+                    continue
+                check("sparse sum dims %s %s" % (dims, tag),
+                      lambda i, v, dims=dims: _sp_dense_sum(ts(i, v), dims),
+                      _sp_then(size, _sp_sum_dims(list(dims))), [idx, vals], tol="red")
+            check("sparse mul_scalar " + tag, lambda i, v: (ts(i, v) * 2.5).to_dense(),
+                  _sp_then(size, lambda s, o: _sp_chain(L.clt_sparse_mul_scalar(s, 2.5, C.byref(_SPT)), o)),
+                  [idx, vals], tol="red")
+            if sd >= 2:
+                check("sparse transpose " + tag, lambda i, v: ts(i, v).transpose(0, 1).to_dense(),
+                      _sp_then(size, lambda s, o: _sp_chain(L.clt_sparse_transpose(s, 0, 1, C.byref(_SPT)), o)),
+                      [idx, vals], tol="red")
+            for dim in range(nd):
+                for lg in (0, 1):
+                    tfn = torch.sparse.log_softmax if lg else torch.sparse.softmax
+                    cfn = L.clt_sparse_log_softmax if lg else L.clt_sparse_softmax
+                    check("sparse %s dim=%d %s" % ("log_softmax" if lg else "softmax", dim, tag),
+                          lambda i, v, tfn=tfn, dim=dim: tfn(ts(i, v), dim).to_dense(),
+                          _sp_then(size, lambda s, o, cfn=cfn, dim=dim:
+                                   _sp_chain(cfn(s, dim, C.byref(_SPT)), o)),
+                          [idx, vals], tol="red")
+            dense = data(size, dt)
+            check("sparse add_dense " + tag, lambda i, v, d: d + ts(i, v),
+                  _sp_then(size, lambda s, d, o: L.clt_sparse_add_dense(d, s, o)),
+                  [idx, vals, dense], tol="red")
+            i2, v2 = _sp_rand(size, sd, 5, dt)
+            check("sparse add " + tag, lambda i, v, j, w: (ts(i, v) + ts(j, w)).to_dense(),
+                  _sp_add(size), [idx, vals, i2, v2], tol="red")
+        # to_sparse: indices and values
+        for shape, sd in [((4, 5), 2), ((4, 5), 1), ((3, 2, 4), 2), ((3, 2, 4), 3), ((2, 3), 1)]:
+            x = data(shape, dt)
+            x = torch.where(torch.rand(shape, generator=G) < 0.6, torch.zeros((), dtype=dt), x)
+            if shape == (2, 3):
+                x = torch.zeros(shape, dtype=dt)
+            tag = "%s %s sd=%d" % (dn(dt), shape, sd)
+            for part in (0, 1):
+                check("sparse to_sparse %s %s" % ("indices" if part == 0 else "values", tag),
+                      lambda t, part=part: (t.to_sparse(sd).indices() if part == 0
+                                            else t.to_sparse(sd).values()),
+                      _sp_to_sparse(sd, part), [x], tol="exact")
+        # mm and addmm
+        for n, m, p, nnz in [(5, 4, 3, 10), (7, 6, 1, 20), (3, 8, 5, 0), (1, 1, 1, 1)]:
+            idx, vals = _sp_rand((n, m), 2, nnz, dt, dup=nnz > 5)
+            b = data((m, p), dt)
+            tag = "%s [%d, %d] @ [%d, %d] nnz=%d" % (dn(dt), n, m, m, p, nnz)
+            check("sparse mm " + tag, lambda i, v, b: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (n, m)), b),
+                  _sp_then((n, m), L.clt_sparse_mm), [idx, vals, b], tol="mm")
+            inp = data((p,), dt)
+            check("sparse addmm " + tag,
+                  lambda i, v, b, x: torch.sparse.addmm(x, torch.sparse_coo_tensor(i, v, (n, m)), b,
+                                                        beta=0.5, alpha=-1.5),
+                  _sp_then((n, m), lambda s, b, x, o: L.clt_sparse_addmm(x, s, b, 0.5, -1.5, o)),
+                  [idx, vals, b, inp], tol="mm")
+        idx, vals = _sp_rand((3, 4), 2, 6, dt)
+        check("sparse mm shape error " + dn(dt),
+              lambda i, v, b: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (3, 4)), b),
+              _sp_then((3, 4), L.clt_sparse_mm), [idx, vals, data((5, 2), dt)])
+        other = torch.float64 if dt == torch.float32 else torch.float32
+        check("sparse mm dtype error " + dn(dt),
+              lambda i, v, b: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (3, 4)), b),
+              _sp_then((3, 4), L.clt_sparse_mm), [idx, vals, data((4, 2), other)])
+    idx, vals = _sp_rand((3, 4), 2, 6, torch.float32)
+    check("sparse softmax dim=-1 refused",
+          lambda i, v: torch.sparse.softmax(torch.sparse_coo_tensor(i, v, (3, 4)), -1).to_dense(),
+          _sp_then((3, 4), lambda s, o: _sp_chain(L.clt_sparse_softmax(s, -1, C.byref(_SPT)), o)),
+          [idx, vals])
+    # construction refused where torch refuses
+    for name, i, v, size in [
+            ("index past the size", torch.tensor([[5]]), torch.tensor([1.0]), (2,)),
+            ("negative index", torch.tensor([[-1]]), torch.tensor([1.0]), (2,)),
+            ("nnz mismatch", torch.tensor([[1, 0]]), torch.tensor([1.0]), (2,)),
+            ("ndim mismatch", torch.tensor([[1]]), torch.tensor([1.0]), (2, 3)),
+            ("dense sizes", torch.tensor([[1], [2]]), torch.tensor([[1.0, 2]]), (2, 3, 3))]:
+        check("sparse coo_tensor refuses: " + name,
+              lambda i, v, size=size: torch.sparse_coo_tensor(i, v, size).to_dense(),
+              _sp_then(size, L.clt_sparse_to_dense), [i, v])
+
+
+_SPT = P()
+
+
+def _sp_chain(st, o):
+    """to_dense of the handle an op left in _SPT, then frees it."""
+    if st:
+        o._obj.value = None  # to_dense never ran
+        return st
+    try:
+        return L.clt_sparse_to_dense(_SPT, o)
+    finally:
+        L.clt_sparse_free(_SPT)
+
+
+def _sp_add(size):
+    def cfn(ci, cv, cj, cw, o):
+        a, st = _sp_make(ci, cv, size)
+        if a is None:
+            return st
+        b, st = _sp_make(cj, cw, size)
+        if b is None:
+            L.clt_sparse_free(a)
+            return st
+        r = P()
+        try:
+            st = L.clt_sparse_add(a, b, C.byref(r))
+            if st:
+                return st
+            if not L.clt_sparse_is_coalesced(r):
+                return 99
+            st = L.clt_sparse_to_dense(r, o)
+            L.clt_sparse_free(r)
+            return st
+        finally:
+            L.clt_sparse_free(a)
+            L.clt_sparse_free(b)
+    return cfn
+
+
+def _sp_to_sparse(sd, part):
+    def cfn(t, o):
+        s = P()
+        st = L.clt_tensor_to_sparse(t, sd, C.byref(s))
+        if st:
+            return st
+        try:
+            return (L.clt_sparse_indices if part == 0 else L.clt_sparse_values)(s, o)
+        finally:
+            L.clt_sparse_free(s)
+    return cfn
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -12436,7 +12680,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -10704,6 +10704,258 @@ static void op_clampt(fz *f)
         keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
 }
 
+/* ---- sparse: COO tensors (cltensor/sparse.h) ------------------------------------ */
+
+/* The outcome of a call that hands out a sparse handle through sp (NULL:
+ * the call must refuse it); the handle, or NULL. */
+static clt_sparse *sp_result(fz *f, clt_status st, clt_sparse **sp, clt_sparse *got)
+{
+    if (!sp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return NULL;
+    }
+    if (!outcome(f, st, got))
+        return NULL;
+    int nd = clt_sparse_ndim(got), sd = clt_sparse_sparse_dim(got);
+    if (nd < 1 || nd > CLT_MAX_DIMS || sd < 1 || sd > nd || clt_sparse_dense_dim(got) != nd - sd)
+        die(f, "a sparse tensor of %d dims, %d sparse", nd, sd);
+    if (clt_sparse_nnz(got) < 0 || !clt_sparse_shape(got))
+        die(f, "a sparse tensor with %lld entries", (long long)clt_sparse_nnz(got));
+    return got;
+}
+
+/* A sparse tensor of random sizes, entries (repeated, sometimes out of
+ * range: *bad), dtypes and devices, or NULL where it is refused. */
+static clt_sparse *fz_sparse(fz *f, int *bad, int grad, int matrix)
+{
+    int sd = 1 + (int)pick(f, 3), dd = (int)pick(f, 3);
+    if (matrix && chance(f, 80))
+        sd = 2, dd = 0;
+    if (chance(f, 3))
+        sd = chance(f, 50) ? 0 : CLT_MAX_DIMS;
+    int nd = sd + dd < CLT_MAX_DIMS ? sd + dd : CLT_MAX_DIMS;
+    int64_t shape[CLT_MAX_DIMS], nnz = (int64_t)pick(f, 9);
+    for (int k = 0; k < nd; k++)
+        shape[k] = chance(f, 5) ? 0 : 1 + (int64_t)pick(f, 4);
+    int64_t idx[CLT_MAX_DIMS * 8 + 1];
+    double val[8 * 16 + 1];
+    int64_t dn = 1;
+    for (int k = sd; k < nd; k++)
+        dn *= shape[k];
+    *bad = 0;
+    for (int k = 0; k < sd && k < nd; k++)
+        for (int64_t i = 0; i < nnz; i++) {
+            int64_t lim = shape[k] > 0 ? shape[k] : 1, v = (int64_t)pick(f, (uint32_t)lim);
+            if (chance(f, 2)) {
+                v = chance(f, 50) ? -1 - (int64_t)pick(f, 3) : shape[k] + (int64_t)pick(f, 3);
+            }
+            if (v < 0 || v >= shape[k])
+                *bad |= v < 0 ? 2 : 1; /* 2: negative, wrong even for an inferred size */
+            idx[k * nnz + i] = v;
+        }
+    for (int64_t i = 0; i < nnz * dn && i < 8 * 16; i++)
+        val[i] = (double)((int)pick(f, 7) - 3) * 0.5;
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_device *vdev = chance(f, 5) ? f->dev[pick(f, (uint32_t)f->ndev)] : dev;
+    int64_t ish[2] = {sd, nnz}, vsh[CLT_MAX_DIMS];
+    vsh[0] = nnz;
+    for (int k = sd; k < nd; k++)
+        vsh[1 + k - sd] = shape[k];
+    clt_tensor *it = NULL, *v64 = NULL, *vt = NULL, *i2 = NULL;
+    clt_status st;
+    clt_dtype vdt = chance(f, 70) ? CLT_FLOAT32 : chance(f, 70) ? CLT_FLOAT64 : CLT_INT32;
+    CALL("clt_tensor_from_host", clt_tensor_from_host(dev, CLT_INT64, 2, ish, idx, &it));
+    if (!outcome(f, st, it))
+        return NULL;
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(vdev, CLT_FLOAT64, 1 + nd - sd, vsh, val, &v64));
+    if (outcome(f, st, v64)) {
+        CALL("clt_to_dtype", clt_to_dtype(v64, vdt, &vt));
+        outcome(f, st, vt);
+    }
+    if (vt && grad && vdt != CLT_INT32) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(vt, 1));
+        status_ok(f, st);
+    }
+    if (chance(f, 5)) {
+        CALL("clt_to_dtype", clt_to_dtype(it, chance(f, 70) ? CLT_INT32 : CLT_FLOAT32, &i2));
+        if (outcome(f, st, i2)) {
+            clt_tensor_free(it);
+            it = i2;
+        }
+    }
+    int check = (int)pick(f, 2), nosize = chance(f, 10);
+    clt_sparse *got = SENT, **sp = chance(f, 3) ? NULL : &got;
+    CALL("clt_sparse_coo_tensor",
+         clt_sparse_coo_tensor(chance(f, 3) ? NULL : it, chance(f, 3) ? NULL : vt,
+                               nosize ? NULL : shape, chance(f, 3) ? nd + 1 : nd, check, sp));
+    clt_sparse *s = sp_result(f, st, sp, got);
+    if (s && ((*bad && check && !nosize) || (*bad & 2 && nosize)))
+        die(f, "an out-of-range index was accepted with its checks on");
+    if (s && clt_sparse_nnz(s) != nnz)
+        die(f, "%lld entries, want %lld", (long long)clt_sparse_nnz(s), (long long)nnz);
+    clt_tensor_free(it);
+    clt_tensor_free(v64);
+    clt_tensor_free(vt);
+    return s;
+}
+
+static clt_sparse *maybe_null(fz *f, clt_sparse *s)
+{
+    return chance(f, 4) ? NULL : s;
+}
+
+/* COO tensors: construction (repeats, out-of-range entries, both devices,
+ * NULLs), coalesce, to_dense, to_sparse, moves, products, sums, adds,
+ * scalar products, transposes and a backward through sparse_mm. */
+static void op_sparse(fz *f)
+{
+    int bad = 0, bad2 = 0;
+    int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
+    clt_sparse *s = fz_sparse(f, &bad, grad, k == 2 || k == 3), *s2 = NULL, *r = NULL;
+    if (!s && !chance(f, 20))
+        return;
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_sparse *sg = SENT, **sp = chance(f, 2) ? NULL : &sg;
+    clt_status st;
+    switch (k) {
+    case 0: CALL("clt_sparse_to_dense", clt_sparse_to_dense(maybe_null(f, s), op)); break;
+    case 1:
+        is_sparse = 1;
+        CALL("clt_sparse_coalesce", clt_sparse_coalesce(maybe_null(f, s), sp));
+        break;
+    case 2: case 3: {
+        clt_tensor *b = rt(f), *b2 = NULL, *in = rt(f), *in2 = NULL;
+        if (s && chance(f, 70)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            int64_t bs[2] = {clt_sparse_ndim(s) > 1 ? sh[1] : 1, 1 + (int64_t)pick(f, 3)};
+            clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(d, dt, 2, bs, &b2));
+            if (outcome(f, st, b2))
+                b = b2;
+            CALL("clt_ones", clt_ones(d, dt, 1, bs + 1, &in2));
+            if (outcome(f, st, in2) && chance(f, 80))
+                in = in2;
+        }
+        if (k == 2)
+            CALL("clt_sparse_mm", clt_sparse_mm(maybe_null(f, s), b, op));
+        else
+            CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
+                                                      rand_scalar(f), op));
+        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
+            clt_tensor *l = NULL;
+            CALL("clt_sum", clt_sum(out, &l));
+            if (outcome(f, st, l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+                clt_tensor_free(l);
+            }
+            st = CLT_OK; /* the product's own status */
+        }
+        clt_tensor_free(b2);
+        clt_tensor_free(in2);
+        break;
+    }
+    case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
+    case 5: {
+        int dims[3], nd = (int)pick(f, 4);
+        for (int i = 0; i < 3; i++)
+            dims[i] = rand_dim(f, clt_sparse_ndim(s));
+        clt_tensor *dg = SENT;
+        clt_sparse *sgot = SENT;
+        CALL("clt_sparse_sum_dims", clt_sparse_sum_dims(maybe_null(f, s), dims, nd, &dg, &sgot));
+        capture_check(f);
+        if (st == CLT_OK) {
+            count(f->call, 1);
+            if ((dg == NULL) == (sgot == NULL) || dg == SENT || sgot == SENT)
+                die(f, "not exactly one result");
+            if (dg)
+                keep_result(f, dg, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            clt_sparse_free(sgot);
+        } else {
+            check_error(f, st);
+            if (dg || sgot)
+                die(f, "failed but handed out a result");
+        }
+        op = NULL;
+        st = CLT_ERR_INVALID_ARGUMENT; /* nothing left to check below */
+        out = NULL;
+        break;
+    }
+    case 6:
+        is_sparse = 1;
+        s2 = chance(f, 30) ? NULL : fz_sparse(f, &bad2, 0, 0);
+        CALL("clt_sparse_add", clt_sparse_add(maybe_null(f, s), chance(f, 30) ? s : s2, sp));
+        break;
+    case 7: {
+        clt_tensor *d = rt(f), *dd = NULL;
+        if (s && chance(f, 60)) {
+            CALL("clt_sparse_to_dense", clt_sparse_to_dense(s, &dd));
+            if (outcome(f, st, dd))
+                d = dd;
+        }
+        CALL("clt_sparse_add_dense", clt_sparse_add_dense(d, maybe_null(f, s), op));
+        clt_tensor_free(dd);
+        break;
+    }
+    case 8:
+        is_sparse = 1;
+        CALL("clt_sparse_mul_scalar", clt_sparse_mul_scalar(maybe_null(f, s), rand_scalar(f), sp));
+        break;
+    case 9:
+        is_sparse = 1;
+        CALL("clt_sparse_transpose",
+             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, clt_sparse_ndim(s)),
+                                  rand_dim(f, clt_sparse_ndim(s)), sp));
+        break;
+    case 10:
+        is_sparse = 1;
+        CALL("clt_sparse_to", clt_sparse_to(maybe_null(f, s), rand_dev(f), sp));
+        break;
+    case 13:
+        is_sparse = 1;
+        if (chance(f, 50))
+            CALL("clt_sparse_softmax",
+                 clt_sparse_softmax(maybe_null(f, s), rand_dim(f, clt_sparse_ndim(s)), sp));
+        else
+            CALL("clt_sparse_log_softmax",
+                 clt_sparse_log_softmax(maybe_null(f, s), rand_dim(f, clt_sparse_ndim(s)), sp));
+        break;
+    case 11:
+        if (chance(f, 50))
+            CALL("clt_sparse_indices", clt_sparse_indices(maybe_null(f, s), op));
+        else
+            CALL("clt_sparse_values", clt_sparse_values(maybe_null(f, s), op));
+        break;
+    default: {
+        is_sparse = 1;
+        clt_tensor *t = rt(f);
+        CALL("clt_tensor_to_sparse", clt_tensor_to_sparse(t, rand_dim(f, clt_tensor_ndim(t)) + 1, sp));
+        break;
+    }
+    }
+    if (is_sparse) {
+        r = sp_result(f, st, sp, sg);
+        if (r && chance(f, 50)) {
+            clt_tensor *d = NULL;
+            CALL("clt_sparse_to_dense", clt_sparse_to_dense(r, &d));
+            if (outcome(f, st, d))
+                keep_result(f, d, clt_sparse_ndim(r), clt_sparse_shape(r), clt_sparse_dtype(r),
+                            clt_sparse_device(r));
+        }
+    } else if (op || out == SENT) {
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    clt_sparse_free(r);
+    clt_sparse_free(s2);
+    clt_sparse_free(s);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -10759,6 +11011,7 @@ static struct {
     {"autocast2", op_autocast2, 3},
     {"nn3", op_nn3, 3},
     {"clampt", op_clampt, 3},
+    {"sparse", op_sparse, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

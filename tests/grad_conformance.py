@@ -1312,6 +1312,107 @@ def complexgrad2():
            "clt_where", up(cond, 6), vc(x), (lambda z: call("clt_mul", z, z))(vc(x))),
            up(cond[::-1].copy(), 6), C.c_double(2)))), [x3])
 
+
+# ---- sparse COO tensors (sparsegrad) -------------------------------------------------
+# Gradients reaching the values given to sparse_coo_tensor (dense [nnz, ...],
+# as torch's values.grad through the constructor) and the dense operands.
+def sparsegrad():
+    proto("clt_sparse_coo_tensor", [P, P, I64P, C.c_int, C.c_int, PP])
+    proto("clt_sparse_free", [P], None)
+    for n in ["clt_sparse_to_dense", "clt_sparse_sum", "clt_sparse_coalesce"]:
+        proto(n, [P, PP])
+    proto("clt_sparse_mm", [P, P, PP])
+    proto("clt_sparse_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_sparse_sum_dims", [P, C.POINTER(C.c_int), C.c_int, PP, PP])
+    proto("clt_sparse_softmax", [P, C.c_int, PP])
+    proto("clt_sparse_log_softmax", [P, C.c_int, PP])
+
+    def _sp(i, v, size):
+        out = P()
+        st = L.clt_sparse_coo_tensor(i, v, (C.c_int64 * len(size))(*size), len(size), 1,
+                                     C.byref(out))
+        if st:
+            raise RuntimeError(L.clt_last_error().decode())
+        return out
+
+    def then(size, f):
+        """cfn: builds the sparse tensor of (indices, values), f(handle, *rest) -> tensor."""
+        def cfn(i, v, *rest):
+            s = _sp(i, v, size)
+            try:
+                return f(s, *rest)
+            finally:
+                L.clt_sparse_free(s)
+        return cfn
+
+    def sp_dense(f):
+        """f(handle) -> sparse handle; its to_dense."""
+        def g(s, *rest):
+            r = f(s, *rest)
+            try:
+                return call("clt_sparse_to_dense", r)
+            finally:
+                L.clt_sparse_free(r)
+        return g
+
+    rng = np.random.default_rng(5)
+    idx = np.array([[0, 2, 2, 1, 0, 3, 2], [1, 0, 0, 3, 4, 2, 4]], dtype=np.int64)
+    v = rng.uniform(-1, 1, 7)
+    b = rng.uniform(-1, 1, (5, 3))
+    ts = lambda i, v: torch.sparse_coo_tensor(i, v, (4, 5))
+    case("sparse mm", lambda i, v, b: torch.sparse.mm(ts(i, v), b),
+         then((4, 5), lambda s, b: call("clt_sparse_mm", s, b)), [idx, v, b], wrt=[1, 2])
+    inp = rng.uniform(-1, 1, (1, 3))
+    case("sparse addmm", lambda i, v, b, x: torch.sparse.addmm(x, ts(i, v), b, beta=0.5, alpha=2.0),
+         then((4, 5), _addmm), [idx, v, b, inp], wrt=[1, 2, 3])
+    case("sparse to_dense", lambda i, v: ts(i, v).to_dense(),
+         then((4, 5), lambda s: call("clt_sparse_to_dense", s)), [idx, v], wrt=[1])
+    case("sparse coalesce to_dense", lambda i, v: ts(i, v).coalesce().to_dense(),
+         then((4, 5), sp_dense(lambda s: call("clt_sparse_coalesce", s))), [idx, v], wrt=[1])
+    case("sparse sum", lambda i, v: torch.sparse.sum(ts(i, v)),
+         then((4, 5), lambda s: call("clt_sparse_sum", s)), [idx, v], wrt=[1])
+    vh = rng.uniform(-1, 1, (7, 2))
+    th = lambda i, v: torch.sparse_coo_tensor(i, v, (4, 5, 2))
+    for dims in [(0, 1), (2,), (0, 2), (1,)]:
+        def tsum(i, v, dims=dims):
+            r = torch.sparse.sum(th(i, v), dims)
+            return r.to_dense() if r.is_sparse else r
+
+        def csum(s, dims=dims):
+            d, r = P(), P()
+            arr = (C.c_int * len(dims))(*dims)
+            if L.clt_sparse_sum_dims(s, arr, len(dims), C.byref(d), C.byref(r)) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            if d.value:
+                return d
+            try:
+                return call("clt_sparse_to_dense", r)
+            finally:
+                L.clt_sparse_free(r)
+        case("sparse sum dims %s" % (dims,), tsum, then((4, 5, 2), csum), [idx, vh], wrt=[1])
+    for dim in range(3):
+        for lg in (0, 1):
+            tfn = torch.sparse.log_softmax if lg else torch.sparse.softmax
+            cname = "clt_sparse_log_softmax" if lg else "clt_sparse_softmax"
+            case("sparse %s dim=%d" % (cname[11:], dim),
+                 lambda i, v, tfn=tfn, dim=dim: tfn(th(i, v), dim).to_dense(),
+                 then((4, 5, 2), sp_dense(lambda s, cname=cname, dim=dim: _call_dim(cname, s, dim))),
+                 [idx, vh], wrt=[1])
+
+
+def _addmm(s, b, x):
+    out = P()
+    if L.clt_sparse_addmm(x, s, b, 0.5, 2.0, C.byref(out)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return out
+
+
+def _call_dim(name, s, dim):
+    out = P()
+    if getattr(L, name)(s, dim, C.byref(out)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return out
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()

@@ -33,6 +33,7 @@ typedef struct fx {
     clt_module *mods[1];
     const clt_tensor *cpair[2];
     clt_distribution *dist; /* Normal(f, f) on dev */
+    clt_sparse *sp;         /* f as a sparse [2, 3] on dev */
 } fx;
 
 /* The out slots a row's call may write.  A row names the ones it uses. */
@@ -60,6 +61,7 @@ typedef struct outs {
     clt_averaged_model *am;
     clt_tensor **list2;
     clt_tensor *t4;
+    clt_sparse *sp;
 } outs;
 
 enum {
@@ -70,7 +72,8 @@ enum {
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
     HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
-    GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25, T4 = 1 << 26
+    GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25, T4 = 1 << 26,
+    SP = 1 << 27
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -1053,6 +1056,24 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_distribution_variance, T, clt_distribution_variance(NULL, &o->t))                  \
     X(clt_distribution_stddev, T, clt_distribution_stddev(NULL, &o->t))                      \
     X(clt_kl_divergence, T, clt_kl_divergence(f->dist, NULL, &o->t))                         \
+    /* sparse.h */                                                                           \
+    X(clt_sparse_coo_tensor, SP, clt_sparse_coo_tensor(f->f, f->f, sh23, 2, 1, &o->sp))      \
+    X(clt_sparse_indices, T, clt_sparse_indices(NULL, &o->t))                                \
+    X(clt_sparse_values, T, clt_sparse_values(NULL, &o->t))                                  \
+    X(clt_sparse_coalesce, SP, clt_sparse_coalesce(NULL, &o->sp))                            \
+    X(clt_sparse_to_dense, T, clt_sparse_to_dense(NULL, &o->t))                              \
+    X(clt_tensor_to_sparse, SP, clt_tensor_to_sparse(f->f, 5, &o->sp))                       \
+    X(clt_sparse_to, SP, clt_sparse_to(f->sp, NULL, &o->sp))                                 \
+    X(clt_sparse_mm, T, clt_sparse_mm(f->sp, f->f, &o->t))                                   \
+    X(clt_sparse_addmm, T, clt_sparse_addmm(f->f, f->sp, f->f2, 1, 1, &o->t))                \
+    X(clt_sparse_sum, T, clt_sparse_sum(NULL, &o->t))                                        \
+    X(clt_sparse_sum_dims, T | SP, clt_sparse_sum_dims(f->sp, dim7, 1, &o->t, &o->sp))       \
+    X(clt_sparse_add, SP, clt_sparse_add(f->sp, NULL, &o->sp))                               \
+    X(clt_sparse_add_dense, T, clt_sparse_add_dense(f->e, f->sp, &o->t))                     \
+    X(clt_sparse_mul_scalar, SP, clt_sparse_mul_scalar(NULL, 2, &o->sp))                     \
+    X(clt_sparse_transpose, SP, clt_sparse_transpose(f->sp, 0, 5, &o->sp))                   \
+    X(clt_sparse_softmax, SP, clt_sparse_softmax(f->sp, -1, &o->sp))                         \
+    X(clt_sparse_log_softmax, SP, clt_sparse_log_softmax(NULL, 0, &o->sp))                   \
     /* optim.h: GradScaler and swa_utils */                                                  \
     X(clt_grad_scaler_new, GS, clt_grad_scaler_new(&bad_scaler, &o->gs))                     \
     X(clt_grad_scaler_scale, T, clt_grad_scaler_scale(NULL, f->f, &o->t))                    \
@@ -1228,6 +1249,7 @@ static void fill_sentinels(outs *o)
     o->gs = SENTINEL;
     o->am = SENTINEL;
     o->list2 = SENTINEL;
+    o->sp = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -1258,7 +1280,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {GS, o->gs, "grad scaler"},
                  {AVG, o->am, "averaged model"},
                  {LIST2, o->list2, "second list"},
-                 {T4, o->t4, "fourth out"}};
+                 {T4, o->t4, "fourth out"},
+                 {SP, o->sp, "sparse tensor"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,
@@ -1304,6 +1327,7 @@ Test(contract, failures_set_every_out_to_null)
     f.cpair[1] = f.f2;
     f.mods[0] = NULL;
     CHECK(clt_normal_dist(f.f, f.f, 1, &f.dist));
+    CHECK(clt_tensor_to_sparse(f.f, 2, &f.sp));
 
     /* With NULL handles; the arrays and values stay. */
     fx z = {0};
@@ -1329,4 +1353,5 @@ Test(contract, failures_set_every_out_to_null)
     clt_tensor_free(f.e);
     clt_tensor_free(f.bl);
     clt_distribution_free(f.dist);
+    clt_sparse_free(f.sp);
 }

@@ -1,0 +1,205 @@
+/* cltensor/sparse.h: sparse COO tensors like PyTorch 1.13's
+ * torch.sparse_coo_tensor, with torch.sparse.mm, addmm, sum, softmax,
+ * log_softmax, add, scalar products, transposes, coalescing and
+ * conversions to and from dense tensors, behind one opaque handle,
+ * clt_sparse.
+ *
+ * Layout.  A clt_sparse of ndim dimensions has sparse_dim sparse ones
+ * (first) and dense_dim = ndim - sparse_dim dense ones (last): an int64
+ * indices tensor [sparse_dim, nnz] and a values tensor [nnz, *dense_shape]
+ * on one device, as torch's _indices() and _values().  A handle keeps its
+ * own references to both (the caller may release its handles at once);
+ * handles never change once made (every op makes a new one), so several
+ * handles may share their tensors.  Duplicate indices are allowed: they
+ * add up (to_dense, mm and sum count every entry), until clt_sparse_coalesce
+ * sums them into one entry each, in the lexicographic order of the indices,
+ * as torch's coalesce().
+ *
+ * Autograd.  Every op is composed of recorded dense ops (index_select,
+ * index_add, mul, cat, sum, ...) of the values and of the dense operands, so
+ * gradients reach the values tensor given to clt_sparse_coo_tensor (or the
+ * dense tensor given to clt_tensor_to_sparse) and the dense operands, and
+ * create_graph works.  Unlike torch, which gives a sparse operand a sparse
+ * gradient with its pattern, here the gradient of the values is a dense
+ * tensor of their shape [nnz, *dense_shape]: entry i's gradient at row i.
+ * Indices carry no gradient.
+ *
+ * Waits.  What needs index values on the host synchronises: building with
+ * check_invariants or without a size, coalescing (and what coalesces:
+ * clt_sparse_add, clt_sparse_sum_dims over some of the sparse dims),
+ * clt_tensor_to_sparse (nonzero).  clt_sparse_to_dense, clt_sparse_mm,
+ * clt_sparse_addmm, clt_sparse_sum, clt_sparse_mul_scalar,
+ * clt_sparse_transpose and moves to the same device only enqueue.
+ *
+ * Devices.  Operands on different devices are CLT_ERR_DEVICE_MISMATCH, as
+ * everywhere; clt_sparse_to moves a handle.
+ *
+ * Errors follow common.h: a status, a message with torch's wording in
+ * spirit, every out set to NULL.  Properties of a NULL handle are 0 / NULL.
+ *
+ * Thread-safety: a handle may be read by several threads at once (it never
+ * changes); its tensors follow the rules of tensors (common.h).
+ */
+#ifndef CLTENSOR_SPARSE_H
+#define CLTENSOR_SPARSE_H
+
+#include <cltensor/common.h>
+#include <cltensor/device.h>
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_sparse clt_sparse;
+
+/* torch.sparse_coo_tensor(indices, values, size): indices int64 (or int32,
+ * converted to an int64 copy, as torch) [sparse_dim, nnz], sparse_dim >= 1;
+ * values [nnz, *dense_shape] of any dtype, on indices' device.  size holds
+ * ndim = sparse_dim + values' ndim - 1 sizes whose last dense_dim ones are
+ * values' trailing sizes; size NULL (ndim ignored) infers each sparse size
+ * as the largest index plus one (0 when nnz is 0), as torch.
+ * Errors (CLT_ERR_SHAPE_MISMATCH unless said): indices not 2-D ("indices
+ * must be sparse_dim x nnz, but got: [3]"), a different nnz ("indices and
+ * values must have same nnz, but got nnz from indices: 2, nnz from values:
+ * 1"), ndim not sparse_dim + dense_dim ("number of dimensions must be
+ * sparse_dim (1) + dense_dim (0), but got 2"), other dense sizes ("values
+ * has incorrect size, expected [1, 3], got [1, 2]"), indices of another
+ * dtype (CLT_ERR_DTYPE_MISMATCH), the two on different devices
+ * (CLT_ERR_DEVICE_MISMATCH).  check_invariants nonzero (or size NULL) reads
+ * the indices back (it synchronises) and refuses a negative index or one
+ * past its size (CLT_ERR_INDEX_OUT_OF_RANGE: "size is inconsistent with
+ * indices: for dim 0, size is 2 but found index 5", "found negative index
+ * -1 for dim 0"), as torch always does; zero trusts them, as torch's
+ * _sparse_coo_tensor_unsafe: out-of-range indices then give unspecified
+ * values (never a read or write outside a buffer; some, such as those past
+ * the first dimension's size, are reported at a later synchronisation as
+ * index.h says).
+ * The handle retains values itself (no copy: gradients reach it) and
+ * indices (int64 ones; int32 ones are copied).  The result is not
+ * coalesced (torch's is_coalesced() is False), but for nnz <= 1 (True, as
+ * torch).  New
+ * handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_coo_tensor(const clt_tensor *indices, const clt_tensor *values,
+                                         const int64_t *size, int ndim, int check_invariants,
+                                         clt_sparse **out);
+
+/* Releases the handle and its references to its tensors.  NULL does
+ * nothing. */
+CLT_API void clt_sparse_free(clt_sparse *s);
+
+/* s._indices(): the int64 [sparse_dim, nnz] indices, s._values(): the
+ * values [nnz, *dense_shape].  A new handle on the same tensor (an alias
+ * view: values' gradient reaches the handle's values); do not write into
+ * them (handles share them).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_sparse_indices(const clt_sparse *s, clt_tensor **out);
+CLT_API clt_status clt_sparse_values(const clt_sparse *s, clt_tensor **out);
+
+/* Properties (no failure; a NULL handle gives 0 / NULL). */
+CLT_API int64_t clt_sparse_nnz(const clt_sparse *s);        /* s._nnz() */
+CLT_API int clt_sparse_sparse_dim(const clt_sparse *s);     /* s.sparse_dim() */
+CLT_API int clt_sparse_dense_dim(const clt_sparse *s);      /* s.dense_dim() */
+CLT_API int clt_sparse_ndim(const clt_sparse *s);           /* s.dim() */
+/* Borrowed array of ndim sizes, valid while s lives. */
+CLT_API const int64_t *clt_sparse_shape(const clt_sparse *s);
+CLT_API int clt_sparse_is_coalesced(const clt_sparse *s);   /* s.is_coalesced() */
+CLT_API clt_dtype clt_sparse_dtype(const clt_sparse *s);    /* CLT_DTYPE_COUNT for NULL */
+/* Borrowed; the device lives until clt_shutdown. */
+CLT_API clt_device *clt_sparse_device(const clt_sparse *s);
+
+/* s.coalesce(): one entry per distinct index, sorted lexicographically
+ * (row-major), duplicates' values summed (recorded: index_add).  A
+ * coalesced s gives a new handle on its tensors.  Synchronises (unless s is
+ * coalesced).  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_coalesce(const clt_sparse *s, clt_sparse **out);
+
+/* s.to_dense(): a dense tensor of s's shape and dtype, zero but where s has
+ * entries, duplicates summed.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_sparse_to_dense(const clt_sparse *s, clt_tensor **out);
+
+/* t.to_sparse(sparse_dim): the entries of t's first sparse_dim dimensions
+ * (1 <= sparse_dim <= t's ndim, else CLT_ERR_INVALID_ARGUMENT, "sparse_dim
+ * must be less than or equal to self.dim()") whose slice of the remaining
+ * dense dimensions holds a nonzero, in row-major order; coalesced.  The
+ * values are a recorded index_select of t: gradients reach t.
+ * Synchronises.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_tensor_to_sparse(const clt_tensor *t, int sparse_dim, clt_sparse **out);
+
+/* s.to(device): indices and values moved as clt_to does (recorded); on
+ * s's device a new handle on the same tensors.  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_sparse **out);
+
+/* torch.sparse.mm(a, b) (torch.mm with a sparse left operand): a sparse
+ * [n, m] with two sparse dimensions, b dense [m, p] of a's dtype
+ * (CLT_ERR_DTYPE_MISMATCH, "expected scalar type Float but found Double")
+ * and device; the dense [n, p] product.  a's entries need not be
+ * coalesced.  Gradients reach a's values and b.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_sparse_mm(const clt_sparse *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.sparse.addmm(input, a, b, beta, alpha): beta * input + alpha *
+ * (a @ b), input dense and broadcastable to [n, p] (beta 0 ignores its
+ * values, NaN included, as torch).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_sparse_addmm(const clt_tensor *input, const clt_sparse *a,
+                                    const clt_tensor *b, double beta, double alpha,
+                                    clt_tensor **out);
+
+/* torch.sparse.sum(s): the sum of every entry, a dense 0-d tensor of s's
+ * dtype (integer and bool values sum to int64, as torch.sum).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_sparse_sum(const clt_sparse *s, clt_tensor **out);
+
+/* torch.sparse.sum(s, dims): the sum over ndims distinct dims (wrapping
+ * like Python's; 1 <= ndims <= ndim).  When every sparse dimension is
+ * reduced the result is dense, handed out in *dense (*sparse NULL);
+ * otherwise it is sparse, coalesced, with the remaining dimensions, in
+ * *sparse (*dense NULL).  Synchronises when the result is sparse and a
+ * sparse dimension is reduced.  New tensor or handle: release with
+ * clt_tensor_free or clt_sparse_free; on failure both are NULL. */
+CLT_API clt_status clt_sparse_sum_dims(const clt_sparse *s, const int *dims, int ndims,
+                                       clt_tensor **dense, clt_sparse **sparse);
+
+/* a + b of two sparse tensors of one shape, sparse_dim and dtype
+ * (CLT_ERR_SHAPE_MISMATCH, CLT_ERR_DTYPE_MISMATCH otherwise, torch's "add:
+ * expected sizes of 'self' and 'other' to match, but [2, 3] != [2, 4]"):
+ * the entries of both, coalesced (torch coalesces only when both are).
+ * Synchronises.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse **out);
+
+/* dense + s (torch's add(dense, sparse)): a dense tensor of dense's shape,
+ * which must be s's (CLT_ERR_SHAPE_MISMATCH), of the promoted dtype.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_sparse_add_dense(const clt_tensor *dense, const clt_sparse *s,
+                                        clt_tensor **out);
+
+/* s * v: the values times v (dtype as clt_mul_scalar's), the indices and
+ * coalescedness kept.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out);
+
+/* s.transpose(d0, d1) of two sparse dimensions (s.t() of a 2-D one): the
+ * two rows of the indices swapped, the values shared; not coalesced (as
+ * torch's).  Dense dimensions are refused (CLT_ERR_INVALID_ARGUMENT).  New
+ * handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse **out);
+
+/* torch.sparse.softmax(s, dim) and torch.sparse.log_softmax: over the
+ * specified entries only, the unspecified ones counting as -inf (they take
+ * no share; a group of one entry gives 1).  Over a sparse dim, the entries
+ * of s coalesced that share every other sparse index are softmaxed
+ * together; over a dense dim, each entry's values.  dim in [0, ndim)
+ * (torch 1.13 refuses negative ones too: CLT_ERR_INVALID_ARGUMENT, "dim
+ * must be non-negative and less than input dimensions"); float32 or
+ * float64 values (CLT_ERR_DTYPE_UNSUPPORTED otherwise).  The result has
+ * the coalesced indices; its values are recorded (gradients reach s's
+ * values).  Synchronises (coalescing, grouping) unless s is coalesced and
+ * dim is dense.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out);
+CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

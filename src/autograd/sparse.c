@@ -1,0 +1,845 @@
+/* sparse.c: sparse COO tensors (cltensor/sparse.h): a handle over an int64
+ * indices tensor and a values tensor, and torch.sparse's ops composed of
+ * recorded dense ops, so that gradients reach the values and dense operands. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "autograd/autograd.h"
+
+struct clt_sparse {
+    clt_tensor *idx; /* int64 [sd, nnz]; the handle's own reference */
+    clt_tensor *val; /* [nnz, *dense]; the handle's own reference */
+    int ndim, sd;
+    int64_t shape[CLT_MAX_DIMS];
+    bool coalesced;
+};
+
+/* Linear indices are computed in int64 with scalar products, which are
+ * doubles: products of the sparse sizes past 2^53 are refused. */
+#define SPARSE_MAX_LINEAR 9007199254740992.0
+
+/* A new handle over idx and val (each retained: the handle's references
+ * are its own, apart from any scope's). */
+static clt_status make(const char *fn, clt_tensor *idx, clt_tensor *val, int ndim, int sd,
+                       const int64_t *shape, bool coalesced, clt_sparse **out)
+{
+    clt_sparse *s = clt__calloc(1, sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory for a sparse tensor",
+                          fn);
+    s->idx = clt_tensor_retain(idx);
+    s->val = clt_tensor_retain(val);
+    s->ndim = ndim;
+    s->sd = sd;
+    memcpy(s->shape, shape, (size_t)ndim * sizeof *shape);
+    s->coalesced = coalesced;
+    *out = s;
+    return CLT_OK;
+}
+
+void clt_sparse_free(clt_sparse *s)
+{
+    if (s == NULL)
+        return;
+    clt__tensor_unref(s->idx);
+    clt__tensor_unref(s->val);
+    free(s);
+}
+
+/* Closes the scope opened by the caller: on success *out already holds the
+ * new handle (whose references outlive the scope). */
+static clt_status finish(clt_status st, clt_sparse **out, clt_sparse *made)
+{
+    clt_scope_end();
+    if (st == CLT_OK)
+        *out = made;
+    else
+        clt_sparse_free(made);
+    return st;
+}
+
+static clt_status need(const clt_sparse *s, const char *what, const char *fn)
+{
+    if (s == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, what);
+    return CLT_OK;
+}
+
+/* Row-major strides of the first sd sizes (0 sizes counted as 1, so that
+ * no stride is 0 and unravelling never divides by 0). */
+static void sparse_strides(int sd, const int64_t *shape, int64_t *stride)
+{
+    int64_t acc = 1;
+    for (int k = sd - 1; k >= 0; k--) {
+        stride[k] = acc;
+        acc *= shape[k] > 0 ? shape[k] : 1;
+    }
+}
+
+/* Row k of idx [sd, nnz] as a 1-D [nnz] tensor. */
+static clt_status index_row(const char *fn, const clt_tensor *idx, int k, clt_tensor **out)
+{
+    clt_tensor *r;
+    clt_status st = clt__narrow_rec(fn, idx, 0, k, 1, &r);
+    return st != CLT_OK ? st : clt__reshape_rec(fn, r, 1, (int64_t[]){idx->shape[1]}, out);
+}
+
+/* The int64 [nnz] row-major linear index of each entry over the sparse
+ * dims of shape (in the calling scope). */
+static clt_status linear_index(const char *fn, const clt_tensor *idx, int sd,
+                               const int64_t *shape, clt_tensor **out)
+{
+    int64_t stride[CLT_MAX_DIMS];
+    sparse_strides(sd, shape, stride);
+    clt_tensor *lin = NULL, *r, *m;
+    clt_status st = CLT_OK;
+    for (int k = 0; k < sd; k++) {
+        CLT__TRY(index_row(fn, idx, k, &r));
+        if (stride[k] != 1)
+            CLT__TRY(clt__mul_scalar_rec(fn, r, (double)stride[k], &r));
+        if (lin == NULL) {
+            lin = r;
+        } else {
+            CLT__TRY(clt__add_rec(fn, lin, r, &m));
+            lin = m;
+        }
+    }
+    *out = lin;
+done:
+    return st;
+}
+
+/* The int64 [sd, n] indices of the linear indices lin [n] (in the calling
+ * scope). */
+static clt_status unravel(const char *fn, const clt_tensor *lin, int sd, const int64_t *shape,
+                          clt_tensor **out)
+{
+    int64_t stride[CLT_MAX_DIMS];
+    sparse_strides(sd, shape, stride);
+    const clt_tensor *rows[CLT_MAX_DIMS];
+    clt_status st = CLT_OK;
+    for (int k = 0; k < sd; k++) {
+        clt_tensor *r = (clt_tensor *)lin;
+        if (stride[k] != 1)
+            CLT__TRY(clt_floor_divide_scalar(r, (double)stride[k], &r));
+        if (k > 0 && shape[k] > 0)
+            CLT__TRY(clt_remainder_scalar(r, (double)shape[k], &r));
+        rows[k] = r;
+    }
+    CLT__TRY(clt__stack_rec(fn, rows, (size_t)sd, 0, out));
+done:
+    return clt__error_as(st, fn);
+}
+
+/* The dense shape of s (values' trailing sizes). */
+static int dense_dim(const clt_sparse *s)
+{
+    return s->ndim - s->sd;
+}
+
+static clt_status check_linear_range(int sd, const int64_t *shape, const char *fn)
+{
+    double p = 1;
+    for (int k = 0; k < sd; k++)
+        p *= (double)shape[k];
+    if (p > SPARSE_MAX_LINEAR)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the product of the sparse sizes (%.0f) passes 2^53, which "
+                          "cltensor's sparse tensors do not support",
+                          fn, p);
+    return CLT_OK;
+}
+
+/* ---- construction and properties --------------------------------------------- */
+
+clt_status clt_sparse_coo_tensor(const clt_tensor *indices, const clt_tensor *values,
+                                 const int64_t *size, int ndim, int check_invariants,
+                                 clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_coo_tensor";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(indices, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    char b1[96], b2[96];
+    if (indices->dtype != CLT_INT64 && indices->dtype != CLT_INT32)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: indices must be an int64 tensor, not %s", fn,
+                          clt_dtype_name(indices->dtype));
+    clt_status st = clt__same_device(indices, values, fn);
+    if (st != CLT_OK)
+        return st;
+    if (indices->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: indices must be sparse_dim x nnz, but got: %s", fn,
+                          clt__shape_str(b1, sizeof b1, indices->ndim, indices->shape));
+    int sd = (int)indices->shape[0];
+    int64_t nnz = indices->shape[1];
+    if (sd < 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: indices must have at least one sparse dimension, but got: %s", fn,
+                          clt__shape_str(b1, sizeof b1, indices->ndim, indices->shape));
+    if (values->ndim < 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: values must have at least one dimension (nnz), but got: []", fn);
+    if (values->shape[0] != nnz)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: indices and values must have same nnz, but got nnz from indices: "
+                          "%lld, nnz from values: %lld",
+                          fn, (long long)nnz, (long long)values->shape[0]);
+    int dd = values->ndim - 1;
+    if (size != NULL) {
+        if (ndim < 0 || ndim > CLT_MAX_DIMS)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: ndim %d is out of [0, %d]", fn, ndim,
+                              CLT_MAX_DIMS);
+        if ((st = clt__check_shape(ndim, size, fn)) != CLT_OK)
+            return st;
+        if (ndim != sd + dd)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: number of dimensions must be sparse_dim (%d) + dense_dim (%d), "
+                              "but got %d",
+                              fn, sd, dd, ndim);
+        for (int k = 0; k < dd; k++)
+            if (size[sd + k] != values->shape[1 + k]) {
+                int64_t want[CLT_MAX_DIMS];
+                want[0] = nnz;
+                memcpy(want + 1, size + sd, (size_t)dd * sizeof *want);
+                return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                  "%s: values has incorrect size, expected %s, got %s", fn,
+                                  clt__shape_str(b1, sizeof b1, dd + 1, want),
+                                  clt__shape_str(b2, sizeof b2, values->ndim, values->shape));
+            }
+    } else if (sd + dd > CLT_MAX_DIMS) {
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dimensions are more than %d", fn,
+                          sd + dd, CLT_MAX_DIMS);
+    }
+    int64_t shape[CLT_MAX_DIMS];
+    if (size)
+        memcpy(shape, size, (size_t)ndim * sizeof *shape);
+    else
+        memcpy(shape + sd, values->shape + 1, (size_t)dd * sizeof *shape);
+
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *idx = (clt_tensor *)indices;
+    int64_t *host = NULL;
+    if (indices->dtype != CLT_INT64)
+        CLT__TRY(clt_to_dtype(indices, CLT_INT64, &idx));
+    if (check_invariants || size == NULL) {
+        size_t count = (size_t)sd * (size_t)nnz;
+        host = clt__malloc(count ? count * sizeof *host : 1);
+        if (host == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory for the indices",
+                            fn);
+            goto done;
+        }
+        CLT__TRY(clt_tensor_read(idx, host, count * sizeof *host));
+        for (int k = 0; k < sd; k++) {
+            int64_t most = -1;
+            for (int64_t i = 0; i < nnz; i++) {
+                int64_t v = host[(size_t)k * (size_t)nnz + (size_t)i];
+                if (v < 0) {
+                    st = clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                                    "%s: found negative index %lld for dim %d", fn, (long long)v,
+                                    k);
+                    goto done;
+                }
+                if (v > most)
+                    most = v;
+            }
+            if (size == NULL) {
+                shape[k] = most + 1;
+            } else if (most >= shape[k]) {
+                st = clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                                "%s: size is inconsistent with indices: for dim %d, size is %lld "
+                                "but found index %lld",
+                                fn, k, (long long)shape[k], (long long)most);
+                goto done;
+            }
+        }
+        if (size == NULL)
+            CLT__TRY(clt__check_shape(sd + dd, shape, fn));
+    }
+    CLT__TRY(check_linear_range(sd, shape, fn));
+    CLT__TRY(make(fn, idx, (clt_tensor *)values, sd + dd, sd, shape, nnz <= 1, &made));
+done:
+    free(host);
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_indices(const clt_sparse *s, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_indices";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    return st != CLT_OK ? st : clt__view_rec(fn, s->idx, s->idx->ndim, s->idx->shape, out);
+}
+
+clt_status clt_sparse_values(const clt_sparse *s, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_values";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    return st != CLT_OK ? st : clt__view_rec(fn, s->val, s->val->ndim, s->val->shape, out);
+}
+
+int64_t clt_sparse_nnz(const clt_sparse *s)
+{
+    return s ? s->idx->shape[1] : 0;
+}
+
+int clt_sparse_sparse_dim(const clt_sparse *s)
+{
+    return s ? s->sd : 0;
+}
+
+int clt_sparse_dense_dim(const clt_sparse *s)
+{
+    return s ? dense_dim(s) : 0;
+}
+
+int clt_sparse_ndim(const clt_sparse *s)
+{
+    return s ? s->ndim : 0;
+}
+
+const int64_t *clt_sparse_shape(const clt_sparse *s)
+{
+    return s ? s->shape : NULL;
+}
+
+int clt_sparse_is_coalesced(const clt_sparse *s)
+{
+    return s ? s->coalesced : 0;
+}
+
+clt_dtype clt_sparse_dtype(const clt_sparse *s)
+{
+    return s ? s->val->dtype : CLT_DTYPE_COUNT;
+}
+
+clt_device *clt_sparse_device(const clt_sparse *s)
+{
+    return s ? s->val->dev : NULL;
+}
+
+/* ---- coalescing and conversions ------------------------------------------- */
+
+/* coalesce inside the caller's scope; *out a new handle. */
+static clt_status coalesce_in(const char *fn, const clt_sparse *s, clt_sparse **out)
+{
+    int64_t nnz = s->idx->shape[1];
+    if (s->coalesced || nnz == 0)
+        return make(fn, s->idx, s->val, s->ndim, s->sd, s->shape, true, out);
+    clt_tensor *lin, *u = NULL, *inv = NULL, *z, *vals, *idx;
+    clt_status st = linear_index(fn, s->idx, s->sd, s->shape, &lin);
+    if (st != CLT_OK)
+        return st;
+    if ((st = clt_unique(lin, &u, &inv, NULL)) != CLT_OK)
+        return clt__error_as(st, fn);
+    int64_t vshape[CLT_MAX_DIMS];
+    memcpy(vshape, s->val->shape, (size_t)s->val->ndim * sizeof *vshape);
+    vshape[0] = u->shape[0];
+    if ((st = clt__full(s->val->dev, s->val->dtype, s->val->ndim, vshape, 0.0, &z)) != CLT_OK)
+        return clt__error_in(st, fn);
+    if ((st = clt_index_add(z, 0, inv, s->val, 1.0, &vals)) != CLT_OK)
+        return clt__error_as(st, fn);
+    if ((st = unravel(fn, u, s->sd, s->shape, &idx)) != CLT_OK)
+        return st;
+    return make(fn, idx, vals, s->ndim, s->sd, s->shape, true, out);
+}
+
+clt_status clt_sparse_coalesce(const clt_sparse *s, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_coalesce";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    st = coalesce_in(fn, s, &made);
+    return finish(st, out, made);
+}
+
+/* to_dense inside the caller's scope. */
+static clt_status to_dense_in(const char *fn, const clt_sparse *s, clt_tensor **out)
+{
+    int dd = dense_dim(s);
+    int64_t p = 1, zshape[CLT_MAX_DIMS];
+    for (int k = 0; k < s->sd; k++)
+        p *= s->shape[k];
+    zshape[0] = p;
+    memcpy(zshape + 1, s->shape + s->sd, (size_t)dd * sizeof *zshape);
+    clt_tensor *z, *lin, *sum;
+    clt_status st = clt__full(s->val->dev, s->val->dtype, dd + 1, zshape, 0.0, &z);
+    if (st != CLT_OK)
+        return clt__error_in(st, fn);
+    if ((st = linear_index(fn, s->idx, s->sd, s->shape, &lin)) != CLT_OK)
+        return st;
+    if ((st = clt_index_add(z, 0, lin, s->val, 1.0, &sum)) != CLT_OK)
+        return clt__error_as(st, fn);
+    return clt__reshape_rec(fn, sum, s->ndim, s->shape, out);
+}
+
+clt_status clt_sparse_to_dense(const clt_sparse *s, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_to_dense";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    st = to_dense_in(fn, s, out);
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_tensor_to_sparse(const clt_tensor *t, int sparse_dim, clt_sparse **out)
+{
+    static const char fn[] = "clt_tensor_to_sparse";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (sparse_dim < 1 || sparse_dim > t->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: sparse_dim must be at least 1 and less than or equal to self.dim() "
+                          "(%d), but got %d",
+                          fn, t->ndim, sparse_dim);
+    clt_status st = check_linear_range(sparse_dim, t->shape, fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    int dd = t->ndim - sparse_dim;
+    int64_t p = 1, fshape[CLT_MAX_DIMS], dn = 1;
+    for (int k = 0; k < sparse_dim; k++)
+        p *= t->shape[k];
+    fshape[0] = p;
+    for (int k = 0; k < dd; k++)
+        dn *= (fshape[1 + k] = t->shape[sparse_dim + k]);
+    clt_tensor *flat, *mask, *m2, *nz, *lin, *vals, *idx;
+    CLT__TRY(clt__reshape_rec(fn, t, dd + 1, fshape, &flat));
+    CLT__TRY(clt_ne_scalar(flat, 0.0, &mask));
+    if (dd > 0) {
+        CLT__TRY(clt__reshape_rec(fn, mask, 2, (int64_t[]){p, dn}, &m2));
+        CLT__TRY(clt_any_dim(m2, 1, 0, &mask));
+    }
+    CLT__TRY(clt_nonzero(mask, &nz));
+    CLT__TRY(clt__reshape_rec(fn, nz, 1, (int64_t[]){nz->shape[0]}, &lin));
+    CLT__TRY(clt__index_select_rec(fn, flat, 0, lin, &vals));
+    CLT__TRY(unravel(fn, lin, sparse_dim, t->shape, &idx));
+    CLT__TRY(make(fn, idx, vals, t->ndim, sparse_dim, t->shape, true, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_to";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(dev, fn);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *idx, *val;
+    CLT__TRY(clt_to(s->idx, dev, &idx));
+    CLT__TRY(clt_to(s->val, dev, &val));
+    CLT__TRY(make(fn, idx, val, s->ndim, s->sd, s->shape, s->coalesced, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+/* ---- products and sums --------------------------------------------------------- */
+
+/* a @ b inside the caller's scope. */
+static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b, clt_tensor **out)
+{
+    char b1[96];
+    if (a->ndim != 2 || a->sd != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sparse.mm: expected a 2-D sparse tensor with 2 sparse dimensions, "
+                          "but got %d dimensions with %d sparse ones",
+                          fn, a->ndim, a->sd);
+    if (b->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: sparse.mm: expected 2-D dense, but got %s",
+                          fn, clt__shape_str(b1, sizeof b1, b->ndim, b->shape));
+    clt_status st = clt__same_device(b, a->val, fn);
+    if (st != CLT_OK)
+        return st;
+    if (b->shape[0] != a->shape[1])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: addmm: Argument #3 (dense): Expected dim 0 size %lld, got %lld", fn,
+                          (long long)a->shape[1], (long long)b->shape[0]);
+    if (b->dtype != a->val->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
+                          clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
+    int64_t nnz = a->idx->shape[1];
+    clt_tensor *rows, *cols, *g, *v, *sc, *z;
+    CLT__TRY(index_row(fn, a->idx, 0, &rows));
+    CLT__TRY(index_row(fn, a->idx, 1, &cols));
+    CLT__TRY(clt__index_select_rec(fn, b, 0, cols, &g));
+    CLT__TRY(clt__reshape_rec(fn, a->val, 2, (int64_t[]){nnz, 1}, &v));
+    CLT__TRY(clt__mul_rec(fn, g, v, &sc));
+    CLT__TRY(clt__full(b->dev, b->dtype, 2, (int64_t[]){a->shape[0], b->shape[1]}, 0.0, &z));
+    CLT__TRY(clt_index_add(z, 0, rows, sc, 1.0, out));
+done:
+    return clt__error_as(st, fn);
+}
+
+clt_status clt_sparse_mm(const clt_sparse *a, const clt_tensor *b, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_mm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(a, "a", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(b, fn);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    st = mm_in(fn, a, b, out);
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_sparse_addmm(const clt_tensor *input, const clt_sparse *a, const clt_tensor *b,
+                            double beta, double alpha, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_addmm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    clt_status st = need(a, "a", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(b, fn);
+    if ((st = clt__same_device(input, a->val, fn)) != CLT_OK)
+        return st;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *p, *e, *bi, *r = NULL;
+    CLT__TRY(mm_in(fn, a, b, &p));
+    CLT__TRY(clt__expand_rec(fn, input, 2, p->shape, &e));
+    if (alpha != 1)
+        CLT__TRY(clt__mul_scalar_rec(fn, p, alpha, &p));
+    if (beta == 0) {
+        r = p;
+    } else {
+        bi = e;
+        if (beta != 1)
+            CLT__TRY(clt__mul_scalar_rec(fn, e, beta, &bi));
+        CLT__TRY(clt__add_rec(fn, bi, p, &r));
+    }
+done:
+    if (st == CLT_OK)
+        *out = r;
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_sparse_sum(const clt_sparse *s, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_sum";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    return clt__error_as(clt_sum(s->val, out), fn);
+}
+
+clt_status clt_sparse_sum_dims(const clt_sparse *s, const int *dims, int ndims, clt_tensor **dense,
+                               clt_sparse **sparse)
+{
+    static const char fn[] = "clt_sparse_sum_dims";
+    CLT__REQUIRE_ARG(dense, fn);
+    *dense = NULL;
+    CLT__REQUIRE_ARG(sparse, fn);
+    *sparse = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(dims, fn);
+    if (ndims < 1 || ndims > s->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: expected 1 to %d dims, but got %d", fn,
+                          s->ndim, ndims);
+    bool red[CLT_MAX_DIMS] = {false};
+    for (int i = 0; i < ndims; i++) {
+        int d;
+        if ((st = clt__wrap_dim(dims[i], s->ndim, &d, fn)) != CLT_OK)
+            return st;
+        if (red[d])
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: dim %d appears multiple times in the list of dims", fn, d);
+        red[d] = true;
+    }
+    int nsparse = 0;
+    for (int k = 0; k < s->sd; k++)
+        nsparse += red[k];
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL, *tmp = NULL;
+    clt_tensor *v = s->val, *t, *keep = NULL, *idx;
+    for (int k = s->ndim - 1; k >= s->sd; k--)
+        if (red[k])
+            CLT__TRY(clt__sum_dim_rec(fn, v, k - s->sd + 1, 0, &v));
+    int64_t shape[CLT_MAX_DIMS];
+    int n = 0;
+    for (int k = 0; k < s->ndim; k++)
+        if (!red[k])
+            shape[n++] = s->shape[k];
+    if (nsparse == s->sd) {
+        CLT__TRY(clt__sum_dim_rec(fn, v, 0, 0, &t));
+        *dense = t;
+        st = clt_scope_keep(t);
+        clt_scope_end();
+        if (st != CLT_OK)
+            *dense = NULL;
+        return st;
+    }
+    if (nsparse == 0) {
+        CLT__TRY(make(fn, s->idx, v, n, s->sd, shape, s->coalesced, &made));
+        goto done;
+    }
+    int64_t rows[CLT_MAX_DIMS];
+    int nr = 0;
+    for (int k = 0; k < s->sd; k++)
+        if (!red[k])
+            rows[nr++] = k;
+    CLT__TRY(clt__tensor_from_host_in(fn, s->val->dev, CLT_INT64, 1, (int64_t[]){nr}, rows, &keep));
+    CLT__TRY(clt__index_select_rec(fn, s->idx, 0, keep, &idx));
+    CLT__TRY(make(fn, idx, v, n, nr, shape, false, &tmp));
+    CLT__TRY(coalesce_in(fn, tmp, &made));
+done:
+    clt_sparse_free(tmp);
+    return finish(clt__error_as(st, fn), sparse, made);
+}
+
+/* ---- sums of two, scalar products, transposes --------------------------------- */
+
+clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_add";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(a, "a", fn);
+    if (st != CLT_OK || (st = need(b, "b", fn)) != CLT_OK)
+        return st;
+    if ((st = clt__same_device(a->val, b->val, fn)) != CLT_OK)
+        return st;
+    char b1[96], b2[96];
+    if (a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: add: expected sizes of 'self' and 'other' to match, but %s != %s",
+                          fn,
+                          clt__shape_str(b1, sizeof b1, a->ndim, a->shape),
+                          clt__shape_str(b2, sizeof b2, b->ndim, b->shape));
+    if (a->sd != b->sd)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: add: expected 'self' and 'other' to have same density, but 'self' "
+                          "has %d sparse dimensions while 'other' has %d sparse dimensions",
+                          fn, a->sd, b->sd);
+    if (a->val->dtype != b->val->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: expected both operands of one dtype, but got %s and %s", fn,
+                          clt_dtype_name(a->val->dtype), clt_dtype_name(b->val->dtype));
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL, *cat = NULL;
+    clt_tensor *idx, *val;
+    const clt_tensor *ii[2] = {a->idx, b->idx}, *vv[2] = {a->val, b->val};
+    CLT__TRY(clt__cat_rec(fn, ii, 2, 1, &idx));
+    CLT__TRY(clt__cat_rec(fn, vv, 2, 0, &val));
+    CLT__TRY(make(fn, idx, val, a->ndim, a->sd, a->shape, false, &cat));
+    CLT__TRY(coalesce_in(fn, cat, &made));
+done:
+    clt_sparse_free(cat);
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_add_dense(const clt_tensor *dense, const clt_sparse *s, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_add_dense";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dense, fn);
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = clt__same_device(dense, s->val, fn)) != CLT_OK)
+        return st;
+    char b1[96], b2[96];
+    if (dense->ndim != s->ndim ||
+        memcmp(dense->shape, s->shape, (size_t)s->ndim * sizeof *s->shape) != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: add: expected 'self' and 'other' to have same size, but self has "
+                          "size %s while other has size %s",
+                          fn, clt__shape_str(b1, sizeof b1, dense->ndim, dense->shape),
+                          clt__shape_str(b2, sizeof b2, s->ndim, s->shape));
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *d;
+    CLT__TRY(to_dense_in(fn, s, &d));
+    CLT__TRY(clt__add_rec(fn, dense, d, out));
+done:
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_mul_scalar";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *val;
+    CLT__TRY(clt__mul_scalar_rec(fn, s->val, v, &val));
+    CLT__TRY(make(fn, s->idx, val, s->ndim, s->sd, s->shape, s->coalesced, &made));
+done:
+    return finish(st, out, made);
+}
+
+clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_transpose";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    int a, b;
+    if ((st = clt__wrap_dim(d0, s->ndim, &a, fn)) != CLT_OK ||
+        (st = clt__wrap_dim(d1, s->ndim, &b, fn)) != CLT_OK)
+        return st;
+    if (a >= s->sd || b >= s->sd)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: transpose of a sparse tensor's dense dimensions is not supported "
+                          "(dims %d and %d of %d sparse ones)",
+                          fn, a, b, s->sd);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    int64_t perm[CLT_MAX_DIMS], shape[CLT_MAX_DIMS];
+    for (int k = 0; k < s->sd; k++)
+        perm[k] = k;
+    perm[a] = b;
+    perm[b] = a;
+    memcpy(shape, s->shape, (size_t)s->ndim * sizeof *shape);
+    shape[a] = s->shape[b];
+    shape[b] = s->shape[a];
+    clt_tensor *p, *idx;
+    CLT__TRY(clt__tensor_from_host_in(fn, s->val->dev, CLT_INT64, 1, (int64_t[]){s->sd}, perm, &p));
+    CLT__TRY(clt__index_select_rec(fn, s->idx, 0, p, &idx));
+    CLT__TRY(make(fn, idx, s->val, s->ndim, s->sd, shape, a == b && s->coalesced, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+/* ---- softmax over the specified entries -------------------------------------------------- */
+
+/* torch.sparse.softmax / log_softmax (log) of s along dim, inside the
+ * caller's scope: over a dense dim the values' own softmax; over a sparse
+ * dim the entries that share every other sparse index form a group, and
+ * the unspecified places count as -inf (they take no share). */
+static clt_status softmax_in(const char *fn, const clt_sparse *s, int dim, bool log,
+                             clt_sparse **out)
+{
+    clt_sparse *cs = NULL;
+    clt_status st = coalesce_in(fn, s, &cs);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *v = NULL, *grp = NULL, *u = NULL, *inv = NULL, *lo, *mx, *det, *mxg, *sh, *e, *z,
+               *den, *deng, *lg;
+    int64_t nnz = cs->idx->shape[1];
+    if (dim >= cs->sd) {
+        int vd = dim - cs->sd + 1;
+        CLT__TRY(log ? clt__log_softmax_rec(fn, cs->val, vd, &v)
+                     : clt__softmax_rec(fn, cs->val, vd, &v));
+        goto made;
+    }
+    if (nnz == 0) {
+        v = cs->val;
+        goto made;
+    }
+    if (cs->sd == 1) {
+        CLT__TRY(clt__full(cs->val->dev, CLT_INT64, 1, &nnz, 0.0, &inv));
+        u = inv;
+    } else {
+        int64_t rows[CLT_MAX_DIMS], shape[CLT_MAX_DIMS];
+        int nr = 0;
+        for (int k = 0; k < cs->sd; k++)
+            if (k != dim) {
+                shape[nr] = cs->shape[k];
+                rows[nr++] = k;
+            }
+        clt_tensor *keep, *idx;
+        CLT__TRY(clt__tensor_from_host_in(fn, cs->val->dev, CLT_INT64, 1, (int64_t[]){nr}, rows,
+                                          &keep));
+        CLT__TRY(clt__index_select_rec(fn, cs->idx, 0, keep, &idx));
+        CLT__TRY(linear_index(fn, idx, nr, shape, &grp));
+        CLT__TRY(clt_unique(grp, &u, &inv, NULL));
+    }
+    int64_t gshape[CLT_MAX_DIMS];
+    memcpy(gshape, cs->val->shape, (size_t)cs->val->ndim * sizeof *gshape);
+    gshape[0] = cs->sd == 1 ? 1 : u->shape[0];
+    /* each group's largest value, a constant (softmax does not depend on
+     * it: it only keeps exp in range) */
+    CLT__TRY(clt_detach(cs->val, &det));
+    CLT__TRY(clt__full(cs->val->dev, cs->val->dtype, cs->val->ndim, gshape, -INFINITY, &lo));
+    CLT__TRY(clt_index_reduce(lo, 0, inv, det, "amax", 1, &mx));
+    CLT__TRY(clt__index_select_rec(fn, mx, 0, inv, &mxg));
+    CLT__TRY(clt__sub_rec(fn, cs->val, mxg, &sh));
+    CLT__TRY(clt__exp_rec(fn, sh, &e));
+    CLT__TRY(clt__full(cs->val->dev, cs->val->dtype, cs->val->ndim, gshape, 0.0, &z));
+    CLT__TRY(clt_index_add(z, 0, inv, e, 1.0, &den));
+    CLT__TRY(clt__index_select_rec(fn, den, 0, inv, &deng));
+    if (log) {
+        CLT__TRY(clt__log_rec(fn, deng, &lg));
+        CLT__TRY(clt__sub_rec(fn, sh, lg, &v));
+    } else {
+        CLT__TRY(clt__div_rec(fn, e, deng, &v));
+    }
+made:
+    CLT__TRY(make(fn, cs->idx, v, cs->ndim, cs->sd, cs->shape, true, out));
+done:
+    clt_sparse_free(cs);
+    return clt__error_as(st, fn);
+}
+
+static clt_status sparse_softmax(const char *fn, const clt_sparse *s, int dim, bool log,
+                                 clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    if (dim < 0 || dim >= s->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dim must be non-negative and less than input dimensions (%d), but "
+                          "got %d",
+                          fn, s->ndim, dim);
+    if ((st = clt__check_floating(s->val, "the values", fn)) != CLT_OK)
+        return st;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    st = softmax_in(fn, s, dim, log, &made);
+    return finish(st, out, made);
+}
+
+clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out)
+{
+    return sparse_softmax("clt_sparse_softmax", s, dim, false, out);
+}
+
+clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out)
+{
+    return sparse_softmax("clt_sparse_log_softmax", s, dim, true, out);
+}
