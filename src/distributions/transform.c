@@ -251,11 +251,13 @@ clt_status clt_independent_transform(clt_transform *base, int reinterpreted_batc
     return clt__ok();
 }
 
+/* The element count of a shape, -1 where it overflows. */
 static int64_t numel(int n, const int64_t *s)
 {
     int64_t p = 1;
     for (int k = 0; k < n; k++)
-        p *= s[k];
+        if (__builtin_mul_overflow(p, s[k], &p))
+            return -1;
     return p;
 }
 
@@ -284,7 +286,8 @@ clt_status clt_reshape_transform(int in_ndim, const int64_t *in_shape, int out_n
         st = check_shape_arg(fn, "out_shape", out_ndim, out_shape);
     if (st != CLT_OK)
         return st;
-    if (numel(in_ndim, in_shape) != numel(out_ndim, out_shape))
+    int64_t nin = numel(in_ndim, in_shape);
+    if (nin < 0 || nin != numel(out_ndim, out_shape))
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: in_shape, out_shape have different numbers of elements", fn);
     clt_transform *t;
