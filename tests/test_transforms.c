@@ -620,6 +620,33 @@ Test(transforms, transformed_shapes_and_refusals)
     clt_tensor_free(scale);
 }
 
+/* Inputs of too few dims for a part, or of the wrong shape, are refused
+ * (never read out of bounds). */
+Test(transforms, parts_see_too_few_dims)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_transform *sb = mk(clt_stick_breaking_transform(&sb), &sb);
+    clt_transform *st = mk(clt_stack_transform(&sb, 1, 0, &st), &st);
+    cr_assert_eq(clt_transform_domain_event_dim(st), 1);
+    const double one = 0.5;
+    clt_tensor *x = f64(dev, 1, (int64_t[]){1}, &one), *y = NULL;
+    assert_error(clt_transform_forward(st, x, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "Too few dimensions on input");
+    cr_assert_null(y);
+    clt_transform *cc = mk(clt_corr_cholesky_transform(&cc), &cc);
+    clt_tensor *v3 = f64(dev, 1, (int64_t[]){3}, X6), *m = f64(dev, 2, SH23, X6);
+    assert_error(clt_transform_log_abs_det_jacobian(cc, v3, m, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "Input is not square");
+    assert_error(clt_transform_inverse(cc, m, &y), CLT_ERR_SHAPE_MISMATCH, "Input is not square");
+    cr_assert_null(y);
+    clt_tensor_free(v3);
+    clt_tensor_free(m);
+    clt_tensor_free(x);
+    clt_transform_free(cc);
+    clt_transform_free(st);
+    clt_transform_free(sb);
+}
+
 /* ---- gradients ---------------------------------------------------------- */
 
 static clt_status g_compose(clt_tensor *const *in, clt_tensor **out, const void *ctx)

@@ -610,6 +610,13 @@ static clt_status too_few(const char *fn)
     return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Too few dimensions on input", fn);
 }
 
+/* The transforms over the last dims need that many (a part of a Stack
+ * sees one dim fewer than the Stack's input). */
+static clt_status need_dims(const char *fn, const clt_tensor *x, int n)
+{
+    return x->ndim < n ? too_few(fn) : CLT_OK;
+}
+
 static clt_status bcast(const char *fn, const clt_transform *t, int ndim, const int64_t *shape,
                         int *n, int64_t *out)
 {
@@ -861,6 +868,8 @@ static clt_status tril_to_vec(const char *fn, const clt_tensor *m, int diag, clt
     int64_t d = m->shape[m->ndim - 1];
     clt_tensor *f, *idx;
     clt_status st;
+    if (m->ndim < 2 || m->shape[m->ndim - 2] != d)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Input is not square", fn);
     CLT__TRY(clt__flatten_rec(fn, m, m->ndim - 2, m->ndim - 1, &f));
     CLT__TRY(tril_index(fn, m->dev, d, diag, -1, &idx));
     return clt__index_select_rec(fn, f, f->ndim - 1, idx, out);
@@ -954,6 +963,7 @@ clt_status clt__tf_call(const char *fn, const clt_transform *t, const clt_tensor
         return clt__add_rec(fn, t->p[0], a, out);
     case CLT__TF_SOFTPLUS: return softplus(fn, x, out);
     case CLT__TF_SOFTMAX: { /* exp(x - max) / sum; the max is a constant shift */
+        CLT__TRY(need_dims(fn, x, 1));
         int dims[1] = {x->ndim - 1}, was = clt_set_grad_enabled(0);
         st = clt_amax(x, dims, 1, 1, &a);
         clt_set_grad_enabled(was);
@@ -965,6 +975,7 @@ clt_status clt__tf_call(const char *fn, const clt_transform *t, const clt_tensor
     }
     case CLT__TF_STICK_BREAKING: {
         clt_tensor *z, *zc;
+        CLT__TRY(need_dims(fn, x, 1));
         CLT__TRY(log_offsets(fn, x, x->shape[x->ndim - 1], &a));
         CLT__TRY(clt__sub_rec(fn, x, a, &b));
         CLT__TRY(clipped_sigmoid(fn, b, &z));
@@ -978,6 +989,7 @@ clt_status clt__tf_call(const char *fn, const clt_transform *t, const clt_tensor
     case CLT__TF_INV:
         if (t->kind == CLT__TF_INV)
             return clt__tf_inv_call(fn, t->parts[0], x, out);
+        CLT__TRY(need_dims(fn, x, 2));
         st = clt_tril(x, -1, &a);
         if (st == CLT_OK)
             st = clt_diagonal(x, 0, -2, -1, &b);
@@ -1059,6 +1071,7 @@ clt_status clt__tf_inv_call(const char *fn, const clt_transform *t, const clt_te
         return clt__add_rec(fn, a, y, out);
     case CLT__TF_SOFTMAX: return clt__log_rec(fn, y, out);
     case CLT__TF_STICK_BREAKING: {
+        CLT__TRY(need_dims(fn, y, 1));
         int64_t k = y->shape[y->ndim - 1] - 1;
         double lo = tiny_of(y);
         clt_tensor *crop, *sf;
@@ -1075,6 +1088,7 @@ clt_status clt__tf_inv_call(const char *fn, const clt_transform *t, const clt_te
         return clt__add_rec(fn, a, c, out);
     }
     case CLT__TF_LOWER_CHOLESKY:
+        CLT__TRY(need_dims(fn, y, 2));
         st = clt_tril(y, -1, &a);
         if (st == CLT_OK)
             st = clt_diagonal(y, 0, -2, -1, &b);
@@ -1208,6 +1222,8 @@ clt_status clt__tf_ladj(const char *fn, const clt_transform *t, const clt_tensor
         CLT__TRY(softplus(fn, a, &a));
         return clt__neg_rec(fn, a, out);
     case CLT__TF_STICK_BREAKING: { /* sum(-x' + logsigmoid(x') + log y[..., :-1]) */
+        CLT__TRY(need_dims(fn, x, 1));
+        CLT__TRY(need_dims(fn, y, 1));
         if (y->shape[y->ndim - 1] != x->shape[x->ndim - 1] + 1)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: StickBreakingTransform: y's last size is not x's plus 1", fn);
@@ -1222,8 +1238,8 @@ clt_status clt__tf_ladj(const char *fn, const clt_transform *t, const clt_tensor
         return clt__sum_dim_rec(fn, b, b->ndim - 1, 0, out);
     }
     case CLT__TF_CORR_CHOLESKY: {
-        if (y->ndim < 2)
-            return too_few(fn);
+        CLT__TRY(need_dims(fn, x, 1));
+        CLT__TRY(need_dims(fn, y, 2));
         CLT__TRY(clt__mul_rec(fn, y, y, &a));
         CLT__TRY(cum(fn, false, a, &a));
         CLT__TRY(clt__rsub_scalar_rec(fn, a, 1, &a));

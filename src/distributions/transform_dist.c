@@ -135,9 +135,7 @@ clt_status clt__dist_transformed_sample(const char *fn, const clt_distribution *
     clt_status st;
     /* rsample where base has it and a graph is wanted: the draw is
      * differentiable in base's parameters, as torch's */
-    int on = clt_set_grad_enabled(0);
-    clt_set_grad_enabled(on);
-    if (on && clt_distribution_has_rsample(d->base) == 1)
+    if (clt_is_grad_enabled() && clt_distribution_has_rsample(d->base) == 1)
         st = clt_distribution_rsample(d->base, gen, ns, ext, &x);
     else
         st = clt_distribution_sample(d->base, gen, ns, ext, &x);
