@@ -12386,6 +12386,31 @@ def transforms():
                     continue
                 check("TransformedDistribution %s %s %s" % (name, dn(dt), what), mk_t(what),
                       mk_c(what), [loc, scale] + ab + [arg], tol="red")
+        # a base of no batch dims widened by the Affine's parameters (torch's expand)
+        def widened_c(what):
+            def cfn(l, s, a, b, v, out):
+                base, d, owned = P(), P(), []
+                try:
+                    assert L.clt_normal_dist(l, s, 1, C.byref(base)) == 0
+                    t = _tf_make(("affine", 0), [a, b], owned)
+                    st = L.clt_transformed_dist(base, (P * 1)(t), 1, 1, C.byref(d))
+                    if st:
+                        out._obj.value = None
+                        return st
+                    return getattr(L, "clt_distribution_" + what)(d, v, out)
+                finally:
+                    L.clt_distribution_free(d)
+                    L.clt_distribution_free(base)
+                    for t in owned:
+                        L.clt_transform_free(t)
+            return cfn
+        for what in ("log_prob", "cdf", "icdf"):
+            arg = real(5, 3) if what != "icdf" else torch.rand(5, 3, generator=G,
+                                                              dtype=torch.float64).to(dt)
+            check("TransformedDistribution widened %s %s" % (dn(dt), what),
+                  lambda l, s, a, b, v, w=what: getattr(D.TransformedDistribution(
+                      D.Normal(l, s), [D.AffineTransform(a, b)]), w)(v),
+                  widened_c(what), [real(()), pos(()), real(3), pos(3), arg], tol="red")
         # LogisticNormal
         lnl = lambda l, s, o: L.clt_logistic_normal_dist(l, s, 1, o)
         with torch.no_grad():

@@ -494,6 +494,22 @@ Test(transforms, transformed_distribution_values)
         wc[i] = 1 - phi((-v[i] - m[i]) / sd[i]);
     expect_values(cdf, wc, 3, 1e-12, 1e-14, "flipped cdf");
     clt_distribution_free(d);
+    /* Normal(0, 1) of no batch dims through Affine(loc, scale) of [3] */
+    clt_distribution *std = NULL;
+    const double one = 1;
+    clt_tensor *o1 = f64(dev, 0, NULL, &one);
+    CHECK(clt_normal_dist(z, o1, 1, &std));
+    clt_transform *ls = mk(clt_affine_transform(loc, scale, 0, &ls), &ls);
+    CHECK(clt_transformed_dist(std, &ls, 1, 1, &d));
+    cr_assert_eq(clt_distribution_batch_ndim(d), 1);
+    CHECK(clt_distribution_log_prob(d, val, &lp));
+    for (int i = 0; i < 3; i++)
+        wl[i] = normal_lp(v[i], m[i], sd[i]);
+    expect_values(lp, wl, 3, 1e-12, 1e-14, "widened base log_prob");
+    clt_distribution_free(d);
+    clt_distribution_free(std);
+    clt_transform_free(ls);
+    clt_tensor_free(o1);
     /* CumulativeDistributionTransform(Normal) */
     clt_transform *cd = mk(clt_cumulative_distribution_transform(n, &cd), &cd);
     clt_tensor *y = fwd(cd, val);
@@ -590,13 +606,26 @@ Test(transforms, transformed_shapes_and_refusals)
     assert_shape(r, 3, (int64_t[]){3, 2, 4});
     clt_tensor_free(r);
     clt_distribution_free(d);
-    /* a parameter that widens the base */
+    /* a parameter that widens the base by a leading dim: drawn as a sample dim */
     double w[24] = {0};
     clt_tensor *wide = f64(dev, 3, (int64_t[]){4, 2, 3}, w);
     clt_transform *af = mk(clt_affine_transform(wide, scale, 0, &af), &af);
-    assert_error(clt_transformed_dist(n, &af, 1, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+    CHECK(clt_transformed_dist(n, &af, 1, 1, &d));
+    cr_assert_eq(clt_distribution_batch_ndim(d), 3);
+    cr_assert_eq(clt_distribution_batch_shape(d)[0], 4);
+    CHECK(clt_distribution_sample(d, NULL, 1, (int64_t[]){5}, &r));
+    assert_shape(r, 4, (int64_t[]){5, 4, 2, 3});
+    clt_tensor_free(r);
+    clt_distribution_free(d);
+    /* one that grows a size-1 dim of the base: refused */
+    clt_tensor *loc1 = f64(dev, 2, (int64_t[]){1, 3}, X6);
+    clt_distribution *n1 = NULL;
+    CHECK(clt_normal_dist(loc1, loc1, 0, &n1));
+    assert_error(clt_transformed_dist(n1, &af, 1, 1, &d), CLT_ERR_INVALID_ARGUMENT,
                  "not supported");
     cr_assert_null(d);
+    clt_distribution_free(n1);
+    clt_tensor_free(loc1);
     /* a base of too few dims */
     const double zero = 0, one = 1;
     clt_tensor *z = f64(dev, 0, NULL, &zero), *o = f64(dev, 0, NULL, &one);

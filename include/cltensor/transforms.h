@@ -175,8 +175,11 @@ CLT_API clt_status clt_transform_inverse_shape(const clt_transform *t, int ndim,
  * Batch and event shapes as torch computes them (the Compose's forward
  * shape of base's batch + event shape, the event dims its codomain's plus
  * what base has beyond the domain's); base is wrapped in an Independent
- * where the transforms' domain has more event dims than base.  A base
- * whose shape the transforms would widen (torch expands base then) is
+ * where the transforms' domain has more event dims than base.  Where the
+ * transforms widen base's shape by leading batch dims (an Affine's
+ * parameters of more dims: torch expands base), base's draws take them as
+ * more sample dims and its densities broadcast; any other widening (a
+ * size 1 that grows, or reinterpreted dims among the new ones) is
  * CLT_ERR_INVALID_ARGUMENT; a base of fewer dims than the domain's event
  * dim CLT_ERR_SHAPE_MISMATCH ("base_distribution needs to have shape with
  * size at least 1, but got [].").  Holds references to base and the

@@ -35,7 +35,10 @@ struct clt_transform {
     int n;         /* parts: Compose, Cat, Stack; 1 for Independent and the inverse */
     clt_transform **parts;
     int64_t *lengths; /* Cat's */
-    int in_ndim, out_ndim; /* Reshape's */
+    /* Reshape's; the Compose a TransformedDistribution holds keeps in
+     * in_shape the leading batch dims its base is expanded by (torch's
+     * base_distribution.expand, where the transforms widen the base) */
+    int in_ndim, out_ndim;
     int64_t in_shape[CLT_MAX_DIMS], out_shape[CLT_MAX_DIMS];
     clt_distribution *dist; /* CumulativeDistribution's, held */
 };

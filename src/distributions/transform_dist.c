@@ -43,14 +43,21 @@ static clt_status make(const char *fn, clt__dist_kind kind, clt_distribution *ba
     CLT__TRY(clt__tf_shape(fn, c, false, nb, shape, &ns, shape));
     memcpy(back, shape, (size_t)ns * sizeof *back);
     CLT__TRY(clt__tf_shape(fn, c, true, ns, back, &nback, back));
-    if (nback != nb || memcmp(back, bs, (size_t)nb * sizeof *bs) != 0) {
+    /* torch expands base to the shape the transforms give back; leading
+     * dims are drawn as more sample dims (the base's values broadcast in
+     * log_prob, cdf and icdf), other widenings are refused */
+    int pre = nback - nb;
+    if (pre < 0 || memcmp(back + pre, bs, (size_t)nb * sizeof *bs) != 0 ||
+        dom - base_ev > base->batch_ndim) {
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: the transforms widen the base shape %s to %s; expanding the base "
-                        "distribution is not supported",
+                        "distribution other than by leading batch dims is not supported",
                         fn, clt__shape_str(s1, sizeof s1, nb, bs),
                         clt__shape_str(s2, sizeof s2, nback, back));
         goto done;
     }
+    c->in_ndim = pre;
+    memcpy(c->in_shape, back, (size_t)pre * sizeof *back);
     int ev = clt__tf_codomain_ev(c) + (base_ev > dom ? base_ev - dom : 0);
     if (ns > CLT_MAX_DIMS || ev > ns) {
         st = clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: the transformed shape has %d dimensions", fn,
@@ -130,9 +137,17 @@ clt_status clt__dist_transformed_sample(const char *fn, const clt_distribution *
                                         clt_generator *gen, int n, const int64_t *ext,
                                         clt_tensor **out)
 {
-    int ns = n - d->batch_ndim - d->event_ndim;
+    int ns = n - d->batch_ndim - d->event_ndim, pre = d->tf->in_ndim;
+    int64_t sh[CLT_MAX_DIMS];
     clt_tensor *x;
     clt_status st;
+    if (ns + pre > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: too many sample dimensions", fn);
+    if (ns > 0)
+        memcpy(sh, ext, (size_t)ns * sizeof *sh);
+    memcpy(sh + ns, d->tf->in_shape, (size_t)pre * sizeof *sh);
+    ns += pre;
+    ext = sh;
     /* rsample where base has it and a graph is wanted: the draw is
      * differentiable in base's parameters, as torch's */
     if (clt_is_grad_enabled() && clt_distribution_has_rsample(d->base) == 1)
