@@ -668,6 +668,21 @@ Test(transforms, parts_see_too_few_dims)
                  "Input is not square");
     assert_error(clt_transform_inverse(cc, m, &y), CLT_ERR_SHAPE_MISMATCH, "Input is not square");
     cr_assert_null(y);
+    /* a failure inside names the call made: here the Normal's value check
+     * in CumulativeDistribution's log-det (x of another size) */
+    clt_distribution *n = NULL;
+    clt_tensor *sc = NULL;
+    CHECK(clt_ones_like(v3, &sc));
+    CHECK(clt_normal_dist(v3, sc, 1, &n));
+    clt_transform *cd = mk(clt_cumulative_distribution_transform(n, &cd), &cd);
+    clt_distribution_free(n); /* the transform holds its own reference */
+    clt_tensor *x2 = f64(dev, 1, (int64_t[]){2}, X6);
+    assert_error(clt_transform_log_abs_det_jacobian(cd, x2, x2, &y), CLT_ERR_SHAPE_MISMATCH,
+                 NULL);
+    names_only("clt_transform_log_abs_det_jacobian");
+    clt_tensor_free(x2);
+    clt_transform_free(cd);
+    clt_tensor_free(sc);
     clt_tensor_free(v3);
     clt_tensor_free(m);
     clt_tensor_free(x);
