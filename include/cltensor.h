@@ -21,6 +21,7 @@
  *   cltensor/io.h       files: safetensors, .npy, model checkpoints
  *   cltensor/dist.h     several processes: process groups, collectives, DDP
  *   cltensor/distributions.h  probability distributions, kl_divergence
+ *   cltensor/transforms.h     distribution transforms, TransformedDistribution
  *   cltensor/settings.h global switches (anomaly, RNG state, print options), finfo
  *   cltensor/fft.h      complex tensors and torch.fft
  *
@@ -54,6 +55,7 @@
 #include <cltensor/dist.h>
 #include <cltensor/distributions.h>
 #include <cltensor/sparse.h>
+#include <cltensor/transforms.h>
 #include <cltensor/settings.h>
 
 #endif

@@ -12642,6 +12642,300 @@ def _sp_to_sparse(sd, part):
             L.clt_sparse_free(s)
     return cfn
 
+# ---- transforms (torch.distributions.transforms, TransformedDistribution) ----
+
+def _tf_protos():
+    _dist_protos()
+    for n in ("exp", "sigmoid", "tanh", "abs", "softplus", "softmax", "stick_breaking",
+              "lower_cholesky", "corr_cholesky"):
+        proto("clt_%s_transform" % n, [PP])
+    proto("clt_power_transform", [P, PP])
+    proto("clt_affine_transform", [P, P, C.c_int, PP])
+    proto("clt_compose_transform", [PP, C.c_int, PP])
+    proto("clt_independent_transform", [P, C.c_int, PP])
+    proto("clt_reshape_transform", [C.c_int, I64P, C.c_int, I64P, PP])
+    proto("clt_cat_transform", [PP, C.c_int, C.c_int, I64P, PP])
+    proto("clt_stack_transform", [PP, C.c_int, C.c_int, PP])
+    proto("clt_cumulative_distribution_transform", [P, PP])
+    proto("clt_transform_free", [P], None)
+    proto("clt_transform_inv", [P, PP])
+    proto("clt_transform_forward", [P, P, PP])
+    proto("clt_transform_inverse", [P, P, PP])
+    proto("clt_transform_log_abs_det_jacobian", [P, P, P, PP])
+    proto("clt_transformed_dist", [P, PP, C.c_int, C.c_int, PP])
+    proto("clt_logistic_normal_dist", [P, P, C.c_int, PP])
+    proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+
+
+def _tf_make(spec, params, owned):
+    """The cltensor transform of spec (nested tuples naming the transform
+    and its parts), its tensor parameters taken from params in order."""
+    def new(fn, *args):
+        t = P()
+        st = fn(*args, C.byref(t))
+        if st:
+            raise RuntimeError(L.clt_last_error().decode())
+        owned.append(t)
+        return t
+    kind = spec[0]
+    if kind in ("exp", "sigmoid", "tanh", "abs", "softplus", "softmax", "stick_breaking",
+                "lower_cholesky", "corr_cholesky"):
+        return new(getattr(L, "clt_%s_transform" % kind))
+    if kind == "power":
+        return new(L.clt_power_transform, params.pop(0))
+    if kind == "affine":
+        return new(L.clt_affine_transform, params.pop(0), params.pop(0), spec[1])
+    if kind in ("compose", "cat", "stack"):
+        parts = [_tf_make(s, params, owned) for s in spec[1]]
+        arr = (P * max(1, len(parts)))(*parts)
+        if kind == "compose":
+            return new(L.clt_compose_transform, arr, len(parts))
+        if kind == "stack":
+            return new(L.clt_stack_transform, arr, len(parts), spec[2])
+        return new(L.clt_cat_transform, arr, len(parts), spec[2], shape_arr(spec[3]))
+    if kind == "indep":
+        return new(L.clt_independent_transform, _tf_make(spec[1], params, owned), spec[2])
+    if kind == "reshape":
+        return new(L.clt_reshape_transform, len(spec[1]), shape_arr(spec[1]), len(spec[2]),
+                   shape_arr(spec[2]))
+    if kind == "inv":
+        return new(L.clt_transform_inv, _tf_make(spec[1], params, owned))
+    if kind == "cdf":
+        d = P()
+        assert L.clt_normal_dist(params.pop(0), params.pop(0), 1, C.byref(d)) == 0
+        try:
+            return new(L.clt_cumulative_distribution_transform, d)
+        finally:
+            L.clt_distribution_free(d)
+    raise ValueError(kind)
+
+
+def _tf_torch(spec, params):
+    T = torch.distributions.transforms
+    kind = spec[0]
+    simple = {"exp": T.ExpTransform, "sigmoid": T.SigmoidTransform, "tanh": T.TanhTransform,
+              "abs": T.AbsTransform, "softplus": T.SoftplusTransform,
+              "softmax": T.SoftmaxTransform, "stick_breaking": T.StickBreakingTransform,
+              "lower_cholesky": T.LowerCholeskyTransform,
+              "corr_cholesky": T.CorrCholeskyTransform}
+    if kind in simple:
+        return simple[kind]()
+    if kind == "power":
+        return T.PowerTransform(params.pop(0))
+    if kind == "affine":
+        return T.AffineTransform(params.pop(0), params.pop(0), spec[1])
+    if kind == "compose":
+        return T.ComposeTransform([_tf_torch(s, params) for s in spec[1]])
+    if kind == "cat":
+        return T.CatTransform([_tf_torch(s, params) for s in spec[1]], spec[2], spec[3])
+    if kind == "stack":
+        return T.StackTransform([_tf_torch(s, params) for s in spec[1]], spec[2])
+    if kind == "indep":
+        return T.IndependentTransform(_tf_torch(spec[1], params), spec[2])
+    if kind == "reshape":
+        return T.ReshapeTransform(spec[1], spec[2])
+    if kind == "inv":
+        return _tf_torch(spec[1], params).inv
+    if kind == "cdf":
+        return T.CumulativeDistributionTransform(torch.distributions.Normal(params.pop(0),
+                                                                            params.pop(0)))
+    raise ValueError(kind)
+
+
+def _tf_c(spec, nparams, what):
+    def cfn(*a):
+        out, a = a[-1], list(a[:-1])
+        owned = []
+        try:
+            try:
+                t = _tf_make(spec, a[:nparams], owned)
+            except RuntimeError:
+                out._obj.value = None
+                return 1
+            rest = a[nparams:]
+            if what == "forward":
+                return L.clt_transform_forward(t, rest[0], out)
+            if what == "inverse":
+                return L.clt_transform_inverse(t, rest[0], out)
+            return L.clt_transform_log_abs_det_jacobian(t, rest[0], rest[1], out)
+        finally:
+            for t in owned:
+                L.clt_transform_free(t)
+    return cfn
+
+
+def _tf_t(spec, nparams, what):
+    def tfn(*a):
+        a = list(a)
+        t = _tf_torch(spec, a[:nparams])
+        rest = a[nparams:]
+        if what == "forward":
+            return t(rest[0])
+        if what == "inverse":
+            return t.inv(rest[0])
+        return t.log_abs_det_jacobian(rest[0], rest[1])
+    return tfn
+
+
+def transforms():
+    _tf_protos()
+    for dt in FLOATS:
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.1
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        x = real(4, 3) * 2
+        cases = [  # (name, spec, params, x, has ladj)
+            ("Exp", ("exp",), [], x, True),
+            ("Power", ("power",), [pos(3)], pos(4, 3), True),
+            ("Sigmoid", ("sigmoid",), [], x * 3, True),
+            ("Tanh", ("tanh",), [], x, True),
+            ("Abs", ("abs",), [], x, False),
+            ("Affine", ("affine", 0), [real(3), real(3)], x, True),
+            ("Affine ev1", ("affine", 1), [real(3), real(3)], x, True),
+            ("Affine ev2 scalar", ("affine", 2), [real(()), real(())], x, True),
+            ("Softplus", ("softplus",), [], x * 5, True),
+            ("Softmax", ("softmax",), [], x, False),
+            ("StickBreaking", ("stick_breaking",), [], x, True),
+            ("LowerCholesky", ("lower_cholesky",), [], real(2, 3, 3), False),
+            ("CorrCholesky", ("corr_cholesky",), [], real(2, 6), True),
+            ("CorrCholesky D2", ("corr_cholesky",), [], real(3, 1), True),
+            ("Compose", ("compose", [("affine", 0), ("sigmoid",), ("power",)]),
+             [real(3), pos(3), pos(3)], x, True),
+            ("Compose events", ("compose", [("stick_breaking",), ("affine", 1)]),
+             [real(4), pos(4)], x, True),
+            ("Compose empty", ("compose", []), [], x, True),
+            ("Independent", ("indep", ("exp",), 1), [], x, True),
+            ("Reshape", ("reshape", [3], [3, 1]), [], x, True),
+            ("Cat", ("cat", [("exp",), ("affine", 0)], -1, [2, 1]), [real(()), pos(())], x,
+             True),
+            ("Cat dim0", ("cat", [("exp",), ("tanh",)], 0, [3, 1]), [], x, True),
+            ("Stack", ("stack", [("exp",), ("sigmoid",), ("tanh",)], 1), [], x, True),
+            ("CumulativeDistribution", ("cdf",), [real(3), pos(3)], x, True),
+            ("inv Sigmoid", ("inv", ("sigmoid",)), [], torch.rand(4, 3, generator=G,
+                                                                    dtype=torch.float64).to(dt),
+             True),
+            ("inv Compose", ("inv", ("compose", [("exp",), ("affine", 0)])), [real(3), pos(3)],
+             x, True),
+        ]
+        for name, spec, params, xin, ladj in cases:
+            n = len(params)
+            label = "transform %s %s" % (name, dn(dt))
+            check(label + " forward", _tf_t(spec, n, "forward"), _tf_c(spec, n, "forward"),
+                  params + [xin], tol="red")
+            with torch.no_grad():
+                y = _tf_t(spec, n, "forward")(*(list(params) + [xin]))
+            # (CumulativeDistribution's inverse is Normal's icdf: the library's
+            # float64 erfinv is good to about 1e-10)
+            check(label + " inverse", _tf_t(spec, n, "inverse"), _tf_c(spec, n, "inverse"),
+                  params + [y], tol="red32" if spec[0] == "cdf" else "red")
+            check(label + " log_abs_det_jacobian", _tf_t(spec, n, "ladj"),
+                  _tf_c(spec, n, "ladj"), params + [xin, y], tol="red",
+                  expect_error=None if ladj else "no ladj")
+        # shapes torch refuses
+        check("transform CorrCholesky %s N=4" % dn(dt), _tf_t(("corr_cholesky",), 0, "forward"),
+              _tf_c(("corr_cholesky",), 0, "forward"), [real(2, 4)], tol="red")
+        check("transform Reshape %s mismatch" % dn(dt), _tf_t(("reshape", [4], [2, 2]), 0, "forward"),
+              _tf_c(("reshape", [4], [2, 2]), 0, "forward"), [real(2, 3)], tol="red")
+
+        # TransformedDistribution
+        D = torch.distributions
+        loc, scale = real(3), pos(3)
+        val = pos(5, 3)
+        tds = [  # (name, torch transforms of (a, b), spec, value)
+            ("Exp", lambda *p: [D.ExpTransform()], ("compose", [("exp",)]), val),
+            ("Affine neg", lambda a, b: [D.AffineTransform(a, b)],
+             ("compose", [("affine", 0)]), real(5, 3)),
+            ("Sigmoid Affine", lambda a, b: [D.SigmoidTransform(), D.AffineTransform(a, b)],
+             ("compose", [("sigmoid",), ("affine", 0)]), None),
+            ("StickBreaking", lambda *p: [D.StickBreakingTransform()],
+             ("compose", [("stick_breaking",)]), None),
+            ("Tanh", lambda *p: [D.TanhTransform()], ("compose", [("tanh",)]),
+             torch.rand(5, 3, generator=G, dtype=torch.float64).to(dt) * 1.8 - 0.9),
+        ]
+        for name, ttf, spec, v in tds:
+            ab = [real(3), pos(3) * (-1 if "neg" in name else 1)] if "Affine" in name else []
+
+            def mk_c(what, spec=spec, nab=len(ab)):
+                def cfn(*a):
+                    out, a = a[-1], list(a[:-1])
+                    owned = []
+                    d = P()
+                    try:
+                        base = P()
+                        assert L.clt_normal_dist(a[0], a[1], 1, C.byref(base)) == 0
+                        comp = _tf_make(spec, a[2:2 + nab], owned)
+                        # the parts of the compose, in order
+                        parts = owned[:-1] if len(owned) > 1 else owned
+                        arr = (P * len(parts))(*parts)
+                        st = L.clt_transformed_dist(base, arr, len(parts), 1, C.byref(d))
+                        L.clt_distribution_free(base)
+                        if st:
+                            out._obj.value = None
+                            return st
+                        fn = {"log_prob": L.clt_distribution_log_prob,
+                              "cdf": L.clt_distribution_cdf,
+                              "icdf": L.clt_distribution_icdf}[what]
+                        return fn(d, a[2 + nab], out)
+                    finally:
+                        L.clt_distribution_free(d)
+                        for t in owned:
+                            L.clt_transform_free(t)
+                return cfn
+
+            def mk_t(what, ttf=ttf, nab=len(ab)):
+                def tfn(*a):
+                    d = D.TransformedDistribution(D.Normal(a[0], a[1]), ttf(*a[2:2 + nab]))
+                    return getattr(d, what)(a[2 + nab])
+                return tfn
+            with torch.no_grad():
+                td = D.TransformedDistribution(D.Normal(loc, scale), ttf(*ab))
+                vv = td.sample((5,)) if v is None else v
+            for what in ("log_prob", "cdf", "icdf"):
+                arg = vv if what != "icdf" else torch.rand(5, 3, generator=G,
+                                                           dtype=torch.float64).to(dt)
+                if what != "log_prob" and name == "StickBreaking":
+                    continue
+                check("TransformedDistribution %s %s %s" % (name, dn(dt), what), mk_t(what),
+                      mk_c(what), [loc, scale] + ab + [arg], tol="red")
+        # a base of no batch dims widened by the Affine's parameters (torch's expand)
+        def widened_c(what):
+            def cfn(l, s, a, b, v, out):
+                base, d, owned = P(), P(), []
+                try:
+                    assert L.clt_normal_dist(l, s, 1, C.byref(base)) == 0
+                    t = _tf_make(("affine", 0), [a, b], owned)
+                    st = L.clt_transformed_dist(base, (P * 1)(t), 1, 1, C.byref(d))
+                    if st:
+                        out._obj.value = None
+                        return st
+                    return getattr(L, "clt_distribution_" + what)(d, v, out)
+                finally:
+                    L.clt_distribution_free(d)
+                    L.clt_distribution_free(base)
+                    for t in owned:
+                        L.clt_transform_free(t)
+            return cfn
+        for what in ("log_prob", "cdf", "icdf"):
+            arg = real(5, 3) if what != "icdf" else torch.rand(5, 3, generator=G,
+                                                              dtype=torch.float64).to(dt)
+            check("TransformedDistribution widened %s %s" % (dn(dt), what),
+                  lambda l, s, a, b, v, w=what: getattr(D.TransformedDistribution(
+                      D.Normal(l, s), [D.AffineTransform(a, b)]), w)(v),
+                  widened_c(what), [real(()), pos(()), real(3), pos(3), arg], tol="red")
+        # LogisticNormal
+        lnl = lambda l, s, o: L.clt_logistic_normal_dist(l, s, 1, o)
+        with torch.no_grad():
+            v = D.LogisticNormal(loc, scale).sample((4,))
+        check("LogisticNormal %s log_prob" % dn(dt), lambda l, s, v: D.LogisticNormal(l, s).log_prob(v),
+              _dist_c((lnl, 2), L.clt_distribution_log_prob), [loc, scale, v], tol="red")
+        check("LogisticNormal %s scalar log_prob" % dn(dt),
+              lambda l, s, v: D.LogisticNormal(l, s).log_prob(v),
+              _dist_c((lnl, 2), L.clt_distribution_log_prob),
+              [real(()), pos(()), torch.tensor([0.3, 0.7], dtype=dt)], tol="red")
+        check("LogisticNormal %s outside the simplex" % dn(dt),
+              lambda l, s, v: D.LogisticNormal(l, s).log_prob(v),
+              _dist_c((lnl, 2), L.clt_distribution_log_prob),
+              [loc, scale, torch.full((4,), 0.5, dtype=dt)], tol="red")
+
 
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
@@ -12680,7 +12974,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

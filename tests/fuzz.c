@@ -7003,6 +7003,223 @@ static void op_dist3(fz *f)
     clt_distribution_free(d);
 }
 
+/* ---- transforms (cltensor/transforms.h) --------------------------------------------------- */
+
+/* A random transform from the slots' tensors a and b (parameters of any
+ * dtype, shape and device), composites of random parts (some NULL), or
+ * NULL where the constructor refused. */
+static clt_transform *make_tf(fz *f, clt_tensor *a, clt_tensor *b, int depth)
+{
+    clt_transform *got = SENT, **tp = chance(f, 5) ? NULL : &got;
+    clt_transform *parts[3] = {NULL, NULL, NULL};
+    clt_distribution *d = NULL;
+    clt_status st;
+    int np = (int)pick(f, 4);
+    uint32_t k = pick(f, 18);
+    if (depth > 1 && k >= 11 && k != 16)
+        k = pick(f, 11);
+    if (k >= 11 && k <= 15)
+        for (int i = 0; i < 3; i++)
+            parts[i] = chance(f, 10) ? NULL : make_tf(f, a, b, depth + 1);
+    int64_t s1[3], s2[3];
+    int n1 = (int)pick(f, 4) - (chance(f, 5) ? 1 : 0), n2 = (int)pick(f, 4);
+    for (int i = 0; i < 3; i++) {
+        s1[i] = (int64_t)pick(f, 5) - (chance(f, 3) ? 1 : 0);
+        s2[i] = chance(f, 3) ? ((int64_t)1 << 40) : (int64_t)pick(f, 5);
+    }
+    int dim = (int)pick(f, 6) - 3;
+    switch (k) {
+    case 0: CALL("clt_exp_transform", clt_exp_transform(tp)); break;
+    case 1: CALL("clt_power_transform", clt_power_transform(chance(f, 10) ? NULL : a, tp)); break;
+    case 2: CALL("clt_sigmoid_transform", clt_sigmoid_transform(tp)); break;
+    case 3: CALL("clt_tanh_transform", clt_tanh_transform(tp)); break;
+    case 4: CALL("clt_abs_transform", clt_abs_transform(tp)); break;
+    case 5:
+        CALL("clt_affine_transform",
+             clt_affine_transform(a, chance(f, 10) ? NULL : b, (int)pick(f, 4) - 1, tp));
+        break;
+    case 6: CALL("clt_softplus_transform", clt_softplus_transform(tp)); break;
+    case 7: CALL("clt_softmax_transform", clt_softmax_transform(tp)); break;
+    case 8: CALL("clt_stick_breaking_transform", clt_stick_breaking_transform(tp)); break;
+    case 9: CALL("clt_lower_cholesky_transform", clt_lower_cholesky_transform(tp)); break;
+    case 10: CALL("clt_corr_cholesky_transform", clt_corr_cholesky_transform(tp)); break;
+    case 11:
+        CALL("clt_compose_transform",
+             clt_compose_transform(chance(f, 5) ? NULL : parts, np - (chance(f, 5) ? 1 : 0), tp));
+        break;
+    case 12:
+        CALL("clt_independent_transform",
+             clt_independent_transform(parts[0], (int)pick(f, 4) - (chance(f, 5) ? 1 : 0), tp));
+        break;
+    case 13:
+        CALL("clt_reshape_transform",
+             clt_reshape_transform(n1, chance(f, 5) ? NULL : s1, n2, chance(f, 20) ? s2 : s1, tp));
+        break;
+    case 14:
+        CALL("clt_cat_transform",
+             clt_cat_transform(parts, np, dim, chance(f, 50) ? NULL : s1, tp));
+        break;
+    case 15: CALL("clt_stack_transform", clt_stack_transform(parts, np, dim, tp)); break;
+    case 16: {
+        clt_distribution *got_d = SENT;
+        CALL("clt_normal_dist", clt_normal_dist(a, b, (int)pick(f, 2), &got_d));
+        if (outcome(f, st, got_d))
+            d = got_d;
+        CALL("clt_cumulative_distribution_transform",
+             clt_cumulative_distribution_transform(chance(f, 10) ? NULL : d, tp));
+        break;
+    }
+    default: {
+        clt_transform *base = make_tf(f, a, b, depth + 1);
+        CALL("clt_transform_inv", clt_transform_inv(chance(f, 10) ? NULL : base, tp));
+        CALL_VOID("clt_transform_free", clt_transform_free(base));
+        break;
+    }
+    }
+    /* the composites hold their own references */
+    for (int i = 0; i < 3; i++)
+        CALL_VOID("clt_transform_free", clt_transform_free(parts[i]));
+    CALL_VOID("clt_distribution_free", clt_distribution_free(d));
+    if (!tp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return NULL;
+    }
+    return outcome(f, st, got) ? got : NULL;
+}
+
+/* A transform's maps, sign and shapes; TransformedDistribution over a
+ * Normal of slot tensors with it, and LogisticNormal: samples, log_prob,
+ * cdf and icdf at slot values, with a backward at times. */
+static void op_transforms(fz *f)
+{
+    /* inputs near [3], [2, 3], [6] or [2, 2] (what the transforms take),
+     * slot tensors at times */
+    static const int64_t wants[4][2] = {{3, 1}, {2, 3}, {6, 1}, {2, 2}};
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    const int64_t *w = wants[pick(f, 4)];
+    int wn = w[1] == 1 ? 1 : 2;
+    clt_tensor *a = input_near(f, dev, wn, w), *b = input_near(f, dev, wn, w);
+    clt_tensor *x = input_near(f, dev, wn, w), *y = input_near(f, dev, wn, w);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_distribution *d = NULL, *base = NULL;
+    clt_status st;
+    clt_transform *t = make_tf(f, a, b, 0);
+    if (!t && !chance(f, 10))
+        goto done;
+    int64_t shape[3];
+    int nd = (int)pick(f, 4) - (chance(f, 5) ? 2 : 0);
+    for (int i = 0; i < 3; i++)
+        shape[i] = (int64_t)pick(f, 5) - (chance(f, 5) ? 1 : 0);
+    switch (pick(f, 9)) {
+    case 0: CALL("clt_transform_forward", clt_transform_forward(t, x, op)); break;
+    case 1: CALL("clt_transform_inverse", clt_transform_inverse(t, x, op)); break;
+    case 2: {
+        clt_tensor *fx = SENT;
+        if (chance(f, 60)) {
+            CALL("clt_transform_forward", clt_transform_forward(t, x, &fx));
+            if (!outcome(f, st, fx))
+                fx = NULL;
+        } else {
+            fx = NULL;
+        }
+        CALL("clt_transform_log_abs_det_jacobian",
+             clt_transform_log_abs_det_jacobian(t, x, fx ? fx : y, op));
+        CALL_VOID("clt_tensor_free", clt_tensor_free(fx));
+        break;
+    }
+    case 3: {
+        int sign = 9;
+        CALL("clt_transform_sign", clt_transform_sign(t, chance(f, 5) ? NULL : &sign, op));
+        if (st == CLT_OK && op && !out) { /* a number: +1 or -1 */
+            capture_check(f);
+            if (sign != 1 && sign != -1)
+                die(f, "clt_transform_sign: CLT_OK with neither a number nor a tensor");
+            count(f->call, 1);
+            out = SENT;
+            goto done;
+        }
+        break;
+    }
+    case 4: {
+        int n = 7;
+        int64_t o[CLT_MAX_DIMS];
+        const int64_t *sp = chance(f, 5) ? NULL : shape;
+        if (chance(f, 50))
+            CALL("clt_transform_forward_shape", clt_transform_forward_shape(t, nd, sp, &n, o));
+        else
+            CALL("clt_transform_inverse_shape", clt_transform_inverse_shape(t, nd, sp, &n, o));
+        status_ok(f, st);
+        if (st != CLT_OK && n != 0)
+            die(f, "%s failed but the ndim is %d", f->call, n);
+        if (st == CLT_OK && (n < 0 || n > CLT_MAX_DIMS))
+            die(f, "%s: ndim %d", f->call, n);
+        (void)clt_transform_domain_event_dim(t);
+        (void)clt_transform_codomain_event_dim(t);
+        (void)clt_transform_bijective(t);
+        (void)clt_transform_name(t);
+        goto done;
+    }
+    case 5:
+    case 6: {
+        clt_distribution *got = SENT;
+        if (pick(f, 3) == 0) {
+            CALL("clt_logistic_normal_dist", clt_logistic_normal_dist(a, b, (int)pick(f, 2), &got));
+        } else {
+            clt_distribution *bg = SENT;
+            CALL("clt_normal_dist", clt_normal_dist(a, b, 1, &bg));
+            if (outcome(f, st, bg))
+                base = bg;
+            clt_transform *ts[2] = {t, chance(f, 20) ? NULL : t};
+            CALL("clt_transformed_dist",
+                 clt_transformed_dist(chance(f, 5) ? NULL : base, chance(f, 5) ? NULL : ts,
+                                      (int)pick(f, 3), (int)pick(f, 2), &got));
+        }
+        if (!outcome(f, st, got))
+            goto done;
+        d = got;
+        switch (pick(f, 5)) {
+        case 0: CALL("clt_distribution_sample", clt_distribution_sample(d, f->gen, nd, shape, op)); break;
+        case 1:
+            CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, nd, shape, op));
+            break;
+        case 2: CALL("clt_distribution_log_prob", clt_distribution_log_prob(d, x, op)); break;
+        case 3: CALL("clt_distribution_cdf", clt_distribution_cdf(d, x, op)); break;
+        default: CALL("clt_distribution_icdf", clt_distribution_icdf(d, x, op)); break;
+        }
+        break;
+    }
+    default: { /* forward, then a backward through its sum */
+        clt_tensor *fx = SENT, *s = SENT;
+        CALL("clt_transform_forward", clt_transform_forward(t, x, &fx));
+        if (outcome(f, st, fx)) {
+            CALL("clt_sum", clt_sum(fx, &s));
+            if (outcome(f, st, s)) {
+                CALL("clt_backward", clt_backward(s, NULL, 0));
+                capture_check(f);
+                if (st != CLT_OK)
+                    check_error(f, st);
+                CALL_VOID("clt_tensor_free", clt_tensor_free(s));
+            }
+            CALL_VOID("clt_tensor_free", clt_tensor_free(fx));
+        }
+        goto done;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+done:
+    CALL_VOID("clt_distribution_free", clt_distribution_free(d));
+    CALL_VOID("clt_distribution_free", clt_distribution_free(base));
+    CALL_VOID("clt_transform_free", clt_transform_free(t));
+    CALL_VOID("clt_tensor_free", clt_tensor_free(a));
+    CALL_VOID("clt_tensor_free", clt_tensor_free(b));
+    CALL_VOID("clt_tensor_free", clt_tensor_free(x));
+    CALL_VOID("clt_tensor_free", clt_tensor_free(y));
+}
+
 /* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
 
 /* What a closure does (user points at one of these, with the parameters):
@@ -11012,6 +11229,7 @@ static struct {
     {"nn3", op_nn3, 3},
     {"clampt", op_clampt, 3},
     {"sparse", op_sparse, 3},
+    {"transforms", op_transforms, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

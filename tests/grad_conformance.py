@@ -1413,6 +1413,159 @@ def _call_dim(name, s, dim):
         raise RuntimeError(L.clt_last_error().decode())
     return out
 
+# ---- transforms and TransformedDistribution (transforms) ----------------------------
+# Gradients through each transform's forward and log_abs_det_jacobian (at
+# y = forward(x), so that x's gradient flows through both), and through
+# TransformedDistribution's and LogisticNormal's log_prob, against torch.
+def transforms():
+    T = torch.distributions.transforms
+    TD_ = torch.distributions
+    r = np.random.default_rng(47)
+    for n_ in ("exp", "sigmoid", "tanh", "softplus", "softmax", "stick_breaking",
+               "lower_cholesky", "corr_cholesky"):
+        proto("clt_%s_transform" % n_, [PP])
+    proto("clt_power_transform", [P, PP])
+    proto("clt_affine_transform", [P, P, C.c_int, PP])
+    proto("clt_compose_transform", [PP, C.c_int, PP])
+    proto("clt_cat_transform", [PP, C.c_int, C.c_int, I64P, PP])
+    proto("clt_stack_transform", [PP, C.c_int, C.c_int, PP])
+    proto("clt_cumulative_distribution_transform", [P, PP])
+    proto("clt_transform_free", [P], None)
+    proto("clt_transform_forward", [P, P, PP])
+    proto("clt_transform_log_abs_det_jacobian", [P, P, P, PP])
+    proto("clt_normal_dist", [P, P, C.c_int, PP])
+    proto("clt_transformed_dist", [P, PP, C.c_int, C.c_int, PP])
+    proto("clt_logistic_normal_dist", [P, P, C.c_int, PP])
+    proto("clt_distribution_free", [P], None)
+    proto("clt_distribution_log_prob", [P, P, PP])
+    proto("clt_add", [P, P, PP])
+
+    def mk(kind, ps):
+        """The cltensor transform `kind` with parameters ps (handles)."""
+        if kind == "power":
+            return call("clt_power_transform", ps[0])
+        if kind == "affine":
+            t = P()
+            assert L.clt_affine_transform(ps[0], ps[1], 1, C.byref(t)) == 0, L.clt_last_error()
+            return t
+        if kind == "cdf":
+            d = P()
+            assert L.clt_normal_dist(ps[0], ps[1], 1, C.byref(d)) == 0, L.clt_last_error()
+            t = call("clt_cumulative_distribution_transform", d)
+            L.clt_distribution_free(d)
+            return t
+        if kind in ("cat", "stack"):
+            a, b = call("clt_exp_transform"), call("clt_tanh_transform")
+            arr = (P * 2)(a, b)
+            t = (call("clt_cat_transform", arr, 2, 1, (C.c_int64 * 2)(2, 1)) if kind == "cat"
+                 else call("clt_stack_transform", arr, 2, 0))
+            L.clt_transform_free(a)
+            L.clt_transform_free(b)
+            return t
+        return call("clt_%s_transform" % kind)
+
+    def tt(kind, ps):
+        return {"exp": T.ExpTransform, "sigmoid": T.SigmoidTransform, "tanh": T.TanhTransform,
+                "softplus": T.SoftplusTransform, "softmax": T.SoftmaxTransform,
+                "stick_breaking": T.StickBreakingTransform,
+                "lower_cholesky": T.LowerCholeskyTransform,
+                "corr_cholesky": T.CorrCholeskyTransform,
+                "power": lambda: T.PowerTransform(ps[0]),
+                "affine": lambda: T.AffineTransform(ps[0], ps[1], 1),
+                "cdf": lambda: T.CumulativeDistributionTransform(TD_.Normal(ps[0], ps[1])),
+                "cat": lambda: T.CatTransform([T.ExpTransform(), T.TanhTransform()], 1, [2, 1]),
+                "stack": lambda: T.StackTransform([T.ExpTransform(), T.TanhTransform()], 0),
+                }[kind]()
+
+    def cfn_of(kind, np_, what):
+        def cfn(*a):
+            t = mk(kind, list(a[1:1 + np_]))
+            try:
+                y = call("clt_transform_forward", t, a[0])
+                if what == "forward":
+                    return y
+                return call("clt_transform_log_abs_det_jacobian", t, a[0], y)
+            finally:
+                L.clt_transform_free(t)
+        return cfn
+
+    def tfn_of(kind, np_, what):
+        def tfn(*a):
+            t = tt(kind, list(a[1:1 + np_]))
+            y = t(a[0])
+            return y if what == "forward" else t.log_abs_det_jacobian(a[0], y)
+        return tfn
+
+    x23 = r.standard_normal((2, 3))
+    pos3 = np.abs(r.standard_normal(3)) + 0.5
+    for kind, ins, ladj in (
+            ("exp", [x23], True),
+            ("power", [np.abs(x23) + 0.3, pos3], True),
+            ("sigmoid", [x23 * 2], True),
+            ("tanh", [x23], True),
+            ("softplus", [x23 * 3], True),
+            ("affine", [x23, r.standard_normal(3), r.standard_normal(3)], True),
+            ("softmax", [x23], False),
+            ("stick_breaking", [x23], True),
+            ("lower_cholesky", [r.standard_normal((2, 3, 3))], False),
+            ("corr_cholesky", [r.standard_normal((2, 6)) * 0.7], True),
+            ("cat", [x23], True),
+            ("stack", [x23], True),
+            ("cdf", [x23, r.standard_normal(3), pos3], True)):
+        np_ = len(ins) - 1
+        case("transform %s forward" % kind, tfn_of(kind, np_, "forward"),
+             cfn_of(kind, np_, "forward"), ins)
+        if ladj:  # (Affine's depends on the scale alone)
+            case("transform %s log_abs_det_jacobian" % kind, tfn_of(kind, np_, "ladj"),
+                 cfn_of(kind, np_, "ladj"), ins,
+                 wrt=[2] if kind == "affine" else None)
+
+    def td_c(tkind):
+        def cfn(l_, s_, v_, *ps):
+            base = P()
+            assert L.clt_normal_dist(l_, s_, 1, C.byref(base)) == 0, L.clt_last_error()
+            t = mk(tkind, list(ps))
+            d = P()
+            try:
+                arr = (P * 1)(t)
+                assert L.clt_transformed_dist(base, arr, 1, 1, C.byref(d)) == 0, \
+                    L.clt_last_error()
+                return call("clt_distribution_log_prob", d, v_)
+            finally:
+                L.clt_distribution_free(d)
+                L.clt_distribution_free(base)
+                L.clt_transform_free(t)
+        return cfn
+
+    loc, sc = r.standard_normal(3), np.abs(r.standard_normal(3)) + 0.5
+    case("TransformedDistribution Normal Exp log_prob",
+         lambda l_, s_, v_: TD_.TransformedDistribution(TD_.Normal(l_, s_),
+                                                        [T.ExpTransform()]).log_prob(v_),
+         td_c("exp"), [loc, sc, np.abs(r.standard_normal((4, 3))) + 0.2])
+    case("TransformedDistribution Normal Affine log_prob",
+         lambda l_, s_, v_, a_, b_: TD_.TransformedDistribution(
+             TD_.Normal(l_, s_), [T.AffineTransform(a_, b_, 1)]).log_prob(v_),
+         td_c("affine"), [loc, sc, r.standard_normal((4, 3)), r.standard_normal(3),
+                          r.standard_normal(3)])
+    case("TransformedDistribution Normal Sigmoid log_prob",
+         lambda l_, s_, v_: TD_.TransformedDistribution(TD_.Normal(l_, s_),
+                                                        [T.SigmoidTransform()]).log_prob(v_),
+         td_c("sigmoid"), [loc, sc, r.uniform(0.1, 0.9, (4, 3))])
+    simplex = r.uniform(0.2, 1.0, (4, 4))
+    simplex /= simplex.sum(-1, keepdims=True)
+
+    def ln_c(l_, s_, v_):
+        d = P()
+        assert L.clt_logistic_normal_dist(l_, s_, 0, C.byref(d)) == 0, L.clt_last_error()
+        try:
+            return call("clt_distribution_log_prob", d, v_)
+        finally:
+            L.clt_distribution_free(d)
+    case("LogisticNormal log_prob",
+         lambda l_, s_, v_: TD_.LogisticNormal(l_, s_, validate_args=False).log_prob(v_), ln_c,
+         [loc, sc, simplex])
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()

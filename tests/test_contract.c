@@ -34,6 +34,7 @@ typedef struct fx {
     const clt_tensor *cpair[2];
     clt_distribution *dist; /* Normal(f, f) on dev */
     clt_sparse *sp;         /* f as a sparse [2, 3] on dev */
+    clt_transform *tf;      /* StickBreakingTransform */
 } fx;
 
 /* The out slots a row's call may write.  A row names the ones it uses. */
@@ -62,6 +63,7 @@ typedef struct outs {
     clt_tensor **list2;
     clt_tensor *t4;
     clt_sparse *sp;
+    clt_transform *tf;
 } outs;
 
 enum {
@@ -73,7 +75,7 @@ enum {
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
     HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
     GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25, T4 = 1 << 26,
-    SP = 1 << 27
+    SP = 1 << 27, TF = 1 << 28
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -100,6 +102,7 @@ static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const double split_3_3[2] = {3, 3}; /* not 10 */
 static int64_t split_got[2];
+static int sign_got;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
 static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
@@ -1001,6 +1004,33 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bartlett_window, T, clt_bartlett_window(f->dev, CLT_FLOAT32, -3, 0, &o->t))        \
     X(clt_kaiser_window, T, clt_kaiser_window(f->dev, CLT_INT64, 5, 1, 12.0, &o->t))         \
     /* distributions.h */                                                                    \
+    /* transforms.h */                                                                        \
+    X(clt_exp_transform, TF | NEVER_FAILS, clt_exp_transform(&o->tf))                        \
+    X(clt_sigmoid_transform, TF | NEVER_FAILS, clt_sigmoid_transform(&o->tf))                \
+    X(clt_tanh_transform, TF | NEVER_FAILS, clt_tanh_transform(&o->tf))                      \
+    X(clt_abs_transform, TF | NEVER_FAILS, clt_abs_transform(&o->tf))                        \
+    X(clt_softplus_transform, TF | NEVER_FAILS, clt_softplus_transform(&o->tf))              \
+    X(clt_softmax_transform, TF | NEVER_FAILS, clt_softmax_transform(&o->tf))                \
+    X(clt_stick_breaking_transform, TF | NEVER_FAILS, clt_stick_breaking_transform(&o->tf))  \
+    X(clt_lower_cholesky_transform, TF | NEVER_FAILS, clt_lower_cholesky_transform(&o->tf))  \
+    X(clt_corr_cholesky_transform, TF | NEVER_FAILS, clt_corr_cholesky_transform(&o->tf))    \
+    X(clt_power_transform, TF, clt_power_transform(f->i32, &o->tf))                          \
+    X(clt_affine_transform, TF, clt_affine_transform(f->f, f->f2, 0, &o->tf))                \
+    X(clt_compose_transform, TF, clt_compose_transform(NULL, 1, &o->tf))                     \
+    X(clt_independent_transform, TF, clt_independent_transform(f->tf, -1, &o->tf))           \
+    X(clt_reshape_transform, TF, clt_reshape_transform(1, sh5, 2, sh23, &o->tf))             \
+    X(clt_cat_transform, TF, clt_cat_transform(NULL, 0, 0, NULL, &o->tf))                    \
+    X(clt_stack_transform, TF, clt_stack_transform(NULL, 0, 0, &o->tf))                      \
+    X(clt_cumulative_distribution_transform, TF,                                             \
+      clt_cumulative_distribution_transform(NULL, &o->tf))                                   \
+    X(clt_transform_inv, TF, clt_transform_inv(NULL, &o->tf))                                \
+    X(clt_transform_forward, T, clt_transform_forward(f->tf, f->i32, &o->t))                 \
+    X(clt_transform_inverse, T, clt_transform_inverse(f->tf, f->bl, &o->t))                  \
+    X(clt_transform_log_abs_det_jacobian, T,                                                 \
+      clt_transform_log_abs_det_jacobian(f->tf, f->f, f->f2, &o->t))                         \
+    X(clt_transform_sign, T, clt_transform_sign(f->tf, &sign_got, &o->t))                    \
+    X(clt_transformed_dist, DIST, clt_transformed_dist(f->dist, NULL, 1, 1, &o->dist))       \
+    X(clt_logistic_normal_dist, DIST, clt_logistic_normal_dist(f->f, f->f2, 1, &o->dist))    \
     X(clt_normal_dist, DIST, clt_normal_dist(f->f, f->f2, 1, &o->dist))                      \
     X(clt_uniform_dist, DIST, clt_uniform_dist(f->f, f->f, 1, &o->dist))                     \
     X(clt_bernoulli_dist, DIST, clt_bernoulli_dist(f->f, f->f, 1, &o->dist))                 \
@@ -1250,6 +1280,7 @@ static void fill_sentinels(outs *o)
     o->am = SENTINEL;
     o->list2 = SENTINEL;
     o->sp = SENTINEL;
+    o->tf = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -1281,7 +1312,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {AVG, o->am, "averaged model"},
                  {LIST2, o->list2, "second list"},
                  {T4, o->t4, "fourth out"},
-                 {SP, o->sp, "sparse tensor"}};
+                 {SP, o->sp, "sparse tensor"},
+                 {TF, o->tf, "transform"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,
@@ -1328,6 +1360,7 @@ Test(contract, failures_set_every_out_to_null)
     f.mods[0] = NULL;
     CHECK(clt_normal_dist(f.f, f.f, 1, &f.dist));
     CHECK(clt_tensor_to_sparse(f.f, 2, &f.sp));
+    CHECK(clt_stick_breaking_transform(&f.tf));
 
     /* With NULL handles; the arrays and values stay. */
     fx z = {0};
@@ -1354,4 +1387,5 @@ Test(contract, failures_set_every_out_to_null)
     clt_tensor_free(f.bl);
     clt_distribution_free(f.dist);
     clt_sparse_free(f.sp);
+    clt_transform_free(f.tf);
 }

@@ -179,6 +179,8 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
     case CLT__DIST_MIXTURE: return clt__dist_mixture_log_prob(fn, d, v, out);
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_log_prob(fn, d, v, out);
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL: return clt__dist_transformed_log_prob(fn, d, v, out);
     default: return clt__dist2_log_prob(fn, d, v, out);
     }
 done:
@@ -215,6 +217,10 @@ clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *val
     case CLT__DIST_LAPLACE: CLT__TRY(clt__dist_check_value(fn, d, value)); break;
     case CLT__DIST_MIXTURE: /* no check of value, as torch's */
         CLT__TRY(clt__dist_mixture_cdf(fn, d, value, out));
+        goto done;
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL:
+        CLT__TRY(clt__dist_transformed_cdf(fn, d, value, out));
         goto done;
     default:
         if (!CLT__DIST_IS2(d->kind) || !clt__dist2_has_cdf(d)) {
@@ -302,6 +308,8 @@ clt_status clt_distribution_icdf(const clt_distribution *d, const clt_tensor *va
         CLT__TRY(clt__mul_rec(fn, p[1], a, &a));
         CLT__TRY(clt__sub_rec(fn, p[0], a, out));
         break;
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL: st = clt__dist_transformed_icdf(fn, d, value, out); break;
     default:
         if (CLT__DIST_IS2(d->kind))
             st = clt__dist2_icdf(fn, d, value, out);
@@ -357,7 +365,9 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
     case CLT__DIST_INDEPENDENT:
         CLT__TRY(entropy(fn, d->base, &a));
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
-    case CLT__DIST_MIXTURE: return not_implemented(fn, d, "entropy");
+    case CLT__DIST_MIXTURE:
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL: return not_implemented(fn, d, "entropy");
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_entropy(fn, d, out);
     default: return clt__dist2_entropy(fn, d, out);
     }
@@ -387,6 +397,8 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
         return moments(fn, d->base, m, out);
     if (d->kind == CLT__DIST_MIXTURE)
         return clt__dist_mixture_moment(fn, d, (int)m, out);
+    if (CLT__DIST_IS_TF(d->kind))
+        return not_implemented(fn, d, m == MEAN ? "mean" : m == VARIANCE ? "variance" : "stddev");
     if (d->kind == CLT__DIST_LOWRANK_MVN)
         return clt__dist_lowrank_moment(fn, d, (int)m, out);
     if (CLT__DIST_IS2(d->kind))

@@ -43,6 +43,8 @@ static const char *const names[] = {
     [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
     [CLT__DIST_MIXTURE] = "MixtureSameFamily",
     [CLT__DIST_LOWRANK_MVN] = "LowRankMultivariateNormal",
+    [CLT__DIST_TRANSFORMED] = "TransformedDistribution",
+    [CLT__DIST_LOGISTIC_NORMAL] = "LogisticNormal",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -378,6 +380,7 @@ void clt_distribution_free(clt_distribution *d)
         clt_tensor_free(d->p[k]);
     clt_distribution_free(d->base);
     clt_distribution_free(d->mix);
+    clt_transform_free(d->tf);
     free(d);
 }
 
@@ -898,7 +901,9 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_VON_MISES:
     case CLT__DIST_NEGATIVE_BINOMIAL:
     case CLT__DIST_MIXTURE: return false;
-    case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
+    case CLT__DIST_INDEPENDENT:
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL: return has_rsample(d->base);
     default: return true;
     }
 }
@@ -1024,6 +1029,8 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
         return CLT_OK;
     case CLT__DIST_CATEGORICAL: return categorical(fn, d, gen, n - d->batch_ndim, ext, out);
     case CLT__DIST_MIXTURE: return clt__dist_mixture_sample(fn, d, gen, n, ext, out);
+    case CLT__DIST_TRANSFORMED:
+    case CLT__DIST_LOGISTIC_NORMAL: return clt__dist_transformed_sample(fn, d, gen, n, ext, out);
     case CLT__DIST_ONE_HOT:
         CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));

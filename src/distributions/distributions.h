@@ -43,8 +43,13 @@ typedef enum clt__dist_kind {
     CLT__DIST_RELAXED_ONE_HOT,
     /* mixture.c's and lowrank.c's */
     CLT__DIST_MIXTURE,
-    CLT__DIST_LOWRANK_MVN
+    CLT__DIST_LOWRANK_MVN,
+    /* transform_dist.c's */
+    CLT__DIST_TRANSFORMED,
+    CLT__DIST_LOGISTIC_NORMAL
 } clt__dist_kind;
+
+#define CLT__DIST_IS_TF(k) ((k) == CLT__DIST_TRANSFORMED || (k) == CLT__DIST_LOGISTIC_NORMAL)
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA && (k) < CLT__DIST_MIXTURE)
 #define CLT__DIST_IS3(k) ((k) >= CLT__DIST_BINOMIAL && (k) < CLT__DIST_MIXTURE)
@@ -80,6 +85,7 @@ struct clt_distribution {
     clt_distribution *mix;  /* MixtureSameFamily's Categorical, held */
     int reinterpreted;      /* Independent's reinterpreted_batch_ndims */
     int64_t total_count;    /* Multinomial's */
+    struct clt_transform *tf; /* TransformedDistribution's transforms (a Compose), held */
 };
 
 /* x summed over its last r dims (torch's _sum_rightmost), recorded; r 0
@@ -168,4 +174,17 @@ clt_status clt__dist_lowrank_kl(const char *fn, const clt_distribution *p,
  * them. */
 clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
                                const clt_distribution *q, clt_tensor **out, bool *found);
+
+/* transform_dist.c: TransformedDistribution's draw (as
+ * clt__dist2_sample's), log_prob (of a value whose shape is checked),
+ * cdf and icdf, in the caller's scope. */
+clt_status clt__dist_transformed_sample(const char *fn, const clt_distribution *d,
+                                        clt_generator *gen, int n, const int64_t *ext,
+                                        clt_tensor **out);
+clt_status clt__dist_transformed_log_prob(const char *fn, const clt_distribution *d,
+                                          const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_transformed_cdf(const char *fn, const clt_distribution *d,
+                                     const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_transformed_icdf(const char *fn, const clt_distribution *d,
+                                      const clt_tensor *v, clt_tensor **out);
 #endif
