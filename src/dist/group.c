@@ -101,7 +101,7 @@ static clt_status xfer_all(int fd, bool sending, void *buf, size_t n, double dea
             n -= (size_t)k;
             continue;
         }
-        if (k == 0)
+        if (k == 0 || (k < 0 && (errno == ECONNRESET || errno == EPIPE)))
             return clt__error(CLT_ERR_IO, "%s: rank %d closed the connection (%s)", fn, peer,
                               what);
         if (errno == EINTR)
