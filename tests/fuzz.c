@@ -10289,7 +10289,46 @@ static void op_collectives(fz *f)
     int rank = chance(f, 80) ? 0 : (int)pick(f, 3) - 1;
     clt_reduce_op rop = (clt_reduce_op)(chance(f, 90) ? pick(f, 5) : pick(f, 7) - 1);
     int tag = (int)pick(f, 3);
-    uint32_t k = pick(f, 10);
+    uint32_t k = pick(f, 11);
+    if (k == 10) { /* SyncBatchNorm over a world of 1: BatchNorm's forward */
+        clt_module *bn = NULL, *seq = NULL, *y = NULL;
+        clt_tensor *out = SENT;
+        int64_t c = a && clt_tensor_ndim(a) > 1 && chance(f, 70) ? clt_tensor_shape(a)[1]
+                                                               : (int64_t)pick(f, 4);
+        clt_device *dev = a && chance(f, 80) ? clt_tensor_device(a) : rand_dev(f);
+        if (pick(f, 2))
+            CALL("clt_batch_norm1d_layer",
+                 clt_batch_norm1d_layer(dev, c, 1e-5, 0.1, pick(f, 2), pick(f, 2), &bn));
+        else
+            CALL("clt_batch_norm2d_layer",
+                 clt_batch_norm2d_layer(dev, c, 1e-5, 0.1, pick(f, 2), pick(f, 2), &bn));
+        if (!outcome(f, st, bn))
+            bn = NULL;
+        if (bn && chance(f, 50)) {
+            CALL("clt_sequential", clt_sequential(&bn, 1, &seq));
+            if (outcome(f, st, seq))
+                bn = NULL; /* the Sequential owns it */
+        }
+        y = seq ? seq : bn;
+        CALL("clt_convert_sync_batchnorm",
+             clt_convert_sync_batchnorm(chance(f, 5) ? NULL : y, g));
+        status_ok(f, st);
+        if (y) {
+            clt_module_train(y, (int)pick(f, 2));
+            CALL("clt_module_forward", clt_module_forward(y, a, &out));
+            if (outcome(f, st, out)) {
+                if (a)
+                    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), CLT_DTYPE_COUNT,
+                                clt_tensor_device(a));
+                tfree(f, out, 0);
+            }
+        }
+        CALL_VOID("clt_module_free", clt_module_free(y));
+        tfree(f, own[0], 0);
+        tfree(f, own[1], 0);
+        CALL_VOID("clt_process_group_free", clt_process_group_free(pg));
+        return;
+    }
     /* the tensor that a successful call writes: its shape, dtype and device before */
     clt_tensor *w = k == 0 ? a : k == 1 || k == 6 ? lb[0] : k < 8 ? b : NULL;
     int nd = clt_tensor_ndim(a), wnd = clt_tensor_ndim(w);

@@ -1517,14 +1517,17 @@ static clt_tensor *make_t(clt_device *dev, clt_dtype dt, int nd, const int64_t *
     return t;
 }
 
-/* Compares t with want[0..n): the first difference goes to the slot's
- * message (with `what`), and counts in extra. */
-static void expect(job *j, const char *what, const clt_tensor *t, const double *want, size_t n)
+/* Compares t with want[0..n) within tol (relative, 0: exactly): the
+ * first difference goes to the slot's message (with `what`), and counts in
+ * extra. */
+static void expect_near(job *j, const char *what, const clt_tensor *t, const double *want,
+                        size_t n, double tol)
 {
     double got[64];
     clt_status st = t ? read_doubles(t, got, n) : CLT_ERR_NULL_ARGUMENT;
     for (size_t i = 0; i < n; i++) {
-        if (st == CLT_OK && got[i] == want[i])
+        if (st == CLT_OK &&
+            (got[i] == want[i] || fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i]))))
             continue;
         if (j->mine->extra == 0)
             snprintf(j->mine->msg, sizeof j->mine->msg, "%s [%zu]: %g, want %g (status %d)",
@@ -1532,6 +1535,11 @@ static void expect(job *j, const char *what, const clt_tensor *t, const double *
         j->mine->extra += 1;
         return;
     }
+}
+
+static void expect(job *j, const char *what, const clt_tensor *t, const double *want, size_t n)
+{
+    expect_near(j, what, t, want, n, 0);
 }
 
 static double f_zero(const int *c, int i) { (void)c; (void)i; return 0; }
@@ -2074,4 +2082,240 @@ Test(dist, send_recv_with_a_peer_gone_or_silent_fail_naming_it)
     cr_assert(strstr(s[0].msg, "clt_recv: timed out waiting for rank 1 (the header)"), "%s",
               s[0].msg);
     release_slots(s);
+}
+
+/* ---- SyncBatchNorm --------------------------------------------------------------------------- */
+
+enum { SB_C = 3, SB_L = 2 };
+static const double sb_w[SB_C] = {1.5, -0.5, 2.0}, sb_b[SB_C] = {0.1, 0.2, -0.3};
+
+/* Rank r's batch: r + 2 samples of [SB_C, SB_L], and the loss's weights. */
+static int sb_n(int r) { return r + 2; }
+static double sb_x(int r, int i) { return sin(1.3 * i + r) * (1 + i % SB_C) + (i % SB_C); }
+static double sb_coef(int r, int i) { return cos(0.7 * i - r) + 0.5; }
+
+/* The loss of every rank summed (sum over ranks of sum(y * coef)) for the
+ * batches xs[r] (world ranks), on the host, as one BatchNorm over the
+ * whole batch; with y of rank `want` into y (if not NULL), the batch mean
+ * and biased variance into mean, var. */
+static double sb_host(double *const *xs, int world, int want, double *y, double *mean,
+                      double *var)
+{
+    double m[SB_C] = {0}, v[SB_C] = {0}, cnt = 0, loss = 0;
+    for (int r = 0; r < world; r++) {
+        int n = sb_n(r) * SB_C * SB_L;
+        cnt += sb_n(r) * SB_L;
+        for (int i = 0; i < n; i++)
+            m[(i / SB_L) % SB_C] += xs[r][i];
+    }
+    for (int c = 0; c < SB_C; c++)
+        m[c] /= cnt;
+    for (int r = 0; r < world; r++)
+        for (int i = 0; i < sb_n(r) * SB_C * SB_L; i++) {
+            double d = xs[r][i] - m[(i / SB_L) % SB_C];
+            v[(i / SB_L) % SB_C] += d * d;
+        }
+    for (int c = 0; c < SB_C; c++)
+        v[c] /= cnt;
+    for (int r = 0; r < world; r++)
+        for (int i = 0; i < sb_n(r) * SB_C * SB_L; i++) {
+            int c = (i / SB_L) % SB_C;
+            double yy = (xs[r][i] - m[c]) / sqrt(v[c] + 1e-5) * sb_w[c] + sb_b[c];
+            loss += yy * sb_coef(r, i);
+            if (y && r == want)
+                y[i] = yy;
+        }
+    if (mean)
+        memcpy(mean, m, sizeof m);
+    if (var)
+        memcpy(var, v, sizeof v);
+    return loss;
+}
+
+/* Each rank converts a BatchNorm1d (float64) and runs forward, the loss
+ * sum(y * coef) and backward on its own batch; it checks y, its input's
+ * gradient (central differences of the summed loss, in float64), the
+ * gradients of weight and bias (its own batch's), the running statistics,
+ * and eval mode (the running statistics, no communication). */
+static void rank_sync_bn(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    int r = j->rank, w = j->world, n = sb_n(r) * SB_C * SB_L;
+    double *xs[MAX_WORLD], want[64], got[64], mean[SB_C], var[SB_C];
+    for (int q = 0; q < w; q++) {
+        xs[q] = malloc(sizeof(double) * 64);
+        for (int i = 0; i < sb_n(q) * SB_C * SB_L; i++)
+            xs[q][i] = sb_x(q, i);
+    }
+    clt_module *bn = NULL;
+    clt_tensor *x = NULL, *coef = NULL, *y = NULL, *p = NULL, *loss = NULL, *g = NULL;
+    int64_t shape[3] = {sb_n(r), SB_C, SB_L};
+    double cf[64];
+    for (int i = 0; i < n; i++)
+        cf[i] = sb_coef(r, i);
+    clt_status st = clt_batch_norm1d_layer(dev, SB_C, 1e-5, 0.1, 1, 1, &bn);
+    if (st == CLT_OK)
+        st = clt_module_to_dtype(bn, CLT_FLOAT64);
+    int was = clt_set_grad_enabled(0);
+    if (st == CLT_OK)
+        st = clt_tensor_write(clt_module_param(bn, "weight"), sb_w, sizeof sb_w);
+    if (st == CLT_OK)
+        st = clt_tensor_write(clt_module_param(bn, "bias"), sb_b, sizeof sb_b);
+    clt_set_grad_enabled(was);
+    if (st == CLT_OK)
+        st = clt_convert_sync_batchnorm(bn, pg);
+    if (st == CLT_OK && strcmp(clt_module_name(bn), "SyncBatchNorm") != 0)
+        st = CLT_ERR_INTERNAL;
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 3, shape, xs[r], &x);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(x, 1);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 3, shape, cf, &coef);
+    if (st == CLT_OK)
+        st = clt_module_forward(bn, x, &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, coef, &p);
+    if (st == CLT_OK)
+        st = clt_sum(p, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    if (st != CLT_OK) {
+        snprintf(j->mine->msg, sizeof j->mine->msg, "%s", clt_last_error());
+        j->mine->status = st;
+        goto out;
+    }
+    sb_host(xs, w, r, want, mean, var);
+    expect_near(j, "y", y, want, (size_t)n, 1e-12);
+    /* the input's gradient: d(sum of every rank's loss) / d x_r */
+    for (int i = 0; i < n; i++) {
+        double keep = xs[r][i], h = 1e-6;
+        xs[r][i] = keep + h;
+        double lp = sb_host(xs, w, -1, NULL, NULL, NULL);
+        xs[r][i] = keep - h;
+        double lm = sb_host(xs, w, -1, NULL, NULL, NULL);
+        xs[r][i] = keep;
+        want[i] = (lp - lm) / (2 * h);
+    }
+    st = clt_grad(x, &g);
+    if (st == CLT_OK)
+        st = read_doubles(g, got, (size_t)n);
+    for (int i = 0; st == CLT_OK && i < n; i++)
+        if (fabs(got[i] - want[i]) > 1e-6 * (1 + fabs(want[i]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "x.grad [%d]: %.10g, want %.10g", i,
+                     got[i], want[i]);
+            j->mine->extra += 1;
+            break;
+        }
+    clt_tensor_free(g);
+    g = NULL;
+    /* weight and bias: this rank's own terms */
+    double gw[SB_C] = {0}, gb[SB_C] = {0};
+    for (int i = 0; i < n; i++) {
+        int c = (i / SB_L) % SB_C;
+        gw[c] += sb_coef(r, i) * (xs[r][i] - mean[c]) / sqrt(var[c] + 1e-5);
+        gb[c] += sb_coef(r, i);
+    }
+    if (st == CLT_OK)
+        st = clt_grad(clt_module_param(bn, "weight"), &g);
+    if (st == CLT_OK)
+        st = read_doubles(g, got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - gw[c]) > 1e-9 * (1 + fabs(gw[c]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "weight.grad [%d]: %.10g, want %.10g",
+                     c, got[c], gw[c]);
+            j->mine->extra += 1;
+        }
+    clt_tensor_free(g);
+    g = NULL;
+    if (st == CLT_OK)
+        st = clt_grad(clt_module_param(bn, "bias"), &g);
+    if (st == CLT_OK)
+        expect_near(j, "bias.grad", g, gb, SB_C, 1e-12);
+    /* running statistics: momentum 0.1 from mean 0, var 1; unbiased */
+    double cnt = 0;
+    for (int q = 0; q < w; q++)
+        cnt += sb_n(q) * SB_L;
+    double rm[SB_C], rv[SB_C];
+    for (int c = 0; c < SB_C; c++) {
+        rm[c] = 0.1 * mean[c];
+        rv[c] = 0.9 + 0.1 * var[c] * cnt / (cnt - 1);
+    }
+    if (st == CLT_OK)
+        st = read_doubles(clt_module_buffer(bn, "running_mean"), got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - rm[c]) > 1e-12 || fabs(rv[c]) < 0) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "running_mean [%d]: %.10g, want %.10g",
+                     c, got[c], rm[c]);
+            j->mine->extra += 1;
+        }
+    if (st == CLT_OK)
+        st = read_doubles(clt_module_buffer(bn, "running_var"), got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - rv[c]) > 1e-12) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "running_var [%d]: %.10g, want %.10g",
+                     c, got[c], rv[c]);
+            j->mine->extra += 1;
+        }
+    /* eval mode: the running statistics, on each rank alone */
+    clt_tensor_free(y);
+    y = NULL;
+    clt_module_train(bn, 0);
+    if (st == CLT_OK)
+        st = clt_module_forward(bn, x, &y);
+    for (int i = 0; i < n; i++) {
+        int c = (i / SB_L) % SB_C;
+        want[i] = (xs[r][i] - rm[c]) / sqrt(rv[c] + 1e-5) * sb_w[c] + sb_b[c];
+    }
+    if (st == CLT_OK)
+        st = read_doubles(y, got, (size_t)n);
+    for (int i = 0; st == CLT_OK && i < n; i++)
+        if (fabs(got[i] - want[i]) > 1e-12 * (1 + fabs(want[i]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "eval y [%d]: %.10g, want %.10g", i,
+                     got[i], want[i]);
+            j->mine->extra += 1;
+            break;
+        }
+    if (st != CLT_OK)
+        snprintf(j->mine->msg, sizeof j->mine->msg, "%s", clt_last_error());
+    j->mine->status = st;
+out:
+    clt_tensor_free(g);
+    clt_tensor_free(x);
+    clt_tensor_free(coef);
+    clt_tensor_free(y);
+    clt_tensor_free(p);
+    clt_tensor_free(loss);
+    clt_module_free(bn);
+    for (int q = 0; q < w; q++)
+        free(xs[q]);
+    clt_process_group_free(pg);
+}
+
+static void check_sync_bn(int world)
+{
+    slot *s = run_procs(world, world, rank_sync_bn, NULL, 120);
+    for (int r = 0; r < world; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 0, "rank %d: %s", r, s[r].msg);
+    }
+    release_slots(s);
+}
+
+Test(dist, sync_batch_norm_world_1)
+{
+    check_sync_bn(1);
+}
+
+Test(dist, sync_batch_norm_world_2)
+{
+    check_sync_bn(2);
+}
+
+Test(dist, sync_batch_norm_world_3)
+{
+    check_sync_bn(3);
 }

@@ -203,6 +203,34 @@ CLT_API clt_status clt_all_to_all_single(clt_process_group *pg, clt_tensor *out,
 CLT_API clt_status clt_send(clt_process_group *pg, const clt_tensor *t, int dst, int tag);
 CLT_API clt_status clt_recv(clt_process_group *pg, clt_tensor *t, int src, int tag);
 
+/* ---- SyncBatchNorm -------------------------------------------------------- */
+
+/* torch.nn.SyncBatchNorm.convert_sync_batchnorm(m, pg), in place: every
+ * BatchNorm1d, BatchNorm2d and BatchNorm3d in m (m itself or a descendant)
+ * becomes a "SyncBatchNorm" layer with the same parameters, buffers,
+ * settings and state_dict names.  In train mode in a world of more than 1
+ * its forward takes the batch statistics over every rank's batch (the
+ * counts may differ): the element count, the sum and the sum of squared
+ * deviations from the global mean, all-reduced; the running statistics
+ * are updated with the global mean and unbiased variance, as torch's.  The
+ * two sums' all-reduce is recorded by autograd: its backward all-reduces
+ * their gradients, so that each rank's input gradient is that of the whole
+ * batch's loss (the sum of the ranks' losses), as torch's SyncBatchNorm
+ * function computes it; the gradients of weight and bias stay each rank's
+ * own (DDP averages them).  Otherwise (eval mode with running statistics,
+ * or a world of 1) it is BatchNorm's forward, as torch's.  Input of 2 to 5
+ * dimensions in either path, any of 2 and more in train mode with sync.
+ *
+ * Every rank must run the same forwards and backwards in the same order
+ * (each forward makes three calls on pg, each backward two); a rank that
+ * fails before them leaves the others waiting for the group's timeout.  pg
+ * is borrowed and must outlive m (and its clones).  Do not use it on the
+ * group of a clt_ddp, whose thread takes the group during backward: give
+ * SyncBatchNorm a group of its own (another clt_process_group_init).  Layers
+ * converted already keep their group.  Errors: NULL arguments, out of host
+ * memory (m unchanged). */
+CLT_API clt_status clt_convert_sync_batchnorm(clt_module *m, clt_process_group *pg);
+
 /* ---- DistributedDataParallel's two duties -------------------------------- */
 
 /* The parameters and buffers of m (its state, in state_dict order) from
