@@ -4,7 +4,10 @@
  * broadcast, all_gather, barrier, world sizes 1 to 3, calls that differ
  * across ranks, peers that die, stay silent or never come, the environment,
  * and two processes training with DDP's helpers and a sharded loader to
- * the weights of one process on the whole batch.
+ * the weights of one process on the whole batch; reduce, gather, scatter,
+ * reduce_scatter, all_gather_into_tensor and all_to_all against each
+ * rank's host values, send/recv among four ranks, and SyncBatchNorm's
+ * values and gradients against the whole batch on the host.
  *
  * The children report through shared memory and never assert; the test
  * process itself makes no OpenCL call, so its children start clean.  Every
