@@ -429,7 +429,7 @@ static clt_status wire_ring(boot *b, const char *fn)
     if (pg->next_fd < 0)
         return clt__error(CLT_ERR_IO, "%s: rank %d could not connect to rank %d: %s", fn,
                           pg->rank, next, strerror(err));
-    uint32_t me[2] = {htonl(MAGIC), htonl((uint32_t)pg->rank)}, them[2];
+    uint32_t me[2] = {htonl(MAGIC), htonl((uint32_t)pg->rank)}, them[2] = {0, 0};
     clt_status st = xfer_all(pg->next_fd, true, me, sizeof me, b->deadline, next, fn,
                              "wiring the ring");
     while (st == CLT_OK) {
@@ -437,6 +437,7 @@ static clt_status wire_ring(boot *b, const char *fn)
         if (c < 0)
             return clt__error(CLT_ERR_IO, "%s: rank %d waited %g s for rank %d to connect", fn,
                               pg->rank, pg->timeout_s, prev);
+        them[0] = them[1] = 0;
         if (xfer_all(c, false, them, sizeof them, b->deadline, prev, fn, "wiring the ring") ==
                 CLT_OK &&
             ntohl(them[0]) == MAGIC && ntohl(them[1]) == (uint32_t)prev) {
