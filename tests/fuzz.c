@@ -11173,6 +11173,148 @@ static void op_sparse(fz *f)
     clt_sparse_free(s);
 }
 
+/* ---- collectives: torch.distributed's other collectives and send/recv, in a world of 1 ---- */
+
+/* A group of one process (no socket), or sometimes NULL; random tensors,
+ * ranks in [-1, 2) and ops in [-1, 6), lists of 0 to 2 entries.  In a world
+ * of 1 every valid call succeeds and copies its input to its output; send
+ * and recv always fail (the only rank is this one).  A call that succeeds
+ * leaves each written tensor's shape, dtype and device as they were. */
+static void op_collectives(fz *f)
+{
+    clt_process_group *pg = NULL;
+    clt_dist_opts o = {0, 1, NULL, 0, 1.0};
+    clt_status st;
+    CALL("clt_process_group_init", clt_process_group_init(&o, &pg));
+    if (!outcome(f, st, pg)) {
+        if (!f->host_limited) /* op_data may refuse host memory from some point */
+            die(f, "a world of 1 failed: %s", clt_last_error());
+        return;
+    }
+    clt_process_group *g = chance(f, 5) ? NULL : pg;
+    clt_tensor *a = rt(f), *b = chance(f, 30) ? a : rt(f);
+    clt_tensor *la[2] = {chance(f, 30) ? a : rt(f), rt(f)};
+    clt_tensor *lb[2] = {chance(f, 30) ? b : rt(f), rt(f)};
+    clt_tensor *own[2] = {NULL, NULL}; /* zeros like a: lists that match it */
+    if (a && chance(f, 50)) {
+        for (int i = 0; i < 2; i++) {
+            CALL("clt_zeros_like", clt_zeros_like(a, &own[i]));
+            if (!outcome(f, st, own[i]))
+                own[i] = NULL;
+        }
+        b = own[0];
+        la[0] = a;
+        lb[0] = own[1];
+    }
+    size_t n = chance(f, 80) ? 1 : pick(f, 3);
+    int rank = chance(f, 80) ? 0 : (int)pick(f, 3) - 1;
+    clt_reduce_op rop = (clt_reduce_op)(chance(f, 90) ? pick(f, 5) : pick(f, 7) - 1);
+    int tag = (int)pick(f, 3);
+    uint32_t k = pick(f, 11);
+    if (k == 10) { /* SyncBatchNorm over a world of 1: BatchNorm's forward */
+        clt_module *bn = NULL, *seq = NULL, *y = NULL;
+        clt_tensor *out = SENT;
+        int64_t c = a && clt_tensor_ndim(a) > 1 && chance(f, 70) ? clt_tensor_shape(a)[1]
+                                                               : (int64_t)pick(f, 4);
+        clt_device *dev = a && chance(f, 80) ? clt_tensor_device(a) : rand_dev(f);
+        if (pick(f, 2))
+            CALL("clt_batch_norm1d_layer",
+                 clt_batch_norm1d_layer(dev, c, 1e-5, 0.1, pick(f, 2), pick(f, 2), &bn));
+        else
+            CALL("clt_batch_norm2d_layer",
+                 clt_batch_norm2d_layer(dev, c, 1e-5, 0.1, pick(f, 2), pick(f, 2), &bn));
+        if (!outcome(f, st, bn))
+            bn = NULL;
+        if (bn && chance(f, 50)) {
+            CALL("clt_sequential", clt_sequential(&bn, 1, &seq));
+            if (outcome(f, st, seq))
+                bn = NULL; /* the Sequential owns it */
+        }
+        y = seq ? seq : bn;
+        CALL("clt_convert_sync_batchnorm",
+             clt_convert_sync_batchnorm(chance(f, 5) ? NULL : y, g));
+        status_ok(f, st);
+        if (y) {
+            clt_module_train(y, (int)pick(f, 2));
+            CALL("clt_module_forward", clt_module_forward(y, a, &out));
+            if (outcome(f, st, out)) {
+                if (a)
+                    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), CLT_DTYPE_COUNT,
+                                clt_tensor_device(a));
+                tfree(f, out, 0);
+            }
+        }
+        CALL_VOID("clt_module_free", clt_module_free(y));
+        tfree(f, own[0], 0);
+        tfree(f, own[1], 0);
+        CALL_VOID("clt_process_group_free", clt_process_group_free(pg));
+        return;
+    }
+    /* the tensor that a successful call writes: its shape, dtype and device before */
+    clt_tensor *w = k == 0 ? a : k == 1 || k == 6 ? lb[0] : k < 8 ? b : NULL;
+    int nd = clt_tensor_ndim(a), wnd = clt_tensor_ndim(w);
+    int64_t shape[16];
+    if (w)
+        memcpy(shape, clt_tensor_shape(w), sizeof *shape * (size_t)wnd);
+    clt_dtype dt = clt_tensor_dtype(w);
+    clt_device *dev = clt_tensor_device(w);
+    switch (k) {
+    case 0:
+        CALL("clt_reduce", clt_reduce(g, a, rank, rop));
+        break;
+    case 1:
+        CALL("clt_dist_gather", clt_dist_gather(g, a, rank, chance(f, 10) ? NULL : lb, n));
+        break;
+    case 2:
+        CALL("clt_dist_scatter",
+             clt_dist_scatter(g, b, chance(f, 10) ? NULL : (const clt_tensor *const *)la, n,
+                              rank));
+        break;
+    case 3:
+        CALL("clt_reduce_scatter",
+             clt_reduce_scatter(g, b, chance(f, 10) ? NULL : (const clt_tensor *const *)la, n,
+                                rop));
+        break;
+    case 4:
+        CALL("clt_reduce_scatter_tensor", clt_reduce_scatter_tensor(g, b, a, rop));
+        break;
+    case 5:
+        CALL("clt_all_gather_into_tensor", clt_all_gather_into_tensor(g, b, a));
+        break;
+    case 6:
+        CALL("clt_all_to_all",
+             clt_all_to_all(g, chance(f, 10) ? NULL : lb, chance(f, 80) ? n : pick(f, 3),
+                            chance(f, 10) ? NULL : (const clt_tensor *const *)la, n));
+        break;
+    case 7: {
+        int64_t d0 = nd > 0 ? clt_tensor_shape(a)[0] : 0;
+        int64_t si[1] = {chance(f, 80) ? d0 : (int64_t)pick(f, 4) - 1};
+        int64_t so[1] = {chance(f, 80) ? d0 : (int64_t)pick(f, 4) - 1};
+        CALL("clt_all_to_all_single", clt_all_to_all_single(g, b, a, chance(f, 50) ? so : NULL,
+                                                            chance(f, 50) ? si : NULL));
+        break;
+    }
+    case 8:
+        CALL("clt_send", clt_send(g, a, rank, tag));
+        if (st == CLT_OK)
+            die(f, "a send in a world of 1 succeeded");
+        break;
+    default:
+        CALL("clt_recv", clt_recv(g, a, rank, tag));
+        if (st == CLT_OK)
+            die(f, "a recv in a world of 1 succeeded");
+        break;
+    }
+    if (status_ok(f, st)) {
+        if (!g || !w)
+            die(f, "succeeded without a group or a tensor to write");
+        expect_meta(f, w, wnd, shape, dt, dev);
+    }
+    tfree(f, own[0], 0);
+    tfree(f, own[1], 0);
+    CALL_VOID("clt_process_group_free", clt_process_group_free(pg));
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -11230,6 +11372,7 @@ static struct {
     {"clampt", op_clampt, 3},
     {"sparse", op_sparse, 3},
     {"transforms", op_transforms, 3},
+    {"collectives", op_collectives, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -4,7 +4,10 @@
  * broadcast, all_gather, barrier, world sizes 1 to 3, calls that differ
  * across ranks, peers that die, stay silent or never come, the environment,
  * and two processes training with DDP's helpers and a sharded loader to
- * the weights of one process on the whole batch.
+ * the weights of one process on the whole batch; reduce, gather, scatter,
+ * reduce_scatter, all_gather_into_tensor and all_to_all against each
+ * rank's host values, send/recv among four ranks, and SyncBatchNorm's
+ * values and gradients against the whole batch on the host.
  *
  * The children report through shared memory and never assert; the test
  * process itself makes no OpenCL call, so its children start clean.  Every
@@ -1235,7 +1238,8 @@ Test(dist, ddp_bucket_plan)
         CHECK(clt_empty(dev, i == 4 ? CLT_FLOAT64 : CLT_FLOAT32, 1, &sizes[i], &ts[i]));
     ts[5] = ts[4];
     ts[4] = NULL; /* skipped, as a parameter that requires no grad */
-    clt_process_group pg = {0, 2, -1, -1, 1.0, false};
+    clt_process_group pg = {.rank = 0, .size = 2, .next_fd = -1, .prev_fd = -1,
+                            .timeout_s = 1.0, .listen_fd = -1};
     clt__dist_plan plan;
     CHECK(clt__dist_plan_buckets(&pg, ts, 6, (size_t)3 << 20, &plan, "test"));
     /* from the last: float64 [1] opens a bucket of its own; float32 [64]
@@ -1465,4 +1469,856 @@ Test(dist, ddp_models_or_buckets_that_differ_fail_every_rank)
 Test(dist, ddp_world_1)
 {
     check_ddp_bits(1, (ddp_case){1e-5, 1});
+}
+
+/* ---- the other collectives: reduce, gather, scatter, reduce_scatter, all_to_all ---------- */
+
+/* Reads t (float32, float64, int32 or int64) as doubles. */
+static clt_status read_doubles(const clt_tensor *t, double *v, size_t n)
+{
+    clt_dtype dt = clt_tensor_dtype(t);
+    unsigned char raw[8 * 64];
+    if ((size_t)clt_tensor_numel(t) != n || n > 64)
+        return CLT_ERR_SHAPE_MISMATCH;
+    clt_status st = clt_tensor_read(t, raw, n * clt_dtype_size(dt));
+    for (size_t i = 0; st == CLT_OK && i < n; i++) {
+        if (dt == CLT_FLOAT32) {
+            float f;
+            memcpy(&f, raw + 4 * i, 4);
+            v[i] = f;
+        } else if (dt == CLT_FLOAT64) {
+            memcpy(&v[i], raw + 8 * i, 8);
+        } else if (dt == CLT_INT32) {
+            int32_t x;
+            memcpy(&x, raw + 4 * i, 4);
+            v[i] = x;
+        } else {
+            int64_t x;
+            memcpy(&x, raw + 8 * i, 8);
+            v[i] = (double)x;
+        }
+    }
+    return st;
+}
+
+/* A tensor of dtype and shape whose element i is f(i). */
+static clt_tensor *make_t(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                          double (*f)(const int *ctx, int i), const int *ctx)
+{
+    size_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= (size_t)shape[d];
+    double v[64];
+    for (size_t i = 0; i < n && i < 64; i++)
+        v[i] = f(ctx, (int)i);
+    clt_tensor *t64 = NULL, *t = NULL;
+    if (clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &t64) != CLT_OK)
+        return NULL;
+    if (clt_to_dtype(t64, dt, &t) != CLT_OK)
+        t = NULL;
+    clt_tensor_free(t64);
+    return t;
+}
+
+/* Compares t with want[0..n) within tol (relative, 0: exactly): the
+ * first difference goes to the slot's message (with `what`), and counts in
+ * extra. */
+static void expect_near(job *j, const char *what, const clt_tensor *t, const double *want,
+                        size_t n, double tol)
+{
+    double got[64];
+    clt_status st = t ? read_doubles(t, got, n) : CLT_ERR_NULL_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        if (st == CLT_OK &&
+            (got[i] == want[i] || fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i]))))
+            continue;
+        if (j->mine->extra == 0)
+            snprintf(j->mine->msg, sizeof j->mine->msg, "%s [%zu]: %g, want %g (status %d)",
+                     what, i, st == CLT_OK ? got[i] : NAN, want[i], st);
+        j->mine->extra += 1;
+        return;
+    }
+}
+
+static void expect(job *j, const char *what, const clt_tensor *t, const double *want, size_t n)
+{
+    expect_near(j, what, t, want, n, 0);
+}
+
+static double f_zero(const int *c, int i) { (void)c; (void)i; return 0; }
+/* ctx: {a, b, c}: a * 1000 + b * 100 + c * 10 + i */
+static double f_abc(const int *c, int i) { return c[0] * 1000 + c[1] * 100 + c[2] * 10 + i; }
+static double f_half(const int *c, int i) { return c[0] + i * 0.5; }
+
+static void rank_lists(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    int w = j->world, r = j->rank;
+    double want[64];
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *lst[MAX_WORLD] = {0}, *lst2[MAX_WORLD] = {0};
+#define STEP(call)                                                                              \
+    do {                                                                                        \
+        if (st == CLT_OK && (st = (call)) != CLT_OK)                                            \
+            snprintf(j->mine->msg, sizeof j->mine->msg, "%s: %s", #call, clt_last_error());  \
+    } while (0)
+#define DROP()                                                                                  \
+    do {                                                                                        \
+        clt_tensor_free(t);                                                                     \
+        t = NULL;                                                                               \
+        for (int k_ = 0; k_ < MAX_WORLD; k_++) {                                                \
+            clt_tensor_free(lst[k_]);                                                           \
+            clt_tensor_free(lst2[k_]);                                                          \
+            lst[k_] = lst2[k_] = NULL;                                                          \
+        }                                                                                       \
+    } while (0)
+
+    /* reduce(SUM) of float64 [4] to the last rank; the others keep theirs */
+    int64_t s4[1] = {4};
+    int c[3] = {r, 0, 0};
+    t = make_t(dev, CLT_FLOAT64, 1, s4, f_abc, c);
+    STEP(clt_reduce(pg, t, w - 1, CLT_REDUCE_SUM));
+    for (int i = 0; i < 4; i++) {
+        want[i] = r == w - 1 ? 0 : r * 1000 + i;
+        for (int q = 0; r == w - 1 && q < w; q++)
+            want[i] += q * 1000 + i;
+    }
+    if (st == CLT_OK)
+        expect(j, "reduce", t, want, 4);
+    DROP();
+
+    /* gather of int64 [2, 3] to rank 0 */
+    int64_t s23[2] = {2, 3};
+    c[0] = r;
+    c[1] = 1;
+    t = make_t(dev, CLT_INT64, 2, s23, f_abc, c);
+    for (int k = 0; r == 0 && k < w; k++)
+        lst[k] = make_t(rank_device(k + 1), CLT_INT64, 2, s23, f_zero, c);
+    STEP(clt_dist_gather(pg, t, 0, r == 0 ? lst : NULL, r == 0 ? (size_t)w : 0));
+    for (int k = 0; st == CLT_OK && r == 0 && k < w; k++) {
+        for (int i = 0; i < 6; i++)
+            want[i] = k * 1000 + 100 + i;
+        expect(j, "gather", lst[k], want, 6);
+    }
+    DROP();
+
+    /* scatter of float32 [3] from rank w - 1 */
+    int64_t s3[1] = {3};
+    t = make_t(dev, CLT_FLOAT32, 1, s3, f_zero, c);
+    for (int k = 0; r == w - 1 && k < w; k++) {
+        int ck[3] = {k, 2, r};
+        lst[k] = make_t(rank_device(k), CLT_FLOAT32, 1, s3, f_abc, ck);
+    }
+    STEP(clt_dist_scatter(pg, t, r == w - 1 ? (const clt_tensor *const *)lst : NULL,
+                          r == w - 1 ? (size_t)w : 0, w - 1));
+    for (int i = 0; i < 3; i++)
+        want[i] = r * 1000 + 200 + (w - 1) * 10 + i;
+    if (st == CLT_OK)
+        expect(j, "scatter", t, want, 3);
+    DROP();
+
+    /* reduce_scatter(SUM) of int32 [2]: rank q's input_list[k] is q, 3, k, i */
+    int64_t s2[1] = {2};
+    t = make_t(dev, CLT_INT32, 1, s2, f_zero, c);
+    for (int k = 0; k < w; k++) {
+        int ck[3] = {r, 3, k};
+        lst[k] = make_t(dev, CLT_INT32, 1, s2, f_abc, ck);
+    }
+    STEP(clt_reduce_scatter(pg, t, (const clt_tensor *const *)lst, (size_t)w, CLT_REDUCE_SUM));
+    for (int i = 0; i < 2; i++) {
+        want[i] = 0;
+        for (int q = 0; q < w; q++)
+            want[i] += q * 1000 + 300 + r * 10 + i;
+    }
+    if (st == CLT_OK)
+        expect(j, "reduce_scatter", t, want, 2);
+    DROP();
+
+    /* reduce_scatter_tensor(AVG) of float64: input [2w] (concatenated) and
+     * [w, 2] (stacked), rank q's element e is q + e / 2 */
+    for (int stacked = 0; stacked < 2; stacked++) {
+        int64_t sin[2] = {stacked ? w : 2 * w, 2};
+        c[0] = r;
+        lst[0] = make_t(dev, CLT_FLOAT64, stacked ? 2 : 1, sin, f_half, c);
+        t = make_t(dev, CLT_FLOAT64, 1, s2, f_zero, c);
+        STEP(clt_reduce_scatter_tensor(pg, t, lst[0], CLT_REDUCE_AVG));
+        for (int i = 0; i < 2; i++)
+            want[i] = (w - 1) / 2.0 + (2 * r + i) * 0.5;
+        if (st == CLT_OK)
+            expect(j, "reduce_scatter_tensor", t, want, 2);
+        DROP();
+    }
+
+    /* all_gather_into_tensor of float32 [2] into [2w] and [w, 2] */
+    for (int stacked = 0; stacked < 2; stacked++) {
+        int64_t sout[2] = {stacked ? w : 2 * w, 2};
+        int cr[3] = {r, 4, 0};
+        t = make_t(dev, CLT_FLOAT32, 1, s2, f_abc, cr);
+        lst[0] = make_t(rank_device(r + 1), CLT_FLOAT32, stacked ? 2 : 1, sout, f_zero, c);
+        STEP(clt_all_gather_into_tensor(pg, lst[0], t));
+        for (int q = 0; q < w; q++)
+            for (int i = 0; i < 2; i++)
+                want[q * 2 + i] = q * 1000 + 400 + i;
+        if (st == CLT_OK)
+            expect(j, "all_gather_into_tensor", lst[0], want, (size_t)(2 * w));
+        DROP();
+    }
+
+    /* all_to_all of lists: rank k's input_list[q] has k + q + 1 elements
+     * (k, 5, q, i); output_list[q] gets rank q's input_list[k] */
+    for (int k = 0; k < w; k++) {
+        int64_t n1[1] = {r + k + 1};
+        int ci[3] = {r, 5, k};
+        lst[k] = make_t(rank_device(k), CLT_INT64, 1, n1, f_abc, ci);
+        lst2[k] = make_t(dev, CLT_INT64, 1, n1, f_zero, c);
+    }
+    STEP(clt_all_to_all(pg, lst2, (size_t)w, (const clt_tensor *const *)lst, (size_t)w));
+    for (int q = 0; st == CLT_OK && q < w; q++) {
+        for (int i = 0; i < r + q + 1; i++)
+            want[i] = q * 1000 + 500 + r * 10 + i;
+        expect(j, "all_to_all", lst2[q], want, (size_t)(r + q + 1));
+    }
+    DROP();
+
+    /* all_to_all_single of [rows, 2] int64: rank k sends (k + q) % 2 + 1
+     * rows to rank q, row m of them (k, q, m) * 10 + col; then equal splits */
+    int64_t in_sp[MAX_WORLD], out_sp[MAX_WORLD], nin = 0, nout = 0;
+    for (int q = 0; q < w; q++) {
+        in_sp[q] = out_sp[q] = (r + q) % 2 + 1;
+        nin += in_sp[q];
+        nout += out_sp[q];
+    }
+    {
+        int64_t sin[2] = {nin, 2}, sout[2] = {nout, 2};
+        int64_t vin[64];
+        for (int q = 0, row = 0; q < w; q++)
+            for (int m = 0; m < in_sp[q]; m++, row++)
+                for (int col = 0; col < 2; col++)
+                    vin[row * 2 + col] = r * 1000 + q * 100 + m * 10 + col;
+        STEP(clt_tensor_from_host(dev, CLT_INT64, 2, sin, vin, &lst[0]));
+        STEP(clt_zeros(rank_device(r + 1), CLT_INT64, 2, sout, &t));
+        STEP(clt_all_to_all_single(pg, t, lst[0], out_sp, in_sp));
+        for (int q = 0, row = 0; q < w; q++)
+            for (int m = 0; m < out_sp[q]; m++, row++)
+                for (int col = 0; col < 2; col++)
+                    want[row * 2 + col] = q * 1000 + r * 100 + m * 10 + col;
+        if (st == CLT_OK)
+            expect(j, "all_to_all_single", t, want, (size_t)(nout * 2));
+        DROP();
+        int64_t se[2] = {w, 3};
+        int ce[3] = {r, 6, 0};
+        lst[0] = make_t(dev, CLT_FLOAT64, 2, se, f_abc, ce);
+        t = make_t(dev, CLT_FLOAT64, 2, se, f_zero, c);
+        STEP(clt_all_to_all_single(pg, t, lst[0], NULL, NULL));
+        for (int q = 0; q < w; q++)
+            for (int col = 0; col < 3; col++)
+                want[q * 3 + col] = q * 1000 + 600 + r * 3 + col;
+        if (st == CLT_OK)
+            expect(j, "all_to_all_single (equal)", t, want, (size_t)(3 * w));
+        DROP();
+    }
+#undef STEP
+#undef DROP
+    j->mine->status = st;
+    clt_process_group_free(pg);
+}
+
+static void check_lists(int world)
+{
+    slot *s = run_procs(world, world, rank_lists, NULL, 120);
+    for (int r = 0; r < world; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 0, "rank %d: %s", r, s[r].msg);
+    }
+    release_slots(s);
+}
+
+Test(dist, list_collectives_world_1)
+{
+    check_lists(1);
+}
+
+Test(dist, list_collectives_world_2)
+{
+    check_lists(2);
+}
+
+Test(dist, list_collectives_world_3)
+{
+    check_lists(3);
+}
+
+/* Calls that differ or fail on one rank fail every rank, naming the ranks,
+ * and the group works after them: rank 1's out of another shape in
+ * reduce_scatter, a gather_list given on a rank that is not the
+ * destination, all_to_all lists whose pair of shapes differ, split sizes
+ * that do not pair, all_gather_into_tensor into a tensor of the wrong size
+ * (rank 0 only), and last a reduce that must work. */
+static void rank_list_mismatch(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    int r = j->rank, w = j->world;
+    char *m = (char *)j->mine->data;
+    size_t k = 0;
+    int64_t two[1] = {2}, three[1] = {3}, four[1] = {4}, six[1] = {6};
+    clt_tensor *a = NULL, *b = NULL, *l[MAX_WORLD] = {0}, *l2[MAX_WORLD] = {0};
+    clt_status st = clt_ones(dev, CLT_FLOAT32, 1, r == 1 ? three : two, &a);
+    for (int q = 0; st == CLT_OK && q < w; q++)
+        st = clt_ones(dev, CLT_FLOAT32, 1, r == 1 ? three : two, &l[q]);
+    if (st == CLT_OK)
+        st = clt_reduce_scatter(pg, a, (const clt_tensor *const *)l, (size_t)w, CLT_REDUCE_SUM);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    clt_tensor_free(a);
+    a = NULL;
+    clt_ones(dev, CLT_FLOAT32, 1, two, &a);
+    st = clt_dist_gather(pg, a, 0, r != 1 ? l : NULL, r != 1 ? (size_t)w : 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    /* rank 2's input_list[0] has 4 elements where rank 0's output_list[2] has 2 */
+    for (int q = 0; q < w; q++) {
+        clt_tensor_free(l[q]);
+        l[q] = NULL;
+        clt_ones(dev, CLT_INT64, 1, r == 2 && q == 0 ? four : two, &l[q]);
+        clt_ones(dev, CLT_INT64, 1, two, &l2[q]);
+    }
+    st = clt_all_to_all(pg, l2, (size_t)w, (const clt_tensor *const *)l, (size_t)w);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    /* rank 1 sends 2 rows to rank 0, which expects 1 */
+    int64_t in_sp[3] = {1, 1, 1}, out_sp[3] = {1, 1, 1};
+    if (r == 1) {
+        in_sp[0] = 2;
+        in_sp[2] = 0;
+    }
+    clt_tensor_free(b);
+    clt_tensor_free(a);
+    a = b = NULL;
+    clt_ones(dev, CLT_FLOAT32, 1, three, &a);
+    clt_ones(dev, CLT_FLOAT32, 1, three, &b);
+    st = clt_all_to_all_single(pg, b, a, out_sp, in_sp);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    clt_tensor_free(b);
+    b = NULL;
+    clt_ones(dev, CLT_FLOAT32, 1, r == 0 ? six : (int64_t[1]){9}, &b);
+    st = clt_all_gather_into_tensor(pg, b, a);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = clt_reduce(pg, a, 2, CLT_REDUCE_SUM);
+    double v[3] = {0};
+    if (st == CLT_OK)
+        st = read_doubles(a, v, 3);
+    j->mine->extra = v[0] + v[1] + v[2];
+    note(j->mine, st);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    for (int q = 0; q < w; q++) {
+        clt_tensor_free(l[q]);
+        clt_tensor_free(l2[q]);
+    }
+    clt_process_group_free(pg);
+}
+
+Test(dist, list_collectives_that_differ_fail_every_rank)
+{
+    slot *s = run_procs(3, 3, rank_list_mismatch, NULL, 60);
+    for (int r = 0; r < 3; r++) {
+        const char *m = (const char *)s[r].data;
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d, the call after: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, r == 2 ? 9.0 : 3.0, "rank %d: the reduce after the failures",
+                     r);
+        cr_assert(strstr(m, "-1 clt_reduce_scatter: the ranks' calls differ: rank 0 made "
+                            "clt_reduce_scatter(SUM) of float32 [2], rank 1 "
+                            "clt_reduce_scatter(SUM) of float32 [3]\n"),
+                  "rank %d: %s", r, m);
+        if (r == 2)
+            cr_assert(strstr(m, "-1 clt_dist_gather: gather_list must not be given on rank 2, "
+                                "which is not the destination (rank 0)\n"),
+                      "rank %d: %s", r, m);
+        else
+            cr_assert(strstr(m, "-1 clt_dist_gather: rank 2 failed its part before the "
+                                "exchange"),
+                      "rank %d: %s", r, m);
+        cr_assert(strstr(m, "-8 clt_all_to_all: rank 2's input_list[0] has shape [4], but "
+                            "rank 0's output_list[2] [2]\n"),
+                  "rank %d: %s", r, m);
+        cr_assert(strstr(m, "-8 clt_all_to_all_single: rank 1 sends 2 rows to rank 0 "
+                            "(input_split_sizes[0]), which expects 1 (its "
+                            "output_split_sizes[1])\n"),
+                  "rank %d: %s", r, m);
+        if (r == 0)
+            cr_assert(strstr(m, "-8 clt_all_gather_into_tensor: out has shape [6]; with the "
+                                "tensor of shape [3] and world_size 3 it must be their "
+                                "concatenation or stack along dim 0\n"),
+                      "rank %d: %s", r, m);
+        else
+            cr_assert(strstr(m, "-1 clt_all_gather_into_tensor: rank 0 failed its part"),
+                      "rank %d: %s", r, m);
+    }
+    release_slots(s);
+}
+
+/* ---- send and recv ------------------------------------------------------------------------- */
+
+/* World 4, rank 0 and 2 not neighbours on the ring: rank 0 sends BIG
+ * doubles to rank 2, which first takes rank 1's message (so rank 0 blocks
+ * in its send meanwhile); rank 3 sends to rank 1 and, after a pause (the
+ * receiver first), to rank 0.  Every received value is checked. */
+static void rank_p2p(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    struct timespec nap = {0, 200 * 1000 * 1000};
+    int r = j->rank;
+    double *big = calloc(BIG, sizeof(double));
+    int64_t bs[1] = {BIG}, s5[1] = {5}, s23[2] = {2, 3};
+    clt_tensor *a = NULL, *b = NULL;
+    clt_status st = CLT_OK;
+    double want[64];
+    if (r == 0) {
+        for (int i = 0; i < BIG; i++)
+            big[i] = i * 0.25;
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 1, bs, big, &a);
+        if (st == CLT_OK)
+            st = clt_send(pg, a, 2, 1);
+        if (st == CLT_OK)
+            st = clt_zeros(dev, CLT_INT32, 2, s23, &b);
+        if (st == CLT_OK)
+            st = clt_recv(pg, b, 3, 2);
+        for (int i = 0; i < 6; i++)
+            want[i] = 3000 + 200 + i;
+        if (st == CLT_OK)
+            expect(j, "rank 0 from rank 3", b, want, 6);
+    } else if (r == 1) {
+        int c[3] = {1, 0, 2};
+        a = make_t(dev, CLT_FLOAT32, 1, s5, f_abc, c);
+        st = clt_send(pg, a, 2, 5);
+        if (st == CLT_OK)
+            st = clt_zeros(dev, CLT_INT64, 1, s5, &b);
+        if (st == CLT_OK)
+            st = clt_recv(pg, b, 3, 0);
+        for (int i = 0; i < 5; i++)
+            want[i] = 3000 + 100 + i;
+        if (st == CLT_OK)
+            expect(j, "rank 1 from rank 3", b, want, 5);
+    } else if (r == 2) {
+        nanosleep(&nap, NULL);
+        st = clt_zeros(dev, CLT_FLOAT32, 1, s5, &b);
+        if (st == CLT_OK)
+            st = clt_recv(pg, b, 1, 5);
+        for (int i = 0; i < 5; i++)
+            want[i] = 1000 + 20 + i;
+        if (st == CLT_OK)
+            expect(j, "rank 2 from rank 1", b, want, 5);
+        if (st == CLT_OK)
+            st = clt_zeros(rank_device(3), CLT_FLOAT64, 1, bs, &a);
+        if (st == CLT_OK)
+            st = clt_recv(pg, a, 0, 1);
+        if (st == CLT_OK)
+            st = clt_tensor_read(a, big, sizeof(double) * BIG);
+        for (int i = 0; st == CLT_OK && i < BIG; i++)
+            if (big[i] != i * 0.25) {
+                j->mine->extra += 1;
+                snprintf(j->mine->msg, sizeof j->mine->msg, "big [%d] = %g", i, big[i]);
+                break;
+            }
+    } else {
+        int c1[3] = {3, 1, 0}, c0[3] = {3, 2, 0};
+        a = make_t(dev, CLT_INT64, 1, s5, f_abc, c1);
+        st = clt_send(pg, a, 1, 0);
+        nanosleep(&nap, NULL);
+        if (st == CLT_OK)
+            b = make_t(dev, CLT_INT32, 2, s23, f_abc, c0);
+        if (st == CLT_OK)
+            st = clt_send(pg, b, 0, 2);
+    }
+    if (st != CLT_OK)
+        note(j->mine, st);
+    j->mine->status = st;
+    free(big);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_process_group_free(pg);
+}
+
+Test(dist, send_recv_between_any_two_ranks)
+{
+    slot *s = run_procs(4, 4, rank_p2p, NULL, 120);
+    for (int r = 0; r < 4; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 0, "rank %d: %s", r, s[r].msg);
+    }
+    release_slots(s);
+}
+
+/* Pairs that do not match fail both sides naming both calls, and leave the
+ * connection usable: another dtype, another tag, two sends facing; a rank
+ * that names itself or no rank fails alone; then a pair that matches. */
+static void rank_p2p_mismatch(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    int r = j->rank, peer = 1 - r;
+    char *m = (char *)j->mine->data;
+    size_t k = 0;
+    int64_t three[1] = {3};
+    clt_tensor *f = NULL, *d = NULL;
+    clt_ones(dev, CLT_FLOAT32, 1, three, &f);
+    clt_ones(dev, CLT_FLOAT64, 1, three, &d);
+    clt_status st = r == 0 ? clt_send(pg, f, 1, 0) : clt_recv(pg, d, 0, 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = r == 0 ? clt_send(pg, f, 1, 7) : clt_recv(pg, f, 0, 8);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = clt_send(pg, f, peer, 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = clt_send(pg, f, r, 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = clt_recv(pg, f, 2, 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    st = clt_recv(pg, r == 0 ? NULL : f, peer, 0);
+    k += (size_t)snprintf(m + k, 1000, "%d %s\n", st, clt_last_error());
+    if (r == 0) {
+        float v[3] = {1.5f, -2, 4};
+        clt_tensor_write(f, v, sizeof v);
+    }
+    st = r == 0 ? clt_send(pg, f, 1, 3) : clt_recv(pg, f, 0, 3);
+    double got[3] = {0};
+    if (st == CLT_OK)
+        st = read_doubles(f, got, 3);
+    note(j->mine, st);
+    j->mine->extra = got[0] * 100 + got[1] * 10 + got[2];
+    clt_tensor_free(f);
+    clt_tensor_free(d);
+    clt_process_group_free(pg);
+}
+
+Test(dist, send_recv_that_do_not_match_fail_both)
+{
+    slot *s = run_procs(2, 2, rank_p2p_mismatch, NULL, 60);
+    const char *self[2] = {"clt_send: invalid destination rank 0: it must be in [0, 2) and not "
+                           "this process's rank (0)\n",
+                           "clt_send: invalid destination rank 1: it must be in [0, 2) and not "
+                           "this process's rank (1)\n"};
+    for (int r = 0; r < 2; r++) {
+        const char *m = (const char *)s[r].data;
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d, the pair after: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 150 - 20 + 4, "rank %d: the values sent", r);
+        cr_assert(strstr(m, r == 0 ? "-1 clt_send: the ranks' calls do not match: rank 0 made "
+                                     "clt_send to rank 1 (tag 0) of float32 [3], rank 1 "
+                                     "clt_recv from rank 0 (tag 0) of float64 [3]\n"
+                                   : "-1 clt_recv: the ranks' calls do not match: rank 1 made "
+                                     "clt_recv from rank 0 (tag 0) of float64 [3], rank 0 "
+                                     "clt_send to rank 1 (tag 0) of float32 [3]\n"),
+                  "rank %d: %s", r, m);
+        cr_assert(strstr(m, r == 0 ? "(tag 7) of float32 [3], rank 1 clt_recv from rank 0 "
+                                     "(tag 8) of float32 [3]\n"
+                                   : "(tag 8) of float32 [3], rank 0 clt_send to rank 1 "
+                                     "(tag 7) of float32 [3]\n"),
+                  "rank %d: %s", r, m);
+        cr_assert(strstr(m, "-1 clt_send: the ranks' calls do not match: rank"), "rank %d: %s",
+                  r, m);
+        cr_assert(strstr(m, self[r]), "rank %d: %s", r, m);
+        cr_assert(strstr(m, "clt_recv: invalid source rank 2: it must be in [0, 2)"),
+                  "rank %d: %s", r, m);
+        cr_assert(strstr(m, r == 0 ? "-2 clt_recv: argument 't' is NULL\n"
+                                   : "-1 clt_recv: rank 0 failed its part before the exchange"),
+                  "rank %d: %s", r, m);
+    }
+    release_slots(s);
+}
+
+/* arg 0: rank 1 exits after one pair; rank 0's next recv fails naming it,
+ * and the group is broken.  arg 1: rank 1 stays silent; rank 0's recv
+ * times out naming it. */
+static void rank_p2p_gone(job *j)
+{
+    int mode = *(const int *)j->arg;
+    clt_process_group *pg = join(j, mode ? 2.0 : 60);
+    if (pg == NULL)
+        return;
+    int64_t three[1] = {3};
+    clt_tensor *t = NULL;
+    clt_status st = clt_ones(rank_device(j->rank), CLT_FLOAT32, 1, three, &t);
+    if (j->rank == 1) {
+        if (st == CLT_OK && mode == 0)
+            st = clt_send(pg, t, 0, 0);
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        for (int k = 0; mode == 1 && k < 6000 &&
+                        !__atomic_load_n(&j->all[0].done, __ATOMIC_SEQ_CST);
+             k++)
+            nanosleep(&nap, NULL);
+        j->mine->ran = 1;
+        _exit(0); /* no free, no goodbye */
+    }
+    if (st == CLT_OK && mode == 0)
+        st = clt_recv(pg, t, 1, 0);
+    if (st == CLT_OK)
+        st = clt_recv(pg, t, 1, 0);
+    note(j->mine, st);
+    __atomic_store_n(&j->mine->done, 1, __ATOMIC_SEQ_CST);
+    st = clt_send(pg, t, 1, 0);
+    snprintf((char *)j->mine->data, 1024, "%d %s", st, clt_last_error());
+    clt_tensor_free(t);
+    clt_process_group_free(pg);
+}
+
+Test(dist, send_recv_with_a_peer_gone_or_silent_fail_naming_it)
+{
+    int mode = 0;
+    slot *s = run_procs(2, 2, rank_p2p_gone, &mode, 60);
+    cr_assert_eq(s[0].status, CLT_ERR_IO, "%s", s[0].msg);
+    /* closed, or reset (rank 1 exited with rank 0's header unread) */
+    cr_assert(strstr(s[0].msg, "clt_recv: rank 1 closed the connection (the header)"), "%s",
+              s[0].msg);
+    cr_assert(strstr((const char *)s[0].data, "clt_send: the process group failed"), "%s",
+              (const char *)s[0].data);
+    release_slots(s);
+    mode = 1;
+    s = run_procs(2, 2, rank_p2p_gone, &mode, 60);
+    cr_assert_eq(s[0].status, CLT_ERR_IO, "%s", s[0].msg);
+    cr_assert(strstr(s[0].msg, "clt_recv: timed out waiting for rank 1 (the header)"), "%s",
+              s[0].msg);
+    release_slots(s);
+}
+
+/* ---- SyncBatchNorm --------------------------------------------------------------------------- */
+
+enum { SB_C = 3, SB_L = 2 };
+static const double sb_w[SB_C] = {1.5, -0.5, 2.0}, sb_b[SB_C] = {0.1, 0.2, -0.3};
+
+/* Rank r's batch: r + 2 samples of [SB_C, SB_L], and the loss's weights. */
+static int sb_n(int r) { return r + 2; }
+static double sb_x(int r, int i) { return sin(1.3 * i + r) * (1 + i % SB_C) + (i % SB_C); }
+static double sb_coef(int r, int i) { return cos(0.7 * i - r) + 0.5; }
+
+/* The loss of every rank summed (sum over ranks of sum(y * coef)) for the
+ * batches xs[r] (world ranks), on the host, as one BatchNorm over the
+ * whole batch; with y of rank `want` into y (if not NULL), the batch mean
+ * and biased variance into mean, var. */
+static double sb_host(double *const *xs, int world, int want, double *y, double *mean,
+                      double *var)
+{
+    double m[SB_C] = {0}, v[SB_C] = {0}, cnt = 0, loss = 0;
+    for (int r = 0; r < world; r++) {
+        int n = sb_n(r) * SB_C * SB_L;
+        cnt += sb_n(r) * SB_L;
+        for (int i = 0; i < n; i++)
+            m[(i / SB_L) % SB_C] += xs[r][i];
+    }
+    for (int c = 0; c < SB_C; c++)
+        m[c] /= cnt;
+    for (int r = 0; r < world; r++)
+        for (int i = 0; i < sb_n(r) * SB_C * SB_L; i++) {
+            double d = xs[r][i] - m[(i / SB_L) % SB_C];
+            v[(i / SB_L) % SB_C] += d * d;
+        }
+    for (int c = 0; c < SB_C; c++)
+        v[c] /= cnt;
+    for (int r = 0; r < world; r++)
+        for (int i = 0; i < sb_n(r) * SB_C * SB_L; i++) {
+            int c = (i / SB_L) % SB_C;
+            double yy = (xs[r][i] - m[c]) / sqrt(v[c] + 1e-5) * sb_w[c] + sb_b[c];
+            loss += yy * sb_coef(r, i);
+            if (y && r == want)
+                y[i] = yy;
+        }
+    if (mean)
+        memcpy(mean, m, sizeof m);
+    if (var)
+        memcpy(var, v, sizeof v);
+    return loss;
+}
+
+/* Each rank converts a BatchNorm1d (float64) and runs forward, the loss
+ * sum(y * coef) and backward on its own batch; it checks y, its input's
+ * gradient (central differences of the summed loss, in float64), the
+ * gradients of weight and bias (its own batch's), the running statistics,
+ * and eval mode (the running statistics, no communication). */
+static void rank_sync_bn(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    int r = j->rank, w = j->world, n = sb_n(r) * SB_C * SB_L;
+    double *xs[MAX_WORLD], want[64], got[64], mean[SB_C], var[SB_C];
+    for (int q = 0; q < w; q++) {
+        xs[q] = malloc(sizeof(double) * 64);
+        for (int i = 0; i < sb_n(q) * SB_C * SB_L; i++)
+            xs[q][i] = sb_x(q, i);
+    }
+    clt_module *bn = NULL;
+    clt_tensor *x = NULL, *coef = NULL, *y = NULL, *p = NULL, *loss = NULL, *g = NULL;
+    int64_t shape[3] = {sb_n(r), SB_C, SB_L};
+    double cf[64];
+    for (int i = 0; i < n; i++)
+        cf[i] = sb_coef(r, i);
+    clt_status st = clt_batch_norm1d_layer(dev, SB_C, 1e-5, 0.1, 1, 1, &bn);
+    if (st == CLT_OK)
+        st = clt_module_to_dtype(bn, CLT_FLOAT64);
+    int was = clt_set_grad_enabled(0);
+    if (st == CLT_OK)
+        st = clt_tensor_write(clt_module_param(bn, "weight"), sb_w, sizeof sb_w);
+    if (st == CLT_OK)
+        st = clt_tensor_write(clt_module_param(bn, "bias"), sb_b, sizeof sb_b);
+    clt_set_grad_enabled(was);
+    if (st == CLT_OK)
+        st = clt_convert_sync_batchnorm(bn, pg);
+    if (st == CLT_OK && strcmp(clt_module_name(bn), "SyncBatchNorm") != 0)
+        st = CLT_ERR_INTERNAL;
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 3, shape, xs[r], &x);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(x, 1);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 3, shape, cf, &coef);
+    if (st == CLT_OK)
+        st = clt_module_forward(bn, x, &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, coef, &p);
+    if (st == CLT_OK)
+        st = clt_sum(p, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    if (st != CLT_OK) {
+        snprintf(j->mine->msg, sizeof j->mine->msg, "%s", clt_last_error());
+        j->mine->status = st;
+        goto out;
+    }
+    sb_host(xs, w, r, want, mean, var);
+    expect_near(j, "y", y, want, (size_t)n, 1e-12);
+    /* the input's gradient: d(sum of every rank's loss) / d x_r */
+    for (int i = 0; i < n; i++) {
+        double keep = xs[r][i], h = 1e-6;
+        xs[r][i] = keep + h;
+        double lp = sb_host(xs, w, -1, NULL, NULL, NULL);
+        xs[r][i] = keep - h;
+        double lm = sb_host(xs, w, -1, NULL, NULL, NULL);
+        xs[r][i] = keep;
+        want[i] = (lp - lm) / (2 * h);
+    }
+    st = clt_grad(x, &g);
+    if (st == CLT_OK)
+        st = read_doubles(g, got, (size_t)n);
+    for (int i = 0; st == CLT_OK && i < n; i++)
+        if (fabs(got[i] - want[i]) > 1e-6 * (1 + fabs(want[i]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "x.grad [%d]: %.10g, want %.10g", i,
+                     got[i], want[i]);
+            j->mine->extra += 1;
+            break;
+        }
+    clt_tensor_free(g);
+    g = NULL;
+    /* weight and bias: this rank's own terms */
+    double gw[SB_C] = {0}, gb[SB_C] = {0};
+    for (int i = 0; i < n; i++) {
+        int c = (i / SB_L) % SB_C;
+        gw[c] += sb_coef(r, i) * (xs[r][i] - mean[c]) / sqrt(var[c] + 1e-5);
+        gb[c] += sb_coef(r, i);
+    }
+    if (st == CLT_OK)
+        st = clt_grad(clt_module_param(bn, "weight"), &g);
+    if (st == CLT_OK)
+        st = read_doubles(g, got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - gw[c]) > 1e-9 * (1 + fabs(gw[c]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "weight.grad [%d]: %.10g, want %.10g",
+                     c, got[c], gw[c]);
+            j->mine->extra += 1;
+        }
+    clt_tensor_free(g);
+    g = NULL;
+    if (st == CLT_OK)
+        st = clt_grad(clt_module_param(bn, "bias"), &g);
+    if (st == CLT_OK)
+        expect_near(j, "bias.grad", g, gb, SB_C, 1e-12);
+    /* running statistics: momentum 0.1 from mean 0, var 1; unbiased */
+    double cnt = 0;
+    for (int q = 0; q < w; q++)
+        cnt += sb_n(q) * SB_L;
+    double rm[SB_C], rv[SB_C];
+    for (int c = 0; c < SB_C; c++) {
+        rm[c] = 0.1 * mean[c];
+        rv[c] = 0.9 + 0.1 * var[c] * cnt / (cnt - 1);
+    }
+    if (st == CLT_OK)
+        st = read_doubles(clt_module_buffer(bn, "running_mean"), got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - rm[c]) > 1e-12 || fabs(rv[c]) < 0) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "running_mean [%d]: %.10g, want %.10g",
+                     c, got[c], rm[c]);
+            j->mine->extra += 1;
+        }
+    if (st == CLT_OK)
+        st = read_doubles(clt_module_buffer(bn, "running_var"), got, SB_C);
+    for (int c = 0; st == CLT_OK && c < SB_C; c++)
+        if (fabs(got[c] - rv[c]) > 1e-12) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "running_var [%d]: %.10g, want %.10g",
+                     c, got[c], rv[c]);
+            j->mine->extra += 1;
+        }
+    /* eval mode: the running statistics, on each rank alone */
+    clt_tensor_free(y);
+    y = NULL;
+    clt_module_train(bn, 0);
+    if (st == CLT_OK)
+        st = clt_module_forward(bn, x, &y);
+    for (int i = 0; i < n; i++) {
+        int c = (i / SB_L) % SB_C;
+        want[i] = (xs[r][i] - rm[c]) / sqrt(rv[c] + 1e-5) * sb_w[c] + sb_b[c];
+    }
+    if (st == CLT_OK)
+        st = read_doubles(y, got, (size_t)n);
+    for (int i = 0; st == CLT_OK && i < n; i++)
+        if (fabs(got[i] - want[i]) > 1e-12 * (1 + fabs(want[i]))) {
+            snprintf(j->mine->msg, sizeof j->mine->msg, "eval y [%d]: %.10g, want %.10g", i,
+                     got[i], want[i]);
+            j->mine->extra += 1;
+            break;
+        }
+    if (st != CLT_OK)
+        snprintf(j->mine->msg, sizeof j->mine->msg, "%s", clt_last_error());
+    j->mine->status = st;
+out:
+    clt_tensor_free(g);
+    clt_tensor_free(x);
+    clt_tensor_free(coef);
+    clt_tensor_free(y);
+    clt_tensor_free(p);
+    clt_tensor_free(loss);
+    clt_module_free(bn);
+    for (int q = 0; q < w; q++)
+        free(xs[q]);
+    clt_process_group_free(pg);
+}
+
+static void check_sync_bn(int world)
+{
+    slot *s = run_procs(world, world, rank_sync_bn, NULL, 120);
+    for (int r = 0; r < world; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 0, "rank %d: %s", r, s[r].msg);
+    }
+    release_slots(s);
+}
+
+Test(dist, sync_batch_norm_world_1)
+{
+    check_sync_bn(1);
+}
+
+Test(dist, sync_batch_norm_world_2)
+{
+    check_sync_bn(2);
+}
+
+Test(dist, sync_batch_norm_world_3)
+{
+    check_sync_bn(3);
 }

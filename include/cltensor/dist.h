@@ -108,6 +108,129 @@ CLT_API clt_status clt_all_gather(clt_process_group *pg, const clt_tensor *t, cl
 /* barrier(): returns once every rank has called it. */
 CLT_API clt_status clt_barrier(clt_process_group *pg);
 
+/* ---- the other collectives ------------------------------------------------ */
+
+/* Lists.  A call that takes a list of tensors takes n, the list's length,
+ * which must be the world size; the list's tensors must have the shape and
+ * dtype the call says (else CLT_ERR_SHAPE_MISMATCH or
+ * CLT_ERR_DTYPE_MISMATCH on that rank, and the others fail as after any
+ * rank's local failure), and may live on any devices.  Tensors written in
+ * place must not be expanded or computed by autograd, as for
+ * clt_all_reduce.  The header exchange covers every rank's tensor shape and
+ * dtype, rank and op arguments. */
+
+/* reduce(t, dst, op): t on rank dst gets the reduction of every rank's t
+ * (the bits clt_all_reduce would give); t on the other ranks is left as it
+ * was.  Dtypes and ops as clt_all_reduce. */
+CLT_API clt_status clt_reduce(clt_process_group *pg, clt_tensor *t, int dst, clt_reduce_op op);
+
+/* gather(t, gather_list, dst), named apart from the tensor op clt_gather: on rank dst, gather_list[k] (n = world
+ * size tensors of t's shape and dtype) gets rank k's t.  The other ranks
+ * pass NULL and 0 (torch: "gather_list must NOT be specified on
+ * non-destination ranks"). */
+CLT_API clt_status clt_dist_gather(clt_process_group *pg, const clt_tensor *t, int dst,
+                                   clt_tensor *const *gather_list, size_t n);
+
+/* scatter(out, scatter_list, src) (beside the tensor op clt_scatter): out on rank k gets scatter_list[k] of
+ * rank src (n = world size tensors of out's shape and dtype).  The other
+ * ranks pass NULL and 0. */
+CLT_API clt_status clt_dist_scatter(clt_process_group *pg, clt_tensor *out,
+                                    const clt_tensor *const *scatter_list, size_t n, int src);
+
+/* reduce_scatter(out, input_list, op): out on rank k gets the reduction
+ * over the ranks of their input_list[k] (n = world size tensors of out's
+ * shape and dtype).  Dtypes and ops as clt_all_reduce. */
+CLT_API clt_status clt_reduce_scatter(clt_process_group *pg, clt_tensor *out,
+                                      const clt_tensor *const *input_list, size_t n,
+                                      clt_reduce_op op);
+
+/* reduce_scatter_tensor(out, input, op): as clt_reduce_scatter with input
+ * cut into world-size chunks along dim 0: input is out's shape with dim 0
+ * times the world size (concatenated), or [world_size, ...out's shape]
+ * (stacked); else CLT_ERR_SHAPE_MISMATCH. */
+CLT_API clt_status clt_reduce_scatter_tensor(clt_process_group *pg, clt_tensor *out,
+                                             const clt_tensor *input, clt_reduce_op op);
+
+/* all_gather_into_tensor(out, t): out on every rank gets every rank's t in
+ * rank order along dim 0: out is t's shape with dim 0 times the world size
+ * (concatenated) or [world_size, ...t's shape] (stacked), of t's dtype;
+ * else CLT_ERR_SHAPE_MISMATCH or CLT_ERR_DTYPE_MISMATCH.  (clt_all_gather
+ * hands out a new stacked tensor instead.) */
+CLT_API clt_status clt_all_gather_into_tensor(clt_process_group *pg, clt_tensor *out,
+                                              const clt_tensor *t);
+
+/* all_to_all(output_list, input_list): output_list[k] on rank j gets
+ * input_list[j] of rank k (n_out = n_in = world size; every tensor of one
+ * dtype, on every rank).  The shapes may differ from pair to pair: rank
+ * k's input_list[j] must have the shape of rank j's output_list[k], else
+ * every rank fails naming both.  (Gloo in torch 1.13 offers only
+ * all_to_all_single; NCCL's all_to_all does this.)  Every rank's inputs
+ * travel around the ring, so each rank receives them all. */
+CLT_API clt_status clt_all_to_all(clt_process_group *pg, clt_tensor *const *output_list,
+                                  size_t n_out, const clt_tensor *const *input_list,
+                                  size_t n_in);
+
+/* all_to_all_single(out, in, output_split_sizes, input_split_sizes): in is
+ * cut along dim 0 into world-size chunks of input_split_sizes[j] rows
+ * (NULL: equal chunks, dim 0 divisible by the world size), chunk j going
+ * to rank j; out is filled along dim 0 with the chunks from rank 0, 1, ...
+ * of output_split_sizes[k] rows (NULL: equal).  Split sizes are >= 0 and
+ * sum to dim 0; in and out have the same dtype and the same dims after
+ * the first, on every rank; rank k's input_split_sizes[j] must equal rank
+ * j's output_split_sizes[k], else every rank fails naming both.  in and
+ * out have at least one dimension. */
+CLT_API clt_status clt_all_to_all_single(clt_process_group *pg, clt_tensor *out,
+                                         const clt_tensor *in,
+                                         const int64_t *output_split_sizes,
+                                         const int64_t *input_split_sizes);
+
+/* ---- point-to-point ------------------------------------------------------ */
+
+/* send(t, dst, tag) and recv(t, src, tag): t's values from this rank to
+ * rank dst, which must make the matching clt_recv(t', this rank, tag)
+ * into a tensor t' of the same shape and dtype.  Both block until the
+ * transfer is done (within the group's timeout), whichever of the pair
+ * comes first; only the two ranks take part (see the direct connections
+ * above).  Before the data the two exchange headers: a different shape,
+ * dtype or tag, or two sends (or two receives) facing each other, fails
+ * both calls naming both ranks' calls, and nothing is written (torch would
+ * wait for a matching tag instead; here the messages between two ranks
+ * are taken in order).  dst or src equal to this rank, or outside
+ * [0, world size), is CLT_ERR_INVALID_ARGUMENT on the calling rank only
+ * (torch: "Invalid destination rank").  A peer that dies or stays silent
+ * fails the call naming it, and the group is broken, as for the
+ * collectives.  recv writes t outside autograd. */
+CLT_API clt_status clt_send(clt_process_group *pg, const clt_tensor *t, int dst, int tag);
+CLT_API clt_status clt_recv(clt_process_group *pg, clt_tensor *t, int src, int tag);
+
+/* ---- SyncBatchNorm -------------------------------------------------------- */
+
+/* torch.nn.SyncBatchNorm.convert_sync_batchnorm(m, pg), in place: every
+ * BatchNorm1d, BatchNorm2d and BatchNorm3d in m (m itself or a descendant)
+ * becomes a "SyncBatchNorm" layer with the same parameters, buffers,
+ * settings and state_dict names.  In train mode in a world of more than 1
+ * its forward takes the batch statistics over every rank's batch (the
+ * counts may differ): the element count, the sum and the sum of squared
+ * deviations from the global mean, all-reduced; the running statistics
+ * are updated with the global mean and unbiased variance, as torch's.  The
+ * two sums' all-reduce is recorded by autograd: its backward all-reduces
+ * their gradients, so that each rank's input gradient is that of the whole
+ * batch's loss (the sum of the ranks' losses), as torch's SyncBatchNorm
+ * function computes it; the gradients of weight and bias stay each rank's
+ * own (DDP averages them).  Otherwise (eval mode with running statistics,
+ * or a world of 1) it is BatchNorm's forward, as torch's.  Input of 2 to 5
+ * dimensions in either path, any of 2 and more in train mode with sync.
+ *
+ * Every rank must run the same forwards and backwards in the same order
+ * (each forward makes three calls on pg, each backward two); a rank that
+ * fails before them leaves the others waiting for the group's timeout.  pg
+ * is borrowed and must outlive m (and its clones).  Do not use it on the
+ * group of a clt_ddp, whose thread takes the group during backward: give
+ * SyncBatchNorm a group of its own (another clt_process_group_init).  Layers
+ * converted already keep their group.  Errors: NULL arguments, out of host
+ * memory (m unchanged). */
+CLT_API clt_status clt_convert_sync_batchnorm(clt_module *m, clt_process_group *pg);
+
 /* ---- DistributedDataParallel's two duties -------------------------------- */
 
 /* The parameters and buffers of m (its state, in state_dict order) from

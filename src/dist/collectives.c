@@ -15,13 +15,37 @@ static const char *op_name(int64_t op)
 
 /* ---- headers ----------------------------------------------------------------------- */
 
-static void describe(clt__strbuf *sb, const clt__dist_hdr *h)
+static void describe_shape(clt__strbuf *sb, const clt__dist_hdr *h)
 {
-    static const char *kinds[] = {"?", "clt_all_reduce", "clt_broadcast", "clt_all_gather",
-                                  "clt_barrier", "clt_dist_broadcast_module",
-                                  "clt_dist_average_gradients", "clt_ddp_new",
-                                  "clt_ddp's reduction"};
-    clt__sb_printf(sb, "%s", kinds[h->kind >= 1 && h->kind <= 8 ? h->kind : 0]);
+    clt__sb_printf(sb, " of %s [", clt_dtype_name((clt_dtype)h->dtype));
+    for (int64_t d = 0; d < h->ndim && d < CLT_MAX_DIMS; d++)
+        clt__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)h->shape[d]);
+    clt__sb_printf(sb, "]");
+}
+
+void clt__dist_describe(clt__strbuf *sb, const clt__dist_hdr *h)
+{
+    static const char *kinds[] = {"?",
+                                  "clt_all_reduce",
+                                  "clt_broadcast",
+                                  "clt_all_gather",
+                                  "clt_barrier",
+                                  "clt_dist_broadcast_module",
+                                  "clt_dist_average_gradients",
+                                  "clt_ddp_new",
+                                  "clt_ddp's reduction",
+                                  "clt_reduce",
+                                  "clt_dist_gather",
+                                  "clt_dist_scatter",
+                                  "clt_reduce_scatter",
+                                  "clt_reduce_scatter_tensor",
+                                  "clt_all_gather_into_tensor",
+                                  "clt_all_to_all",
+                                  "clt_all_to_all_single",
+                                  "clt_send",
+                                  "clt_recv"};
+    enum { NKINDS = sizeof kinds / sizeof kinds[0] };
+    clt__sb_printf(sb, "%s", kinds[h->kind >= 1 && h->kind < NKINDS ? h->kind : 0]);
     switch ((clt__dist_kind)h->kind) {
     case CLT__DIST_ALL_REDUCE:
     case CLT__DIST_BROADCAST:
@@ -30,10 +54,37 @@ static void describe(clt__strbuf *sb, const clt__dist_hdr *h)
             clt__sb_printf(sb, "(%s)", op_name(h->arg));
         if (h->kind == CLT__DIST_BROADCAST)
             clt__sb_printf(sb, " from rank %lld", (long long)h->arg);
-        clt__sb_printf(sb, " of %s [", clt_dtype_name((clt_dtype)h->dtype));
-        for (int64_t d = 0; d < h->ndim && d < CLT_MAX_DIMS; d++)
-            clt__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)h->shape[d]);
-        clt__sb_printf(sb, "]");
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_REDUCE:
+        clt__sb_printf(sb, "(%s) to rank %lld", op_name(h->arg2), (long long)h->arg);
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_REDUCE_SCATTER:
+    case CLT__DIST_REDUCE_SCATTER_TENSOR:
+        clt__sb_printf(sb, "(%s)", op_name(h->arg2));
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_GATHER:
+        clt__sb_printf(sb, " to rank %lld", (long long)h->arg);
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_SCATTER:
+        clt__sb_printf(sb, " from rank %lld", (long long)h->arg);
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_ALL_GATHER_INTO_TENSOR:
+    case CLT__DIST_ALL_TO_ALL_SINGLE:
+        describe_shape(sb, h);
+        break;
+    case CLT__DIST_ALL_TO_ALL:
+        clt__sb_printf(sb, " of %s", clt_dtype_name((clt_dtype)h->dtype));
+        break;
+    case CLT__DIST_SEND:
+    case CLT__DIST_RECV:
+        clt__sb_printf(sb, " %s rank %lld (tag %lld)", h->kind == CLT__DIST_SEND ? "to" : "from",
+                       (long long)h->arg, (long long)h->arg2);
+        describe_shape(sb, h);
         break;
     case CLT__DIST_BROADCAST_MODULE:
     case CLT__DIST_AVERAGE_GRADIENTS:
@@ -85,8 +136,8 @@ clt_status clt__dist_agree(clt_process_group *pg, clt__dist_hdr *mine, clt_statu
         if (memcmp(&own[r], &own[0], sizeof own[0]) == 0)
             continue;
         clt__strbuf a = {0}, b = {0};
-        describe(&a, &own[0]);
-        describe(&b, &own[r]);
+        clt__dist_describe(&a, &own[0]);
+        clt__dist_describe(&b, &own[r]);
         char *sa = clt__sb_take(&a), *sb = clt__sb_take(&b);
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: the ranks' calls differ: rank 0 made %s, rank %d %s", fn,
@@ -191,24 +242,21 @@ static void scale(void *a, size_t n, clt_dtype dtype, int w, bool divide)
     }
 }
 
-/* Bytes for the temporary of a ring all-reduce of n elements. */
-static size_t reduce_tmp_bytes(const clt_process_group *pg, size_t n, size_t esize)
+size_t clt__dist_reduce_tmp_bytes(const clt_process_group *pg, size_t n, size_t esize)
 {
     return (n / (size_t)pg->size + 1) * esize;
 }
 
-/* Ring reduce-scatter then all-gather over buf[0..n) (tmp: see
- * reduce_tmp_bytes): every rank ends with the same bits. */
-static clt_status ring_all_reduce(clt_process_group *pg, unsigned char *buf, size_t n,
-                                  clt_dtype dtype, clt_reduce_op op, unsigned char *tmp,
-                                  const char *fn)
+clt_status clt__dist_ring_reduce_scatter(clt_process_group *pg, unsigned char *buf, size_t n,
+                                         clt_dtype dtype, clt_reduce_op op, unsigned char *tmp,
+                                         int shift, const char *fn)
 {
     int w = pg->size, r = pg->rank;
     size_t es = clt_dtype_size(dtype);
-    if (w == 1)
-        return CLT_OK;
+    /* Step s sends the part received (and combined) at step s - 1; after
+     * w - 1 steps the part this rank combined last holds every rank's. */
     for (int s = 0; s < w - 1; s++) {
-        int send = ((r - s) % w + w) % w, recv = ((r - s - 1) % w + w) % w;
+        int send = ((r + shift - 1 - s) % w + w) % w, recv = ((r + shift - 2 - s) % w + w) % w;
         size_t slo, shi, rlo, rhi;
         clt__dist_part(pg, n, send, &slo, &shi);
         clt__dist_part(pg, n, recv, &rlo, &rhi);
@@ -220,16 +268,28 @@ static clt_status ring_all_reduce(clt_process_group *pg, unsigned char *buf, siz
     }
     if (op == CLT_REDUCE_AVG) {
         size_t lo, hi;
-        clt__dist_part(pg, n, (r + 1) % w, &lo, &hi);
+        clt__dist_part(pg, n, ((r + shift) % w + w) % w, &lo, &hi);
         scale(buf + lo * es, hi - lo, dtype, w, true);
     }
-    return clt__dist_ring_gather(pg, buf, n, es, r + 1, fn);
+    return CLT_OK;
+}
+
+clt_status clt__dist_ring_all_reduce(clt_process_group *pg, unsigned char *buf, size_t n,
+                                     clt_dtype dtype, clt_reduce_op op, unsigned char *tmp,
+                                     const char *fn)
+{
+    if (pg->size == 1)
+        return CLT_OK;
+    clt_status st = clt__dist_ring_reduce_scatter(pg, buf, n, dtype, op, tmp, 1, fn);
+    if (st != CLT_OK)
+        return st;
+    return clt__dist_ring_gather(pg, buf, n, clt_dtype_size(dtype), pg->rank + 1, fn);
 }
 
 /* Moves buf[0..bytes) from rank src to every rank along the ring, in
  * pieces, each rank passing one piece on while it takes the next. */
-static clt_status ring_broadcast(clt_process_group *pg, unsigned char *buf, size_t bytes,
-                                 int src, const char *fn)
+clt_status clt__dist_ring_broadcast(clt_process_group *pg, unsigned char *buf, size_t bytes,
+                                    int src, const char *fn)
 {
     const size_t piece = (size_t)1 << 20;
     int w = pg->size;
@@ -252,30 +312,40 @@ static clt_status ring_broadcast(clt_process_group *pg, unsigned char *buf, size
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
 
-/* Checks t for the collective fn, fills h's dtype and shape, and hands out
- * host memory of `copies` times its bytes (plus `extra`) with t's values
- * at copy `at` (at < 0: not read). */
-static clt_status stage_in(const clt_tensor *t, bool writable, size_t copies, int at,
-                           size_t extra, clt__dist_hdr *h, unsigned char **buf, const char *fn)
+clt_status clt__dist_check_writable(const clt_tensor *t, const char *fn)
 {
-    *buf = NULL;
-    CLT__REQUIRE_ARG(t, fn);
     int nd = clt_tensor_ndim(t);
     const int64_t *shape = clt_tensor_shape(t), *strides = clt_tensor_strides(t);
-    h->dtype = clt_tensor_dtype(t);
-    h->ndim = nd;
-    for (int d = 0; d < nd; d++) {
-        h->shape[d] = shape[d];
-        if (writable && shape[d] > 1 && strides[d] == 0)
+    for (int d = 0; d < nd; d++)
+        if (shape[d] > 1 && strides[d] == 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: the tensor is expanded (stride 0 in dim %d): it cannot be "
                               "written in place",
                               fn, d);
-    }
-    if (writable && clt_requires_grad(t) && !clt_is_leaf(t))
+    if (clt_requires_grad(t) && !clt_is_leaf(t))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a tensor computed by autograd (%s) cannot be written in place",
                           fn, clt_grad_fn_name(t));
+    return CLT_OK;
+}
+
+clt_status clt__dist_stage_in(const clt_tensor *t, bool writable, size_t copies, int at,
+                              size_t extra, clt__dist_hdr *h, unsigned char **buf,
+                              const char *fn)
+{
+    *buf = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int nd = clt_tensor_ndim(t);
+    const int64_t *shape = clt_tensor_shape(t);
+    h->dtype = clt_tensor_dtype(t);
+    h->ndim = nd;
+    for (int d = 0; d < nd; d++)
+        h->shape[d] = shape[d];
+    if (writable) {
+        clt_status st = clt__dist_check_writable(t, fn);
+        if (st != CLT_OK)
+            return st;
+    }
     size_t nb = clt_tensor_nbytes(t), all;
     if (nb == SIZE_MAX || __builtin_mul_overflow(nb, copies, &all) ||
         __builtin_add_overflow(all, extra, &all))
@@ -295,13 +365,28 @@ static clt_status stage_in(const clt_tensor *t, bool writable, size_t copies, in
     return CLT_OK;
 }
 
-/* Writes host data into t outside autograd, as torch's collectives do. */
-static clt_status stage_out(clt_tensor *t, const void *buf, size_t bytes, const char *fn)
+clt_status clt__dist_stage_out(clt_tensor *t, const void *buf, size_t bytes, const char *fn)
 {
     int was = clt_set_grad_enabled(0);
     clt_status st = clt_tensor_write(t, buf, bytes);
     clt_set_grad_enabled(was);
     return clt__error_in(st, fn);
+}
+
+clt_status clt__dist_check_op(const clt_tensor *t, clt_reduce_op op, const char *fn)
+{
+    if ((unsigned)op > CLT_REDUCE_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: reduce op %d is none of SUM, AVG, "
+                          "PRODUCT, MIN, MAX",
+                          fn, (int)op);
+    if (t && clt__dtype_is_complex(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s is not implemented for complex dtypes",
+                          fn);
+    if (t && op == CLT_REDUCE_AVG && !clt__dtype_is_float(clt_tensor_dtype(t)))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: AVG takes floating tensors, not %s (use SUM)", fn,
+                          clt_dtype_name(clt_tensor_dtype(t)));
+    return CLT_OK;
 }
 
 clt_status clt_all_reduce(clt_process_group *pg, clt_tensor *t, clt_reduce_op op)
@@ -310,33 +395,23 @@ clt_status clt_all_reduce(clt_process_group *pg, clt_tensor *t, clt_reduce_op op
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_ALL_REDUCE, 0, 0, (int64_t)op, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_ALL_REDUCE, 0, 0, (int64_t)op, 0, {0}, 0};
     unsigned char *buf = NULL, *tmp = NULL;
     size_t n = 0;
     clt_status local = CLT_OK;
-    if ((unsigned)op > CLT_REDUCE_MAX)
-        local = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: reduce op %d is none of SUM, AVG, "
-                           "PRODUCT, MIN, MAX",
-                           fn, (int)op);
-    else if (t && clt__dtype_is_complex(t->dtype))
-        local = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                           "%s is not implemented for complex dtypes", fn);
-    else if (t && op == CLT_REDUCE_AVG && !clt__dtype_is_float(clt_tensor_dtype(t)))
-        local = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                           "%s: AVG takes floating tensors, not %s (use SUM)", fn,
-                           clt_dtype_name(clt_tensor_dtype(t)));
-    else
-        local = stage_in(t, true, 1, 0, 0, &h, &buf, fn);
+    local = clt__dist_check_op(t, op, fn);
+    if (local == CLT_OK)
+        local = clt__dist_stage_in(t, true, 1, 0, 0, &h, &buf, fn);
     if (local == CLT_OK) {
         n = (size_t)clt_tensor_numel(t);
-        tmp = clt__malloc(reduce_tmp_bytes(pg, n, clt_dtype_size(clt_tensor_dtype(t))));
+        tmp = clt__malloc(clt__dist_reduce_tmp_bytes(pg, n, clt_dtype_size(clt_tensor_dtype(t))));
         if (tmp == NULL)
             local = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
     if (pg->size > 1) {
-        CLT__TRY(ring_all_reduce(pg, buf, n, (clt_dtype)h.dtype, op, tmp, fn));
-        CLT__TRY(stage_out(t, buf, clt_tensor_nbytes(t), fn));
+        CLT__TRY(clt__dist_ring_all_reduce(pg, buf, n, (clt_dtype)h.dtype, op, tmp, fn));
+        CLT__TRY(clt__dist_stage_out(t, buf, clt_tensor_nbytes(t), fn));
     }
     st = clt__ok();
 done:
@@ -351,19 +426,19 @@ clt_status clt_broadcast(clt_process_group *pg, clt_tensor *t, int src)
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_BROADCAST, 0, 0, src, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_BROADCAST, 0, 0, src, 0, {0}, 0};
     unsigned char *buf = NULL;
     clt_status local;
     if (src < 0 || src >= pg->size)
         local = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: src %d outside [0, %d)", fn, src,
                            pg->size);
     else
-        local = stage_in(t, true, 1, pg->rank == src ? 0 : -1, 0, &h, &buf, fn);
+        local = clt__dist_stage_in(t, true, 1, pg->rank == src ? 0 : -1, 0, &h, &buf, fn);
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
     if (pg->size > 1) {
-        CLT__TRY(ring_broadcast(pg, buf, clt_tensor_nbytes(t), src, fn));
+        CLT__TRY(clt__dist_ring_broadcast(pg, buf, clt_tensor_nbytes(t), src, fn));
         if (pg->rank != src)
-            CLT__TRY(stage_out(t, buf, clt_tensor_nbytes(t), fn));
+            CLT__TRY(clt__dist_stage_out(t, buf, clt_tensor_nbytes(t), fn));
     }
     st = clt__ok();
 done:
@@ -379,7 +454,7 @@ clt_status clt_all_gather(clt_process_group *pg, const clt_tensor *t, clt_tensor
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_ALL_GATHER, 0, 0, 0, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_ALL_GATHER, 0, 0, 0, 0, {0}, 0};
     unsigned char *buf = NULL;
     clt_status local;
     if (t && clt_tensor_ndim(t) + 1 > CLT_MAX_DIMS)
@@ -387,7 +462,7 @@ clt_status clt_all_gather(clt_process_group *pg, const clt_tensor *t, clt_tensor
                            "%s: the result would have %d dimensions, more than %d", fn,
                            clt_tensor_ndim(t) + 1, CLT_MAX_DIMS);
     else
-        local = stage_in(t, false, (size_t)pg->size, pg->rank, 0, &h, &buf, fn);
+        local = clt__dist_stage_in(t, false, (size_t)pg->size, pg->rank, 0, &h, &buf, fn);
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
     size_t n = (size_t)clt_tensor_numel(t) * (size_t)pg->size;
     CLT__TRY(clt__dist_ring_gather(pg, buf, n, clt_dtype_size((clt_dtype)h.dtype), pg->rank,
@@ -410,7 +485,7 @@ clt_status clt_barrier(clt_process_group *pg)
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_BARRIER, 0, 0, 0, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_BARRIER, 0, 0, 0, 0, {0}, 0};
     st = clt__dist_agree(pg, &h, CLT_OK, NULL, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -437,7 +512,7 @@ clt_status clt_dist_broadcast_module(clt_process_group *pg, clt_module *m, int s
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_BROADCAST_MODULE, 0, 0, src, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_BROADCAST_MODULE, 0, 0, src, 0, {0}, 0};
     clt_named_tensor *ts = NULL;
     size_t n = 0, total = 0;
     unsigned char *buf = NULL;
@@ -464,10 +539,10 @@ clt_status clt_dist_broadcast_module(clt_process_group *pg, clt_module *m, int s
         h.shape[2] = (int64_t)clt__dist_layout_hash(ts, n);
     }
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
-    CLT__TRY(ring_broadcast(pg, buf, total, src, fn));
+    CLT__TRY(clt__dist_ring_broadcast(pg, buf, total, src, fn));
     for (size_t i = 0, off = 0; pg->rank != src && i < n; i++) {
         size_t nb = clt_tensor_nbytes(ts[i].tensor);
-        CLT__TRY(stage_out(ts[i].tensor, buf + off, nb, fn));
+        CLT__TRY(clt__dist_stage_out(ts[i].tensor, buf + off, nb, fn));
         off += nb;
     }
     st = clt__ok();
@@ -529,7 +604,7 @@ clt_status clt__dist_plan_buckets(const clt_process_group *pg, clt_tensor *const
             plan->max_bytes = kb;
         if (k->count > plan->max_count)
             plan->max_count = k->count;
-        size_t tb = reduce_tmp_bytes(pg, k->numel, clt_dtype_size(k->dtype));
+        size_t tb = clt__dist_reduce_tmp_bytes(pg, k->numel, clt_dtype_size(k->dtype));
         if (tb > plan->max_tmp)
             plan->max_tmp = tb;
         k->count = 0; /* counts again below, as places */
@@ -573,7 +648,7 @@ clt_status clt__dist_bucket_average(clt_process_group *pg, const clt__dist_plan 
     if (pg->size == 1)
         return CLT_OK;
     scale(buf, k->numel, k->dtype, pg->size, false);
-    return ring_all_reduce(pg, buf, k->numel, k->dtype, CLT_REDUCE_SUM, tmp, fn);
+    return clt__dist_ring_all_reduce(pg, buf, k->numel, k->dtype, CLT_REDUCE_SUM, tmp, fn);
 }
 
 clt_status clt__dist_bucket_write(const clt_process_group *pg, const clt__dist_plan *plan,
@@ -584,7 +659,7 @@ clt_status clt__dist_bucket_write(const clt_process_group *pg, const clt__dist_p
     for (size_t j = 0, off = 0; pg->size > 1 && j < k->count; j++) {
         clt_tensor *g = grads[plan->order[k->first + j]];
         size_t nb = clt_tensor_nbytes(g);
-        clt_status st = stage_out(g, buf + off, nb, fn);
+        clt_status st = clt__dist_stage_out(g, buf + off, nb, fn);
         if (st != CLT_OK)
             return st;
         off += nb;
@@ -625,7 +700,7 @@ clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m)
     clt_status st = clt__dist_usable(pg, fn);
     if (st != CLT_OK)
         return st;
-    clt__dist_hdr h = {CLT__DIST_AVERAGE_GRADIENTS, 0, 0, 0, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_AVERAGE_GRADIENTS, 0, 0, 0, 0, {0}, 0};
     clt_named_tensor *ps = NULL;
     clt_tensor **grads = NULL;
     unsigned char *has = NULL, *buf = NULL, *tmp = NULL;

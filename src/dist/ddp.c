@@ -55,7 +55,7 @@ static clt_status reduce_bucket(clt_ddp *d, size_t b)
     const clt__dist_bucket *k = &d->plan.buckets[b];
     const size_t *idx = d->plan.order + k->first;
     unsigned char *mine = d->has + (size_t)pg->rank * k->count;
-    clt__dist_hdr h = {CLT__DIST_DDP_BUCKET, k->dtype, 0, (int64_t)b, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_DDP_BUCKET, k->dtype, 0, (int64_t)b, 0, {0}, 0};
     h.shape[0] = (int64_t)k->numel;
     h.shape[1] = (int64_t)k->count;
     bool full = true;
@@ -312,7 +312,7 @@ clt_status clt_ddp_new(clt_process_group *pg, clt_module *m, const clt_ddp_opts 
     if (st != CLT_OK)
         return st;
     double mb = opts && opts->bucket_cap_mb != 0 ? opts->bucket_cap_mb : 25.0;
-    clt__dist_hdr h = {CLT__DIST_DDP_NEW, 0, 0, 0, 0, {0}};
+    clt__dist_hdr h = {CLT__DIST_DDP_NEW, 0, 0, 0, 0, {0}, 0};
     clt_status local = CLT_OK;
     clt_ddp *d = clt__calloc(1, sizeof *d);
     if (d == NULL)

@@ -5,11 +5,18 @@
 
 #include "internal.h"
 
+#include <sys/socket.h>
+
 struct clt_process_group {
     int rank, size;
     int next_fd, prev_fd; /* the ring; -1 in a world of 1 */
     double timeout_s;
     bool broken;          /* a transfer failed: the ring is out of step */
+    /* Point-to-point: every rank's listener (the ring's, kept open), and a
+     * direct connection to each rank, opened at first use (-1 until then). */
+    int listen_fd;
+    struct sockaddr_storage *addrs; /* [size] */
+    int *direct;                    /* [size] */
 };
 
 /* A collective's header, exchanged by every rank before the data. */
@@ -18,6 +25,7 @@ typedef struct clt__dist_hdr {
     int64_t dtype, ndim, arg;
     int64_t failed; /* this rank failed before the data */
     int64_t shape[CLT_MAX_DIMS];
+    int64_t arg2; /* a second argument: the reduce op beside a rank, a tag */
 } clt__dist_hdr;
 
 typedef enum clt__dist_kind {
@@ -28,8 +36,21 @@ typedef enum clt__dist_kind {
     CLT__DIST_BROADCAST_MODULE,
     CLT__DIST_AVERAGE_GRADIENTS,
     CLT__DIST_DDP_NEW,
-    CLT__DIST_DDP_BUCKET
+    CLT__DIST_DDP_BUCKET,
+    CLT__DIST_REDUCE,
+    CLT__DIST_GATHER,
+    CLT__DIST_SCATTER,
+    CLT__DIST_REDUCE_SCATTER,
+    CLT__DIST_REDUCE_SCATTER_TENSOR,
+    CLT__DIST_ALL_GATHER_INTO_TENSOR,
+    CLT__DIST_ALL_TO_ALL,
+    CLT__DIST_ALL_TO_ALL_SINGLE,
+    CLT__DIST_SEND,
+    CLT__DIST_RECV
 } clt__dist_kind;
+
+/* The header's description, as the messages of differing calls show it. */
+void clt__dist_describe(clt__strbuf *sb, const clt__dist_hdr *h);
 
 /* Refuses a NULL or broken group for the public call fn. */
 clt_status clt__dist_usable(const clt_process_group *pg, const char *fn);
@@ -39,6 +60,23 @@ clt_status clt__dist_usable(const clt_process_group *pg, const char *fn);
  * marks the group broken. */
 clt_status clt__dist_sendrecv(clt_process_group *pg, const void *s, size_t sn, void *r,
                               size_t rn, const char *fn);
+
+/* Seconds on a monotonic clock. */
+double clt__dist_now(void);
+
+/* The direct connection to rank peer (not this rank), opened at first use
+ * before deadline: the lower rank connects to the higher one's listener
+ * and introduces itself; the higher one accepts (keeping connections from
+ * other ranks that arrive meanwhile).  A failure names the peer and marks
+ * the group broken. */
+clt_status clt__dist_direct(clt_process_group *pg, int peer, double deadline, int *fd,
+                            const char *fn);
+
+/* Sends or receives all of buf[0..n) on fd (the direct connection to
+ * rank peer) before deadline; a failure names the peer, fn and what, and
+ * marks the group broken. */
+clt_status clt__dist_xfer(clt_process_group *pg, int fd, bool sending, void *buf, size_t n,
+                          double deadline, int peer, const char *fn, const char *what);
 
 /* Part c of n elements cut into pg->size parts: [*lo, *hi). */
 void clt__dist_part(const clt_process_group *pg, size_t n, int c, size_t *lo, size_t *hi);
@@ -57,6 +95,50 @@ clt_status clt__dist_ring_gather(clt_process_group *pg, unsigned char *buf, size
  * after the exchange, its message kept. */
 clt_status clt__dist_agree(clt_process_group *pg, clt__dist_hdr *mine, clt_status local,
                            clt__dist_hdr *all, const char *fn);
+
+/* Ring all-gather of parts of different sizes: part k is
+ * buf[off[k] .. off[k + 1]); on entry this rank holds part `first`. */
+clt_status clt__dist_ring_gatherv(clt_process_group *pg, unsigned char *buf, const size_t *off,
+                                  int first, const char *fn);
+
+/* Ring reduce-scatter over buf[0..n) cut as clt__dist_part does: on return
+ * this rank holds part (rank + shift) mod size reduced over every rank (AVG:
+ * divided by the world size); tmp holds clt__dist_reduce_tmp_bytes. */
+clt_status clt__dist_ring_reduce_scatter(clt_process_group *pg, unsigned char *buf, size_t n,
+                                         clt_dtype dtype, clt_reduce_op op, unsigned char *tmp,
+                                         int shift, const char *fn);
+
+/* Bytes for the temporary of a ring all-reduce of n elements. */
+size_t clt__dist_reduce_tmp_bytes(const clt_process_group *pg, size_t n, size_t esize);
+
+/* Ring reduce-scatter then all-gather over buf[0..n): every rank ends with
+ * the same bits. */
+clt_status clt__dist_ring_all_reduce(clt_process_group *pg, unsigned char *buf, size_t n,
+                                     clt_dtype dtype, clt_reduce_op op, unsigned char *tmp,
+                                     const char *fn);
+
+/* buf[0..bytes) from rank src to every rank along the ring. */
+clt_status clt__dist_ring_broadcast(clt_process_group *pg, unsigned char *buf, size_t bytes,
+                                    int src, const char *fn);
+
+/* Refuses, for fn, a tensor that cannot be written in place by a
+ * collective: an expanded one, or one computed by autograd. */
+clt_status clt__dist_check_writable(const clt_tensor *t, const char *fn);
+
+/* Checks t for the collective fn (writable: clt__dist_check_writable),
+ * fills h's dtype and shape, and hands out host memory of `copies` times
+ * its bytes (plus `extra`) with t's values at copy `at` (at < 0: not
+ * read). */
+clt_status clt__dist_stage_in(const clt_tensor *t, bool writable, size_t copies, int at,
+                              size_t extra, clt__dist_hdr *h, unsigned char **buf,
+                              const char *fn);
+
+/* Writes host data into t outside autograd, as torch's collectives do. */
+clt_status clt__dist_stage_out(clt_tensor *t, const void *buf, size_t bytes, const char *fn);
+
+/* Refuses, for fn, a reduce op outside the enum, a complex tensor t, and
+ * AVG of a tensor that is not floating (as clt_all_reduce). */
+clt_status clt__dist_check_op(const clt_tensor *t, clt_reduce_op op, const char *fn);
 
 /* a[i] = a[i] op b[i] for n elements of dtype, on the host (AVG adds). */
 void clt__dist_combine(void *a, const void *b, size_t n, clt_dtype dtype, clt_reduce_op op);

@@ -16,11 +16,12 @@
 #include "dist/dist.h"
 
 #define MAGIC 0x434c5444u /* "CLTD" */
+#define MAGIC_P2P 0x434c5450u /* "CLTP": a direct connection's introduction */
 #define PROTOCOL 1u
 
 /* ---- time -------------------------------------------------------------------- */
 
-static double now_s(void)
+double clt__dist_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -31,7 +32,7 @@ static double now_s(void)
  * that the loop re-checks the clock. */
 static int ms_left(double deadline)
 {
-    double left = deadline - now_s();
+    double left = deadline - clt__dist_now();
     if (left <= 0)
         return 0;
     return left > 1.0 ? 1000 : (int)(left * 1000.0) + 1;
@@ -39,7 +40,7 @@ static int ms_left(double deadline)
 
 static void nap(double deadline, double s)
 {
-    double left = deadline - now_s();
+    double left = deadline - clt__dist_now();
     if (left < s)
         s = left > 0 ? left : 0;
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -100,7 +101,7 @@ static clt_status xfer_all(int fd, bool sending, void *buf, size_t n, double dea
             n -= (size_t)k;
             continue;
         }
-        if (k == 0)
+        if (k == 0 || (k < 0 && (errno == ECONNRESET || errno == EPIPE)))
             return clt__error(CLT_ERR_IO, "%s: rank %d closed the connection (%s)", fn, peer,
                               what);
         if (errno == EINTR)
@@ -109,7 +110,7 @@ static clt_status xfer_all(int fd, bool sending, void *buf, size_t n, double dea
             return clt__error(CLT_ERR_IO, "%s: rank %d: %s (%s)", fn, peer, strerror(errno),
                               what);
         struct pollfd pf = {fd, sending ? POLLOUT : POLLIN, 0};
-        if (now_s() >= deadline)
+        if (clt__dist_now() >= deadline)
             return clt__error(CLT_ERR_IO, "%s: timed out waiting for rank %d (%s)", fn, peer,
                               what);
         (void)poll(&pf, 1, ms_left(deadline));
@@ -133,7 +134,7 @@ static int connect_retry(const struct sockaddr *addr, socklen_t len, double dead
             int rc = connect(fd, addr, len);
             if (rc < 0 && errno == EINPROGRESS) {
                 struct pollfd pf = {fd, POLLOUT, 0};
-                while ((rc = poll(&pf, 1, ms_left(deadline))) == 0 && now_s() < deadline)
+                while ((rc = poll(&pf, 1, ms_left(deadline))) == 0 && clt__dist_now() < deadline)
                     ;
                 int e = ETIMEDOUT;
                 socklen_t el = sizeof e;
@@ -150,7 +151,7 @@ static int connect_retry(const struct sockaddr *addr, socklen_t len, double dead
         }
         close(fd);
         nap(deadline, 0.05);
-    } while (now_s() < deadline);
+    } while (clt__dist_now() < deadline);
     return -1;
 }
 
@@ -185,7 +186,7 @@ static int accept_before(int fd, double deadline)
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
             errno != ECONNABORTED)
             return -1;
-        if (now_s() >= deadline)
+        if (clt__dist_now() >= deadline)
             return -1;
         struct pollfd pf = {fd, POLLIN, 0};
         (void)poll(&pf, 1, ms_left(deadline));
@@ -364,7 +365,7 @@ done:
         for (int r = 1; r < n; r++) {
             uint32_t ans[2] = {htonl(REPLY_ABORT), htonl((uint32_t)n)};
             if (b->peers[r] >= 0)
-                (void)xfer_all(b->peers[r], true, ans, sizeof ans, now_s() + 0.1, r, fn, "");
+                (void)xfer_all(b->peers[r], true, ans, sizeof ans, clt__dist_now() + 0.1, r, fn, "");
         }
     return st;
 }
@@ -428,7 +429,7 @@ static clt_status wire_ring(boot *b, const char *fn)
     if (pg->next_fd < 0)
         return clt__error(CLT_ERR_IO, "%s: rank %d could not connect to rank %d: %s", fn,
                           pg->rank, next, strerror(err));
-    uint32_t me[2] = {htonl(MAGIC), htonl((uint32_t)pg->rank)}, them[2];
+    uint32_t me[2] = {htonl(MAGIC), htonl((uint32_t)pg->rank)}, them[2] = {0, 0};
     clt_status st = xfer_all(pg->next_fd, true, me, sizeof me, b->deadline, next, fn,
                              "wiring the ring");
     while (st == CLT_OK) {
@@ -436,11 +437,19 @@ static clt_status wire_ring(boot *b, const char *fn)
         if (c < 0)
             return clt__error(CLT_ERR_IO, "%s: rank %d waited %g s for rank %d to connect", fn,
                               pg->rank, pg->timeout_s, prev);
+        them[0] = them[1] = 0;
         if (xfer_all(c, false, them, sizeof them, b->deadline, prev, fn, "wiring the ring") ==
                 CLT_OK &&
             ntohl(them[0]) == MAGIC && ntohl(them[1]) == (uint32_t)prev) {
             pg->prev_fd = c;
             break;
+        }
+        /* A rank done with its own wiring may already open a direct
+         * connection here: kept for clt__dist_direct. */
+        uint32_t from = ntohl(them[1]);
+        if (ntohl(them[0]) == MAGIC_P2P && from < (uint32_t)pg->rank && pg->direct[from] < 0) {
+            pg->direct[from] = c;
+            continue;
         }
         close(c); /* a stranger */
     }
@@ -487,25 +496,32 @@ clt_status clt_process_group_init(const clt_dist_opts *opts, clt_process_group *
     clt_process_group *pg = clt__calloc(1, sizeof *pg);
     boot b = {0};
     b.master_fd = b.ring_fd = -1;
-    if (pg)
+    if (pg) {
+        pg->next_fd = pg->prev_fd = pg->listen_fd = -1;
         b.peers = clt__malloc(sizeof(int) * (size_t)world);
+        pg->direct = clt__malloc(sizeof(int) * (size_t)world);
+        pg->size = (int)world;
+        for (long r = 0; pg->direct && r < world; r++)
+            pg->direct[r] = -1;
+        pg->addrs = clt__calloc((size_t)world, sizeof *pg->addrs);
+    }
     if (pg && b.peers)
         b.table = clt__calloc((size_t)world, sizeof(wire_addr));
-    if (pg == NULL || b.peers == NULL || b.table == NULL) {
+    if (pg == NULL || b.peers == NULL || b.table == NULL || pg->direct == NULL ||
+        pg->addrs == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
         goto done;
     }
     pg->rank = (int)rank;
     pg->size = (int)world;
     pg->timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 1800.0;
-    pg->next_fd = pg->prev_fd = -1;
     for (long r = 0; r < world; r++)
         b.peers[r] = -1;
     if (world > 1) {
         b.pg = pg;
         b.host = host;
         b.port = (int)port;
-        b.deadline = now_s() + pg->timeout_s;
+        b.deadline = clt__dist_now() + pg->timeout_s;
         CLT__TRY(resolve(&b, fn));
         if (rank == 0) {
             int err;
@@ -522,6 +538,10 @@ clt_status clt_process_group_init(const clt_dist_opts *opts, clt_process_group *
             CLT__TRY(join_rank0(&b, fn));
         }
         CLT__TRY(wire_ring(&b, fn));
+        for (long r = 0; r < world; r++)
+            from_wire(&b.table[r], &b.master, &pg->addrs[r]);
+        pg->listen_fd = b.ring_fd; /* kept for direct connections */
+        b.ring_fd = -1;
     }
 done:
     if (b.peers)
@@ -545,6 +565,11 @@ void clt_process_group_free(clt_process_group *pg)
         return;
     close_fd(&pg->next_fd);
     close_fd(&pg->prev_fd);
+    close_fd(&pg->listen_fd);
+    for (int r = 0; pg->direct && r < pg->size; r++)
+        close_fd(&pg->direct[r]);
+    free(pg->direct);
+    free(pg->addrs);
     free(pg);
 }
 
@@ -577,7 +602,7 @@ clt_status clt__dist_sendrecv(clt_process_group *pg, const void *s, size_t sn, v
     const unsigned char *sp = s;
     unsigned char *rp = r;
     int next = (pg->rank + 1) % pg->size, prev = (pg->rank + pg->size - 1) % pg->size;
-    double deadline = now_s() + pg->timeout_s;
+    double deadline = clt__dist_now() + pg->timeout_s;
     clt_status st = CLT_OK;
     while (sn > 0 || rn > 0) {
         struct pollfd pf[2] = {{pg->next_fd, sn ? POLLOUT : 0, 0},
@@ -614,7 +639,7 @@ clt_status clt__dist_sendrecv(clt_process_group *pg, const void *s, size_t sn, v
                 break;
             }
         }
-        if ((sn > 0 || rn > 0) && now_s() >= deadline) {
+        if ((sn > 0 || rn > 0) && clt__dist_now() >= deadline) {
             st = clt__error(CLT_ERR_IO, "%s: timed out after %g s waiting for rank %d", fn,
                             pg->timeout_s, rn ? prev : next);
             break;
@@ -646,5 +671,76 @@ clt_status clt__dist_ring_gather(clt_process_group *pg, unsigned char *buf, size
         if (st != CLT_OK)
             return st;
     }
+    return CLT_OK;
+}
+
+clt_status clt__dist_ring_gatherv(clt_process_group *pg, unsigned char *buf, const size_t *off,
+                                  int first, const char *fn)
+{
+    int w = pg->size;
+    for (int s = 0; s < w - 1; s++) {
+        int send = ((first - s) % w + w) % w, recv = ((first - s - 1) % w + w) % w;
+        clt_status st = clt__dist_sendrecv(pg, buf + off[send], off[send + 1] - off[send],
+                                           buf + off[recv], off[recv + 1] - off[recv], fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
+/* ---- direct connections (point-to-point) ---------------------------------------------------- */
+
+clt_status clt__dist_xfer(clt_process_group *pg, int fd, bool sending, void *buf, size_t n,
+                          double deadline, int peer, const char *fn, const char *what)
+{
+    clt_status st = xfer_all(fd, sending, buf, n, deadline, peer, fn, what);
+    if (st != CLT_OK)
+        pg->broken = true;
+    return st;
+}
+
+clt_status clt__dist_direct(clt_process_group *pg, int peer, double deadline, int *fd,
+                            const char *fn)
+{
+    int err;
+    *fd = -1;
+    if (pg->direct[peer] < 0 && pg->rank < peer) {
+        const struct sockaddr_storage *a = &pg->addrs[peer];
+        int c = connect_retry((const struct sockaddr *)a, addr_len(a), deadline, &err);
+        if (c < 0) {
+            pg->broken = true;
+            return clt__error(CLT_ERR_IO, "%s: rank %d could not connect to rank %d within "
+                              "%g s: %s",
+                              fn, pg->rank, peer, pg->timeout_s, strerror(err));
+        }
+        uint32_t me[2] = {htonl(MAGIC_P2P), htonl((uint32_t)pg->rank)};
+        clt_status st = clt__dist_xfer(pg, c, true, me, sizeof me, deadline, peer, fn,
+                                       "opening a direct connection");
+        if (st != CLT_OK) {
+            close(c);
+            return st;
+        }
+        pg->direct[peer] = c;
+    }
+    while (pg->direct[peer] < 0) {
+        int c = accept_before(pg->listen_fd, deadline);
+        if (c < 0) {
+            pg->broken = true;
+            return clt__error(CLT_ERR_IO, "%s: timed out after %g s waiting for rank %d to "
+                              "connect",
+                              fn, pg->timeout_s, peer);
+        }
+        uint32_t them[2];
+        uint32_t from = UINT32_MAX;
+        if (xfer_all(c, false, them, sizeof them, deadline, -1, fn, "a direct connection") ==
+                CLT_OK &&
+            ntohl(them[0]) == MAGIC_P2P)
+            from = ntohl(them[1]);
+        if (from < (uint32_t)pg->rank && pg->direct[from] < 0)
+            pg->direct[from] = c; /* the peer's, or another rank's kept for later */
+        else
+            close(c); /* a stranger */
+    }
+    *fd = pg->direct[peer];
     return CLT_OK;
 }
