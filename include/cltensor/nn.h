@@ -1525,14 +1525,25 @@ CLT_API clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_featur
  * Before the first forward the tensors have no shape.  torch lists them
  * as UninitializedParameter; here the calls that hand tensors out
  * (clt_module_parameters, clt_module_named_parameters,
- * clt_module_named_buffers, clt_module_state, and so clt_module_save,
- * clt_module_load and the optimizers built on the parameters) refuse a
- * model that holds a lazy layer that has not run, with
- * CLT_ERR_INVALID_ARGUMENT naming the layer ("run a forward pass first"),
- * where torch would build an optimizer over the uninitialised parameters
- * or initialise them from a loaded state_dict: run one forward (a dry run
- * on a batch of the right shape) first.  clt_module_num_parameters counts
- * the initialised ones only.  clt_module_to (the device) and
+ * clt_module_named_buffers, clt_module_state, and so clt_module_save and
+ * the optimizers built on the parameters) refuse a model that holds a
+ * lazy layer that has not run, with CLT_ERR_INVALID_ARGUMENT naming the
+ * layer ("run a forward pass first"), where torch would build an
+ * optimizer over the uninitialised parameters: run one forward (a dry run
+ * on a batch of the right shape) first.  A lazy norm with neither affine
+ * nor track_running_stats has no tensors and is not refused (torch's
+ * has_uninitialized_params() is False for it).  Loading a state_dict
+ * (clt_module_load, clt_module_load_torch) does as torch's
+ * _lazy_load_hook: each lazy layer that has not run and whose weight (a
+ * norm without affine: running_mean) the file holds under its key, of the
+ * right rank, becomes the plain layer with the input size the shape gives
+ * (Linear weight[1]; a convolution weight[1] * groups; a transposed one
+ * weight[0]; a norm weight[0]), its tensors made in its dtype without
+ * drawing from gen, and then the values load as into any layer; a saved
+ * model loads into a fresh lazy one without a forward.  A layer the file
+ * has no key for stays lazy (and the load is refused as above); a load
+ * that fails for any reason leaves every layer lazy as before.
+ * clt_module_num_parameters counts the initialised ones only.  clt_module_to (the device) and
  * clt_module_to_dtype (the dtype the tensors will be made in, as
  * UninitializedParameter's), clt_module_train, clt_module_clone (the copy
  * is lazy too and borrows the same gen) and hooks work before it.

@@ -251,6 +251,27 @@ clt_status clt__lazy_check(const clt_module *m, const char *fn);
  * tensors in dtype (clt_module_to_dtype before the first forward). */
 void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype);
 
+/* A checkpoint's entry by its full name ("0.weight"): true and its shape
+ * when it holds one. */
+typedef bool (*clt__lazy_find_fn)(void *ctx, const char *name, int *ndim, const int64_t **shape);
+/* The layers materialize changed, to keep or to put back. */
+typedef struct clt__lazy_undo clt__lazy_undo;
+/* torch's LazyModuleMixin._lazy_load_hook: each lazy layer of m's model
+ * that has not run and whose weight (a norm without affine: its
+ * running_mean) find knows becomes the plain layer with the input size
+ * that shape gives (Linear weight[1], a convolution weight[1] * groups, a
+ * transposed one weight[0], a norm weight[0]), its tensors made in the
+ * layer's dtype from a generator of its own (the layer's gen is not
+ * drawn from; the values are to be overwritten by the load).  A layer
+ * whose key is missing or of another rank stays lazy.  *undo (NULL when
+ * nothing changed) is to be handed to clt__lazy_undo_finish; on failure
+ * m is as it was and *undo NULL. */
+clt_status clt__lazy_materialize(clt_module *m, clt__lazy_find_fn find, void *ctx,
+                                 const char *fn, clt__lazy_undo **undo);
+/* keep: the load succeeded, the layers stay plain; else they are made
+ * lazy again as before clt__lazy_materialize.  NULL does nothing. */
+void clt__lazy_undo_finish(clt__lazy_undo *u, bool keep);
+
 /* LocalResponseNorm's and CrossMapLRN2d's checks (norm_pool.c): a size
  * that is not positive is refused, naming fn. */
 clt_status clt__lrn_check_size(int64_t size, const char *fn);
