@@ -12131,6 +12131,110 @@ def grad2():
           [x1, torch.tensor([2, 3])], tol="red")
 
 
+# ---- nnmisc: lazy layers loaded from torch.save, parametrizations ----------
+
+def _nnmisc_lazy():
+    """torch models of lazy layers, run once and saved with torch.save,
+    load into fresh cltensor lazy models without a forward (torch's
+    _lazy_load_hook): the same state_dict and the same outputs."""
+    import tempfile
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_has_uninitialized_params", [P], C.c_int)
+    proto("clt_sequential", [PP, C.c_size_t, PP])
+    proto("clt_relu_layer", [PP])
+    proto("clt_flatten_layer", [C.c_int, C.c_int, PP])
+    proto("clt_lazy_linear", [P, C.c_int64, C.c_int, P, PP])
+    proto("clt_lazy_conv1d", [P, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv_transpose2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_batch_norm1d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_lazy_batch_norm2d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_lazy_instance_norm1d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    nn = torch.nn
+
+    def c_seq(makers):
+        mods = (P * len(makers))()
+        for i, mk in enumerate(makers):
+            one = P()
+            if mk(C.byref(one)):
+                return None
+            mods[i] = one
+        out = P()
+        if L.clt_sequential(mods, len(makers), C.byref(out)):
+            return None
+        return out
+
+    made = [
+        ("Linear ReLU Linear", lambda: nn.Sequential(nn.LazyLinear(6), nn.ReLU(), nn.LazyLinear(3)),
+         [lambda r: L.clt_lazy_linear(DEV, 6, 1, None, r), lambda r: L.clt_relu_layer(r),
+          lambda r: L.clt_lazy_linear(DEV, 3, 1, None, r)], (4, 5)),
+        ("Conv2d groups BatchNorm2d ConvTranspose2d Flatten Linear",
+         lambda: nn.Sequential(nn.LazyConv2d(4, 3, padding=1, groups=2), nn.LazyBatchNorm2d(),
+                               nn.LazyConvTranspose2d(3, 2, bias=False), nn.Flatten(),
+                               nn.LazyLinear(2)),
+         [lambda r: L.clt_lazy_conv2d(DEV, 4, 3, 3, _i64s(1, 1, 1, 1, 1, 1, 2), 1, None, r),
+          lambda r: L.clt_lazy_batch_norm2d(DEV, 1e-5, 0.1, 1, 1, r),
+          lambda r: L.clt_lazy_conv_transpose2d(DEV, 3, 2, 2, None, 0, None, r),
+          lambda r: L.clt_flatten_layer(1, -1, r),
+          lambda r: L.clt_lazy_linear(DEV, 2, 1, None, r)], (2, 6, 4, 4)),
+        ("Conv1d BatchNorm1d no affine InstanceNorm1d",
+         lambda: nn.Sequential(nn.LazyConv1d(5, 2), nn.LazyBatchNorm1d(affine=False),
+                               nn.LazyInstanceNorm1d(affine=True, track_running_stats=True)),
+         [lambda r: L.clt_lazy_conv1d(DEV, 5, 2, None, 1, None, r),
+          lambda r: L.clt_lazy_batch_norm1d(DEV, 1e-5, 0.1, 0, 1, r),
+          lambda r: L.clt_lazy_instance_norm1d(DEV, 1e-5, 0.1, 1, 1, r)], (3, 4, 7)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for name, tmake, cmakers, xs in made:
+            torch.manual_seed(21)
+            tm = tmake()
+            with torch.no_grad():
+                tm(data(xs, torch.float32, lo=-2, hi=2))  # initialises, moves running stats
+                for p_ in tm.parameters():
+                    p_.add_(0.25)  # values the fresh model's own draws cannot give
+            path = os.path.join(d, "lazy.pt")
+            torch.save(tm.state_dict(), path)
+            cm = c_seq(cmakers)
+            keep = []
+            try:
+                if cm is None:
+                    fail("lazy load " + name, L.clt_last_error().decode())
+                    continue
+                if L.clt_module_load_torch(cm, path.encode(), 1):
+                    fail("lazy load " + name, L.clt_last_error().decode())
+                    continue
+                ok("lazy load " + name + " initialised",
+                   L.clt_module_has_uninitialized_params(cm) == 0)
+                tm.eval()
+                L.clt_module_train(cm, 0)
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                y = P()
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail("lazy load " + name + " forward", L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got = download(y)[0]
+                with torch.no_grad():
+                    want = tm(x).numpy()
+                same = got.shape == want.shape
+                ok("lazy load " + name + " forward", same and np.allclose(got, want, 1e-4, 1e-5),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                if cm is not None:
+                    L.clt_module_free(cm)
+
+
+def nnmisc():
+    _nnmisc_lazy()
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -12168,7 +12272,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2]
+                dist3, linalg3, half2, nn3, grad2, complex2, nnmisc]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
