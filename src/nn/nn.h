@@ -187,8 +187,32 @@ typedef struct clt__reparam {
     clt_tensor *params[2], *bufs[2];
     int dim, iters;
     double eps;
+    struct clt__pchain *chain; /* torch.nn.utils.parametrize's (parametrize.c), or NULL */
     struct clt__reparam *next;
 } clt__reparam;
+
+/* The kind of the reparametrizations parametrize.c makes: params[0] is
+ * "parametrizations.NAME.original", bufs orthogonal's bases. */
+#define CLT__RP_PARAMETRIZE 3
+/* Its value: the chain of parametrizations applied to original, recorded
+ * (a new tensor in the caller's scope). */
+clt_status clt__parametrize_value(const clt__reparam *r, clt_tensor **out, const char *fn);
+/* Whether r's slot holds the value computed in the current cached() block. */
+bool clt__parametrize_cached(const clt__reparam *r);
+/* A copy of a chain (the caller's functions and data shared), or NULL. */
+struct clt__pchain *clt__parametrize_chain_dup(const struct clt__pchain *c);
+/* utils.c's bookkeeping for parametrize.c: the index of m's own parameter
+ * name (-1: none); whether a reparametrization holds it; releasing r (its
+ * tensors and chain); appending r to m's; retiring t (its handle kept as
+ * long as m); taking r out of m's list with its tensors retired (but
+ * params[0] when keep_original: the caller takes that reference). */
+int clt__reparam_slot_of(const clt_module *m, const char *name);
+bool clt__reparam_slot_taken(const clt_module *m, const char *name);
+void clt__reparam_release(clt__reparam *r);
+void clt__reparam_link(clt_module *m, clt__reparam *r);
+clt_status clt__reparam_retire(clt_module *m, clt_tensor *t, const char *fn);
+clt_status clt__reparam_unlink_retire(clt_module *m, clt__reparam *r, bool keep_original,
+                                      const char *fn);
 
 /* Whether params[k] of m is computed by a reparametrization. */
 bool clt__reparam_has_slot(const clt_module *m, int k);
