@@ -12231,8 +12231,146 @@ def _nnmisc_lazy():
                     L.clt_module_free(cm)
 
 
+def _nnmisc_parametrize():
+    """parametrizations.orthogonal and a caller's parametrization: torch's
+    state_dict (original, base) loaded into cltensor's layer made the same
+    way gives torch's weight and outputs (same original, same weight); a
+    square weight registered in both from the same values gives the same
+    orthogonal weight."""
+    import tempfile
+    from torch.nn.utils import parametrize as TP
+    from torch.nn.utils.parametrizations import orthogonal
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_param", [P, C.c_char_p], P)
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_orthogonal", [P, C.c_char_p, C.c_char_p, C.c_int, P])
+    FN = C.CFUNCTYPE(C.c_int, P, PP, P)
+
+    class Param(C.Structure):
+        _fields_ = [("forward", FN), ("right_inverse", FN), ("user", P)]
+
+    proto("clt_register_parametrization", [P, C.c_char_p, C.POINTER(Param), C.c_int])
+    proto("clt_triu", [P, C.c_int64, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+
+    def c_symmetric(x, out, user):
+        u, u1, t = P(), P(), P()
+        st = (L.clt_triu(x, 0, C.byref(u)) or L.clt_triu(x, 1, C.byref(u1))
+              or L.clt_transpose(u1, 0, 1, C.byref(t)) or L.clt_add(u, t, out))
+        for h in (u, u1, t):
+            if h:
+                L.clt_tensor_free(h)
+        return st
+
+    sym_fn = FN(c_symmetric)
+
+    class Symmetric(torch.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).mT
+
+    def c_linear(i, o):
+        cm = P()
+        if L.clt_linear(DEV, i, o, 1, None, C.byref(cm)) or L.clt_module_to_dtype(cm, F64):
+            return None
+        return cm
+
+    def compare(name, tm, cm, i, d):
+        path = os.path.join(d, "p.pt")
+        torch.save(tm.state_dict(), path)
+        if L.clt_module_load_torch(cm, path.encode(), 1):
+            fail(name, L.clt_last_error().decode())
+            return
+        x = data((3, i), torch.float64, lo=-2, hi=2)
+        xh = upload(x)
+        y = P()
+        try:
+            if L.clt_module_forward(cm, xh, C.byref(y)):
+                fail(name, L.clt_last_error().decode())
+                return
+            got = download(y)[0]
+            with torch.no_grad():
+                want = tm(x).numpy()
+                wt = tm.weight.numpy()
+            gw = download(L.clt_module_param(cm, b"weight"))[0]
+            ok(name, got.shape == want.shape and np.allclose(got, want, 1e-9, 1e-10)
+               and np.allclose(gw, wt, 1e-9, 1e-10),
+               "max diff %g, weight %g" % (np.abs(got - want).max(), np.abs(gw - wt).max()))
+        finally:
+            L.clt_tensor_free(xh)
+            if y:
+                L.clt_tensor_free(y)
+
+    with tempfile.TemporaryDirectory() as d:
+        for (o, i) in ((4, 4), (5, 3), (2, 4)):
+            for mp in (None, "matrix_exp", "cayley", "householder"):
+                for triv in (True, False):
+                    name = "orthogonal %dx%d %s triv %d" % (o, i, mp, triv)
+                    torch.manual_seed(3)
+                    tm = torch.nn.Linear(i, o).double()
+                    w0 = tm.weight.detach().clone()
+                    orthogonal(tm, "weight", mp, use_trivialization=triv)
+                    with torch.no_grad():  # another original: the same map of it
+                        orig = tm.parametrizations.weight.original
+                        orig.add_(0.3 * torch.randn(orig.shape, dtype=orig.dtype))
+                    cm = c_linear(i, o)
+                    try:
+                        if cm is None or L.clt_orthogonal(cm, None, mp.encode() if mp else None,
+                                                          int(triv), None):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        compare(name, tm, cm, i, d)
+                    finally:
+                        if cm is not None:
+                            L.clt_module_free(cm)
+                    if o != i and triv:
+                        continue  # base completes with normal draws of another generator
+                    # registered in both from the same weight
+                    tm = torch.nn.Linear(i, o).double()
+                    with torch.no_grad():
+                        tm.weight.copy_(w0)
+                    cm = c_linear(i, o)
+                    try:
+                        path = os.path.join(d, "plain.pt")
+                        torch.save(tm.state_dict(), path)
+                        if cm is None or L.clt_module_load_torch(cm, path.encode(), 1):
+                            fail(name + " registered", L.clt_last_error().decode())
+                            continue
+                        orthogonal(tm, "weight", mp, use_trivialization=triv)
+                        if L.clt_orthogonal(cm, None, mp.encode() if mp else None, int(triv),
+                                            None):
+                            fail(name + " registered", L.clt_last_error().decode())
+                            continue
+                        gw = download(L.clt_module_param(cm, b"weight"))[0]
+                        with torch.no_grad():
+                            wt = tm.weight.numpy()
+                        ok(name + " registered", np.allclose(gw, wt, 1e-9, 1e-10),
+                           "max diff %g" % np.abs(gw - wt).max())
+                    finally:
+                        if cm is not None:
+                            L.clt_module_free(cm)
+        # a caller's parametrization under torch's state keys
+        torch.manual_seed(4)
+        tm = torch.nn.Linear(3, 3).double()
+        TP.register_parametrization(tm, "weight", Symmetric())
+        cm = c_linear(3, 3)
+        p = Param(sym_fn, FN(), None)
+        try:
+            if cm is None or L.clt_register_parametrization(cm, b"weight", C.byref(p), 0):
+                fail("register_parametrization symmetric", L.clt_last_error().decode())
+            else:
+                compare("register_parametrization symmetric", tm, cm, 3, d)
+        finally:
+            if cm is not None:
+                L.clt_module_free(cm)
+
+
 def nnmisc():
     _nnmisc_lazy()
+    _nnmisc_parametrize()
 
 
 def main():
