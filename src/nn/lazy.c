@@ -520,13 +520,12 @@ static int size_from_state(const clt_module *m, const char *prefix, clt__lazy_fi
         want = 2 + s->kind - LZ_CONVT1D + 1;
     else if (norm)
         want = 1;
-    int ok = ndim == want;
-    if (!ok) {
-    } else if (norm || (s->kind >= LZ_CONVT1D && s->kind <= LZ_CONVT3D)) {
+    int ok = ndim == want; /* another rank: left lazy, the load names the key */
+    if (ok && (norm || (s->kind >= LZ_CONVT1D && s->kind <= LZ_CONVT3D))) {
         *n = shape[0];
-    } else if (s->kind == LZ_LINEAR) {
+    } else if (ok && s->kind == LZ_LINEAR) {
         *n = shape[1];
-    } else if (__builtin_mul_overflow(shape[1], spec_groups(s), n)) {
+    } else if (ok && __builtin_mul_overflow(shape[1], spec_groups(s), n)) {
         *st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                          "%s: %s at %s: in_channels %" PRId64 " * groups %" PRId64
                          " overflows",
