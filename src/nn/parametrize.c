@@ -337,7 +337,7 @@ static clt_status add_entry(clt_module *m, const char *name, pentry e, clt_tenso
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: Module '%s' has no parameter or buffer with name '%s'", fn,
                               m->ops->name, name);
-        if (strlen(name) + 26 > CLT__REPARAM_NAME)
+        if (strlen(name) + 26 >= CLT__REPARAM_NAME) /* "parametrizations.NAME.original" */
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the parameter name '%s' is too long",
                               fn, name);
         clt_tensor *w = m->params[k];
