@@ -12935,6 +12935,246 @@ def transforms():
               lambda l, s, v: D.LogisticNormal(l, s).log_prob(v),
               _dist_c((lnl, 2), L.clt_distribution_log_prob),
               [loc, scale, torch.full((4,), 0.5, dtype=dt)], tol="red")
+# ---- nnmisc: lazy layers loaded from torch.save, parametrizations ----------
+
+def _nnmisc_lazy():
+    """torch models of lazy layers, run once and saved with torch.save,
+    load into fresh cltensor lazy models without a forward (torch's
+    _lazy_load_hook): the same state_dict and the same outputs."""
+    import tempfile
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_has_uninitialized_params", [P], C.c_int)
+    proto("clt_sequential", [PP, C.c_size_t, PP])
+    proto("clt_relu_layer", [PP])
+    proto("clt_flatten_layer", [C.c_int, C.c_int, PP])
+    proto("clt_lazy_linear", [P, C.c_int64, C.c_int, P, PP])
+    proto("clt_lazy_conv1d", [P, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_conv_transpose2d", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_lazy_batch_norm1d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_lazy_batch_norm2d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_lazy_instance_norm1d", [P, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    nn = torch.nn
+
+    def c_seq(makers):
+        mods = (P * len(makers))()
+        for i, mk in enumerate(makers):
+            one = P()
+            if mk(C.byref(one)):
+                return None
+            mods[i] = one
+        out = P()
+        if L.clt_sequential(mods, len(makers), C.byref(out)):
+            return None
+        return out
+
+    made = [
+        ("Linear ReLU Linear", lambda: nn.Sequential(nn.LazyLinear(6), nn.ReLU(), nn.LazyLinear(3)),
+         [lambda r: L.clt_lazy_linear(DEV, 6, 1, None, r), lambda r: L.clt_relu_layer(r),
+          lambda r: L.clt_lazy_linear(DEV, 3, 1, None, r)], (4, 5)),
+        ("Conv2d groups BatchNorm2d ConvTranspose2d Flatten Linear",
+         lambda: nn.Sequential(nn.LazyConv2d(4, 3, padding=1, groups=2), nn.LazyBatchNorm2d(),
+                               nn.LazyConvTranspose2d(3, 2, bias=False), nn.Flatten(),
+                               nn.LazyLinear(2)),
+         [lambda r: L.clt_lazy_conv2d(DEV, 4, 3, 3, _i64s(1, 1, 1, 1, 1, 1, 2), 1, None, r),
+          lambda r: L.clt_lazy_batch_norm2d(DEV, 1e-5, 0.1, 1, 1, r),
+          lambda r: L.clt_lazy_conv_transpose2d(DEV, 3, 2, 2, None, 0, None, r),
+          lambda r: L.clt_flatten_layer(1, -1, r),
+          lambda r: L.clt_lazy_linear(DEV, 2, 1, None, r)], (2, 6, 4, 4)),
+        ("Conv1d BatchNorm1d no affine InstanceNorm1d",
+         lambda: nn.Sequential(nn.LazyConv1d(5, 2), nn.LazyBatchNorm1d(affine=False),
+                               nn.LazyInstanceNorm1d(affine=True, track_running_stats=True)),
+         [lambda r: L.clt_lazy_conv1d(DEV, 5, 2, None, 1, None, r),
+          lambda r: L.clt_lazy_batch_norm1d(DEV, 1e-5, 0.1, 0, 1, r),
+          lambda r: L.clt_lazy_instance_norm1d(DEV, 1e-5, 0.1, 1, 1, r)], (3, 4, 7)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for name, tmake, cmakers, xs in made:
+            torch.manual_seed(21)
+            tm = tmake()
+            with torch.no_grad():
+                tm(data(xs, torch.float32, lo=-2, hi=2))  # initialises, moves running stats
+                for p_ in tm.parameters():
+                    p_.add_(0.25)  # values the fresh model's own draws cannot give
+            path = os.path.join(d, "lazy.pt")
+            torch.save(tm.state_dict(), path)
+            cm = c_seq(cmakers)
+            keep = []
+            try:
+                if cm is None:
+                    fail("lazy load " + name, L.clt_last_error().decode())
+                    continue
+                if L.clt_module_load_torch(cm, path.encode(), 1):
+                    fail("lazy load " + name, L.clt_last_error().decode())
+                    continue
+                ok("lazy load " + name + " initialised",
+                   L.clt_module_has_uninitialized_params(cm) == 0)
+                tm.eval()
+                L.clt_module_train(cm, 0)
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                y = P()
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail("lazy load " + name + " forward", L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got = download(y)[0]
+                with torch.no_grad():
+                    want = tm(x).numpy()
+                same = got.shape == want.shape
+                ok("lazy load " + name + " forward", same and np.allclose(got, want, 1e-4, 1e-5),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                if cm is not None:
+                    L.clt_module_free(cm)
+
+
+def _nnmisc_parametrize():
+    """parametrizations.orthogonal and a caller's parametrization: torch's
+    state_dict (original, base) loaded into cltensor's layer made the same
+    way gives torch's weight and outputs (same original, same weight); a
+    square weight registered in both from the same values gives the same
+    orthogonal weight."""
+    import tempfile
+    from torch.nn.utils import parametrize as TP
+    from torch.nn.utils.parametrizations import orthogonal
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_param", [P, C.c_char_p], P)
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_orthogonal", [P, C.c_char_p, C.c_char_p, C.c_int, P])
+    FN = C.CFUNCTYPE(C.c_int, P, PP, P)
+
+    class Param(C.Structure):
+        _fields_ = [("forward", FN), ("right_inverse", FN), ("user", P)]
+
+    proto("clt_register_parametrization", [P, C.c_char_p, C.POINTER(Param), C.c_int])
+    proto("clt_triu", [P, C.c_int64, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+
+    def c_symmetric(x, out, user):
+        u, u1, t = P(), P(), P()
+        st = (L.clt_triu(x, 0, C.byref(u)) or L.clt_triu(x, 1, C.byref(u1))
+              or L.clt_transpose(u1, 0, 1, C.byref(t)) or L.clt_add(u, t, out))
+        for h in (u, u1, t):
+            if h:
+                L.clt_tensor_free(h)
+        return st
+
+    sym_fn = FN(c_symmetric)
+
+    class Symmetric(torch.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).mT
+
+    def c_linear(i, o):
+        cm = P()
+        if L.clt_linear(DEV, i, o, 1, None, C.byref(cm)) or L.clt_module_to_dtype(cm, F64):
+            return None
+        return cm
+
+    def compare(name, tm, cm, i, d):
+        path = os.path.join(d, "p.pt")
+        torch.save(tm.state_dict(), path)
+        if L.clt_module_load_torch(cm, path.encode(), 1):
+            fail(name, L.clt_last_error().decode())
+            return
+        x = data((3, i), torch.float64, lo=-2, hi=2)
+        xh = upload(x)
+        y = P()
+        try:
+            if L.clt_module_forward(cm, xh, C.byref(y)):
+                fail(name, L.clt_last_error().decode())
+                return
+            got = download(y)[0]
+            with torch.no_grad():
+                want = tm(x).numpy()
+                wt = tm.weight.numpy()
+            gw = download(L.clt_module_param(cm, b"weight"))[0]
+            ok(name, got.shape == want.shape and np.allclose(got, want, 1e-9, 1e-10)
+               and np.allclose(gw, wt, 1e-9, 1e-10),
+               "max diff %g, weight %g" % (np.abs(got - want).max(), np.abs(gw - wt).max()))
+        finally:
+            L.clt_tensor_free(xh)
+            if y:
+                L.clt_tensor_free(y)
+
+    with tempfile.TemporaryDirectory() as d:
+        for (o, i) in ((4, 4), (5, 3), (2, 4)):
+            for mp in (None, "matrix_exp", "cayley", "householder"):
+                for triv in (True, False):
+                    name = "orthogonal %dx%d %s triv %d" % (o, i, mp, triv)
+                    torch.manual_seed(3)
+                    tm = torch.nn.Linear(i, o).double()
+                    w0 = tm.weight.detach().clone()
+                    orthogonal(tm, "weight", mp, use_trivialization=triv)
+                    with torch.no_grad():  # another original: the same map of it
+                        orig = tm.parametrizations.weight.original
+                        orig.add_(0.3 * torch.randn(orig.shape, dtype=orig.dtype))
+                    cm = c_linear(i, o)
+                    try:
+                        if cm is None or L.clt_orthogonal(cm, None, mp.encode() if mp else None,
+                                                          int(triv), None):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        compare(name, tm, cm, i, d)
+                    finally:
+                        if cm is not None:
+                            L.clt_module_free(cm)
+                    if o != i and triv:
+                        continue  # base completes with normal draws of another generator
+                    # registered in both from the same weight
+                    tm = torch.nn.Linear(i, o).double()
+                    with torch.no_grad():
+                        tm.weight.copy_(w0)
+                    cm = c_linear(i, o)
+                    try:
+                        path = os.path.join(d, "plain.pt")
+                        torch.save(tm.state_dict(), path)
+                        if cm is None or L.clt_module_load_torch(cm, path.encode(), 1):
+                            fail(name + " registered", L.clt_last_error().decode())
+                            continue
+                        orthogonal(tm, "weight", mp, use_trivialization=triv)
+                        if L.clt_orthogonal(cm, None, mp.encode() if mp else None, int(triv),
+                                            None):
+                            fail(name + " registered", L.clt_last_error().decode())
+                            continue
+                        gw = download(L.clt_module_param(cm, b"weight"))[0]
+                        with torch.no_grad():
+                            wt = tm.weight.numpy()
+                        ok(name + " registered", np.allclose(gw, wt, 1e-9, 1e-10),
+                           "max diff %g" % np.abs(gw - wt).max())
+                    finally:
+                        if cm is not None:
+                            L.clt_module_free(cm)
+        # a caller's parametrization under torch's state keys
+        torch.manual_seed(4)
+        tm = torch.nn.Linear(3, 3).double()
+        TP.register_parametrization(tm, "weight", Symmetric())
+        cm = c_linear(3, 3)
+        p = Param(sym_fn, FN(), None)
+        try:
+            if cm is None or L.clt_register_parametrization(cm, b"weight", C.byref(p), 0):
+                fail("register_parametrization symmetric", L.clt_last_error().decode())
+            else:
+                compare("register_parametrization symmetric", tm, cm, 3, d)
+        finally:
+            if cm is not None:
+                L.clt_module_free(cm)
+
+
+def nnmisc():
+    _nnmisc_lazy()
+    _nnmisc_parametrize()
 
 
 def main():
@@ -12974,7 +13214,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms, nnmisc]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

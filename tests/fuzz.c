@@ -10792,15 +10792,20 @@ static void op_nn3(fz *f)
     }
     if (!outcome(f, st, m))
         return;
-    if (clt_module_has_uninitialized_params(m) != 1)
-        die(f, "a new lazy layer says it has no uninitialized parameters");
+    /* a norm with neither affine nor running statistics has nothing to shape */
+    int shapeless = kind >= 7 && !affine && !track;
+    if (clt_module_has_uninitialized_params(m) != !shapeless)
+        die(f, "a new lazy layer says it has%s uninitialized parameters", shapeless ? "" : " no");
     if (chance(f, 30)) { /* what needs the shapes is refused */
         clt_tensor **ps = SENT;
         size_t n = 7;
         CALL("clt_module_parameters", clt_module_parameters(m, &ps, &n));
-        if (st == CLT_OK)
+        if (st == CLT_OK && !shapeless)
             die(f, "the parameters of a lazy layer before its first forward");
-        outcome(f, st, ps);
+        if (st == CLT_OK)
+            status_ok(f, st), clt_free(ps); /* none: a norm without tensors */
+        else
+            outcome(f, st, ps);
     }
     if (chance(f, 20)) {
         clt_module *c = SENT;
@@ -10814,8 +10819,45 @@ static void op_nn3(fz *f)
         CALL("clt_module_to_dtype", clt_module_to_dtype(m, chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32));
         status_ok(f, st);
     }
+    static const int lrank[13] = {2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5};
+    if (chance(f, 25)) {
+        /* load_state_dict into the lazy layer: a state saved from its own
+         * clone after a forward (sizes that fit), or from a slot's module
+         * (mostly refused); a refused load leaves it lazy */
+        clt_module *src = NULL, *c = NULL;
+        if (chance(f, 60)) {
+            CALL("clt_module_clone", clt_module_clone(m, NULL, &c));
+            if (status_ok(f, st)) {
+                int64_t want[5];
+                for (int i = 0; i < 5; i++)
+                    want[i] = 1 + (int64_t)pick(f, 4);
+                clt_tensor *x = input_near(f, d, lrank[kind] - (int)pick(f, 2), want), *y = NULL;
+                CALL("clt_module_forward", clt_module_forward(c, x, &y));
+                if (status_ok(f, st))
+                    tfree(f, y, 0);
+                tfree(f, x, 0);
+                src = c;
+            }
+        } else {
+            src = f->mod[pick(f, NMOD)];
+        }
+        char path[512];
+        int torch = chance(f, 50);
+        path_in(f, path, sizeof path, torch ? "lazy.pt" : "lazy.safetensors");
+        CALL("clt_module_save", torch ? clt_module_save_torch(src, path) : clt_module_save(src, path));
+        if (status_ok(f, st)) {
+            int was_lazy = clt_module_has_uninitialized_params(m);
+            CALL("clt_module_load", torch ? clt_module_load_torch(m, path, (int)pick(f, 2))
+                                          : clt_module_load(m, path));
+            status_ok(f, st);
+            if (st != CLT_OK && clt_module_has_uninitialized_params(m) != was_lazy)
+                die(f, "a refused load changed whether the layer is lazy: %s", clt_last_error());
+        }
+        remove(path);
+        if (c)
+            CALL_VOID("clt_module_free", clt_module_free(c));
+    }
     for (int round = 0; round < 2; round++) {
-        static const int lrank[13] = {2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5};
         int nd = chance(f, 80) ? lrank[kind] - (int)pick(f, 2) : (int)pick(f, 6);
         int64_t want[5];
         for (int i = 0; i < 5; i++)
@@ -10831,6 +10873,88 @@ static void op_nn3(fz *f)
         tfree(f, x, 0);
     }
     put_module(f, m);
+}
+
+/* ---- torch.nn.utils.parametrize ------------------------------------------------------ */
+
+static clt_status fz_par_half(const clt_tensor *x, clt_tensor **out, void *user)
+{
+    (void)user;
+    return clt_mul_scalar(x, 0.5, out);
+}
+
+static clt_status fz_par_double(const clt_tensor *x, clt_tensor **out, void *user)
+{
+    (void)user;
+    return clt_mul_scalar(x, 2.0, out);
+}
+
+/* Fails (a reshape to -7), or changes the shape, or gives nothing. */
+static clt_status fz_par_odd(const clt_tensor *x, clt_tensor **out, void *user)
+{
+    int how = (int)(intptr_t)user;
+    if (how == 0)
+        return clt_reshape(x, 1, (int64_t[]){-7}, out);
+    if (how == 1)
+        return clt_sum(x, out);
+    return CLT_OK;
+}
+
+/* Group param: parametrizations registered on (and removed from) the
+ * slots' modules, which the other groups then run: the caller's functions
+ * (some failing or changing the shape), orthogonal's maps, removal, and
+ * cached() blocks around a forward. */
+static void op_param(fz *f)
+{
+    static const char *const names[] = {"weight", "bias", "weight_ih_l0", "in_proj_weight",
+                                        "nope", NULL};
+    static const char *const maps[] = {NULL, "matrix_exp", "cayley", "householder", "qr"};
+    clt_module *mod = chance(f, 10) ? NULL : f->mod[pick(f, NMOD)];
+    const char *name = chance(f, 60) ? "weight" : names[pick(f, 6)];
+    clt_status st;
+    switch (pick(f, 4)) {
+    case 0: {
+        clt_parametrization p = {fz_par_double, chance(f, 50) ? fz_par_half : NULL, NULL};
+        if (chance(f, 20)) {
+            p.forward = chance(f, 20) ? NULL : fz_par_odd;
+            p.user = (void *)(intptr_t)pick(f, 3);
+        }
+        if (chance(f, 10)) {
+            p.right_inverse = fz_par_odd;
+            p.user = (void *)(intptr_t)pick(f, 3);
+        }
+        CALL("clt_register_parametrization",
+             clt_register_parametrization(mod, name, chance(f, 5) ? NULL : &p, (int)pick(f, 2)));
+        status_ok(f, st);
+        break;
+    }
+    case 1:
+        CALL("clt_orthogonal", clt_orthogonal(mod, name, maps[pick(f, 5)], (int)pick(f, 2),
+                                              chance(f, 20) ? NULL : f->gen));
+        status_ok(f, st);
+        break;
+    case 2:
+        CALL("clt_remove_parametrizations",
+             clt_remove_parametrizations(mod, name, (int)pick(f, 2)));
+        status_ok(f, st);
+        break;
+    default: {
+        CALL_VOID("clt_is_parametrized", (void)clt_is_parametrized(mod, name));
+        clt_parametrize_cached_begin();
+        clt_tensor *x = clt_tensor_retain(rt(f)); /* store may replace its slot */
+        for (int k = 0; mod && x && k < 2; k++) {
+            clt_tensor *out = SENT, **op = OUTP(f, &out);
+            CALL("clt_module_forward", clt_module_forward(mod, x, op));
+            if (result(f, st, op, out)) {
+                check_tensor(f, out);
+                store(f, out);
+            }
+        }
+        clt_parametrize_cached_end();
+        tfree(f, x, 0);
+        break;
+    }
+    }
 }
 
 /* ---- clamp with tensor bounds, segment_reduce -------------------------------------- */
@@ -11369,6 +11493,7 @@ static struct {
     {"half2", op_half2, 3},
     {"autocast2", op_autocast2, 3},
     {"nn3", op_nn3, 3},
+    {"param", op_param, 3},
     {"clampt", op_clampt, 3},
     {"sparse", op_sparse, 3},
     {"transforms", op_transforms, 3},

@@ -711,3 +711,124 @@ Test(nn3, adaptive_log_softmax_errors)
         clt_tensor_free(ts[i]);
     clt_module_free(m);
 }
+
+/* A lazy model of Conv2d (groups 2), BatchNorm2d, ConvTranspose2d,
+ * Flatten and Linear, its layers drawn from gen. */
+static clt_module *lazy_model(clt_device *dev, clt_generator *gen)
+{
+    clt_module *mods[5] = {NULL};
+    clt_conv2d_opts co = {{1, 1}, {1, 1}, {1, 1}, 2};
+    CHECK(clt_lazy_conv2d(dev, 4, 3, 3, &co, 1, gen, &mods[0]));
+    CHECK(clt_lazy_batch_norm2d(dev, 1e-5, 0.1, 1, 1, &mods[1]));
+    CHECK(clt_lazy_conv_transpose2d(dev, 3, 2, 2, NULL, 0, gen, &mods[2]));
+    CHECK(clt_flatten_layer(1, -1, &mods[3]));
+    CHECK(clt_lazy_linear(dev, 5, 1, gen, &mods[4]));
+    clt_module *seq = NULL;
+    CHECK(clt_sequential(mods, 5, &seq));
+    return seq;
+}
+
+/* torch's _lazy_load_hook: a state_dict (safetensors or torch.save) loads
+ * into a fresh lazy model without a forward, each layer taking its input
+ * size from the checkpoint's shapes; the values and outputs are the saved
+ * model's, and the layers' generators are not drawn from. */
+Test(nn3, load_state_dict_materializes_lazy_layers)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *g1 = seeded(5), *g2 = seeded(99);
+    clt_module *trained = lazy_model(dev, g1);
+    clt_tensor *x = input(dev, 4, (int64_t[]){2, 6, 4, 4}, 31), *y = NULL;
+    CHECK(clt_module_forward(trained, x, &y)); /* also moves the running statistics */
+    clt_tensor_free(y);
+    const char *fmts[2] = {"safetensors", "torch"};
+    for (int f = 0; f < 2; f++) {
+        char path[] = "/tmp/cltensor-lazy-XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert(fd >= 0);
+        close(fd);
+        CHECK(f ? clt_module_save_torch(trained, path) : clt_module_save(trained, path));
+        clt_module *fresh = lazy_model(dev, g2);
+        uint64_t drawn = clt_generator_offset(g2);
+        cr_assert_eq(clt_module_has_uninitialized_params(fresh), 1);
+        CHECK(f ? clt_module_load_torch(fresh, path, 1) : clt_module_load(fresh, path));
+        cr_assert_eq(clt_generator_offset(g2), drawn, "%s: the load drew from gen", fmts[f]);
+        cr_assert_eq(clt_module_has_uninitialized_params(fresh), 0, "%s", fmts[f]);
+        cr_assert_str_eq(clt_module_name(clt_module_child(fresh, "0")), "Conv2d");
+        cr_assert_str_eq(clt_module_name(clt_module_child(fresh, "4")), "Linear");
+        assert_shape(clt_module_param(clt_module_child(fresh, "0"), "weight"), 4,
+                     (int64_t[]){4, 3, 3, 3});
+        assert_shape(clt_module_param(clt_module_child(fresh, "2"), "weight"), 4,
+                     (int64_t[]){4, 3, 2, 2});
+        assert_shape(clt_module_param(clt_module_child(fresh, "4"), "weight"), 2,
+                     (int64_t[]){5, 3 * 5 * 5});
+        assert_same_state(fresh, trained);
+        clt_module_train(fresh, 0);
+        clt_module_train(trained, 0);
+        clt_tensor *x2 = input(dev, 4, (int64_t[]){3, 6, 4, 4}, 32);
+        assert_same_forward(fresh, trained, x2);
+        clt_module_train(trained, 1);
+        clt_tensor_free(x2);
+        clt_module_free(fresh);
+        unlink(path);
+    }
+    clt_tensor_free(x);
+    clt_module_free(trained);
+    clt_generator_free(g1);
+    clt_generator_free(g2);
+}
+
+/* A load that fails after the layers took their sizes leaves them lazy;
+ * a lazy layer whose key the file lacks stays lazy; a model made float64
+ * before the load gets float64 tensors. */
+Test(nn3, lazy_load_failures_leave_the_model_lazy)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *a = NULL, *b = NULL, *mods[2] = {NULL, NULL}, *seq = NULL;
+    CHECK(clt_lazy_linear(dev, 3, 1, NULL, &a));
+    clt_tensor *x = input(dev, 2, (int64_t[]){2, 4}, 41), *y = NULL;
+    CHECK(clt_module_forward(a, x, &y));
+    clt_tensor_free(y);
+    char path[] = "/tmp/cltensor-lazy-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    CHECK(clt_module_save_torch(a, path));
+    /* out_features 2 against the file's [3, 4]: the plain layer's shapes differ */
+    CHECK(clt_lazy_linear(dev, 2, 1, NULL, &b));
+    assert_error(clt_module_load_torch(b, path, 1), CLT_ERR_INVALID_ARGUMENT, "size mismatch");
+    cr_assert_eq(clt_module_has_uninitialized_params(b), 1);
+    cr_assert_str_eq(clt_module_name(b), "LazyLinear");
+    assert_error(clt_module_load(b, path), CLT_ERR_INVALID_ARGUMENT, NULL);
+    cr_assert_eq(clt_module_has_uninitialized_params(b), 1);
+    clt_module_free(b);
+    /* the file's "weight" is not "1.weight": the second layer stays lazy */
+    CHECK(clt_lazy_linear(dev, 3, 1, NULL, &mods[0]));
+    CHECK(clt_lazy_linear(dev, 3, 1, NULL, &mods[1]));
+    CHECK(clt_sequential(mods, 2, &seq));
+    assert_error(clt_module_load_torch(seq, path, 0), CLT_ERR_INVALID_ARGUMENT, "LazyLinear");
+    cr_assert_str_eq(clt_module_name(clt_module_child(seq, "0")), "LazyLinear");
+    clt_module_free(seq);
+    /* float64 before the load: the tensors are made float64 and take the values */
+    CHECK(clt_lazy_linear(dev, 3, 1, NULL, &b));
+    CHECK(clt_module_to_dtype(b, CLT_FLOAT64));
+    CHECK(clt_module_load_torch(b, path, 1));
+    clt_tensor *w = clt_module_param(b, "weight");
+    cr_assert_eq(clt_tensor_dtype(w), CLT_FLOAT64);
+    double *want = read_as_f64(clt_module_param(a, "weight"));
+    assert_tensor_close(w, want, 12, 0, 0, "float64 weight");
+    free(want);
+    clt_module_free(b);
+    /* a norm with neither affine nor running statistics has nothing to shape */
+    CHECK(clt_lazy_instance_norm1d(dev, 1e-5, 0.1, 0, 0, &b));
+    cr_assert_eq(clt_module_has_uninitialized_params(b), 0);
+    clt_named_tensor *st = NULL;
+    size_t n = 1;
+    CHECK(clt_module_state(b, &st, &n));
+    cr_assert_eq(n, 0);
+    clt_free(st);
+    cr_assert_str_eq(clt_module_name(b), "LazyInstanceNorm1d");
+    clt_module_free(b);
+    unlink(path);
+    clt_tensor_free(x);
+    clt_module_free(a);
+}

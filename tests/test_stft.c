@@ -223,6 +223,48 @@ Test(stft, float32_and_mixed_dtypes)
     clt_tensor_free(x32);
 }
 
+/* torch.stft takes an integer or bool window: the frames times it keep the
+ * signal's dtype, so float32 gives complex64 and float64 complex128, with
+ * the values of the same window in floating point. */
+Test(stft, integer_and_bool_windows)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 40, six = 6;
+    double *x = spread_doubles((size_t)n, 23);
+    double wv[6] = {1, 3, 0, 2, 5, 4}, wb[6] = {1, 0, 1, 1, 0, 1};
+    clt_tensor *x64 = up_f64(dev, 1, &n, x), *x32 = tensor_of(dev, CLT_FLOAT32, 1, &n, x);
+    const clt_dtype dts[4] = {CLT_INT64, CLT_INT32, CLT_UINT8, CLT_BOOL};
+    for (int d = 0; d < 4; d++) {
+        const double *vals = dts[d] == CLT_BOOL ? wb : wv;
+        clt_tensor *wf = up_f64(dev, 1, &six, vals), *wi = NULL;
+        CHECK(clt_to_dtype(wf, dts[d], &wi));
+        ref_opts o = {8, 2, 6, vals, 1, 0, 1, CLT_PAD_REFLECT};
+        int64_t nf, nt;
+        double complex *want = ref_stft(x, NULL, 1, n, &o, &nf, &nt);
+        for (int prec = 0; prec < 2; prec++) {
+            clt_stft_opts so = CLT_STFT_DEFAULTS;
+            so.hop_length = 2;
+            so.win_length = 6;
+            so.window = wi;
+            clt_tensor *y = NULL;
+            CHECK(clt_stft(prec ? x64 : x32, 8, &so, &y));
+            cr_assert_eq(clt_tensor_dtype(y), prec ? CLT_COMPLEX128 : CLT_COMPLEX64,
+                         "dtype %d prec %d", (int)dts[d], prec);
+            assert_shape(y, 2, (int64_t[]){nf, nt});
+            double complex *got = read_c128(y);
+            assert_close_c(got, want, (size_t)(nf * nt), prec ? 1e-10 : 1e-5, "integer window");
+            free(got);
+            clt_tensor_free(y);
+        }
+        free(want);
+        clt_tensor_free(wi);
+        clt_tensor_free(wf);
+    }
+    free(x);
+    clt_tensor_free(x32);
+    clt_tensor_free(x64);
+}
+
 Test(stft, errors_in_torch_words)
 {
     clt_device *dev = get_device("cpu");
@@ -254,11 +296,17 @@ Test(stft, errors_in_torch_words)
     assert_error(clt_stft(xt, 8, &so, &out), CLT_ERR_INVALID_ARGUMENT, "padding mode");
     assert_error(clt_stft(x3, 8, NULL, &out), CLT_ERR_SHAPE_MISMATCH, "1D or 2D");
     assert_error(clt_stft(xi, 8, NULL, &out), CLT_ERR_DTYPE_UNSUPPORTED, "floating point");
-    clt_tensor *wi = NULL;
+    /* an integer window is taken by stft, refused by istft (as torch 1.13) */
+    clt_tensor *wi = NULL, *Y = NULL;
     CHECK(clt_narrow(xi, 0, 0, 8, &wi));
     so = (clt_stft_opts)CLT_STFT_DEFAULTS;
     so.window = wi;
-    assert_error(clt_stft(xt, 8, &so, &out), CLT_ERR_DTYPE_UNSUPPORTED, "window");
+    CHECK(clt_stft(xt, 8, &so, &Y));
+    clt_istft_opts io = CLT_ISTFT_DEFAULTS;
+    io.window = wi;
+    assert_error(clt_istft(Y, 8, &io, &out), CLT_ERR_DTYPE_UNSUPPORTED, "window");
+    cr_assert_null(out);
+    clt_tensor_free(Y);
     clt_tensor_free(wi);
     assert_error(clt_stft(NULL, 8, NULL, &out), CLT_ERR_NULL_ARGUMENT, NULL);
     cr_assert_null(out);

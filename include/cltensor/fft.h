@@ -216,7 +216,9 @@ typedef struct clt_stft_opts {
  * 2 + 1 when onesided, n_fft otherwise; element [b, f, t] is sum_k x'[b,
  * t hop + k] w[k] exp(-2 pi i f k / n_fft) (times n_fft^-1/2 when
  * normalized).  Complex64, or complex128 when x or the window is float64
- * or complex128; return_complex 0 hands out clt_view_as_real of it (a
+ * or complex128; an integer or bool window (as torch's) is converted to
+ * x's real dtype (not differentiable), so the result's dtype is x's
+ * complex one, as torch's promotion of the frames times it; return_complex 0 hands out clt_view_as_real of it (a
  * last dimension of 2).  Differentiable with respect to x and the window
  * (composed of clt_pad, clt_unfold, clt_mul and the transforms above).
  * Errors, in torch's words: CLT_ERR_INVALID_ARGUMENT for n_fft outside 0 <
@@ -226,8 +228,7 @@ typedef struct clt_stft_opts {
  * onesided output if window or input is complex");
  * CLT_ERR_SHAPE_MISMATCH for x of another rank; CLT_ERR_DTYPE_UNSUPPORTED
  * for an integer, bool or float16 x ("expected a tensor of floating point
- * or complex values") or window (torch takes an integer window: convert it
- * first); CLT_ERR_DEVICE_MISMATCH for a window on another device.  New tensor in *out (NULL on failure): release with
+ * or complex values") or a float16 window; CLT_ERR_DEVICE_MISMATCH for a window on another device.  New tensor in *out (NULL on failure): release with
  * clt_tensor_free. */
 CLT_API clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opts,
                             clt_tensor **out);
@@ -265,7 +266,9 @@ typedef struct clt_istft_opts {
  * (CLT_ERR_SHAPE_MISMATCH); another dtype (CLT_ERR_DTYPE_UNSUPPORTED); a
  * frequency size other than n_fft / 2 + 1 when onesided or n_fft when not;
  * hop_length outside (0, win_length]; win_length outside (0, n_fft]; a
- * window that is not 1-D of win_length values; return_complex with
+ * window that is not 1-D of win_length values; an integer, bool or
+ * float16 window (CLT_ERR_DTYPE_UNSUPPORTED: torch 1.13's istft fails on
+ * an integer window, "col2im_out_cpu" not implemented for 'Long'); return_complex with
  * onesided ("Cannot have onesided output if window or input is
  * complex"); a complex window without return_complex; a length other than
  * -1 outside [1, 2^62]; an empty result or an envelope below 1e-11 somewhere in it

@@ -117,7 +117,9 @@ CLT_API clt_status clt_module_save(const clt_module *m, const char *path);
  * each tensor's dtype as torch's param.copy_ converts: a float32
  * checkpoint loads into a model made float64 by clt_module_to_dtype, and
  * back (a value the file holds in a dtype the device cannot hold, float64
- * on a device without it, is refused). */
+ * on a device without it, is refused).  Lazy layers of m that have not run
+ * take their sizes from the file first (torch's _lazy_load_hook; see the
+ * lazy layers in nn.h), and are left lazy when the load fails. */
 CLT_API clt_status clt_module_load(clt_module *m, const char *path);
 
 /* ---- optimizers ------------------------------------------------------------------ */
@@ -504,7 +506,8 @@ CLT_API clt_status clt_module_save_torch(const clt_module *m, const char *path);
  * ("size mismatch for 0.weight: copying a param with shape [3, 4] from
  * checkpoint, the shape in current model is [2, 4]").  On any failure m
  * is left as it was: the whole file is checked and every value uploaded
- * before the first tensor of m is written. */
+ * before the first tensor of m is written.  Lazy layers that have not run
+ * take their sizes from the file, as clt_module_load's. */
 CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int strict);
 
 /* Reads a NumPy .npz archive (numpy.savez or numpy.savez_compressed:

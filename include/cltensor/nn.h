@@ -1525,14 +1525,25 @@ CLT_API clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_featur
  * Before the first forward the tensors have no shape.  torch lists them
  * as UninitializedParameter; here the calls that hand tensors out
  * (clt_module_parameters, clt_module_named_parameters,
- * clt_module_named_buffers, clt_module_state, and so clt_module_save,
- * clt_module_load and the optimizers built on the parameters) refuse a
- * model that holds a lazy layer that has not run, with
- * CLT_ERR_INVALID_ARGUMENT naming the layer ("run a forward pass first"),
- * where torch would build an optimizer over the uninitialised parameters
- * or initialise them from a loaded state_dict: run one forward (a dry run
- * on a batch of the right shape) first.  clt_module_num_parameters counts
- * the initialised ones only.  clt_module_to (the device) and
+ * clt_module_named_buffers, clt_module_state, and so clt_module_save and
+ * the optimizers built on the parameters) refuse a model that holds a
+ * lazy layer that has not run, with CLT_ERR_INVALID_ARGUMENT naming the
+ * layer ("run a forward pass first"), where torch would build an
+ * optimizer over the uninitialised parameters: run one forward (a dry run
+ * on a batch of the right shape) first.  A lazy norm with neither affine
+ * nor track_running_stats has no tensors and is not refused (torch's
+ * has_uninitialized_params() is False for it).  Loading a state_dict
+ * (clt_module_load, clt_module_load_torch) does as torch's
+ * _lazy_load_hook: each lazy layer that has not run and whose weight (a
+ * norm without affine: running_mean) the file holds under its key, of the
+ * right rank, becomes the plain layer with the input size the shape gives
+ * (Linear weight[1]; a convolution weight[1] * groups; a transposed one
+ * weight[0]; a norm weight[0]), its tensors made in its dtype without
+ * drawing from gen, and then the values load as into any layer; a saved
+ * model loads into a fresh lazy one without a forward.  A layer the file
+ * has no key for stays lazy (and the load is refused as above); a load
+ * that fails for any reason leaves every layer lazy as before.
+ * clt_module_num_parameters counts the initialised ones only.  clt_module_to (the device) and
  * clt_module_to_dtype (the dtype the tensors will be made in, as
  * UninitializedParameter's), clt_module_train, clt_module_clone (the copy
  * is lazy too and borrows the same gen) and hooks work before it.
@@ -2026,6 +2037,103 @@ CLT_API clt_status clt_spectral_norm(clt_module *m, const char *name, int n_powe
  * handles stay valid as long as m).  Errors as clt_remove_weight_norm's
  * ("spectral_norm of 'weight' not found in Linear"). */
 CLT_API clt_status clt_remove_spectral_norm(clt_module *m, const char *name);
+
+/* ---- torch.nn.utils.parametrize ------------------------------------------------ */
+
+/* A parametrization's function: *out (a new tensor made in the call, which
+ * the library releases) from x, recorded when it must be differentiable.
+ * user is the clt_parametrization's. */
+typedef clt_status (*clt_parametrization_fn)(const clt_tensor *x, clt_tensor **out, void *user);
+
+/* torch's parametrization module: forward (required) computes the tensor
+ * from original; right_inverse (NULL: none, the identity) computes
+ * original from a value of the tensor.  user (borrowed: it must outlive
+ * the module and its clones) is handed to both. */
+typedef struct clt_parametrization {
+    clt_parametrization_fn forward;
+    clt_parametrization_fn right_inverse;
+    void *user;
+} clt_parametrization;
+
+/* torch.nn.utils.parametrize.register_parametrization(m, name, p, unsafe):
+ * m's own parameter name is computed from now on as p->forward(original),
+ * before each forward of m, recorded, so that gradients reach original.
+ * The first parametrization of name makes original: the parameter itself
+ * (the same handle, so an optimizer over it keeps working), its values
+ * replaced by p->right_inverse(weight) when given (called with grad mode
+ * off; a result of another shape, with unsafe, becomes a new leaf and the
+ * old handle is retired, valid as long as m).  Later ones are appended:
+ * name = p2(p1(original)), right_inverse not called (torch assumes the
+ * identity); at most 8.  State keys as torch's: the parameter is listed
+ * as "parametrizations.NAME.original" (and orthogonal's buffers as
+ * "parametrizations.NAME.K.base"), after m's other parameters and buffers
+ * and its children, where torch's ModuleDict child puts it; the
+ * computed tensor is not listed, and clt_module_param(m, name) gives the
+ * value computed last (borrowed, valid until m's next forward), as
+ * torch's module.weight.  clt_module_clone copies the parametrizations
+ * (sharing user).  Errors (CLT_ERR_INVALID_ARGUMENT, m unchanged): no
+ * parameter name ("Module 'Linear' has no parameter or buffer with name
+ * 'w'"), one weight_norm, spectral_norm or pruning hold, a name longer
+ * than 21 bytes; right_inverse giving another dtype ("may not change the
+ * dtype"), or, without unsafe, another shape, or a forward giving another
+ * dtype or shape than the tensor's ("Registering a parametrization may
+ * not change the dtype or the shape of the tensor, unless the `unsafe`
+ * flag is enabled"); a callback's own error, prefixed.  NULL m, name, p
+ * or p->forward: CLT_ERR_NULL_ARGUMENT. */
+CLT_API clt_status clt_register_parametrization(clt_module *m, const char *name,
+                                                const clt_parametrization *p, int unsafe);
+
+/* torch.nn.utils.parametrize.remove_parametrizations(m, name,
+ * leave_parametrized): name becomes a parameter again: original's handle
+ * (the one registered) holding, when leave_parametrized, the value the
+ * chain gives now (copied in, grad mode off; a value of another shape
+ * makes a new leaf instead), else original's own values.  The bases are
+ * retired (handles valid as long as m).  Errors (CLT_ERR_INVALID_ARGUMENT,
+ * m unchanged): name not parametrized ("Module Linear does not have a
+ * parametrization on bias"); leave_parametrized with a chain that changes
+ * the dtype. */
+CLT_API clt_status clt_remove_parametrizations(clt_module *m, const char *name,
+                                               int leave_parametrized);
+
+/* torch.nn.utils.parametrize.is_parametrized(m, name): 1 when m's name
+ * (NULL: any of its parameters) has parametrizations, else 0 (also for a
+ * NULL m).  Not recursive, as torch's. */
+CLT_API int clt_is_parametrized(const clt_module *m, const char *name);
+
+/* torch.nn.utils.parametrize.cached(): between begin and end, each
+ * parametrized tensor is computed once, at the first forward that needs
+ * it, and reused by later forwards (one graph: backward once over their
+ * sum, as torch's).  Blocks nest; the cache belongs to the calling thread
+ * (torch's is global) and is dropped by the outermost end.  An end
+ * without a begin does nothing. */
+CLT_API void clt_parametrize_cached_begin(void);
+CLT_API void clt_parametrize_cached_end(void);
+
+/* torch.nn.utils.parametrizations.orthogonal(m, name, orthogonal_map,
+ * use_trivialization) of torch 1.13: m's parameter name (NULL: "weight"),
+ * a float32 or float64 matrix or batch [..., n, k], is parametrized
+ * (clt_register_parametrization, unsafe) by torch's _Orthogonal: X
+ * (transposed when n < k) maps to an orthogonal Q by "matrix_exp"
+ * (exp(A), A = tril(X) padded to n x n minus its transpose, the first k
+ * columns), "cayley" ((I - A/2)^-1 (I + A/2)) or "householder"
+ * (householder_product(tril(X, -1), 2 / (1 + column sums of squares))
+ * times the signs of X's diagonal, truncated as .int()); NULL: matrix_exp
+ * for a square weight, else householder.  With use_trivialization (torch's
+ * default) the weight made orthogonal (its QR's Q with diag(R) >= 0; the
+ * weight itself when it is orthogonal to 10 n eps; a non-square one
+ * completed with normal columns drawn from gen, NULL the default one) is
+ * kept as the buffer "parametrizations.NAME.0.base", original is set to
+ * -Id, and the value is base @ map(original); without it, original is the
+ * weight (matrix_exp, cayley) or its geqrf with R's signs on the diagonal
+ * (householder).  Recorded: gradients reach original.  Errors
+ * (CLT_ERR_INVALID_ARGUMENT, m and gen unchanged): no such parameter
+ * ("has no parameter ot buffer with name", torch's typo), fewer than 2
+ * dims ("Expected a matrix or batch of matrices"), an unknown map
+ * ("orthogonal_map has to be one of"), those of
+ * clt_register_parametrization; CLT_ERR_DTYPE_UNSUPPORTED for a complex
+ * weight (torch's unitary case is not done here) or another dtype. */
+CLT_API clt_status clt_orthogonal(clt_module *m, const char *name, const char *orthogonal_map,
+                                  int use_trivialization, clt_generator *gen);
 
 /* torch.nn.utils.parameters_to_vector(params): the n tensors flattened and
  * concatenated, recorded (gradients flow back to them).  All must be on

@@ -93,9 +93,14 @@ static clt_status check_window(const char *fn, const clt_tensor *x, const clt_te
                           ", but got window with size %s",
                           fn, win, buf);
     }
-    if (!clt__dtype_is_float(w->dtype) && !clt__dtype_is_complex(w->dtype))
+    /* torch.stft multiplies the frames by an integer or bool window (the
+     * product takes the signal's dtype); torch.istft's overlap-add of the
+     * squared integer window fails ("col2im_out_cpu" not implemented). */
+    if (!clt__dtype_is_float(w->dtype) && !clt__dtype_is_complex(w->dtype) && inverse)
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: expected a window of floating point or complex values", fn);
+                          "%s: expected a window of floating point or complex values (torch's "
+                          "istft cannot overlap-add an integer window)",
+                          fn);
     if (w->dtype == CLT_FLOAT16)
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: a float16 window is not supported", fn);
     return CLT_OK;
@@ -171,7 +176,14 @@ clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opt
         frames = fr[0];
     if (o->window || win != n_fft) {
         clt_dtype wdt = cx ? clt__complex_part_dtype(x->dtype) : x->dtype;
-        CLT__TRY(padded_window(fn, o->window, x->dev, wdt, win, n_fft, &w));
+        const clt_tensor *wsrc = o->window;
+        clt_tensor *wconv = NULL;
+        if (wsrc && !clt__dtype_is_float(wsrc->dtype) && !clt__dtype_is_complex(wsrc->dtype)) {
+            /* an integer window: frames * window is of the frames' dtype */
+            CLT__TRY(clt__error_as(clt_to_dtype(wsrc, wdt, &wconv), fn));
+            wsrc = wconv;
+        }
+        CLT__TRY(padded_window(fn, wsrc, x->dev, wdt, win, n_fft, &w));
         CLT__TRY(clt__error_as(clt_reshape(w, 2, (const int64_t[]){n_fft, 1}, &wv), fn));
         CLT__TRY(clt__error_as(clt_mul(frames, wv, &frames), fn));
     }

@@ -97,6 +97,14 @@ clt_status clt__io_match_state(const clt_named_tensor *state, size_t n, const cl
                                size_t ne, bool strict, size_t *match, const char *fn,
                                const char *path_q);
 
+/* Before the state of m is taken for a load: its lazy layers that have
+ * not run take their sizes from the ne entries e (torch's
+ * _lazy_load_hook, clt__lazy_materialize).  *undo is to be finished with
+ * clt__lazy_undo_finish(undo, the load succeeded). */
+struct clt__lazy_undo;
+clt_status clt__io_lazy_materialize(clt_module *m, const clt__io_entry *e, size_t ne,
+                                    const char *fn, struct clt__lazy_undo **undo);
+
 /* Makes the value of the file's entry i as a new tensor on dev. */
 typedef clt_status (*clt__io_upload_fn)(void *ctx, size_t i, clt_device *dev, clt_tensor **out);
 

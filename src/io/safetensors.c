@@ -730,10 +730,20 @@ clt_status clt_module_load(clt_module *m, const char *path)
     clt_named_tensor *state = NULL;
     size_t n = 0;
     size_t *match = NULL;
+    clt__io_entry *e = NULL;
+    clt__lazy_undo *undo = NULL;
     st_file sf;
     clt_status st = st_open(path, fn, false, &sf);
     if (st != CLT_OK)
         return st;
+    if (clt_module_has_uninitialized_params(m)) {
+        e = clt__malloc((sf.n ? sf.n : 1) * sizeof *e);
+        if (e == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        for (size_t k = 0; k < sf.n; k++)
+            e[k] = (clt__io_entry){sf.e[k].name, sf.e[k].ndim, sf.e[k].shape};
+        CLT__TRY(clt__io_lazy_materialize(m, e, sf.n, fn, &undo));
+    }
     CLT__TRY(clt__module_state_in(fn, m, &state, &n));
     match = clt__calloc(n ? n : 1, sizeof *match);
     if (match == NULL)
@@ -741,6 +751,8 @@ clt_status clt_module_load(clt_module *m, const char *path)
     CLT__TRY(check_state(&sf, state, n, match));
     CLT__TRY(load_into(&sf, state, n, match));
 done:
+    clt__lazy_undo_finish(undo, st == CLT_OK);
+    free(e);
     free(match);
     free(state);
     st_close(&sf);

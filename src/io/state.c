@@ -86,6 +86,30 @@ done:
     return st;
 }
 
+typedef struct entries {
+    const clt__io_entry *e;
+    size_t n;
+} entries;
+
+static bool find_entry(void *ctx, const char *name, int *ndim, const int64_t **shape)
+{
+    const entries *es = ctx;
+    for (size_t i = 0; i < es->n; i++)
+        if (strcmp(es->e[i].name, name) == 0) {
+            *ndim = es->e[i].ndim;
+            *shape = es->e[i].shape;
+            return true;
+        }
+    return false;
+}
+
+clt_status clt__io_lazy_materialize(clt_module *m, const clt__io_entry *e, size_t ne,
+                                    const char *fn, clt__lazy_undo **undo)
+{
+    entries es = {e, ne};
+    return clt__lazy_materialize(m, find_entry, &es, fn, undo);
+}
+
 clt_status clt__io_load_matched(const clt_named_tensor *state, size_t n, const size_t *match,
                                 clt__io_upload_fn upload, void *ctx, const char *fn,
                                 const char *path_q)

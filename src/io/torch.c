@@ -963,9 +963,11 @@ static clt_status upload_entry(void *ctx, size_t i, clt_device *dev, clt_tensor 
 /* load_state_dict of a torch file into the n tensors of state (the
  * model's or an AveragedModel's), strictly or not, for the public call
  * fn. */
-static clt_status load_state(clt_named_tensor *state, size_t n, const char *path, bool strict,
-                             const char *fn)
+static clt_status load_state(clt_module *m, clt_named_tensor *state, size_t n,
+                             const char *path, bool strict, const char *fn)
 {
+    clt__lazy_undo *undo = NULL;
+    bool own_state = false;
     pk k = {0};
     unsigned char *buf = NULL;
     size_t count = 0, *match = NULL;
@@ -982,10 +984,23 @@ static clt_status load_state(clt_named_tensor *state, size_t n, const char *path
         const tview *v = d->items[2 * i + 1]->view;
         e[i] = (clt__io_entry){arr[i].name, v->ndim, v->shape};
     }
+    if (m) {
+        /* the model's state, once its lazy layers have their sizes */
+        CLT__TRY(clt__io_lazy_materialize(m, e, count, fn, &undo));
+        CLT__TRY(clt__module_state_in(fn, m, &state, &n));
+        own_state = true;
+        free(match);
+        match = clt__malloc((n ? n : 1) * sizeof *match);
+        if (match == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    }
     CLT__TRY(clt__io_match_state(state, n, e, count, strict, match, fn, k.path_q));
     parsed p = {&k, d, arr};
     CLT__TRY(clt__io_load_matched(state, n, match, upload_entry, &p, fn, k.path_q));
 done:
+    clt__lazy_undo_finish(undo, st == CLT_OK);
+    if (own_state)
+        free(state);
     free(match);
     free(e);
     free(arr);
@@ -998,12 +1013,7 @@ clt_status clt_module_load_torch(clt_module *m, const char *path, int strict)
     const char *fn = "clt_module_load_torch";
     CLT__REQUIRE_ARG(m, fn);
     CLT__REQUIRE_ARG(path, fn);
-    clt_named_tensor *state = NULL;
-    size_t n = 0;
-    clt_status st = clt__module_state_in(fn, m, &state, &n);
-    if (st == CLT_OK)
-        st = load_state(state, n, path, strict != 0, fn);
-    free(state);
+    clt_status st = load_state(m, NULL, 0, path, strict != 0, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -1016,7 +1026,7 @@ clt_status clt_averaged_model_load_torch(clt_averaged_model *a, const char *path
     size_t n = 0;
     clt_status st = clt_averaged_model_state(a, &state, &n);
     if (st == CLT_OK)
-        st = load_state(state, n, path, true, fn);
+        st = load_state(NULL, state, n, path, true, fn);
     if (st == CLT_OK)
         st = clt__averaged_model_loaded(a, fn);
     free(state);

@@ -2,6 +2,8 @@
  * LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d),
  * which learn their input size from their first input and then become the
  * plain layer. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,8 +381,14 @@ LAZY_NORM(lazy_instance_norm3d, LZ_IN3D)
 /* The first lazy layer that has not run yet in m's model, or NULL. */
 static const clt_module *first_lazy(const clt_module *m)
 {
-    if (is_lazy(m))
+    if (is_lazy(m)) {
+        /* a norm with neither affine nor running statistics has no tensors
+         * to shape (torch's has_uninitialized_params() is False) */
+        const lazy_spec *s = m->extra;
+        if (s->kind >= LZ_BN1D && !s->affine && !s->track)
+            return NULL;
         return m;
+    }
     for (size_t k = 0; k < m->nchildren; k++) {
         const clt_module *l = first_lazy(m->children[k]);
         if (l)
@@ -412,4 +420,195 @@ void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype)
         ((lazy_spec *)m->extra)->dtype = dtype;
     for (size_t k = 0; k < m->nchildren; k++)
         clt__lazy_set_dtype(m->children[k], dtype);
+}
+
+/* ---- load_state_dict into a lazy model ------------------------------------------ */
+
+/* The listings' deepest nesting (module.c's MAX_LEVELS). */
+enum { LAZY_MAX_LEVELS = 100 };
+
+struct clt__lazy_undo {
+    size_t n, cap;
+    clt_module **mods;  /* the layers made plain */
+    clt_module **lazy;  /* what made each lazy (its ops and spec), swapped out */
+};
+
+static clt_status undo_push(clt__lazy_undo **up, clt_module *m, clt_module *c, const char *fn)
+{
+    clt__lazy_undo *u = *up;
+    if (u == NULL) {
+        u = clt__calloc(1, sizeof *u);
+        if (u == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        *up = u;
+    }
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? 2 * u->cap : 4;
+        clt_module **a = realloc(u->mods, cap * sizeof *a);
+        if (a == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        u->mods = a;
+        clt_module **b = realloc(u->lazy, cap * sizeof *b);
+        if (b == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        u->lazy = b;
+        u->cap = cap;
+    }
+    u->mods[u->n] = m;
+    u->lazy[u->n] = c;
+    u->n++;
+    return CLT_OK;
+}
+
+void clt__lazy_undo_finish(clt__lazy_undo *u, bool keep)
+{
+    if (u == NULL)
+        return;
+    for (size_t k = u->n; k-- > 0;) {
+        if (!keep)
+            swap_layer(u->mods[k], u->lazy[k]);
+        clt_module_free(u->lazy[k]); /* the lazy part when kept, else the plain layer */
+    }
+    free(u->mods);
+    free(u->lazy);
+    free(u);
+}
+
+static int64_t spec_groups(const lazy_spec *s)
+{
+    if (!s->has_opts)
+        return 1;
+    switch (s->kind) {
+    case LZ_CONV1D: return s->o.c1.groups;
+    case LZ_CONV2D: return s->o.c2.groups;
+    case LZ_CONV3D: return s->o.c3.groups;
+    case LZ_CONVT1D: return s->o.t1.groups;
+    case LZ_CONVT2D: return s->o.t2.groups;
+    case LZ_CONVT3D: return s->o.t3.groups;
+    default: return 1;
+    }
+}
+
+/* The input size the checkpoint gives the lazy layer m at path prefix: 1
+ * and *n when it holds the key of the right rank, else 0. */
+static int size_from_state(const clt_module *m, const char *prefix, clt__lazy_find_fn find,
+                           void *ctx, int64_t *n, const char *fn, clt_status *st)
+{
+    const lazy_spec *s = m->extra;
+    bool norm = s->kind >= LZ_BN1D;
+    const char *key = norm && !s->affine ? "running_mean" : "weight";
+    if (norm && !s->affine && !s->track)
+        return 0;
+    size_t len = strlen(prefix) + 16;
+    char *name = clt__malloc(len);
+    if (name == NULL) {
+        *st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return 0;
+    }
+    snprintf(name, len, "%s%s%s", prefix, *prefix ? "." : "", key);
+    int ndim = 0;
+    const int64_t *shape = NULL;
+    bool found = find(ctx, name, &ndim, &shape);
+    if (!found) {
+        free(name);
+        return 0;
+    }
+    int want = 2;
+    if (s->kind >= LZ_CONV1D && s->kind <= LZ_CONV3D)
+        want = 2 + s->kind - LZ_CONV1D + 1;
+    else if (s->kind >= LZ_CONVT1D && s->kind <= LZ_CONVT3D)
+        want = 2 + s->kind - LZ_CONVT1D + 1;
+    else if (norm)
+        want = 1;
+    int ok = ndim == want; /* another rank: left lazy, the load names the key */
+    if (ok && (norm || (s->kind >= LZ_CONVT1D && s->kind <= LZ_CONVT3D))) {
+        *n = shape[0];
+    } else if (ok && s->kind == LZ_LINEAR) {
+        *n = shape[1];
+    } else if (ok && __builtin_mul_overflow(shape[1], spec_groups(s), n)) {
+        *st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                         "%s: %s at %s: in_channels %" PRId64 " * groups %" PRId64
+                         " overflows",
+                         fn, m->ops->name, name, shape[1], spec_groups(s));
+        ok = 0;
+    }
+    free(name);
+    return ok;
+}
+
+/* The lazy layer m (at prefix) made plain with input size n, its tensors
+ * drawn from gen (thrown away: the load overwrites them). */
+static clt_status materialize_one(clt_module *m, const char *prefix, int64_t n,
+                                  clt_generator *gen, const char *fn, clt__lazy_undo **undo)
+{
+    lazy_spec *s = m->extra;
+    const char *name = m->ops->name;
+    clt_module *c = NULL;
+    clt_status st = build(s, m->dev, n, gen, &c);
+    if (st != CLT_OK)
+        return clt__error_prefix(st, "%s: %s at \"%s\" with the checkpoint's size %" PRId64,
+                                 fn, name, prefix, n);
+    if (s->dtype != CLT_FLOAT32 && c->nparams + c->nbufs > 0) {
+        clt_tensor *ts[8];
+        size_t k = 0;
+        for (int j = 0; j < c->nparams && k < 8; j++)
+            ts[k++] = c->params[j];
+        for (int j = 0; j < c->nbufs && k < 8; j++)
+            ts[k++] = c->bufs[j];
+        st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, fn);
+    }
+    if (st == CLT_OK) {
+        swap_layer(m, c);
+        st = undo_push(undo, m, c, fn);
+        if (st != CLT_OK)
+            swap_layer(m, c);
+    }
+    if (st != CLT_OK)
+        clt_module_free(c);
+    return st;
+}
+
+static clt_status materialize_in(clt_module *m, char *prefix, clt__lazy_find_fn find, void *ctx,
+                                 clt_generator *gen, const char *fn, clt__lazy_undo **undo)
+{
+    clt_status st = CLT_OK;
+    if (is_lazy(m)) {
+        int64_t n = 0;
+        if (size_from_state(m, prefix, find, ctx, &n, fn, &st))
+            st = materialize_one(m, prefix, n, gen, fn, undo);
+        return st;
+    }
+    size_t end = strlen(prefix);
+    char *sub = prefix + end;
+    for (size_t c = 0; c < m->nchildren && st == CLT_OK; c++) {
+        if (m->child_names)
+            sprintf(sub, "%s%s", end ? "." : "", m->child_names[c]);
+        else
+            sprintf(sub, "%s%zu", end ? "." : "", c);
+        st = materialize_in(m->children[c], prefix, find, ctx, gen, fn, undo);
+    }
+    *sub = '\0';
+    return st;
+}
+
+clt_status clt__lazy_materialize(clt_module *m, clt__lazy_find_fn find, void *ctx,
+                                 const char *fn, clt__lazy_undo **undo)
+{
+    *undo = NULL;
+    if (first_lazy(m) == NULL)
+        return CLT_OK;
+    /* room for the deepest model's paths, as the listings' */
+    char *path = clt__calloc(LAZY_MAX_LEVELS + 1, CLT__MODULE_NAME + 1);
+    clt_generator *gen = NULL;
+    clt_status st = path ? clt_generator_new(0, &gen)
+                         : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (st == CLT_OK)
+        st = materialize_in(m, path, find, ctx, gen, fn, undo);
+    if (st != CLT_OK) {
+        clt__lazy_undo_finish(*undo, false);
+        *undo = NULL;
+    }
+    clt_generator_free(gen);
+    free(path);
+    return st;
 }

@@ -351,7 +351,8 @@ static void visit(const clt_module *m, char *prefix, walk *w)
                 visit_one(prefix, p ? m->pname[k] : m->bname[k], p ? m->params[k] : m->bufs[k],
                           w);
         for (const clt__reparam *r = m->reparams; r; r = r->next)
-            for (int k = 0; k < (p ? r->nparams : r->nbufs); k++)
+            for (int k = 0; r->kind != CLT__RP_PARAMETRIZE && k < (p ? r->nparams : r->nbufs);
+                 k++)
                 visit_one(prefix, p ? r->pname[k] : r->bname[k], p ? r->params[k] : r->bufs[k],
                           w);
     }
@@ -367,6 +368,16 @@ static void visit(const clt_module *m, char *prefix, walk *w)
         visit(m->children[c], prefix, w);
     }
     *sub = '\0';
+    /* torch.nn.utils.parametrize's tensors belong to the "parametrizations"
+     * child torch adds when the first one is registered: after the others */
+    for (const clt__reparam *r = m->reparams; r; r = r->next) {
+        if (r->kind != CLT__RP_PARAMETRIZE)
+            continue;
+        for (int k = 0; w->params && k < r->nparams; k++)
+            visit_one(prefix, r->pname[k], r->params[k], w);
+        for (int k = 0; w->bufs && k < r->nbufs; k++)
+            visit_one(prefix, r->bname[k], r->bufs[k], w);
+    }
 }
 
 static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_tensor **out,

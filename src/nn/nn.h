@@ -187,8 +187,32 @@ typedef struct clt__reparam {
     clt_tensor *params[2], *bufs[2];
     int dim, iters;
     double eps;
+    struct clt__pchain *chain; /* torch.nn.utils.parametrize's (parametrize.c), or NULL */
     struct clt__reparam *next;
 } clt__reparam;
+
+/* The kind of the reparametrizations parametrize.c makes: params[0] is
+ * "parametrizations.NAME.original", bufs orthogonal's bases. */
+#define CLT__RP_PARAMETRIZE 3
+/* Its value: the chain of parametrizations applied to original, recorded
+ * (a new tensor in the caller's scope). */
+clt_status clt__parametrize_value(const clt__reparam *r, clt_tensor **out, const char *fn);
+/* Whether r's slot holds the value computed in the current cached() block. */
+bool clt__parametrize_cached(const clt__reparam *r);
+/* A copy of a chain (the caller's functions and data shared), or NULL. */
+struct clt__pchain *clt__parametrize_chain_dup(const struct clt__pchain *c);
+/* utils.c's bookkeeping for parametrize.c: the index of m's own parameter
+ * name (-1: none); whether a reparametrization holds it; releasing r (its
+ * tensors and chain); appending r to m's; retiring t (its handle kept as
+ * long as m); taking r out of m's list with its tensors retired (but
+ * params[0] when keep_original: the caller takes that reference). */
+int clt__reparam_slot_of(const clt_module *m, const char *name);
+bool clt__reparam_slot_taken(const clt_module *m, const char *name);
+void clt__reparam_release(clt__reparam *r);
+void clt__reparam_link(clt_module *m, clt__reparam *r);
+clt_status clt__reparam_retire(clt_module *m, clt_tensor *t, const char *fn);
+clt_status clt__reparam_unlink_retire(clt_module *m, clt__reparam *r, bool keep_original,
+                                      const char *fn);
 
 /* Whether params[k] of m is computed by a reparametrization. */
 bool clt__reparam_has_slot(const clt_module *m, int k);
@@ -250,6 +274,27 @@ clt_status clt__lazy_check(const clt_module *m, const char *fn);
 /* Has the lazy layers of m's model that have not run yet make their
  * tensors in dtype (clt_module_to_dtype before the first forward). */
 void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype);
+
+/* A checkpoint's entry by its full name ("0.weight"): true and its shape
+ * when it holds one. */
+typedef bool (*clt__lazy_find_fn)(void *ctx, const char *name, int *ndim, const int64_t **shape);
+/* The layers materialize changed, to keep or to put back. */
+typedef struct clt__lazy_undo clt__lazy_undo;
+/* torch's LazyModuleMixin._lazy_load_hook: each lazy layer of m's model
+ * that has not run and whose weight (a norm without affine: its
+ * running_mean) find knows becomes the plain layer with the input size
+ * that shape gives (Linear weight[1], a convolution weight[1] * groups, a
+ * transposed one weight[0], a norm weight[0]), its tensors made in the
+ * layer's dtype from a generator of its own (the layer's gen is not
+ * drawn from; the values are to be overwritten by the load).  A layer
+ * whose key is missing or of another rank stays lazy.  *undo (NULL when
+ * nothing changed) is to be handed to clt__lazy_undo_finish; on failure
+ * m is as it was and *undo NULL. */
+clt_status clt__lazy_materialize(clt_module *m, clt__lazy_find_fn find, void *ctx,
+                                 const char *fn, clt__lazy_undo **undo);
+/* keep: the load succeeded, the layers stay plain; else they are made
+ * lazy again as before clt__lazy_materialize.  NULL does nothing. */
+void clt__lazy_undo_finish(clt__lazy_undo *u, bool keep);
 
 /* LocalResponseNorm's and CrossMapLRN2d's checks (norm_pool.c): a size
  * that is not positive is refused, naming fn. */

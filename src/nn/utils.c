@@ -8,9 +8,10 @@
 
 #include "nn/nn.h"
 
-enum { RP_WEIGHT_NORM, RP_SPECTRAL_NORM, RP_PRUNE };
+enum { RP_WEIGHT_NORM, RP_SPECTRAL_NORM, RP_PRUNE, RP_PARAMETRIZE = CLT__RP_PARAMETRIZE };
 
-static const char *const rp_name[] = {"weight_norm", "spectral_norm", "prune"};
+static const char *const rp_name[] = {"weight_norm", "spectral_norm", "prune",
+                                      "parametrization"};
 
 bool clt__reparam_has_slot(const clt_module *m, int k)
 {
@@ -26,7 +27,14 @@ static void reparam_release(clt__reparam *r)
         clt_tensor_free(r->params[k]);
     for (int k = 0; k < r->nbufs; k++)
         clt_tensor_free(r->bufs[k]);
+    free(r->chain);
     free(r);
+}
+
+void clt__reparam_release(clt__reparam *r)
+{
+    if (r)
+        reparam_release(r);
 }
 
 void clt__reparam_free(clt_module *m)
@@ -50,6 +58,52 @@ static clt_status reserve_retired(clt_module *m, int more, const char *fn)
     if (v == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     m->retired = v;
+    return CLT_OK;
+}
+
+clt_status clt__reparam_retire(clt_module *m, clt_tensor *t, const char *fn)
+{
+    clt_status st = reserve_retired(m, 1, fn);
+    if (st == CLT_OK)
+        m->retired[m->nretired++] = t;
+    return st;
+}
+
+int clt__reparam_slot_of(const clt_module *m, const char *name)
+{
+    for (int k = 0; k < m->nparams; k++)
+        if (strcmp(m->pname[k], name) == 0)
+            return k;
+    return -1;
+}
+
+bool clt__reparam_slot_taken(const clt_module *m, const char *name)
+{
+    for (const clt__reparam *r = m->reparams; r; r = r->next)
+        if (strcmp(m->pname[r->slot], name) == 0)
+            return true;
+    return false;
+}
+
+clt_status clt__reparam_unlink_retire(clt_module *m, clt__reparam *r, bool keep_original,
+                                      const char *fn)
+{
+    int first = keep_original ? 1 : 0;
+    int more = r->nparams - first + r->nbufs;
+    clt_status st = more > 0 ? reserve_retired(m, more, fn) : CLT_OK;
+    if (st != CLT_OK)
+        return st;
+    for (int k = first; k < r->nparams; k++)
+        m->retired[m->nretired++] = r->params[k];
+    for (int k = 0; k < r->nbufs; k++)
+        m->retired[m->nretired++] = r->bufs[k];
+    r->nparams = r->nbufs = 0;
+    clt__reparam **p = &m->reparams;
+    while (*p && *p != r)
+        p = &(*p)->next;
+    if (*p)
+        *p = r->next;
+    r->next = NULL;
     return CLT_OK;
 }
 
@@ -184,6 +238,7 @@ static clt_status reparam_value(const clt__reparam *r, bool power, clt_tensor **
     *out = NULL;
     clt_status st = r->kind == RP_WEIGHT_NORM  ? weight_norm_compute(r, out, fn)
                     : r->kind == RP_PRUNE      ? clt__mul_rec(fn, r->params[0], r->bufs[0], out)
+                    : r->kind == RP_PARAMETRIZE ? clt__parametrize_value(r, out, fn)
                                                : spectral_compute(r, power, out, fn);
     if (st == CLT_OK)
         clt__scope_disown(*out);
@@ -194,6 +249,8 @@ static clt_status reparam_value(const clt__reparam *r, bool power, clt_tensor **
 static clt_status refresh_slot(clt_module *m, const clt__reparam *r, const char *fn)
 {
     clt_tensor *w = NULL;
+    if (r->kind == RP_PARAMETRIZE && clt__parametrize_cached(r))
+        return CLT_OK; /* computed once in this cached() block */
     clt_status st = reparam_value(r, m->training, &w, fn);
     if (st != CLT_OK)
         return st;
@@ -225,6 +282,11 @@ clt_status clt__reparam_clone(const clt_module *m, clt_module *copy, clt_device 
         *c = *r;
         c->next = NULL;
         c->nparams = c->nbufs = 0;
+        c->chain = NULL;
+        if (r->chain && (c->chain = clt__parametrize_chain_dup(r->chain)) == NULL) {
+            free(c);
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        }
         for (int k = 0; k < r->nparams && st == CLT_OK; k++) {
             st = clt__module_copy_tensor(r->params[k], dev, &c->params[k], fn);
             if (st == CLT_OK) {
@@ -310,6 +372,11 @@ static void reparam_link(clt_module *m, clt__reparam *r)
     while (*p)
         p = &(*p)->next;
     *p = r;
+}
+
+void clt__reparam_link(clt_module *m, clt__reparam *r)
+{
+    reparam_link(m, r);
 }
 
 clt_status clt_weight_norm(clt_module *m, const char *name, int dim)
