@@ -1053,6 +1053,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_distribution_variance, T, clt_distribution_variance(NULL, &o->t))                  \
     X(clt_distribution_stddev, T, clt_distribution_stddev(NULL, &o->t))                      \
     X(clt_kl_divergence, T, clt_kl_divergence(f->dist, NULL, &o->t))                         \
+    X(clt_multivariate_normal_precision_dist, DIST,                                          \
+      clt_multivariate_normal_precision_dist(f->f, f->f, 1, &o->dist))                       \
+    X(clt_distribution_mode, T, clt_distribution_mode(NULL, &o->t))                          \
+    X(clt_distribution_perplexity, T, clt_distribution_perplexity(NULL, &o->t))              \
+    X(clt_distribution_enumerate_support, T,                                                 \
+      clt_distribution_enumerate_support(NULL, 1, &o->t))                                    \
+    X(clt_distribution_expand, DIST, clt_distribution_expand(f->dist, NULL, 1, &o->dist))    \
     /* optim.h: GradScaler and swa_utils */                                                  \
     X(clt_grad_scaler_new, GS, clt_grad_scaler_new(&bad_scaler, &o->gs))                     \
     X(clt_grad_scaler_scale, T, clt_grad_scaler_scale(NULL, f->f, &o->t))                    \

@@ -133,13 +133,26 @@ CLT_API clt_status clt_laplace_dist(const clt_tensor *loc, const clt_tensor *sca
  * refusal is passed on under this call's name, or reported as the
  * PositiveDefinite constraint when validating) and scale_tril [..., n, n]
  * (lower triangular with a positive diagonal, LowerCholesky), the other
- * NULL; torch's precision_matrix form is not offered.  Event shape [n].
- * rsample: loc + L eps.  log_prob through a solve with L
+ * NULL; torch's precision_matrix form is clt_multivariate_normal_precision_dist.
+ * Event shape [n].  rsample: loc + L eps.  log_prob through a solve with L
  * (clt_linalg_solve); no cdf. */
 CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
                                                 const clt_tensor *covariance_matrix,
                                                 const clt_tensor *scale_tril, int validate_args,
                                                 clt_distribution **out);
+
+/* MultivariateNormal(loc, precision_matrix=...): precision_matrix [..., n,
+ * n] symmetric positive-definite, as covariance_matrix above (its checks
+ * and errors, named precision_matrix), turned into L by torch's
+ * _precision_to_scale_tril: Lf = cholesky(flip(P, (-2, -1))), L the
+ * solution of flip(Lf, (-2, -1))^T L = I (clt_linalg_solve_triangular),
+ * recorded, so that every result is differentiable in P.  Then as the
+ * other forms: the same methods, shapes and KL pairs (the
+ * precision_matrix getter gives L^-T L^-1, P up to rounding). */
+CLT_API clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
+                                                          const clt_tensor *precision_matrix,
+                                                          int validate_args,
+                                                          clt_distribution **out);
 
 /* LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance
  * W W^T + diag(D) of cov_factor W [..., n, m] and cov_diag D [..., n]
@@ -534,6 +547,72 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
                                      clt_tensor **out);
+
+/* ---- mode, perplexity, enumerate_support, expand -------------------------- */
+
+/* dist.mode: torch 1.13's per family, batch_shape + event_shape, the
+ * parameters' dtype (Categorical: int64 indices).  loc for Normal,
+ * Laplace, Cauchy, Gumbel, StudentT, VonMises and the multivariate
+ * normals; Pareto's scale; NaN for Uniform; 0 for Exponential,
+ * HalfNormal, HalfCauchy and Geometric; exp(loc - scale^2) for LogNormal;
+ * ((concentration - 1) / rate) clamped at 0 for Gamma and Chi2; Dirichlet's
+ * (c - 1) clamped at 0 and normalised, the one-hot vector of the first
+ * category where every concentration of an event is below 1 (torch's
+ * argmax of a row of NaNs), and Beta's the first entry of that of [c1,
+ * c0]; FisherSnedecor's (df1 - 2) / df1 df2 / (df2 + 2), NaN where df1
+ * <= 2; torch's Kumaraswamy formula, NaN where a concentration is below
+ * 1; Weibull's scale ((k - 1) / k)^(1 / k); floor(rate) for Poisson,
+ * floor((n - 1) exp(logits)) clamped at 0 for NegativeBinomial,
+ * floor((n + 1) p) clamped at n for Binomial; Bernoulli's probs >= 1/2,
+ * NaN where probs == 1/2; the argmax (Categorical) or its one-hot vector
+ * (OneHotCategorical) of probs; Independent its base's.  Recorded where
+ * torch's is (differentiable in the parameters).  Multinomial,
+ * ContinuousBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical and
+ * MixtureSameFamily are CLT_ERR_INVALID_ARGUMENT ("Multinomial does not
+ * implement mode"), torch's NotImplementedError.  New tensor. */
+CLT_API clt_status clt_distribution_mode(const clt_distribution *d, clt_tensor **out);
+
+/* dist.perplexity(): exp(entropy), batch shape, recorded; refused where
+ * the entropy is (clt_distribution_entropy's errors).  New tensor. */
+CLT_API clt_status clt_distribution_perplexity(const clt_distribution *d, clt_tensor **out);
+
+/* 1 where torch's has_enumerate_support is True (Bernoulli, Categorical,
+ * OneHotCategorical, Binomial, and Independent of one of them with
+ * reinterpreted_batch_ndims 0), 0 where not, -1 for NULL. */
+CLT_API int clt_distribution_has_enumerate_support(const clt_distribution *d);
+
+/* dist.enumerate_support(expand): the support's values along a new first
+ * dim of size k, [k, 1 ..., 1] + event_shape (batch dims of size 1), or
+ * [k] + batch_shape + event_shape (an expanded view) with expand non-zero:
+ * 0 and 1 for Bernoulli and 0 .. total_count for Binomial in the
+ * parameters' dtype, 0 .. K-1 as int64 for Categorical, the K one-hot
+ * vectors (the rows of eye(K)) for OneHotCategorical.  Binomial reads its
+ * total_count back: counts that differ are CLT_ERR_INVALID_ARGUMENT
+ * ("Inhomogeneous total count not supported by `enumerate_support`."), as
+ * are an empty one; Independent with reinterpreted_batch_ndims > 0
+ * ("Enumeration over cartesian product is not implemented") and the other
+ * families ("Normal does not implement enumerate_support"), torch's
+ * NotImplementedError.  Never requires grad.  New tensor. */
+CLT_API clt_status clt_distribution_enumerate_support(const clt_distribution *d, int expand,
+                                                      clt_tensor **out);
+
+/* dist.expand(batch_shape): a new distribution of the same family whose
+ * batch shape is batch_shape (ndim sizes; NULL with ndim 0), its
+ * parameters d's expanded to it (recorded views, as torch's: gradients
+ * flow to d's parameters; the multivariate normals' unbroadcast matrices
+ * and the relaxed families' temperature kept as they are, as torch's);
+ * Independent expands its base to batch_shape + its reinterpreted dims,
+ * MixtureSameFamily its components to batch_shape + (k,) and its
+ * Categorical to batch_shape.  validate_args is d's; nothing is checked
+ * again.  batch_shape must be an expansion of d's batch shape (at least
+ * as many dims; each of d's sizes equal to the new one or 1):
+ * CLT_ERR_SHAPE_MISMATCH otherwise, as torch's RuntimeError; negative
+ * sizes CLT_ERR_INVALID_ARGUMENT; more than CLT_MAX_DIMS dims with the
+ * event and parameter dims CLT_ERR_TOO_MANY_DIMS.  The new distribution
+ * holds its own references (release with clt_distribution_free; d stays
+ * the caller's). */
+CLT_API clt_status clt_distribution_expand(const clt_distribution *d, const int64_t *batch_shape,
+                                           int ndim, clt_distribution **out);
 
 #ifdef __cplusplus
 }

@@ -657,21 +657,40 @@ clt_status clt_one_hot_categorical_dist(const clt_tensor *probs, const clt_tenso
                            validate_args, out);
 }
 
-clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
-                                        const clt_tensor *scale_tril, int validate_args,
-                                        clt_distribution **out)
+/* torch's _precision_to_scale_tril of P [..., n, n], recorded: Lf the
+ * Cholesky factor of P flipped in both dims, L_inv = flip(Lf)^T, and L the
+ * solution of L_inv L = I. */
+static clt_status precision_to_scale_tril(const char *fn, const clt_tensor *p, clt_tensor **out)
 {
-    const char *fn = "clt_multivariate_normal_dist";
+    clt_tensor *f, *lf, *li, *id;
+    const int dims[2] = {p->ndim - 2, p->ndim - 1};
+    clt_status st;
+    CLT__TRY(clt_flip(p, dims, 2, &f));
+    CLT__TRY(clt_linalg_cholesky(f, 0, &lf));
+    CLT__TRY(clt_flip(lf, dims, 2, &f));
+    CLT__TRY(clt_transpose(f, -2, -1, &li));
+    CLT__TRY(clt_eye(p->dev, p->dtype, p->shape[p->ndim - 1], p->shape[p->ndim - 1], &id));
+    return clt_linalg_solve_triangular(li, id, 0, 1, 0, out);
+done:
+    return st;
+}
+
+/* MultivariateNormal from one of covariance_matrix, precision_matrix and
+ * scale_tril (the others NULL). */
+static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *cov,
+                      const clt_tensor *prec, const clt_tensor *scale_tril, int validate_args,
+                      clt_distribution **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(loc, fn);
-    if ((cov == NULL) == (scale_tril == NULL))
+    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Exactly one of covariance_matrix or precision_matrix or "
                           "scale_tril may be specified.",
                           fn);
-    const clt_tensor *m = cov ? cov : scale_tril;
-    const char *what = cov ? "covariance_matrix" : "scale_tril";
+    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
+    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
     clt_status st;
     if ((st = clt__check_floating(loc, "loc", fn)) != CLT_OK ||
         (st = clt__check_floating(m, what, fn)) != CLT_OK ||
@@ -727,7 +746,8 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
     } else {
         if (d->validate)
             CLT__TRY(check_param(fn, d, what, mc ? mc : m, C_SYMMETRIC));
-        st = clt_linalg_cholesky(mc ? mc : m, 0, &l);
+        st = prec ? precision_to_scale_tril(fn, mc ? mc : m, &l)
+                  : clt_linalg_cholesky(mc ? mc : m, 0, &l);
         if (st == CLT_ERR_INVALID_ARGUMENT && d->validate) {
             char sb[128];
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -742,6 +762,24 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
     }
 done:
     return finish(fn, st, d, out);
+}
+
+clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
+                                        const clt_tensor *scale_tril, int validate_args,
+                                        clt_distribution **out)
+{
+    return mvn("clt_multivariate_normal_dist", loc, cov, NULL, scale_tril, validate_args, out);
+}
+
+clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
+                                                  const clt_tensor *precision_matrix,
+                                                  int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_multivariate_normal_precision_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(precision_matrix, fn);
+    return mvn(fn, loc, NULL, precision_matrix, NULL, validate_args, out);
 }
 
 clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov_factor,
