@@ -501,6 +501,21 @@ Test(distributions5, mvn_from_precision_matrix)
     cr_assert(l[1] == 0 && l[2] == 0 && l[5] == 0 && l[0] > 0 && l[4] > 0 && l[8] > 0);
     free(l);
     clt_tensor_free(c);
+    /* precision_matrix: P as given (torch keeps it), also once expanded */
+    CHECK(clt_distribution_precision_matrix(d, &c));
+    expect_values(c, p, 9, 0, 0, "precision_matrix");
+    clt_distribution *e = NULL;
+    CHECK(clt_distribution_expand(d, (int64_t[]){2}, 1, &e));
+    CHECK(clt_distribution_precision_matrix(e, &c));
+    assert_shape(c, 3, (int64_t[]){2, 3, 3});
+    double p2[18];
+    memcpy(p2, p, sizeof p);
+    memcpy(p2 + 9, p, sizeof p);
+    expect_values(c, p2, 18, 0, 0, "expanded precision_matrix");
+    CHECK(clt_distribution_log_prob(e, xt, &t));
+    expect_values(t, (double[]){host_mvn_lp(x, mu, p), host_mvn_lp(x + 3, mu, p)}, 2, 1e-12, 0,
+                  "expanded log_prob");
+    clt_distribution_free(e);
     /* entropy: n/2 (1 + log 2 pi) - 1/2 log det P */
     double detp = p[0] * (p[4] * p[8] - p[5] * p[7]) - p[1] * (p[3] * p[8] - p[5] * p[6]) +
                   p[2] * (p[3] * p[7] - p[4] * p[6]);
@@ -535,7 +550,6 @@ Test(distributions5, mvn_from_precision_matrix)
                  "precision_matrix must be at least two-dimensional");
     cr_assert_null(d);
 
-    clt_tensor_free(prod);
     clt_tensor_free(mt);
     clt_tensor_free(pt);
     clt_tensor_free(xt);

@@ -717,7 +717,7 @@ static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *c
     if ((st = clt__broadcast_shapes(m->ndim - 2, m->shape, loc->ndim - 1, loc->shape, &nb, batch,
                                     fn)) != CLT_OK)
         return st;
-    if (nb + 1 > CLT_MAX_DIMS)
+    if (nb + 1 + (prec != NULL) > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
                           CLT_MAX_DIMS);
     clt_distribution *d = NULL;
@@ -759,6 +759,12 @@ static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *c
         }
         CLT__TRY(clt__error_as(st, fn));
         keep(d, 1, l);
+        if (prec) { /* kept as torch keeps it, expanded to batch + [n, n] */
+            clt_tensor *pe;
+            batch[nb + 1] = n;
+            CLT__TRY(clt__expand_rec(fn, mc ? mc : m, nb + 2, batch, &pe));
+            keep(d, 2, pe);
+        }
     }
 done:
     return finish(fn, st, d, out);

@@ -59,7 +59,8 @@ struct clt_distribution {
      *   Bernoulli, Categorical, OneHotCategorical: probs, logits (both,
      *   normalised as torch's lazy properties give them);
      *   MultivariateNormal: loc expanded to batch + event, and the
-     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril);
+     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril), and,
+     *   made from a precision matrix, that matrix expanded to batch + [n, n];
      *   Gamma: concentration, rate; Chi2: df / 2, 1/2 (a Gamma), df;
      *   Beta: concentration1, concentration0; Dirichlet: concentration;
      *   StudentT: df, loc, scale; FisherSnedecor: df1, df2; LogNormal,
