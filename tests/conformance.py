@@ -12150,6 +12150,7 @@ def dist5():
     proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
     proto("clt_lowrank_multivariate_normal_dist", [P, P, P, C.c_int, PP])
     proto("clt_multivariate_normal_precision_dist", [P, P, C.c_int, PP])
+    proto("clt_one_hot_categorical_straight_through_dist", [P, P, C.c_int, PP])
     proto("clt_mixture_same_family_dist", [P, P, C.c_int, PP])
     for n in ("mode", "perplexity", "covariance_matrix", "precision_matrix", "scale_tril"):
         proto("clt_distribution_" + n, [P, PP])
@@ -12231,6 +12232,10 @@ def dist5():
             ("NegativeBinomial", lambda n, p: D.NegativeBinomial(n, probs=p),
              (lambda n, p, o: L.clt_negative_binomial_dist(n, p, None, 1, o), 2),
              [t(0.5, 3.0, 7.0), t(0.3, 0.65, 0.8)]),
+            ("OneHotCategoricalStraightThrough",
+             lambda p: D.OneHotCategoricalStraightThrough(probs=p),
+             (lambda p, o: L.clt_one_hot_categorical_straight_through_dist(p, None, 1, o), 1),
+             [unit(2, 4)]),
             ("Multinomial", lambda p: D.Multinomial(3, probs=p),
              (lambda p, o: L.clt_multinomial_dist(3, p, None, 1, o), 1), [unit(2, 3)]),
             ("ContinuousBernoulli", lambda p: D.ContinuousBernoulli(probs=p),

@@ -7003,8 +7003,19 @@ static void op_dist5(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    switch (pick(f, 5)) {
+    switch (pick(f, 6)) {
     case 0: make_dist(f, pick(f, 8), a, b, &d); break;
+    case 5: {
+        clt_distribution *got = SENT;
+        int probs = chance(f, 50);
+        CALL("clt_one_hot_categorical_straight_through_dist",
+             clt_one_hot_categorical_straight_through_dist(probs ? a : NULL,
+                                                           probs && chance(f, 90) ? NULL : b,
+                                                           (int)pick(f, 2), &got));
+        if (outcome(f, st, got))
+            d = got;
+        break;
+    }
     case 1: make_dist2(f, pick(f, 18), a, b, c, &d); break;
     case 2: make_dist3(f, pick(f, 11), a, b, c, &d); break;
     case 3: make_dist4(f, pick(f, 15), a, b, c, &d); break;
@@ -7102,7 +7113,7 @@ static void op_dist5(fz *f)
             die(f, "expand gave %d batch dims for %d", clt_distribution_batch_ndim(e), nd);
         clt_distribution_free(d); /* e holds what it needs */
         d = NULL;
-        switch (pick(f, 6)) {
+        switch (pick(f, 7)) {
         case 0: CALL("clt_distribution_mean", clt_distribution_mean(e, op)); break;
         case 1: CALL("clt_distribution_log_prob", clt_distribution_log_prob(e, v, op)); break;
         case 2:
@@ -7111,6 +7122,10 @@ static void op_dist5(fz *f)
             break;
         case 3: CALL("clt_distribution_entropy", clt_distribution_entropy(e, op)); break;
         case 4: CALL("clt_distribution_mode", clt_distribution_mode(e, op)); break;
+        case 5:
+            CALL("clt_distribution_rsample",
+                 clt_distribution_rsample(e, f->gen, (int)pick(f, 2), shape, op));
+            break;
         default:
             CALL("clt_distribution_enumerate_support",
                  clt_distribution_enumerate_support(e, 1, op));

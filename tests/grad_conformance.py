@@ -1164,6 +1164,10 @@ def dist5():
         proto("clt_%s_dist" % n_, [P, P, C.c_int, PP])
     proto("clt_dirichlet_dist", [P, C.c_int, PP])
     proto("clt_multivariate_normal_precision_dist", [P, P, C.c_int, PP])
+    proto("clt_one_hot_categorical_straight_through_dist", [P, P, C.c_int, PP])
+    proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
+    proto("clt_generator_new", [C.c_uint64, PP])
+    proto("clt_generator_free", [P], None)
     proto("clt_independent_dist", [P, C.c_int, C.c_int, PP])
     proto("clt_distribution_free", [P], None)
     proto("clt_distribution_log_prob", [P, P, PP])
@@ -1224,6 +1228,24 @@ def dist5():
          lambda a, b: TD_.Gamma(a, b).expand([5, 3]).entropy(),
          dc(two(L.clt_gamma_dist), 2,
             expanded(lambda e: call("clt_distribution_entropy", e), [5, 3])), [pos(3), pos(1)])
+    # OneHotCategoricalStraightThrough: rsample's gradient is probs', whatever the draw
+
+    def st_rsample(d):
+        g = P()
+        assert L.clt_generator_new(11, C.byref(g)) == 0
+        try:
+            return call("clt_distribution_rsample", d, g, 1, (C.c_int64 * 1)(5))
+        finally:
+            L.clt_generator_free(g)
+    for form in ("probs", "logits"):
+        mk = (lambda x, o: L.clt_one_hot_categorical_straight_through_dist(x, None, 1, o)) \
+            if form == "probs" else \
+            (lambda x, o: L.clt_one_hot_categorical_straight_through_dist(None, x, 1, o))
+        case("dist5 OneHotCategoricalStraightThrough(%s) rsample" % form,
+             lambda x, f_=form: TD_.OneHotCategoricalStraightThrough(**{f_: x}).rsample((5,)) * 0
+             + TD_.OneHotCategoricalStraightThrough(**{f_: x}).probs.expand(5, 2, 4)
+             - TD_.OneHotCategoricalStraightThrough(**{f_: x}).probs.detach(),
+             dc(mk, 1, st_rsample), [pos(2, 4) if form == "probs" else r.standard_normal((2, 4))])
     # MultivariateNormal(precision_matrix=...): P symmetric positive-definite
     a_ = r.standard_normal((2, 3, 3))
     prec = a_ @ a_.transpose(0, 2, 1) + 2 * np.eye(3)

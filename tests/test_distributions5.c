@@ -555,6 +555,75 @@ Test(distributions5, mvn_from_precision_matrix)
     clt_tensor_free(xt);
 }
 
+/* ---- OneHotCategoricalStraightThrough ------------------------------------------------- */
+
+Test(distributions5, one_hot_straight_through)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s23[2] = {2, 3};
+    const double p[6] = {0.2, 0.5, 0.3, 0.6, 0.1, 0.3}, w[3] = {1.0, -2.0, 0.5};
+    clt_tensor *pt = f64(dev, 2, s23, p), *wt = f64(dev, 1, (int64_t[]){3}, w);
+    clt_tensor *r = NULL, *rw = NULL, *s = NULL, *g = NULL, *t = NULL;
+    CHECK(clt_set_requires_grad(pt, 1));
+    clt_distribution *d = NULL;
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(3, &gen));
+    CHECK(clt_one_hot_categorical_straight_through_dist(pt, NULL, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "OneHotCategoricalStraightThrough");
+    cr_assert_eq(clt_distribution_has_rsample(d), 1);
+    CHECK(clt_distribution_rsample(d, gen, 1, (int64_t[]){4}, &r));
+    assert_shape(r, 3, (int64_t[]){4, 2, 3});
+    cr_assert(clt_requires_grad(r));
+    double *rv = read_as_f64(r);
+    for (int i = 0; i < 8; i++) { /* one-hot rows */
+        double sum = 0;
+        for (int j = 0; j < 3; j++) {
+            cr_assert(rv[i * 3 + j] == 0 || rv[i * 3 + j] == 1, "%g", rv[i * 3 + j]);
+            sum += rv[i * 3 + j];
+        }
+        cr_assert_eq(sum, 1);
+    }
+    free(rv);
+    /* d sum(w r) / d probs: 4 (w - sum(w p)) per row (the rows of probs sum to 1) */
+    CHECK(clt_mul(r, wt, &rw));
+    CHECK(clt_sum(rw, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_grad(pt, &g));
+    double want[6];
+    for (int i = 0; i < 2; i++) {
+        double wp = 0;
+        for (int j = 0; j < 3; j++)
+            wp += w[j] * p[i * 3 + j];
+        for (int j = 0; j < 3; j++)
+            want[i * 3 + j] = 4 * (w[j] - wp);
+    }
+    expect_values(g, want, 6, 1e-12, 1e-12, "gradient");
+    /* the rest is OneHotCategorical's: log_prob, mode */
+    const double v[6] = {0, 1, 0, 0, 0, 1};
+    clt_tensor *vt = f64(dev, 2, s23, v);
+    CHECK(clt_distribution_log_prob(d, vt, &t));
+    expect_values(t, (double[]){log(0.5), log(0.3)}, 2, 1e-12, 0, "log_prob");
+    expect_values(mode_of(d), (double[]){0, 1, 0, 1, 0, 0}, 6, 0, 0, "mode");
+    /* sample: no graph */
+    CHECK(clt_distribution_sample(d, gen, 0, NULL, &t));
+    cr_assert(!clt_requires_grad(t));
+    clt_tensor_free(t);
+    /* a value off the support names the family */
+    const double half[3] = {0.5, 0.5, 0};
+    clt_tensor *ht = f64(dev, 1, (int64_t[]){3}, half);
+    assert_error(clt_distribution_log_prob(d, ht, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "of the distribution OneHotCategoricalStraightThrough");
+    clt_tensor_free(ht);
+    clt_distribution_free(d);
+    clt_generator_free(gen);
+    clt_tensor_free(vt);
+    clt_tensor_free(r);
+    clt_tensor_free(rw);
+    clt_tensor_free(s);
+    clt_tensor_free(pt);
+    clt_tensor_free(wt);
+}
+
 /* ---- gradients ---------------------------------------------------------------------- */
 
 typedef enum { G_PREC_LP, G_PREC_ENT, G_PREC_RS, G_GAMMA_MODE, G_LOGNORMAL_MODE, G_WEIBULL_MODE,

@@ -117,6 +117,17 @@ CLT_API clt_status clt_one_hot_categorical_dist(const clt_tensor *probs,
                                                 const clt_tensor *logits, int validate_args,
                                                 clt_distribution **out);
 
+/* OneHotCategoricalStraightThrough(probs=...) or (logits=...): a
+ * OneHotCategorical (its checks, densities, moments, mode,
+ * enumerate_support and KL) named "OneHotCategoricalStraightThrough",
+ * with rsample: a sample plus probs - probs.detach(), so the values are
+ * the one-hot sample's and the gradient is that of probs (torch's
+ * straight-through estimator). */
+CLT_API clt_status clt_one_hot_categorical_straight_through_dist(const clt_tensor *probs,
+                                                                 const clt_tensor *logits,
+                                                                 int validate_args,
+                                                                 clt_distribution **out);
+
 /* Exponential(rate): rate > 0; support [0, inf).  rsample: e / rate with
  * e from clt_exponential_ (rate 1).  cdf and icdf. */
 CLT_API clt_status clt_exponential_dist(const clt_tensor *rate, int validate_args,

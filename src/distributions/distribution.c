@@ -353,7 +353,7 @@ clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
                       "%s: Expected value argument (Tensor of shape %s) to be within the support "
                       "(%s) of the distribution %s, but found invalid values",
                       fn, clt__shape_str(s1, sizeof s1, vn, value->shape),
-                      constraint_name(c, own, cb, sizeof cb), names[d->kind]);
+                      constraint_name(c, own, cb, sizeof cb), clt_distribution_name(d));
 }
 
 /* ---- construction ---------------------------------------------------------- */
@@ -770,6 +770,17 @@ done:
     return finish(fn, st, d, out);
 }
 
+clt_status clt_one_hot_categorical_straight_through_dist(const clt_tensor *probs,
+                                                         const clt_tensor *logits,
+                                                         int validate_args, clt_distribution **out)
+{
+    clt_status st = probs_or_logits("clt_one_hot_categorical_straight_through_dist",
+                                    CLT__DIST_ONE_HOT, probs, logits, validate_args, out);
+    if (st == CLT_OK)
+        (*out)->straight_through = true;
+    return st;
+}
+
 clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
                                         const clt_tensor *scale_tril, int validate_args,
                                         clt_distribution **out)
@@ -906,6 +917,8 @@ clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_
 
 const char *clt_distribution_name(const clt_distribution *d)
 {
+    if (d && d->straight_through)
+        return "OneHotCategoricalStraightThrough";
     return d ? names[d->kind] : NULL;
 }
 
@@ -934,7 +947,7 @@ static bool has_rsample(const clt_distribution *d)
     switch (d->kind) {
     case CLT__DIST_BERNOULLI:
     case CLT__DIST_CATEGORICAL:
-    case CLT__DIST_ONE_HOT:
+    case CLT__DIST_ONE_HOT: return d->straight_through;
     case CLT__DIST_POISSON:
     case CLT__DIST_GEOMETRIC:
     case CLT__DIST_BINOMIAL:
@@ -1071,8 +1084,15 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
     case CLT__DIST_ONE_HOT:
         CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));
-        CLT__TRY(clt_to_dtype(c, d->dtype, out));
-        return CLT_OK;
+        if (!d->straight_through) {
+            CLT__TRY(clt_to_dtype(c, d->dtype, out));
+            return CLT_OK;
+        }
+        /* sample + (probs - probs.detach()): the sample's values, probs' gradient */
+        CLT__TRY(clt_to_dtype(c, d->dtype, &c));
+        CLT__TRY(clt_detach(d->p[0], &p));
+        CLT__TRY(clt__sub_rec(fn, d->p[0], p, &p));
+        return clt__add_rec(fn, c, p, out);
     default:
         if (CLT__DIST_IS2(d->kind))
             return clt__dist2_sample(fn, d, gen, n, ext, out);

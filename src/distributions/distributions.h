@@ -81,6 +81,7 @@ struct clt_distribution {
     clt_distribution *mix;  /* MixtureSameFamily's Categorical, held */
     int reinterpreted;      /* Independent's reinterpreted_batch_ndims */
     int64_t total_count;    /* Multinomial's */
+    bool straight_through;  /* OneHotCategoricalStraightThrough (a OneHotCategorical) */
 };
 
 /* x summed over its last r dims (torch's _sum_rightmost), recorded; r 0

@@ -348,6 +348,7 @@ static clt_status expand_dist(const char *fn, const clt_distribution *d, int n,
     e->dtype = d->dtype;
     e->reinterpreted = d->reinterpreted;
     e->total_count = d->total_count;
+    e->straight_through = d->straight_through;
     e->batch_ndim = n;
     memcpy(e->batch_shape, shape, (size_t)n * sizeof *shape);
     e->event_ndim = d->event_ndim;
