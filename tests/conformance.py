@@ -12341,6 +12341,46 @@ def dist5():
               lambda w, b, v: tmix(w, b).expand([5, 2]).log_prob(v),
               composite("mix", expanded(L.clt_distribution_log_prob, [5, 2])),
               [wm, bm, real(5, 2)], tol=tol)
+        # Wishart, from each of its matrices
+        proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+        wa = real(2, 3, 3)
+        wcov = wa @ wa.transpose(-1, -2) + 2 * torch.eye(3, dtype=dt)
+        wdf = t(3.5, 6.0)
+        wv = real(4, 1, 3, 3)
+        wv = wv @ wv.transpose(-1, -2) + torch.eye(3, dtype=dt)
+        for form in ("covariance_matrix", "precision_matrix", "scale_tril"):
+            mat = wcov if form != "scale_tril" else torch.linalg.cholesky(wcov)
+            tw = lambda df, m_, f_=form: D.Wishart(df, **{f_: m_})
+            mk = (lambda df, m_, o, f_=form: L.clt_wishart_dist(
+                df, m_ if f_ == "covariance_matrix" else None,
+                m_ if f_ == "precision_matrix" else None,
+                m_ if f_ == "scale_tril" else None, 1, o), 2)
+            for what, cfn, tfn in (("mean", L.clt_distribution_mean, lambda d: d.mean),
+                                   ("variance", L.clt_distribution_variance, lambda d: d.variance),
+                                   ("entropy", L.clt_distribution_entropy, lambda d: d.entropy()),
+                                   ("mode", mode, lambda d: d.mode),
+                                   ("perplexity", perp, lambda d: d.perplexity())):
+                check("Wishart(%s) %s %s" % (form, dn(dt), what), lambda df, m_, f=tfn: f(tw(df, m_)),
+                      _dist_c(mk, cfn), [wdf, mat], tol=tol)
+            check("Wishart(%s) %s log_prob" % (form, dn(dt)), lambda df, m_, v: tw(df, m_).log_prob(v),
+                  _dist_c(mk, L.clt_distribution_log_prob), [wdf, mat, wv], tol=tol)
+            check("Wishart(%s) %s df too small" % (form, dn(dt)), lambda df, m_: tw(df, m_).mean,
+                  _dist_c(mk, L.clt_distribution_mean), [t(2.0, 6.0), mat])
+            check("Wishart(%s) %s expand log_prob" % (form, dn(dt)),
+                  lambda df, m_, v: tw(df, m_).expand([4, 2]).log_prob(v),
+                  _dist_c(mk, expanded(L.clt_distribution_log_prob, [4, 2])), [wdf, mat, wv],
+                  tol=tol)
+        wl = torch.linalg.cholesky(wcov)
+        mkl = (lambda df, m_, o: L.clt_wishart_dist(df, None, None, m_, 1, o), 2)
+        check("Wishart %s df scalar mode NaN" % dn(dt), lambda df, m_: D.Wishart(df, scale_tril=m_).mode,
+              _dist_c(mkl, mode), [t(3.5), wl])
+        check("Wishart %s not lower" % dn(dt), lambda df, m_: D.Wishart(df, scale_tril=m_).mean,
+              _dist_c(mkl, L.clt_distribution_mean), [wdf, wcov])
+        nonpd = wv[0, 0].clone()
+        nonpd[1, 1] = -3
+        check("Wishart %s value not positive-definite" % dn(dt),
+              lambda df, m_, v: D.Wishart(df, scale_tril=m_).log_prob(v),
+              _dist_c(mkl, L.clt_distribution_log_prob), [wdf, wl, nonpd])
         # MultivariateNormal(precision_matrix=...)
         mvp = (lambda l, m, o: L.clt_multivariate_normal_precision_dist(l, m, 1, o), 2)
         a = real(2, 3, 3)

@@ -1228,6 +1228,27 @@ def dist5():
          lambda a, b: TD_.Gamma(a, b).expand([5, 3]).entropy(),
          dc(two(L.clt_gamma_dist), 2,
             expanded(lambda e: call("clt_distribution_entropy", e), [5, 3])), [pos(3), pos(1)])
+    # Wishart: log_prob, entropy and the moments in df and the matrix
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    wa = r.standard_normal((2, 3, 3))
+    wcov = wa @ wa.transpose(0, 2, 1) + 2 * np.eye(3)
+    wv = r.standard_normal((4, 1, 3, 3))
+    wv = wv @ wv.transpose(0, 1, 3, 2) + np.eye(3)
+    wdf = np.array([3.5, 6.0])
+    for form in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        mat = wcov if form != "scale_tril" else np.linalg.cholesky(wcov)
+        tw = lambda df, m_, f_=form: TD_.Wishart(df, **{f_: m_})
+        mk = (lambda df, m_, o, f_=form: L.clt_wishart_dist(
+            df, m_ if f_ == "covariance_matrix" else None, m_ if f_ == "precision_matrix" else None,
+            m_ if f_ == "scale_tril" else None, 1, o))
+        case("dist5 Wishart(%s) log_prob" % form, lambda df, m_, v: tw(df, m_).log_prob(v),
+             dc(mk, 2, lambda d, v: call("clt_distribution_log_prob", d, v)), [wdf, mat, wv])
+        for what in ("entropy", "mean", "variance", "mode"):
+            case("dist5 Wishart(%s) %s" % (form, what),
+                 lambda df, m_, what=what: (lambda v: v() if callable(v) else v)(
+                     getattr(tw(df, m_), what)),
+                 dc(mk, 2, lambda d, what=what: call("clt_distribution_" + what, d)),
+                 [wdf + 1, mat])
     # OneHotCategoricalStraightThrough: rsample's gradient is probs', whatever the draw
 
     def st_rsample(d):

@@ -624,10 +624,123 @@ Test(distributions5, one_hot_straight_through)
     clt_tensor_free(wt);
 }
 
+/* ---- Wishart ---------------------------------------------------------------------------- */
+
+/* log W(X; nu, S) for p = 2: -nu (log 2 + log|L|) - mvlgamma(nu / 2, 2)
+ * + (nu - 3) / 2 log det X - tr(S^-1 X) / 2, S = L L^T. */
+static double host_wishart_lp(double nu, const double *l, const double *x)
+{
+    double s[4] = {l[0] * l[0], l[0] * l[2], l[0] * l[2], l[2] * l[2] + l[3] * l[3]};
+    double ds = s[0] * s[3] - s[1] * s[2], dx = x[0] * x[3] - x[1] * x[2];
+    double inv[4] = {s[3] / ds, -s[1] / ds, -s[2] / ds, s[0] / ds};
+    double tr = inv[0] * x[0] + inv[1] * x[2] + inv[2] * x[1] + inv[3] * x[3];
+    double mvlg = 0.5 * log(PI) + lgamma(nu / 2) + lgamma(nu / 2 - 0.5);
+    return -nu * (log(2.0) + log(l[0] * l[3])) - mvlg + (nu - 3) / 2 * log(dx) - tr / 2;
+}
+
+Test(distributions5, wishart_against_host_formulas)
+{
+    clt_device *dev = get_device("cpu");
+    const double l[4] = {1.2, 0, 0.4, 0.7}, nu[2] = {2.5, 5.0};
+    const double x[4] = {2.0, 0.3, 0.3, 1.5};
+    clt_tensor *lt = f64(dev, 2, (int64_t[]){2, 2}, l), *nt = f64(dev, 1, (int64_t[]){2}, nu);
+    clt_tensor *xt = f64(dev, 2, (int64_t[]){2, 2}, x), *t = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_wishart_dist(nt, NULL, NULL, lt, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "Wishart");
+    cr_assert_eq(clt_distribution_event_ndim(d), 2);
+    cr_assert_eq(clt_distribution_batch_ndim(d), 1);
+    CHECK(clt_distribution_log_prob(d, xt, &t));
+    expect_values(t, (double[]){host_wishart_lp(nu[0], l, x), host_wishart_lp(nu[1], l, x)}, 2,
+                  1e-12, 0, "log_prob");
+    /* mean nu S, mode (nu - 3) S (NaN for nu <= 3) */
+    double sv[4] = {l[0] * l[0], l[0] * l[2], l[0] * l[2], l[2] * l[2] + l[3] * l[3]};
+    double want[8];
+    for (int i = 0; i < 8; i++)
+        want[i] = nu[i / 4] * sv[i % 4];
+    CHECK(clt_distribution_mean(d, &t));
+    expect_values(t, want, 8, 1e-12, 0, "mean");
+    for (int i = 0; i < 8; i++)
+        want[i] = i < 4 ? NAN : (nu[1] - 3) * sv[i % 4];
+    expect_values(mode_of(d), want, 8, 1e-12, 0, "mode");
+    /* variance nu (S_ij^2 + S_ii S_jj) */
+    for (int i = 0; i < 8; i++) {
+        int r = (i % 4) / 2, c = i % 2;
+        want[i] = nu[i / 4] * (sv[i % 4] * sv[i % 4] + sv[r * 3] * sv[c * 3]);
+    }
+    CHECK(clt_distribution_variance(d, &t));
+    expect_values(t, want, 8, 1e-12, 0, "variance");
+
+    /* samples: symmetric positive-definite, their mean near nu S */
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(21, &gen));
+    CHECK(clt_distribution_rsample(d, gen, 1, (int64_t[]){4000}, &t));
+    assert_shape(t, 4, (int64_t[]){4000, 2, 2, 2});
+    double *sm = read_as_f64(t), mean[8] = {0};
+    for (int k = 0; k < 4000; k++)
+        for (int b = 0; b < 2; b++) {
+            const double *m = sm + (k * 2 + b) * 4;
+            cr_assert(m[1] == m[2] && m[0] > 0 && m[0] * m[3] - m[1] * m[2] > 0);
+            for (int i = 0; i < 4; i++)
+                mean[b * 4 + i] += m[i] / 4000;
+        }
+    for (int i = 0; i < 8; i++)
+        cr_assert(fabs(mean[i] - nu[i / 4] * sv[i % 4]) < 0.1 * nu[i / 4] * 1.5,
+                  "sample mean[%d] %g, want %g", i, mean[i], nu[i / 4] * sv[i % 4]);
+    free(sm);
+    clt_tensor_free(t);
+    clt_generator_free(gen);
+    clt_distribution_free(d);
+
+    /* covariance and precision forms give the same density */
+    double cov[4] = {sv[0], sv[1], sv[2], sv[3]}, ds = sv[0] * sv[3] - sv[1] * sv[2];
+    double prec[4] = {sv[3] / ds, -sv[1] / ds, -sv[2] / ds, sv[0] / ds};
+    clt_tensor *ct = f64(dev, 2, (int64_t[]){2, 2}, cov), *pt = f64(dev, 2, (int64_t[]){2, 2}, prec);
+    CHECK(clt_wishart_dist(nt, ct, NULL, NULL, 1, &d));
+    CHECK(clt_distribution_log_prob(d, xt, &t));
+    expect_values(t, (double[]){host_wishart_lp(nu[0], l, x), host_wishart_lp(nu[1], l, x)}, 2,
+                  1e-12, 0, "log_prob (covariance)");
+    clt_distribution_free(d);
+    CHECK(clt_wishart_dist(nt, NULL, pt, NULL, 1, &d));
+    CHECK(clt_distribution_log_prob(d, xt, &t));
+    expect_values(t, (double[]){host_wishart_lp(nu[0], l, x), host_wishart_lp(nu[1], l, x)}, 2,
+                  1e-10, 0, "log_prob (precision)");
+    clt_distribution_free(d);
+
+    /* refusals: df <= p - 1, no matrix, two, a value that is not positive-definite */
+    const double small[2] = {0.5, 3.0}, bad[4] = {1.0, 2.0, 2.0, 1.0};
+    clt_tensor *st_ = f64(dev, 1, (int64_t[]){2}, small), *bt = f64(dev, 2, (int64_t[]){2, 2}, bad);
+    d = (clt_distribution *)1;
+    assert_error(clt_wishart_dist(st_, NULL, NULL, lt, 0, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "expected to be greater than ndim - 1 = 1");
+    cr_assert_null(d);
+    assert_error(clt_wishart_dist(nt, NULL, NULL, NULL, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "Exactly one of covariance_matrix or precision_matrix or scale_tril");
+    assert_error(clt_wishart_dist(nt, ct, NULL, lt, 1, &d), CLT_ERR_INVALID_ARGUMENT, NULL);
+    assert_error(clt_wishart_dist(nt, bt, NULL, NULL, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "PositiveDefinite()");
+    cr_assert_null(d);
+    CHECK(clt_wishart_dist(nt, NULL, NULL, lt, 1, &d));
+    assert_error(clt_distribution_log_prob(d, bt, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "within the support (PositiveDefinite()) of the distribution Wishart");
+    assert_error(clt_distribution_cdf(d, xt, &t), CLT_ERR_INVALID_ARGUMENT, NULL);
+    cr_assert_null(t);
+    clt_distribution_free(d);
+
+    clt_tensor_free(st_);
+    clt_tensor_free(bt);
+    clt_tensor_free(ct);
+    clt_tensor_free(pt);
+    clt_tensor_free(lt);
+    clt_tensor_free(nt);
+    clt_tensor_free(xt);
+}
+
 /* ---- gradients ---------------------------------------------------------------------- */
 
 typedef enum { G_PREC_LP, G_PREC_ENT, G_PREC_RS, G_GAMMA_MODE, G_LOGNORMAL_MODE, G_WEIBULL_MODE,
-               G_BETA_MODE, G_DIRICHLET_MODE, G_PERPLEXITY, G_EXPAND_LP } gcase;
+               G_BETA_MODE, G_DIRICHLET_MODE, G_PERPLEXITY, G_EXPAND_LP, G_WISHART_LP,
+               G_WISHART_ENT, G_WISHART_RS } gcase;
 
 /* P = A A^T + I from A (so that every perturbation keeps P symmetric
  * positive-definite). */
@@ -689,6 +802,19 @@ static clt_status gc_dist5(clt_tensor *const *in, clt_tensor **out, const void *
         if (st == CLT_OK)
             st = clt_distribution_perplexity(d, out);
         break;
+    case G_WISHART_LP:
+    case G_WISHART_ENT:
+    case G_WISHART_RS: /* tril() of the input, so that its upper zeros stay zeros */
+        st = clt_tril(in[1], 0, &p);
+        if (st == CLT_OK)
+            st = clt_wishart_dist(in[0], NULL, NULL, p, 1, &d);
+        if (st == CLT_OK && c == G_WISHART_LP)
+            st = clt_distribution_log_prob(d, in[2], out);
+        if (st == CLT_OK && c == G_WISHART_ENT)
+            st = clt_distribution_entropy(d, out);
+        if (st == CLT_OK && c == G_WISHART_RS && (st = clt_generator_new(9, &g)) == CLT_OK)
+            st = clt_distribution_rsample(d, g, 1, (int64_t[]){2}, out);
+        break;
     default: /* expand then log_prob */
         st = clt_normal_dist(in[0], in[1], 1, &d);
         if (st == CLT_OK)
@@ -712,6 +838,7 @@ Test(distributions5, gradients_by_finite_differences)
     const double x[6] = {0.1, 0.2, 0.3, -1.0, 0.5, 2.5};
     const double c1[3] = {1.5, 2.5, 4.0}, c2[3] = {0.7, 1.3, 2.2}, k[3] = {1.5, 2.0, 3.5};
     const double dc[6] = {2.0, 3.0, 1.5, 1.2, 4.0, 2.5};
+    const double wdf[2] = {2.5, 5.0}, wl[4] = {1.2, 0, 0.4, 0.7}, wx[4] = {2.0, 0.3, 0.3, 1.5};
     struct {
         gcase c;
         int n;
@@ -727,6 +854,9 @@ Test(distributions5, gradients_by_finite_differences)
         {G_DIRICHLET_MODE, 1, {{2, {2, 3}, dc, 1}}},
         {G_PERPLEXITY, 2, {{1, {3}, c1, 1}, {1, {3}, c2, 1}}},
         {G_EXPAND_LP, 3, {{1, {3}, mu, 1}, {1, {3}, c2, 1}, {1, {3}, x, 1}}},
+        {G_WISHART_LP, 3, {{1, {2}, wdf, 1}, {2, {2, 2}, wl, 1}, {2, {2, 2}, wx, 1}}},
+        {G_WISHART_ENT, 2, {{1, {2}, wdf, 1}, {2, {2, 2}, wl, 1}}},
+        {G_WISHART_RS, 2, {{1, {2}, wdf, 0}, {2, {2, 2}, wl, 1}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck_tol(dev, gc_dist5, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);

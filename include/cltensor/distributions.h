@@ -165,6 +165,32 @@ CLT_API clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
                                                           int validate_args,
                                                           clt_distribution **out);
 
+/* Wishart(df, covariance_matrix=...) or (df, precision_matrix=...) or (df,
+ * scale_tril=...): exactly one of the three [..., p, p] (the others NULL;
+ * CLT_ERR_INVALID_ARGUMENT otherwise, torch's "Exactly one of
+ * covariance_matrix or precision_matrix or scale_tril may be specified."),
+ * factored as MultivariateNormal's (covariance: clt_linalg_cholesky;
+ * precision: torch's _precision_to_scale_tril); df a floating tensor
+ * whose shape broadcasts with the matrix's batch dims (the batch shape).
+ * Event shape [p, p].  df must exceed p - 1 everywhere, validating or not
+ * (it is read back; CLT_ERR_INVALID_ARGUMENT, torch's "Value of df
+ * expected to be greater than ndim - 1 = 2."); validate_args checks df
+ * (GreaterThan(lower_bound=p - 1)) and the matrix (LowerCholesky or
+ * PositiveDefinite), and values against PositiveDefinite (symmetric, and
+ * clt_linalg_cholesky_ex's info 0, as torch's).  log_prob, entropy, mean
+ * df V, variance df (V^2 + diag(V) diag(V)^T), stddev its square root,
+ * mode (df - p - 1) V (NaN where df <= p + 1), all torch's formulas over V
+ * = L L^T; rsample by Bartlett's decomposition as torch's: (L A)(L A)^T
+ * with A's diagonal sqrt(Chi2(df - i)) (clamped to eps) drawn first, then
+ * standard normals below it in tril_indices order, from gen
+ * (differentiable in L and, through the chi2 draws, in df).  torch's
+ * retries of singular samples are not made.  No cdf, KL or matrix getters
+ * (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *covariance_matrix,
+                                    const clt_tensor *precision_matrix,
+                                    const clt_tensor *scale_tril, int validate_args,
+                                    clt_distribution **out);
+
 /* LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance
  * W W^T + diag(D) of cov_factor W [..., n, m] and cov_diag D [..., n]
  * (> 0), loc [..., n] (at least 1-D: CLT_ERR_INVALID_ARGUMENT, as W of

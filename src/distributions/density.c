@@ -179,6 +179,7 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
     case CLT__DIST_MIXTURE: return clt__dist_mixture_log_prob(fn, d, v, out);
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_log_prob(fn, d, v, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_log_prob(fn, d, v, out);
     default: return clt__dist2_log_prob(fn, d, v, out);
     }
 done:
@@ -359,6 +360,7 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
         return clt__dist_sum_rightmost(fn, a, d->reinterpreted, out);
     case CLT__DIST_MIXTURE: return not_implemented(fn, d, "entropy");
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_entropy(fn, d, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_entropy(fn, d, out);
     default: return clt__dist2_entropy(fn, d, out);
     }
 done:
@@ -389,6 +391,8 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
         return clt__dist_mixture_moment(fn, d, (int)m, out);
     if (d->kind == CLT__DIST_LOWRANK_MVN)
         return clt__dist_lowrank_moment(fn, d, (int)m, out);
+    if (d->kind == CLT__DIST_WISHART)
+        return clt__dist_wishart_moment(fn, d, (int)m, out);
     if (CLT__DIST_IS2(d->kind))
         return clt__dist2_moment(fn, d, (int)m, out);
     if (m == STDDEV) {

@@ -43,6 +43,7 @@ static const char *const names[] = {
     [CLT__DIST_RELAXED_ONE_HOT] = "RelaxedOneHotCategorical",
     [CLT__DIST_MIXTURE] = "MixtureSameFamily",
     [CLT__DIST_LOWRANK_MVN] = "LowRankMultivariateNormal",
+    [CLT__DIST_WISHART] = "Wishart",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -188,10 +189,15 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_gt_scalar(diag, 0, &ok));
         break;
     }
-    case C_SYMMETRIC: {
-        clt_tensor *t;
+    case C_SYMMETRIC: { /* torch's positive_definite: symmetric, then cholesky_ex's info 0 */
+        clt_tensor *t, *l, *info;
         CLT__TRY(clt_transpose(v, -2, -1, &t));
-        CLT__TRY(clt_isclose(v, t, 1e-5, 1e-6, 0, &ok));
+        CLT__TRY(clt_isclose(v, t, 1e-5, 1e-6, 0, &a));
+        CLT__TRY(all_true(a, pass));
+        if (!*pass)
+            goto done;
+        CLT__TRY(clt_linalg_cholesky_ex(v, 0, &l, &info));
+        CLT__TRY(clt_eq_scalar(info, 0, &ok));
         break;
     }
     case C_INTERVAL:
@@ -271,6 +277,7 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
     case CLT__DIST_MVN:
     case CLT__DIST_LOWRANK_MVN: return C_REAL_VECTOR;
+    case CLT__DIST_WISHART: return C_SYMMETRIC;
     case CLT__DIST_INDEPENDENT:
     case CLT__DIST_MIXTURE: return support(d->base);
     case CLT__DIST_GAMMA:
@@ -799,6 +806,116 @@ clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
     return mvn(fn, loc, NULL, precision_matrix, NULL, validate_args, out);
 }
 
+clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *cov, const clt_tensor *prec,
+                            const clt_tensor *scale_tril, int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_wishart_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(df, fn);
+    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Exactly one of covariance_matrix or precision_matrix or "
+                          "scale_tril may be specified.",
+                          fn);
+    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
+    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
+    clt_status st;
+    if ((st = clt__check_floating(df, "df", fn)) != CLT_OK ||
+        (st = clt__check_floating(m, what, fn)) != CLT_OK ||
+        (st = clt__same_device(df, m, fn)) != CLT_OK)
+        return st;
+    if (m->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: scale_tril must be at least two-dimensional, with optional "
+                          "leading batch dimensions",
+                          fn);
+    int64_t n = m->shape[m->ndim - 1];
+    if (m->shape[m->ndim - 2] != n) {
+        char s1[128];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: %s of shape %s is not square", fn, what,
+                          clt__shape_str(s1, sizeof s1, m->ndim, m->shape));
+    }
+    int nb = 0;
+    int64_t batch[CLT_MAX_DIMS + 2];
+    if ((st = clt__broadcast_shapes(m->ndim - 2, m->shape, df->ndim, df->shape, &nb, batch,
+                                    fn)) != CLT_OK)
+        return st;
+    if (nb + 2 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, CLT__DIST_WISHART, validate_args, &d, out)) != CLT_OK)
+        return st;
+    clt_dtype dt = clt_promote_types(df->dtype, m->dtype);
+    d->dtype = dt;
+    set_batch(d, nb, batch);
+    d->event_ndim = 2;
+    d->event_shape[0] = d->event_shape[1] = n;
+    clt_tensor *dc = NULL, *mc = NULL, *e, *l, *k;
+    if (df->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, df, dt, &dc));
+    if (m->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, m, dt, &mc));
+    CLT__TRY(clt__expand_rec(fn, dc ? dc : df, nb, batch, &e));
+    keep(d, 0, e);
+    { /* torch's ValueError, validating or not: df > n - 1 everywhere (reads it back) */
+        bool pass = false;
+        int was = clt_set_grad_enabled(0);
+        st = clt_le_scalar(e, (double)(n - 1), &k);
+        if (st == CLT_OK)
+            st = clt_any(k, &k);
+        if (st == CLT_OK)
+            st = clt_logical_not(k, &k);
+        clt_set_grad_enabled(was);
+        CLT__TRY(st);
+        CLT__TRY(all_true(k, &pass));
+        if (!pass) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Value of df expected to be greater than ndim - 1 = %lld.", fn,
+                            (long long)(n - 1));
+            goto done;
+        }
+        if (d->validate) {
+            char sb[128];
+            was = clt_set_grad_enabled(0);
+            st = clt_gt_scalar(e, (double)(n - 1), &k);
+            clt_set_grad_enabled(was);
+            CLT__TRY(st);
+            CLT__TRY(all_true(k, &pass));
+            if (!pass) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: Expected parameter df (Tensor of shape %s) of distribution "
+                                "Wishart to satisfy the constraint GreaterThan(lower_bound=%lld), "
+                                "but found invalid values",
+                                fn, clt__shape_str(sb, sizeof sb, e->ndim, e->shape),
+                                (long long)(n - 1));
+                goto done;
+            }
+        }
+    }
+    if (scale_tril) {
+        CLT__TRY(clt__expand_rec(fn, mc ? mc : m, m->ndim, m->shape, &l));
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, l, C_LOWER_CHOLESKY));
+    } else {
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, mc ? mc : m, C_SYMMETRIC));
+        st = prec ? precision_to_scale_tril(fn, mc ? mc : m, &l)
+                  : clt_linalg_cholesky(mc ? mc : m, 0, &l);
+        CLT__TRY(clt__error_as(st, fn));
+        if (cov) { /* kept, as torch's covariance_matrix */
+            clt_tensor *ce;
+            batch[nb] = batch[nb + 1] = n;
+            CLT__TRY(clt__expand_rec(fn, mc ? mc : m, nb + 2, batch, &ce));
+            keep(d, 2, ce);
+        }
+    }
+    keep(d, 1, l);
+done:
+    return finish(fn, st, d, out);
+}
+
 clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov_factor,
                                                 const clt_tensor *cov_diag, int validate_args,
                                                 clt_distribution **out)
@@ -1029,6 +1146,7 @@ static clt_status rsample(const char *fn, const clt_distribution *d, clt_generat
         return clt__sub_rec(fn, d->p[0], c, out);
     }
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_rsample(fn, d, gen, n, ext, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_rsample(fn, d, gen, n, ext, out);
     case CLT__DIST_MVN: /* loc + L eps */
         CLT__TRY(clt_randn(gen, dev, d->dtype, n, ext, &e));
         CLT__TRY(clt__unsqueeze_rec(fn, e, n, &a));

@@ -43,7 +43,9 @@ typedef enum clt__dist_kind {
     CLT__DIST_RELAXED_ONE_HOT,
     /* mixture.c's and lowrank.c's */
     CLT__DIST_MIXTURE,
-    CLT__DIST_LOWRANK_MVN
+    CLT__DIST_LOWRANK_MVN,
+    /* wishart.c's */
+    CLT__DIST_WISHART
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA && (k) < CLT__DIST_MIXTURE)
@@ -163,6 +165,19 @@ clt_status clt__dist_lowrank_rsample(const char *fn, const clt_distribution *d,
                                      clt_tensor **out);
 clt_status clt__dist_lowrank_kl(const char *fn, const clt_distribution *p,
                                 const clt_distribution *q, clt_tensor **out);
+
+/* wishart.c: Wishart's log_prob, entropy, moment (0 mean, 1 variance, 2
+ * stddev, 3 mode) and rsample (as clt__dist2_sample's), in the caller's
+ * scope; p[0] is df expanded to the batch shape, p[1] the unbroadcast
+ * scale_tril, p[2] the covariance_matrix given (batch + event) or NULL. */
+clt_status clt__dist_wishart_log_prob(const char *fn, const clt_distribution *d,
+                                      const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_wishart_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+clt_status clt__dist_wishart_moment(const char *fn, const clt_distribution *d, int m,
+                                    clt_tensor **out);
+clt_status clt__dist_wishart_rsample(const char *fn, const clt_distribution *d,
+                                     clt_generator *gen, int n, const int64_t *ext,
+                                     clt_tensor **out);
 
 /* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
  * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),

@@ -162,6 +162,7 @@ static clt_status mode(const char *fn, const clt_distribution *d, clt_tensor **o
         CLT__TRY(clt__error_as(clt_one_hot(a, d->event_shape[0], &a), fn));
         return clt__error_as(clt_to_dtype(a, d->dtype, out), fn);
     case CLT__DIST_INDEPENDENT: return mode(fn, d->base, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_moment(fn, d, 3, out);
     default: return refuse(fn, d, "mode");
     }
 done:
@@ -321,7 +322,8 @@ clt_status clt_distribution_enumerate_support(const clt_distribution *d, int exp
 static bool kept_as_is(const clt_distribution *d, int k)
 {
     switch (d->kind) {
-    case CLT__DIST_MVN: return k == 1;
+    case CLT__DIST_MVN:
+    case CLT__DIST_WISHART: return k == 1;
     case CLT__DIST_LOWRANK_MVN: return k >= 1;
     case CLT__DIST_RELAXED_BERNOULLI:
     case CLT__DIST_RELAXED_ONE_HOT: return k == 2;
