@@ -7003,8 +7003,44 @@ static void op_dist5(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    switch (pick(f, 6)) {
+    switch (pick(f, 7)) {
     case 0: make_dist(f, pick(f, 8), a, b, &d); break;
+    case 6: { /* Wishart: df a, and b (or b b^T + I) as one of its matrices */
+        clt_distribution *got = SENT;
+        clt_tensor *t = SENT, *p = SENT, *m = b, *df = a, *nu = SENT;
+        if (chance(f, 60) && clt_tensor_ndim(b) >= 2) { /* b b^T + I */
+            int64_t n = clt_tensor_shape(b)[clt_tensor_ndim(b) - 2];
+            CALL("clt_transpose", clt_transpose(b, -2, -1, &t));
+            if (outcome(f, st, t)) {
+                CALL("clt_matmul", clt_matmul(b, t, &p));
+                if (outcome(f, st, p)) {
+                    CALL("clt_add_scalar", clt_add_scalar(p, 1e-3, &m));
+                    if (!outcome(f, st, m))
+                        m = b;
+                    CALL_VOID("clt_tensor_free", clt_tensor_free(p));
+                }
+                CALL_VOID("clt_tensor_free", clt_tensor_free(t));
+            }
+            if (chance(f, 70)) { /* a df that fits: n + 1/2, 0-dim */
+                CALL("clt_full", clt_full(clt_tensor_device(b), clt_tensor_dtype(b), 0, NULL,
+                                          (double)n + 0.5, &nu));
+                if (outcome(f, st, nu))
+                    df = nu;
+            }
+        }
+        uint32_t w = pick(f, 4);
+        CALL("clt_wishart_dist",
+             clt_wishart_dist(chance(f, 5) ? NULL : df, w == 0 || w == 3 ? m : NULL,
+                              w == 1 || w == 3 ? m : NULL, w == 2 ? m : NULL, (int)pick(f, 2),
+                              &got));
+        if (outcome(f, st, got))
+            d = got;
+        if (m != b)
+            CALL_VOID("clt_tensor_free", clt_tensor_free(m));
+        if (df != a)
+            CALL_VOID("clt_tensor_free", clt_tensor_free(df));
+        break;
+    }
     case 5: {
         clt_distribution *got = SENT;
         int probs = chance(f, 50);

@@ -5,8 +5,9 @@
  * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
  * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
  * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises,
- * RelaxedOneHotCategorical, LowRankMultivariateNormal and MixtureSameFamily
- * behind one handle, with sampling,
+ * RelaxedOneHotCategorical, LowRankMultivariateNormal, MixtureSameFamily,
+ * Wishart and OneHotCategoricalStraightThrough behind one handle, with
+ * sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
