@@ -861,3 +861,34 @@ Test(distributions5, gradients_by_finite_differences)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck_tol(dev, gc_dist5, &cases[i].c, cases[i].n, cases[i].in, 1e-6, 1e-5, 1e-7);
 }
+
+/* Wishart's draws (gamma, then normals) are the generator's on every device:
+ * two devices give the same samples for one seed (up to the products'
+ * rounding). */
+Test(distributions5, wishart_samples_alike_on_two_devices)
+{
+    clt_device *d1 = get_device("cpu"), *d2 = second_device(d1);
+    const double l[9] = {1.2, 0, 0, 0.4, 0.7, 0, -0.3, 0.2, 0.9}, nu[1] = {4.5};
+    clt_tensor *x[2];
+    for (int k = 0; k < 2; k++) {
+        clt_device *dev = k ? d2 : d1;
+        clt_tensor *lt = f64(dev, 2, (int64_t[]){3, 3}, l), *nt = f64(dev, 1, (int64_t[]){1}, nu);
+        clt_distribution *d = NULL;
+        clt_generator *g = NULL;
+        CHECK(clt_wishart_dist(nt, NULL, NULL, lt, 1, &d));
+        CHECK(clt_generator_new(8, &g));
+        CHECK(clt_distribution_sample(d, g, 1, (int64_t[]){50}, &x[k]));
+        clt_generator_free(g);
+        clt_distribution_free(d);
+        clt_tensor_free(lt);
+        clt_tensor_free(nt);
+    }
+    double *h0 = read_as_f64(x[0]), *h1 = read_as_f64(x[1]);
+    for (int i = 0; i < 450; i++)
+        cr_assert(close_enough(h1[i], h0[i], 1e-12, 1e-12), "draw %d: %.17g vs %.17g", i, h0[i],
+                  h1[i]);
+    free(h0);
+    free(h1);
+    clt_tensor_free(x[0]);
+    clt_tensor_free(x[1]);
+}
