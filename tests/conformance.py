@@ -12381,6 +12381,66 @@ def dist5():
         check("Wishart %s value not positive-definite" % dn(dt),
               lambda df, m_, v: D.Wishart(df, scale_tril=m_).log_prob(v),
               _dist_c(mkl, L.clt_distribution_log_prob), [wdf, wl, nonpd])
+        # LKJCholesky: log_prob at torch's samples, our samples in its support
+        proto("clt_lkj_cholesky_dist", [C.c_int64, P, C.c_int, PP])
+        proto("clt_generator_new", [C.c_uint64, PP])
+        proto("clt_generator_free", [P], None)
+        proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+        for dim in (2, 3, 5):
+            lc = t(0.5, 1.0, 2.5)
+            mkj = (lambda c_, o, dm=dim: L.clt_lkj_cholesky_dist(dm, c_, 1, o), 1)
+            tj = lambda c_, dm=dim: D.LKJCholesky(dm, c_)
+            lv = tj(lc).sample((4,))
+            check("LKJCholesky(%d) %s log_prob" % (dim, dn(dt)), lambda c_, v: tj(c_).log_prob(v),
+                  _dist_c(mkj, L.clt_distribution_log_prob), [lc, lv], tol=tol)
+            for what, cfn in (("entropy", L.clt_distribution_entropy),
+                              ("mean", L.clt_distribution_mean), ("mode", mode)):
+                check("LKJCholesky(%d) %s %s refused" % (dim, dn(dt), what),
+                      lambda c_: tj(c_).entropy(), _dist_c(mkj, cfn), [lc],
+                      expect_error=NotImplementedError())
+
+            def lkj_sample(c_, o, dm=dim):
+                d, g = P(), P()
+                try:
+                    st = L.clt_lkj_cholesky_dist(dm, c_, 1, C.byref(d))
+                    if st:
+                        return st
+                    assert L.clt_generator_new(5, C.byref(g)) == 0
+                    return L.clt_distribution_sample(d, g, 1, shape_arr([200]), o)
+                finally:
+                    L.clt_distribution_free(d)
+                    L.clt_generator_free(g)
+            out = P()
+            keep_ = []
+            cin = as_in(lc).build(keep_)[1]
+            ok("LKJCholesky(%d) %s sample" % (dim, dn(dt)), lkj_sample(cin, C.byref(out)) == 0,
+               L.clt_last_error())
+            if out.value:
+                got, shape, _ = download(out)
+                L.clt_tensor_free(out)
+                smp = torch.from_numpy(np.array(got)).reshape(shape)
+                ok("LKJCholesky(%d) %s sample shape" % (dim, dn(dt)), shape == (200, 3, dim, dim))
+                ok("LKJCholesky(%d) %s sample support" % (dim, dn(dt)),
+                   bool(D.constraints.corr_cholesky.check(smp).all()))
+                # E[L L^T] = I (off-diagonal correlations average to 0)
+                corr = (smp @ smp.transpose(-1, -2)).mean(0)
+                ok("LKJCholesky(%d) %s sample correlations" % (dim, dn(dt)),
+                   bool(torch.allclose(corr, torch.eye(dim, dtype=corr.dtype).expand_as(corr),
+                                       atol=0.15)), str(corr))
+        proto("clt_generator_new", [C.c_uint64, PP])
+        proto("clt_generator_free", [P], None)
+        proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+        check("LKJCholesky(1) %s" % dn(dt), lambda c_: D.LKJCholesky(1, c_).sample(),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(1, c_, 1, o), 1),
+                      L.clt_distribution_mean), [t(1.0)])
+        check("LKJCholesky %s negative concentration" % dn(dt),
+              lambda c_: D.LKJCholesky(3, c_).sample(),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(3, c_, 1, o), 1),
+                      L.clt_distribution_mean), [t(-1.0)])
+        check("LKJCholesky %s value off the support" % dn(dt),
+              lambda c_, v: D.LKJCholesky(2, c_).log_prob(v),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(2, c_, 1, o), 1),
+                      L.clt_distribution_log_prob), [t(1.0), t(1.0, 0.0, 0.5, 0.5).reshape(2, 2)])
         # MultivariateNormal(precision_matrix=...)
         mvp = (lambda l, m, o: L.clt_multivariate_normal_precision_dist(l, m, 1, o), 2)
         a = real(2, 3, 3)

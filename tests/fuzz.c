@@ -7003,8 +7003,17 @@ static void op_dist5(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    switch (pick(f, 7)) {
+    switch (pick(f, 8)) {
     case 0: make_dist(f, pick(f, 8), a, b, &d); break;
+    case 7: {
+        clt_distribution *got = SENT;
+        CALL("clt_lkj_cholesky_dist",
+             clt_lkj_cholesky_dist((int64_t)pick(f, 5), chance(f, 5) ? NULL : a, (int)pick(f, 2),
+                                   &got));
+        if (outcome(f, st, got))
+            d = got;
+        break;
+    }
     case 6: { /* Wishart: df a, and b (or b b^T + I) as one of its matrices */
         clt_distribution *got = SENT;
         clt_tensor *t = SENT, *p = SENT, *m = b, *df = a, *nu = SENT;

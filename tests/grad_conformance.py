@@ -1249,6 +1249,15 @@ def dist5():
                      getattr(tw(df, m_), what)),
                  dc(mk, 2, lambda d, what=what: call("clt_distribution_" + what, d)),
                  [wdf + 1, mat])
+    # LKJCholesky: log_prob in the concentration and the value
+    proto("clt_lkj_cholesky_dist", [C.c_int64, P, C.c_int, PP])
+    for dim in (2, 4):
+        lv = TD_.LKJCholesky(dim, torch.tensor([0.8, 2.0], dtype=torch.float64)).sample((3,))
+        case("dist5 LKJCholesky(%d) log_prob" % dim,
+             lambda c_, v, dm=dim: TD_.LKJCholesky(dm, c_, validate_args=False).log_prob(v),
+             dc(lambda c_, o, dm=dim: L.clt_lkj_cholesky_dist(dm, c_, 0, o), 1,
+                lambda d, v: call("clt_distribution_log_prob", d, v)),
+             [np.array([0.8, 2.0]), lv.numpy()])
     # OneHotCategoricalStraightThrough: rsample's gradient is probs', whatever the draw
 
     def st_rsample(d):

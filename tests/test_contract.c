@@ -1058,6 +1058,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_one_hot_categorical_straight_through_dist, DIST,                                   \
       clt_one_hot_categorical_straight_through_dist(NULL, NULL, 1, &o->dist))                \
     X(clt_wishart_dist, DIST, clt_wishart_dist(f->f, NULL, NULL, NULL, 1, &o->dist))          \
+    X(clt_lkj_cholesky_dist, DIST, clt_lkj_cholesky_dist(1, f->f, 1, &o->dist))              \
     X(clt_distribution_mode, T, clt_distribution_mode(NULL, &o->t))                          \
     X(clt_distribution_perplexity, T, clt_distribution_perplexity(NULL, &o->t))              \
     X(clt_distribution_enumerate_support, T,                                                 \

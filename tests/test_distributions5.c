@@ -892,3 +892,86 @@ Test(distributions5, wishart_samples_alike_on_two_devices)
     clt_tensor_free(x[0]);
     clt_tensor_free(x[1]);
 }
+
+/* ---- LKJCholesky -------------------------------------------------------------------------- */
+
+Test(distributions5, lkj_cholesky)
+{
+    clt_device *dev = get_device("cpu");
+    const double c[2] = {0.7, 2.5}, r = 0.6, l22 = 0.8; /* rows (1, 0), (0.6, 0.8) */
+    const double v[4] = {1, 0, r, l22};
+    clt_tensor *ct = f64(dev, 1, (int64_t[]){2}, c), *vt = f64(dev, 2, (int64_t[]){2, 2}, v);
+    clt_tensor *t = NULL;
+    clt_distribution *d = NULL;
+    CHECK(clt_lkj_cholesky_dist(2, ct, 1, &d));
+    cr_assert_str_eq(clt_distribution_name(d), "LKJCholesky");
+    cr_assert_eq(clt_distribution_has_rsample(d), 0);
+    /* dim 2: 2 (c - 1) log L22 - (log(pi) / 2 + lgamma(c) - lgamma(c + 1/2)) */
+    double want[2];
+    for (int i = 0; i < 2; i++)
+        want[i] = 2 * (c[i] - 1) * log(l22) - (0.5 * log(PI) + lgamma(c[i]) - lgamma(c[i] + 0.5));
+    CHECK(clt_distribution_log_prob(d, vt, &t));
+    expect_values(t, want, 2, 1e-12, 0, "log_prob");
+    clt_distribution_free(d);
+
+    /* samples of dim 4: lower, positive diagonal, unit rows */
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(4, &gen));
+    CHECK(clt_lkj_cholesky_dist(4, ct, 1, &d));
+    CHECK(clt_distribution_sample(d, gen, 1, (int64_t[]){30}, &t));
+    assert_shape(t, 4, (int64_t[]){30, 2, 4, 4});
+    double *h = read_as_f64(t);
+    for (int m = 0; m < 60; m++)
+        for (int i = 0; i < 4; i++) {
+            double n2 = 0;
+            for (int j = 0; j < 4; j++) {
+                double x = h[m * 16 + i * 4 + j];
+                if (j > i)
+                    cr_assert_eq(x, 0);
+                n2 += x * x;
+            }
+            cr_assert(h[m * 16 + i * 5] > 0);
+            cr_assert(fabs(n2 - 1) < 1e-12, "row norm^2 %g", n2);
+        }
+    free(h);
+    /* log_prob of its own samples is finite; entropy and rsample refused */
+    CHECK(clt_distribution_log_prob(d, t, &vt));
+    h = read_as_f64(vt);
+    for (int i = 0; i < 60; i++)
+        cr_assert(isfinite(h[i]));
+    free(h);
+    clt_tensor_free(vt);
+    clt_tensor_free(t);
+    assert_error(clt_distribution_entropy(d, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "LKJCholesky does not implement entropy");
+    assert_error(clt_distribution_rsample(d, gen, 0, NULL, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "rsample");
+    cr_assert_null(t);
+    clt_distribution_free(d);
+    d = (clt_distribution *)1;
+    assert_error(clt_lkj_cholesky_dist(1, ct, 1, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected dim to be an integer greater than or equal to 2. Found dim=1.");
+    cr_assert_null(d);
+    clt_generator_free(gen);
+    clt_tensor_free(ct);
+}
+
+static clt_status gc_lkj(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_distribution *d = NULL;
+    clt_status st = clt_lkj_cholesky_dist(3, in[0], 0, &d);
+    if (st == CLT_OK)
+        st = clt_distribution_log_prob(d, in[1], out);
+    clt_distribution_free(d);
+    return st;
+}
+
+Test(distributions5, lkj_log_prob_gradient)
+{
+    clt_device *dev = get_device("cpu");
+    const double c[2] = {0.7, 2.5};
+    const double v[9] = {1, 0, 0, 0.6, 0.8, 0, 0.48, 0.36, 0.8};
+    gc_in ins[2] = {{1, {2}, c, 1}, {2, {3, 3}, v, 1}};
+    gradcheck_tol(dev, gc_lkj, NULL, 2, ins, 1e-6, 1e-5, 1e-7);
+}

@@ -6,7 +6,8 @@
  * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
  * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises,
  * RelaxedOneHotCategorical, LowRankMultivariateNormal, MixtureSameFamily,
- * Wishart and OneHotCategoricalStraightThrough behind one handle, with
+ * Wishart, LKJCholesky and OneHotCategoricalStraightThrough behind one
+ * handle, with
  * sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
@@ -191,6 +192,23 @@ CLT_API clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *cova
                                     const clt_tensor *precision_matrix,
                                     const clt_tensor *scale_tril, int validate_args,
                                     clt_distribution **out);
+
+/* LKJCholesky(dim, concentration): the lower Cholesky factors of dim x dim
+ * correlation matrices (dim >= 2: CLT_ERR_INVALID_ARGUMENT otherwise,
+ * torch's "Expected dim to be an integer greater than or equal to 2.
+ * Found dim=1."); concentration > 0, a floating tensor whose shape is the
+ * batch shape; event shape [dim, dim]; support CorrCholesky() (lower
+ * triangular, positive diagonal, rows of norm 1 within 10 eps dim, as
+ * torch's check).  sample by torch's onion method: Beta(offset + 1/2,
+ * concentration + (dim - 2) / 2 - offset / 2) draws (offset 0, 0, 1, ..,
+ * dim - 2) first, then standard normals below the diagonal, each row
+ * normalised and scaled by the square root of its beta draw, the diagonal
+ * sqrt(1 - the row's squared norm) clamped below at the smallest normal
+ * number.  log_prob torch's (differentiable in concentration and the
+ * value).  No rsample, entropy, moments, mode, cdf or KL
+ * (CLT_ERR_INVALID_ARGUMENT, as torch's NotImplementedError). */
+CLT_API clt_status clt_lkj_cholesky_dist(int64_t dim, const clt_tensor *concentration,
+                                         int validate_args, clt_distribution **out);
 
 /* LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance
  * W W^T + diag(D) of cov_factor W [..., n, m] and cov_diag D [..., n]

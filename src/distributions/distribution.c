@@ -44,6 +44,7 @@ static const char *const names[] = {
     [CLT__DIST_MIXTURE] = "MixtureSameFamily",
     [CLT__DIST_LOWRANK_MVN] = "LowRankMultivariateNormal",
     [CLT__DIST_WISHART] = "Wishart",
+    [CLT__DIST_LKJ_CHOLESKY] = "LKJCholesky",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -70,7 +71,8 @@ typedef enum constraint {
     C_HALF_OPEN_UNIT,
     C_BINOMIAL,   /* the integers 0 .. d->p[0] */
     C_MULTINOMIAL, /* >= 0 along the last dim, summing to at most d->total_count */
-    C_REAL_MATRIX
+    C_REAL_MATRIX,
+    C_CORR_CHOLESKY /* lower Cholesky factors of correlation matrices (unit rows) */
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -101,6 +103,7 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
         snprintf(buf, n, "Multinomial(upper_bound=%lld)", (long long)d->total_count);
         return buf;
     case C_REAL_MATRIX: return "IndependentConstraint(Real(), 2)";
+    case C_CORR_CHOLESKY: return "CorrCholesky()";
     }
     return "?";
 }
@@ -178,6 +181,19 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_logical_and(r, z, &ok));
         break;
     }
+    case C_CORR_CHOLESKY: { /* lower Cholesky, rows of norm 1 within 10 eps dim */
+        clt_tensor *nrm, *dev;
+        double tol = (v->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON) * 10 *
+                     (double)v->shape[last];
+        CLT__TRY(clt_vector_norm_dim(v, 2, last, 0, &nrm));
+        CLT__TRY(clt_sub_scalar(nrm, 1, &dev));
+        CLT__TRY(clt_abs(dev, &dev));
+        CLT__TRY(clt_le_scalar(dev, tol, &a));
+        CLT__TRY(all_true(a, pass));
+        if (!*pass)
+            goto done;
+    }
+        /* fall through */
     case C_LOWER_CHOLESKY: {
         clt_tensor *tr, *diag;
         CLT__TRY(clt_tril(v, 0, &tr));
@@ -278,6 +294,7 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_MVN:
     case CLT__DIST_LOWRANK_MVN: return C_REAL_VECTOR;
     case CLT__DIST_WISHART: return C_SYMMETRIC;
+    case CLT__DIST_LKJ_CHOLESKY: return C_CORR_CHOLESKY;
     case CLT__DIST_INDEPENDENT:
     case CLT__DIST_MIXTURE: return support(d->base);
     case CLT__DIST_GAMMA:
@@ -916,6 +933,32 @@ done:
     return finish(fn, st, d, out);
 }
 
+clt_status clt_lkj_cholesky_dist(int64_t dim, const clt_tensor *concentration, int validate_args,
+                                 clt_distribution **out)
+{
+    const char *fn = "clt_lkj_cholesky_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (dim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected dim to be an integer greater than or equal to 2. Found "
+                          "dim=%lld.",
+                          fn, (long long)dim);
+    CLT__REQUIRE_ARG(concentration, fn);
+    if (concentration->ndim + 2 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_status st = params(fn, CLT__DIST_LKJ_CHOLESKY, 1, &concentration,
+                           (const char *[]){"concentration"}, (const constraint[]){C_POSITIVE},
+                           validate_args, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->total_count = dim;
+    (*out)->event_ndim = 2;
+    (*out)->event_shape[0] = (*out)->event_shape[1] = dim;
+    return CLT_OK;
+}
+
 clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov_factor,
                                                 const clt_tensor *cov_diag, int validate_args,
                                                 clt_distribution **out)
@@ -1065,6 +1108,7 @@ static bool has_rsample(const clt_distribution *d)
     case CLT__DIST_BERNOULLI:
     case CLT__DIST_CATEGORICAL:
     case CLT__DIST_ONE_HOT: return d->straight_through;
+    case CLT__DIST_LKJ_CHOLESKY:
     case CLT__DIST_POISSON:
     case CLT__DIST_GEOMETRIC:
     case CLT__DIST_BINOMIAL:
@@ -1199,6 +1243,7 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
         return CLT_OK;
     case CLT__DIST_CATEGORICAL: return categorical(fn, d, gen, n - d->batch_ndim, ext, out);
     case CLT__DIST_MIXTURE: return clt__dist_mixture_sample(fn, d, gen, n, ext, out);
+    case CLT__DIST_LKJ_CHOLESKY: return clt__dist_lkj_sample(fn, d, gen, n, ext, out);
     case CLT__DIST_ONE_HOT:
         CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));

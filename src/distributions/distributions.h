@@ -45,7 +45,8 @@ typedef enum clt__dist_kind {
     CLT__DIST_MIXTURE,
     CLT__DIST_LOWRANK_MVN,
     /* wishart.c's */
-    CLT__DIST_WISHART
+    CLT__DIST_WISHART,
+    CLT__DIST_LKJ_CHOLESKY
 } clt__dist_kind;
 
 #define CLT__DIST_IS2(k) ((k) >= CLT__DIST_GAMMA && (k) < CLT__DIST_MIXTURE)
@@ -178,6 +179,13 @@ clt_status clt__dist_wishart_moment(const char *fn, const clt_distribution *d, i
 clt_status clt__dist_wishart_rsample(const char *fn, const clt_distribution *d,
                                      clt_generator *gen, int n, const int64_t *ext,
                                      clt_tensor **out);
+
+/* wishart.c: LKJCholesky's log_prob and sample (no rsample), p[0] the
+ * concentration (batch shape), total_count its dim. */
+clt_status clt__dist_lkj_log_prob(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                                  clt_tensor **out);
+clt_status clt__dist_lkj_sample(const char *fn, const clt_distribution *d, clt_generator *gen,
+                                int n, const int64_t *ext, clt_tensor **out);
 
 /* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
  * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),

@@ -236,3 +236,84 @@ done:
     clt_distribution_free(chi);
     return st;
 }
+
+/* ---- LKJCholesky ------------------------------------------------------------ */
+
+clt_status clt__dist_lkj_log_prob(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                                  clt_tensor **out)
+{
+    /* sum((2 (c - 1) + dim - i) log v_ii, i = 2 .. dim) - (dm1 log(pi) / 2
+     * + mvlgamma(alpha - 1/2, dm1) - dm1 lgamma(alpha)), alpha = c + dm1 / 2 */
+    int64_t dim = d->total_count, dm1 = dim - 1;
+    const clt_tensor *c = d->p[0];
+    clt_tensor *x, *g, *o, *r, *a, *b;
+    clt_status st;
+    if (clt__dtype_is_float(v->dtype))
+        x = (clt_tensor *)v;
+    else
+        CLT__TRY(clt__to_dtype_rec(fn, v, d->dtype, &x));
+    CLT__TRY(clt__error_as(clt_diagonal(x, 0, -2, -1, &g), fn));
+    CLT__TRY(clt__narrow_rec(fn, g, g->ndim - 1, 1, dm1, &g));
+    CLT__TRY(clt__log_rec(fn, g, &g));
+    CLT__TRY(clt__sub_scalar_rec(fn, c, 1, &o));
+    CLT__TRY(clt__mul_scalar_rec(fn, o, 2, &o));
+    CLT__TRY(clt__add_scalar_rec(fn, o, (double)dim, &o));
+    CLT__TRY(clt__error_as(clt_arange(c->dev, d->dtype, 2, (double)dim + 1, 1, &r), fn));
+    CLT__TRY(clt__unsqueeze_rec(fn, o, o->ndim, &o));
+    CLT__TRY(clt__sub_rec(fn, o, r, &o));
+    CLT__TRY(clt__mul_rec(fn, o, g, &a));
+    CLT__TRY(clt__sum_dim_rec(fn, a, a->ndim - 1, 0, &a));
+    CLT__TRY(clt__add_scalar_rec(fn, c, 0.5 * (double)dm1, &b)); /* alpha */
+    CLT__TRY(clt__sub_scalar_rec(fn, b, 0.5, &o));
+    CLT__TRY(mv_gamma(fn, o, dm1, false, &o));
+    CLT__TRY(clt__error_as(clt_lgamma(b, &b), fn));
+    CLT__TRY(clt__mul_scalar_rec(fn, b, (double)dm1, &b));
+    CLT__TRY(clt__sub_rec(fn, o, b, &o));
+    CLT__TRY(clt__add_scalar_rec(fn, o, 0.5 * (double)dm1 * log(M_PI), &o));
+    return clt__sub_rec(fn, a, o, out);
+done:
+    return st;
+}
+
+/* torch's onion method: y ~ Beta(offset + 1/2, c + (dim - 2) / 2 - offset / 2)
+ * with offset [0, 0, 1, .., dim - 2], rows of tril(randn, -1) normalised
+ * (the first row 0), w = sqrt(y) u, and the diagonal sqrt(1 - |w_i|^2)
+ * clamped below at tiny. */
+clt_status clt__dist_lkj_sample(const char *fn, const clt_distribution *d, clt_generator *gen,
+                                int n, const int64_t *ext, clt_tensor **out)
+{
+    int64_t dim = d->total_count;
+    const clt_tensor *c = d->p[0];
+    double tiny = d->dtype == CLT_FLOAT64 ? 2.2250738585072014e-308 : 1.1754943508222875e-38;
+    clt_tensor *off, *z, *c1, *c0, *y, *u, *nrm, *k, *w, *s;
+    clt_distribution *beta = NULL;
+    clt_status st;
+    CLT__TRY(clt__error_as(clt_arange(c->dev, d->dtype, -1, (double)dim - 1, 1, &off), fn));
+    CLT__TRY(clt__error_as(clt_clamp_min(off, 0, &off), fn)); /* [0, 0, 1, .., dim - 2] */
+    CLT__TRY(clt__add_scalar_rec(fn, off, 0.5, &c1));
+    CLT__TRY(clt__add_scalar_rec(fn, c, 0.5 * (double)(dim - 2), &c0));
+    CLT__TRY(clt__unsqueeze_rec(fn, c0, c0->ndim, &c0));
+    CLT__TRY(clt__mul_scalar_rec(fn, off, 0.5, &z));
+    CLT__TRY(clt__sub_rec(fn, c0, z, &c0));
+    CLT__TRY(clt_beta_dist(c1, c0, 0, &beta));
+    CLT__TRY(clt_distribution_sample(beta, gen, n - 2 - d->batch_ndim, ext, &y));
+    CLT__TRY(clt__unsqueeze_rec(fn, y, y->ndim, &y));
+    CLT__TRY(clt_randn(gen, c->dev, d->dtype, n, ext, &u));
+    CLT__TRY(clt__error_as(clt_tril(u, -1, &u), fn));
+    CLT__TRY(clt__vector_norm_dim_rec(fn, u, 2, n - 1, 1, &nrm));
+    CLT__TRY(clt__div_rec(fn, u, nrm, &u));
+    CLT__TRY(clt__error_as(clt_isnan(u, &k), fn));
+    CLT__TRY(clt__masked_fill_rec(fn, u, k, 0, &u));
+    CLT__TRY(clt__sqrt_rec(fn, y, &y));
+    CLT__TRY(clt__mul_rec(fn, y, u, &w));
+    CLT__TRY(clt__square_rec(fn, w, &s));
+    CLT__TRY(clt__sum_dim_rec(fn, s, n - 1, 0, &s));
+    CLT__TRY(clt__rsub_scalar_rec(fn, s, 1, &s));
+    CLT__TRY(clt__clamp_rec(fn, s, &tiny, NULL, &s));
+    CLT__TRY(clt__sqrt_rec(fn, s, &s));
+    CLT__TRY(clt__error_as(clt_diag_embed(s, 0, -2, -1, &s), fn));
+    st = clt__add_rec(fn, w, s, out);
+done:
+    clt_distribution_free(beta);
+    return st;
+}
