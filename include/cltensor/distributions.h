@@ -509,9 +509,10 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
- * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
+ * (Bernoulli, Categorical, OneHotCategorical but its StraightThrough form,
+ * Poisson, Geometric,
  * NegativeBinomial, Binomial, Multinomial, VonMises, MixtureSameFamily,
- * Independent of one of them)
+ * LKJCholesky, Independent of one of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -621,10 +622,12 @@ CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distri
  * floor((n - 1) exp(logits)) clamped at 0 for NegativeBinomial,
  * floor((n + 1) p) clamped at n for Binomial; Bernoulli's probs >= 1/2,
  * NaN where probs == 1/2; the argmax (Categorical) or its one-hot vector
- * (OneHotCategorical) of probs; Independent its base's.  Recorded where
+ * (OneHotCategorical) of probs; Wishart's (df - p - 1) V, NaN where df <=
+ * p + 1; Independent its base's.  Recorded where
  * torch's is (differentiable in the parameters).  Multinomial,
- * ContinuousBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical and
- * MixtureSameFamily are CLT_ERR_INVALID_ARGUMENT ("Multinomial does not
+ * ContinuousBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical,
+ * MixtureSameFamily and LKJCholesky are CLT_ERR_INVALID_ARGUMENT
+ * ("Multinomial does not
  * implement mode"), torch's NotImplementedError.  New tensor. */
 CLT_API clt_status clt_distribution_mode(const clt_distribution *d, clt_tensor **out);
 
