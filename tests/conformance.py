@@ -13175,6 +13175,352 @@ def _nnmisc_parametrize():
 def nnmisc():
     _nnmisc_lazy()
     _nnmisc_parametrize()
+def dist5():
+    """mode, perplexity, enumerate_support and expand over the families, and
+    MultivariateNormal from a precision matrix, against torch."""
+    D = torch.distributions
+    _dist_protos()
+    P3 = [P, P, P, C.c_int, PP]
+    for n in ("gamma", "beta", "gumbel", "pareto", "normal", "uniform", "laplace", "cauchy",
+              "log_normal", "weibull", "kumaraswamy", "fisher_snedecor", "von_mises"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    for n in ("exponential", "half_normal", "half_cauchy", "poisson", "chi2", "dirichlet"):
+        proto("clt_%s_dist" % n, [P, C.c_int, PP])
+    for n in ("bernoulli", "categorical", "one_hot_categorical", "geometric",
+              "continuous_bernoulli"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    for n in ("student_t", "binomial", "negative_binomial", "relaxed_bernoulli"):
+        proto("clt_%s_dist" % n, P3)
+    proto("clt_multinomial_dist", [C.c_int64, P, P, C.c_int, PP])
+    proto("clt_lowrank_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+    proto("clt_multivariate_normal_precision_dist", [P, P, C.c_int, PP])
+    proto("clt_one_hot_categorical_straight_through_dist", [P, P, C.c_int, PP])
+    proto("clt_mixture_same_family_dist", [P, P, C.c_int, PP])
+    for n in ("mode", "perplexity", "covariance_matrix", "precision_matrix", "scale_tril"):
+        proto("clt_distribution_" + n, [P, PP])
+    proto("clt_distribution_enumerate_support", [P, C.c_int, PP])
+    proto("clt_distribution_has_enumerate_support", [P], C.c_int)
+    proto("clt_distribution_expand", [P, I64P, C.c_int, PP])
+    proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
+    mk1 = lambda f: (lambda a, o: f(a, 1, o), 1)
+    mk2 = lambda f: (lambda a, b, o: f(a, b, 1, o), 2)
+    mode = L.clt_distribution_mode
+    perp = L.clt_distribution_perplexity
+
+    def expanded(call, shape):
+        """call(d', rest..., out) on d expanded to shape."""
+        def f(d, *a):
+            out, a = a[-1], a[:-1]
+            e = P()
+            st = L.clt_distribution_expand(d, shape_arr(shape), len(shape), C.byref(e))
+            if st:
+                out._obj.value = None
+                return st
+            try:
+                return call(e, *a, out)
+            finally:
+                L.clt_distribution_free(e)
+        return f
+
+    for dt in FLOATS:
+        tol = "red"
+        t = lambda *v: torch.tensor(v, dtype=dt)
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 3 + 0.2
+        unit = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 0.9 + 0.05
+        conc = t(0.3, 0.5, 1.0, 1.5, 3.0, 0.7)
+        conc2 = t(0.5, 2.0, 0.4, 3.0, 0.8, 1.0)
+        fams = [
+            ("Normal", lambda a, b: D.Normal(a, b), mk2(L.clt_normal_dist), [real(2, 3), pos(3)]),
+            ("Laplace", lambda a, b: D.Laplace(a, b), mk2(L.clt_laplace_dist), [real(3), pos(2, 3)]),
+            ("Cauchy", lambda a, b: D.Cauchy(a, b), mk2(L.clt_cauchy_dist), [real(3), pos(3)]),
+            ("Gumbel", lambda a, b: D.Gumbel(a, b), mk2(L.clt_gumbel_dist), [real(3), pos(3)]),
+            ("Uniform", lambda a, b: D.Uniform(a, a + b), None, [real(3), pos(3)]),
+            ("LogNormal", lambda a, b: D.LogNormal(a, b), mk2(L.clt_log_normal_dist),
+             [real(3), pos(3)]),
+            ("Gamma", lambda a, b: D.Gamma(a, b), mk2(L.clt_gamma_dist), [conc, pos(6)]),
+            ("Beta", lambda a, b: D.Beta(a, b), mk2(L.clt_beta_dist), [conc, conc2]),
+            ("Kumaraswamy", lambda a, b: D.Kumaraswamy(a, b), mk2(L.clt_kumaraswamy_dist),
+             [conc, conc2 * 0.5]),
+            ("Weibull", lambda a, b: D.Weibull(a, b), mk2(L.clt_weibull_dist), [pos(6), conc2 * 2]),
+            ("FisherSnedecor", lambda a, b: D.FisherSnedecor(a, b),
+             mk2(L.clt_fisher_snedecor_dist), [t(1.0, 2.0, 3.0, 5.0), t(1.0, 3.0, 4.0, 9.0)]),
+            ("Pareto", lambda a, b: D.Pareto(a, b), mk2(L.clt_pareto_dist), [pos(3), pos(3)]),
+            ("VonMises", lambda a, b: D.VonMises(a, b), mk2(L.clt_von_mises_dist),
+             [real(3), pos(3)]),
+            ("Exponential", lambda a: D.Exponential(a), mk1(L.clt_exponential_dist), [pos(3)]),
+            ("HalfNormal", lambda a: D.HalfNormal(a), mk1(L.clt_half_normal_dist), [pos(3)]),
+            ("HalfCauchy", lambda a: D.HalfCauchy(a), mk1(L.clt_half_cauchy_dist), [pos(3)]),
+            ("Poisson", lambda a: D.Poisson(a), mk1(L.clt_poisson_dist), [pos(2, 3) * 3]),
+            ("Chi2", lambda a: D.Chi2(a), mk1(L.clt_chi2_dist), [conc * 2]),
+            ("Dirichlet", lambda a: D.Dirichlet(a), mk1(L.clt_dirichlet_dist),
+             [torch.stack([conc[:3], conc2[:3], conc[3:], t(0.5, 0.3, 0.9), t(0.5, 1.0, 0.2)])]),
+            ("StudentT", lambda a, b, c: D.StudentT(a, b, c),
+             (lambda a, b, c, o: L.clt_student_t_dist(a, b, c, 1, o), 3),
+             [pos(3), real(2, 3), pos(3)]),
+            ("Bernoulli", lambda p: D.Bernoulli(probs=p),
+             (lambda p, o: L.clt_bernoulli_dist(p, None, 1, o), 1), [t(0.5, 0.7, 0.2, 0.0, 1.0)]),
+            ("Bernoulli(logits)", lambda p: D.Bernoulli(logits=p),
+             (lambda p, o: L.clt_bernoulli_dist(None, p, 1, o), 1), [real(2, 3)]),
+            ("Geometric", lambda p: D.Geometric(probs=p),
+             (lambda p, o: L.clt_geometric_dist(p, None, 1, o), 1), [unit(3)]),
+            ("Categorical", lambda p: D.Categorical(probs=p),
+             (lambda p, o: L.clt_categorical_dist(p, None, 1, o), 1), [unit(2, 4)]),
+            ("OneHotCategorical", lambda p: D.OneHotCategorical(logits=p),
+             (lambda p, o: L.clt_one_hot_categorical_dist(None, p, 1, o), 1), [real(2, 4)]),
+            ("Binomial", lambda n, p: D.Binomial(n, probs=p),
+             (lambda n, p, o: L.clt_binomial_dist(n, p, None, 1, o), 2),
+             [t(3.0, 5.0, 4.0), t(0.3, 1.0, 0.5)]),
+            ("Binomial homogeneous", lambda n, p: D.Binomial(n, probs=p),
+             (lambda n, p, o: L.clt_binomial_dist(n, p, None, 1, o), 2), [t(4.0), unit(2, 3)]),
+            ("NegativeBinomial", lambda n, p: D.NegativeBinomial(n, probs=p),
+             (lambda n, p, o: L.clt_negative_binomial_dist(n, p, None, 1, o), 2),
+             [t(0.5, 3.0, 7.0), t(0.3, 0.65, 0.8)]),
+            ("OneHotCategoricalStraightThrough",
+             lambda p: D.OneHotCategoricalStraightThrough(probs=p),
+             (lambda p, o: L.clt_one_hot_categorical_straight_through_dist(p, None, 1, o), 1),
+             [unit(2, 4)]),
+            ("Multinomial", lambda p: D.Multinomial(3, probs=p),
+             (lambda p, o: L.clt_multinomial_dist(3, p, None, 1, o), 1), [unit(2, 3)]),
+            ("ContinuousBernoulli", lambda p: D.ContinuousBernoulli(probs=p),
+             (lambda p, o: L.clt_continuous_bernoulli_dist(p, None, 1, o), 1), [unit(3)]),
+            ("RelaxedBernoulli", lambda p: D.RelaxedBernoulli(t(0.5), probs=p),
+             None, [unit(3)]),
+            ("MultivariateNormal", lambda l, m: D.MultivariateNormal(l, scale_tril=m),
+             (lambda l, m, o: L.clt_multivariate_normal_dist(l, None, m, 1, o), 2),
+             [real(2, 3), torch.tril(real(3, 3)) + 3 * torch.eye(3, dtype=dt)]),
+            ("LowRankMultivariateNormal", lambda l, w, dg: D.LowRankMultivariateNormal(l, w, dg),
+             (lambda l, w, dg, o: L.clt_lowrank_multivariate_normal_dist(l, w, dg, 1, o), 3),
+             [real(2, 3), real(3, 2), pos(3)]),
+        ]
+        uni = (lambda a, b, o: L.clt_uniform_dist(a, b, 1, o), 2)
+        rb = (lambda p, o: L.clt_relaxed_bernoulli_dist(tmp, p, None, 1, o), 1)
+        for name, tcls, mk, args in fams:
+            if name == "Uniform":
+                args = [args[0], args[0] + args[1]]
+                tcls = lambda a, b: D.Uniform(a, b)
+                mk = uni
+            if name == "RelaxedBernoulli":
+                tmp_keep = []
+                tmp = as_in(t(0.5)).build(tmp_keep)[1]
+                mk = rb
+            check("%s %s mode" % (name, dn(dt)), lambda *a, c=tcls: c(*a).mode,
+                  _dist_c(mk, mode), args, tol=tol)
+            check("%s %s perplexity" % (name, dn(dt)), lambda *a, c=tcls: c(*a).perplexity(),
+                  _dist_c(mk, perp), args, tol=tol)
+            for sup_exp in (0, 1):
+                check("%s %s enumerate_support(%d)" % (name, dn(dt), sup_exp),
+                      lambda *a, c=tcls, e=sup_exp: c(*a).enumerate_support(bool(e)),
+                      _dist_c(mk, lambda d, o, e=sup_exp:
+                              L.clt_distribution_enumerate_support(d, e, o)), args)
+            d0 = tcls(*args)
+            bs = list(d0.batch_shape)
+            big = [2, 4] + [1 if s == 1 else s for s in bs]
+            if bs:
+                big[-1] = bs[-1]
+            for what, cfn, tfn in (("mean", L.clt_distribution_mean, lambda d: d.mean),
+                                   ("variance", L.clt_distribution_variance,
+                                    lambda d: d.variance),
+                                   ("entropy", L.clt_distribution_entropy,
+                                    lambda d: d.entropy())):
+                if name == "Multinomial" and what == "entropy":
+                    continue  # torch's expanded Multinomial lacks its _binomial
+                check("%s %s expand %s %s" % (name, dn(dt), big, what),
+                      lambda *a, c=tcls, f=tfn, b=big: f(c(*a).expand(b)),
+                      _dist_c(mk, expanded(cfn, big)), args, tol=tol)
+            smp = d0.sample((3,))
+            check("%s %s expand log_prob" % (name, dn(dt)),
+                  lambda *a, c=tcls, b=big: c(*a).expand(b).log_prob(smp),
+                  _dist_c(mk, expanded(L.clt_distribution_log_prob, big)), args + [smp], tol=tol)
+            bad = [5] + bs[:-1] + [bs[-1] + 1] if bs else None
+            if bad:
+                check("%s %s expand %s refused" % (name, dn(dt), bad),
+                      lambda *a, c=tcls, b=bad: c(*a).expand(b).mean,
+                      _dist_c(mk, expanded(L.clt_distribution_mean, bad)), args)
+        # Independent and MixtureSameFamily: their mode, enumerate_support and expand
+        def composite(kind, call):
+            def cfn(a, b, *rest):
+                out, rest = rest[-1], rest[:-1]
+                d1, d2, d3 = P(), P(), P()
+                try:
+                    if kind == "ind":
+                        st = L.clt_bernoulli_dist(a, None, 1, C.byref(d1)) or \
+                            L.clt_independent_dist(d1, b, 1, C.byref(d3))
+                    else:
+                        st = L.clt_categorical_dist(a, None, 1, C.byref(d1)) or \
+                            L.clt_normal_dist(b, b, 1, C.byref(d2)) or \
+                            L.clt_mixture_same_family_dist(d1, d2, 1, C.byref(d3))
+                    if st:
+                        out._obj.value = None
+                        return st
+                    return call(d3, *rest, out)
+                finally:
+                    for d in (d3, d2, d1):
+                        L.clt_distribution_free(d)
+            return cfn
+        pb = t(0.5, 0.7, 0.2, 0.9, 0.1, 0.3).reshape(2, 3)
+        for r in (0, 1, 2):
+            ti = lambda p, r=r: D.Independent(D.Bernoulli(probs=p), r)
+            ci = lambda call, r=r: (lambda a, *x: composite("ind", call)(a, r, *x))
+            check("Independent(Bernoulli, %d) %s mode" % (r, dn(dt)), lambda p: ti(p).mode,
+                  ci(mode), [pb], tol=tol)
+            check("Independent(Bernoulli, %d) %s enumerate_support" % (r, dn(dt)),
+                  lambda p: ti(p).enumerate_support(),
+                  ci(lambda d, o: L.clt_distribution_enumerate_support(d, 1, o)), [pb])
+            big = [4] + list(ti(pb).batch_shape)
+            check("Independent(Bernoulli, %d) %s expand %s log_prob" % (r, dn(dt), big),
+                  lambda p, v, b=big: ti(p).expand(b).log_prob(v),
+                  ci(expanded(L.clt_distribution_log_prob, big)), [pb, torch.ones(5, 4, 2, 3, dtype=dt)],
+                  tol=tol)
+        tmix = lambda w, b: D.MixtureSameFamily(D.Categorical(probs=w), D.Normal(b, b))
+        wm, bm = unit(3), pos(2, 3)
+        check("MixtureSameFamily %s mode" % dn(dt), lambda w, b: tmix(w, b).mode,
+              composite("mix", mode), [wm, bm])
+        for what, cfn, tfn in (("mean", L.clt_distribution_mean, lambda d: d.mean),
+                               ("variance", L.clt_distribution_variance, lambda d: d.variance)):
+            check("MixtureSameFamily %s expand [5, 2] %s" % (dn(dt), what),
+                  lambda w, b, f=tfn: f(tmix(w, b).expand([5, 2])),
+                  composite("mix", expanded(cfn, [5, 2])), [wm, bm], tol=tol)
+        check("MixtureSameFamily %s expand [5, 2] log_prob" % dn(dt),
+              lambda w, b, v: tmix(w, b).expand([5, 2]).log_prob(v),
+              composite("mix", expanded(L.clt_distribution_log_prob, [5, 2])),
+              [wm, bm, real(5, 2)], tol=tol)
+        # Wishart, from each of its matrices
+        proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+        wa = real(2, 3, 3)
+        wcov = wa @ wa.transpose(-1, -2) + 2 * torch.eye(3, dtype=dt)
+        wdf = t(3.5, 6.0)
+        wv = real(4, 1, 3, 3)
+        wv = wv @ wv.transpose(-1, -2) + torch.eye(3, dtype=dt)
+        for form in ("covariance_matrix", "precision_matrix", "scale_tril"):
+            mat = wcov if form != "scale_tril" else torch.linalg.cholesky(wcov)
+            tw = lambda df, m_, f_=form: D.Wishart(df, **{f_: m_})
+            mk = (lambda df, m_, o, f_=form: L.clt_wishart_dist(
+                df, m_ if f_ == "covariance_matrix" else None,
+                m_ if f_ == "precision_matrix" else None,
+                m_ if f_ == "scale_tril" else None, 1, o), 2)
+            for what, cfn, tfn in (("mean", L.clt_distribution_mean, lambda d: d.mean),
+                                   ("variance", L.clt_distribution_variance, lambda d: d.variance),
+                                   ("entropy", L.clt_distribution_entropy, lambda d: d.entropy()),
+                                   ("mode", mode, lambda d: d.mode),
+                                   ("perplexity", perp, lambda d: d.perplexity())):
+                check("Wishart(%s) %s %s" % (form, dn(dt), what), lambda df, m_, f=tfn: f(tw(df, m_)),
+                      _dist_c(mk, cfn), [wdf, mat], tol=tol)
+            check("Wishart(%s) %s log_prob" % (form, dn(dt)), lambda df, m_, v: tw(df, m_).log_prob(v),
+                  _dist_c(mk, L.clt_distribution_log_prob), [wdf, mat, wv], tol=tol)
+            check("Wishart(%s) %s df too small" % (form, dn(dt)), lambda df, m_: tw(df, m_).mean,
+                  _dist_c(mk, L.clt_distribution_mean), [t(2.0, 6.0), mat])
+            check("Wishart(%s) %s expand log_prob" % (form, dn(dt)),
+                  lambda df, m_, v: tw(df, m_).expand([4, 2]).log_prob(v),
+                  _dist_c(mk, expanded(L.clt_distribution_log_prob, [4, 2])), [wdf, mat, wv],
+                  tol=tol)
+        wl = torch.linalg.cholesky(wcov)
+        mkl = (lambda df, m_, o: L.clt_wishart_dist(df, None, None, m_, 1, o), 2)
+        check("Wishart %s df scalar mode NaN" % dn(dt), lambda df, m_: D.Wishart(df, scale_tril=m_).mode,
+              _dist_c(mkl, mode), [t(3.5), wl])
+        check("Wishart %s not lower" % dn(dt), lambda df, m_: D.Wishart(df, scale_tril=m_).mean,
+              _dist_c(mkl, L.clt_distribution_mean), [wdf, wcov])
+        nonpd = wv[0, 0].clone()
+        nonpd[1, 1] = -3
+        check("Wishart %s value not positive-definite" % dn(dt),
+              lambda df, m_, v: D.Wishart(df, scale_tril=m_).log_prob(v),
+              _dist_c(mkl, L.clt_distribution_log_prob), [wdf, wl, nonpd])
+        # LKJCholesky: log_prob at torch's samples, our samples in its support
+        proto("clt_lkj_cholesky_dist", [C.c_int64, P, C.c_int, PP])
+        proto("clt_generator_new", [C.c_uint64, PP])
+        proto("clt_generator_free", [P], None)
+        proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+        for dim in (2, 3, 5):
+            lc = t(0.5, 1.0, 2.5)
+            mkj = (lambda c_, o, dm=dim: L.clt_lkj_cholesky_dist(dm, c_, 1, o), 1)
+            tj = lambda c_, dm=dim: D.LKJCholesky(dm, c_)
+            lv = tj(lc).sample((4,))
+            check("LKJCholesky(%d) %s log_prob" % (dim, dn(dt)), lambda c_, v: tj(c_).log_prob(v),
+                  _dist_c(mkj, L.clt_distribution_log_prob), [lc, lv], tol=tol)
+            for what, cfn in (("entropy", L.clt_distribution_entropy),
+                              ("mean", L.clt_distribution_mean), ("mode", mode)):
+                check("LKJCholesky(%d) %s %s refused" % (dim, dn(dt), what),
+                      lambda c_: tj(c_).entropy(), _dist_c(mkj, cfn), [lc],
+                      expect_error=NotImplementedError())
+
+            def lkj_sample(c_, o, dm=dim):
+                d, g = P(), P()
+                try:
+                    st = L.clt_lkj_cholesky_dist(dm, c_, 1, C.byref(d))
+                    if st:
+                        return st
+                    assert L.clt_generator_new(5, C.byref(g)) == 0
+                    return L.clt_distribution_sample(d, g, 1, shape_arr([200]), o)
+                finally:
+                    L.clt_distribution_free(d)
+                    L.clt_generator_free(g)
+            out = P()
+            keep_ = []
+            cin = as_in(lc).build(keep_)[1]
+            ok("LKJCholesky(%d) %s sample" % (dim, dn(dt)), lkj_sample(cin, C.byref(out)) == 0,
+               L.clt_last_error())
+            if out.value:
+                got, shape, _ = download(out)
+                L.clt_tensor_free(out)
+                smp = torch.from_numpy(np.array(got)).reshape(shape)
+                ok("LKJCholesky(%d) %s sample shape" % (dim, dn(dt)), shape == (200, 3, dim, dim))
+                ok("LKJCholesky(%d) %s sample support" % (dim, dn(dt)),
+                   bool(D.constraints.corr_cholesky.check(smp).all()))
+                # E[L L^T] = I (off-diagonal correlations average to 0)
+                corr = (smp @ smp.transpose(-1, -2)).mean(0)
+                ok("LKJCholesky(%d) %s sample correlations" % (dim, dn(dt)),
+                   bool(torch.allclose(corr, torch.eye(dim, dtype=corr.dtype).expand_as(corr),
+                                       atol=0.15)), str(corr))
+        proto("clt_generator_new", [C.c_uint64, PP])
+        proto("clt_generator_free", [P], None)
+        proto("clt_distribution_sample", [P, P, C.c_int, I64P, PP])
+        check("LKJCholesky(1) %s" % dn(dt), lambda c_: D.LKJCholesky(1, c_).sample(),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(1, c_, 1, o), 1),
+                      L.clt_distribution_mean), [t(1.0)])
+        check("LKJCholesky %s negative concentration" % dn(dt),
+              lambda c_: D.LKJCholesky(3, c_).sample(),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(3, c_, 1, o), 1),
+                      L.clt_distribution_mean), [t(-1.0)])
+        check("LKJCholesky %s value off the support" % dn(dt),
+              lambda c_, v: D.LKJCholesky(2, c_).log_prob(v),
+              _dist_c((lambda c_, o: L.clt_lkj_cholesky_dist(2, c_, 1, o), 1),
+                      L.clt_distribution_log_prob), [t(1.0), t(1.0, 0.0, 0.5, 0.5).reshape(2, 2)])
+        # MultivariateNormal(precision_matrix=...)
+        mvp = (lambda l, m, o: L.clt_multivariate_normal_precision_dist(l, m, 1, o), 2)
+        a = real(2, 3, 3)
+        prec = a @ a.transpose(-1, -2) + 3 * torch.eye(3, dtype=dt)
+        loc = real(3)
+        val = real(4, 2, 3)
+        tm = lambda l, p: D.MultivariateNormal(l, precision_matrix=p)
+        for what, cfn, tfn in (("mean", L.clt_distribution_mean, lambda d: d.mean),
+                               ("variance", L.clt_distribution_variance, lambda d: d.variance),
+                               ("entropy", L.clt_distribution_entropy, lambda d: d.entropy()),
+                               ("mode", mode, lambda d: d.mode),
+                               ("scale_tril", L.clt_distribution_scale_tril,
+                                lambda d: d.scale_tril),
+                               ("covariance_matrix", L.clt_distribution_covariance_matrix,
+                                lambda d: d.covariance_matrix),
+                               ("precision_matrix", L.clt_distribution_precision_matrix,
+                                lambda d: d.precision_matrix)):
+            check("MultivariateNormal(precision) %s %s" % (dn(dt), what),
+                  lambda l, p, f=tfn: f(tm(l, p)), _dist_c(mvp, cfn), [loc, prec], tol=tol)
+        check("MultivariateNormal(precision) %s log_prob" % dn(dt),
+              lambda l, p, v: tm(l, p).log_prob(v),
+              _dist_c(mvp, L.clt_distribution_log_prob), [loc, prec, val], tol=tol)
+        check("MultivariateNormal(precision) %s KL with covariance" % dn(dt),
+              lambda l, p, l2, c: D.kl_divergence(tm(l, p), D.MultivariateNormal(l2, c)),
+              _dist_c([mvp, (lambda l, c, o: L.clt_multivariate_normal_dist(l, c, None, 1, o), 2)],
+                      L.clt_kl_divergence), [loc, prec, real(2, 3), prec.flip(0)], tol=tol)
+        notpd = prec.clone()
+        notpd[0, 0, 0] = -1
+        check("MultivariateNormal(precision) %s not positive-definite" % dn(dt),
+              lambda l, p: tm(l, p).mean, _dist_c(mvp, L.clt_distribution_mean), [loc, notpd])
+        asym = prec.clone()
+        asym[0, 0, 1] += 1
+        check("MultivariateNormal(precision) %s not symmetric" % dn(dt),
+              lambda l, p: tm(l, p).mean, _dist_c(mvp, L.clt_distribution_mean), [loc, asym])
+        check("MultivariateNormal(precision) %s of 1 dim" % dn(dt),
+              lambda l, p: tm(l, p).mean, _dist_c(mvp, L.clt_distribution_mean), [loc, loc])
 
 
 def main():
@@ -13214,7 +13560,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms, nnmisc]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms, nnmisc, dist5]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

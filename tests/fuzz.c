@@ -11439,6 +11439,198 @@ static void op_collectives(fz *f)
     CALL_VOID("clt_process_group_free", clt_process_group_free(pg));
 }
 
+/* mode, perplexity, enumerate_support (and has_enumerate_support) and
+ * expand over the families of every make_dist* and MultivariateNormal from
+ * a precision matrix (a A^T + I, or a raw tensor); a method on the
+ * expanded distribution, and a backward through mode or perplexity. */
+static void op_dist5(fz *f)
+{
+    clt_distribution *d = NULL, *e = NULL;
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f), *v = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    switch (pick(f, 8)) {
+    case 0: make_dist(f, pick(f, 8), a, b, &d); break;
+    case 7: {
+        clt_distribution *got = SENT;
+        CALL("clt_lkj_cholesky_dist",
+             clt_lkj_cholesky_dist((int64_t)pick(f, 5), chance(f, 5) ? NULL : a, (int)pick(f, 2),
+                                   &got));
+        if (outcome(f, st, got))
+            d = got;
+        break;
+    }
+    case 6: { /* Wishart: df a, and b (or b b^T + I) as one of its matrices */
+        clt_distribution *got = SENT;
+        clt_tensor *t = SENT, *p = SENT, *m = b, *df = a, *nu = SENT;
+        if (chance(f, 60) && clt_tensor_ndim(b) >= 2) { /* b b^T + I */
+            int64_t n = clt_tensor_shape(b)[clt_tensor_ndim(b) - 2];
+            CALL("clt_transpose", clt_transpose(b, -2, -1, &t));
+            if (outcome(f, st, t)) {
+                CALL("clt_matmul", clt_matmul(b, t, &p));
+                if (outcome(f, st, p)) {
+                    CALL("clt_add_scalar", clt_add_scalar(p, 1e-3, &m));
+                    if (!outcome(f, st, m))
+                        m = b;
+                    CALL_VOID("clt_tensor_free", clt_tensor_free(p));
+                }
+                CALL_VOID("clt_tensor_free", clt_tensor_free(t));
+            }
+            if (chance(f, 70)) { /* a df that fits: n + 1/2, 0-dim */
+                CALL("clt_full", clt_full(clt_tensor_device(b), clt_tensor_dtype(b), 0, NULL,
+                                          (double)n + 0.5, &nu));
+                if (outcome(f, st, nu))
+                    df = nu;
+            }
+        }
+        uint32_t w = pick(f, 4);
+        CALL("clt_wishart_dist",
+             clt_wishart_dist(chance(f, 5) ? NULL : df, w == 0 || w == 3 ? m : NULL,
+                              w == 1 || w == 3 ? m : NULL, w == 2 ? m : NULL, (int)pick(f, 2),
+                              &got));
+        if (outcome(f, st, got))
+            d = got;
+        if (m != b)
+            CALL_VOID("clt_tensor_free", clt_tensor_free(m));
+        if (df != a)
+            CALL_VOID("clt_tensor_free", clt_tensor_free(df));
+        break;
+    }
+    case 5: {
+        clt_distribution *got = SENT;
+        int probs = chance(f, 50);
+        CALL("clt_one_hot_categorical_straight_through_dist",
+             clt_one_hot_categorical_straight_through_dist(probs ? a : NULL,
+                                                           probs && chance(f, 90) ? NULL : b,
+                                                           (int)pick(f, 2), &got));
+        if (outcome(f, st, got))
+            d = got;
+        break;
+    }
+    case 1: make_dist2(f, pick(f, 18), a, b, c, &d); break;
+    case 2: make_dist3(f, pick(f, 11), a, b, c, &d); break;
+    case 3: make_dist4(f, pick(f, 15), a, b, c, &d); break;
+    default: {
+        clt_tensor *t = SENT, *p = SENT, *id = SENT, *q = SENT, *spd = NULL;
+        clt_distribution *got = SENT;
+        int fit = chance(f, 60) && clt_tensor_ndim(b) >= 2;
+        if (fit) { /* b b^T + I over b's last two dims */
+            int64_t n = clt_tensor_shape(b)[clt_tensor_ndim(b) - 2];
+            CALL("clt_transpose", clt_transpose(b, -2, -1, &t));
+            if (outcome(f, st, t)) {
+                CALL("clt_matmul", clt_matmul(b, t, &p));
+                if (outcome(f, st, p)) {
+                    CALL("clt_eye", clt_eye(clt_tensor_device(p), clt_tensor_dtype(p), n, n, &id));
+                    if (outcome(f, st, id)) {
+                        CALL("clt_add", clt_add(p, id, &q));
+                        if (outcome(f, st, q))
+                            spd = q;
+                        CALL_VOID("clt_tensor_free", clt_tensor_free(id));
+                    }
+                    CALL_VOID("clt_tensor_free", clt_tensor_free(p));
+                }
+                CALL_VOID("clt_tensor_free", clt_tensor_free(t));
+            }
+        }
+        CALL("clt_multivariate_normal_precision_dist",
+             clt_multivariate_normal_precision_dist(a, fit ? spd : b, (int)pick(f, 2), &got));
+        if (outcome(f, st, got))
+            d = got;
+        CALL_VOID("clt_tensor_free", clt_tensor_free(spd));
+        break;
+    }
+    }
+    if (!d && !chance(f, 10))
+        return;
+    int64_t shape[4];
+    int nd = (int)pick(f, 5) - (chance(f, 5) ? 2 : 0);
+    for (int i = 0; i < 4; i++)
+        shape[i] = (int64_t)pick(f, 4) - (chance(f, 5) ? 1 : 0);
+    if (d && chance(f, 70)) /* a shape that fits more often: d's batch shape behind new dims */
+    {
+        int bn = clt_distribution_batch_ndim(d);
+        if (bn <= 4) {
+            int lead = (int)pick(f, (uint32_t)(5 - bn));
+            for (int i = 0; i < bn; i++)
+                shape[lead + i] = chance(f, 20) ? 1 : clt_distribution_batch_shape(d)[i];
+            nd = lead + bn;
+        }
+    }
+    switch (pick(f, 6)) {
+    case 0: CALL("clt_distribution_mode", clt_distribution_mode(d, op)); break;
+    case 1: CALL("clt_distribution_perplexity", clt_distribution_perplexity(d, op)); break;
+    case 2:
+        CALL("clt_distribution_enumerate_support",
+             clt_distribution_enumerate_support(d, (int)pick(f, 2), op));
+        if (d && st == CLT_OK && clt_distribution_has_enumerate_support(d) != 1)
+            die(f, "enumerate_support where has_enumerate_support is not 1");
+        break;
+    case 3: {
+        clt_tensor *x = SENT, *s = SENT;
+        CALL("clt_distribution_mode", chance(f, 50) ? clt_distribution_mode(d, &x)
+                                                    : clt_distribution_perplexity(d, &x));
+        if (outcome(f, st, x)) {
+            CALL("clt_sum", clt_sum(x, &s));
+            if (outcome(f, st, s)) {
+                if (clt_requires_grad(s)) {
+                    CALL("clt_backward", clt_backward(s, NULL, 0));
+                    status_ok(f, st);
+                }
+                CALL_VOID("clt_tensor_free", clt_tensor_free(s));
+            }
+            CALL_VOID("clt_tensor_free", clt_tensor_free(x));
+        }
+        clt_distribution_free(d);
+        return;
+    }
+    default: {
+        clt_distribution *got = SENT, **dp = chance(f, 5) ? NULL : &got;
+        CALL("clt_distribution_expand",
+             clt_distribution_expand(d, chance(f, 5) ? NULL : shape, nd, dp));
+        if (!dp) {
+            capture_check(f);
+            if (st == CLT_OK)
+                die(f, "CLT_OK with a NULL out-pointer");
+            check_error(f, st);
+            clt_distribution_free(d);
+            return;
+        }
+        if (!outcome(f, st, got)) {
+            clt_distribution_free(d);
+            return;
+        }
+        e = got;
+        if (clt_distribution_batch_ndim(e) != nd)
+            die(f, "expand gave %d batch dims for %d", clt_distribution_batch_ndim(e), nd);
+        clt_distribution_free(d); /* e holds what it needs */
+        d = NULL;
+        switch (pick(f, 7)) {
+        case 0: CALL("clt_distribution_mean", clt_distribution_mean(e, op)); break;
+        case 1: CALL("clt_distribution_log_prob", clt_distribution_log_prob(e, v, op)); break;
+        case 2:
+            CALL("clt_distribution_sample",
+                 clt_distribution_sample(e, f->gen, (int)pick(f, 2), shape, op));
+            break;
+        case 3: CALL("clt_distribution_entropy", clt_distribution_entropy(e, op)); break;
+        case 4: CALL("clt_distribution_mode", clt_distribution_mode(e, op)); break;
+        case 5:
+            CALL("clt_distribution_rsample",
+                 clt_distribution_rsample(e, f->gen, (int)pick(f, 2), shape, op));
+            break;
+        default:
+            CALL("clt_distribution_enumerate_support",
+                 clt_distribution_enumerate_support(e, 1, op));
+            break;
+        }
+        break;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    clt_distribution_free(e);
+    clt_distribution_free(d);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -11498,6 +11690,7 @@ static struct {
     {"sparse", op_sparse, 3},
     {"transforms", op_transforms, 3},
     {"collectives", op_collectives, 2},
+    {"dist5", op_dist5, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

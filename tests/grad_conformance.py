@@ -1566,6 +1566,144 @@ def transforms():
          [loc, sc, simplex])
 
 
+
+# ---- dist5: mode, perplexity and expand, and MultivariateNormal from a precision matrix:
+# gradients w.r.t. every parameter
+def dist5():
+    TD_ = torch.distributions
+    r = np.random.default_rng(37)
+    for n_ in ("gamma", "beta", "weibull", "log_normal", "kumaraswamy", "normal", "laplace",
+               "fisher_snedecor", "gumbel"):
+        proto("clt_%s_dist" % n_, [P, P, C.c_int, PP])
+    proto("clt_dirichlet_dist", [P, C.c_int, PP])
+    proto("clt_multivariate_normal_precision_dist", [P, P, C.c_int, PP])
+    proto("clt_one_hot_categorical_straight_through_dist", [P, P, C.c_int, PP])
+    proto("clt_distribution_rsample", [P, P, C.c_int, I64P, PP])
+    proto("clt_generator_new", [C.c_uint64, PP])
+    proto("clt_generator_free", [P], None)
+    proto("clt_independent_dist", [P, C.c_int, C.c_int, PP])
+    proto("clt_distribution_free", [P], None)
+    proto("clt_distribution_log_prob", [P, P, PP])
+    for n_ in ("mode", "perplexity", "entropy", "mean", "variance", "covariance_matrix",
+               "precision_matrix", "scale_tril"):
+        proto("clt_distribution_" + n_, [P, PP])
+    proto("clt_distribution_expand", [P, I64P, C.c_int, PP])
+
+    def dc(mk, n, what):
+        def cfn(*x):
+            d = P()
+            assert mk(*x[:n], C.byref(d)) == 0, L.clt_last_error()
+            try:
+                return what(d, *x[n:])
+            finally:
+                L.clt_distribution_free(d)
+        return cfn
+
+    pos = lambda *sh: np.abs(r.standard_normal(sh)) + 0.4
+    two = lambda f: (lambda a, b, o: f(a, b, 1, o))
+    mode = lambda d: call("clt_distribution_mode", d)
+    for name, tcls, mk, ins in (
+            ("Gamma", TD_.Gamma, two(L.clt_gamma_dist), [pos(3) + 1, pos(3)]),
+            ("Beta", TD_.Beta, two(L.clt_beta_dist), [pos(3) + 1, pos(3) + 1]),
+            ("Weibull", TD_.Weibull, two(L.clt_weibull_dist), [pos(3), pos(3) + 1]),
+            ("LogNormal", TD_.LogNormal, two(L.clt_log_normal_dist), [r.standard_normal(3), pos(3)]),
+            ("FisherSnedecor", TD_.FisherSnedecor, two(L.clt_fisher_snedecor_dist),
+             [pos(3) + 2, pos(3)]),
+            ("Normal", TD_.Normal, two(L.clt_normal_dist), [r.standard_normal(3), pos(3)])):
+        case("dist5 %s mode" % name, lambda a, b, c=tcls: c(a, b).mode, dc(mk, 2, mode), ins,
+             wrt=[0, 1] if name not in ("Normal",) else [0])
+    case("dist5 Dirichlet mode", lambda c: TD_.Dirichlet(c).mode,
+         dc(lambda c, o: L.clt_dirichlet_dist(c, 1, o), 1, mode), [pos(2, 3) + 1])
+    for name, tcls, mk, ins in (
+            ("Gamma", TD_.Gamma, two(L.clt_gamma_dist), [pos(3), pos(3)]),
+            ("Laplace", TD_.Laplace, two(L.clt_laplace_dist), [r.standard_normal(3), pos(3)]),
+            ("Gumbel", TD_.Gumbel, two(L.clt_gumbel_dist), [r.standard_normal(3), pos(3)])):
+        case("dist5 %s perplexity" % name, lambda a, b, c=tcls: c(a, b).perplexity(),
+             dc(mk, 2, lambda d: call("clt_distribution_perplexity", d)), ins,
+             wrt=[1] if name != "Gamma" else [0, 1])
+
+    def expanded(what, shape):
+        def f(d, *x):
+            e = P()
+            assert L.clt_distribution_expand(d, (C.c_int64 * len(shape))(*shape), len(shape),
+                                             C.byref(e)) == 0, L.clt_last_error()
+            try:
+                return what(e, *x)
+            finally:
+                L.clt_distribution_free(e)
+        return f
+    case("dist5 Normal expand [4, 2, 3] log_prob",
+         lambda a, b, v: TD_.Normal(a, b).expand([4, 2, 3]).log_prob(v),
+         dc(two(L.clt_normal_dist), 2,
+            expanded(lambda e, v: call("clt_distribution_log_prob", e, v), [4, 2, 3])),
+         [r.standard_normal((2, 1)), pos(3), r.standard_normal((4, 1, 3))])
+    case("dist5 Gamma expand [5, 3] entropy",
+         lambda a, b: TD_.Gamma(a, b).expand([5, 3]).entropy(),
+         dc(two(L.clt_gamma_dist), 2,
+            expanded(lambda e: call("clt_distribution_entropy", e), [5, 3])), [pos(3), pos(1)])
+    # Wishart: log_prob, entropy and the moments in df and the matrix
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    wa = r.standard_normal((2, 3, 3))
+    wcov = wa @ wa.transpose(0, 2, 1) + 2 * np.eye(3)
+    wv = r.standard_normal((4, 1, 3, 3))
+    wv = wv @ wv.transpose(0, 1, 3, 2) + np.eye(3)
+    wdf = np.array([3.5, 6.0])
+    for form in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        mat = wcov if form != "scale_tril" else np.linalg.cholesky(wcov)
+        tw = lambda df, m_, f_=form: TD_.Wishart(df, **{f_: m_})
+        mk = (lambda df, m_, o, f_=form: L.clt_wishart_dist(
+            df, m_ if f_ == "covariance_matrix" else None, m_ if f_ == "precision_matrix" else None,
+            m_ if f_ == "scale_tril" else None, 1, o))
+        case("dist5 Wishart(%s) log_prob" % form, lambda df, m_, v: tw(df, m_).log_prob(v),
+             dc(mk, 2, lambda d, v: call("clt_distribution_log_prob", d, v)), [wdf, mat, wv])
+        for what in ("entropy", "mean", "variance", "mode"):
+            case("dist5 Wishart(%s) %s" % (form, what),
+                 lambda df, m_, what=what: (lambda v: v() if callable(v) else v)(
+                     getattr(tw(df, m_), what)),
+                 dc(mk, 2, lambda d, what=what: call("clt_distribution_" + what, d)),
+                 [wdf + 1, mat])
+    # LKJCholesky: log_prob in the concentration and the value
+    proto("clt_lkj_cholesky_dist", [C.c_int64, P, C.c_int, PP])
+    for dim in (2, 4):
+        lv = TD_.LKJCholesky(dim, torch.tensor([0.8, 2.0], dtype=torch.float64)).sample((3,))
+        case("dist5 LKJCholesky(%d) log_prob" % dim,
+             lambda c_, v, dm=dim: TD_.LKJCholesky(dm, c_, validate_args=False).log_prob(v),
+             dc(lambda c_, o, dm=dim: L.clt_lkj_cholesky_dist(dm, c_, 0, o), 1,
+                lambda d, v: call("clt_distribution_log_prob", d, v)),
+             [np.array([0.8, 2.0]), lv.numpy()])
+    # OneHotCategoricalStraightThrough: rsample's gradient is probs', whatever the draw
+
+    def st_rsample(d):
+        g = P()
+        assert L.clt_generator_new(11, C.byref(g)) == 0
+        try:
+            return call("clt_distribution_rsample", d, g, 1, (C.c_int64 * 1)(5))
+        finally:
+            L.clt_generator_free(g)
+    for form in ("probs", "logits"):
+        mk = (lambda x, o: L.clt_one_hot_categorical_straight_through_dist(x, None, 1, o)) \
+            if form == "probs" else \
+            (lambda x, o: L.clt_one_hot_categorical_straight_through_dist(None, x, 1, o))
+        case("dist5 OneHotCategoricalStraightThrough(%s) rsample" % form,
+             lambda x, f_=form: TD_.OneHotCategoricalStraightThrough(**{f_: x}).rsample((5,)) * 0
+             + TD_.OneHotCategoricalStraightThrough(**{f_: x}).probs.expand(5, 2, 4)
+             - TD_.OneHotCategoricalStraightThrough(**{f_: x}).probs.detach(),
+             dc(mk, 1, st_rsample), [pos(2, 4) if form == "probs" else r.standard_normal((2, 4))])
+    # MultivariateNormal(precision_matrix=...): P symmetric positive-definite
+    a_ = r.standard_normal((2, 3, 3))
+    prec = a_ @ a_.transpose(0, 2, 1) + 2 * np.eye(3)
+    mvp = lambda l, p_, o: L.clt_multivariate_normal_precision_dist(l, p_, 1, o)
+    tm = lambda l, p_: TD_.MultivariateNormal(l, precision_matrix=p_)
+    case("dist5 MultivariateNormal(precision) log_prob", lambda l, p_, v: tm(l, p_).log_prob(v),
+         dc(mvp, 2, lambda d, v: call("clt_distribution_log_prob", d, v)),
+         [r.standard_normal(3), prec, r.standard_normal((4, 2, 3))])
+    for what in ("entropy", "variance", "covariance_matrix", "scale_tril", "precision_matrix"):
+        case("dist5 MultivariateNormal(precision) %s" % what,
+             lambda l, p_, what=what: (lambda v: v() if callable(v) else v)(
+                 getattr(tm(l, p_), what)),
+             dc(mvp, 2, lambda d, what=what: call("clt_distribution_" + what, d)),
+             [r.standard_normal(3), prec], wrt=[1])
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -5281,6 +5419,7 @@ for _hard in (0, 1):
 
 dist3()
 grad2()
+dist5()
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -1104,6 +1104,17 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_transpose, SP, clt_sparse_transpose(f->sp, 0, 5, &o->sp))                   \
     X(clt_sparse_softmax, SP, clt_sparse_softmax(f->sp, -1, &o->sp))                         \
     X(clt_sparse_log_softmax, SP, clt_sparse_log_softmax(NULL, 0, &o->sp))                   \
+    X(clt_multivariate_normal_precision_dist, DIST,                                          \
+      clt_multivariate_normal_precision_dist(f->f, f->f, 1, &o->dist))                       \
+    X(clt_one_hot_categorical_straight_through_dist, DIST,                                   \
+      clt_one_hot_categorical_straight_through_dist(NULL, NULL, 1, &o->dist))                \
+    X(clt_wishart_dist, DIST, clt_wishart_dist(f->f, NULL, NULL, NULL, 1, &o->dist))          \
+    X(clt_lkj_cholesky_dist, DIST, clt_lkj_cholesky_dist(1, f->f, 1, &o->dist))              \
+    X(clt_distribution_mode, T, clt_distribution_mode(NULL, &o->t))                          \
+    X(clt_distribution_perplexity, T, clt_distribution_perplexity(NULL, &o->t))              \
+    X(clt_distribution_enumerate_support, T,                                                 \
+      clt_distribution_enumerate_support(NULL, 1, &o->t))                                    \
+    X(clt_distribution_expand, DIST, clt_distribution_expand(f->dist, NULL, 1, &o->dist))    \
     /* optim.h: GradScaler and swa_utils */                                                  \
     X(clt_grad_scaler_new, GS, clt_grad_scaler_new(&bad_scaler, &o->gs))                     \
     X(clt_grad_scaler_scale, T, clt_grad_scaler_scale(NULL, f->f, &o->t))                    \

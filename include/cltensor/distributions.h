@@ -5,8 +5,10 @@
  * FisherSnedecor, LogNormal, Gumbel, Cauchy, HalfNormal, HalfCauchy,
  * Pareto, Weibull, Kumaraswamy, RelaxedBernoulli, Poisson, Geometric,
  * NegativeBinomial, Binomial, Multinomial, ContinuousBernoulli, VonMises,
- * RelaxedOneHotCategorical, LowRankMultivariateNormal and MixtureSameFamily
- * behind one handle, with sampling,
+ * RelaxedOneHotCategorical, LowRankMultivariateNormal, MixtureSameFamily,
+ * Wishart, LKJCholesky and OneHotCategoricalStraightThrough behind one
+ * handle, with
+ * sampling,
  * log-densities, entropies, moments, cdf/icdf and kl_divergence.
  *
  * Parameters.  A distribution keeps its own references to its parameter
@@ -117,6 +119,17 @@ CLT_API clt_status clt_one_hot_categorical_dist(const clt_tensor *probs,
                                                 const clt_tensor *logits, int validate_args,
                                                 clt_distribution **out);
 
+/* OneHotCategoricalStraightThrough(probs=...) or (logits=...): a
+ * OneHotCategorical (its checks, densities, moments, mode,
+ * enumerate_support and KL) named "OneHotCategoricalStraightThrough",
+ * with rsample: a sample plus probs - probs.detach(), so the values are
+ * the one-hot sample's and the gradient is that of probs (torch's
+ * straight-through estimator). */
+CLT_API clt_status clt_one_hot_categorical_straight_through_dist(const clt_tensor *probs,
+                                                                 const clt_tensor *logits,
+                                                                 int validate_args,
+                                                                 clt_distribution **out);
+
 /* Exponential(rate): rate > 0; support [0, inf).  rsample: e / rate with
  * e from clt_exponential_ (rate 1).  cdf and icdf. */
 CLT_API clt_status clt_exponential_dist(const clt_tensor *rate, int validate_args,
@@ -133,13 +146,69 @@ CLT_API clt_status clt_laplace_dist(const clt_tensor *loc, const clt_tensor *sca
  * refusal is passed on under this call's name, or reported as the
  * PositiveDefinite constraint when validating) and scale_tril [..., n, n]
  * (lower triangular with a positive diagonal, LowerCholesky), the other
- * NULL; torch's precision_matrix form is not offered.  Event shape [n].
- * rsample: loc + L eps.  log_prob through a solve with L
+ * NULL; torch's precision_matrix form is clt_multivariate_normal_precision_dist.
+ * Event shape [n].  rsample: loc + L eps.  log_prob through a solve with L
  * (clt_linalg_solve); no cdf. */
 CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
                                                 const clt_tensor *covariance_matrix,
                                                 const clt_tensor *scale_tril, int validate_args,
                                                 clt_distribution **out);
+
+/* MultivariateNormal(loc, precision_matrix=...): precision_matrix [..., n,
+ * n] symmetric positive-definite, as covariance_matrix above (its checks
+ * and errors, named precision_matrix), turned into L by torch's
+ * _precision_to_scale_tril: Lf = cholesky(flip(P, (-2, -1))), L the
+ * solution of flip(Lf, (-2, -1))^T L = I (clt_linalg_solve_triangular),
+ * recorded, so that every result is differentiable in P.  Then as the
+ * other forms: the same methods, shapes and KL pairs (the
+ * precision_matrix getter gives L^-T L^-1, P up to rounding). */
+CLT_API clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
+                                                          const clt_tensor *precision_matrix,
+                                                          int validate_args,
+                                                          clt_distribution **out);
+
+/* Wishart(df, covariance_matrix=...) or (df, precision_matrix=...) or (df,
+ * scale_tril=...): exactly one of the three [..., p, p] (the others NULL;
+ * CLT_ERR_INVALID_ARGUMENT otherwise, torch's "Exactly one of
+ * covariance_matrix or precision_matrix or scale_tril may be specified."),
+ * factored as MultivariateNormal's (covariance: clt_linalg_cholesky;
+ * precision: torch's _precision_to_scale_tril); df a floating tensor
+ * whose shape broadcasts with the matrix's batch dims (the batch shape).
+ * Event shape [p, p].  df must exceed p - 1 everywhere, validating or not
+ * (it is read back; CLT_ERR_INVALID_ARGUMENT, torch's "Value of df
+ * expected to be greater than ndim - 1 = 2."); validate_args checks df
+ * (GreaterThan(lower_bound=p - 1)) and the matrix (LowerCholesky or
+ * PositiveDefinite), and values against PositiveDefinite (symmetric, and
+ * clt_linalg_cholesky_ex's info 0, as torch's).  log_prob, entropy, mean
+ * df V, variance df (V^2 + diag(V) diag(V)^T), stddev its square root,
+ * mode (df - p - 1) V (NaN where df <= p + 1), all torch's formulas over V
+ * = L L^T; rsample by Bartlett's decomposition as torch's: (L A)(L A)^T
+ * with A's diagonal sqrt(Chi2(df - i)) (clamped to eps) drawn first, then
+ * standard normals below it in tril_indices order, from gen
+ * (differentiable in L and, through the chi2 draws, in df).  torch's
+ * retries of singular samples are not made.  No cdf, KL or matrix getters
+ * (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *covariance_matrix,
+                                    const clt_tensor *precision_matrix,
+                                    const clt_tensor *scale_tril, int validate_args,
+                                    clt_distribution **out);
+
+/* LKJCholesky(dim, concentration): the lower Cholesky factors of dim x dim
+ * correlation matrices (dim >= 2: CLT_ERR_INVALID_ARGUMENT otherwise,
+ * torch's "Expected dim to be an integer greater than or equal to 2.
+ * Found dim=1."); concentration > 0, a floating tensor whose shape is the
+ * batch shape; event shape [dim, dim]; support CorrCholesky() (lower
+ * triangular, positive diagonal, rows of norm 1 within 10 eps dim, as
+ * torch's check).  sample by torch's onion method: Beta(offset + 1/2,
+ * concentration + (dim - 2) / 2 - offset / 2) draws (offset 0, 0, 1, ..,
+ * dim - 2) first, then standard normals below the diagonal, each row
+ * normalised and scaled by the square root of its beta draw, the diagonal
+ * sqrt(1 - the row's squared norm) clamped below at the smallest normal
+ * number.  log_prob torch's (differentiable in concentration and the
+ * value).  No rsample, entropy, moments, mode, cdf or KL
+ * (CLT_ERR_INVALID_ARGUMENT, as torch's NotImplementedError). */
+CLT_API clt_status clt_lkj_cholesky_dist(int64_t dim, const clt_tensor *concentration,
+                                         int validate_args, clt_distribution **out);
 
 /* LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance
  * W W^T + diag(D) of cov_factor W [..., n, m] and cov_diag D [..., n]
@@ -440,9 +509,10 @@ CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_genera
 
 /* dist.rsample(sample_shape): the reparameterised sample, differentiable
  * with respect to the parameters.  A distribution without rsample
- * (Bernoulli, Categorical, OneHotCategorical, Poisson, Geometric,
+ * (Bernoulli, Categorical, OneHotCategorical but its StraightThrough form,
+ * Poisson, Geometric,
  * NegativeBinomial, Binomial, Multinomial, VonMises, MixtureSameFamily,
- * Independent of one of them)
+ * LKJCholesky, Independent of one of them)
  * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
  * New tensor. */
 CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
@@ -534,6 +604,74 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
                                      clt_tensor **out);
+
+/* ---- mode, perplexity, enumerate_support, expand -------------------------- */
+
+/* dist.mode: torch 1.13's per family, batch_shape + event_shape, the
+ * parameters' dtype (Categorical: int64 indices).  loc for Normal,
+ * Laplace, Cauchy, Gumbel, StudentT, VonMises and the multivariate
+ * normals; Pareto's scale; NaN for Uniform; 0 for Exponential,
+ * HalfNormal, HalfCauchy and Geometric; exp(loc - scale^2) for LogNormal;
+ * ((concentration - 1) / rate) clamped at 0 for Gamma and Chi2; Dirichlet's
+ * (c - 1) clamped at 0 and normalised, the one-hot vector of the first
+ * category where every concentration of an event is below 1 (torch's
+ * argmax of a row of NaNs), and Beta's the first entry of that of [c1,
+ * c0]; FisherSnedecor's (df1 - 2) / df1 df2 / (df2 + 2), NaN where df1
+ * <= 2; torch's Kumaraswamy formula, NaN where a concentration is below
+ * 1; Weibull's scale ((k - 1) / k)^(1 / k); floor(rate) for Poisson,
+ * floor((n - 1) exp(logits)) clamped at 0 for NegativeBinomial,
+ * floor((n + 1) p) clamped at n for Binomial; Bernoulli's probs >= 1/2,
+ * NaN where probs == 1/2; the argmax (Categorical) or its one-hot vector
+ * (OneHotCategorical) of probs; Wishart's (df - p - 1) V, NaN where df <=
+ * p + 1; Independent its base's.  Recorded where
+ * torch's is (differentiable in the parameters).  Multinomial,
+ * ContinuousBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical,
+ * MixtureSameFamily and LKJCholesky are CLT_ERR_INVALID_ARGUMENT
+ * ("Multinomial does not
+ * implement mode"), torch's NotImplementedError.  New tensor. */
+CLT_API clt_status clt_distribution_mode(const clt_distribution *d, clt_tensor **out);
+
+/* dist.perplexity(): exp(entropy), batch shape, recorded; refused where
+ * the entropy is (clt_distribution_entropy's errors).  New tensor. */
+CLT_API clt_status clt_distribution_perplexity(const clt_distribution *d, clt_tensor **out);
+
+/* 1 where torch's has_enumerate_support is True (Bernoulli, Categorical,
+ * OneHotCategorical, Binomial, and Independent of one of them with
+ * reinterpreted_batch_ndims 0), 0 where not, -1 for NULL. */
+CLT_API int clt_distribution_has_enumerate_support(const clt_distribution *d);
+
+/* dist.enumerate_support(expand): the support's values along a new first
+ * dim of size k, [k, 1 ..., 1] + event_shape (batch dims of size 1), or
+ * [k] + batch_shape + event_shape (an expanded view) with expand non-zero:
+ * 0 and 1 for Bernoulli and 0 .. total_count for Binomial in the
+ * parameters' dtype, 0 .. K-1 as int64 for Categorical, the K one-hot
+ * vectors (the rows of eye(K)) for OneHotCategorical.  Binomial reads its
+ * total_count back: counts that differ are CLT_ERR_INVALID_ARGUMENT
+ * ("Inhomogeneous total count not supported by `enumerate_support`."), as
+ * are an empty one; Independent with reinterpreted_batch_ndims > 0
+ * ("Enumeration over cartesian product is not implemented") and the other
+ * families ("Normal does not implement enumerate_support"), torch's
+ * NotImplementedError.  Never requires grad.  New tensor. */
+CLT_API clt_status clt_distribution_enumerate_support(const clt_distribution *d, int expand,
+                                                      clt_tensor **out);
+
+/* dist.expand(batch_shape): a new distribution of the same family whose
+ * batch shape is batch_shape (ndim sizes; NULL with ndim 0), its
+ * parameters d's expanded to it (recorded views, as torch's: gradients
+ * flow to d's parameters; the multivariate normals' unbroadcast matrices
+ * and the relaxed families' temperature kept as they are, as torch's);
+ * Independent expands its base to batch_shape + its reinterpreted dims,
+ * MixtureSameFamily its components to batch_shape + (k,) and its
+ * Categorical to batch_shape.  validate_args is d's; nothing is checked
+ * again.  batch_shape must be an expansion of d's batch shape (at least
+ * as many dims; each of d's sizes equal to the new one or 1):
+ * CLT_ERR_SHAPE_MISMATCH otherwise, as torch's RuntimeError; negative
+ * sizes CLT_ERR_INVALID_ARGUMENT; more than CLT_MAX_DIMS dims with the
+ * event and parameter dims CLT_ERR_TOO_MANY_DIMS.  The new distribution
+ * holds its own references (release with clt_distribution_free; d stays
+ * the caller's). */
+CLT_API clt_status clt_distribution_expand(const clt_distribution *d, const int64_t *batch_shape,
+                                           int ndim, clt_distribution **out);
 
 #ifdef __cplusplus
 }

@@ -181,6 +181,8 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_log_prob(fn, d, v, out);
     case CLT__DIST_TRANSFORMED:
     case CLT__DIST_LOGISTIC_NORMAL: return clt__dist_transformed_log_prob(fn, d, v, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_log_prob(fn, d, v, out);
+    case CLT__DIST_LKJ_CHOLESKY: return clt__dist_lkj_log_prob(fn, d, v, out);
     default: return clt__dist2_log_prob(fn, d, v, out);
     }
 done:
@@ -369,6 +371,8 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
     case CLT__DIST_TRANSFORMED:
     case CLT__DIST_LOGISTIC_NORMAL: return not_implemented(fn, d, "entropy");
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_entropy(fn, d, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_entropy(fn, d, out);
+    case CLT__DIST_LKJ_CHOLESKY: return not_implemented(fn, d, "entropy");
     default: return clt__dist2_entropy(fn, d, out);
     }
 done:
@@ -401,6 +405,10 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
         return not_implemented(fn, d, m == MEAN ? "mean" : m == VARIANCE ? "variance" : "stddev");
     if (d->kind == CLT__DIST_LOWRANK_MVN)
         return clt__dist_lowrank_moment(fn, d, (int)m, out);
+    if (d->kind == CLT__DIST_WISHART)
+        return clt__dist_wishart_moment(fn, d, (int)m, out);
+    if (d->kind == CLT__DIST_LKJ_CHOLESKY)
+        return not_implemented(fn, d, m == MEAN ? "mean" : m == VARIANCE ? "variance" : "stddev");
     if (CLT__DIST_IS2(d->kind))
         return clt__dist2_moment(fn, d, (int)m, out);
     if (m == STDDEV) {

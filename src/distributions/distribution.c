@@ -45,6 +45,8 @@ static const char *const names[] = {
     [CLT__DIST_LOWRANK_MVN] = "LowRankMultivariateNormal",
     [CLT__DIST_TRANSFORMED] = "TransformedDistribution",
     [CLT__DIST_LOGISTIC_NORMAL] = "LogisticNormal",
+    [CLT__DIST_WISHART] = "Wishart",
+    [CLT__DIST_LKJ_CHOLESKY] = "LKJCholesky",
 };
 
 /* ---- constraints ----------------------------------------------------------
@@ -71,7 +73,8 @@ typedef enum constraint {
     C_HALF_OPEN_UNIT,
     C_BINOMIAL,   /* the integers 0 .. d->p[0] */
     C_MULTINOMIAL, /* >= 0 along the last dim, summing to at most d->total_count */
-    C_REAL_MATRIX
+    C_REAL_MATRIX,
+    C_CORR_CHOLESKY /* lower Cholesky factors of correlation matrices (unit rows) */
 } constraint;
 
 static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
@@ -102,6 +105,7 @@ static const char *constraint_name(constraint c, const clt_distribution *d, char
         snprintf(buf, n, "Multinomial(upper_bound=%lld)", (long long)d->total_count);
         return buf;
     case C_REAL_MATRIX: return "IndependentConstraint(Real(), 2)";
+    case C_CORR_CHOLESKY: return "CorrCholesky()";
     }
     return "?";
 }
@@ -179,6 +183,19 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_logical_and(r, z, &ok));
         break;
     }
+    case C_CORR_CHOLESKY: { /* lower Cholesky, rows of norm 1 within 10 eps dim */
+        clt_tensor *nrm, *dev;
+        double tol = (v->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON) * 10 *
+                     (double)v->shape[last];
+        CLT__TRY(clt_vector_norm_dim(v, 2, last, 0, &nrm));
+        CLT__TRY(clt_sub_scalar(nrm, 1, &dev));
+        CLT__TRY(clt_abs(dev, &dev));
+        CLT__TRY(clt_le_scalar(dev, tol, &a));
+        CLT__TRY(all_true(a, pass));
+        if (!*pass)
+            goto done;
+    }
+        /* fall through */
     case C_LOWER_CHOLESKY: {
         clt_tensor *tr, *diag;
         CLT__TRY(clt_tril(v, 0, &tr));
@@ -190,10 +207,15 @@ static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distrib
         CLT__TRY(clt_gt_scalar(diag, 0, &ok));
         break;
     }
-    case C_SYMMETRIC: {
-        clt_tensor *t;
+    case C_SYMMETRIC: { /* torch's positive_definite: symmetric, then cholesky_ex's info 0 */
+        clt_tensor *t, *l, *info;
         CLT__TRY(clt_transpose(v, -2, -1, &t));
-        CLT__TRY(clt_isclose(v, t, 1e-5, 1e-6, 0, &ok));
+        CLT__TRY(clt_isclose(v, t, 1e-5, 1e-6, 0, &a));
+        CLT__TRY(all_true(a, pass));
+        if (!*pass)
+            goto done;
+        CLT__TRY(clt_linalg_cholesky_ex(v, 0, &l, &info));
+        CLT__TRY(clt_eq_scalar(info, 0, &ok));
         break;
     }
     case C_INTERVAL:
@@ -273,6 +295,8 @@ static constraint support(const clt_distribution *d)
     case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
     case CLT__DIST_MVN:
     case CLT__DIST_LOWRANK_MVN: return C_REAL_VECTOR;
+    case CLT__DIST_WISHART: return C_SYMMETRIC;
+    case CLT__DIST_LKJ_CHOLESKY: return C_CORR_CHOLESKY;
     case CLT__DIST_INDEPENDENT:
     case CLT__DIST_MIXTURE: return support(d->base);
     case CLT__DIST_GAMMA:
@@ -355,7 +379,7 @@ clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
                       "%s: Expected value argument (Tensor of shape %s) to be within the support "
                       "(%s) of the distribution %s, but found invalid values",
                       fn, clt__shape_str(s1, sizeof s1, vn, value->shape),
-                      constraint_name(c, own, cb, sizeof cb), names[d->kind]);
+                      constraint_name(c, own, cb, sizeof cb), clt_distribution_name(d));
 }
 
 /* ---- construction ---------------------------------------------------------- */
@@ -660,21 +684,40 @@ clt_status clt_one_hot_categorical_dist(const clt_tensor *probs, const clt_tenso
                            validate_args, out);
 }
 
-clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
-                                        const clt_tensor *scale_tril, int validate_args,
-                                        clt_distribution **out)
+/* torch's _precision_to_scale_tril of P [..., n, n], recorded: Lf the
+ * Cholesky factor of P flipped in both dims, L_inv = flip(Lf)^T, and L the
+ * solution of L_inv L = I. */
+static clt_status precision_to_scale_tril(const char *fn, const clt_tensor *p, clt_tensor **out)
 {
-    const char *fn = "clt_multivariate_normal_dist";
+    clt_tensor *f, *lf, *li, *id;
+    const int dims[2] = {p->ndim - 2, p->ndim - 1};
+    clt_status st;
+    CLT__TRY(clt_flip(p, dims, 2, &f));
+    CLT__TRY(clt_linalg_cholesky(f, 0, &lf));
+    CLT__TRY(clt_flip(lf, dims, 2, &f));
+    CLT__TRY(clt_transpose(f, -2, -1, &li));
+    CLT__TRY(clt_eye(p->dev, p->dtype, p->shape[p->ndim - 1], p->shape[p->ndim - 1], &id));
+    return clt_linalg_solve_triangular(li, id, 0, 1, 0, out);
+done:
+    return st;
+}
+
+/* MultivariateNormal from one of covariance_matrix, precision_matrix and
+ * scale_tril (the others NULL). */
+static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *cov,
+                      const clt_tensor *prec, const clt_tensor *scale_tril, int validate_args,
+                      clt_distribution **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(loc, fn);
-    if ((cov == NULL) == (scale_tril == NULL))
+    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Exactly one of covariance_matrix or precision_matrix or "
                           "scale_tril may be specified.",
                           fn);
-    const clt_tensor *m = cov ? cov : scale_tril;
-    const char *what = cov ? "covariance_matrix" : "scale_tril";
+    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
+    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
     clt_status st;
     if ((st = clt__check_floating(loc, "loc", fn)) != CLT_OK ||
         (st = clt__check_floating(m, what, fn)) != CLT_OK ||
@@ -701,7 +744,7 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
     if ((st = clt__broadcast_shapes(m->ndim - 2, m->shape, loc->ndim - 1, loc->shape, &nb, batch,
                                     fn)) != CLT_OK)
         return st;
-    if (nb + 1 > CLT_MAX_DIMS)
+    if (nb + 1 + (prec != NULL) > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
                           CLT_MAX_DIMS);
     clt_distribution *d = NULL;
@@ -730,7 +773,8 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
     } else {
         if (d->validate)
             CLT__TRY(check_param(fn, d, what, mc ? mc : m, C_SYMMETRIC));
-        st = clt_linalg_cholesky(mc ? mc : m, 0, &l);
+        st = prec ? precision_to_scale_tril(fn, mc ? mc : m, &l)
+                  : clt_linalg_cholesky(mc ? mc : m, 0, &l);
         if (st == CLT_ERR_INVALID_ARGUMENT && d->validate) {
             char sb[128];
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -742,9 +786,180 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
         }
         CLT__TRY(clt__error_as(st, fn));
         keep(d, 1, l);
+        if (prec) { /* kept as torch keeps it, expanded to batch + [n, n] */
+            clt_tensor *pe;
+            batch[nb + 1] = n;
+            CLT__TRY(clt__expand_rec(fn, mc ? mc : m, nb + 2, batch, &pe));
+            keep(d, 2, pe);
+        }
     }
 done:
     return finish(fn, st, d, out);
+}
+
+clt_status clt_one_hot_categorical_straight_through_dist(const clt_tensor *probs,
+                                                         const clt_tensor *logits,
+                                                         int validate_args, clt_distribution **out)
+{
+    clt_status st = probs_or_logits("clt_one_hot_categorical_straight_through_dist",
+                                    CLT__DIST_ONE_HOT, probs, logits, validate_args, out);
+    if (st == CLT_OK)
+        (*out)->straight_through = true;
+    return st;
+}
+
+clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
+                                        const clt_tensor *scale_tril, int validate_args,
+                                        clt_distribution **out)
+{
+    return mvn("clt_multivariate_normal_dist", loc, cov, NULL, scale_tril, validate_args, out);
+}
+
+clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
+                                                  const clt_tensor *precision_matrix,
+                                                  int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_multivariate_normal_precision_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(precision_matrix, fn);
+    return mvn(fn, loc, NULL, precision_matrix, NULL, validate_args, out);
+}
+
+clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *cov, const clt_tensor *prec,
+                            const clt_tensor *scale_tril, int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_wishart_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(df, fn);
+    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Exactly one of covariance_matrix or precision_matrix or "
+                          "scale_tril may be specified.",
+                          fn);
+    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
+    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
+    clt_status st;
+    if ((st = clt__check_floating(df, "df", fn)) != CLT_OK ||
+        (st = clt__check_floating(m, what, fn)) != CLT_OK ||
+        (st = clt__same_device(df, m, fn)) != CLT_OK)
+        return st;
+    if (m->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: scale_tril must be at least two-dimensional, with optional "
+                          "leading batch dimensions",
+                          fn);
+    int64_t n = m->shape[m->ndim - 1];
+    if (m->shape[m->ndim - 2] != n) {
+        char s1[128];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: %s of shape %s is not square", fn, what,
+                          clt__shape_str(s1, sizeof s1, m->ndim, m->shape));
+    }
+    int nb = 0;
+    int64_t batch[CLT_MAX_DIMS + 2];
+    if ((st = clt__broadcast_shapes(m->ndim - 2, m->shape, df->ndim, df->shape, &nb, batch,
+                                    fn)) != CLT_OK)
+        return st;
+    if (nb + 2 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, CLT__DIST_WISHART, validate_args, &d, out)) != CLT_OK)
+        return st;
+    clt_dtype dt = clt_promote_types(df->dtype, m->dtype);
+    d->dtype = dt;
+    set_batch(d, nb, batch);
+    d->event_ndim = 2;
+    d->event_shape[0] = d->event_shape[1] = n;
+    clt_tensor *dc = NULL, *mc = NULL, *e, *l, *k;
+    if (df->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, df, dt, &dc));
+    if (m->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, m, dt, &mc));
+    CLT__TRY(clt__expand_rec(fn, dc ? dc : df, nb, batch, &e));
+    keep(d, 0, e);
+    { /* torch's ValueError, validating or not: df > n - 1 everywhere (reads it back) */
+        bool pass = false;
+        int was = clt_set_grad_enabled(0);
+        st = clt_le_scalar(e, (double)(n - 1), &k);
+        if (st == CLT_OK)
+            st = clt_any(k, &k);
+        if (st == CLT_OK)
+            st = clt_logical_not(k, &k);
+        clt_set_grad_enabled(was);
+        CLT__TRY(st);
+        CLT__TRY(all_true(k, &pass));
+        if (!pass) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Value of df expected to be greater than ndim - 1 = %lld.", fn,
+                            (long long)(n - 1));
+            goto done;
+        }
+        if (d->validate) {
+            char sb[128];
+            was = clt_set_grad_enabled(0);
+            st = clt_gt_scalar(e, (double)(n - 1), &k);
+            clt_set_grad_enabled(was);
+            CLT__TRY(st);
+            CLT__TRY(all_true(k, &pass));
+            if (!pass) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: Expected parameter df (Tensor of shape %s) of distribution "
+                                "Wishart to satisfy the constraint GreaterThan(lower_bound=%lld), "
+                                "but found invalid values",
+                                fn, clt__shape_str(sb, sizeof sb, e->ndim, e->shape),
+                                (long long)(n - 1));
+                goto done;
+            }
+        }
+    }
+    if (scale_tril) {
+        CLT__TRY(clt__expand_rec(fn, mc ? mc : m, m->ndim, m->shape, &l));
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, l, C_LOWER_CHOLESKY));
+    } else {
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, mc ? mc : m, C_SYMMETRIC));
+        st = prec ? precision_to_scale_tril(fn, mc ? mc : m, &l)
+                  : clt_linalg_cholesky(mc ? mc : m, 0, &l);
+        CLT__TRY(clt__error_as(st, fn));
+        if (cov) { /* kept, as torch's covariance_matrix */
+            clt_tensor *ce;
+            batch[nb] = batch[nb + 1] = n;
+            CLT__TRY(clt__expand_rec(fn, mc ? mc : m, nb + 2, batch, &ce));
+            keep(d, 2, ce);
+        }
+    }
+    keep(d, 1, l);
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_lkj_cholesky_dist(int64_t dim, const clt_tensor *concentration, int validate_args,
+                                 clt_distribution **out)
+{
+    const char *fn = "clt_lkj_cholesky_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (dim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected dim to be an integer greater than or equal to 2. Found "
+                          "dim=%lld.",
+                          fn, (long long)dim);
+    CLT__REQUIRE_ARG(concentration, fn);
+    if (concentration->ndim + 2 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_status st = params(fn, CLT__DIST_LKJ_CHOLESKY, 1, &concentration,
+                           (const char *[]){"concentration"}, (const constraint[]){C_POSITIVE},
+                           validate_args, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->total_count = dim;
+    (*out)->event_ndim = 2;
+    (*out)->event_shape[0] = (*out)->event_shape[1] = dim;
+    return CLT_OK;
 }
 
 clt_status clt_lowrank_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov_factor,
@@ -865,6 +1080,8 @@ clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_
 
 const char *clt_distribution_name(const clt_distribution *d)
 {
+    if (d && d->straight_through)
+        return "OneHotCategoricalStraightThrough";
     return d ? names[d->kind] : NULL;
 }
 
@@ -893,7 +1110,8 @@ static bool has_rsample(const clt_distribution *d)
     switch (d->kind) {
     case CLT__DIST_BERNOULLI:
     case CLT__DIST_CATEGORICAL:
-    case CLT__DIST_ONE_HOT:
+    case CLT__DIST_ONE_HOT: return d->straight_through;
+    case CLT__DIST_LKJ_CHOLESKY:
     case CLT__DIST_POISSON:
     case CLT__DIST_GEOMETRIC:
     case CLT__DIST_BINOMIAL:
@@ -977,6 +1195,7 @@ static clt_status rsample(const char *fn, const clt_distribution *d, clt_generat
         return clt__sub_rec(fn, d->p[0], c, out);
     }
     case CLT__DIST_LOWRANK_MVN: return clt__dist_lowrank_rsample(fn, d, gen, n, ext, out);
+    case CLT__DIST_WISHART: return clt__dist_wishart_rsample(fn, d, gen, n, ext, out);
     case CLT__DIST_MVN: /* loc + L eps */
         CLT__TRY(clt_randn(gen, dev, d->dtype, n, ext, &e));
         CLT__TRY(clt__unsqueeze_rec(fn, e, n, &a));
@@ -1031,11 +1250,19 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
     case CLT__DIST_MIXTURE: return clt__dist_mixture_sample(fn, d, gen, n, ext, out);
     case CLT__DIST_TRANSFORMED:
     case CLT__DIST_LOGISTIC_NORMAL: return clt__dist_transformed_sample(fn, d, gen, n, ext, out);
+    case CLT__DIST_LKJ_CHOLESKY: return clt__dist_lkj_sample(fn, d, gen, n, ext, out);
     case CLT__DIST_ONE_HOT:
         CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
         CLT__TRY(clt_one_hot(s, ext[n - 1], &c));
-        CLT__TRY(clt_to_dtype(c, d->dtype, out));
-        return CLT_OK;
+        if (!d->straight_through) {
+            CLT__TRY(clt_to_dtype(c, d->dtype, out));
+            return CLT_OK;
+        }
+        /* sample + (probs - probs.detach()): the sample's values, probs' gradient */
+        CLT__TRY(clt_to_dtype(c, d->dtype, &c));
+        CLT__TRY(clt_detach(d->p[0], &p));
+        CLT__TRY(clt__sub_rec(fn, d->p[0], p, &p));
+        return clt__add_rec(fn, c, p, out);
     default:
         if (CLT__DIST_IS2(d->kind))
             return clt__dist2_sample(fn, d, gen, n, ext, out);

@@ -46,7 +46,10 @@ typedef enum clt__dist_kind {
     CLT__DIST_LOWRANK_MVN,
     /* transform_dist.c's */
     CLT__DIST_TRANSFORMED,
-    CLT__DIST_LOGISTIC_NORMAL
+    CLT__DIST_LOGISTIC_NORMAL,
+    /* wishart.c's */
+    CLT__DIST_WISHART,
+    CLT__DIST_LKJ_CHOLESKY
 } clt__dist_kind;
 
 #define CLT__DIST_IS_TF(k) ((k) == CLT__DIST_TRANSFORMED || (k) == CLT__DIST_LOGISTIC_NORMAL)
@@ -64,7 +67,8 @@ struct clt_distribution {
      *   Bernoulli, Categorical, OneHotCategorical: probs, logits (both,
      *   normalised as torch's lazy properties give them);
      *   MultivariateNormal: loc expanded to batch + event, and the
-     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril);
+     *   unbroadcast scale_tril (torch's _unbroadcasted_scale_tril), and,
+     *   made from a precision matrix, that matrix expanded to batch + [n, n];
      *   Gamma: concentration, rate; Chi2: df / 2, 1/2 (a Gamma), df;
      *   Beta: concentration1, concentration0; Dirichlet: concentration;
      *   StudentT: df, loc, scale; FisherSnedecor: df1, df2; LogNormal,
@@ -86,6 +90,7 @@ struct clt_distribution {
     int reinterpreted;      /* Independent's reinterpreted_batch_ndims */
     int64_t total_count;    /* Multinomial's */
     struct clt_transform *tf; /* TransformedDistribution's transforms (a Compose), held */
+    bool straight_through;  /* OneHotCategoricalStraightThrough (a OneHotCategorical) */
 };
 
 /* x summed over its last r dims (torch's _sum_rightmost), recorded; r 0
@@ -167,6 +172,26 @@ clt_status clt__dist_lowrank_rsample(const char *fn, const clt_distribution *d,
                                      clt_tensor **out);
 clt_status clt__dist_lowrank_kl(const char *fn, const clt_distribution *p,
                                 const clt_distribution *q, clt_tensor **out);
+
+/* wishart.c: Wishart's log_prob, entropy, moment (0 mean, 1 variance, 2
+ * stddev, 3 mode) and rsample (as clt__dist2_sample's), in the caller's
+ * scope; p[0] is df expanded to the batch shape, p[1] the unbroadcast
+ * scale_tril, p[2] the covariance_matrix given (batch + event) or NULL. */
+clt_status clt__dist_wishart_log_prob(const char *fn, const clt_distribution *d,
+                                      const clt_tensor *v, clt_tensor **out);
+clt_status clt__dist_wishart_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+clt_status clt__dist_wishart_moment(const char *fn, const clt_distribution *d, int m,
+                                    clt_tensor **out);
+clt_status clt__dist_wishart_rsample(const char *fn, const clt_distribution *d,
+                                     clt_generator *gen, int n, const int64_t *ext,
+                                     clt_tensor **out);
+
+/* wishart.c: LKJCholesky's log_prob and sample (no rsample), p[0] the
+ * concentration (batch shape), total_count its dim. */
+clt_status clt__dist_lkj_log_prob(const char *fn, const clt_distribution *d, const clt_tensor *v,
+                                  clt_tensor **out);
+clt_status clt__dist_lkj_sample(const char *fn, const clt_distribution *d, clt_generator *gen,
+                                int n, const int64_t *ext, clt_tensor **out);
 
 /* kl2.c: the pairs with Uniform, Pareto or Bernoulli on one side that kl.c
  * leaves (Uniform || Beta, Pareto || Gamma, Bernoulli || Poisson, ...),

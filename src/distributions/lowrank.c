@@ -308,7 +308,11 @@ static clt_status matrix(const char *fn, const clt_distribution *d, which w, clt
             CLT__TRY(clt__transpose_rec(fn, l, -2, -1, &a));
             CLT__TRY(clt__matmul_rec(fn, l, a, &a));
             break;
-        case PRECISION: /* L^-T L^-1 */
+        case PRECISION: /* the given precision matrix (torch keeps it), or L^-T L^-1 */
+            if (d->p[2]) {
+                CLT__TRY(clt__expand_rec(fn, d->p[2], d->p[2]->ndim, d->p[2]->shape, &a));
+                break;
+            }
             CLT__TRY(clt__error_as(clt_eye(l->dev, l->dtype, n, n, &b), fn));
             CLT__TRY(clt__error_as(clt_linalg_solve_triangular(l, b, 0, 1, 0, &b), fn));
             CLT__TRY(clt__transpose_rec(fn, b, -2, -1, &a));
