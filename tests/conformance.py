@@ -12935,6 +12935,47 @@ def transforms():
               lambda l, s, v: D.LogisticNormal(l, s).log_prob(v),
               _dist_c((lnl, 2), L.clt_distribution_log_prob),
               [loc, scale, torch.full((4,), 0.5, dtype=dt)], tol="red")
+        # expand (torch's TransformedDistribution.expand: the base expanded)
+        proto("clt_distribution_expand", [P, I64P, C.c_int, PP])
+        def expanded_c(make, shape):
+            def cfn(*a):
+                out, a = a[-1], a[:-1]
+                d, e = P(), P()
+                try:
+                    st = make(*a[:-1], C.byref(d))
+                    if st == 0:
+                        st = L.clt_distribution_expand(d, shape_arr(shape), len(shape),
+                                                       C.byref(e))
+                    if st:
+                        out._obj.value = None
+                        return st
+                    return L.clt_distribution_log_prob(e, a[-1], out)
+                finally:
+                    L.clt_distribution_free(e)
+                    L.clt_distribution_free(d)
+            return cfn
+        with torch.no_grad():
+            v = D.LogisticNormal(loc, scale).expand((2, 5)).sample()
+        check("LogisticNormal %s expand log_prob" % dn(dt),
+              lambda l, s, v: D.LogisticNormal(l, s).expand((2, 5)).log_prob(v),
+              expanded_c(lambda l, s, o: L.clt_logistic_normal_dist(l, s, 1, o), [2, 5]),
+              [loc, scale, v], tol="red")
+        def exp_normal(l, s, o):
+            base, t = P(), P()
+            try:
+                st = L.clt_normal_dist(l, s, 1, C.byref(base))
+                if st == 0:
+                    st = L.clt_exp_transform(C.byref(t))
+                if st == 0:
+                    st = L.clt_transformed_dist(base, (P * 1)(t), 1, 1, o)
+                return st
+            finally:
+                L.clt_distribution_free(base)
+                L.clt_transform_free(t)
+        check("TransformedDistribution %s expand log_prob" % dn(dt),
+              lambda l, s, v: D.TransformedDistribution(D.Normal(l, s), [D.ExpTransform()])
+              .expand((4, 3)).log_prob(v),
+              expanded_c(exp_normal, [4, 3]), [real(3), pos(3), pos(4, 3)], tol="red")
 # ---- nnmisc: lazy layers loaded from torch.save, parametrizations ----------
 
 def _nnmisc_lazy():

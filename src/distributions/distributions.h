@@ -203,6 +203,8 @@ clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
 /* transform_dist.c: TransformedDistribution's draw (as
  * clt__dist2_sample's), log_prob (of a value whose shape is checked),
  * cdf and icdf, in the caller's scope. */
+clt_status clt__dist_transformed_expand(const char *fn, const clt_distribution *d, int n,
+                                        const int64_t *batch_shape, clt_distribution **out);
 clt_status clt__dist_transformed_sample(const char *fn, const clt_distribution *d,
                                         clt_generator *gen, int n, const int64_t *ext,
                                         clt_tensor **out);

@@ -336,6 +336,8 @@ static bool kept_as_is(const clt_distribution *d, int k)
 static clt_status expand_dist(const char *fn, const clt_distribution *d, int n,
                               const int64_t *shape, clt_distribution **out)
 {
+    if (CLT__DIST_IS_TF(d->kind))
+        return clt__dist_transformed_expand(fn, d, n, shape, out);
     if (n + d->event_ndim + (d->kind == CLT__DIST_MIXTURE) > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_TOO_MANY_DIMS,
                           "%s: batch_shape + event_shape has more than %d dimensions", fn,

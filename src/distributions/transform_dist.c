@@ -133,6 +133,35 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* torch's TransformedDistribution.expand: the base expanded to the shape
+ * that batch_shape + event_shape has before the transforms, the same
+ * transforms, validation off. */
+clt_status clt__dist_transformed_expand(const char *fn, const clt_distribution *d, int n,
+                                        const int64_t *batch_shape, clt_distribution **out)
+{
+    *out = NULL;
+    int ns = n + d->event_ndim, nback = 0;
+    if (ns > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    int64_t shape[CLT_MAX_DIMS + 1], back[CLT_MAX_DIMS + 1];
+    memcpy(shape, batch_shape, (size_t)n * sizeof *shape);
+    memcpy(shape + n, d->event_shape, (size_t)d->event_ndim * sizeof *shape);
+    clt_status st = clt__tf_shape(fn, d->tf, true, ns, shape, &nback, back);
+    if (st != CLT_OK)
+        return st;
+    int nb = nback - d->base->event_ndim;
+    if (nb < 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: the transforms give back %d dims", fn,
+                          nback);
+    clt_distribution *b = NULL;
+    st = clt__error_as(clt_distribution_expand(d->base, back, nb, &b), fn);
+    if (st == CLT_OK)
+        st = make(fn, d->kind, b, (clt_transform *const *)&d->tf, 1, 0, out);
+    clt_distribution_free(b);
+    return st;
+}
+
 clt_status clt__dist_transformed_sample(const char *fn, const clt_distribution *d,
                                         clt_generator *gen, int n, const int64_t *ext,
                                         clt_tensor **out)
