@@ -1623,6 +1623,13 @@ bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in);
 clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
                                clt_tensor **tmp);
 clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
+/* When the casts fail (out of host memory), the op still has to clear
+ * its outputs: clt__autocast_failed keeps the message and makes the n
+ * operands NULL, the op then runs on them (refusing at once, its outputs
+ * set to NULL), and clt__autocast_refail gives back the casts' status and
+ * message (the op's second status is dropped). */
+void clt__autocast_failed(int n, const clt_tensor **ops);
+clt_status clt__autocast_refail(clt_status st, clt_status ignored);
 
 /* The cast cache of the calling thread (src/autograd/autocast_cache.c):
  * the cast of src to `to` made in the current grad mode from src's data as
@@ -1648,8 +1655,12 @@ void clt__autocast_cache_stats(size_t *entries, uint64_t *hits);
         if (clt__autocast_wants(kind, n, clt__ac)) {                               \
             clt_tensor *clt__act[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}; \
             clt_status clt__acs = clt__autocast_begin(fn, kind, n, clt__ac, clt__act); \
-            if (clt__acs == CLT_OK)                                                \
+            if (clt__acs == CLT_OK) {                                              \
                 clt__acs = (CALL);                                                 \
+            } else {                                                               \
+                clt__autocast_failed(n, clt__ac);                                  \
+                clt__acs = clt__autocast_refail(clt__acs, (CALL));                 \
+            }                                                                      \
             return clt__autocast_end(clt__acs, n, clt__act);                       \
         }                                                                          \
     } while (0)
@@ -1670,8 +1681,12 @@ clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **ca
             clt_tensor **clt__aclt = NULL;                                         \
             clt_status clt__acs = clt__autocast_list_begin(                        \
                 fn, kind, n, (const clt_tensor *const *)(ts), &clt__acl, &clt__aclt); \
-            if (clt__acs == CLT_OK)                                                \
+            if (clt__acs == CLT_OK) {                                              \
                 clt__acs = (CALL);                                                 \
+            } else if (clt__acl != NULL) {                                         \
+                clt__autocast_failed((int)(n), clt__acl);                          \
+                clt__acs = clt__autocast_refail(clt__acs, (CALL));                 \
+            }                                                                      \
             return clt__autocast_list_end(clt__acs, n, clt__acl, clt__aclt);       \
         }                                                                          \
     } while (0)

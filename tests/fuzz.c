@@ -1499,7 +1499,8 @@ static void op_cumulative(fz *f)
 }
 
 /* vector_norm (all elements or one dim) and normalize: floating input
- * only, a reduction's shape or a's own, a's dtype. */
+ * (complex for the norms, real results), a reduction's shape or a's own,
+ * a's dtype. */
 static void op_norm(fz *f)
 {
     static const double ords[] = {2, 1, INFINITY, -INFINITY, 0, 3.5, -1, 0.5, NAN};
@@ -1522,13 +1523,16 @@ static void op_norm(fz *f)
     if (!a)
         die(f, "succeeded on a NULL operand");
     clt_dtype in = clt_tensor_dtype(a);
-    if (!is_float(in))
+    /* the vector norms of a complex tensor are those of |a|, real */
+    int cx = k != 2 && (in == CLT_COMPLEX64 || in == CLT_COMPLEX128);
+    if (!is_float(in) && !cx)
         die(f, "a norm of a %s tensor succeeded", clt_dtype_name(in));
     if (isnan(ord))
         die(f, "a norm of order NaN succeeded");
     int64_t want[16];
     int wnd = k != 0 ? reduced_shape(f, a, d, keep, k == 2, want) : 0;
-    expect_meta(f, out, wnd, want, in, clt_tensor_device(a));
+    clt_dtype dt = !cx ? in : in == CLT_COMPLEX128 ? CLT_FLOAT64 : CLT_FLOAT32;
+    expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
     store(f, out);
 }
 
@@ -10383,7 +10387,7 @@ static void op_autocast2(fz *f)
     CALL("clt_randn", clt_randn(f->gen, wd, CLT_FLOAT32, 2, sq, &w));
     if (!outcome(f, st, w))
         return;
-    if (chance(f, 85) && clt_set_requires_grad(w, 1) != CLT_OK)
+    if (chance(f, 85) && clt_set_requires_grad(w, 1) != CLT_OK && !f->host_limited)
         die(f, "a float32 leaf refused requires_grad");
     CALL("clt_autocast_enter", clt_autocast_enter(d, CLT_FLOAT16));
     if (!status_ok(f, st)) {

@@ -685,3 +685,23 @@ Test(complex3, real_tril_rot90_and_cumsum_gradgradcheck)
     clt_tensor_free(x);
     free(xv);
 }
+
+/* max, min and their arg forms refuse complex input (torch: "does not
+ * support complex input"), also where the dim has nothing to reduce. */
+Test(complex3, selections_refuse_complex_even_empty)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t shapes[2][2] = {{2, 3}, {0, 3}};
+    for (int s = 0; s < 2; s++) {
+        clt_tensor *z = NULL, *o = NULL, *i = NULL;
+        CHECK(clt_zeros(dev, CLT_COMPLEX64, 2, shapes[s], &z));
+        cr_expect_eq(clt_argmin_dim(z, 1, 0, &o), CLT_ERR_DTYPE_UNSUPPORTED, "argmin_dim %d", s);
+        cr_expect_null(o);
+        cr_expect(strstr(clt_last_error(), "complex") != NULL, "%s", clt_last_error());
+        cr_expect_eq(clt_argmax_dim(z, 1, 1, &o), CLT_ERR_DTYPE_UNSUPPORTED, "argmax_dim %d", s);
+        cr_expect_eq(clt_max_dim(z, 1, 0, &o, &i), CLT_ERR_DTYPE_UNSUPPORTED, "max_dim %d", s);
+        cr_expect_null(o);
+        cr_expect_null(i);
+        clt_tensor_free(z);
+    }
+}

@@ -3,6 +3,7 @@
  * each puts the output's gradient back into the input's shape, place,
  * device or dtype. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,6 +335,21 @@ clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp)
     for (int i = 0; i < n; i++)
         clt_tensor_free(tmp[i]);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+static _Thread_local char autocast_msg[1024];
+
+void clt__autocast_failed(int n, const clt_tensor **ops)
+{
+    snprintf(autocast_msg, sizeof autocast_msg, "%s", clt_last_error());
+    for (int i = 0; i < n; i++)
+        ops[i] = NULL;
+}
+
+clt_status clt__autocast_refail(clt_status st, clt_status ignored)
+{
+    (void)ignored;
+    return clt__error(st, "%s", autocast_msg);
 }
 
 clt_status clt__autocast_list_begin(const char *fn, clt__ac_kind kind, size_t n,

@@ -366,6 +366,12 @@ static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
 {
     if (clt__dtype_is_float(dt))
         return CLT_OK;
+    /* complex sums and means are complex_sum's; the others are composed
+     * above (prod, var, std) or refused, also where there is nothing to
+     * reduce (torch: "does not support complex input") */
+    if (clt__dtype_is_complex(dt))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: %s does not support complex input",
+                          fn, kind_names[k]);
     /* PyTorch has no argmax/argmin kernel for bool (pytorch/pytorch#35529). */
     if ((k == K_ARGMAX || k == K_ARGMIN) && dt == CLT_BOOL)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"%s\" not implemented for bool tensors",
