@@ -7218,10 +7218,11 @@ done:
     CALL_VOID("clt_distribution_free", clt_distribution_free(d));
     CALL_VOID("clt_distribution_free", clt_distribution_free(base));
     CALL_VOID("clt_transform_free", clt_transform_free(t));
-    CALL_VOID("clt_tensor_free", clt_tensor_free(a));
-    CALL_VOID("clt_tensor_free", clt_tensor_free(b));
-    CALL_VOID("clt_tensor_free", clt_tensor_free(x));
-    CALL_VOID("clt_tensor_free", clt_tensor_free(y));
+    /* input_near's tensors may be slots' held by a scope: tfree */
+    tfree(f, a, 0);
+    tfree(f, b, 0);
+    tfree(f, x, 0);
+    tfree(f, y, 0);
 }
 
 /* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
