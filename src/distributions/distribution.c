@@ -702,6 +702,28 @@ done:
     return st;
 }
 
+/* The one matrix of covariance_matrix, precision_matrix and scale_tril
+ * given (the others NULL) into *m, named in *what, floating and on the
+ * device of p (loc, df: named pname). */
+static clt_status one_matrix(const char *fn, const clt_tensor *p, const char *pname,
+                             const clt_tensor *cov, const clt_tensor *prec,
+                             const clt_tensor *scale_tril, const clt_tensor **m,
+                             const char **what)
+{
+    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Exactly one of covariance_matrix or precision_matrix or "
+                          "scale_tril may be specified.",
+                          fn);
+    *m = cov ? cov : prec ? prec : scale_tril;
+    *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
+    clt_status st;
+    if ((st = clt__check_floating(p, pname, fn)) != CLT_OK ||
+        (st = clt__check_floating(*m, *what, fn)) != CLT_OK)
+        return st;
+    return clt__same_device(p, *m, fn);
+}
+
 /* MultivariateNormal from one of covariance_matrix, precision_matrix and
  * scale_tril (the others NULL). */
 static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *cov,
@@ -711,17 +733,10 @@ static clt_status mvn(const char *fn, const clt_tensor *loc, const clt_tensor *c
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(loc, fn);
-    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: Exactly one of covariance_matrix or precision_matrix or "
-                          "scale_tril may be specified.",
-                          fn);
-    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
-    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
-    clt_status st;
-    if ((st = clt__check_floating(loc, "loc", fn)) != CLT_OK ||
-        (st = clt__check_floating(m, what, fn)) != CLT_OK ||
-        (st = clt__same_device(loc, m, fn)) != CLT_OK)
+    const clt_tensor *m;
+    const char *what;
+    clt_status st = one_matrix(fn, loc, "loc", cov, prec, scale_tril, &m, &what);
+    if (st != CLT_OK)
         return st;
     if (loc->ndim < 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: loc must be at least one-dimensional.",
@@ -833,17 +848,10 @@ clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *cov, const c
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(df, fn);
-    if ((cov != NULL) + (prec != NULL) + (scale_tril != NULL) != 1)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: Exactly one of covariance_matrix or precision_matrix or "
-                          "scale_tril may be specified.",
-                          fn);
-    const clt_tensor *m = cov ? cov : prec ? prec : scale_tril;
-    const char *what = cov ? "covariance_matrix" : prec ? "precision_matrix" : "scale_tril";
-    clt_status st;
-    if ((st = clt__check_floating(df, "df", fn)) != CLT_OK ||
-        (st = clt__check_floating(m, what, fn)) != CLT_OK ||
-        (st = clt__same_device(df, m, fn)) != CLT_OK)
+    const clt_tensor *m;
+    const char *what;
+    clt_status st = one_matrix(fn, df, "df", cov, prec, scale_tril, &m, &what);
+    if (st != CLT_OK)
         return st;
     if (m->ndim < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
