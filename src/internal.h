@@ -112,6 +112,8 @@ bool clt__at_thread_exit(void (*fn)(void));
  * clt__realloc takes a count and an element size and fails, leaving p as it
  * was, when their product overflows. */
 void *clt__malloc(size_t bytes);
+/* While on, every host allocation of the calling thread fails (src/core/alloc.c). */
+void clt__host_refuse_here(bool on);
 void *clt__calloc(size_t n, size_t size);
 void *clt__realloc(void *p, size_t n, size_t size);
 char *clt__strdup(const char *s);
@@ -1624,11 +1626,12 @@ clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const c
                                clt_tensor **tmp);
 clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
 /* When the casts fail (out of host memory), the op still has to clear
- * its outputs: clt__autocast_failed keeps the message and makes the n
- * operands NULL, the op then runs on them (refusing at once, its outputs
- * set to NULL), and clt__autocast_refail gives back the casts' status and
- * message (the op's second status is dropped). */
-void clt__autocast_failed(int n, const clt_tensor **ops);
+ * its outputs: clt__autocast_failed keeps the message and refuses every
+ * host allocation of the thread, the op then runs (autocast suspended) and
+ * fails at its first allocation, its outputs set to NULL, and
+ * clt__autocast_refail lets allocations through again and gives back the
+ * casts' status and message (the op's own status is dropped). */
+void clt__autocast_failed(void);
 clt_status clt__autocast_refail(clt_status st, clt_status ignored);
 
 /* The cast cache of the calling thread (src/autograd/autocast_cache.c):
@@ -1658,7 +1661,7 @@ void clt__autocast_cache_stats(size_t *entries, uint64_t *hits);
             if (clt__acs == CLT_OK) {                                              \
                 clt__acs = (CALL);                                                 \
             } else {                                                               \
-                clt__autocast_failed(n, clt__ac);                                  \
+                clt__autocast_failed();                                            \
                 clt__acs = clt__autocast_refail(clt__acs, (CALL));                 \
             }                                                                      \
             return clt__autocast_end(clt__acs, n, clt__act);                       \
@@ -1683,8 +1686,8 @@ clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **ca
                 fn, kind, n, (const clt_tensor *const *)(ts), &clt__acl, &clt__aclt); \
             if (clt__acs == CLT_OK) {                                              \
                 clt__acs = (CALL);                                                 \
-            } else if (clt__acl != NULL) {                                         \
-                clt__autocast_failed((int)(n), clt__acl);                          \
+            } else {                                                               \
+                clt__autocast_failed();                                            \
                 clt__acs = clt__autocast_refail(clt__acs, (CALL));                 \
             }                                                                      \
             return clt__autocast_list_end(clt__acs, n, clt__acl, clt__aclt);       \

@@ -684,3 +684,37 @@ Test(autocast_float32, norms_losses)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         clt_tensor_free(all[i]);
 }
+
+/* The library's test hook (src/core/alloc.c). */
+long clt__host_refuse_after(long pass);
+
+/* Casts that fail (out of host memory) fail the op with their status and
+ * message, and the op's outputs are NULL, not left as they were; with
+ * memory back, the same call succeeds. */
+Test(autocast_failure, failed_casts_clear_the_outputs)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s[2] = {3, 3};
+    clt_tensor *a = make(dev, CLT_FLOAT32, 2, s, 1, 1), *b = make(dev, CLT_FLOAT32, 2, s, 2, 0);
+    const clt_tensor *two[2] = {a, b};
+    CHECK(clt_autocast_enter(dev, CLT_FLOAT16));
+    for (long pass = 0; pass < 3; pass++) {
+        clt_tensor *sentinel = (clt_tensor *)&pass, *o1 = sentinel, *o2 = sentinel;
+        clt__host_refuse_after(pass);
+        clt_status st1 = clt_mm(a, b, &o1);
+        clt__host_refuse_after(pass);
+        clt_status st2 = clt_einsum("ij,jk->ik", two, 2, &o2);
+        clt__host_refuse_after(-1);
+        cr_expect_eq(st1, CLT_ERR_OUT_OF_HOST_MEMORY, "mm, %ld allocations: %d", pass, st1);
+        cr_expect_eq(st2, CLT_ERR_OUT_OF_HOST_MEMORY, "einsum, %ld allocations: %d", pass, st2);
+        cr_expect_null(o1, "mm's out after a failed cast (%ld allocations)", pass);
+        cr_expect_null(o2, "einsum's out after a failed cast (%ld allocations)", pass);
+    }
+    clt_tensor *o = NULL;
+    CHECK(clt_mm(a, b, &o));
+    cr_expect_eq(clt_tensor_dtype(o), CLT_FLOAT16);
+    clt_tensor_free(o);
+    CHECK(clt_autocast_exit());
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}

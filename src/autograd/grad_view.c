@@ -339,16 +339,16 @@ clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp)
 
 static _Thread_local char autocast_msg[1024];
 
-void clt__autocast_failed(int n, const clt_tensor **ops)
+void clt__autocast_failed(void)
 {
     snprintf(autocast_msg, sizeof autocast_msg, "%s", clt_last_error());
-    for (int i = 0; i < n; i++)
-        ops[i] = NULL;
+    clt__host_refuse_here(true);
 }
 
 clt_status clt__autocast_refail(clt_status st, clt_status ignored)
 {
     (void)ignored;
+    clt__host_refuse_here(false);
     return clt__error(st, "%s", autocast_msg);
 }
 

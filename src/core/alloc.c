@@ -43,10 +43,19 @@ static bool hook_refuses(void)
     return n == -2;
 }
 
+/* Every host allocation of the calling thread refused while set (autocast's
+ * failed casts: the op then fails at once and clears its outputs). */
+static _Thread_local bool refuse_here;
+
+void clt__host_refuse_here(bool on)
+{
+    refuse_here = on;
+}
+
 /* A refusal looks like malloc's own failure, errno included. */
 static bool refused(void)
 {
-    if (!hook_refuses())
+    if (!refuse_here && !hook_refuses())
         return false;
     errno = ENOMEM;
     return true;
