@@ -7612,6 +7612,7 @@ static void op_half(fz *f)
         CALL("clt_neg", clt_neg(h, &h2));
         if (!outcome(f, st, h2)) {
             h2 = NULL;
+            made = 0; /* y was never asked for */
             break;
         }
         CALL("clt_mse_loss", clt_mse_loss(h, h2, (clt_reduction)pick(f, 3), op));

@@ -705,3 +705,44 @@ Test(complex3, selections_refuse_complex_even_empty)
         clt_tensor_free(z);
     }
 }
+
+/* The library's test hook (src/core/alloc.c). */
+long clt__host_refuse_after(long pass);
+
+/* Out of host memory at any point, the complex paths fail with their
+ * outputs NULL (the fuzz target found neg's output left set). */
+Test(complex3, out_of_host_memory_clears_outputs)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s[1] = {4};
+    const double complex v[4] = {1 + 2 * I, -3 + 0.5 * I, 0, 2 - I};
+    for (int grad = 0; grad < 2; grad++) {
+        clt_tensor *z = ctensor(dev, CLT_COMPLEX64, 1, s, v, 4);
+        if (grad)
+            CHECK(clt_set_requires_grad(z, 1));
+        for (long pass = 0; pass < 60; pass++) {
+            clt_tensor *sentinel = (clt_tensor *)&pass, *o[4] = {sentinel, sentinel, sentinel,
+                                                                    sentinel};
+            clt_status st[4];
+            clt__host_refuse_after(pass);
+            st[0] = clt_neg(z, &o[0]);
+            clt__host_refuse_after(pass);
+            st[1] = clt_isnan(z, &o[1]);
+            clt__host_refuse_after(pass);
+            st[2] = clt_eq(z, z, &o[2]);
+            clt__host_refuse_after(pass);
+            st[3] = clt_prod(z, &o[3]);
+            clt__host_refuse_after(-1);
+            for (int k = 0; k < 4; k++) {
+                if (st[k] == CLT_OK)
+                    cr_expect(o[k] != NULL && o[k] != sentinel, "op %d: CLT_OK without a result", k);
+                else
+                    cr_expect_null(o[k], "op %d failed (%d) after %ld allocations, grad %d, but "
+                                         "*out is set", k, st[k], pass, grad);
+                if (o[k] != sentinel)
+                    clt_tensor_free(o[k]);
+            }
+        }
+        clt_tensor_free(z);
+    }
+}
