@@ -710,7 +710,7 @@ Test(complex3, selections_refuse_complex_even_empty)
 long clt__host_refuse_after(long pass);
 
 /* Out of host memory at any point, the complex paths fail with their
- * outputs NULL (the fuzz target found neg's output left set). */
+ * outputs NULL (the fuzz target found neg's and roll's outputs left set). */
 Test(complex3, out_of_host_memory_clears_outputs)
 {
     clt_device *dev = get_device("cpu");
@@ -721,9 +721,9 @@ Test(complex3, out_of_host_memory_clears_outputs)
         if (grad)
             CHECK(clt_set_requires_grad(z, 1));
         for (long pass = 0; pass < 60; pass++) {
-            clt_tensor *sentinel = (clt_tensor *)&pass, *o[4] = {sentinel, sentinel, sentinel,
-                                                                    sentinel};
-            clt_status st[4];
+            clt_tensor *sentinel = (clt_tensor *)&pass,
+                       *o[5] = {sentinel, sentinel, sentinel, sentinel, sentinel};
+            clt_status st[5];
             clt__host_refuse_after(pass);
             st[0] = clt_neg(z, &o[0]);
             clt__host_refuse_after(pass);
@@ -732,8 +732,11 @@ Test(complex3, out_of_host_memory_clears_outputs)
             st[2] = clt_eq(z, z, &o[2]);
             clt__host_refuse_after(pass);
             st[3] = clt_prod(z, &o[3]);
+            clt__host_refuse_after(pass);
+            const int64_t shift[1] = {1};
+            st[4] = clt_roll(z, shift, NULL, 0, &o[4]); /* over the flattened tensor */
             clt__host_refuse_after(-1);
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 5; k++) {
                 if (st[k] == CLT_OK)
                     cr_expect(o[k] != NULL && o[k] != sentinel, "op %d: CLT_OK without a result", k);
                 else

@@ -781,3 +781,22 @@ Test(spatial, upsample_layers)
     clt_tensor_free(x5);
     free(xv);
 }
+
+/* An output size no memory holds along one dim, with no elements in the
+ * others: refused with a status, not tables built from overflowed counts
+ * (the fuzz target found a write past them). */
+Test(spatial, interpolate_huge_size_refused)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t shape[3] = {0, 1, 5}, huge[1] = {((int64_t)1 << 62) + 1};
+    const clt_interp_mode modes[3] = {CLT_INTERP_LINEAR, CLT_INTERP_NEAREST, CLT_INTERP_LINEAR};
+    for (int k = 0; k < 3; k++) {
+        clt_tensor *x = NULL, *y = (clt_tensor *)&k;
+        CHECK(clt_zeros(dev, k == 2 ? CLT_FLOAT16 : CLT_FLOAT32, 3, shape, &x));
+        clt_status st = clt_interpolate_nd(x, huge, NULL, modes[k], 0, 0, &y);
+        cr_expect_neq(st, CLT_OK, "mode %d: a size of 2^62 + 1 accepted", k);
+        cr_expect_null(y);
+        cr_expect(strlen(clt_last_error()) > 0);
+        clt_tensor_free(x);
+    }
+}

@@ -114,6 +114,7 @@ clt_status clt_roll(const clt_tensor *t, const int64_t *shifts, const int *dims,
         int64_t nel = t->numel;
         clt_tensor *f = NULL, *r = NULL;
         int zero = 0;
+        *out = NULL;
         clt_status st = clt__reshape_rec("clt_roll", t, 1, &nel, &f);
         if (st == CLT_OK)
             st = clt_roll(f, shifts, &zero, 1, &r);

@@ -317,8 +317,16 @@ static clt_status sep_upload(const clt_tensor *like, const clt__interp *u, int d
                              upass *p, clt_tensor **idx, clt_tensor **w, const char *fn)
 {
     clt_status st = CLT_OK;
-    int64_t Lo = u->size[d], taps = mode_taps(u->mode), e = Lo * taps;
-    int64_t ni = e + L + 1 + e, nw = 2 * e;
+    int64_t Lo = u->size[d], taps = mode_taps(u->mode);
+    /* tables of a size no memory holds (an output of 2^62 along d and no
+     * elements in the others): refused before the counts overflow */
+    const int64_t most = (int64_t)1 << 56;
+    if (Lo < 0 || L < 0 || Lo > most / taps || L > most)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "%s: the interpolation tables for %lld outputs from %lld inputs do "
+                          "not fit in host memory",
+                          fn, (long long)Lo, (long long)L);
+    int64_t e = Lo * taps, ni = e + L + 1 + e, nw = 2 * e;
     int64_t *ib = malloc((size_t)ni * sizeof *ib);
     double *wb = malloc((size_t)nw * sizeof *wb);
     float *wf = like->dtype == CLT_FLOAT32 ? malloc((size_t)nw * sizeof *wf) : NULL;
