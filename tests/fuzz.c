@@ -367,13 +367,19 @@ static void drop(fz *f, int i)
     tfree(f, t, depth);
 }
 
-static void store(fz *f, clt_tensor *t)
+/* Puts t in a random slot.  depth: the scope that holds this reference, 0
+ * where the driver owns it (a retained reference outlives the scope: the
+ * scope releases its one reference only once, however many slots hold t). */
+static void store_at(fz *f, clt_tensor *t, int depth)
 {
     int i = (int)pick(f, NSLOT);
     drop(f, i);
     f->s[i].t = t;
-    f->s[i].depth = f->depth;
+    f->s[i].depth = depth;
 }
+
+/* A result made here: the innermost scope, if any, holds it. */
+static void store(fz *f, clt_tensor *t) { store_at(f, t, f->depth); }
 
 /* ---- counts of calls and successes, for FUZZ_STATS=1 ---------------------- */
 
@@ -4292,7 +4298,7 @@ static clt_tensor *new3_operand(fz *f, clt_device *dev, clt_dtype dt, int nd, co
     if (is_float(dt) && chance(f, 40)) {
         CALL("clt_set_requires_grad", clt_set_requires_grad(t, 1));
         if (status_ok(f, st) && chance(f, 30))
-            store(f, clt_tensor_retain(t));
+            store_at(f, clt_tensor_retain(t), 0);
     }
     return t;
 }
@@ -9503,7 +9509,7 @@ static void op_complexgrad(fz *f)
     tfree(f, a, 0);
     tfree(f, g, 0);
     if (cur && chance(f, 15))
-        store(f, cur);
+        store_at(f, cur, cur == leaf ? 0 : f->depth); /* the leaf: a retained reference */
     else
         tfree(f, cur, 0);
     if (own_leaf)
