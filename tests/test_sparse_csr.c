@@ -546,6 +546,14 @@ Test(sparse_csr, sparse_mask)
                  "sparse_mask: operands have incompatible sizes; self has size [4, 4] but mask "
                  "has size [4, 5]");
     cr_assert_null(r);
+    clt_sparse *csc = NULL;
+    CHECK(clt_sparse_transpose(s, 0, 1, &csc));
+    clt_tensor *t54 = up_f64(dev, 2, (int64_t[]){5, 4}, x);
+    assert_error(clt_tensor_sparse_mask(t54, csc, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "expects mask to be sparse csr");
+    cr_assert_null(r);
+    clt_sparse_free(csc);
+    clt_tensor_free(t54);
     clt_tensor *ts[] = {t, i, mv, t2};
     for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
         clt_tensor_free(ts[k]);

@@ -218,7 +218,8 @@ CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_spar
  * clt_sparse_mul_scalar (the layout kept), clt_sparse_transpose (a CSR
  * matrix's transpose is the CSC one on the same tensors, as torch's t()),
  * clt_sparse_add (two operands of one layout; torch's CPU build without
- * MKL refuses CSR additions) and clt_tensor_sparse_mask.
+ * MKL refuses CSR additions) and clt_tensor_sparse_mask (COO and CSR
+ * masks).
  * clt_sparse_indices, clt_sparse_coalesce, clt_sparse_sum_dims and the
  * softmaxes take COO handles only (CLT_ERR_INVALID_ARGUMENT otherwise, as
  * torch has no such kernels for CSR); clt_sparse_is_coalesced is 0 for a
@@ -297,9 +298,9 @@ CLT_API clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **ou
  * any layout.  A COO s must be 2-D with 2 sparse dimensions
  * (CLT_ERR_SHAPE_MISMATCH); its duplicates are summed (recorded).  The
  * same layout gives a new handle on s's tensors.  CSR and CSC to COO give
- * the entries in the compressed order, coalesced for CSR (as torch's
- * is_coalesced()) and, as torch's, coalesced for CSC too (sorted, so that
- * the order is row-major); they enqueue only.  To CSR or CSC from another
+ * the entries in the compressed order (column-major for CSC, as torch's),
+ * marked coalesced for CSR only (torch marks the CSC one coalesced too,
+ * though its order is not row-major); they enqueue only.  To CSR or CSC from another
  * layout synchronises (sorting).  New handle: release with
  * clt_sparse_free. */
 CLT_API clt_status clt_sparse_to_sparse_csr(const clt_sparse *s, clt_sparse **out);
@@ -342,7 +343,9 @@ CLT_API clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_t
  * (CLT_ERR_SHAPE_MISMATCH, "sparse_mask: operands have incompatible
  * sizes; self has size [2, 4] but mask has size [2, 3]") and device; a COO
  * mask must be coalesced (CLT_ERR_INVALID_ARGUMENT, "sparse_mask: mask is
- * uncoalesced", as torch: clt_sparse_coalesce first).  Enqueues only.  New
+ * uncoalesced", as torch: clt_sparse_coalesce first); a CSC mask is
+ * refused as torch 1.13 does (CLT_ERR_INVALID_ARGUMENT, "sparse_mask_sparse_csr
+ * expects mask to be sparse csr").  Enqueues only.  New
  * handle: release with clt_sparse_free. */
 CLT_API clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask,
                                           clt_sparse **out);

@@ -1376,6 +1376,10 @@ clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask, c
                           "but mask has size %s",
                           fn, clt__shape_str(b1, sizeof b1, t->ndim, t->shape),
                           clt__shape_str(b2, sizeof b2, mask->ndim, mask->shape));
+    if (mask->layout == CLT_SPARSE_CSC)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: sparse_mask_sparse_csr expects mask to be sparse csr, not SparseCsc",
+                          fn);
     if (mask->layout == CLT_SPARSE_COO && !mask->coalesced)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sparse_mask: mask is uncoalesced", fn);
     if ((st = clt_scope_begin()) != CLT_OK)
