@@ -12657,6 +12657,7 @@ def _csr_protos():
     proto("clt_sparse_mv", [P, P, PP])
     proto("clt_sparse_sampled_addmm", [P, P, P, C.c_double, C.c_double, PP])
     proto("clt_tensor_sparse_mask", [P, P, PP])
+    proto("clt_sparse_hspmm", [P, P, PP])
 
 
 def _csr_then(csc, size, then, check=1):
@@ -12842,6 +12843,23 @@ def sparse_csr():
         check("sparse_csr sparse_mask uncoalesced refused " + dn(dt),
               lambda i, v, d: d.sparse_mask(torch.sparse_coo_tensor(i, v, (4, 3, 2))).values(),
               _sp_then((4, 3, 2), lambda s, d, o: _csr_mask(d, s, o)), [idx, vals, d])
+    # hspmm: the hybrid COO product's indices and values (COO operands)
+    for dt in FLOATS:
+        for n, m, p, nnz in [(5, 4, 3, 8), (3, 6, 1, 2), (1, 1, 1, 1)]:
+            idx, vals = _sp_rand((n, m), 2, nnz, dt)
+            b = data((m, p), dt)
+            for part in (0, 1):
+                check("sparse_csr hspmm %s %s [%d, %d] @ [%d, %d]" % (("indices", "values")[part], dn(dt), n, m, m, p),
+                      lambda i, v, b, n=n, m=m, part=part: (lambda r: r._indices() if part == 0 else r._values())(
+                          torch.hspmm(torch.sparse_coo_tensor(i, v, (n, m)), b)),
+                      _sp_then((n, m), lambda s, b, o, part=part: _csr_hspmm(s, b, part, o)),
+                      [idx, vals, b], tol="mm")
+    idx, vals = _sp_rand((3, 4), 2, 5, torch.float32)
+    for name, b in [("sizes", data((5, 2), torch.float32)), ("vector", data((4,), torch.float32)),
+                    ("dtypes", data((4, 2), torch.float64))]:
+        check("sparse_csr hspmm refuses: " + name,
+              lambda i, v, b: torch.hspmm(torch.sparse_coo_tensor(i, v, (3, 4)), b)._values(),
+              _sp_then((3, 4), lambda s, b, o: _csr_hspmm(s, b, 1, o)), [idx, vals, b])
     # construction refused where torch refuses
     L64 = lambda v: torch.tensor(v, dtype=torch.int64)
     for name, c, p, v, size in [
@@ -12959,6 +12977,18 @@ def _csr_mask_coalesced(d, s, o):
         return _csr_mask(d, c, o)
     finally:
         L.clt_sparse_free(c)
+
+
+def _csr_hspmm(s, b, part, o):
+    r = P()
+    st = L.clt_sparse_hspmm(s, b, C.byref(r))
+    if st:
+        o._obj.value = None
+        return st
+    try:
+        return (L.clt_sparse_indices if part == 0 else L.clt_sparse_values)(r, o)
+    finally:
+        L.clt_sparse_free(r)
 
 
 def _csr_sampled(s, a, b, beta, alpha, o):

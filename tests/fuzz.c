@@ -11444,11 +11444,11 @@ static clt_tensor *dense_like(fz *f, const clt_sparse *s, int64_t cols, clt_tens
 /* CSR and CSC matrices: construction (broken indices, both devices, int32
  * and float indices, NULLs), accessors, conversions to and from dense and
  * COO, moves, products (and a backward through them), sums, adds, scalar
- * products, transposes, sampled_addmm and sparse_mask. */
+ * products, transposes, sampled_addmm, sparse_mask and hspmm. */
 static void op_sparse_csr(fz *f)
 {
     int bad = 0, bad2 = 0;
-    int grad = chance(f, 20), k = (int)pick(f, 14), is_sparse = 0;
+    int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
     clt_sparse *s = fz_compressed(f, &bad, grad), *s2 = NULL, *r = NULL;
     if (!s && !chance(f, 20))
         return;
@@ -11561,6 +11561,27 @@ static void op_sparse_csr(fz *f)
                 mask = s2;
         }
         CALL("clt_tensor_sparse_mask", clt_tensor_sparse_mask(d, maybe_null(f, mask), sp));
+        break;
+    }
+    case 13: {
+        /* hspmm takes COO: mostly s's entries as COO */
+        is_sparse = 1;
+        clt_sparse *a = s;
+        if (s && chance(f, 80)) {
+            CALL("clt_sparse_to_sparse_coo", clt_sparse_to_sparse_coo(s, &s2));
+            if (outcome(f, st, s2))
+                a = s2;
+        }
+        clt_tensor *b = rt(f);
+        if (s && chance(f, 80)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(d, dt, 2, (int64_t[]){sh[1], 1 + (int64_t)pick(f, 3)}, &m1));
+            if (outcome(f, st, m1))
+                b = m1;
+        }
+        CALL("clt_sparse_hspmm", clt_sparse_hspmm(maybe_null(f, a), b, sp));
         break;
     }
     default:

@@ -1420,6 +1420,8 @@ def sparsecsrgrad():
     proto("clt_sparse_add", [P, P, PP])
     proto("clt_sparse_sampled_addmm", [P, P, P, C.c_double, C.c_double, PP])
     proto("clt_tensor_sparse_mask", [P, P, PP])
+    proto("clt_sparse_hspmm", [P, P, PP])
+    proto("clt_sparse_coo_tensor", [P, P, I64P, C.c_int, C.c_int, PP])
 
     def _mk(csc, c, p_, v, size):
         out = P()
@@ -1501,9 +1503,30 @@ def sparsecsrgrad():
                  lambda c, p_, v, d_, ri=ri, ci=ci: d_[ri, ci],
                  then(0, (4, 5), sp_to(lambda s, d_: _mask(d_, s), "clt_sparse_values")),
                  [c, p_, v, d], wrt=[3])
+        if not csc:
+            # hspmm's values: the product's rows that a has entries in
+            ur = torch.tensor(np.unique(rows))
+            case("sparse hspmm values",
+                 lambda i, v, b_, ur=ur: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (4, 5)), b_)[ur],
+                 lambda i, v, b_: _hspmm_values(i, v, b_), [np.stack([rows, cols]), v, b], wrt=[1, 2])
         case("sparse to_sparse_%s values" % lay,
              lambda t: (t.t() if csc else t)[(t.t() if csc else t) != 0],
              lambda t, csc=csc: _to_compressed_values(t, csc), [x], wrt=[0])
+
+
+def _hspmm_values(i, v, b):
+    s, r = P(), P()
+    if L.clt_sparse_coo_tensor(i, v, (C.c_int64 * 2)(4, 5), 2, 1, C.byref(s)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    try:
+        if L.clt_sparse_hspmm(s, b, C.byref(r)) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        try:
+            return call("clt_sparse_values", r)
+        finally:
+            L.clt_sparse_free(r)
+    finally:
+        L.clt_sparse_free(s)
 
 
 def _sampled(s, a, b):

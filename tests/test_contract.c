@@ -1118,6 +1118,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_mv, T, clt_sparse_mv(f->sp, f->f, &o->t))                                   \
     X(clt_sparse_sampled_addmm, SP, clt_sparse_sampled_addmm(f->sp, f->f, f->f, 1, 1, &o->sp)) \
     X(clt_tensor_sparse_mask, SP, clt_tensor_sparse_mask(f->f2, f->sp, &o->sp))              \
+    X(clt_sparse_hspmm, SP, clt_sparse_hspmm(f->sp, f->e, &o->sp))                           \
     X(clt_multivariate_normal_precision_dist, DIST,                                          \
       clt_multivariate_normal_precision_dist(f->f, f->f, 1, &o->dist))                       \
     X(clt_one_hot_categorical_straight_through_dist, DIST,                                   \

@@ -562,6 +562,49 @@ Test(sparse_csr, sparse_mask)
     clt_sparse_free(s);
 }
 
+Test(sparse_csr, hspmm)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* rows 2, 0, 2 (row 1 empty) of a 3 x 3 matrix */
+    int64_t idx[6] = {2, 0, 2, 1, 1, 0};
+    double val[3] = {1, 2, 3}, b[6] = {0, 1, 2, 3, 4, 5};
+    clt_tensor *i = up_i64(dev, 2, (int64_t[]){2, 3}, idx), *v = up_f64(dev, 1, (int64_t[]){3}, val),
+               *bt = up_f64(dev, 2, (int64_t[]){3, 2}, b), *ri = NULL, *rv = NULL;
+    clt_sparse *s = NULL, *r = NULL;
+    CHECK(clt_sparse_coo_tensor(i, v, (int64_t[]){3, 3}, 2, 1, &s));
+    CHECK(clt_sparse_hspmm(s, bt, &r));
+    cr_assert_eq(clt_sparse_sparse_dim(r), 1);
+    cr_assert_eq(clt_sparse_dense_dim(r), 1);
+    cr_assert_eq(clt_sparse_shape(r)[0], 3);
+    cr_assert_eq(clt_sparse_shape(r)[1], 2);
+    CHECK(clt_sparse_indices(r, &ri));
+    CHECK(clt_sparse_values(r, &rv));
+    assert_i64(ri, (int64_t[]){0, 2}, 2, "hspmm rows");
+    /* row 0: 2 * b[1]; row 2: 1 * b[1] + 3 * b[0] */
+    double want[4] = {2 * b[2], 2 * b[3], b[2] + 3 * b[0], b[3] + 3 * b[1]};
+    assert_tensor_close(rv, want, 4, 1e-12, 1e-12, "hspmm values");
+    clt_tensor_free(ri);
+    clt_tensor_free(rv);
+    clt_sparse_free(r);
+    r = (clt_sparse *)1;
+    clt_tensor *b4 = up_f64(dev, 2, (int64_t[]){2, 3}, b);
+    assert_error(clt_sparse_hspmm(s, b4, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "hspmm: Argument #3: Expected dim 0 size 3, got 2");
+    cr_assert_null(r);
+    names_only("clt_sparse_hspmm");
+    assert_error(clt_sparse_hspmm(s, v, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "hspmm: Argument #3: matrices expected, got 1D tensor");
+    clt_sparse *csr = NULL;
+    CHECK(clt_sparse_to_sparse_csr(s, &csr));
+    assert_error(clt_sparse_hspmm(csr, bt, &r), CLT_ERR_INVALID_ARGUMENT, "SparseCsr");
+    cr_assert_null(r);
+    clt_sparse_free(csr);
+    clt_tensor *ts[] = {i, v, bt, b4};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+}
+
 /* ---- gradients -------------------------------------------------------------------- */
 
 /* in[0]: CSR values [6] of A's pattern, in[1]: dense [5, 3], in[2]: [5];

@@ -337,6 +337,21 @@ CLT_API clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_t
                                             const clt_tensor *mat2, double beta, double alpha,
                                             clt_sparse **out);
 
+/* torch.hspmm(a, b): a COO [n, m] with 2 sparse dimensions, b dense [m,
+ * p] of a's dtype (CLT_ERR_DTYPE_MISMATCH, "expected scalar type float32
+ * but found float64") and device; the product a @ b as a hybrid COO
+ * tensor [n, p] with 1 sparse dimension: one entry per distinct row of a
+ * that has entries (sorted), its values that row of the product [k, p].
+ * Not marked coalesced, as torch's.  Errors (CLT_ERR_SHAPE_MISMATCH):
+ * "hspmm: Argument #2: matrices expected, got 3D tensor", "hspmm: Argument
+ * #3: matrices expected, got 1D tensor", "hspmm: Argument #3: Expected dim
+ * 0 size 3, got 4"; a CSR or CSC a is CLT_ERR_INVALID_ARGUMENT (as torch).
+ * Without entries the result has indices [1, 0] (torch's have [2, 0]).
+ * Gradients reach a's values and b (torch has no hspmm derivative).
+ * Synchronises (the distinct rows).  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_hspmm(const clt_sparse *a, const clt_tensor *b, clt_sparse **out);
+
 /* t.sparse_mask(mask): a sparse handle of mask's layout, indices (shared)
  * and shape, of t's dtype, whose values are t's entries at mask's places
  * (recorded: gradients reach t).  t dense of mask's shape

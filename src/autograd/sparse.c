@@ -1091,11 +1091,11 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
         shape[major] = ci->shape[0] > 0 ? ci->shape[0] - 1 : 0;
         shape[minor] = 0;
     }
-    if (ci->shape[0] != shape[major] + 1)
+    if (ci->shape[0] - 1 != shape[major]) /* not shape + 1: a size of INT64_MAX */
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: %s.shape[-1] must be equal to the number of %s + 1 (=%lld), but got "
+                          "%s: %s.shape[-1] must be equal to the number of %s + 1 (=%llu), but got "
                           "%lld",
-                          fn, cn, csc ? "columns" : "rows", (long long)(shape[major] + 1),
+                          fn, cn, csc ? "columns" : "rows", (unsigned long long)shape[major] + 1,
                           (long long)ci->shape[0]);
 
     if ((st = clt_scope_begin()) != CLT_OK)
@@ -1355,6 +1355,50 @@ clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_tensor *m
         CLT__TRY(clt__mul_scalar_rec(fn, input->val, beta, &bv));
     CLT__TRY(clt__add_rec(fn, bv, d, &v));
     CLT__TRY(remake(fn, input, input->cmp, input->idx, v, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_hspmm(const clt_sparse *a, const clt_tensor *b, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_hspmm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(a, "a", fn);
+    if (st != CLT_OK || (st = need_coo(a, fn)) != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(b, fn);
+    if (a->ndim != 2 || a->sd != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #2: matrices expected, got %dD tensor", fn,
+                          a->ndim != 2 ? a->ndim : a->sd);
+    if (b->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #3: matrices expected, got %dD tensor", fn, b->ndim);
+    if ((st = clt__same_device(b, a->val, fn)) != CLT_OK)
+        return st;
+    if (b->dtype != a->val->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
+                          clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
+    if (b->shape[0] != a->shape[1])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #3: Expected dim 0 size %lld, got %lld", fn,
+                          (long long)a->shape[1], (long long)b->shape[0]);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *p, *rows, *u = NULL, *vals, *idx;
+    int64_t zero = 0;
+    CLT__TRY(mm_in(fn, a, b, &p));
+    if (a->idx->shape[1] == 0) {
+        CLT__TRY(clt__error_in(clt__full(a->val->dev, CLT_INT64, 1, &zero, 0.0, &u), fn));
+    } else {
+        CLT__TRY(index_row(fn, a->idx, 0, &rows));
+        CLT__TRY(clt_unique(rows, &u, NULL, NULL));
+    }
+    CLT__TRY(clt__index_select_rec(fn, p, 0, u, &vals));
+    CLT__TRY(clt__reshape_rec(fn, u, 2, (int64_t[]){1, u->shape[0]}, &idx));
+    CLT__TRY(make(fn, idx, vals, 2, 1, (int64_t[]){a->shape[0], b->shape[1]}, false, &made));
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
