@@ -12642,6 +12642,366 @@ def _sp_to_sparse(sd, part):
             L.clt_sparse_free(s)
     return cfn
 
+# ---- sparse CSR and CSC tensors (cltensor/sparse.h) -------------------------
+
+def _csr_protos():
+    _sp_protos()
+    for n in ("csr", "csc"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+        proto("clt_tensor_to_sparse_%s" % n, [P, PP])
+        proto("clt_sparse_to_sparse_%s" % n, [P, PP])
+    proto("clt_sparse_to_sparse_coo", [P, PP])
+    for n in ("crow", "col", "ccol", "row"):
+        proto("clt_sparse_%s_indices" % n, [P, PP])
+    proto("clt_sparse_layout", [P], C.c_int)
+    proto("clt_sparse_mv", [P, P, PP])
+    proto("clt_sparse_sampled_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_tensor_sparse_mask", [P, P, PP])
+    proto("clt_sparse_hspmm", [P, P, PP])
+
+
+def _csr_then(csc, size, then, check=1):
+    """cfn for check(): builds the CSR (CSC) tensor of (compressed, plain,
+    values), runs then(handle, *rest, out) and frees the handle."""
+    def cfn(cc, cp, cv, *rest):
+        o = rest[-1]
+        s = P()
+        mk = L.clt_sparse_csc_tensor if csc else L.clt_sparse_csr_tensor
+        st = mk(cc, cp, cv, shape_arr(size) if size is not None else None, check, C.byref(s))
+        if st:
+            o._obj.value = None  # nothing after it ran
+            return st
+        try:
+            return then(s, *rest[:-1], o)
+        finally:
+            L.clt_sparse_free(s)
+    return cfn
+
+
+def _csr_part(conv, part):
+    """then(): the part-th tensor of the handle conv makes (conv None: the
+    handle itself): 0 compressed, 1 plain, 2 values, 3 COO indices."""
+    def then(s, o):
+        h = s
+        if conv is not None:
+            h = P()
+            st = conv(s, C.byref(h))
+            if st:
+                return st
+        try:
+            lay = L.clt_sparse_layout(h)
+            get = [[L.clt_sparse_indices, L.clt_sparse_indices],
+                   [L.clt_sparse_crow_indices, L.clt_sparse_ccol_indices],
+                   [L.clt_sparse_col_indices, L.clt_sparse_row_indices]]
+            if part == 2:
+                return L.clt_sparse_values(h, o)
+            if part == 3:
+                return L.clt_sparse_indices(h, o)
+            return get[1 + part][lay - 1](h, o)
+        finally:
+            if conv is not None:
+                L.clt_sparse_free(h)
+    return then
+
+
+def _csr_dense_part(csc, part):
+    """cfn of a dense t: t.to_sparse_csr() (csc) and its part."""
+    def cfn(t, o):
+        s = P()
+        st = (L.clt_tensor_to_sparse_csc if csc else L.clt_tensor_to_sparse_csr)(t, C.byref(s))
+        if st:
+            return st
+        try:
+            return _csr_part(None, part)(s, o)
+        finally:
+            L.clt_sparse_free(s)
+    return cfn
+
+
+def _tpart(t, part):
+    if part == 2:
+        return t.values()
+    if part == 3:
+        return t.coalesce().indices() if t.layout == torch.sparse_coo else t.indices()
+    if t.layout == torch.sparse_csr:
+        return t.crow_indices() if part == 0 else t.col_indices()
+    return t.ccol_indices() if part == 0 else t.row_indices()
+
+
+def _csr_rand(n, m, dt, density=0.4):
+    x = data((n, m), dt)
+    return torch.where(torch.rand((n, m), generator=G) < density, x, torch.zeros((), dtype=dt))
+
+
+def _csr_args(t):
+    if t.layout == torch.sparse_csr:
+        return [t.crow_indices(), t.col_indices(), t.values()]
+    return [t.ccol_indices(), t.row_indices(), t.values()]
+
+
+def sparse_csr():
+    _csr_protos()
+    mk = {0: torch.sparse_csr_tensor, 1: torch.sparse_csc_tensor}
+    for dt in FLOATS:
+        for n, m in [(5, 4), (3, 7), (1, 1), (4, 3)]:
+            x = _csr_rand(n, m, dt)
+            if (n, m) == (4, 3):
+                x = torch.zeros((n, m), dtype=dt)
+            for csc in (0, 1):
+                lay = "csc" if csc else "csr"
+                sp = x.to_sparse_csc() if csc else x.to_sparse_csr()
+                args = _csr_args(sp)
+                tag = "%s %s [%d, %d] nnz=%d" % (lay, dn(dt), n, m, sp.values().shape[0])
+                ts = lambda c, p, v, csc=csc: mk[csc](c, p, v, (n, m))
+                check("sparse_csr to_dense " + tag, lambda c, p, v, ts=ts: ts(c, p, v).to_dense(),
+                      _csr_then(csc, (n, m), L.clt_sparse_to_dense), args, tol="exact")
+                check("sparse_csr inferred size " + tag,
+                      lambda c, p, v, csc=csc: mk[csc](c, p, v).to_dense(),
+                      _csr_then(csc, None, L.clt_sparse_to_dense), args, tol="exact")
+                for part in range(3):
+                    check("sparse_csr of dense part %d %s" % (part, tag),
+                          lambda t, part=part, csc=csc: _tpart(t.to_sparse_csc() if csc
+                                                             else t.to_sparse_csr(), part),
+                          _csr_dense_part(csc, part), [x], tol="exact")
+                    other = 1 - csc
+                    check("sparse_csr to other layout part %d %s" % (part, tag),
+                          lambda c, p, v, ts=ts, part=part, csc=csc:
+                              _tpart(ts(c, p, v).to_sparse_csr() if csc
+                                     else ts(c, p, v).to_sparse_csc(), part),
+                          _csr_then(csc, (n, m), _csr_part(
+                              L.clt_sparse_to_sparse_csr if csc else L.clt_sparse_to_sparse_csc,
+                              part)), args, tol="exact")
+                check("sparse_csr to_sparse coo indices " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).to_sparse().indices(),
+                      _csr_then(csc, (n, m), lambda s, o: _sp_chain_idx(s, o)), args, tol="exact")
+                b = data((m, 3), dt)
+                check("sparse_csr mm " + tag, lambda c, p, v, b, ts=ts: torch.sparse.mm(ts(c, p, v), b),
+                      _csr_then(csc, (n, m), L.clt_sparse_mm), args + [b], tol="mm")
+                inp = data((n, 3), dt)
+                check("sparse_csr addmm " + tag,
+                      lambda c, p, v, b, x, ts=ts: torch.addmm(x, ts(c, p, v), b, beta=0.5, alpha=-2),
+                      _csr_then(csc, (n, m), lambda s, b, x, o: L.clt_sparse_addmm(x, s, b, 0.5, -2, o)),
+                      args + [b, inp], tol="mm")
+                vec = data((m,), dt)
+                # torch's CPU build without MKL refuses mv of CSR: the COO product
+                check("sparse_csr mv " + tag,
+                      lambda c, p, v, w, ts=ts: torch.mv(ts(c, p, v).to_sparse(), w),
+                      _csr_then(csc, (n, m), L.clt_sparse_mv), args + [vec], tol="mm")
+                check("sparse_csr sum " + tag, lambda c, p, v, ts=ts: torch.sum(ts(c, p, v)),
+                      _csr_then(csc, (n, m), L.clt_sparse_sum), args, tol="red")
+                check("sparse_csr t " + tag, lambda c, p, v, ts=ts: ts(c, p, v).t().to_dense(),
+                      _csr_then(csc, (n, m), lambda s, o: _sp_chain(
+                          L.clt_sparse_transpose(s, 0, 1, C.byref(_SPT)), o)), args, tol="exact")
+                check("sparse_csr t compressed " + tag,
+                      lambda c, p, v, ts=ts: _tpart(ts(c, p, v).t(), 0),
+                      _csr_then(csc, (n, m), lambda s, o: _csr_t_part(s, 0, o)), args, tol="exact")
+                # torch 1.13 refuses CSR * scalar (sparse_mask_sparse_csr): the dense product
+                check("sparse_csr mul_scalar " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).to_dense() * 2.5,
+                      _csr_then(csc, (n, m), lambda s, o: _sp_chain(
+                          L.clt_sparse_mul_scalar(s, 2.5, C.byref(_SPT)), o)), args, tol="ew")
+                y = _csr_rand(n, m, dt)
+                sy = y.to_sparse_csc() if csc else y.to_sparse_csr()
+                # torch's CPU build without MKL refuses CSR + CSR: COO's sum, converted
+                for part in range(3):
+                    check("sparse_csr add part %d %s" % (part, tag),
+                          lambda c, p, v, c2, p2, v2, ts=ts, part=part, csc=csc: _tpart(
+                              (lambda r: r.to_sparse_csc() if csc else r.to_sparse_csr())(
+                                  (ts(c, p, v).to_sparse() + ts(c2, p2, v2).to_sparse()).coalesce()),
+                              part),
+                          _csr_add(csc, (n, m), part), args + _csr_args(sy), tol="red")
+                d = data((n, m), dt)
+                check("sparse_csr sparse_mask " + tag,
+                      lambda c, p, v, d, ts=ts: d.sparse_mask(ts(c, p, v)).values(),
+                      _csr_then(csc, (n, m), lambda s, d, o: _csr_mask(d, s, o)), args + [d],
+                      tol="exact")
+            # sampled_addmm (CSR only)
+            sp = x.to_sparse_csr()
+            m1, m2 = data((n, 2), dt), data((2, m), dt)
+            check("sparse_csr sampled_addmm %s [%d, %d]" % (dn(dt), n, m),
+                  lambda c, p, v, a, b: torch.sparse.sampled_addmm(
+                      torch.sparse_csr_tensor(c, p, v, (n, m)), a, b, beta=0.5, alpha=1.5).values(),
+                  _csr_then(0, (n, m), lambda s, a, b, o: _csr_sampled(s, a, b, 0.5, 1.5, o)),
+                  _csr_args(sp) + [m1, m2], tol="mm")
+        # COO -> CSR / CSC with duplicates, and COO masks
+        idx, vals = _sp_rand((4, 5), 2, 9, dt)
+        for csc in (0, 1):
+            for part in range(3):
+                check("sparse_csr coo to %s part %d %s" % ("csc" if csc else "csr", part, dn(dt)),
+                      lambda i, v, part=part, csc=csc: _tpart(
+                          torch.sparse_coo_tensor(i, v, (4, 5)).to_sparse_csc() if csc else
+                          torch.sparse_coo_tensor(i, v, (4, 5)).to_sparse_csr(), part),
+                      _sp_then((4, 5), _csr_part(L.clt_sparse_to_sparse_csc if csc
+                                                 else L.clt_sparse_to_sparse_csr, part)),
+                      [idx, vals], tol="red")
+        idx, vals = _sp_rand((4, 3, 2), 1, 5, dt)
+        d = data((4, 3, 2), dt)
+        check("sparse_csr sparse_mask coo hybrid " + dn(dt),
+              lambda i, v, d: d.sparse_mask(torch.sparse_coo_tensor(i, v, (4, 3, 2)).coalesce()).values(),
+              _sp_then((4, 3, 2), lambda s, d, o: _csr_mask_coalesced(d, s, o)), [idx, vals, d],
+              tol="exact")
+        check("sparse_csr sparse_mask uncoalesced refused " + dn(dt),
+              lambda i, v, d: d.sparse_mask(torch.sparse_coo_tensor(i, v, (4, 3, 2))).values(),
+              _sp_then((4, 3, 2), lambda s, d, o: _csr_mask(d, s, o)), [idx, vals, d])
+    # hspmm: the hybrid COO product's indices and values (COO operands)
+    for dt in FLOATS:
+        for n, m, p, nnz in [(5, 4, 3, 8), (3, 6, 1, 2), (1, 1, 1, 1)]:
+            idx, vals = _sp_rand((n, m), 2, nnz, dt)
+            b = data((m, p), dt)
+            for part in (0, 1):
+                check("sparse_csr hspmm %s %s [%d, %d] @ [%d, %d]" % (("indices", "values")[part], dn(dt), n, m, m, p),
+                      lambda i, v, b, n=n, m=m, part=part: (lambda r: r._indices() if part == 0 else r._values())(
+                          torch.hspmm(torch.sparse_coo_tensor(i, v, (n, m)), b)),
+                      _sp_then((n, m), lambda s, b, o, part=part: _csr_hspmm(s, b, part, o)),
+                      [idx, vals, b], tol="mm")
+    idx, vals = _sp_rand((3, 4), 2, 5, torch.float32)
+    for name, b in [("sizes", data((5, 2), torch.float32)), ("vector", data((4,), torch.float32)),
+                    ("dtypes", data((4, 2), torch.float64))]:
+        check("sparse_csr hspmm refuses: " + name,
+              lambda i, v, b: torch.hspmm(torch.sparse_coo_tensor(i, v, (3, 4)), b)._values(),
+              _sp_then((3, 4), lambda s, b, o: _csr_hspmm(s, b, 1, o)), [idx, vals, b])
+    # construction refused where torch refuses
+    L64 = lambda v: torch.tensor(v, dtype=torch.int64)
+    for name, c, p, v, size in [
+            ("crow[0] != 0", L64([1, 1, 2]), L64([0, 1]), torch.tensor([1., 2]), (2, 3)),
+            ("crow[-1] != nnz", L64([0, 1, 3]), L64([0, 1]), torch.tensor([1., 2]), (2, 3)),
+            ("crow decreasing", L64([0, 3, 2]), L64([0, 1]), torch.tensor([1., 2]), (2, 3)),
+            ("col past ncols", L64([0, 1, 2]), L64([0, 5]), torch.tensor([1., 2]), (2, 3)),
+            ("negative col", L64([0, 1, 2]), L64([0, -1]), torch.tensor([1., 2]), (2, 3)),
+            ("unsorted cols", L64([0, 2, 2]), L64([1, 0]), torch.tensor([1., 2]), (2, 3)),
+            ("repeated cols", L64([0, 2, 2]), L64([1, 1]), torch.tensor([1., 2]), (2, 3)),
+            ("nnz mismatch", L64([0, 1, 2]), L64([0, 1]), torch.tensor([1., 2, 3]), (2, 3)),
+            ("rows mismatch", L64([0, 1, 2]), L64([0, 1]), torch.tensor([1., 2]), (3, 3)),
+            ("index dtypes", L64([0, 1, 2]), torch.tensor([0, 1], dtype=torch.int32),
+             torch.tensor([1., 2]), (2, 3)),
+            ("float indices", torch.tensor([0., 1, 2]), torch.tensor([0., 1]), torch.tensor([1., 2]),
+             (2, 3))]:
+        for csc in (0, 1):
+            check("sparse_csr %s_tensor refuses: %s" % ("csc" if csc else "csr", name),
+                  lambda c, p, v, csc=csc, size=size: mk[csc](c, p, v, size).to_dense(),
+                  _csr_then(csc, size, L.clt_sparse_to_dense), [c, p, v])
+    x = _csr_rand(3, 4, torch.float32).to_sparse_csr()
+    for name, a, b in [("inner sizes", data((3, 2), torch.float32), data((5, 4), torch.float32)),
+                       ("rows", data((2, 2), torch.float32), data((2, 4), torch.float32)),
+                       ("cols", data((3, 2), torch.float32), data((2, 5), torch.float32)),
+                       ("dtypes", data((3, 2), torch.float64), data((2, 4), torch.float32)),
+                       ("vector", data((2,), torch.float32), data((2, 4), torch.float32))]:
+        check("sparse_csr sampled_addmm refuses: " + name,
+              lambda c, p, v, a, b: torch.sparse.sampled_addmm(
+                  torch.sparse_csr_tensor(c, p, v, (3, 4)), a, b).values(),
+              _csr_then(0, (3, 4), lambda s, a, b, o: _csr_sampled(s, a, b, 1, 1, o)),
+              _csr_args(x) + [a, b])
+    check("sparse_csr sampled_addmm refuses csc",
+          lambda c, p, v, a, b: torch.sparse.sampled_addmm(
+              torch.sparse_csc_tensor(c, p, v, (3, 4)), a, b).values(),
+          _csr_then(1, (3, 4), lambda s, a, b, o: _csr_sampled(s, a, b, 1, 1, o)),
+          _csr_args(_csr_rand(3, 4, torch.float32).to_sparse_csc()) +
+          [data((3, 2), torch.float32), data((2, 4), torch.float32)])
+    check("sparse_csr mv refuses a size",
+          lambda c, p, v, w: torch.mv(torch.sparse_csr_tensor(c, p, v, (3, 4)).to_sparse(), w),
+          _csr_then(0, (3, 4), L.clt_sparse_mv), _csr_args(x) + [data((5,), torch.float32)])
+    check("sparse_csr sparse_mask refuses sizes",
+          lambda c, p, v, d: d.sparse_mask(torch.sparse_csr_tensor(c, p, v, (3, 4))).values(),
+          _csr_then(0, (3, 4), lambda s, d, o: _csr_mask(d, s, o)),
+          _csr_args(x) + [data((3, 5), torch.float32)])
+
+
+def _sp_chain_idx(s, o):
+    """The COO indices of s.to_sparse(), in the compressed order (torch's
+    of a CSC tensor are in column order)."""
+    h = P()
+    st = L.clt_sparse_to_sparse_coo(s, C.byref(h))
+    if st:
+        return st
+    try:
+        return L.clt_sparse_indices(h, o)
+    finally:
+        L.clt_sparse_free(h)
+
+
+def _csr_t_part(s, part, o):
+    t = P()
+    st = L.clt_sparse_transpose(s, 0, 1, C.byref(t))
+    if st:
+        return st
+    try:
+        return _csr_part(None, part)(t, o)
+    finally:
+        L.clt_sparse_free(t)
+
+
+def _csr_add(csc, size, part):
+    def cfn(c, p, v, c2, p2, v2, o):
+        a, b, r = P(), P(), P()
+        mkf = L.clt_sparse_csc_tensor if csc else L.clt_sparse_csr_tensor
+        st = mkf(c, p, v, shape_arr(size), 1, C.byref(a))
+        if st:
+            return st
+        try:
+            st = mkf(c2, p2, v2, shape_arr(size), 1, C.byref(b))
+            if st:
+                return st
+            try:
+                st = L.clt_sparse_add(a, b, C.byref(r))
+                if st:
+                    return st
+                try:
+                    return _csr_part(None, part)(r, o)
+                finally:
+                    L.clt_sparse_free(r)
+            finally:
+                L.clt_sparse_free(b)
+        finally:
+            L.clt_sparse_free(a)
+    return cfn
+
+
+def _csr_mask(d, s, o):
+    r = P()
+    st = L.clt_tensor_sparse_mask(d, s, C.byref(r))
+    if st:
+        o._obj.value = None
+        return st
+    try:
+        return L.clt_sparse_values(r, o)
+    finally:
+        L.clt_sparse_free(r)
+
+
+def _csr_mask_coalesced(d, s, o):
+    c = P()
+    st = L.clt_sparse_coalesce(s, C.byref(c))
+    if st:
+        return st
+    try:
+        return _csr_mask(d, c, o)
+    finally:
+        L.clt_sparse_free(c)
+
+
+def _csr_hspmm(s, b, part, o):
+    r = P()
+    st = L.clt_sparse_hspmm(s, b, C.byref(r))
+    if st:
+        o._obj.value = None
+        return st
+    try:
+        return (L.clt_sparse_indices if part == 0 else L.clt_sparse_values)(r, o)
+    finally:
+        L.clt_sparse_free(r)
+
+
+def _csr_sampled(s, a, b, beta, alpha, o):
+    r = P()
+    st = L.clt_sparse_sampled_addmm(s, a, b, beta, alpha, C.byref(r))
+    if st:
+        o._obj.value = None
+        return st
+    try:
+        return L.clt_sparse_values(r, o)
+    finally:
+        L.clt_sparse_free(r)
+
 # ---- transforms (torch.distributions.transforms, TransformedDistribution) ----
 
 def _tf_protos():
@@ -13601,7 +13961,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms, nnmisc, dist5]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, sparse_csr, transforms, nnmisc, dist5]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -11334,6 +11334,289 @@ static void op_sparse(fz *f)
     clt_sparse_free(s);
 }
 
+/* ---- sparse: CSR and CSC matrices (cltensor/sparse.h) -------------------------- */
+
+/* A CSR or CSC matrix of random sizes and entries, built from compressed
+ * arrays that are sometimes broken (*bad: 1 a plain index past the other
+ * size, 2 a negative one, 4 the compressed indices' end), of random
+ * dtypes and devices, or NULL where it is refused. */
+static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
+{
+    int csc = chance(f, 50);
+    int64_t n = chance(f, 6) ? 0 : 1 + (int64_t)pick(f, 4);
+    int64_t m = chance(f, 6) ? 0 : 1 + (int64_t)pick(f, 4);
+    int64_t major = csc ? m : n, minor = csc ? n : m, cmp[8], plain[32], nnz = 0;
+    double val[32];
+    cmp[0] = 0;
+    for (int64_t i = 0; i < major; i++) {
+        for (int64_t j = 0; j < minor; j++)
+            if (chance(f, 40)) {
+                plain[nnz] = j;
+                val[nnz++] = (double)((int)pick(f, 7) - 3) * 0.5;
+            }
+        cmp[i + 1] = nnz;
+    }
+    *bad = 0;
+    if (nnz > 0 && chance(f, 6)) {
+        int64_t i = (int64_t)pick(f, (uint32_t)nnz);
+        *bad |= chance(f, 50) ? (plain[i] = -1 - (int64_t)pick(f, 3), 2)
+                              : (plain[i] = minor + 2 + (int64_t)pick(f, 3), 1);
+    }
+    if (chance(f, 8)) {
+        cmp[major] += 1 + (int64_t)pick(f, 2);
+        *bad |= 4;
+    }
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_device *vdev = chance(f, 8) ? f->dev[pick(f, (uint32_t)f->ndev)] : dev;
+    clt_tensor *ct = NULL, *pt = NULL, *v64 = NULL, *vt = NULL, *c2 = NULL, *p2 = NULL;
+    clt_status st;
+    clt_dtype vdt = chance(f, 70) ? CLT_FLOAT32 : chance(f, 70) ? CLT_FLOAT64 : CLT_INT32;
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){major + 1}, cmp, &ct));
+    if (!outcome(f, st, ct))
+        return NULL;
+    CALL("clt_tensor_from_host", clt_tensor_from_host(dev, CLT_INT64, 1, &nnz, plain, &pt));
+    if (!outcome(f, st, pt)) {
+        clt_tensor_free(ct);
+        return NULL;
+    }
+    CALL("clt_tensor_from_host", clt_tensor_from_host(vdev, CLT_FLOAT64, 1, &nnz, val, &v64));
+    if (outcome(f, st, v64)) {
+        CALL("clt_to_dtype", clt_to_dtype(v64, vdt, &vt));
+        outcome(f, st, vt);
+    }
+    if (vt && grad && vdt != CLT_INT32) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(vt, 1));
+        status_ok(f, st);
+    }
+    if (chance(f, 6)) {
+        clt_dtype idt = chance(f, 70) ? CLT_INT32 : CLT_FLOAT32;
+        CALL("clt_to_dtype", clt_to_dtype(ct, idt, &c2));
+        if (outcome(f, st, c2)) {
+            clt_tensor_free(ct);
+            ct = c2;
+        }
+        if (chance(f, 80)) {
+            CALL("clt_to_dtype", clt_to_dtype(pt, idt, &p2));
+            if (outcome(f, st, p2)) {
+                clt_tensor_free(pt);
+                pt = p2;
+            }
+        }
+    }
+    int check = (int)pick(f, 2), nosize = chance(f, 8);
+    int64_t size[2] = {n, m};
+    if (chance(f, 10))
+        size[pick(f, 2)] += chance(f, 50) ? 1 : -1 - (int64_t)pick(f, 2);
+    clt_sparse *got = SENT, **sp = chance(f, 3) ? NULL : &got;
+    if (csc)
+        CALL("clt_sparse_csc_tensor",
+             clt_sparse_csc_tensor(chance(f, 3) ? NULL : ct, chance(f, 3) ? NULL : pt,
+                                   chance(f, 3) ? NULL : vt, nosize ? NULL : size, check, sp));
+    else
+        CALL("clt_sparse_csr_tensor",
+             clt_sparse_csr_tensor(chance(f, 3) ? NULL : ct, chance(f, 3) ? NULL : pt,
+                                   chance(f, 3) ? NULL : vt, nosize ? NULL : size, check, sp));
+    clt_sparse *s = sp_result(f, st, sp, got);
+    if (s && ((*bad && check && !nosize) || (*bad & 6 && nosize)))
+        die(f, "broken compressed indices were accepted with their checks on");
+    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 ||
+              clt_sparse_layout(s) != (csc ? CLT_SPARSE_CSC : CLT_SPARSE_CSR)))
+        die(f, "a compressed tensor of %lld entries, %d dims, layout %d", (long long)clt_sparse_nnz(s),
+            clt_sparse_ndim(s), (int)clt_sparse_layout(s));
+    clt_tensor_free(ct);
+    clt_tensor_free(pt);
+    clt_tensor_free(v64);
+    clt_tensor_free(vt);
+    return s;
+}
+
+/* A dense tensor of s's shape, dtype (mostly) and device (mostly), or a
+ * slot's tensor; *made is the one to free. */
+static clt_tensor *dense_like(fz *f, const clt_sparse *s, int64_t cols, clt_tensor **made)
+{
+    *made = NULL;
+    if (!s || chance(f, 20))
+        return rt(f);
+    const int64_t *sh = clt_sparse_shape(s);
+    int64_t shape[2] = {sh[0], cols >= 0 ? cols : sh[1]};
+    clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+    clt_status st;
+    CALL("clt_ones", clt_ones(d, dt, clt_sparse_ndim(s), shape, made));
+    return outcome(f, st, *made) ? *made : rt(f);
+}
+
+/* CSR and CSC matrices: construction (broken indices, both devices, int32
+ * and float indices, NULLs), accessors, conversions to and from dense and
+ * COO, moves, products (and a backward through them), sums, adds, scalar
+ * products, transposes, sampled_addmm, sparse_mask and hspmm. */
+static void op_sparse_csr(fz *f)
+{
+    int bad = 0, bad2 = 0;
+    int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
+    clt_sparse *s = fz_compressed(f, &bad, grad), *s2 = NULL, *r = NULL;
+    if (!s && !chance(f, 20))
+        return;
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *m1 = NULL, *m2 = NULL;
+    clt_sparse *sg = SENT, **sp = chance(f, 2) ? NULL : &sg;
+    clt_status st;
+    switch (k) {
+    case 0: CALL("clt_sparse_to_dense", clt_sparse_to_dense(maybe_null(f, s), op)); break;
+    case 1:
+        switch (pick(f, 4)) {
+        case 0: CALL("clt_sparse_crow_indices", clt_sparse_crow_indices(maybe_null(f, s), op)); break;
+        case 1: CALL("clt_sparse_col_indices", clt_sparse_col_indices(maybe_null(f, s), op)); break;
+        case 2: CALL("clt_sparse_ccol_indices", clt_sparse_ccol_indices(maybe_null(f, s), op)); break;
+        default: CALL("clt_sparse_row_indices", clt_sparse_row_indices(maybe_null(f, s), op)); break;
+        }
+        break;
+    case 2: case 3: {
+        int64_t p = 1 + (int64_t)pick(f, 3);
+        clt_tensor *b = NULL, *in = NULL;
+        if (s && chance(f, 80)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(d, dt, k == 2 ? 2 : 1, (int64_t[]){sh[1], p}, &m1));
+            outcome(f, st, m1);
+            CALL("clt_ones", clt_ones(d, dt, 1, &p, &m2));
+            outcome(f, st, m2);
+        }
+        b = m1 ? m1 : rt(f);
+        in = m2 && chance(f, 80) ? m2 : rt(f);
+        if (k == 3)
+            CALL("clt_sparse_mv", clt_sparse_mv(maybe_null(f, s), b, op));
+        else if (chance(f, 50))
+            CALL("clt_sparse_mm", clt_sparse_mm(maybe_null(f, s), b, op));
+        else
+            CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
+                                                      rand_scalar(f), op));
+        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
+            clt_tensor *l = NULL;
+            CALL("clt_sum", clt_sum(out, &l));
+            if (outcome(f, st, l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+                clt_tensor_free(l);
+            }
+            st = CLT_OK; /* the product's own status */
+        }
+        break;
+    }
+    case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
+    case 5:
+        is_sparse = 1;
+        s2 = chance(f, 30) ? NULL : fz_compressed(f, &bad2, 0);
+        CALL("clt_sparse_add", clt_sparse_add(maybe_null(f, s), chance(f, 30) ? s : s2, sp));
+        break;
+    case 6:
+        is_sparse = 1;
+        CALL("clt_sparse_mul_scalar", clt_sparse_mul_scalar(maybe_null(f, s), rand_scalar(f), sp));
+        break;
+    case 7:
+        is_sparse = 1;
+        CALL("clt_sparse_transpose",
+             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, 2), rand_dim(f, 2), sp));
+        break;
+    case 8:
+        is_sparse = 1;
+        CALL("clt_sparse_to", clt_sparse_to(maybe_null(f, s), rand_dev(f), sp));
+        break;
+    case 9:
+        is_sparse = 1;
+        switch (pick(f, 3)) {
+        case 0: CALL("clt_sparse_to_sparse_csr", clt_sparse_to_sparse_csr(maybe_null(f, s), sp)); break;
+        case 1: CALL("clt_sparse_to_sparse_csc", clt_sparse_to_sparse_csc(maybe_null(f, s), sp)); break;
+        default: CALL("clt_sparse_to_sparse_coo", clt_sparse_to_sparse_coo(maybe_null(f, s), sp)); break;
+        }
+        break;
+    case 10: {
+        is_sparse = 1;
+        clt_tensor *t = rt(f);
+        if (chance(f, 50))
+            CALL("clt_tensor_to_sparse_csr", clt_tensor_to_sparse_csr(t, sp));
+        else
+            CALL("clt_tensor_to_sparse_csc", clt_tensor_to_sparse_csc(t, sp));
+        break;
+    }
+    case 11: {
+        is_sparse = 1;
+        int64_t kk = (int64_t)pick(f, 3);
+        if (s && chance(f, 80)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(d, dt, 2, (int64_t[]){sh[0], kk}, &m1));
+            outcome(f, st, m1);
+            CALL("clt_ones", clt_ones(d, dt, 2, (int64_t[]){kk, sh[1] + (chance(f, 10) ? 1 : 0)}, &m2));
+            outcome(f, st, m2);
+        }
+        CALL("clt_sparse_sampled_addmm",
+             clt_sparse_sampled_addmm(maybe_null(f, s), m1 ? m1 : rt(f), m2 ? m2 : rt(f),
+                                      rand_scalar(f), rand_scalar(f), sp));
+        break;
+    }
+    case 12: {
+        is_sparse = 1;
+        clt_tensor *d = dense_like(f, s, -1, &m1);
+        clt_sparse *mask = s;
+        if (s && chance(f, 30)) {
+            CALL("clt_sparse_to_sparse_coo", clt_sparse_to_sparse_coo(s, &s2));
+            if (outcome(f, st, s2))
+                mask = s2;
+        }
+        CALL("clt_tensor_sparse_mask", clt_tensor_sparse_mask(d, maybe_null(f, mask), sp));
+        break;
+    }
+    case 13: {
+        /* hspmm takes COO: mostly s's entries as COO */
+        is_sparse = 1;
+        clt_sparse *a = s;
+        if (s && chance(f, 80)) {
+            CALL("clt_sparse_to_sparse_coo", clt_sparse_to_sparse_coo(s, &s2));
+            if (outcome(f, st, s2))
+                a = s2;
+        }
+        clt_tensor *b = rt(f);
+        if (s && chance(f, 80)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(d, dt, 2, (int64_t[]){sh[1], 1 + (int64_t)pick(f, 3)}, &m1));
+            if (outcome(f, st, m1))
+                b = m1;
+        }
+        CALL("clt_sparse_hspmm", clt_sparse_hspmm(maybe_null(f, a), b, sp));
+        break;
+    }
+    default:
+        if (chance(f, 50))
+            CALL("clt_sparse_values", clt_sparse_values(maybe_null(f, s), op));
+        else
+            CALL("clt_sparse_indices", clt_sparse_indices(maybe_null(f, s), op));
+        break;
+    }
+    if (is_sparse) {
+        r = sp_result(f, st, sp, sg);
+        if (r && chance(f, 50)) {
+            clt_tensor *d = NULL;
+            CALL("clt_sparse_to_dense", clt_sparse_to_dense(r, &d));
+            if (outcome(f, st, d))
+                keep_result(f, d, clt_sparse_ndim(r), clt_sparse_shape(r), clt_sparse_dtype(r),
+                            clt_sparse_device(r));
+        }
+    } else if (op || out == SENT) {
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    clt_tensor_free(m1);
+    clt_tensor_free(m2);
+    clt_sparse_free(r);
+    clt_sparse_free(s2);
+    clt_sparse_free(s);
+}
+
 /* ---- collectives: torch.distributed's other collectives and send/recv, in a world of 1 ---- */
 
 /* A group of one process (no socket), or sometimes NULL; random tensors,
@@ -11725,6 +12008,7 @@ static struct {
     {"param", op_param, 3},
     {"clampt", op_clampt, 3},
     {"sparse", op_sparse, 3},
+    {"sparse_csr", op_sparse_csr, 3},
     {"transforms", op_transforms, 3},
     {"collectives", op_collectives, 2},
     {"dist5", op_dist5, 3},

@@ -1400,6 +1400,174 @@ def sparsegrad():
                  [idx, vh], wrt=[1])
 
 
+# ---- sparse CSR and CSC tensors (sparsecsrgrad) --------------------------------------
+# Gradients reaching the values given to sparse_csr_tensor / sparse_csc_tensor
+# and the dense operands.  torch 1.13 records almost nothing through CSR
+# tensors (to_dense, sum, t(), sampled_addmm and sparse_mask have no CSR
+# backward), so the reference is the same math on torch's COO tensors of
+# the same entries and on dense tensors.
+def sparsecsrgrad():
+    for n in ("csr", "csc"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+        proto("clt_tensor_to_sparse_%s" % n, [P, PP])
+    proto("clt_sparse_free", [P], None)
+    for n in ["clt_sparse_to_dense", "clt_sparse_sum", "clt_sparse_values"]:
+        proto(n, [P, PP])
+    proto("clt_sparse_mm", [P, P, PP])
+    proto("clt_sparse_mv", [P, P, PP])
+    proto("clt_sparse_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_sparse_add", [P, P, PP])
+    proto("clt_sparse_sampled_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_tensor_sparse_mask", [P, P, PP])
+    proto("clt_sparse_hspmm", [P, P, PP])
+    proto("clt_sparse_coo_tensor", [P, P, I64P, C.c_int, C.c_int, PP])
+
+    def _mk(csc, c, p_, v, size):
+        out = P()
+        f = L.clt_sparse_csc_tensor if csc else L.clt_sparse_csr_tensor
+        if f(c, p_, v, (C.c_int64 * 2)(*size), 1, C.byref(out)):
+            raise RuntimeError(L.clt_last_error().decode())
+        return out
+
+    def then(csc, size, f):
+        def cfn(c, p_, v, *rest):
+            s = _mk(csc, c, p_, v, size)
+            try:
+                return f(s, *rest)
+            finally:
+                L.clt_sparse_free(s)
+        return cfn
+
+    def sp_to(f, to):
+        """f(handle) -> sparse handle; to(that handle) -> tensor."""
+        def g(s, *rest):
+            r = f(s, *rest)
+            try:
+                return call(to, r)
+            finally:
+                L.clt_sparse_free(r)
+        return g
+
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, (4, 5)) * (rng.uniform(0, 1, (4, 5)) < 0.5)
+    x[0, 1] = 0.7  # at least one entry
+    for csc in (0, 1):
+        sp = torch.tensor(x).to_sparse_csc() if csc else torch.tensor(x).to_sparse_csr()
+        if csc:
+            c, p_ = sp.ccol_indices().numpy(), sp.row_indices().numpy()
+            cols = np.repeat(np.arange(5), np.diff(c))
+            rows = p_
+        else:
+            c, p_ = sp.crow_indices().numpy(), sp.col_indices().numpy()
+            rows = np.repeat(np.arange(4), np.diff(c))
+            cols = p_
+        nnz = len(p_)
+        ij = torch.tensor(np.stack([rows, cols]))
+        coo = lambda v, ij=ij: torch.sparse_coo_tensor(ij, v, (4, 5))
+        v = rng.uniform(-1, 1, nnz)
+        b = rng.uniform(-1, 1, (5, 3))
+        lay = "csc" if csc else "csr"
+        case("sparse %s mm" % lay, lambda c, p_, v, b, coo=coo: torch.sparse.mm(coo(v), b),
+             then(csc, (4, 5), lambda s, b: call("clt_sparse_mm", s, b)), [c, p_, v, b], wrt=[2, 3])
+        inp = rng.uniform(-1, 1, (4, 3))
+        case("sparse %s addmm" % lay,
+             lambda c, p_, v, b, x_, coo=coo: torch.sparse.addmm(x_, coo(v), b, beta=0.5, alpha=2.0),
+             then(csc, (4, 5), _addmm), [c, p_, v, b, inp], wrt=[2, 3, 4])
+        w = rng.uniform(-1, 1, 5)
+        case("sparse %s mv" % lay,
+             lambda c, p_, v, w, coo=coo: torch.sparse.mm(coo(v), w[:, None])[:, 0],
+             then(csc, (4, 5), lambda s, w: call("clt_sparse_mv", s, w)), [c, p_, v, w], wrt=[2, 3])
+        case("sparse %s to_dense" % lay, lambda c, p_, v, coo=coo: coo(v).to_dense(),
+             then(csc, (4, 5), lambda s: call("clt_sparse_to_dense", s)), [c, p_, v], wrt=[2])
+        case("sparse %s sum" % lay, lambda c, p_, v, coo=coo: torch.sparse.sum(coo(v)),
+             then(csc, (4, 5), lambda s: call("clt_sparse_sum", s)), [c, p_, v], wrt=[2])
+        case("sparse %s t to_dense" % lay, lambda c, p_, v, coo=coo: coo(v).t().to_dense(),
+             then(csc, (4, 5), sp_to(lambda s: call("clt_sparse_transpose", s, 0, 1),
+                                     "clt_sparse_to_dense")), [c, p_, v], wrt=[2])
+        v2 = rng.uniform(-1, 1, nnz)
+        case("sparse %s add to_dense" % lay,
+             lambda c, p_, v, v2, coo=coo: coo(v).to_dense() + coo(v2).to_dense(),
+             lambda c, p_, v, v2, csc=csc: _csr_add2(_mk(csc, c, p_, v, (4, 5)),
+                                                     _mk(csc, c, p_, v2, (4, 5))),
+             [c, p_, v, v2], wrt=[2, 3])
+        d = rng.uniform(-1, 1, (4, 5))
+        if not csc:
+            m1, m2 = rng.uniform(-1, 1, (4, 2)), rng.uniform(-1, 1, (2, 5))
+            ri, ci = torch.tensor(rows), torch.tensor(cols)
+            case("sparse csr sampled_addmm values",
+                 lambda c, p_, v, a, b_, ri=ri, ci=ci: 0.5 * v + 1.5 * (a @ b_)[ri, ci],
+                 then(0, (4, 5), sp_to(_sampled, "clt_sparse_values")),
+                 [c, p_, v, m1, m2], wrt=[2, 3, 4])
+            case("sparse csr sparse_mask values",
+                 lambda c, p_, v, d_, ri=ri, ci=ci: d_[ri, ci],
+                 then(0, (4, 5), sp_to(lambda s, d_: _mask(d_, s), "clt_sparse_values")),
+                 [c, p_, v, d], wrt=[3])
+        if not csc:
+            # hspmm's values: the product's rows that a has entries in
+            ur = torch.tensor(np.unique(rows))
+            case("sparse hspmm values",
+                 lambda i, v, b_, ur=ur: torch.sparse.mm(torch.sparse_coo_tensor(i, v, (4, 5)), b_)[ur],
+                 lambda i, v, b_: _hspmm_values(i, v, b_), [np.stack([rows, cols]), v, b], wrt=[1, 2])
+        case("sparse to_sparse_%s values" % lay,
+             lambda t: (t.t() if csc else t)[(t.t() if csc else t) != 0],
+             lambda t, csc=csc: _to_compressed_values(t, csc), [x], wrt=[0])
+
+
+def _hspmm_values(i, v, b):
+    s, r = P(), P()
+    if L.clt_sparse_coo_tensor(i, v, (C.c_int64 * 2)(4, 5), 2, 1, C.byref(s)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    try:
+        if L.clt_sparse_hspmm(s, b, C.byref(r)) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        try:
+            return call("clt_sparse_values", r)
+        finally:
+            L.clt_sparse_free(r)
+    finally:
+        L.clt_sparse_free(s)
+
+
+def _sampled(s, a, b):
+    out = P()
+    if L.clt_sparse_sampled_addmm(s, a, b, C.c_double(0.5), C.c_double(1.5), C.byref(out)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return out
+
+
+def _mask(d, s):
+    out = P()
+    if L.clt_tensor_sparse_mask(d, s, C.byref(out)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return out
+
+
+def _csr_add2(a, b):
+    r = P()
+    try:
+        if L.clt_sparse_add(a, b, C.byref(r)) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        try:
+            return call("clt_sparse_to_dense", r)
+        finally:
+            L.clt_sparse_free(r)
+    finally:
+        L.clt_sparse_free(a)
+        L.clt_sparse_free(b)
+
+
+def _to_compressed_values(t, csc):
+    s = P()
+    f = L.clt_tensor_to_sparse_csc if csc else L.clt_tensor_to_sparse_csr
+    if f(t, C.byref(s)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    try:
+        return call("clt_sparse_values", s)
+    finally:
+        L.clt_sparse_free(s)
+
+
 def _addmm(s, b, x):
     out = P()
     if L.clt_sparse_addmm(x, s, b, 0.5, 2.0, C.byref(out)) != 0:

@@ -1104,6 +1104,21 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_transpose, SP, clt_sparse_transpose(f->sp, 0, 5, &o->sp))                   \
     X(clt_sparse_softmax, SP, clt_sparse_softmax(f->sp, -1, &o->sp))                         \
     X(clt_sparse_log_softmax, SP, clt_sparse_log_softmax(NULL, 0, &o->sp))                   \
+    X(clt_sparse_csr_tensor, SP, clt_sparse_csr_tensor(f->f, f->f, f->f, NULL, 1, &o->sp))   \
+    X(clt_sparse_csc_tensor, SP, clt_sparse_csc_tensor(f->i32, f->i32, f->f, NULL, 1, &o->sp)) \
+    X(clt_sparse_crow_indices, T, clt_sparse_crow_indices(f->sp, &o->t))                     \
+    X(clt_sparse_col_indices, T, clt_sparse_col_indices(f->sp, &o->t))                       \
+    X(clt_sparse_ccol_indices, T, clt_sparse_ccol_indices(f->sp, &o->t))                     \
+    X(clt_sparse_row_indices, T, clt_sparse_row_indices(f->sp, &o->t))                       \
+    X(clt_tensor_to_sparse_csr, SP, clt_tensor_to_sparse_csr(f->e, &o->sp))                  \
+    X(clt_tensor_to_sparse_csc, SP, clt_tensor_to_sparse_csc(f->e, &o->sp))                  \
+    X(clt_sparse_to_sparse_csr, SP, clt_sparse_to_sparse_csr(NULL, &o->sp))                  \
+    X(clt_sparse_to_sparse_csc, SP, clt_sparse_to_sparse_csc(NULL, &o->sp))                  \
+    X(clt_sparse_to_sparse_coo, SP, clt_sparse_to_sparse_coo(NULL, &o->sp))                  \
+    X(clt_sparse_mv, T, clt_sparse_mv(f->sp, f->f, &o->t))                                   \
+    X(clt_sparse_sampled_addmm, SP, clt_sparse_sampled_addmm(f->sp, f->f, f->f, 1, 1, &o->sp)) \
+    X(clt_tensor_sparse_mask, SP, clt_tensor_sparse_mask(f->f2, f->sp, &o->sp))              \
+    X(clt_sparse_hspmm, SP, clt_sparse_hspmm(f->sp, f->e, &o->sp))                           \
     X(clt_multivariate_normal_precision_dist, DIST,                                          \
       clt_multivariate_normal_precision_dist(f->f, f->f, 1, &o->dist))                       \
     X(clt_one_hot_categorical_straight_through_dist, DIST,                                   \

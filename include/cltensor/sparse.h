@@ -2,7 +2,10 @@
  * torch.sparse_coo_tensor, with torch.sparse.mm, addmm, sum, softmax,
  * log_softmax, add, scalar products, transposes, coalescing and
  * conversions to and from dense tensors, behind one opaque handle,
- * clt_sparse.
+ * clt_sparse; the same handle holds compressed sparse row and column
+ * matrices (torch.sparse_csr_tensor, torch.sparse_csc_tensor: see
+ * "Compressed layouts" below), and torch.sparse.sampled_addmm and
+ * Tensor.sparse_mask.
  *
  * Layout.  A clt_sparse of ndim dimensions has sparse_dim sparse ones
  * (first) and dense_dim = ndim - sparse_dim dense ones (last): an int64
@@ -197,6 +200,170 @@ CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt
  * dim is dense.  New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out);
 CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out);
+
+/* ---- compressed layouts (CSR, CSC) ----------------------------------------------
+ *
+ * A CSR handle is a 2-D matrix [nrows, ncols] held as torch's
+ * crow_indices [nrows + 1] (entries crow[i] .. crow[i + 1] - 1 are row i's),
+ * col_indices [nnz] (sorted and distinct within a row) and values [nnz];
+ * a CSC handle the same by columns: ccol_indices [ncols + 1], row_indices
+ * [nnz], values [nnz].  Indices are int64 (int32 ones are copied to int64,
+ * where torch keeps int32).  Unlike torch 1.13, batch dimensions and
+ * hybrid (dense) dimensions are not supported: the indices are 1-D and the
+ * values 1-D.
+ *
+ * These ops take any layout: clt_sparse_values, clt_sparse_nnz and the
+ * other properties, clt_sparse_to_dense, clt_sparse_to, clt_sparse_mm,
+ * clt_sparse_addmm, clt_sparse_mv, clt_sparse_sum, clt_sparse_add_dense,
+ * clt_sparse_mul_scalar (the layout kept), clt_sparse_transpose (a CSR
+ * matrix's transpose is the CSC one on the same tensors, as torch's t()),
+ * clt_sparse_add (two operands of one layout; torch's CPU build without
+ * MKL refuses CSR additions) and clt_tensor_sparse_mask (COO and CSR
+ * masks).
+ * clt_sparse_indices, clt_sparse_coalesce, clt_sparse_sum_dims and the
+ * softmaxes take COO handles only (CLT_ERR_INVALID_ARGUMENT otherwise, as
+ * torch has no such kernels for CSR); clt_sparse_is_coalesced is 0 for a
+ * compressed handle (torch raises) and clt_sparse_sparse_dim 2. */
+
+/* Sparse layouts (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc). */
+typedef enum clt_layout {
+    CLT_SPARSE_COO = 0,
+    CLT_SPARSE_CSR = 1,
+    CLT_SPARSE_CSC = 2
+} clt_layout;
+
+/* s.layout (no failure; CLT_SPARSE_COO for NULL). */
+CLT_API clt_layout clt_sparse_layout(const clt_sparse *s);
+
+/* torch.sparse_csr_tensor(crow_indices, col_indices, values, size):
+ * crow_indices [nrows + 1] and col_indices [nnz] of one integer dtype,
+ * int64 or int32 (CLT_ERR_DTYPE_MISMATCH: "crow_indices and col_indices
+ * must have the same dtype, but got int64 and int32, respectively",
+ * "crow_indices and col_indices dtype must be Int or Long, but got
+ * float32"), values [nnz] of any dtype, the three on one device.  size
+ * holds {nrows, ncols}; NULL infers nrows from crow_indices and ncols as
+ * the largest column index plus one (0 without entries), as torch.
+ * Errors (CLT_ERR_SHAPE_MISMATCH): index tensors of different ndims
+ * ("crow_indices and col_indices dimensionalities must be equal but got 2
+ * and 1, respectively") or not 1-D (batches: not supported), values not
+ * 1-D (hybrid: not supported), "col_indices.shape[-1] must be equal to nnz
+ * (=3) as defined by values.shape[0], but got 2", "crow_indices.shape[-1]
+ * must be equal to the number of rows + 1 (=4), but got 3".
+ * check_invariants nonzero (or size NULL) reads the indices back (it
+ * synchronises) and checks torch's invariants in torch's order, with its
+ * messages (CLT_ERR_INVALID_ARGUMENT): "`crow_indices[..., 0] == 0` is not
+ * satisfied.", "`crow_indices[..., -1] == nnz` is not satisfied.", "`0 <=
+ * crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not
+ * satisfied.", "`0 <= col_indices < ncols` is not satisfied." and that
+ * each row's col_indices are sorted and distinct; torch always checks,
+ * zero trusts the indices (wrong ones then give unspecified values, never
+ * a read or write outside a buffer).  The handle retains values (gradients
+ * reach it) and the indices (int64 ones).  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_csr_tensor(const clt_tensor *crow_indices,
+                                         const clt_tensor *col_indices, const clt_tensor *values,
+                                         const int64_t *size, int check_invariants,
+                                         clt_sparse **out);
+
+/* torch.sparse_csc_tensor(ccol_indices, row_indices, values, size): as
+ * clt_sparse_csr_tensor with rows and columns exchanged (ccol_indices
+ * [ncols + 1], row_indices [nnz] sorted and distinct within a column; the
+ * messages name them and nrows).  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_csc_tensor(const clt_tensor *ccol_indices,
+                                         const clt_tensor *row_indices, const clt_tensor *values,
+                                         const int64_t *size, int check_invariants,
+                                         clt_sparse **out);
+
+/* s.crow_indices(), s.col_indices() of a CSR handle; s.ccol_indices(),
+ * s.row_indices() of a CSC one: int64 tensors, a new handle each on the
+ * handle's own (do not write into them).  Another layout is
+ * CLT_ERR_INVALID_ARGUMENT ("\"ccol_indices\" expected sparse column
+ * compressed tensor layout but got SparseCsr").  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_sparse_crow_indices(const clt_sparse *s, clt_tensor **out);
+CLT_API clt_status clt_sparse_col_indices(const clt_sparse *s, clt_tensor **out);
+CLT_API clt_status clt_sparse_ccol_indices(const clt_sparse *s, clt_tensor **out);
+CLT_API clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out);
+
+/* t.to_sparse_csr(), t.to_sparse_csc() of a dense 2-D t (other ndims:
+ * CLT_ERR_SHAPE_MISMATCH; torch makes 3-D ones batched): its nonzero
+ * entries in row-major (CSR) or column-major (CSC) order; the values are
+ * recorded (gradients reach t).  Synchronises.  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_tensor_to_sparse_csr(const clt_tensor *t, clt_sparse **out);
+CLT_API clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **out);
+
+/* s.to_sparse_csr(), s.to_sparse_csc(), s.to_sparse() (COO) of a handle of
+ * any layout.  A COO s must be 2-D with 2 sparse dimensions
+ * (CLT_ERR_SHAPE_MISMATCH); its duplicates are summed (recorded).  The
+ * same layout gives a new handle on s's tensors.  CSR and CSC to COO give
+ * the entries in the compressed order (column-major for CSC, as torch's),
+ * marked coalesced for CSR only (torch marks the CSC one coalesced too,
+ * though its order is not row-major); they enqueue only.  To CSR or CSC from another
+ * layout synchronises (sorting).  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_to_sparse_csr(const clt_sparse *s, clt_sparse **out);
+CLT_API clt_status clt_sparse_to_sparse_csc(const clt_sparse *s, clt_sparse **out);
+CLT_API clt_status clt_sparse_to_sparse_coo(const clt_sparse *s, clt_sparse **out);
+
+/* torch.mv(s, v): s a 2-D sparse matrix [n, m] of any layout with 2
+ * sparse dimensions, v dense [m] of s's dtype and device; the dense [n]
+ * product.  Errors: v not 1-D (CLT_ERR_SHAPE_MISMATCH, "mv: two tensor dim
+ * should be 2 and 1"), "mv: expected self.size(-1) == vec.size(-1)"
+ * (CLT_ERR_SHAPE_MISMATCH), another dtype (CLT_ERR_DTYPE_MISMATCH).
+ * torch's CPU build without MKL refuses CSR; here every layout works.
+ * Gradients reach s's values and v.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_sparse_mv(const clt_sparse *s, const clt_tensor *v, clt_tensor **out);
+
+/* torch.sparse.sampled_addmm(input, mat1, mat2, beta, alpha): a CSR handle
+ * with input's pattern (and index tensors) whose values are beta *
+ * input's values + alpha * (mat1 @ mat2) at those places; mat1 [n, k] and
+ * mat2 [k, m] dense, input [n, m] CSR (another layout:
+ * CLT_ERR_INVALID_ARGUMENT, "sampled_addmm: Expected result to have sparse
+ * csr layout, but got SparseCsc"), all three float32 or float64
+ * (CLT_ERR_DTYPE_UNSUPPORTED) of one dtype (CLT_ERR_DTYPE_MISMATCH,
+ * "sampled_addmm: Expected mat1 and self to have the same dtype, but got
+ * float64 and float32") and device.  Shape errors
+ * (CLT_ERR_SHAPE_MISMATCH): "sampled_addmm: Expected mat1 to be a matrix,
+ * got 1-D tensor", "sampled_addmm: mat1 and mat2 shapes cannot be
+ * multiplied (2x4 and 5x3)", "sampled_addmm: self.shape[-2] must match
+ * mat1.shape[-2]", "... self.shape[-1] must match mat2.shape[-1]".  As
+ * torch, beta 0 still multiplies input's values (a NaN stays NaN).  Only
+ * the nnz sampled dot products are computed.  Gradients reach input's
+ * values, mat1 and mat2.  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_tensor *mat1,
+                                            const clt_tensor *mat2, double beta, double alpha,
+                                            clt_sparse **out);
+
+/* torch.hspmm(a, b): a COO [n, m] with 2 sparse dimensions, b dense [m,
+ * p] of a's dtype (CLT_ERR_DTYPE_MISMATCH, "expected scalar type float32
+ * but found float64") and device; the product a @ b as a hybrid COO
+ * tensor [n, p] with 1 sparse dimension: one entry per distinct row of a
+ * that has entries (sorted), its values that row of the product [k, p].
+ * Not marked coalesced, as torch's.  Errors (CLT_ERR_SHAPE_MISMATCH):
+ * "hspmm: Argument #2: matrices expected, got 3D tensor", "hspmm: Argument
+ * #3: matrices expected, got 1D tensor", "hspmm: Argument #3: Expected dim
+ * 0 size 3, got 4"; a CSR or CSC a is CLT_ERR_INVALID_ARGUMENT (as torch).
+ * Without entries the result has indices [1, 0] (torch's have [2, 0]).
+ * Gradients reach a's values and b (torch has no hspmm derivative).
+ * Synchronises (the distinct rows).  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_sparse_hspmm(const clt_sparse *a, const clt_tensor *b, clt_sparse **out);
+
+/* t.sparse_mask(mask): a sparse handle of mask's layout, indices (shared)
+ * and shape, of t's dtype, whose values are t's entries at mask's places
+ * (recorded: gradients reach t).  t dense of mask's shape
+ * (CLT_ERR_SHAPE_MISMATCH, "sparse_mask: operands have incompatible
+ * sizes; self has size [2, 4] but mask has size [2, 3]") and device; a COO
+ * mask must be coalesced (CLT_ERR_INVALID_ARGUMENT, "sparse_mask: mask is
+ * uncoalesced", as torch: clt_sparse_coalesce first); a CSC mask is
+ * refused as torch 1.13 does (CLT_ERR_INVALID_ARGUMENT, "sparse_mask_sparse_csr
+ * expects mask to be sparse csr").  Enqueues only.  New
+ * handle: release with clt_sparse_free. */
+CLT_API clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask,
+                                          clt_sparse **out);
 
 #ifdef __cplusplus
 }

@@ -1,15 +1,22 @@
-/* sparse.c: sparse COO tensors (cltensor/sparse.h): a handle over an int64
- * indices tensor and a values tensor, and torch.sparse's ops composed of
- * recorded dense ops, so that gradients reach the values and dense operands. */
+/* sparse.c: sparse COO, CSR and CSC tensors (cltensor/sparse.h): a handle
+ * over an int64 indices tensor and a values tensor (and, for CSR and CSC,
+ * the compressed indices), and torch.sparse's ops composed of recorded
+ * dense ops, so that gradients reach the values and dense operands. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "autograd/autograd.h"
 
+/* A CSR or CSC handle keeps its entries' coordinates in idx as a COO one
+ * does (rows, then columns; in the compressed order), so that the ops
+ * that only read coordinates serve every layout; cmp holds the compressed
+ * indices beside them. */
 struct clt_sparse {
     clt_tensor *idx; /* int64 [sd, nnz]; the handle's own reference */
     clt_tensor *val; /* [nnz, *dense]; the handle's own reference */
+    clt_tensor *cmp; /* CSR / CSC: int64 [nrows + 1] / [ncols + 1]; NULL for COO */
+    clt_layout layout;
     int ndim, sd;
     int64_t shape[CLT_MAX_DIMS];
     bool coalesced;
@@ -44,7 +51,38 @@ void clt_sparse_free(clt_sparse *s)
         return;
     clt__tensor_unref(s->idx);
     clt__tensor_unref(s->val);
+    if (s->cmp)
+        clt__tensor_unref(s->cmp);
     free(s);
+}
+
+/* A new CSR or CSC handle over cmp, the coordinates idx [2, nnz] and val
+ * [nnz] (each retained). */
+static clt_status make_compressed(const char *fn, clt_layout layout, clt_tensor *cmp,
+                                  clt_tensor *idx, clt_tensor *val, const int64_t *shape,
+                                  clt_sparse **out)
+{
+    clt_status st = make(fn, idx, val, 2, 2, shape, layout == CLT_SPARSE_CSR, out);
+    if (st == CLT_OK && layout != CLT_SPARSE_COO) {
+        (*out)->layout = layout;
+        (*out)->cmp = clt_tensor_retain(cmp);
+    }
+    return st;
+}
+
+/* A new handle of s's layout, sizes and coalescedness over other tensors
+ * (cmp ignored for COO). */
+static clt_status remake(const char *fn, const clt_sparse *s, clt_tensor *cmp, clt_tensor *idx,
+                         clt_tensor *val, clt_sparse **out)
+{
+    if (s->layout != CLT_SPARSE_COO)
+        return make_compressed(fn, s->layout, cmp, idx, val, s->shape, out);
+    return make(fn, idx, val, s->ndim, s->sd, s->shape, s->coalesced, out);
+}
+
+static const char *layout_name(clt_layout layout)
+{
+    return layout == CLT_SPARSE_CSR ? "SparseCsr" : layout == CLT_SPARSE_CSC ? "SparseCsc" : "Sparse";
 }
 
 /* Closes the scope opened by the caller: on success *out already holds the
@@ -63,6 +101,17 @@ static clt_status need(const clt_sparse *s, const char *what, const char *fn)
 {
     if (s == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, what);
+    return CLT_OK;
+}
+
+/* Refuses compressed layouts in the ops that torch has for COO only. */
+static clt_status need_coo(const clt_sparse *s, const char *fn)
+{
+    if (s->layout != CLT_SPARSE_COO)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: expected a sparse COO tensor (layout Sparse), but got layout %s; "
+                          "convert it with clt_sparse_to_sparse_coo",
+                          fn, layout_name(s->layout));
     return CLT_OK;
 }
 
@@ -274,6 +323,8 @@ clt_status clt_sparse_indices(const clt_sparse *s, clt_tensor **out)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = need(s, "s", fn);
+    if (st == CLT_OK)
+        st = need_coo(s, fn);
     return st != CLT_OK ? st : clt__view_rec(fn, s->idx, s->idx->ndim, s->idx->shape, out);
 }
 
@@ -313,7 +364,12 @@ const int64_t *clt_sparse_shape(const clt_sparse *s)
 
 int clt_sparse_is_coalesced(const clt_sparse *s)
 {
-    return s ? s->coalesced : 0;
+    return s && s->layout == CLT_SPARSE_COO ? s->coalesced : 0;
+}
+
+clt_layout clt_sparse_layout(const clt_sparse *s)
+{
+    return s ? s->layout : CLT_SPARSE_COO;
 }
 
 clt_dtype clt_sparse_dtype(const clt_sparse *s)
@@ -358,6 +414,8 @@ clt_status clt_sparse_coalesce(const clt_sparse *s, clt_sparse **out)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = need(s, "s", fn);
+    if (st == CLT_OK)
+        st = need_coo(s, fn);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
@@ -447,10 +505,12 @@ clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_sparse **out)
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
-    clt_tensor *idx, *val;
+    clt_tensor *idx, *val, *cmp = NULL;
     CLT__TRY(clt_to(s->idx, dev, &idx));
     CLT__TRY(clt_to(s->val, dev, &val));
-    CLT__TRY(make(fn, idx, val, s->ndim, s->sd, s->shape, s->coalesced, &made));
+    if (s->cmp)
+        CLT__TRY(clt_to(s->cmp, dev, &cmp));
+    CLT__TRY(remake(fn, s, cmp, idx, val, &made));
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
@@ -563,6 +623,8 @@ clt_status clt_sparse_sum_dims(const clt_sparse *s, const int *dims, int ndims, 
     clt_status st = need(s, "s", fn);
     if (st != CLT_OK)
         return st;
+    if ((st = need_coo(s, fn)) != CLT_OK)
+        return st;
     CLT__REQUIRE_ARG(dims, fn);
     if (ndims < 1 || ndims > s->ndim)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: expected 1 to %d dims, but got %d", fn,
@@ -621,6 +683,9 @@ done:
 
 /* ---- sums of two, scalar products, transposes --------------------------------- */
 
+static clt_status to_compressed_in(const char *fn, const clt_sparse *s, clt_layout layout,
+                                   clt_sparse **out);
+
 clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse **out)
 {
     static const char fn[] = "clt_sparse_add";
@@ -647,6 +712,10 @@ clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse *
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: expected both operands of one dtype, but got %s and %s", fn,
                           clt_dtype_name(a->val->dtype), clt_dtype_name(b->val->dtype));
+    if (a->layout != b->layout)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: add: expected both operands of one layout, but got %s and %s", fn,
+                          layout_name(a->layout), layout_name(b->layout));
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL, *cat = NULL;
@@ -655,7 +724,10 @@ clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse *
     CLT__TRY(clt__cat_rec(fn, ii, 2, 1, &idx));
     CLT__TRY(clt__cat_rec(fn, vv, 2, 0, &val));
     CLT__TRY(make(fn, idx, val, a->ndim, a->sd, a->shape, false, &cat));
-    CLT__TRY(coalesce_in(fn, cat, &made));
+    if (a->layout == CLT_SPARSE_COO)
+        CLT__TRY(coalesce_in(fn, cat, &made));
+    else
+        CLT__TRY(to_compressed_in(fn, cat, a->layout, &made));
 done:
     clt_sparse_free(cat);
     return finish(clt__error_as(st, fn), out, made);
@@ -700,7 +772,7 @@ clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out
     clt_sparse *made = NULL;
     clt_tensor *val;
     CLT__TRY(clt__mul_scalar_rec(fn, s->val, v, &val));
-    CLT__TRY(make(fn, s->idx, val, s->ndim, s->sd, s->shape, s->coalesced, &made));
+    CLT__TRY(remake(fn, s, s->cmp, s->idx, val, &made));
 done:
     return finish(st, out, made);
 }
@@ -736,7 +808,13 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
     clt_tensor *p, *idx;
     CLT__TRY(clt__tensor_from_host_in(fn, s->val->dev, CLT_INT64, 1, (int64_t[]){s->sd}, perm, &p));
     CLT__TRY(clt__index_select_rec(fn, s->idx, 0, p, &idx));
-    CLT__TRY(make(fn, idx, s->val, s->ndim, s->sd, shape, a == b && s->coalesced, &made));
+    if (s->layout == CLT_SPARSE_COO)
+        CLT__TRY(make(fn, idx, s->val, s->ndim, s->sd, shape, a == b && s->coalesced, &made));
+    else if (a == b)
+        CLT__TRY(remake(fn, s, s->cmp, idx, s->val, &made));
+    else
+        CLT__TRY(make_compressed(fn, s->layout == CLT_SPARSE_CSR ? CLT_SPARSE_CSC : CLT_SPARSE_CSR,
+                                 s->cmp, idx, s->val, shape, &made));
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
@@ -820,6 +898,8 @@ static clt_status sparse_softmax(const char *fn, const clt_sparse *s, int dim, b
     clt_status st = need(s, "s", fn);
     if (st != CLT_OK)
         return st;
+    if ((st = need_coo(s, fn)) != CLT_OK)
+        return st;
     if (dim < 0 || dim >= s->ndim)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: dim must be non-negative and less than input dimensions (%d), but "
@@ -842,4 +922,524 @@ clt_status clt_sparse_softmax(const clt_sparse *s, int dim, clt_sparse **out)
 clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out)
 {
     return sparse_softmax("clt_sparse_log_softmax", s, dim, true, out);
+}
+
+/* ---- compressed layouts (CSR, CSC) ------------------------------------------------------- */
+
+/* The major index [nnz] (row for CSR) of each entry of the compressed
+ * indices cmp [n + 1], as torch's _convert_indices_from_csr_to_coo: the
+ * number of cmp[1:] entries not above the entry's position. */
+static clt_status expand_compressed(const char *fn, const clt_tensor *cmp, int64_t nnz,
+                                    clt_tensor **out)
+{
+    if (nnz == 0 || cmp->shape[0] <= 1)
+        return clt__error_in(clt__full(cmp->dev, CLT_INT64, 1, &nnz, 0.0, out), fn);
+    clt_tensor *tail, *pos;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__narrow_rec(fn, cmp, 0, 1, cmp->shape[0] - 1, &tail));
+    CLT__TRY(clt_arange(cmp->dev, CLT_INT64, 0, (double)nnz, 1, &pos));
+    CLT__TRY(clt_searchsorted(tail, pos, 1, out));
+done:
+    return clt__error_as(st, fn);
+}
+
+/* The compressed indices [n + 1] of the sorted major indices major
+ * [nnz]: for each k, the number of entries whose major index is below k. */
+static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, clt_tensor **out)
+{
+    int64_t len = n + 1;
+    if (major->shape[0] == 0)
+        return clt__error_in(clt__full(major->dev, CLT_INT64, 1, &len, 0.0, out), fn);
+    clt_tensor *pos;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt_arange(major->dev, CLT_INT64, 0, (double)len, 1, &pos));
+    CLT__TRY(clt_searchsorted(major, pos, 0, out));
+done:
+    return clt__error_as(st, fn);
+}
+
+/* idx [2, nnz] with its two rows exchanged. */
+static clt_status swap_rows(const char *fn, const clt_tensor *idx, clt_tensor **out)
+{
+    clt_tensor *p;
+    clt_status st = clt__tensor_from_host_in(fn, idx->dev, CLT_INT64, 1, (int64_t[]){2},
+                                             (int64_t[]){1, 0}, &p);
+    return st != CLT_OK ? st : clt__index_select_rec(fn, idx, 0, p, out);
+}
+
+/* s's entries (its coordinates and values; any layout) as a CSR or CSC
+ * handle, duplicates summed, inside the caller's scope. */
+static clt_status to_compressed_in(const char *fn, const clt_sparse *s, clt_layout layout,
+                                   clt_sparse **out)
+{
+    if (s->ndim != 2 || s->sd != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected a 2-D sparse tensor with 2 sparse dimensions (batch and "
+                          "dense dimensions are not supported), but got %d dimensions with %d "
+                          "sparse ones",
+                          fn, s->ndim, s->sd);
+    /* CSC sorts the transposed coordinates (column-major order) */
+    bool csc = layout == CLT_SPARSE_CSC;
+    int64_t tshape[2] = {s->shape[csc], s->shape[!csc]};
+    clt_sparse *t = NULL, *c = NULL;
+    clt_tensor *idx = s->idx, *major, *cmp;
+    clt_status st = CLT_OK;
+    if (csc)
+        CLT__TRY(swap_rows(fn, s->idx, &idx));
+    CLT__TRY(make(fn, idx, s->val, 2, 2, tshape,
+                  csc ? s->layout == CLT_SPARSE_CSC : s->coalesced, &t));
+    CLT__TRY(coalesce_in(fn, t, &c));
+    CLT__TRY(index_row(fn, c->idx, 0, &major));
+    CLT__TRY(compress(fn, major, tshape[0], &cmp));
+    idx = c->idx;
+    if (csc)
+        CLT__TRY(swap_rows(fn, c->idx, &idx));
+    CLT__TRY(make_compressed(fn, layout, cmp, idx, c->val, s->shape, out));
+done:
+    clt_sparse_free(t);
+    clt_sparse_free(c);
+    return clt__error_as(st, fn);
+}
+
+/* Checks torch's invariants of the compressed indices c [n + 1] and plain
+ * ones p [nnz] on the host (nminor: the other dimension's size). */
+static clt_status check_compressed(const char *fn, bool csc, const int64_t *c, int64_t n,
+                                   const int64_t *p, int64_t nnz, int64_t nminor)
+{
+    const char *cn = csc ? "ccol_indices" : "crow_indices", *pn = csc ? "row_indices" : "col_indices",
+               *mn = csc ? "nrows" : "ncols";
+    if (c[0] != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: `%s[..., 0] == 0` is not satisfied.", fn,
+                          cn);
+    if (c[n] != nnz)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: `%s[..., -1] == nnz` is not satisfied.",
+                          fn, cn);
+    for (int64_t i = 0; i < n; i++)
+        if (c[i + 1] < c[i] || c[i + 1] - c[i] > nminor)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: `0 <= %s[..., 1:] - %s[..., :-1] <= %s` is not satisfied.", fn,
+                              cn, cn, mn);
+    for (int64_t i = 0; i < nnz; i++)
+        if (p[i] < 0 || p[i] >= nminor)
+            return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE, "%s: `0 <= %s < %s` is not satisfied.",
+                              fn, pn, mn);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = c[i] + 1; j < c[i + 1]; j++)
+            if (p[j] <= p[j - 1])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: `%s[..., %s[..., i - 1]:%s[..., i]] for all i = 1, ..., %s "
+                                  "are sorted and distinct along the last dimension values` is "
+                                  "not satisfied.",
+                                  fn, pn, cn, cn, csc ? "ncols" : "nrows");
+    return CLT_OK;
+}
+
+/* torch.sparse_csr_tensor / sparse_csc_tensor. */
+static clt_status compressed_tensor(const char *fn, clt_layout layout,
+                                    const clt_tensor *compressed_indices,
+                                    const clt_tensor *plain_indices, const clt_tensor *values,
+                                    const int64_t *size, int check_invariants, clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(compressed_indices, fn);
+    CLT__REQUIRE_ARG(plain_indices, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    const clt_tensor *ci = compressed_indices, *pi = plain_indices;
+    bool csc = layout == CLT_SPARSE_CSC;
+    int major = csc, minor = !csc;
+    const char *cn = csc ? "ccol_indices" : "crow_indices", *pn = csc ? "row_indices" : "col_indices";
+    char b1[96];
+    if (ci->ndim != pi->ndim)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s and %s dimensionalities must be equal but got %d and %d, "
+                          "respectively",
+                          fn, cn, pn, ci->ndim, pi->ndim);
+    if (ci->ndim != 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s must be 1-D (batch dimensions are not supported), but got %s",
+                          fn, cn, clt__shape_str(b1, sizeof b1, ci->ndim, ci->shape));
+    if (ci->dtype != pi->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: %s and %s must have the same dtype, but got %s and %s, "
+                          "respectively",
+                          fn, cn, pn, clt_dtype_name(ci->dtype), clt_dtype_name(pi->dtype));
+    if (ci->dtype != CLT_INT64 && ci->dtype != CLT_INT32)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: %s and %s dtype must be Int or Long, but got %s", fn, cn, pn,
+                          clt_dtype_name(ci->dtype));
+    clt_status st = clt__same_device(ci, pi, fn);
+    if (st != CLT_OK || (st = clt__same_device(ci, values, fn)) != CLT_OK)
+        return st;
+    if (values->ndim != 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: values must be 1-D (hybrid dense dimensions are not supported), "
+                          "but got %s",
+                          fn, clt__shape_str(b1, sizeof b1, values->ndim, values->shape));
+    int64_t nnz = values->shape[0], shape[2];
+    if (pi->shape[0] != nnz)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s.shape[-1] must be equal to nnz (=%lld) as defined by "
+                          "values.shape[0], but got %lld",
+                          fn, pn, (long long)nnz, (long long)pi->shape[0]);
+    if (size != NULL) {
+        if ((st = clt__check_shape(2, size, fn)) != CLT_OK)
+            return st;
+        shape[0] = size[0];
+        shape[1] = size[1];
+    } else {
+        shape[major] = ci->shape[0] > 0 ? ci->shape[0] - 1 : 0;
+        shape[minor] = 0;
+    }
+    if (ci->shape[0] - 1 != shape[major]) /* not shape + 1: a size of INT64_MAX */
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s.shape[-1] must be equal to the number of %s + 1 (=%llu), but got "
+                          "%lld",
+                          fn, cn, csc ? "columns" : "rows", (unsigned long long)shape[major] + 1,
+                          (long long)ci->shape[0]);
+
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *cmp = (clt_tensor *)ci, *plain = (clt_tensor *)pi, *maj, *idx;
+    int64_t *host = NULL, n = shape[major];
+    if (ci->dtype != CLT_INT64) {
+        CLT__TRY(clt_to_dtype(ci, CLT_INT64, &cmp));
+        CLT__TRY(clt_to_dtype(pi, CLT_INT64, &plain));
+    }
+    if (check_invariants || size == NULL) {
+        size_t count = (size_t)(n + 1) + (size_t)nnz;
+        host = clt__malloc(count * sizeof *host);
+        if (host == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory for the indices",
+                            fn);
+            goto done;
+        }
+        CLT__TRY(clt_tensor_read(cmp, host, (size_t)(n + 1) * sizeof *host));
+        if (nnz > 0)
+            CLT__TRY(clt_tensor_read(plain, host + n + 1, (size_t)nnz * sizeof *host));
+        if (size == NULL)
+            for (int64_t i = 0; i < nnz; i++)
+                if (host[n + 1 + i] + 1 > shape[minor])
+                    shape[minor] = host[n + 1 + i] + 1;
+        CLT__TRY(check_compressed(fn, csc, host, n, host + n + 1, nnz, shape[minor]));
+    }
+    CLT__TRY(check_linear_range(2, shape, fn));
+    CLT__TRY(expand_compressed(fn, cmp, nnz, &maj));
+    const clt_tensor *rows[2] = {csc ? plain : maj, csc ? maj : plain};
+    CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &idx));
+    CLT__TRY(make_compressed(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
+done:
+    free(host);
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_csr_tensor(const clt_tensor *crow_indices, const clt_tensor *col_indices,
+                                 const clt_tensor *values, const int64_t *size,
+                                 int check_invariants, clt_sparse **out)
+{
+    return compressed_tensor("clt_sparse_csr_tensor", CLT_SPARSE_CSR, crow_indices, col_indices,
+                             values, size, check_invariants, out);
+}
+
+clt_status clt_sparse_csc_tensor(const clt_tensor *ccol_indices, const clt_tensor *row_indices,
+                                 const clt_tensor *values, const int64_t *size,
+                                 int check_invariants, clt_sparse **out)
+{
+    return compressed_tensor("clt_sparse_csc_tensor", CLT_SPARSE_CSC, ccol_indices, row_indices,
+                             values, size, check_invariants, out);
+}
+
+/* The compressed indices (plain false: the plain ones) of a handle of
+ * layout want, named name. */
+static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layout want,
+                                  const char *name, bool compressed, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    if (s->layout != want)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: \"%s\" expected sparse %s compressed tensor layout but got %s", fn,
+                          name, want == CLT_SPARSE_CSR ? "row" : "column", layout_name(s->layout));
+    if (compressed)
+        return clt__view_rec(fn, s->cmp, 1, s->cmp->shape, out);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    st = index_row(fn, s->idx, want == CLT_SPARSE_CSR ? 1 : 0, out);
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_sparse_crow_indices(const clt_sparse *s, clt_tensor **out)
+{
+    return compressed_part("clt_sparse_crow_indices", s, CLT_SPARSE_CSR, "crow_indices", true, out);
+}
+
+clt_status clt_sparse_col_indices(const clt_sparse *s, clt_tensor **out)
+{
+    return compressed_part("clt_sparse_col_indices", s, CLT_SPARSE_CSR, "col_indices", false, out);
+}
+
+clt_status clt_sparse_ccol_indices(const clt_sparse *s, clt_tensor **out)
+{
+    return compressed_part("clt_sparse_ccol_indices", s, CLT_SPARSE_CSC, "ccol_indices", true, out);
+}
+
+clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out)
+{
+    return compressed_part("clt_sparse_row_indices", s, CLT_SPARSE_CSC, "row_indices", false, out);
+}
+
+static clt_status tensor_to_compressed(const char *fn, const clt_tensor *t, clt_layout layout,
+                                       clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (t->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
+                          "supported), but got %d dimensions",
+                          fn, t->ndim);
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_sparse *coo = NULL, *made = NULL;
+    CLT__TRY(clt_tensor_to_sparse(t, 2, &coo));
+    CLT__TRY(to_compressed_in(fn, coo, layout, &made));
+done:
+    clt_sparse_free(coo);
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_tensor_to_sparse_csr(const clt_tensor *t, clt_sparse **out)
+{
+    return tensor_to_compressed("clt_tensor_to_sparse_csr", t, CLT_SPARSE_CSR, out);
+}
+
+clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **out)
+{
+    return tensor_to_compressed("clt_tensor_to_sparse_csc", t, CLT_SPARSE_CSC, out);
+}
+
+static clt_status sparse_to_layout(const char *fn, const clt_sparse *s, clt_layout layout,
+                                   clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    if (s->layout == layout)
+        st = remake(fn, s, s->cmp, s->idx, s->val, &made);
+    else if (layout == CLT_SPARSE_COO) /* the compressed order: sorted for CSR only */
+        st = make(fn, s->idx, s->val, 2, 2, s->shape, s->layout == CLT_SPARSE_CSR, &made);
+    else
+        st = to_compressed_in(fn, s, layout, &made);
+    return finish(st, out, made);
+}
+
+clt_status clt_sparse_to_sparse_csr(const clt_sparse *s, clt_sparse **out)
+{
+    return sparse_to_layout("clt_sparse_to_sparse_csr", s, CLT_SPARSE_CSR, out);
+}
+
+clt_status clt_sparse_to_sparse_csc(const clt_sparse *s, clt_sparse **out)
+{
+    return sparse_to_layout("clt_sparse_to_sparse_csc", s, CLT_SPARSE_CSC, out);
+}
+
+clt_status clt_sparse_to_sparse_coo(const clt_sparse *s, clt_sparse **out)
+{
+    return sparse_to_layout("clt_sparse_to_sparse_coo", s, CLT_SPARSE_COO, out);
+}
+
+/* ---- products on compressed and COO matrices, masks --------------------------------------- */
+
+clt_status clt_sparse_mv(const clt_sparse *s, const clt_tensor *v, clt_tensor **out)
+{
+    static const char fn[] = "clt_sparse_mv";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(s, "s", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(v, fn);
+    if (s->ndim != 2 || v->ndim != 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: mv: two tensor dim should be 2 and 1, but got %d and %d", fn,
+                          s->ndim, v->ndim);
+    if (v->shape[0] != s->shape[1])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: mv: expected self.size(-1) == vec.size(-1), but got %lld and %lld",
+                          fn, (long long)s->shape[1], (long long)v->shape[0]);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *col, *p;
+    CLT__TRY(clt__reshape_rec(fn, v, 2, (int64_t[]){v->shape[0], 1}, &col));
+    CLT__TRY(mm_in(fn, s, col, &p));
+    CLT__TRY(clt__reshape_rec(fn, p, 1, (int64_t[]){s->shape[0]}, out));
+done:
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_tensor *mat1,
+                                    const clt_tensor *mat2, double beta, double alpha,
+                                    clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_sampled_addmm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(input, "input", fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(mat1, fn);
+    CLT__REQUIRE_ARG(mat2, fn);
+    if (input->layout != CLT_SPARSE_CSR)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: sampled_addmm: Expected result to have sparse csr layout, but got "
+                          "%s",
+                          fn, layout_name(input->layout));
+    const clt_tensor *m[2] = {mat1, mat2};
+    for (int k = 0; k < 2; k++)
+        if (m[k]->ndim != 2)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: sampled_addmm: Expected mat%d to be a matrix, got %d-D tensor",
+                              fn, k + 1, m[k]->ndim);
+    if ((st = clt__same_device(mat1, input->val, fn)) != CLT_OK ||
+        (st = clt__same_device(mat2, input->val, fn)) != CLT_OK)
+        return st;
+    if (mat1->dtype != mat2->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                          "got %s and %s",
+                          fn, clt_dtype_name(mat1->dtype), clt_dtype_name(mat2->dtype));
+    if (mat1->dtype != input->val->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: sampled_addmm: Expected mat1 and self to have the same dtype, but "
+                          "got %s and %s",
+                          fn, clt_dtype_name(mat1->dtype), clt_dtype_name(input->val->dtype));
+    if ((st = clt__check_floating(input->val, "sampled_addmm: self", fn)) != CLT_OK)
+        return st;
+    if (mat1->shape[1] != mat2->shape[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sampled_addmm: mat1 and mat2 shapes cannot be multiplied (%lldx%lld "
+                          "and %lldx%lld)",
+                          fn, (long long)mat1->shape[0], (long long)mat1->shape[1],
+                          (long long)mat2->shape[0], (long long)mat2->shape[1]);
+    if (input->shape[0] != mat1->shape[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sampled_addmm: self.shape[-2] must match mat1.shape[-2]", fn);
+    if (input->shape[1] != mat2->shape[1])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sampled_addmm: self.shape[-1] must match mat2.shape[-1]", fn);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *rows, *cols, *a, *bt, *b, *p, *d, *bv, *v;
+    /* only the sampled dot products: row r of mat1 with column c of mat2 */
+    CLT__TRY(index_row(fn, input->idx, 0, &rows));
+    CLT__TRY(index_row(fn, input->idx, 1, &cols));
+    CLT__TRY(clt__index_select_rec(fn, mat1, 0, rows, &a));
+    CLT__TRY(clt__transpose_rec(fn, mat2, 0, 1, &bt));
+    CLT__TRY(clt__index_select_rec(fn, bt, 0, cols, &b));
+    CLT__TRY(clt__mul_rec(fn, a, b, &p));
+    CLT__TRY(clt__sum_dim_rec(fn, p, 1, 0, &d));
+    if (alpha != 1)
+        CLT__TRY(clt__mul_scalar_rec(fn, d, alpha, &d));
+    bv = input->val;
+    if (beta != 1)
+        CLT__TRY(clt__mul_scalar_rec(fn, input->val, beta, &bv));
+    CLT__TRY(clt__add_rec(fn, bv, d, &v));
+    CLT__TRY(remake(fn, input, input->cmp, input->idx, v, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_sparse_hspmm(const clt_sparse *a, const clt_tensor *b, clt_sparse **out)
+{
+    static const char fn[] = "clt_sparse_hspmm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = need(a, "a", fn);
+    if (st != CLT_OK || (st = need_coo(a, fn)) != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(b, fn);
+    if (a->ndim != 2 || a->sd != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #2: matrices expected, got %dD tensor", fn,
+                          a->ndim != 2 ? a->ndim : a->sd);
+    if (b->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #3: matrices expected, got %dD tensor", fn, b->ndim);
+    if ((st = clt__same_device(b, a->val, fn)) != CLT_OK)
+        return st;
+    if (b->dtype != a->val->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
+                          clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
+    if (b->shape[0] != a->shape[1])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: hspmm: Argument #3: Expected dim 0 size %lld, got %lld", fn,
+                          (long long)a->shape[1], (long long)b->shape[0]);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    clt_tensor *p, *rows, *u = NULL, *vals, *idx;
+    int64_t zero = 0;
+    CLT__TRY(mm_in(fn, a, b, &p));
+    if (a->idx->shape[1] == 0) {
+        CLT__TRY(clt__error_in(clt__full(a->val->dev, CLT_INT64, 1, &zero, 0.0, &u), fn));
+    } else {
+        CLT__TRY(index_row(fn, a->idx, 0, &rows));
+        CLT__TRY(clt_unique(rows, &u, NULL, NULL));
+    }
+    CLT__TRY(clt__index_select_rec(fn, p, 0, u, &vals));
+    CLT__TRY(clt__reshape_rec(fn, u, 2, (int64_t[]){1, u->shape[0]}, &idx));
+    CLT__TRY(make(fn, idx, vals, 2, 1, (int64_t[]){a->shape[0], b->shape[1]}, false, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask, clt_sparse **out)
+{
+    static const char fn[] = "clt_tensor_sparse_mask";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = need(mask, "mask", fn);
+    if (st != CLT_OK || (st = clt__same_device(t, mask->val, fn)) != CLT_OK)
+        return st;
+    char b1[96], b2[96];
+    if (t->ndim != mask->ndim ||
+        memcmp(t->shape, mask->shape, (size_t)mask->ndim * sizeof *mask->shape) != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sparse_mask: operands have incompatible sizes; self has size %s "
+                          "but mask has size %s",
+                          fn, clt__shape_str(b1, sizeof b1, t->ndim, t->shape),
+                          clt__shape_str(b2, sizeof b2, mask->ndim, mask->shape));
+    if (mask->layout == CLT_SPARSE_CSC)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: sparse_mask_sparse_csr expects mask to be sparse csr, not SparseCsc",
+                          fn);
+    if (mask->layout == CLT_SPARSE_COO && !mask->coalesced)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sparse_mask: mask is uncoalesced", fn);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_sparse *made = NULL;
+    int dd = dense_dim(mask);
+    int64_t fshape[CLT_MAX_DIMS];
+    fshape[0] = 1;
+    for (int k = 0; k < mask->sd; k++)
+        fshape[0] *= mask->shape[k];
+    memcpy(fshape + 1, mask->shape + mask->sd, (size_t)dd * sizeof *fshape);
+    clt_tensor *flat, *lin, *vals;
+    CLT__TRY(clt__reshape_rec(fn, t, dd + 1, fshape, &flat));
+    CLT__TRY(linear_index(fn, mask->idx, mask->sd, mask->shape, &lin));
+    CLT__TRY(clt__index_select_rec(fn, flat, 0, lin, &vals));
+    CLT__TRY(remake(fn, mask, mask->cmp, mask->idx, vals, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
 }

@@ -1,0 +1,752 @@
+/* test_sparse_csr.c: compressed sparse tensors (CSR and CSC in
+ * cltensor/sparse.h), sampled_addmm and sparse_mask against references
+ * computed here on the host (dense matrices filled from the compressed
+ * arrays, products by loops), their errors, float64 gradchecks and two
+ * devices. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gradcheck.h"
+#include "helpers.h"
+
+static clt_tensor *up_i64(clt_device *dev, int nd, const int64_t *shape, const int64_t *v)
+{
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, nd, shape, v, &t));
+    return t;
+}
+
+static clt_tensor *up_f64(clt_device *dev, int nd, const int64_t *shape, const double *v)
+{
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &t));
+    return t;
+}
+
+static int64_t *read_i64(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    int64_t *h = malloc((n ? n : 1) * sizeof *h);
+    CHECK(clt_tensor_read(t, h, n * sizeof *h));
+    return h;
+}
+
+static void assert_i64(const clt_tensor *t, const int64_t *want, int64_t n, const char *what)
+{
+    cr_assert_eq(clt_tensor_dtype(t), CLT_INT64, "%s: dtype", what);
+    cr_assert_eq(clt_tensor_numel(t), n, "%s: %lld elements", what,
+                 (long long)clt_tensor_numel(t));
+    int64_t *h = read_i64(t);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(h[i], want[i], "%s[%lld]: %lld, want %lld", what, (long long)i,
+                     (long long)h[i], (long long)want[i]);
+    free(h);
+}
+
+/* A 4 x 5 matrix: rows 0 (cols 1, 3), 1 (none), 2 (0, 2, 4), 3 (3). */
+static const int64_t A_CROW[5] = {0, 2, 2, 5, 6};
+static const int64_t A_COL[6] = {1, 3, 0, 2, 4, 3};
+static const double A_VAL[6] = {1.5, -2, 0.25, 3, -1, 4};
+
+/* The dense [n, m] matrix of compressed arrays (csc: by columns). */
+static void host_dense(int csc, int64_t n, int64_t m, const int64_t *cmp, const int64_t *plain,
+                       const double *val, double *d)
+{
+    memset(d, 0, (size_t)(n * m) * sizeof *d);
+    int64_t major = csc ? m : n;
+    for (int64_t i = 0; i < major; i++)
+        for (int64_t j = cmp[i]; j < cmp[i + 1]; j++) {
+            int64_t r = csc ? plain[j] : i, c = csc ? i : plain[j];
+            d[r * m + c] += val[j];
+        }
+}
+
+static clt_sparse *a_csr(clt_device *dev, int check)
+{
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){5}, A_CROW), *p = up_i64(dev, 1, (int64_t[]){6}, A_COL),
+               *v = up_f64(dev, 1, (int64_t[]){6}, A_VAL);
+    clt_sparse *s = NULL;
+    CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){4, 5}, check, &s));
+    clt_tensor_free(c); /* the handle keeps its own references */
+    clt_tensor_free(p);
+    clt_tensor_free(v);
+    return s;
+}
+
+static void assert_dense_of(const clt_sparse *s, const double *want, int64_t n, const char *what)
+{
+    clt_tensor *d = NULL;
+    CHECK(clt_sparse_to_dense(s, &d));
+    assert_tensor_close(d, want, n, 1e-12, 1e-12, what);
+    clt_tensor_free(d);
+}
+
+Test(sparse_csr, construct_accessors_dense)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_sparse *s = a_csr(dev, 1);
+    cr_assert_eq(clt_sparse_layout(s), CLT_SPARSE_CSR);
+    cr_assert_eq(clt_sparse_nnz(s), 6);
+    cr_assert_eq(clt_sparse_ndim(s), 2);
+    cr_assert_eq(clt_sparse_sparse_dim(s), 2);
+    cr_assert_eq(clt_sparse_dense_dim(s), 0);
+    cr_assert_eq(clt_sparse_shape(s)[0], 4);
+    cr_assert_eq(clt_sparse_shape(s)[1], 5);
+    cr_assert_eq(clt_sparse_dtype(s), CLT_FLOAT64);
+    cr_assert_eq(clt_sparse_device(s), dev);
+    cr_assert_eq(clt_sparse_is_coalesced(s), 0);
+    cr_assert_eq(clt_sparse_layout(NULL), CLT_SPARSE_COO);
+    clt_tensor *cr = NULL, *co = NULL, *v = NULL, *bad = (clt_tensor *)1;
+    CHECK(clt_sparse_crow_indices(s, &cr));
+    CHECK(clt_sparse_col_indices(s, &co));
+    CHECK(clt_sparse_values(s, &v));
+    assert_i64(cr, A_CROW, 5, "crow_indices");
+    assert_i64(co, A_COL, 6, "col_indices");
+    assert_tensor_close(v, A_VAL, 6, 0, 0, "values");
+    assert_error(clt_sparse_ccol_indices(s, &bad), CLT_ERR_INVALID_ARGUMENT,
+                 "\"ccol_indices\" expected sparse column compressed tensor layout but got "
+                 "SparseCsr");
+    cr_assert_null(bad);
+    names_only("clt_sparse_ccol_indices");
+    assert_error(clt_sparse_row_indices(s, &bad), CLT_ERR_INVALID_ARGUMENT, "row_indices");
+    assert_error(clt_sparse_indices(s, &bad), CLT_ERR_INVALID_ARGUMENT, "layout SparseCsr");
+    cr_assert_null(bad);
+    double want[20];
+    host_dense(0, 4, 5, A_CROW, A_COL, A_VAL, want);
+    assert_dense_of(s, want, 20, "csr to_dense");
+    /* COO-only ops refuse */
+    clt_sparse *r = (clt_sparse *)1;
+    assert_error(clt_sparse_coalesce(s, &r), CLT_ERR_INVALID_ARGUMENT, "SparseCsr");
+    cr_assert_null(r);
+    assert_error(clt_sparse_softmax(s, 0, &r), CLT_ERR_INVALID_ARGUMENT, "SparseCsr");
+    cr_assert_null(r);
+    clt_tensor_free(cr);
+    clt_tensor_free(co);
+    clt_tensor_free(v);
+    clt_sparse_free(s);
+}
+
+Test(sparse_csr, csc_construct_and_dense)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* 3 x 4 by columns: col 0 (rows 0, 2), col 1 (none), col 2 (1), col 3 (0, 1, 2) */
+    int64_t ccol[5] = {0, 2, 2, 3, 6}, row[6] = {0, 2, 1, 0, 1, 2};
+    double val[6] = {1, 2, 3, 4, 5, 6};
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){5}, ccol), *p = up_i64(dev, 1, (int64_t[]){6}, row),
+               *v = up_f64(dev, 1, (int64_t[]){6}, val), *cc = NULL, *rr = NULL;
+    clt_sparse *s = NULL;
+    CHECK(clt_sparse_csc_tensor(c, p, v, (int64_t[]){3, 4}, 1, &s));
+    cr_assert_eq(clt_sparse_layout(s), CLT_SPARSE_CSC);
+    double want[12];
+    host_dense(1, 3, 4, ccol, row, val, want);
+    assert_dense_of(s, want, 12, "csc to_dense");
+    CHECK(clt_sparse_ccol_indices(s, &cc));
+    CHECK(clt_sparse_row_indices(s, &rr));
+    assert_i64(cc, ccol, 5, "ccol_indices");
+    assert_i64(rr, row, 6, "row_indices");
+    clt_tensor *bad = (clt_tensor *)1;
+    assert_error(clt_sparse_crow_indices(s, &bad), CLT_ERR_INVALID_ARGUMENT,
+                 "\"crow_indices\" expected sparse row compressed tensor layout but got SparseCsc");
+    cr_assert_null(bad);
+    /* size inferred: ncols from ccol_indices, nrows from the largest row index */
+    clt_sparse *s2 = NULL;
+    CHECK(clt_sparse_csc_tensor(c, p, v, NULL, 0, &s2));
+    cr_assert_eq(clt_sparse_shape(s2)[0], 3);
+    cr_assert_eq(clt_sparse_shape(s2)[1], 4);
+    clt_sparse_free(s2);
+    /* int32 indices: copied to int64 */
+    clt_tensor *c32 = NULL, *p32 = NULL;
+    CHECK(clt_to_dtype(c, CLT_INT32, &c32));
+    CHECK(clt_to_dtype(p, CLT_INT32, &p32));
+    CHECK(clt_sparse_csc_tensor(c32, p32, v, (int64_t[]){3, 4}, 1, &s2));
+    assert_dense_of(s2, want, 12, "csc from int32 indices");
+    clt_sparse_free(s2);
+    clt_tensor *ts[] = {c, p, v, cc, rr, c32, p32};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+}
+
+Test(sparse_csr, construct_errors)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_tensor *crow = up_i64(dev, 1, (int64_t[]){3}, (int64_t[]){0, 1, 2});
+    clt_tensor *col = up_i64(dev, 1, (int64_t[]){2}, (int64_t[]){0, 1});
+    clt_tensor *v = up_f64(dev, 1, (int64_t[]){2}, (double[]){1, 2});
+    clt_tensor *v3 = up_f64(dev, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    clt_tensor *crow2d = up_i64(dev, 2, (int64_t[]){1, 3}, (int64_t[]){0, 1, 2});
+    clt_tensor *col32 = NULL;
+    CHECK(clt_to_dtype(col, CLT_INT32, &col32));
+    clt_sparse *s = (clt_sparse *)1;
+    int64_t sz[2] = {2, 3};
+    assert_error(clt_sparse_csr_tensor(crow2d, col, v, sz, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "crow_indices and col_indices dimensionalities must be equal but got 2 and 1, "
+                 "respectively");
+    cr_assert_null(s);
+    names_only("clt_sparse_csr_tensor");
+    assert_error(clt_sparse_csr_tensor(crow, col32, v, sz, 1, &s), CLT_ERR_DTYPE_MISMATCH,
+                 "crow_indices and col_indices must have the same dtype, but got int64 and "
+                 "int32, respectively");
+    assert_error(clt_sparse_csr_tensor(v, v, v, sz, 1, &s), CLT_ERR_DTYPE_MISMATCH,
+                 "dtype must be Int or Long, but got float64");
+    assert_error(clt_sparse_csr_tensor(crow, col, v3, sz, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "col_indices.shape[-1] must be equal to nnz (=3) as defined by values.shape[0], "
+                 "but got 2");
+    assert_error(clt_sparse_csr_tensor(crow, col, v, (int64_t[]){3, 3}, 1, &s),
+                 CLT_ERR_SHAPE_MISMATCH,
+                 "crow_indices.shape[-1] must be equal to the number of rows + 1 (=4), but got 3");
+    assert_error(clt_sparse_csc_tensor(crow, col, v, (int64_t[]){3, 3}, 1, &s),
+                 CLT_ERR_SHAPE_MISMATCH,
+                 "ccol_indices.shape[-1] must be equal to the number of columns + 1 (=4), but "
+                 "got 3");
+    assert_error(clt_sparse_csr_tensor(crow, col, crow2d, sz, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "hybrid");
+    assert_error(clt_sparse_csr_tensor(NULL, col, v, sz, 1, &s), CLT_ERR_NULL_ARGUMENT, NULL);
+    cr_assert_null(s);
+    /* invariants, in torch's words */
+    struct {
+        int64_t crow[3], col[2];
+        clt_status st;
+        const char *msg;
+    } bad[] = {
+        {{1, 1, 2}, {0, 1}, CLT_ERR_INVALID_ARGUMENT, "`crow_indices[..., 0] == 0` is not satisfied."},
+        {{0, 1, 3}, {0, 1}, CLT_ERR_INVALID_ARGUMENT, "`crow_indices[..., -1] == nnz` is not satisfied."},
+        {{0, 3, 2}, {0, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied."},
+        {{0, 1, 2}, {0, 5}, CLT_ERR_INDEX_OUT_OF_RANGE, "`0 <= col_indices < ncols` is not satisfied."},
+        {{0, 1, 2}, {0, -1}, CLT_ERR_INDEX_OUT_OF_RANGE, "`0 <= col_indices < ncols`"},
+        {{0, 2, 2}, {1, 0}, CLT_ERR_INVALID_ARGUMENT, "are sorted and distinct along the last"},
+        {{0, 2, 2}, {1, 1}, CLT_ERR_INVALID_ARGUMENT, "for all i = 1, ..., nrows are sorted"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        clt_tensor *c = up_i64(dev, 1, (int64_t[]){3}, bad[k].crow),
+                   *p = up_i64(dev, 1, (int64_t[]){2}, bad[k].col);
+        s = (clt_sparse *)1;
+        assert_error(clt_sparse_csr_tensor(c, p, v, sz, 1, &s), bad[k].st, bad[k].msg);
+        cr_assert_null(s);
+        /* unchecked: taken as given */
+        CHECK(clt_sparse_csr_tensor(c, p, v, sz, 0, &s));
+        clt_sparse_free(s);
+        clt_tensor_free(c);
+        clt_tensor_free(p);
+    }
+    /* the CSC wording */
+    clt_tensor *r5 = up_i64(dev, 1, (int64_t[]){2}, (int64_t[]){0, 5});
+    assert_error(clt_sparse_csc_tensor(crow, r5, v, (int64_t[]){3, 2}, 1, &s),
+                 CLT_ERR_INDEX_OUT_OF_RANGE, "`0 <= row_indices < nrows` is not satisfied.");
+    /* empty */
+    clt_tensor *z3 = up_i64(dev, 1, (int64_t[]){3}, (int64_t[]){0, 0, 0}), *e = NULL, *ev = NULL;
+    CHECK(clt_empty(dev, CLT_INT64, 1, (int64_t[]){0}, &e));
+    CHECK(clt_empty(dev, CLT_FLOAT64, 1, (int64_t[]){0}, &ev));
+    CHECK(clt_sparse_csr_tensor(z3, e, ev, NULL, 0, &s));
+    cr_assert_eq(clt_sparse_shape(s)[0], 2);
+    cr_assert_eq(clt_sparse_shape(s)[1], 0);
+    clt_sparse_free(s);
+    CHECK(clt_sparse_csr_tensor(z3, e, ev, (int64_t[]){2, 3}, 1, &s));
+    double zeros[6] = {0};
+    assert_dense_of(s, zeros, 6, "empty csr");
+    clt_sparse_free(s);
+    clt_tensor *ts[] = {crow, col, v, v3, crow2d, col32, r5, z3, e, ev};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+}
+
+Test(sparse_csr, conversions)
+{
+    clt_device *dev = get_device("cpu:0");
+    double x[12] = {0, 2, 0, 0, -1, 0, 0, 3, 4, 0, 0, 5};
+    clt_tensor *t = up_f64(dev, 2, (int64_t[]){3, 4}, x), *a = NULL, *b = NULL, *c = NULL;
+    clt_sparse *csr = NULL, *csc = NULL, *coo = NULL, *back = NULL;
+    CHECK(clt_tensor_to_sparse_csr(t, &csr));
+    CHECK(clt_sparse_crow_indices(csr, &a));
+    CHECK(clt_sparse_col_indices(csr, &b));
+    CHECK(clt_sparse_values(csr, &c));
+    assert_i64(a, (int64_t[]){0, 1, 3, 5}, 4, "crow of dense");
+    assert_i64(b, (int64_t[]){1, 0, 3, 0, 3}, 5, "col of dense");
+    /* row-major order of the nonzeros */
+    assert_tensor_close(c, (double[]){2, -1, 3, 4, 5}, 5, 0, 0, "csr values of dense");
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    CHECK(clt_tensor_to_sparse_csc(t, &csc));
+    CHECK(clt_sparse_ccol_indices(csc, &a));
+    CHECK(clt_sparse_row_indices(csc, &b));
+    CHECK(clt_sparse_values(csc, &c));
+    assert_i64(a, (int64_t[]){0, 2, 3, 3, 5}, 5, "ccol of dense");
+    assert_i64(b, (int64_t[]){1, 2, 0, 1, 2}, 5, "row of dense");
+    assert_tensor_close(c, (double[]){-1, 4, 2, 3, 5}, 5, 0, 0, "csc values of dense");
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    assert_dense_of(csr, x, 12, "csr round trip");
+    assert_dense_of(csc, x, 12, "csc round trip");
+    /* CSR -> CSC -> CSR, COO (with duplicates) -> CSR */
+    CHECK(clt_sparse_to_sparse_csc(csr, &back));
+    cr_assert_eq(clt_sparse_layout(back), CLT_SPARSE_CSC);
+    CHECK(clt_sparse_ccol_indices(back, &a));
+    assert_i64(a, (int64_t[]){0, 2, 3, 3, 5}, 5, "ccol of csr");
+    clt_tensor_free(a);
+    assert_dense_of(back, x, 12, "csr to csc");
+    clt_sparse_free(back);
+    CHECK(clt_sparse_to_sparse_csr(csc, &back));
+    CHECK(clt_sparse_col_indices(back, &b));
+    assert_i64(b, (int64_t[]){1, 0, 3, 0, 3}, 5, "col of csc to csr");
+    clt_tensor_free(b);
+    clt_sparse_free(back);
+    CHECK(clt_sparse_to_sparse_coo(csr, &coo));
+    cr_assert_eq(clt_sparse_layout(coo), CLT_SPARSE_COO);
+    cr_assert(clt_sparse_is_coalesced(coo));
+    CHECK(clt_sparse_indices(coo, &a));
+    assert_i64(a, (int64_t[]){0, 1, 1, 2, 2, 1, 0, 3, 0, 3}, 10, "coo of csr");
+    clt_tensor_free(a);
+    clt_sparse_free(coo);
+    CHECK(clt_sparse_to_sparse_coo(csc, &coo));
+    cr_assert_eq(clt_sparse_is_coalesced(coo), 0);
+    assert_dense_of(coo, x, 12, "coo of csc");
+    clt_sparse_free(coo);
+    clt_tensor *i = up_i64(dev, 2, (int64_t[]){2, 4}, (int64_t[]){2, 0, 2, 0, 1, 3, 1, 3});
+    clt_tensor *v = up_f64(dev, 1, (int64_t[]){4}, (double[]){1, 2, 3, 4});
+    CHECK(clt_sparse_coo_tensor(i, v, (int64_t[]){3, 4}, 2, 1, &coo));
+    CHECK(clt_sparse_to_sparse_csr(coo, &back));
+    CHECK(clt_sparse_crow_indices(back, &a));
+    CHECK(clt_sparse_values(back, &c));
+    assert_i64(a, (int64_t[]){0, 1, 1, 2}, 4, "crow of duplicated coo");
+    assert_tensor_close(c, (double[]){6, 4}, 2, 0, 0, "duplicates summed");
+    clt_tensor_free(a);
+    clt_tensor_free(c);
+    clt_sparse_free(back);
+    /* 3-D refused */
+    clt_tensor *t3 = up_f64(dev, 3, (int64_t[]){1, 3, 4}, x);
+    back = (clt_sparse *)1;
+    assert_error(clt_tensor_to_sparse_csr(t3, &back), CLT_ERR_SHAPE_MISMATCH, "2-D");
+    cr_assert_null(back);
+    clt_tensor *ts[] = {t, i, v, t3};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(coo);
+    clt_sparse_free(csr);
+    clt_sparse_free(csc);
+}
+
+Test(sparse_csr, products_sums_adds_transposes)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_sparse *s = a_csr(dev, 1), *t = NULL, *r = NULL, *two = NULL;
+    double a[20];
+    host_dense(0, 4, 5, A_CROW, A_COL, A_VAL, a);
+    double b[15], vec[5], inp[3] = {0.5, -1, 2};
+    for (int k = 0; k < 15; k++)
+        b[k] = (double)((k * 7) % 11) / 4.0 - 1;
+    for (int k = 0; k < 5; k++)
+        vec[k] = k - 1.5;
+    clt_tensor *bt = up_f64(dev, 2, (int64_t[]){5, 3}, b), *vt = up_f64(dev, 1, (int64_t[]){5}, vec),
+               *it = up_f64(dev, 1, (int64_t[]){3}, inp), *y = NULL;
+    double want[20], total = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) {
+            double acc = 0;
+            for (int k = 0; k < 5; k++)
+                acc += a[i * 5 + k] * b[k * 3 + j];
+            want[i * 3 + j] = acc;
+        }
+    CHECK(clt_sparse_mm(s, bt, &y));
+    assert_tensor_close(y, want, 12, 1e-12, 1e-12, "csr mm");
+    clt_tensor_free(y);
+    for (int k = 0; k < 12; k++)
+        want[k] = 0.5 * inp[k % 3] - 2 * want[k];
+    CHECK(clt_sparse_addmm(it, s, bt, 0.5, -2, &y));
+    assert_tensor_close(y, want, 12, 1e-12, 1e-12, "csr addmm");
+    clt_tensor_free(y);
+    for (int i = 0; i < 4; i++) {
+        want[i] = 0;
+        for (int k = 0; k < 5; k++)
+            want[i] += a[i * 5 + k] * vec[k];
+    }
+    CHECK(clt_sparse_mv(s, vt, &y));
+    assert_shape(y, 1, (int64_t[]){4});
+    assert_tensor_close(y, want, 4, 1e-12, 1e-12, "csr mv");
+    clt_tensor_free(y);
+    y = (clt_tensor *)1;
+    assert_error(clt_sparse_mv(s, it, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "mv: expected self.size(-1) == vec.size(-1)");
+    cr_assert_null(y);
+    assert_error(clt_sparse_mv(s, bt, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "mv: two tensor dim should be 2 and 1");
+    for (int k = 0; k < 20; k++)
+        total += a[k];
+    CHECK(clt_sparse_sum(s, &y));
+    assert_tensor_close(y, &total, 1, 1e-12, 1e-12, "csr sum");
+    clt_tensor_free(y);
+    /* t(): CSC of the transpose on the same tensors */
+    CHECK(clt_sparse_transpose(s, 0, 1, &t));
+    cr_assert_eq(clt_sparse_layout(t), CLT_SPARSE_CSC);
+    cr_assert_eq(clt_sparse_shape(t)[0], 5);
+    double at[20];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++)
+            at[j * 4 + i] = a[i * 5 + j];
+    assert_dense_of(t, at, 20, "csr transposed");
+    clt_tensor *cc = NULL;
+    CHECK(clt_sparse_ccol_indices(t, &cc));
+    assert_i64(cc, A_CROW, 5, "ccol of the transpose");
+    clt_tensor_free(cc);
+    clt_sparse *tt = NULL;
+    CHECK(clt_sparse_transpose(t, 1, 0, &tt));
+    cr_assert_eq(clt_sparse_layout(tt), CLT_SPARSE_CSR);
+    assert_dense_of(tt, a, 20, "transposed twice");
+    clt_sparse_free(tt);
+    /* CSC mm */
+    double b2[8] = {1, -1, 2, 0.5, 3, 1, -2, 0};
+    clt_tensor *b2t = up_f64(dev, 2, (int64_t[]){4, 2}, b2);
+    CHECK(clt_sparse_mm(t, b2t, &y));
+    double w2[10];
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 2; j++) {
+            w2[i * 2 + j] = 0;
+            for (int k = 0; k < 4; k++)
+                w2[i * 2 + j] += at[i * 4 + k] * b2[k * 2 + j];
+        }
+    assert_tensor_close(y, w2, 10, 1e-12, 1e-12, "csc mm");
+    clt_tensor_free(y);
+    /* scalar product, add of two CSR (one with other entries) */
+    CHECK(clt_sparse_mul_scalar(s, -3, &r));
+    cr_assert_eq(clt_sparse_layout(r), CLT_SPARSE_CSR);
+    double m3[20];
+    for (int k = 0; k < 20; k++)
+        m3[k] = -3 * a[k];
+    assert_dense_of(r, m3, 20, "csr * -3");
+    double x2[20] = {0};
+    x2[1] = 1;
+    x2[7] = 2;
+    x2[19] = -4;
+    clt_tensor *x2t = up_f64(dev, 2, (int64_t[]){4, 5}, x2);
+    CHECK(clt_tensor_to_sparse_csr(x2t, &two));
+    clt_sparse *sum = NULL;
+    CHECK(clt_sparse_add(s, two, &sum));
+    cr_assert_eq(clt_sparse_layout(sum), CLT_SPARSE_CSR);
+    for (int k = 0; k < 20; k++)
+        x2[k] += a[k];
+    assert_dense_of(sum, x2, 20, "csr + csr");
+    clt_tensor *sc = NULL;
+    CHECK(clt_sparse_crow_indices(sum, &sc));
+    assert_i64(sc, (int64_t[]){0, 2, 3, 6, 8}, 5, "crow of the sum");
+    clt_tensor_free(sc);
+    clt_sparse_free(sum);
+    sum = (clt_sparse *)1;
+    assert_error(clt_sparse_add(s, t, &sum), CLT_ERR_SHAPE_MISMATCH, NULL);
+    cr_assert_null(sum);
+    clt_sparse *coo = NULL;
+    CHECK(clt_sparse_to_sparse_coo(two, &coo));
+    assert_error(clt_sparse_add(s, coo, &sum), CLT_ERR_INVALID_ARGUMENT, "one layout");
+    cr_assert_null(sum);
+    clt_sparse_free(coo);
+    clt_tensor *ts[] = {bt, vt, it, b2t, x2t};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(two);
+    clt_sparse_free(r);
+    clt_sparse_free(t);
+    clt_sparse_free(s);
+}
+
+Test(sparse_csr, sampled_addmm_and_errors)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_sparse *s = a_csr(dev, 1), *r = NULL;
+    double m1[12], m2[15];
+    for (int k = 0; k < 12; k++)
+        m1[k] = (double)((k * 5) % 7) / 3.0 - 1;
+    for (int k = 0; k < 15; k++)
+        m2[k] = (double)((k * 3) % 8) / 2.0 - 1.5;
+    clt_tensor *t1 = up_f64(dev, 2, (int64_t[]){4, 3}, m1), *t2 = up_f64(dev, 2, (int64_t[]){3, 5}, m2),
+               *v = NULL;
+    CHECK(clt_sparse_sampled_addmm(s, t1, t2, 0.5, 2, &r));
+    cr_assert_eq(clt_sparse_layout(r), CLT_SPARSE_CSR);
+    double want[6];
+    for (int i = 0; i < 4; i++)
+        for (int64_t j = A_CROW[i]; j < A_CROW[i + 1]; j++) {
+            double acc = 0;
+            for (int k = 0; k < 3; k++)
+                acc += m1[i * 3 + k] * m2[k * 5 + A_COL[j]];
+            want[j] = 0.5 * A_VAL[j] + 2 * acc;
+        }
+    CHECK(clt_sparse_values(r, &v));
+    assert_tensor_close(v, want, 6, 1e-12, 1e-12, "sampled_addmm values");
+    clt_tensor_free(v);
+    clt_tensor *cr = NULL;
+    CHECK(clt_sparse_crow_indices(r, &cr));
+    assert_i64(cr, A_CROW, 5, "the pattern kept");
+    clt_tensor_free(cr);
+    clt_sparse_free(r);
+    r = (clt_sparse *)1;
+    assert_error(clt_sparse_sampled_addmm(s, t2, t2, 1, 1, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "sampled_addmm: mat1 and mat2 shapes cannot be multiplied (3x5 and 3x5)");
+    cr_assert_null(r);
+    names_only("clt_sparse_sampled_addmm");
+    clt_tensor *t3 = up_f64(dev, 2, (int64_t[]){3, 4}, m2);
+    assert_error(clt_sparse_sampled_addmm(s, t1, t3, 1, 1, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "self.shape[-1] must match mat2.shape[-1]");
+    clt_tensor *f1 = NULL;
+    CHECK(clt_to_dtype(t1, CLT_FLOAT32, &f1));
+    assert_error(clt_sparse_sampled_addmm(s, f1, t2, 1, 1, &r), CLT_ERR_DTYPE_MISMATCH,
+                 "Expected mat1 and mat2 to have the same dtype");
+    clt_sparse *t = NULL;
+    CHECK(clt_sparse_transpose(s, 0, 1, &t));
+    assert_error(clt_sparse_sampled_addmm(t, t1, t2, 1, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected result to have sparse csr layout, but got SparseCsc");
+    cr_assert_null(r);
+    clt_sparse_free(t);
+    clt_tensor_free(f1);
+    clt_tensor_free(t1);
+    clt_tensor_free(t2);
+    clt_tensor_free(t3);
+    clt_sparse_free(s);
+}
+
+Test(sparse_csr, sparse_mask)
+{
+    clt_device *dev = get_device("cpu:0");
+    double x[20];
+    for (int k = 0; k < 20; k++)
+        x[k] = k * 0.5 - 3;
+    clt_tensor *t = up_f64(dev, 2, (int64_t[]){4, 5}, x), *v = NULL;
+    clt_sparse *s = a_csr(dev, 1), *r = NULL;
+    CHECK(clt_tensor_sparse_mask(t, s, &r));
+    cr_assert_eq(clt_sparse_layout(r), CLT_SPARSE_CSR);
+    double want[6];
+    for (int i = 0; i < 4; i++)
+        for (int64_t j = A_CROW[i]; j < A_CROW[i + 1]; j++)
+            want[j] = x[i * 5 + A_COL[j]];
+    CHECK(clt_sparse_values(r, &v));
+    assert_tensor_close(v, want, 6, 0, 0, "mask by csr");
+    clt_tensor_free(v);
+    clt_sparse_free(r);
+    /* a COO mask with a dense dimension */
+    clt_tensor *i = up_i64(dev, 2, (int64_t[]){1, 2}, (int64_t[]){3, 1});
+    clt_tensor *mv = up_f64(dev, 2, (int64_t[]){2, 5}, x);
+    clt_sparse *m = NULL, *mc = NULL;
+    CHECK(clt_sparse_coo_tensor(i, mv, (int64_t[]){4, 5}, 2, 1, &m));
+    r = (clt_sparse *)1;
+    assert_error(clt_tensor_sparse_mask(t, m, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "sparse_mask: mask is uncoalesced");
+    cr_assert_null(r);
+    names_only("clt_tensor_sparse_mask");
+    CHECK(clt_sparse_coalesce(m, &mc));
+    CHECK(clt_tensor_sparse_mask(t, mc, &r));
+    CHECK(clt_sparse_values(r, &v));
+    double w2[10];
+    memcpy(w2, x + 5, 5 * sizeof *w2);
+    memcpy(w2 + 5, x + 15, 5 * sizeof *w2);
+    assert_tensor_close(v, w2, 10, 0, 0, "mask by coo rows");
+    clt_tensor_free(v);
+    clt_sparse_free(r);
+    clt_tensor *t2 = up_f64(dev, 2, (int64_t[]){4, 4}, x);
+    r = (clt_sparse *)1;
+    assert_error(clt_tensor_sparse_mask(t2, s, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "sparse_mask: operands have incompatible sizes; self has size [4, 4] but mask "
+                 "has size [4, 5]");
+    cr_assert_null(r);
+    clt_sparse *csc = NULL;
+    CHECK(clt_sparse_transpose(s, 0, 1, &csc));
+    clt_tensor *t54 = up_f64(dev, 2, (int64_t[]){5, 4}, x);
+    assert_error(clt_tensor_sparse_mask(t54, csc, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "expects mask to be sparse csr");
+    cr_assert_null(r);
+    clt_sparse_free(csc);
+    clt_tensor_free(t54);
+    clt_tensor *ts[] = {t, i, mv, t2};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(m);
+    clt_sparse_free(mc);
+    clt_sparse_free(s);
+}
+
+Test(sparse_csr, hspmm)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* rows 2, 0, 2 (row 1 empty) of a 3 x 3 matrix */
+    int64_t idx[6] = {2, 0, 2, 1, 1, 0};
+    double val[3] = {1, 2, 3}, b[6] = {0, 1, 2, 3, 4, 5};
+    clt_tensor *i = up_i64(dev, 2, (int64_t[]){2, 3}, idx), *v = up_f64(dev, 1, (int64_t[]){3}, val),
+               *bt = up_f64(dev, 2, (int64_t[]){3, 2}, b), *ri = NULL, *rv = NULL;
+    clt_sparse *s = NULL, *r = NULL;
+    CHECK(clt_sparse_coo_tensor(i, v, (int64_t[]){3, 3}, 2, 1, &s));
+    CHECK(clt_sparse_hspmm(s, bt, &r));
+    cr_assert_eq(clt_sparse_sparse_dim(r), 1);
+    cr_assert_eq(clt_sparse_dense_dim(r), 1);
+    cr_assert_eq(clt_sparse_shape(r)[0], 3);
+    cr_assert_eq(clt_sparse_shape(r)[1], 2);
+    CHECK(clt_sparse_indices(r, &ri));
+    CHECK(clt_sparse_values(r, &rv));
+    assert_i64(ri, (int64_t[]){0, 2}, 2, "hspmm rows");
+    /* row 0: 2 * b[1]; row 2: 1 * b[1] + 3 * b[0] */
+    double want[4] = {2 * b[2], 2 * b[3], b[2] + 3 * b[0], b[3] + 3 * b[1]};
+    assert_tensor_close(rv, want, 4, 1e-12, 1e-12, "hspmm values");
+    clt_tensor_free(ri);
+    clt_tensor_free(rv);
+    clt_sparse_free(r);
+    r = (clt_sparse *)1;
+    clt_tensor *b4 = up_f64(dev, 2, (int64_t[]){2, 3}, b);
+    assert_error(clt_sparse_hspmm(s, b4, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "hspmm: Argument #3: Expected dim 0 size 3, got 2");
+    cr_assert_null(r);
+    names_only("clt_sparse_hspmm");
+    assert_error(clt_sparse_hspmm(s, v, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "hspmm: Argument #3: matrices expected, got 1D tensor");
+    clt_sparse *csr = NULL;
+    CHECK(clt_sparse_to_sparse_csr(s, &csr));
+    assert_error(clt_sparse_hspmm(csr, bt, &r), CLT_ERR_INVALID_ARGUMENT, "SparseCsr");
+    cr_assert_null(r);
+    clt_sparse_free(csr);
+    clt_tensor *ts[] = {i, v, bt, b4};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+}
+
+/* ---- gradients -------------------------------------------------------------------- */
+
+/* in[0]: CSR values [6] of A's pattern, in[1]: dense [5, 3], in[2]: [5];
+ * mm, mv, to_dense, sum and a transpose's mm, all summed. */
+static clt_status gc_products(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *c = NULL, *p = NULL, *y = NULL, *z = NULL, *w = NULL, *tot = NULL, *d = NULL,
+               *f = NULL, *g = NULL, *h = NULL, *k = NULL, *ty = NULL, *fl = NULL;
+    clt_sparse *s = NULL, *t = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){5}, A_CROW, &c);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){6}, A_COL, &p);
+    if (st == CLT_OK)
+        st = clt_sparse_csr_tensor(c, p, in[0], (int64_t[]){4, 5}, 1, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(s, in[1], &y); /* [4, 3] */
+    if (st == CLT_OK)
+        st = clt_sparse_mv(s, in[2], &z); /* [4] */
+    if (st == CLT_OK)
+        st = clt_sparse_to_dense(s, &d); /* [4, 5] */
+    if (st == CLT_OK)
+        st = clt_sparse_sum(s, &tot);
+    if (st == CLT_OK)
+        st = clt_sparse_transpose(s, 0, 1, &t);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(t, y, &ty); /* [5, 3] */
+    if (st == CLT_OK)
+        st = clt_mul(d, d, &f);
+    if (st == CLT_OK)
+        st = clt_sum_dim(f, 1, 0, &g); /* [4] */
+    if (st == CLT_OK)
+        st = clt_add(g, z, &h);
+    if (st == CLT_OK)
+        st = clt_add(h, tot, &k);
+    if (st == CLT_OK)
+        st = clt_flatten(ty, 0, 1, &fl); /* [15] */
+    if (st == CLT_OK)
+        st = clt_sum_dim(y, 1, 0, &w);
+    clt_tensor *parts[3] = {k, w, fl};
+    if (st == CLT_OK)
+        st = clt_cat((const clt_tensor *const *)parts, 3, 0, out);
+    clt_tensor *ts[] = {c, p, y, z, w, tot, d, f, g, h, k, ty, fl};
+    for (size_t q = 0; q < sizeof ts / sizeof *ts; q++)
+        clt_tensor_free(ts[q]);
+    clt_sparse_free(s);
+    clt_sparse_free(t);
+    return st;
+}
+
+Test(sparse_csr, gradcheck_products)
+{
+    clt_device *dev = get_device("cpu:0");
+    double *v = spread_doubles(6, 4), *b = spread_doubles(15, 5), *x = spread_doubles(5, 6);
+    gc_in ins[3] = {{1, {6}, v, 1}, {2, {5, 3}, b, 1}, {1, {5}, x, 1}};
+    gradcheck(dev, gc_products, NULL, 3, ins);
+    free(v);
+    free(b);
+    free(x);
+}
+
+/* in[0]: CSR values [6], in[1]: mat1 [4, 3], in[2]: mat2 [3, 5], in[3]:
+ * dense [4, 5]: sampled_addmm's values, then sparse_mask of in[3] by the
+ * result and a CSR add, to_dense. */
+static clt_status gc_sampled(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *c = NULL, *p = NULL;
+    clt_sparse *s = NULL, *r = NULL, *m = NULL, *sum = NULL, *csr = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){5}, A_CROW, &c);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){6}, A_COL, &p);
+    if (st == CLT_OK)
+        st = clt_sparse_csr_tensor(c, p, in[0], (int64_t[]){4, 5}, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_sampled_addmm(s, in[1], in[2], 0.5, -1.5, &r);
+    if (st == CLT_OK)
+        st = clt_tensor_sparse_mask(in[3], r, &m);
+    if (st == CLT_OK)
+        st = clt_tensor_to_sparse_csr(in[3], &csr);
+    if (st == CLT_OK)
+        st = clt_sparse_add(r, m, &sum);
+    clt_sparse *sum2 = NULL;
+    if (st == CLT_OK)
+        st = clt_sparse_add(sum, csr, &sum2);
+    if (st == CLT_OK)
+        st = clt_sparse_to_dense(sum2, out);
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_sparse *ss[] = {s, r, m, sum, csr, sum2};
+    for (size_t q = 0; q < sizeof ss / sizeof *ss; q++)
+        clt_sparse_free(ss[q]);
+    return st;
+}
+
+Test(sparse_csr, gradcheck_sampled_addmm_mask_add)
+{
+    clt_device *dev = get_device("cpu:0");
+    double *v = spread_doubles(6, 7), *a = spread_doubles(12, 8), *b = spread_doubles(15, 9),
+           *d = spread_doubles(20, 10);
+    gc_in ins[4] = {{1, {6}, v, 1}, {2, {4, 3}, a, 1}, {2, {3, 5}, b, 1}, {2, {4, 5}, d, 1}};
+    gradcheck(dev, gc_sampled, NULL, 4, ins);
+    free(v);
+    free(a);
+    free(b);
+    free(d);
+}
+
+/* ---- two devices ------------------------------------------------------------------- */
+
+Test(sparse_csr, two_devices)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_device *dev2 = second_device(dev);
+    clt_sparse *s = a_csr(dev, 1), *s2 = NULL, *r = NULL;
+    CHECK(clt_sparse_to(s, dev2, &s2));
+    cr_assert_eq(clt_sparse_device(s2), dev2);
+    cr_assert_eq(clt_sparse_layout(s2), CLT_SPARSE_CSR);
+    clt_tensor *cr = NULL;
+    CHECK(clt_sparse_crow_indices(s2, &cr));
+    cr_assert_eq(clt_tensor_device(cr), dev2);
+    assert_i64(cr, A_CROW, 5, "moved crow_indices");
+    clt_tensor_free(cr);
+    double a[20];
+    host_dense(0, 4, 5, A_CROW, A_COL, A_VAL, a);
+    assert_dense_of(s2, a, 20, "moved csr");
+    assert_error(clt_sparse_add(s, s2, &r), CLT_ERR_DEVICE_MISMATCH, NULL);
+    cr_assert_null(r);
+    clt_tensor *x = up_f64(dev, 2, (int64_t[]){4, 5}, a);
+    assert_error(clt_tensor_sparse_mask(x, s2, &r), CLT_ERR_DEVICE_MISMATCH, NULL);
+    cr_assert_null(r);
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){5}, A_CROW), *p = NULL, *v = NULL;
+    CHECK(clt_tensor_from_host(dev2, CLT_INT64, 1, (int64_t[]){6}, A_COL, &p));
+    v = up_f64(dev, 1, (int64_t[]){6}, A_VAL);
+    assert_error(clt_sparse_csr_tensor(c, p, v, (int64_t[]){4, 5}, 1, &r), CLT_ERR_DEVICE_MISMATCH,
+                 NULL);
+    cr_assert_null(r);
+    clt_tensor *ts[] = {x, c, p, v};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+    clt_sparse_free(s2);
+}
