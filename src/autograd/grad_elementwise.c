@@ -841,6 +841,22 @@ static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__div_rec("clt_backward", g, S(0), &gin[0]);
 }
 
+/* reciprocal: -g * out^2 (saved out), PyTorch's formula, one kernel. */
+static clt_status bw_reciprocal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (!(n->twice && clt__creating_graph()))
+        return clt__grad_kernel("reciprocal_bw", g, S(0), &gin[0]);
+    clt_tensor *t = NULL, *u = NULL; /* -(g * out^2), recorded */
+    clt_status st = clt__mul_rec("clt_backward", S(0), S(0), &t);
+    if (st == CLT_OK)
+        st = clt__mul_rec("clt_backward", g, t, &u);
+    if (st == CLT_OK)
+        st = clt__neg_rec("clt_backward", u, &gin[0]);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
 /* One gradient kernel of cl/elementwise.cl over the saved input or output
  * (n->i[0] indexes math_kernels[]), PyTorch's formulas: asin's
  * g * rsqrt(1 - x^2) ... exp2's g * out * ln 2 (see the kernel file). */
@@ -852,16 +868,97 @@ enum {
     M_LOG2, M_LOG10, M_EXP2
 };
 
+/* The kernels' formulas as recorded ops (PyTorch's derivatives.yaml), for a
+ * pass that creates a graph: x is the saved input, or the output for
+ * erfinv and exp2. */
+static clt_status math_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *u = NULL, *v = NULL;
+    const clt_tensor *x = S(0);
+    switch (n->i[0]) {
+    case M_ASIN: /* g * rsqrt(1 - x^2), acos's negated */
+    case M_ACOS:
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__rsqrt_rec(fn, u, &t));
+        if (n->i[0] == M_ACOS) {
+            CLT__TRY(clt__mul_rec(fn, g, t, &v));
+            CLT__TRY(clt__neg_rec(fn, v, &gin[0]));
+        } else {
+            CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        }
+        break;
+    case M_ATAN: /* g / (x^2 + 1) */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__div_rec(fn, g, u, &gin[0]));
+        break;
+    case M_SINH: /* g * cosh(x) */
+        CLT__TRY(clt__cosh_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case M_COSH: /* g * sinh(x) */
+        CLT__TRY(clt__sinh_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case M_ASINH: /* g * rsqrt(x^2 + 1), acosh's rsqrt(x^2 - 1) */
+    case M_ACOSH:
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, n->i[0] == M_ASINH ? 1.0 : -1.0, &u));
+        CLT__TRY(clt__rsqrt_rec(fn, u, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case M_ATANH: /* g * (1 / (1 - x^2)) */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__rdiv_scalar_rec(fn, u, 1.0, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case M_ERF: /* +-2 / sqrt(pi) * exp(-x^2) * g */
+    case M_ERFC:
+    case M_ERFINV: /* sqrt(pi) / 2 * exp(y^2) * g */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        if (n->i[0] != M_ERFINV) {
+            CLT__TRY(clt__neg_rec(fn, t, &u));
+            clt_tensor_free(t);
+            t = u;
+            u = NULL;
+        }
+        CLT__TRY(clt__exp_rec(fn, t, &u));
+        CLT__TRY(clt__mul_scalar_rec(fn, u,
+                                     n->i[0] == M_ERF    ? 1.12837916709551257390
+                                     : n->i[0] == M_ERFC ? -1.12837916709551257390
+                                                         : 0.88622692545275801365,
+                                     &v));
+        CLT__TRY(clt__mul_rec(fn, v, g, &gin[0]));
+        break;
+    case M_LOG2: /* g / (x * ln 2), log10's g / (x * ln 10) */
+    case M_LOG10:
+        CLT__TRY(clt__mul_scalar_rec(fn, x, n->i[0] == M_LOG2 ? M_LN2 : M_LN10, &t));
+        CLT__TRY(clt__div_rec(fn, g, t, &gin[0]));
+        break;
+    case M_EXP2: /* g * out * ln 2 */
+        CLT__TRY(clt__mul_rec(fn, g, x, &t));
+        CLT__TRY(clt__mul_scalar_rec(fn, t, M_LN2, &gin[0]));
+        break;
+    default:
+        st = clt__error(CLT_ERR_INTERNAL, "%s: no recorded formula for %s", fn, n->name);
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    return st;
+}
+
 static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    if (n->twice && clt__creating_graph()) { /* exp2: g * out * ln 2, recorded */
-        clt_tensor *t = NULL;
-        clt_status st = clt__mul_rec("clt_backward", g, S(0), &t);
-        if (st == CLT_OK)
-            st = clt__mul_scalar_rec("clt_backward", t, M_LN2, &gin[0]);
-        clt_tensor_free(t);
-        return st;
-    }
+    if (n->twice && clt__creating_graph())
+        return math_twice(n, g, gin);
     return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
 }
 
@@ -893,7 +990,7 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     if (n)
         n->i[0] = kernel;
     if (bw == bw_kernel || bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero ||
-        (bw == bw_math && kernel == M_EXP2))
+        bw == bw_math || bw == bw_add_s || bw == bw_reciprocal)
         clt__twice(n);
     return st;
 }
@@ -939,11 +1036,6 @@ DEF_UNARY(sign, "SignBackward0", bw_zero, 0, 0)
 /* floor, ceil, round and trunc have zero gradients, frac passes g (as
  * bw_add_s does), reciprocal's is -g * out^2 (PyTorch's formula, one
  * kernel); the predicates and logical ops give bool: no node. */
-static clt_status bw_reciprocal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    return clt__grad_kernel("reciprocal_bw", g, S(0), &gin[0]);
-}
-
 DEF_UNARY(floor, "FloorBackward0", bw_zero, 0, 0)
 DEF_UNARY(ceil, "CeilBackward0", bw_zero, 0, 0)
 DEF_UNARY(round, "RoundBackward0", bw_zero, 0, 0)
@@ -960,7 +1052,10 @@ DEF_BINARY(logical_xor, NULL, NULL, 0, 0)
 clt_status clt_round_decimals(const clt_tensor *a, int64_t decimals, clt_tensor **out)
 {
     clt_status st = clt__round_decimals_in("clt_round_decimals", a, decimals, out);
-    return clt__record(st, out, "RoundBackward1", bw_zero, 1, &a, 0, NULL, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "RoundBackward1", bw_zero, 1, &a, 0, NULL, &n);
+    clt__twice(n);
+    return st;
 }
 DEF_UNARY(silu, "SiluBackward0", bw_kernel, 1, K_SILU)
 DEF_UNARY(logical_not, NULL, NULL, 0, 0)
@@ -1086,6 +1181,7 @@ clt_status clt__square_rec(const char *fn, const clt_tensor *a, clt_tensor **out
     st = clt__record(st, out, "PowBackward0", bw_pow_s, 1, &a, 1, &a, &n);
     if (n)
         n->s[0] = 2.0;
+    clt__twice(n); /* pow_scalar's formula, recorded */
     return st;
 }
 
