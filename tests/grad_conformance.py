@@ -130,13 +130,19 @@ def _torch_grad2(tx, wrt, ly):
     return [torch.zeros_like(x) if g is None else g for x, g in zip(xs, g2)]
 
 
+def _opts(retain, create, unused):
+    """clt_grad_opts of the struct type clt_autograd_grad_ex is declared
+    with now (sections re-declare it)."""
+    return C.byref(L.clt_autograd_grad_ex.argtypes[5]._type_(retain, create, unused))
+
+
 def _clt_grad2(cx, wrt, loss, shapes):
     """cltensor's second derivatives of loss (the handles in scope)."""
     n = len(wrt)
     ins = (P * n)(*[cx[i] for i in wrt])
     g1 = (P * n)()
     outs = (P * 1)(loss)
-    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, C.byref(GradOpts(0, 1, 1)), g1) != 0:
+    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, _opts(0, 1, 1), g1) != 0:
         raise RuntimeError(L.clt_last_error().decode())
     l2 = None
     for k, i in enumerate(wrt):
@@ -147,7 +153,7 @@ def _clt_grad2(cx, wrt, loss, shapes):
         return [None] * n
     g2 = (P * n)()
     outs = (P * 1)(l2)
-    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, C.byref(GradOpts(0, 0, 1)), g2) != 0:
+    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, _opts(0, 0, 1), g2) != 0:
         raise RuntimeError(L.clt_last_error().decode())
     return list(g2)
 

@@ -1634,3 +1634,12 @@ Test(double_backward, gaussian_nll_loss_variance)
     gc_in ins[3] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}, {2, {2, 3}, P6, 1}};
     gradgradcheck(dev, call_gnll, NULL, 3, ins);
 }
+
+Test(double_backward, maximum_minimum_remainder_fmod)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_maximum, clt_minimum, clt_remainder, clt_fmod};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        gradgradcheck(dev, call_tt_mixed, &fns[i], 2, ins);
+}

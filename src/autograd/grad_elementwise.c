@@ -140,8 +140,8 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
     clt_status st = CLT_OK;
     clt_tensor *tie = NULL, *half = NULL, *base = NULL, *lose = NULL;
     CLT__TRY(clt__eq_in("clt_backward", S(0), S(1), &tie));
-    CLT__TRY(clt__mul_scalar_in("clt_backward", g, 0.5, &half));
-    CLT__TRY(clt__where_in("clt_backward", tie, half, g, &base));
+    CLT__TRY(clt__mul_scalar_rec("clt_backward", g, 0.5, &half));
+    CLT__TRY(where_g(tie, half, g, &base));
     for (int k = 0; k < 2; k++) {
         if (!CLT__NEED(n, k))
             continue;
@@ -168,13 +168,23 @@ static clt_status bw_modulo(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1)) {
-        clt_tensor *q = NULL;
+        clt_tensor *q = NULL, *r = NULL, *t = NULL;
         st = clt__div_in("clt_backward", S(0), S(1), &q);
-        if (st == CLT_OK)
+        if (st == CLT_OK && !clt__creating_graph())
             st = clt__grad_kernel(n->i[0] ? "remainder_bw" : "fmod_bw", g, q, &gin[1]);
+        else if (st == CLT_OK) { /* recorded: the rounded quotient is a constant */
+            st = n->i[0] ? clt__floor_in("clt_backward", q, &r)
+                         : clt__trunc_in("clt_backward", q, &r);
+            if (st == CLT_OK)
+                st = clt__mul_rec("clt_backward", g, r, &t);
+            if (st == CLT_OK)
+                st = clt__neg_rec("clt_backward", t, &gin[1]);
+        }
         clt_tensor_free(q);
+        clt_tensor_free(r);
+        clt_tensor_free(t);
     }
     return st;
 }
@@ -274,7 +284,8 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     st = clt__record(st, out, name, bw, 2, in, ns, sv, &n);
     if (n)
         n->i[0] = tag;
-    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow)
+    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow ||
+        bw == bw_extremum || bw == bw_modulo)
         clt__twice(n);
     return st;
 }
