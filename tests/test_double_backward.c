@@ -1643,3 +1643,29 @@ Test(double_backward, maximum_minimum_remainder_fmod)
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         gradgradcheck(dev, call_tt_mixed, &fns[i], 2, ins);
 }
+
+/* kind 0: l1_loss (mean); 1, 2: smooth_l1_loss beta 1 (sum), 0.5 (none); 3, 4:
+ * huber_loss delta 1 (mean), 0.5 (none); 5: kl_div (batchmean) of a positive
+ * target; 6: kl_div with log_target (sum).  in[0] the input, in[1] the target. */
+static clt_status call_kink_loss(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    switch (kind) {
+    case 0: return clt_l1_loss(in[0], in[1], CLT_REDUCTION_MEAN, out);
+    case 1: return clt_smooth_l1_loss(in[0], in[1], CLT_REDUCTION_SUM, 1.0, out);
+    case 2: return clt_smooth_l1_loss(in[0], in[1], CLT_REDUCTION_NONE, 0.5, out);
+    case 3: return clt_huber_loss(in[0], in[1], CLT_REDUCTION_MEAN, 1.0, out);
+    case 4: return clt_huber_loss(in[0], in[1], CLT_REDUCTION_NONE, 0.5, out);
+    case 5: return clt_kl_div(in[0], in[1], CLT_REDUCTION_BATCHMEAN, 0, out);
+    default: return clt_kl_div(in[0], in[1], CLT_REDUCTION_SUM, 1, out);
+    }
+}
+
+Test(double_backward, l1_smooth_l1_huber_kl_div)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}};
+    gc_in pos[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, P6, 1}};
+    for (int kind = 0; kind <= 6; kind++)
+        gradgradcheck(dev, call_kink_loss, &kind, 2, kind == 5 ? pos : ins);
+}
