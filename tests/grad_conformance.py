@@ -127,7 +127,9 @@ def _torch_grad2(tx, wrt, ly):
         g2 = torch.autograd.grad(l2, xs, allow_unused=True)
     except RuntimeError as e:
         return str(e).split("\n")[0]
-    return [torch.zeros_like(x) if g is None else g for x, g in zip(xs, g2)]
+    # torch's efficient zero tensors (sgn's gradient) have no storage
+    return [torch.zeros_like(x) if g is None or g._is_zerotensor() else g
+            for x, g in zip(xs, g2)]
 
 
 def _opts(retain, create, unused):
