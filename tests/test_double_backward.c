@@ -1669,3 +1669,53 @@ Test(double_backward, l1_smooth_l1_huber_kl_div)
     for (int kind = 0; kind <= 6; kind++)
         gradgradcheck(dev, call_kink_loss, &kind, 2, kind == 5 ? pos : ins);
 }
+
+/* kind 0: diagonal of x^2 [3, 3] (offset 0), cubed; 1: diagonal offset 1 of
+ * dims (1, 0); 2, 3, 4: select_scatter, slice_scatter (step 2) and
+ * diagonal_scatter of tanh(s) into x^2, squared.  Through the diagonal the
+ * gradient was once a constant under create_graph: wrong second derivatives. */
+static clt_status call_diag(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *sq = NULL, *d = NULL, *d2 = NULL, *h = NULL, *e = NULL;
+    clt_status st = clt_mul(in[0], in[0], &sq);
+    if (st == CLT_OK && kind <= 1) {
+        st = kind == 0 ? clt_diagonal(sq, 0, 0, 1, &d) : clt_diagonal(sq, 1, 1, 0, &d);
+        if (st == CLT_OK)
+            st = clt_mul(d, d, &d2);
+        if (st == CLT_OK)
+            st = clt_mul(d2, d, out);
+    } else if (st == CLT_OK) {
+        st = clt_tanh(in[1], &h);
+        if (st == CLT_OK && kind == 2)
+            st = clt_select_scatter(sq, h, 1, -1, &e);
+        else if (st == CLT_OK && kind == 3)
+            st = clt_slice_scatter(sq, h, 1, 0, 3, 2, &e);
+        else if (st == CLT_OK)
+            st = clt_diagonal_scatter(sq, h, 0, 0, 1, &e);
+        if (st == CLT_OK)
+            st = clt_mul(e, e, out);
+    }
+    clt_tensor *tmp[] = {sq, d, d2, h, e};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        clt_tensor_free(tmp[k]);
+    return st;
+}
+
+Test(double_backward, diagonal_and_the_scatters_of_views)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X9[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3, -0.8};
+    static const double S6[] = {0.5, -0.9, 1.2, 0.4, -0.3, 0.8};
+    gc_in one[1] = {{2, {3, 3}, X9, 1}};
+    for (int kind = 0; kind <= 1; kind++)
+        gradgradcheck(dev, call_diag, &kind, 1, one);
+    gc_in sel[2] = {{2, {3, 3}, X9, 1}, {1, {3}, S6, 1}};
+    int kind = 2;
+    gradgradcheck(dev, call_diag, &kind, 2, sel);
+    kind = 4;
+    gradgradcheck(dev, call_diag, &kind, 2, sel);
+    gc_in sl[2] = {{2, {3, 3}, X9, 1}, {2, {3, 2}, S6, 1}};
+    kind = 3;
+    gradgradcheck(dev, call_diag, &kind, 2, sl);
+}
