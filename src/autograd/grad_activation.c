@@ -55,7 +55,7 @@ static bool act_twice(clt__act act)
            act == CLT__ACT_SOFTSHRINK || act == CLT__ACT_HARDSIGMOID;
 }
 
-/* elu's kernel as recorded ops: g * where(x > 0, scale,
+/* elu's kernel as recorded ops: g * where(x > 0 or NaN, scale,
  * input_scale * scale * alpha * exp(input_scale * x)), s = {alpha, scale,
  * input_scale}; hardtanh's g, zeroed where x <= min or x >= max (s[0],
  * s[1]); mish's g * (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x));
@@ -126,10 +126,26 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
         CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
         break;
     default: /* elu, selu, celu */
-        CLT__TRY(clt__mul_scalar_rec(fn, x, n->s[2], &t));
+        /* the exp branch of x where x < 0, of 0 elsewhere (NaN too): at
+         * x == 0 its constant value (torch's elu_double_backward masks with
+         * x < 0, the first derivative with x <= 0), and no exp(inf) for
+         * the masked places' zero gradients to meet */
+        CLT__TRY(clt__lt_scalar_in(fn, x, 0.0, &t));
+        CLT__TRY(clt__logical_not_in(fn, t, &w));
+        CLT__TRY(clt__zero_where(w, x, &v));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_scalar_rec(fn, v, n->s[2], &t));
         CLT__TRY(clt__exp_rec(fn, t, &u));
+        clt_tensor_free(v);
+        v = NULL;
         CLT__TRY(clt__mul_scalar_rec(fn, u, n->s[2] * n->s[1] * n->s[0], &v));
-        CLT__TRY(clt__gt_scalar_in(fn, x, 0.0, &w));
+        clt_tensor_free(w);
+        w = NULL;
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__le_scalar_in(fn, x, 0.0, &t));
+        CLT__TRY(clt__logical_not_in(fn, t, &w)); /* x > 0 or NaN: scale, as the kernel */
         clt_tensor_free(t);
         t = NULL;
         CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, n->s[1], &t));
