@@ -1719,3 +1719,86 @@ Test(double_backward, diagonal_and_the_scatters_of_views)
     kind = 3;
     gradgradcheck(dev, call_diag, &kind, 2, sl);
 }
+
+/* tanh of a product: kind 0 mm [2, 3] @ [3, 2]; 1 mv [2, 3] @ [3]; 2 dot; 3 bmm
+ * [1, 2, 3] @ [1, 3, 2]; 4 addmm (beta 0.5, alpha 1.5); 5 addmv; 6 baddbmm;
+ * 7 addbmm.  in[0] the first factor, in[1] the second, in[2] the added input. */
+static clt_status call_product(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *a = NULL, *b = NULL, *p = NULL;
+    clt_status st = CLT_OK;
+    const int64_t m23[2] = {2, 3}, m32[2] = {3, 2}, b123[3] = {1, 2, 3}, b132[3] = {1, 3, 2};
+    switch (kind) {
+    case 0: case 4:
+        st = clt_reshape(in[0], 2, m23, &a);
+        if (st == CLT_OK)
+            st = clt_reshape(in[1], 2, m32, &b);
+        if (st == CLT_OK)
+            st = kind == 0 ? clt_mm(a, b, &p) : clt_addmm(in[2], a, b, 0.5, 1.5, &p);
+        break;
+    case 1: case 5:
+        st = clt_reshape(in[0], 2, m23, &a);
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 0, 3, &b);
+        if (st == CLT_OK)
+            st = kind == 1 ? clt_mv(a, b, &p) : clt_addmv(in[2], a, b, 0.5, 1.5, &p);
+        break;
+    case 2:
+        st = clt_narrow(in[0], 0, 0, 3, &a);
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 3, 3, &b);
+        if (st == CLT_OK)
+            st = clt_dot(a, b, &p);
+        break;
+    default:
+        st = clt_reshape(in[0], 3, b123, &a);
+        if (st == CLT_OK)
+            st = clt_reshape(in[1], 3, b132, &b);
+        if (st == CLT_OK)
+            st = kind == 3   ? clt_bmm(a, b, &p)
+                 : kind == 6 ? clt_baddbmm(in[2], a, b, 0.5, 1.5, &p)
+                             : clt_addbmm(in[2], a, b, 0.5, 1.5, &p);
+    }
+    if (st == CLT_OK)
+        st = clt_tanh(p, out);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(p);
+    return st;
+}
+
+Test(double_backward, mm_mv_dot_bmm_and_the_add_products)
+{
+    clt_device *dev = get_device("cpu");
+    static const double B2[] = {0.3, -0.2};
+    gc_in ins[3] = {{1, {6}, X6, 1}, {1, {6}, U6, 1}, {1, {2}, B2, 1}};
+    for (int kind = 0; kind <= 7; kind++)
+        gradgradcheck(dev, call_product, &kind, kind < 4 ? 2 : 3, ins);
+}
+
+static clt_status poly2(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_polygamma(2, a, out);
+}
+
+static clt_status xlogy_sq(const clt_tensor *a, clt_tensor **out)
+{
+    clt_tensor *sq = NULL;
+    clt_status st = clt_mul(a, a, &sq);
+    if (st == CLT_OK)
+        st = clt_xlogy(sq, a, out);
+    clt_tensor_free(sq);
+    return st;
+}
+
+Test(double_backward, lgamma_digamma_polygamma_xlogy)
+{
+    clt_device *dev = get_device("cpu");
+    const un_fn fns[] = {clt_lgamma, clt_digamma, poly2, xlogy_sq};
+    gc_in p[1] = {{2, {2, 3}, P6, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_un, &fns[i], 1, p);
+        gradgradcheck(dev, call_un_mixed, &fns[i], 1, p);
+    }
+}

@@ -257,6 +257,8 @@ done:
 typedef clt_status (*binary_fn)(const char *, const clt_tensor *, const clt_tensor *,
                                 clt_tensor **);
 
+static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
 /* tag goes to the node's i[0] (maximum 1, minimum 0). */
 static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
                          int save, int tag, const clt_tensor *a, const clt_tensor *b,
@@ -285,7 +287,7 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     if (n)
         n->i[0] = tag;
     if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow ||
-        bw == bw_extremum || bw == bw_modulo)
+        bw == bw_extremum || bw == bw_modulo || bw == bw_xlogy)
         clt__twice(n);
     return st;
 }
@@ -1300,13 +1302,15 @@ done:
 }
 
 /* saved: a, b.  xlogy, PyTorch 1.13's formulas: xlogy(g, b) with 0 where
- * a == 0 and b <= 0, for a; g * a / b for b. */
+ * a == 0 and b <= 0, for a; g * a / b for b; recorded in a pass that
+ * creates a graph (clt__twice). */
 static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *t = NULL, *az = NULL, *bn = NULL, *mask = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__xlogy_in("clt_backward", g, S(1), &t));
+        CLT__TRY(clt__creating_graph() ? clt_xlogy(g, S(1), &t) /* recorded */
+                                       : clt__xlogy_in("clt_backward", g, S(1), &t));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &az));
         CLT__TRY(clt__le_scalar_in("clt_backward", S(1), 0.0, &bn));
         CLT__TRY(clt__logical_and_in("clt_backward", az, bn, &mask));
@@ -1315,8 +1319,8 @@ static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         t = NULL;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_in("clt_backward", g, S(0), &t));
-        CLT__TRY(clt__div_in("clt_backward", t, S(1), &gin[1]));
+        CLT__TRY(clt__mul_rec("clt_backward", g, S(0), &t));
+        CLT__TRY(clt__div_rec("clt_backward", t, S(1), &gin[1]));
     }
 done:
     clt_tensor_free(t);
