@@ -1802,3 +1802,33 @@ Test(double_backward, lgamma_digamma_polygamma_xlogy)
         gradgradcheck(dev, call_un_mixed, &fns[i], 1, p);
     }
 }
+
+/* kind 0: lerp(a, b, w); 1: lerp_scalar(a, b, 0.3); 2: addcmul(a, b, w, 0.7);
+ * 3: addcdiv(a, b, w, 0.7); each times a. */
+static clt_status call_three(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *y = NULL;
+    clt_status st = kind == 0   ? clt_lerp(in[0], in[1], in[2], &y)
+                    : kind == 1 ? clt_lerp_scalar(in[0], in[1], 0.3, &y)
+                    : kind == 2 ? clt_addcmul(in[0], in[1], in[2], 0.7, &y)
+                                : clt_addcdiv(in[0], in[1], in[2], 0.7, &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], out);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, atan2_hypot_copysign_lerp_addcmul_addcdiv)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_atan2, clt_hypot, clt_copysign};
+    gc_in two[2] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_tt, &fns[i], 2, two);
+        gradgradcheck(dev, call_tt_mixed, &fns[i], 2, two);
+    }
+    gc_in three[3] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}, {1, {3}, Y3, 1}};
+    for (int kind = 0; kind <= 3; kind++)
+        gradgradcheck(dev, call_three, &kind, kind == 1 ? 2 : 3, three);
+}

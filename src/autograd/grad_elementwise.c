@@ -258,6 +258,9 @@ typedef clt_status (*binary_fn)(const char *, const clt_tensor *, const clt_tens
                                 clt_tensor **);
 
 static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_atan2(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_hypot(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
 /* tag goes to the node's i[0] (maximum 1, minimum 0). */
 static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
@@ -287,7 +290,8 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     if (n)
         n->i[0] = tag;
     if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow ||
-        bw == bw_extremum || bw == bw_modulo || bw == bw_xlogy)
+        bw == bw_extremum || bw == bw_modulo || bw == bw_xlogy || bw == bw_atan2 ||
+        bw == bw_hypot || bw == bw_copysign)
         clt__twice(n);
     return st;
 }
@@ -1247,15 +1251,15 @@ static clt_status bw_atan2(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *a2 = NULL, *b2 = NULL, *den = NULL, *q = NULL, *t = NULL;
-    CLT__TRY(clt__mul_in("clt_backward", S(0), S(0), &a2));
-    CLT__TRY(clt__mul_in("clt_backward", S(1), S(1), &b2));
-    CLT__TRY(clt__add_in("clt_backward", a2, b2, &den));
-    CLT__TRY(clt__div_in("clt_backward", g, den, &q));
+    CLT__TRY(clt__mul_rec("clt_backward", S(0), S(0), &a2));
+    CLT__TRY(clt__mul_rec("clt_backward", S(1), S(1), &b2));
+    CLT__TRY(clt__add_rec("clt_backward", a2, b2, &den));
+    CLT__TRY(clt__div_rec("clt_backward", g, den, &q));
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__mul_in("clt_backward", q, S(1), &gin[0]));
+        CLT__TRY(clt__mul_rec("clt_backward", q, S(1), &gin[0]));
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_in("clt_backward", q, S(0), &t));
-        CLT__TRY(clt__neg_in("clt_backward", t, &gin[1]));
+        CLT__TRY(clt__mul_rec("clt_backward", q, S(0), &t));
+        CLT__TRY(clt__neg_rec("clt_backward", t, &gin[1]));
     }
 done:
     clt_tensor_free(a2);
@@ -1271,10 +1275,10 @@ static clt_status bw_hypot(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *q = NULL;
-    CLT__TRY(clt__div_in("clt_backward", g, S(2), &q));
+    CLT__TRY(clt__div_rec("clt_backward", g, S(2), &q));
     for (int k = 0; k < 2; k++)
         if (CLT__NEED(n, k))
-            CLT__TRY(clt__mul_in("clt_backward", q, S(k), &gin[k]));
+            CLT__TRY(clt__mul_rec("clt_backward", q, S(k), &gin[k]));
 done:
     clt_tensor_free(q);
     return st;
@@ -1287,10 +1291,10 @@ static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gi
     clt_status st = CLT_OK;
     clt_tensor *ratio = NULL, *mask = NULL, *r0 = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__div_in("clt_backward", S(2), S(0), &ratio));
+        CLT__TRY(clt__div_rec("clt_backward", S(2), S(0), &ratio));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
         CLT__TRY(clt__zero_where(mask, ratio, &r0));
-        CLT__TRY(clt__mul_in("clt_backward", g, r0, &gin[0]));
+        CLT__TRY(clt__mul_rec("clt_backward", g, r0, &gin[0]));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[1]));
@@ -1345,18 +1349,18 @@ static clt_status bw_lerp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     bool scalar = n->nin == 2;
     if (CLT__NEED(n, 0)) {
         if (scalar)
-            CLT__TRY(clt__mul_scalar_in("clt_backward", g, 1.0 - n->s[0], &gin[0]));
+            CLT__TRY(clt__mul_scalar_rec("clt_backward", g, 1.0 - n->s[0], &gin[0]));
         else {
-            CLT__TRY(clt__rsub_scalar_in("clt_backward", S(2), 1.0, &t));
-            CLT__TRY(clt__mul_in("clt_backward", g, t, &gin[0]));
+            CLT__TRY(clt__rsub_scalar_rec("clt_backward", S(2), 1.0, &t));
+            CLT__TRY(clt__mul_rec("clt_backward", g, t, &gin[0]));
         }
     }
     if (CLT__NEED(n, 1))
-        CLT__TRY(scalar ? clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1])
-                        : clt__mul_in("clt_backward", g, S(2), &gin[1]));
+        CLT__TRY(scalar ? clt__mul_scalar_rec("clt_backward", g, n->s[0], &gin[1])
+                        : clt__mul_rec("clt_backward", g, S(2), &gin[1]));
     if (!scalar && CLT__NEED(n, 2)) {
-        CLT__TRY(clt__sub_in("clt_backward", S(1), S(0), &d));
-        CLT__TRY(clt__mul_in("clt_backward", g, d, &gin[2]));
+        CLT__TRY(clt__sub_rec("clt_backward", S(1), S(0), &d));
+        CLT__TRY(clt__mul_rec("clt_backward", g, d, &gin[2]));
     }
 done:
     clt_tensor_free(t);
@@ -1369,7 +1373,10 @@ clt_status clt_lerp(const clt_tensor *start, const clt_tensor *end, const clt_te
 {
     clt_status st = clt__lerp_in("clt_lerp", start, end, weight, out);
     const clt_tensor *in[3] = {start, end, weight};
-    return clt__record(st, out, "LerpBackward1", bw_lerp, 3, in, 3, in, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LerpBackward1", bw_lerp, 3, in, 3, in, &n);
+    clt__twice(n); /* recorded formulas */
+    return st;
 }
 
 clt_status clt_lerp_scalar(const clt_tensor *start, const clt_tensor *end, double weight,
@@ -1381,6 +1388,7 @@ clt_status clt_lerp_scalar(const clt_tensor *start, const clt_tensor *end, doubl
     st = clt__record(st, out, "LerpBackward0", bw_lerp, 2, in, 0, NULL, &n);
     if (n)
         n->s[0] = weight;
+    clt__twice(n);
     return st;
 }
 
@@ -1393,29 +1401,29 @@ static clt_status bw_addc(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *t = NULL, *u = NULL, *sq = NULL;
     double v = n->s[0];
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__alias(g, &gin[0]));
+        CLT__TRY(clt__alias_grad(g, &gin[0]));
     if (!n->i[0]) {
         for (int k = 1; k < 3; k++) {
             if (!CLT__NEED(n, k))
                 continue;
-            CLT__TRY(clt__mul_in("clt_backward", g, S(3 - k), &t));
-            CLT__TRY(clt__mul_scalar_in("clt_backward", t, v, &gin[k]));
+            CLT__TRY(clt__mul_rec("clt_backward", g, S(3 - k), &t));
+            CLT__TRY(clt__mul_scalar_rec("clt_backward", t, v, &gin[k]));
             clt_tensor_free(t);
             t = NULL;
         }
         goto done;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_scalar_in("clt_backward", g, v, &t));
-        CLT__TRY(clt__div_in("clt_backward", t, S(2), &gin[1]));
+        CLT__TRY(clt__mul_scalar_rec("clt_backward", g, v, &t));
+        CLT__TRY(clt__div_rec("clt_backward", t, S(2), &gin[1]));
         clt_tensor_free(t);
         t = NULL;
     }
     if (CLT__NEED(n, 2)) {
-        CLT__TRY(clt__mul_scalar_in("clt_backward", g, -v, &t));
-        CLT__TRY(clt__mul_in("clt_backward", t, S(1), &u));
-        CLT__TRY(clt__mul_in("clt_backward", S(2), S(2), &sq));
-        CLT__TRY(clt__div_in("clt_backward", u, sq, &gin[2]));
+        CLT__TRY(clt__mul_scalar_rec("clt_backward", g, -v, &t));
+        CLT__TRY(clt__mul_rec("clt_backward", t, S(1), &u));
+        CLT__TRY(clt__mul_rec("clt_backward", S(2), S(2), &sq));
+        CLT__TRY(clt__div_rec("clt_backward", u, sq, &gin[2]));
     }
 done:
     clt_tensor_free(t);
@@ -1434,6 +1442,7 @@ static clt_status addc(clt_status st, const char *name, int div, const clt_tenso
         n->s[0] = value;
         n->i[0] = div;
     }
+    clt__twice(n); /* recorded formulas */
     return st;
 }
 
