@@ -173,7 +173,8 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * dim), logsumexp, max and min (all and dim), amax, amin, nansum, median,
  * nanmedian, kthvalue, mode, quantile, index_copy, index_fill, diagonal,
  * select_scatter, slice_scatter, diagonal_scatter, l1_loss,
- * smooth_l1_loss, huber_loss, kl_div and gaussian_nll_loss.  Any other node still gives
+ * smooth_l1_loss, huber_loss, kl_div, gaussian_nll_loss, softsign,
+ * tanhshrink, logsigmoid and hardswish.  Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
