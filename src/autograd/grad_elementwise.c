@@ -1084,10 +1084,17 @@ static clt_status bw_softplus(clt__node *n, const clt_tensor *g, clt_tensor **gi
     if (!clt__creating_graph())
         return clt__grad_kernel_s("softplus_bw", g, S(0), 2, n->s, &gin[0]);
     clt_status st = CLT_OK;
-    clt_tensor *z = NULL, *sg = NULL, *t = NULL, *mask = NULL;
+    clt_tensor *z = NULL, *sg = NULL, *t = NULL, *mask = NULL, *zc = NULL, *zs = NULL;
     CLT__TRY(clt__mul_scalar_rec("clt_backward", S(0), n->s[0], &z));
-    CLT__TRY(clt__sigmoid_rec("clt_backward", z, &sg));
+    /* sigmoid of z below the threshold, of z's constant value from it on:
+     * torch's softplus_double_backward masks with z < threshold */
+    CLT__TRY(clt__ge_scalar_in("clt_backward", z, n->s[1], &mask));
+    CLT__TRY(clt__alias(z, &zc));
+    CLT__TRY(where_g(mask, zc, z, &zs));
+    CLT__TRY(clt__sigmoid_rec("clt_backward", zs, &sg));
     CLT__TRY(clt__mul_rec("clt_backward", g, sg, &t));
+    clt_tensor_free(mask);
+    mask = NULL;
     CLT__TRY(clt__gt_scalar_in("clt_backward", z, n->s[1], &mask));
     CLT__TRY(where_g(mask, g, t, &gin[0]));
 done:
@@ -1095,6 +1102,8 @@ done:
     clt_tensor_free(sg);
     clt_tensor_free(t);
     clt_tensor_free(mask);
+    clt_tensor_free(zc);
+    clt_tensor_free(zs);
     return st;
 }
 
