@@ -218,14 +218,19 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *mu = NULL, *dev = NULL, *gu = NULL, *t = NULL, *ou = NULL,
                *t2 = NULL;
     int dim = (int)n->i[0];
-    if (dim < 0) {
-        clt_tensor *m = NULL;
-        CLT__TRY(clt_mean(a, &m));
-        st = unreduce(n, m, &mu);
+    if (dim < 0) { /* the mean of the flattened a, as size-1 dims */
+        clt_tensor *flat = NULL, *m = NULL;
+        int64_t numel = (int64_t)count(n);
+        st = clt__reshape_rec("clt_backward", a, 1, &numel, &flat);
+        if (st == CLT_OK)
+            st = clt__mean_dim_rec("clt_backward", flat, 0, 0, &m);
+        if (st == CLT_OK)
+            st = unreduce(n, m, &mu);
+        clt_tensor_free(flat);
         clt_tensor_free(m);
         CLT__TRY(st);
     } else {
-        CLT__TRY(clt_mean_dim(a, dim, 1, &mu));
+        CLT__TRY(clt__mean_dim_rec("clt_backward", a, dim, 1, &mu));
     }
     CLT__TRY(clt__sub_rec("clt_backward", a, mu, &dev));
     CLT__TRY(unreduce(n, g, &gu));
