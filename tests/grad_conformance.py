@@ -9,10 +9,23 @@ For each case both compute L = sum(f(inputs) * w) for fixed weights w and
 backpropagate; the gradients of every input must agree (NaN with NaN, and
 to 1e-5 relative in float64).  Prints one line per failing case and
 "N passed, M failed"; exits 0 when torch is missing.
+
+With GRAD_ORDER=2 the cases made by case() compare second derivatives
+instead (gradgradcheck's way): both take the gradients g of L with
+create_graph, then the gradients of L2 = sum(g * v) (v fixed) with respect
+to the same inputs.  A first gradient without a history counts as constant
+(second derivative zero).  Where torch refuses the double backward, the
+case passes whether cltensor refuses or computes.  The other harnesses
+(ccase, rnn_case, grad_case ...) stay first order.
+
+    GRAD_ORDER=2 /usr/bin/python3 tests/grad_conformance.py .libs/libcltensor.so
+
+GRAD_MATCH=regex keeps only the case() cases whose name it matches.
 """
 import ctypes as C
 import math
 import os
+import re
 import sys
 
 try:
@@ -80,12 +93,81 @@ def call(name, *args, after=()):
 
 
 passed = failed = 0
+ORDER = int(os.environ.get("GRAD_ORDER", "1"))
+MATCH = os.environ.get("GRAD_MATCH")
+
+
+class GradOpts(C.Structure):
+    _fields_ = [("retain_graph", C.c_int), ("create_graph", C.c_int), ("allow_unused", C.c_int)]
+
+
+proto("clt_autograd_grad_ex", [PP, C.c_size_t, PP, PP, C.c_size_t, C.POINTER(GradOpts), PP])
+proto("clt_requires_grad", [P], C.c_int)
+proto("clt_add", [P, P, PP])
+
+
+def _vfor(shape):
+    """The fixed direction v of the second-order cases."""
+    n = int(np.prod(shape))
+    return torch.linspace(-1.0, 1.3, max(n, 1), dtype=torch.float64)[:n].reshape(shape)
+
+
+def _torch_grad2(tx, wrt, ly):
+    """The second derivatives of ly, or the message of torch's refusal."""
+    xs = [tx[i] for i in wrt]
+    try:
+        g1 = torch.autograd.grad(ly, xs, create_graph=True, allow_unused=True)
+        l2 = None
+        for x, g in zip(xs, g1):
+            if g is not None and g.requires_grad:
+                t = (g * _vfor(tuple(x.shape))).sum()
+                l2 = t if l2 is None else l2 + t
+        if l2 is None:
+            return [torch.zeros_like(x) for x in xs]
+        g2 = torch.autograd.grad(l2, xs, allow_unused=True)
+    except RuntimeError as e:
+        return str(e).split("\n")[0]
+    # torch's efficient zero tensors (sgn's gradient) have no storage
+    return [torch.zeros_like(x) if g is None or g._is_zerotensor() else g
+            for x, g in zip(xs, g2)]
+
+
+def _opts(retain, create, unused):
+    """clt_grad_opts of the struct type clt_autograd_grad_ex is declared
+    with now (sections re-declare it)."""
+    return C.byref(L.clt_autograd_grad_ex.argtypes[5]._type_(retain, create, unused))
+
+
+def _clt_grad2(cx, wrt, loss, shapes):
+    """cltensor's second derivatives of loss (the handles in scope)."""
+    n = len(wrt)
+    ins = (P * n)(*[cx[i] for i in wrt])
+    g1 = (P * n)()
+    outs = (P * 1)(loss)
+    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, _opts(0, 1, 1), g1) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    l2 = None
+    for k, i in enumerate(wrt):
+        if g1[k] and L.clt_requires_grad(g1[k]):
+            t = call("clt_sum", call("clt_mul", g1[k], up(_vfor(shapes[i]).numpy())))
+            l2 = t if l2 is None else call("clt_add", l2, t)
+    if l2 is None:
+        return [None] * n
+    g2 = (P * n)()
+    outs = (P * 1)(l2)
+    if L.clt_autograd_grad_ex(outs, 1, None, ins, n, _opts(0, 0, 1), g2) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return list(g2)
 
 
 def case(name, tfn, cfn, inputs, wrt=None):
     """tfn(*torch_tensors) -> tensor; cfn(*clt_handles) -> handle."""
     global passed, failed
     wrt = range(len(inputs)) if wrt is None else wrt
+    if MATCH and not re.search(MATCH, name):
+        return
+    if ORDER == 2:
+        return case2(name, tfn, cfn, inputs, [i for i in wrt])
     tx = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt)
           if np.asarray(a).dtype.kind == "f" else torch.tensor(a)
           for i, a in enumerate(inputs)]
@@ -122,6 +204,119 @@ def case(name, tfn, cfn, inputs, wrt=None):
     except Exception as e:  # a refusal where torch computes is a failure too
         failed += 1
         print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+# The nodes whose formula does not yet run as recorded ops, so that a
+# gradient through them refuses to be differentiated ("the derivative for
+# 'X' is not implemented") where torch 1.13 differentiates it: the list of
+# double backwards still to write.  A case refused by one of them counts as
+# a known gap, not a failure; a refusal by any other node fails.
+REFUSED2 = set("""
+    AsStridedBackward0 BlockDiagBackward0 ChannelShuffleBackward0 CholeskyInverseBackward0
+    CholeskySolveBackward0 Col2ImBackward0 ConstantPadNdBackward0 CummaxBackward0
+    CumminBackward0 CumprodBackward0 DiagBackward0 DiagEmbedBackward0 EmbeddingBagBackward0
+    FrexpBackward0 GluBackward0 I0Backward0 Im2ColBackward0 IndexPutBackward0
+    LinalgCholeskyExBackward0 LinalgCrossBackward0 LinalgDetBackward0 LinalgEigBackward0
+    LinalgEighBackward0 LinalgInvExBackward0 LinalgLuBackward0 LinalgLuFactorExBackward0
+    LinalgMatrixExpBackward0 LinalgPinvBackward0 LinalgQrBackward0 LinalgSlogdetBackward0
+    LinalgSolveExBackward0 LinalgSolveTriangularBackward0 LinalgSvdBackward0
+    Logaddexp2Backward0 LogaddexpBackward0 LogcumsumexpBackward0 LogitBackward0
+    MaskedScatterBackward0 MaxUnpool2DBackward0 MulBackward1 MvlgammaBackward0
+    NanToNumBackward0 PixelShuffleBackward0 PixelUnshuffleBackward0 PreluBackward0
+    ProdBackward0 ProdBackward1 ReflectionPad1DBackward0 ReflectionPad2DBackward0
+    ReflectionPad3DBackward0 RepeatBackward0 ReplicationPad1DBackward0
+    ReplicationPad2DBackward0 ReplicationPad3DBackward0 RollBackward0 ScatterReduceBackward0
+    SincBackward0 SortBackward0 SpecialEntrBackward0 SpecialI0EBackward0 SpecialI1Backward0
+    SpecialI1EBackward0 SpecialLogNdtrBackward0 SpecialNdtriBackward0 SpecialXlog1PyBackward0
+    TraceBackward0 UpsampleBicubic2DBackward1 UpsampleBilinear2DBackward1
+    UpsampleLinear1DBackward1 UpsampleNearest1DBackward1 UpsampleNearest2DBackward1
+    UpsampleNearest3DBackward1 UpsampleNearestExact1DBackward1
+    UpsampleNearestExact2DBackward1 UpsampleTrilinear3DBackward1 torch::autograd::CopySlices
+""".split())
+
+# Second derivatives that differ from torch's at points where conventions
+# decide, each with the reason; known differences, not failures.
+DIFFERS2 = {
+    "pow zeros": "x^y at x = 0, y > 0 in y: 0 here (x^y is 0 for every y > 0); torch's "
+                 "where() meets log(0) = -inf in its masked branch and gives NaN",
+    "rpow_scalar 0": "0^x in x at x = 0: as pow zeros",
+    "float_power special pairs": "as pow zeros, at a zero base",
+    "mish": "at x = +inf: 0 here (the second derivative's limit), NaN in torch",
+    "abs(view_as_complex)": "|z| at z = 0: sgn's masked formula here, torch's "
+                            "sgn_backward gives 0",
+}
+for _r in ("mean", "sum", "none"):
+    for _w in ("", "weight "):
+        DIFFERS2["binary_cross_entropy %s%s" % (_w, _r)] = (
+            "at x = 0: the clamped denominator x (1 - x) = 1e-12 differentiated here (NaN), "
+            "torch's binary_cross_entropy_double_backward gives inf")
+known2 = {}
+
+
+def known(what):
+    global passed
+    passed += 1
+    known2[what] = known2.get(what, 0) + 1
+
+
+def summary():
+    if ORDER == 2 and known2:
+        print("known gaps and differences (counted as passed): %s" % ", ".join(
+            "%s %d" % kv for kv in sorted(known2.items())))
+    print("%d passed, %d failed" % (passed, failed))
+
+
+def case2(name, tfn, cfn, inputs, wrt):
+    """case() in the second-order mode (GRAD_ORDER=2)."""
+    global passed, failed
+    tx = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt)
+          if np.asarray(a).dtype.kind == "f" else torch.tensor(a)
+          for i, a in enumerate(inputs)]
+    ty = tfn(*tx)
+    w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+    want = _torch_grad2(tx, wrt, (ty * w).sum())
+    L.clt_scope_begin()
+    try:
+        cx = [up(np.asarray(a, dtype=np.float64)) if np.asarray(a).dtype.kind == "f"
+              else up(np.asarray(a, dtype=np.int64), I64) for a in inputs]
+        for i in wrt:
+            assert L.clt_set_requires_grad(cx[i], 1) == 0
+        cy = cfn(*cx)
+        loss = call("clt_sum", call("clt_mul", cy, up(w.detach().numpy())))
+        try:
+            got = _clt_grad2(cx, wrt, loss, [np.asarray(a).shape for a in inputs])
+        except RuntimeError as e:
+            if isinstance(want, str):
+                passed += 1  # both refuse
+                return
+            m = re.search(r"the derivative for '([^']+)' is not implemented", str(e))
+            if m and m.group(1) in REFUSED2:
+                known(m.group(1))
+                return
+            raise
+        if isinstance(want, str):
+            passed += 1  # torch refuses, cltensor computes
+            return
+        bad = []
+        for k, i in enumerate(wrt):
+            wv = want[k].detach().numpy().ravel()
+            gv = down(got[k], wv.size) if got[k] else np.zeros_like(wv)
+            same = np.isclose(gv, wv, rtol=1e-5, atol=1e-8, equal_nan=True)
+            if not same.all():
+                j = int(np.argmin(same))
+                bad.append("input %d element %d: cltensor %r, torch %r" % (i, j, gv[j], wv[j]))
+        if bad and name in DIFFERS2:
+            known("differs: " + name)
+        elif bad:
+            failed += 1
+            print("FAIL2 %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL2 %s: %s" % (name, e))
     finally:
         L.clt_scope_end()
 
@@ -1875,7 +2070,7 @@ def dist5():
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
-    print("%d passed, %d failed" % (passed, failed))
+    summary()
     sys.exit(1 if failed else 0)
 
 
@@ -5589,5 +5784,5 @@ dist3()
 grad2()
 dist5()
 
-print("%d passed, %d failed" % (passed, failed))
+summary()
 sys.exit(1 if failed else 0)

@@ -483,22 +483,24 @@ Test(double_backward, unsupported_node_gives_a_right_gradient_that_refuses)
     clt_device *dev = get_device("cpu");
     clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3), *y = NULL, *s = NULL;
     CHECK(clt_set_requires_grad(x, 1));
-    CHECK(clt_atan(x, &y));
+    CHECK(clt_cumprod(x, 0, &y));
     CHECK(clt_sum(y, &s));
     clt_tensor *g = NULL, *gg = NULL, *m = NULL;
     clt_grad_opts o = {0, 1, 0};
     CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
     double got[3];
     CHECK(clt_tensor_read(g, got, sizeof got));
+    /* the sum of x0, x0 x1 and x0 x1 x2 */
+    const double want[3] = {1 + Y3[1] + Y3[1] * Y3[2], Y3[0] + Y3[0] * Y3[2], Y3[0] * Y3[1]};
     for (int k = 0; k < 3; k++)
-        cr_assert_float_eq(got[k], 1.0 / (1.0 + Y3[k] * Y3[k]), 1e-12);
+        cr_assert_float_eq(got[k], want[k], 1e-12);
     cr_assert(clt_requires_grad(g), "the gradient must not be silently constant");
     cr_assert_str_eq(clt_grad_fn_name(g), "NotImplemented");
     CHECK(clt_mul(g, x, &gg));
     CHECK(clt_sum(gg, &m));
     clt_tensor *h = NULL;
     assert_error(clt_autograd_grad(&m, 1, NULL, &x, 1, 0, 0, &h), CLT_ERR_INVALID_ARGUMENT,
-                 "the derivative for 'AtanBackward0' is not implemented");
+                 "the derivative for 'CumprodBackward0' is not implemented");
     cr_assert_null(h);
     clt_tensor *ts[] = {x, y, s, g, gg, m};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
@@ -1470,4 +1472,367 @@ Test(double_backward, masked_activations_second_derivatives)
                 clt_tensor_free(ts[k]);
         }
     }
+}
+
+/* ---- the formulas made of recorded ops later: math ops, norms, index_copy, stats --- */
+
+static const double U6[] = {0.3, -0.45, 0.7, -0.2, 0.55, -0.65};
+static const double A6[] = {1.3, 2.1, 1.7, 3.0, 1.2, 2.6};
+
+static clt_status round2(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_round_decimals(a, 2, out);
+}
+
+Test(double_backward, math_ops_reciprocal_frac_round_and_activations)
+{
+    clt_device *dev = get_device("cpu");
+    const un_fn in_unit[] = {clt_asin,     clt_acos,       clt_atanh,      clt_erfinv,
+                             clt_atan,     clt_sinh,       clt_cosh,       clt_asinh,
+                             clt_erf,      clt_erfc,       clt_frac,       round2,
+                             clt_softsign, clt_tanhshrink, clt_logsigmoid, clt_hardswish};
+    gc_in u[1] = {{2, {2, 3}, U6, 1}};
+    for (size_t i = 0; i < sizeof in_unit / sizeof in_unit[0]; i++) {
+        if (in_unit[i] != round2) /* a zero gradient has no history, as in torch */
+            gradgradcheck(dev, call_un, &in_unit[i], 1, u);
+        gradgradcheck(dev, call_un_mixed, &in_unit[i], 1, u);
+    }
+    const un_fn positive[] = {clt_log2, clt_log10, clt_reciprocal};
+    gc_in p[1] = {{2, {2, 3}, P6, 1}};
+    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++) {
+        gradgradcheck(dev, call_un, &positive[i], 1, p);
+        gradgradcheck(dev, call_un_mixed, &positive[i], 1, p);
+    }
+    const un_fn acosh = clt_acosh;
+    gc_in a[1] = {{2, {2, 3}, A6, 1}};
+    gradgradcheck(dev, call_un, &acosh, 1, a);
+}
+
+/* The ord-norm of x [2, 3] over every element (kind 0), over dim 1 (1) or
+ * dim 0 kept (2), squared: the norms of ord 1 and inf are piecewise linear,
+ * the square gives them a second derivative. */
+static clt_status call_vnorm(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const struct {
+        double ord;
+        int kind;
+    } *c = ctx;
+    clt_tensor *r = NULL;
+    clt_status st = c->kind == 0 ? clt_vector_norm(in[0], c->ord, &r)
+                                 : clt_vector_norm_dim(in[0], c->ord, c->kind == 1 ? 1 : 0,
+                                                       c->kind == 2, &r);
+    if (st == CLT_OK)
+        st = clt_mul(r, r, out);
+    clt_tensor_free(r);
+    return st;
+}
+
+Test(double_backward, vector_norm_of_every_ord)
+{
+    clt_device *dev = get_device("cpu");
+    const double ords[] = {1, INFINITY, -INFINITY, 0.5, 1.5, 3, -1, -2.5, 2};
+    gc_in ins[1] = {{2, {2, 3}, X6, 1}};
+    for (size_t i = 0; i < sizeof ords / sizeof ords[0]; i++)
+        for (int kind = 0; kind < 3; kind++) {
+            struct {
+                double ord;
+                int kind;
+            } c = {ords[i], kind};
+            gradgradcheck(dev, call_vnorm, &c, 1, ins);
+        }
+}
+
+/* kind 0: index_copy of src^2 [2, 2] into rows {2, 0} of tanh(t) [3, 2], squared;
+ * 1: index_fill of column 0 of t^2 with 0.5, times t. */
+static clt_status call_index_copy(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *h = NULL, *s = NULL, *idx = NULL, *y = NULL;
+    int64_t iv[2] = {2, 0}, n = kind == 0 ? 2 : 1;
+    clt_status st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 1, &n,
+                                         kind == 0 ? iv : iv + 1, &idx);
+    if (st == CLT_OK && kind == 0) {
+        st = clt_tanh(in[0], &h);
+        if (st == CLT_OK)
+            st = clt_mul(in[1], in[1], &s);
+        if (st == CLT_OK)
+            st = clt_index_copy(h, 0, idx, s, &y);
+        if (st == CLT_OK)
+            st = clt_mul(y, y, out);
+    } else if (st == CLT_OK) {
+        st = clt_mul(in[0], in[0], &h);
+        if (st == CLT_OK)
+            st = clt_index_fill(h, 1, idx, 0.5, &y);
+        if (st == CLT_OK)
+            st = clt_mul(y, in[0], out);
+    }
+    clt_tensor_free(h);
+    clt_tensor_free(s);
+    clt_tensor_free(idx);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, index_copy_and_index_fill)
+{
+    clt_device *dev = get_device("cpu");
+    static const double S4[] = {0.9, -0.3, 1.4, 0.6};
+    gc_in ins[2] = {{2, {3, 2}, X6, 1}, {2, {2, 2}, S4, 1}};
+    int kind = 0;
+    gradgradcheck(dev, call_index_copy, &kind, 2, ins);
+    kind = 1;
+    gradgradcheck(dev, call_index_copy, &kind, 1, ins);
+}
+
+/* A reduction of x [2, 3] (no ties: X6), times itself or x: var and std
+ * (all, dim), logsumexp (dim, all), max of all, max along a dim, amax,
+ * nansum, median, kthvalue, quantile (linear, q 0.3). */
+static clt_status call_stat(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *r = NULL, *idx = NULL;
+    const clt_tensor *x = in[0];
+    int d1 = 1;
+    clt_status st = CLT_OK;
+    switch (kind) {
+    case 0: st = clt_var(x, 1.0, &r); break;
+    case 1: st = clt_var_dim(x, 1, 0.0, 0, &r); break;
+    case 2: st = clt_std(x, 1.0, &r); break;
+    case 3: st = clt_std_dim(x, 0, 1.0, 1, &r); break;
+    case 4: st = clt_logsumexp(x, 1, 0, &r); break;
+    case 5: st = clt_logsumexp_all(x, &r); break;
+    case 6: st = clt_max(x, &r); break;
+    case 7: st = clt_max_dim(x, 1, 0, &r, &idx); break;
+    case 8: st = clt_amax(x, &d1, 1, 1, &r); break;
+    case 9: st = clt_nansum(x, &r); break;
+    case 10: st = clt_median(x, &r); break;
+    case 11: st = clt_kthvalue(x, 2, 1, 0, &r, &idx); break;
+    default: st = clt_quantile(x, NULL, 0.3, &d1, 0, CLT_QUANTILE_LINEAR, &r); break;
+    }
+    if (st == CLT_OK) /* r * r: the linear ones get a second derivative */
+        st = clt_mul(r, r, out);
+    clt_tensor_free(r);
+    clt_tensor_free(idx);
+    return st;
+}
+
+Test(double_backward, var_std_logsumexp_max_median_quantile)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[1] = {{2, {2, 3}, X6, 1}};
+    for (int kind = 0; kind <= 12; kind++)
+        gradgradcheck(dev, call_stat, &kind, 1, ins);
+}
+
+/* gaussian_nll_loss's clamped variance passes gradients of any order as
+ * the identity where it is above eps. */
+static clt_status call_gnll(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    return clt_gaussian_nll_loss(in[0], in[1], in[2], 0, 1e-6, CLT_REDUCTION_MEAN, out);
+}
+
+Test(double_backward, gaussian_nll_loss_variance)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[3] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}, {2, {2, 3}, P6, 1}};
+    gradgradcheck(dev, call_gnll, NULL, 3, ins);
+}
+
+Test(double_backward, maximum_minimum_remainder_fmod)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_maximum, clt_minimum, clt_remainder, clt_fmod};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        gradgradcheck(dev, call_tt_mixed, &fns[i], 2, ins);
+}
+
+/* kind 0: l1_loss (mean); 1, 2: smooth_l1_loss beta 1 (sum), 0.5 (none); 3, 4:
+ * huber_loss delta 1 (mean), 0.5 (none); 5: kl_div (batchmean) of a positive
+ * target; 6: kl_div with log_target (sum).  in[0] the input, in[1] the target. */
+static clt_status call_kink_loss(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    switch (kind) {
+    case 0: return clt_l1_loss(in[0], in[1], CLT_REDUCTION_MEAN, out);
+    case 1: return clt_smooth_l1_loss(in[0], in[1], CLT_REDUCTION_SUM, 1.0, out);
+    case 2: return clt_smooth_l1_loss(in[0], in[1], CLT_REDUCTION_NONE, 0.5, out);
+    case 3: return clt_huber_loss(in[0], in[1], CLT_REDUCTION_MEAN, 1.0, out);
+    case 4: return clt_huber_loss(in[0], in[1], CLT_REDUCTION_NONE, 0.5, out);
+    case 5: return clt_kl_div(in[0], in[1], CLT_REDUCTION_BATCHMEAN, 0, out);
+    default: return clt_kl_div(in[0], in[1], CLT_REDUCTION_SUM, 1, out);
+    }
+}
+
+Test(double_backward, l1_smooth_l1_huber_kl_div)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}};
+    gc_in pos[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, P6, 1}};
+    for (int kind = 0; kind <= 6; kind++)
+        gradgradcheck(dev, call_kink_loss, &kind, 2, kind == 5 ? pos : ins);
+}
+
+/* kind 0: diagonal of x^2 [3, 3] (offset 0), cubed; 1: diagonal offset 1 of
+ * dims (1, 0); 2, 3, 4: select_scatter, slice_scatter (step 2) and
+ * diagonal_scatter of tanh(s) into x^2, squared.  Through the diagonal the
+ * gradient was once a constant under create_graph: wrong second derivatives. */
+static clt_status call_diag(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *sq = NULL, *d = NULL, *d2 = NULL, *h = NULL, *e = NULL;
+    clt_status st = clt_mul(in[0], in[0], &sq);
+    if (st == CLT_OK && kind <= 1) {
+        st = kind == 0 ? clt_diagonal(sq, 0, 0, 1, &d) : clt_diagonal(sq, 1, 1, 0, &d);
+        if (st == CLT_OK)
+            st = clt_mul(d, d, &d2);
+        if (st == CLT_OK)
+            st = clt_mul(d2, d, out);
+    } else if (st == CLT_OK) {
+        st = clt_tanh(in[1], &h);
+        if (st == CLT_OK && kind == 2)
+            st = clt_select_scatter(sq, h, 1, -1, &e);
+        else if (st == CLT_OK && kind == 3)
+            st = clt_slice_scatter(sq, h, 1, 0, 3, 2, &e);
+        else if (st == CLT_OK)
+            st = clt_diagonal_scatter(sq, h, 0, 0, 1, &e);
+        if (st == CLT_OK)
+            st = clt_mul(e, e, out);
+    }
+    clt_tensor *tmp[] = {sq, d, d2, h, e};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        clt_tensor_free(tmp[k]);
+    return st;
+}
+
+Test(double_backward, diagonal_and_the_scatters_of_views)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X9[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3, -0.8};
+    static const double S6[] = {0.5, -0.9, 1.2, 0.4, -0.3, 0.8};
+    gc_in one[1] = {{2, {3, 3}, X9, 1}};
+    for (int kind = 0; kind <= 1; kind++)
+        gradgradcheck(dev, call_diag, &kind, 1, one);
+    gc_in sel[2] = {{2, {3, 3}, X9, 1}, {1, {3}, S6, 1}};
+    int kind = 2;
+    gradgradcheck(dev, call_diag, &kind, 2, sel);
+    kind = 4;
+    gradgradcheck(dev, call_diag, &kind, 2, sel);
+    gc_in sl[2] = {{2, {3, 3}, X9, 1}, {2, {3, 2}, S6, 1}};
+    kind = 3;
+    gradgradcheck(dev, call_diag, &kind, 2, sl);
+}
+
+/* tanh of a product: kind 0 mm [2, 3] @ [3, 2]; 1 mv [2, 3] @ [3]; 2 dot; 3 bmm
+ * [1, 2, 3] @ [1, 3, 2]; 4 addmm (beta 0.5, alpha 1.5); 5 addmv; 6 baddbmm;
+ * 7 addbmm.  in[0] the first factor, in[1] the second, in[2] the added input. */
+static clt_status call_product(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *a = NULL, *b = NULL, *p = NULL;
+    clt_status st = CLT_OK;
+    const int64_t m23[2] = {2, 3}, m32[2] = {3, 2}, b123[3] = {1, 2, 3}, b132[3] = {1, 3, 2};
+    switch (kind) {
+    case 0: case 4:
+        st = clt_reshape(in[0], 2, m23, &a);
+        if (st == CLT_OK)
+            st = clt_reshape(in[1], 2, m32, &b);
+        if (st == CLT_OK)
+            st = kind == 0 ? clt_mm(a, b, &p) : clt_addmm(in[2], a, b, 0.5, 1.5, &p);
+        break;
+    case 1: case 5:
+        st = clt_reshape(in[0], 2, m23, &a);
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 0, 3, &b);
+        if (st == CLT_OK)
+            st = kind == 1 ? clt_mv(a, b, &p) : clt_addmv(in[2], a, b, 0.5, 1.5, &p);
+        break;
+    case 2:
+        st = clt_narrow(in[0], 0, 0, 3, &a);
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 3, 3, &b);
+        if (st == CLT_OK)
+            st = clt_dot(a, b, &p);
+        break;
+    default:
+        st = clt_reshape(in[0], 3, b123, &a);
+        if (st == CLT_OK)
+            st = clt_reshape(in[1], 3, b132, &b);
+        if (st == CLT_OK)
+            st = kind == 3   ? clt_bmm(a, b, &p)
+                 : kind == 6 ? clt_baddbmm(in[2], a, b, 0.5, 1.5, &p)
+                             : clt_addbmm(in[2], a, b, 0.5, 1.5, &p);
+    }
+    if (st == CLT_OK)
+        st = clt_tanh(p, out);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(p);
+    return st;
+}
+
+Test(double_backward, mm_mv_dot_bmm_and_the_add_products)
+{
+    clt_device *dev = get_device("cpu");
+    static const double B2[] = {0.3, -0.2};
+    gc_in ins[3] = {{1, {6}, X6, 1}, {1, {6}, U6, 1}, {1, {2}, B2, 1}};
+    for (int kind = 0; kind <= 7; kind++)
+        gradgradcheck(dev, call_product, &kind, kind < 4 ? 2 : 3, ins);
+}
+
+static clt_status poly2(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_polygamma(2, a, out);
+}
+
+static clt_status xlogy_sq(const clt_tensor *a, clt_tensor **out)
+{
+    clt_tensor *sq = NULL;
+    clt_status st = clt_mul(a, a, &sq);
+    if (st == CLT_OK)
+        st = clt_xlogy(sq, a, out);
+    clt_tensor_free(sq);
+    return st;
+}
+
+Test(double_backward, lgamma_digamma_polygamma_xlogy)
+{
+    clt_device *dev = get_device("cpu");
+    const un_fn fns[] = {clt_lgamma, clt_digamma, poly2, xlogy_sq};
+    gc_in p[1] = {{2, {2, 3}, P6, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_un, &fns[i], 1, p);
+        gradgradcheck(dev, call_un_mixed, &fns[i], 1, p);
+    }
+}
+
+/* kind 0: lerp(a, b, w); 1: lerp_scalar(a, b, 0.3); 2: addcmul(a, b, w, 0.7);
+ * 3: addcdiv(a, b, w, 0.7); each times a. */
+static clt_status call_three(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *y = NULL;
+    clt_status st = kind == 0   ? clt_lerp(in[0], in[1], in[2], &y)
+                    : kind == 1 ? clt_lerp_scalar(in[0], in[1], 0.3, &y)
+                    : kind == 2 ? clt_addcmul(in[0], in[1], in[2], 0.7, &y)
+                                : clt_addcdiv(in[0], in[1], in[2], 0.7, &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], out);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, atan2_hypot_copysign_lerp_addcmul_addcdiv)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_atan2, clt_hypot, clt_copysign};
+    gc_in two[2] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_tt, &fns[i], 2, two);
+        gradgradcheck(dev, call_tt_mixed, &fns[i], 2, two);
+    }
+    gc_in three[3] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, U6, 1}, {1, {3}, Y3, 1}};
+    for (int kind = 0; kind <= 3; kind++)
+        gradgradcheck(dev, call_three, &kind, kind == 1 ? 2 : 3, three);
 }

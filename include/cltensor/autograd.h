@@ -164,7 +164,17 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * binary_cross_entropy_with_logits (with a pos_weight), input
  * and target both, softmax, log_softmax, cross_entropy and nll_loss (x
  * [N, C], class indices, with a class weight or without, no label
- * smoothing) and vector_norm (ord 2, no eps).  Any other node still gives
+ * smoothing), vector_norm of every ord (and normalize, cosine_similarity,
+ * pairwise_distance made of it), asin, acos, atan, sinh, cosh, asinh,
+ * acosh, atanh, erf, erfc, erfinv, log2, log10, reciprocal, frac,
+ * round_decimals, square, lgamma, digamma, polygamma, maximum, minimum,
+ * remainder, fmod, xlogy, atan2, hypot, copysign, lerp, addcmul, addcdiv,
+ * mm, mv, dot, bmm, addmm, addmv, baddbmm, addbmm, var and std (all and
+ * dim), logsumexp, max and min (all and dim), amax, amin, nansum, median,
+ * nanmedian, kthvalue, mode, quantile, index_copy, index_fill, diagonal,
+ * select_scatter, slice_scatter, diagonal_scatter, l1_loss,
+ * smooth_l1_loss, huber_loss, kl_div, gaussian_nll_loss, softsign,
+ * tanhshrink, logsigmoid and hardswish.  Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant

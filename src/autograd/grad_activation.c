@@ -52,10 +52,12 @@ static bool act_twice(clt__act act)
     return act == CLT__ACT_ELU || act == CLT__ACT_SELU || act == CLT__ACT_CELU ||
            act == CLT__ACT_HARDTANH || act == CLT__ACT_RELU6 || act == CLT__ACT_MISH ||
            act == CLT__ACT_THRESHOLD || act == CLT__ACT_HARDSHRINK ||
-           act == CLT__ACT_SOFTSHRINK || act == CLT__ACT_HARDSIGMOID;
+           act == CLT__ACT_SOFTSHRINK || act == CLT__ACT_HARDSIGMOID ||
+           act == CLT__ACT_SOFTSIGN || act == CLT__ACT_TANHSHRINK ||
+           act == CLT__ACT_LOGSIGMOID || act == CLT__ACT_HARDSWISH;
 }
 
-/* elu's kernel as recorded ops: g * where(x > 0, scale,
+/* elu's kernel as recorded ops: g * where(x > 0 or NaN, scale,
  * input_scale * scale * alpha * exp(input_scale * x)), s = {alpha, scale,
  * input_scale}; hardtanh's g, zeroed where x <= min or x >= max (s[0],
  * s[1]); mish's g * (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x));
@@ -106,6 +108,56 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
         CLT__TRY(clt__mul_scalar_rec(fn, t, 1.0 / 6.0, &gin[0]));
         CLT__TRY(clt__grad_node("HardsigmoidBackwardBackward0", 1, &x, &gin[0]));
         break;
+    case CLT__ACT_SOFTSIGN: /* g / (1 + |x|)^2 */
+        CLT__TRY(clt__abs_rec(fn, x, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, u, u, &v));
+        CLT__TRY(clt__div_rec(fn, g, v, &gin[0]));
+        break;
+    case CLT__ACT_TANHSHRINK: /* g tanh(x)^2 */
+        CLT__TRY(clt__tanh_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, t, t, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+        break;
+    case CLT__ACT_LOGSIGMOID: /* g sigmoid(-x) */
+        CLT__TRY(clt__neg_rec(fn, x, &t));
+        CLT__TRY(clt__sigmoid_rec(fn, t, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+        break;
+    case CLT__ACT_HARDSWISH:
+        /* 0 below -3, g (x / 3 + 0.5) up to 3, g above and at NaN; x
+         * enters the middle's formula strictly inside (-3, 3) (a constant
+         * at +-3: torch's second derivative is 0 there) */
+        CLT__TRY(clt__gt_scalar_in(fn, x, -3.0, &t));
+        CLT__TRY(clt__lt_scalar_in(fn, x, 3.0, &u));
+        CLT__TRY(clt__logical_and_in(fn, t, u, &v));
+        clt_tensor_free(t);
+        clt_tensor_free(u);
+        t = u = NULL;
+        CLT__TRY(clt__alias(x, &t)); /* no history */
+        CLT__TRY(clt_where(v, x, t, &u));
+        clt_tensor_free(t);
+        clt_tensor_free(v);
+        t = v = NULL;
+        CLT__TRY(clt__div_scalar_rec(fn, u, 3.0, &t));
+        clt_tensor_free(u);
+        u = NULL;
+        CLT__TRY(clt__add_scalar_rec(fn, t, 0.5, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_rec(fn, g, u, &v)); /* the middle */
+        clt_tensor_free(u);
+        u = NULL;
+        CLT__TRY(clt__le_scalar_in(fn, x, 3.0, &t));
+        CLT__TRY(clt__logical_not_in(fn, t, &w));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt_where(w, g, v, &u));
+        clt_tensor_free(w);
+        w = NULL;
+        CLT__TRY(clt__lt_scalar_in(fn, x, -3.0, &w));
+        CLT__TRY(clt__zero_where(w, u, &gin[0]));
+        break;
     case CLT__ACT_MISH:
         CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t));
         CLT__TRY(clt__tanh_rec(fn, t, &u));
@@ -126,10 +178,26 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
         CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
         break;
     default: /* elu, selu, celu */
-        CLT__TRY(clt__mul_scalar_rec(fn, x, n->s[2], &t));
+        /* the exp branch of x where x < 0, of 0 elsewhere (NaN too): at
+         * x == 0 its constant value (torch's elu_double_backward masks with
+         * x < 0, the first derivative with x <= 0), and no exp(inf) for
+         * the masked places' zero gradients to meet */
+        CLT__TRY(clt__lt_scalar_in(fn, x, 0.0, &t));
+        CLT__TRY(clt__logical_not_in(fn, t, &w));
+        CLT__TRY(clt__zero_where(w, x, &v));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_scalar_rec(fn, v, n->s[2], &t));
         CLT__TRY(clt__exp_rec(fn, t, &u));
+        clt_tensor_free(v);
+        v = NULL;
         CLT__TRY(clt__mul_scalar_rec(fn, u, n->s[2] * n->s[1] * n->s[0], &v));
-        CLT__TRY(clt__gt_scalar_in(fn, x, 0.0, &w));
+        clt_tensor_free(w);
+        w = NULL;
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__le_scalar_in(fn, x, 0.0, &t));
+        CLT__TRY(clt__logical_not_in(fn, t, &w)); /* x > 0 or NaN: scale, as the kernel */
         clt_tensor_free(t);
         t = NULL;
         CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, n->s[1], &t));

@@ -140,8 +140,8 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
     clt_status st = CLT_OK;
     clt_tensor *tie = NULL, *half = NULL, *base = NULL, *lose = NULL;
     CLT__TRY(clt__eq_in("clt_backward", S(0), S(1), &tie));
-    CLT__TRY(clt__mul_scalar_in("clt_backward", g, 0.5, &half));
-    CLT__TRY(clt__where_in("clt_backward", tie, half, g, &base));
+    CLT__TRY(clt__mul_scalar_rec("clt_backward", g, 0.5, &half));
+    CLT__TRY(where_g(tie, half, g, &base));
     for (int k = 0; k < 2; k++) {
         if (!CLT__NEED(n, k))
             continue;
@@ -168,13 +168,23 @@ static clt_status bw_modulo(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1)) {
-        clt_tensor *q = NULL;
+        clt_tensor *q = NULL, *r = NULL, *t = NULL;
         st = clt__div_in("clt_backward", S(0), S(1), &q);
-        if (st == CLT_OK)
+        if (st == CLT_OK && !clt__creating_graph())
             st = clt__grad_kernel(n->i[0] ? "remainder_bw" : "fmod_bw", g, q, &gin[1]);
+        else if (st == CLT_OK) { /* recorded: the rounded quotient is a constant */
+            st = n->i[0] ? clt__floor_in("clt_backward", q, &r)
+                         : clt__trunc_in("clt_backward", q, &r);
+            if (st == CLT_OK)
+                st = clt__mul_rec("clt_backward", g, r, &t);
+            if (st == CLT_OK)
+                st = clt__neg_rec("clt_backward", t, &gin[1]);
+        }
         clt_tensor_free(q);
+        clt_tensor_free(r);
+        clt_tensor_free(t);
     }
     return st;
 }
@@ -247,6 +257,11 @@ done:
 typedef clt_status (*binary_fn)(const char *, const clt_tensor *, const clt_tensor *,
                                 clt_tensor **);
 
+static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_atan2(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_hypot(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
 /* tag goes to the node's i[0] (maximum 1, minimum 0). */
 static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
                          int save, int tag, const clt_tensor *a, const clt_tensor *b,
@@ -274,7 +289,9 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     st = clt__record(st, out, name, bw, 2, in, ns, sv, &n);
     if (n)
         n->i[0] = tag;
-    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow)
+    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow ||
+        bw == bw_extremum || bw == bw_modulo || bw == bw_xlogy || bw == bw_atan2 ||
+        bw == bw_hypot || bw == bw_copysign)
         clt__twice(n);
     return st;
 }
@@ -841,6 +858,22 @@ static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__div_rec("clt_backward", g, S(0), &gin[0]);
 }
 
+/* reciprocal: -g * out^2 (saved out), PyTorch's formula, one kernel. */
+static clt_status bw_reciprocal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (!(n->twice && clt__creating_graph()))
+        return clt__grad_kernel("reciprocal_bw", g, S(0), &gin[0]);
+    clt_tensor *t = NULL, *u = NULL; /* -(g * out^2), recorded */
+    clt_status st = clt__mul_rec("clt_backward", S(0), S(0), &t);
+    if (st == CLT_OK)
+        st = clt__mul_rec("clt_backward", g, t, &u);
+    if (st == CLT_OK)
+        st = clt__neg_rec("clt_backward", u, &gin[0]);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
 /* One gradient kernel of cl/elementwise.cl over the saved input or output
  * (n->i[0] indexes math_kernels[]), PyTorch's formulas: asin's
  * g * rsqrt(1 - x^2) ... exp2's g * out * ln 2 (see the kernel file). */
@@ -852,16 +885,97 @@ enum {
     M_LOG2, M_LOG10, M_EXP2
 };
 
+/* The kernels' formulas as recorded ops (PyTorch's derivatives.yaml), for a
+ * pass that creates a graph: x is the saved input, or the output for
+ * erfinv and exp2. */
+static clt_status math_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *u = NULL, *v = NULL;
+    const clt_tensor *x = S(0);
+    switch (n->i[0]) {
+    case M_ASIN: /* g * rsqrt(1 - x^2), acos's negated */
+    case M_ACOS:
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__rsqrt_rec(fn, u, &t));
+        if (n->i[0] == M_ACOS) {
+            CLT__TRY(clt__mul_rec(fn, g, t, &v));
+            CLT__TRY(clt__neg_rec(fn, v, &gin[0]));
+        } else {
+            CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        }
+        break;
+    case M_ATAN: /* g / (x^2 + 1) */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__div_rec(fn, g, u, &gin[0]));
+        break;
+    case M_SINH: /* g * cosh(x) */
+        CLT__TRY(clt__cosh_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case M_COSH: /* g * sinh(x) */
+        CLT__TRY(clt__sinh_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case M_ASINH: /* g * rsqrt(x^2 + 1), acosh's rsqrt(x^2 - 1) */
+    case M_ACOSH:
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, n->i[0] == M_ASINH ? 1.0 : -1.0, &u));
+        CLT__TRY(clt__rsqrt_rec(fn, u, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case M_ATANH: /* g * (1 / (1 - x^2)) */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__rdiv_scalar_rec(fn, u, 1.0, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case M_ERF: /* +-2 / sqrt(pi) * exp(-x^2) * g */
+    case M_ERFC:
+    case M_ERFINV: /* sqrt(pi) / 2 * exp(y^2) * g */
+        CLT__TRY(clt__mul_rec(fn, x, x, &t));
+        if (n->i[0] != M_ERFINV) {
+            CLT__TRY(clt__neg_rec(fn, t, &u));
+            clt_tensor_free(t);
+            t = u;
+            u = NULL;
+        }
+        CLT__TRY(clt__exp_rec(fn, t, &u));
+        CLT__TRY(clt__mul_scalar_rec(fn, u,
+                                     n->i[0] == M_ERF    ? 1.12837916709551257390
+                                     : n->i[0] == M_ERFC ? -1.12837916709551257390
+                                                         : 0.88622692545275801365,
+                                     &v));
+        CLT__TRY(clt__mul_rec(fn, v, g, &gin[0]));
+        break;
+    case M_LOG2: /* g / (x * ln 2), log10's g / (x * ln 10) */
+    case M_LOG10:
+        CLT__TRY(clt__mul_scalar_rec(fn, x, n->i[0] == M_LOG2 ? M_LN2 : M_LN10, &t));
+        CLT__TRY(clt__div_rec(fn, g, t, &gin[0]));
+        break;
+    case M_EXP2: /* g * out * ln 2 */
+        CLT__TRY(clt__mul_rec(fn, g, x, &t));
+        CLT__TRY(clt__mul_scalar_rec(fn, t, M_LN2, &gin[0]));
+        break;
+    default:
+        st = clt__error(CLT_ERR_INTERNAL, "%s: no recorded formula for %s", fn, n->name);
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    return st;
+}
+
 static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    if (n->twice && clt__creating_graph()) { /* exp2: g * out * ln 2, recorded */
-        clt_tensor *t = NULL;
-        clt_status st = clt__mul_rec("clt_backward", g, S(0), &t);
-        if (st == CLT_OK)
-            st = clt__mul_scalar_rec("clt_backward", t, M_LN2, &gin[0]);
-        clt_tensor_free(t);
-        return st;
-    }
+    if (n->twice && clt__creating_graph())
+        return math_twice(n, g, gin);
     return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
 }
 
@@ -893,7 +1007,7 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     if (n)
         n->i[0] = kernel;
     if (bw == bw_kernel || bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero ||
-        (bw == bw_math && kernel == M_EXP2))
+        bw == bw_math || bw == bw_add_s || bw == bw_reciprocal)
         clt__twice(n);
     return st;
 }
@@ -939,11 +1053,6 @@ DEF_UNARY(sign, "SignBackward0", bw_zero, 0, 0)
 /* floor, ceil, round and trunc have zero gradients, frac passes g (as
  * bw_add_s does), reciprocal's is -g * out^2 (PyTorch's formula, one
  * kernel); the predicates and logical ops give bool: no node. */
-static clt_status bw_reciprocal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    return clt__grad_kernel("reciprocal_bw", g, S(0), &gin[0]);
-}
-
 DEF_UNARY(floor, "FloorBackward0", bw_zero, 0, 0)
 DEF_UNARY(ceil, "CeilBackward0", bw_zero, 0, 0)
 DEF_UNARY(round, "RoundBackward0", bw_zero, 0, 0)
@@ -960,7 +1069,10 @@ DEF_BINARY(logical_xor, NULL, NULL, 0, 0)
 clt_status clt_round_decimals(const clt_tensor *a, int64_t decimals, clt_tensor **out)
 {
     clt_status st = clt__round_decimals_in("clt_round_decimals", a, decimals, out);
-    return clt__record(st, out, "RoundBackward1", bw_zero, 1, &a, 0, NULL, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "RoundBackward1", bw_zero, 1, &a, 0, NULL, &n);
+    clt__twice(n);
+    return st;
 }
 DEF_UNARY(silu, "SiluBackward0", bw_kernel, 1, K_SILU)
 DEF_UNARY(logical_not, NULL, NULL, 0, 0)
@@ -972,10 +1084,17 @@ static clt_status bw_softplus(clt__node *n, const clt_tensor *g, clt_tensor **gi
     if (!clt__creating_graph())
         return clt__grad_kernel_s("softplus_bw", g, S(0), 2, n->s, &gin[0]);
     clt_status st = CLT_OK;
-    clt_tensor *z = NULL, *sg = NULL, *t = NULL, *mask = NULL;
+    clt_tensor *z = NULL, *sg = NULL, *t = NULL, *mask = NULL, *zc = NULL, *zs = NULL;
     CLT__TRY(clt__mul_scalar_rec("clt_backward", S(0), n->s[0], &z));
-    CLT__TRY(clt__sigmoid_rec("clt_backward", z, &sg));
+    /* sigmoid of z below the threshold, of z's constant value from it on:
+     * torch's softplus_double_backward masks with z < threshold */
+    CLT__TRY(clt__ge_scalar_in("clt_backward", z, n->s[1], &mask));
+    CLT__TRY(clt__alias(z, &zc));
+    CLT__TRY(where_g(mask, zc, z, &zs));
+    CLT__TRY(clt__sigmoid_rec("clt_backward", zs, &sg));
     CLT__TRY(clt__mul_rec("clt_backward", g, sg, &t));
+    clt_tensor_free(mask);
+    mask = NULL;
     CLT__TRY(clt__gt_scalar_in("clt_backward", z, n->s[1], &mask));
     CLT__TRY(where_g(mask, g, t, &gin[0]));
 done:
@@ -983,6 +1102,8 @@ done:
     clt_tensor_free(sg);
     clt_tensor_free(t);
     clt_tensor_free(mask);
+    clt_tensor_free(zc);
+    clt_tensor_free(zs);
     return st;
 }
 
@@ -1086,6 +1207,7 @@ clt_status clt__square_rec(const char *fn, const clt_tensor *a, clt_tensor **out
     st = clt__record(st, out, "PowBackward0", bw_pow_s, 1, &a, 1, &a, &n);
     if (n)
         n->s[0] = 2.0;
+    clt__twice(n); /* pow_scalar's formula, recorded */
     return st;
 }
 
@@ -1138,15 +1260,15 @@ static clt_status bw_atan2(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *a2 = NULL, *b2 = NULL, *den = NULL, *q = NULL, *t = NULL;
-    CLT__TRY(clt__mul_in("clt_backward", S(0), S(0), &a2));
-    CLT__TRY(clt__mul_in("clt_backward", S(1), S(1), &b2));
-    CLT__TRY(clt__add_in("clt_backward", a2, b2, &den));
-    CLT__TRY(clt__div_in("clt_backward", g, den, &q));
+    CLT__TRY(clt__mul_rec("clt_backward", S(0), S(0), &a2));
+    CLT__TRY(clt__mul_rec("clt_backward", S(1), S(1), &b2));
+    CLT__TRY(clt__add_rec("clt_backward", a2, b2, &den));
+    CLT__TRY(clt__div_rec("clt_backward", g, den, &q));
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__mul_in("clt_backward", q, S(1), &gin[0]));
+        CLT__TRY(clt__mul_rec("clt_backward", q, S(1), &gin[0]));
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_in("clt_backward", q, S(0), &t));
-        CLT__TRY(clt__neg_in("clt_backward", t, &gin[1]));
+        CLT__TRY(clt__mul_rec("clt_backward", q, S(0), &t));
+        CLT__TRY(clt__neg_rec("clt_backward", t, &gin[1]));
     }
 done:
     clt_tensor_free(a2);
@@ -1162,10 +1284,10 @@ static clt_status bw_hypot(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *q = NULL;
-    CLT__TRY(clt__div_in("clt_backward", g, S(2), &q));
+    CLT__TRY(clt__div_rec("clt_backward", g, S(2), &q));
     for (int k = 0; k < 2; k++)
         if (CLT__NEED(n, k))
-            CLT__TRY(clt__mul_in("clt_backward", q, S(k), &gin[k]));
+            CLT__TRY(clt__mul_rec("clt_backward", q, S(k), &gin[k]));
 done:
     clt_tensor_free(q);
     return st;
@@ -1178,10 +1300,10 @@ static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gi
     clt_status st = CLT_OK;
     clt_tensor *ratio = NULL, *mask = NULL, *r0 = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__div_in("clt_backward", S(2), S(0), &ratio));
+        CLT__TRY(clt__div_rec("clt_backward", S(2), S(0), &ratio));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
         CLT__TRY(clt__zero_where(mask, ratio, &r0));
-        CLT__TRY(clt__mul_in("clt_backward", g, r0, &gin[0]));
+        CLT__TRY(clt__mul_rec("clt_backward", g, r0, &gin[0]));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[1]));
@@ -1193,13 +1315,15 @@ done:
 }
 
 /* saved: a, b.  xlogy, PyTorch 1.13's formulas: xlogy(g, b) with 0 where
- * a == 0 and b <= 0, for a; g * a / b for b. */
+ * a == 0 and b <= 0, for a; g * a / b for b; recorded in a pass that
+ * creates a graph (clt__twice). */
 static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *t = NULL, *az = NULL, *bn = NULL, *mask = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__xlogy_in("clt_backward", g, S(1), &t));
+        CLT__TRY(clt__creating_graph() ? clt_xlogy(g, S(1), &t) /* recorded */
+                                       : clt__xlogy_in("clt_backward", g, S(1), &t));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &az));
         CLT__TRY(clt__le_scalar_in("clt_backward", S(1), 0.0, &bn));
         CLT__TRY(clt__logical_and_in("clt_backward", az, bn, &mask));
@@ -1208,8 +1332,8 @@ static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         t = NULL;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_in("clt_backward", g, S(0), &t));
-        CLT__TRY(clt__div_in("clt_backward", t, S(1), &gin[1]));
+        CLT__TRY(clt__mul_rec("clt_backward", g, S(0), &t));
+        CLT__TRY(clt__div_rec("clt_backward", t, S(1), &gin[1]));
     }
 done:
     clt_tensor_free(t);
@@ -1234,18 +1358,18 @@ static clt_status bw_lerp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     bool scalar = n->nin == 2;
     if (CLT__NEED(n, 0)) {
         if (scalar)
-            CLT__TRY(clt__mul_scalar_in("clt_backward", g, 1.0 - n->s[0], &gin[0]));
+            CLT__TRY(clt__mul_scalar_rec("clt_backward", g, 1.0 - n->s[0], &gin[0]));
         else {
-            CLT__TRY(clt__rsub_scalar_in("clt_backward", S(2), 1.0, &t));
-            CLT__TRY(clt__mul_in("clt_backward", g, t, &gin[0]));
+            CLT__TRY(clt__rsub_scalar_rec("clt_backward", S(2), 1.0, &t));
+            CLT__TRY(clt__mul_rec("clt_backward", g, t, &gin[0]));
         }
     }
     if (CLT__NEED(n, 1))
-        CLT__TRY(scalar ? clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1])
-                        : clt__mul_in("clt_backward", g, S(2), &gin[1]));
+        CLT__TRY(scalar ? clt__mul_scalar_rec("clt_backward", g, n->s[0], &gin[1])
+                        : clt__mul_rec("clt_backward", g, S(2), &gin[1]));
     if (!scalar && CLT__NEED(n, 2)) {
-        CLT__TRY(clt__sub_in("clt_backward", S(1), S(0), &d));
-        CLT__TRY(clt__mul_in("clt_backward", g, d, &gin[2]));
+        CLT__TRY(clt__sub_rec("clt_backward", S(1), S(0), &d));
+        CLT__TRY(clt__mul_rec("clt_backward", g, d, &gin[2]));
     }
 done:
     clt_tensor_free(t);
@@ -1258,7 +1382,10 @@ clt_status clt_lerp(const clt_tensor *start, const clt_tensor *end, const clt_te
 {
     clt_status st = clt__lerp_in("clt_lerp", start, end, weight, out);
     const clt_tensor *in[3] = {start, end, weight};
-    return clt__record(st, out, "LerpBackward1", bw_lerp, 3, in, 3, in, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LerpBackward1", bw_lerp, 3, in, 3, in, &n);
+    clt__twice(n); /* recorded formulas */
+    return st;
 }
 
 clt_status clt_lerp_scalar(const clt_tensor *start, const clt_tensor *end, double weight,
@@ -1270,6 +1397,7 @@ clt_status clt_lerp_scalar(const clt_tensor *start, const clt_tensor *end, doubl
     st = clt__record(st, out, "LerpBackward0", bw_lerp, 2, in, 0, NULL, &n);
     if (n)
         n->s[0] = weight;
+    clt__twice(n);
     return st;
 }
 
@@ -1282,29 +1410,29 @@ static clt_status bw_addc(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *t = NULL, *u = NULL, *sq = NULL;
     double v = n->s[0];
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__alias(g, &gin[0]));
+        CLT__TRY(clt__alias_grad(g, &gin[0]));
     if (!n->i[0]) {
         for (int k = 1; k < 3; k++) {
             if (!CLT__NEED(n, k))
                 continue;
-            CLT__TRY(clt__mul_in("clt_backward", g, S(3 - k), &t));
-            CLT__TRY(clt__mul_scalar_in("clt_backward", t, v, &gin[k]));
+            CLT__TRY(clt__mul_rec("clt_backward", g, S(3 - k), &t));
+            CLT__TRY(clt__mul_scalar_rec("clt_backward", t, v, &gin[k]));
             clt_tensor_free(t);
             t = NULL;
         }
         goto done;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__mul_scalar_in("clt_backward", g, v, &t));
-        CLT__TRY(clt__div_in("clt_backward", t, S(2), &gin[1]));
+        CLT__TRY(clt__mul_scalar_rec("clt_backward", g, v, &t));
+        CLT__TRY(clt__div_rec("clt_backward", t, S(2), &gin[1]));
         clt_tensor_free(t);
         t = NULL;
     }
     if (CLT__NEED(n, 2)) {
-        CLT__TRY(clt__mul_scalar_in("clt_backward", g, -v, &t));
-        CLT__TRY(clt__mul_in("clt_backward", t, S(1), &u));
-        CLT__TRY(clt__mul_in("clt_backward", S(2), S(2), &sq));
-        CLT__TRY(clt__div_in("clt_backward", u, sq, &gin[2]));
+        CLT__TRY(clt__mul_scalar_rec("clt_backward", g, -v, &t));
+        CLT__TRY(clt__mul_rec("clt_backward", t, S(1), &u));
+        CLT__TRY(clt__mul_rec("clt_backward", S(2), S(2), &sq));
+        CLT__TRY(clt__div_rec("clt_backward", u, sq, &gin[2]));
     }
 done:
     clt_tensor_free(t);
@@ -1323,6 +1451,7 @@ static clt_status addc(clt_status st, const char *name, int div, const clt_tenso
         n->s[0] = value;
         n->i[0] = div;
     }
+    clt__twice(n); /* recorded formulas */
     return st;
 }
 

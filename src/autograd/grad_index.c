@@ -147,6 +147,8 @@ static clt_status bw_masked_fill(clt__node *n, const clt_tensor *g, clt_tensor *
 /* ---- public entries ------------------------------------------------------------------ */
 
 static clt_status bw_take(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_index_fill(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
 static clt_status record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
                          int nin, const clt_tensor *const *in, const clt_tensor *saved,
@@ -160,7 +162,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->s[0] = alpha;
     }
     if (bw == bw_index_select || bw == bw_embedding || bw == bw_masked_fill || bw == bw_gather ||
-        bw == bw_scatter || bw == bw_scatter_add || bw == bw_index_add || bw == bw_take)
+        bw == bw_scatter || bw == bw_scatter_add || bw == bw_index_add || bw == bw_take ||
+        bw == bw_index_fill || bw == bw_index_copy)
         clt__twice(n);
     return st;
 }
@@ -459,6 +462,8 @@ clt_status clt_take(const clt_tensor *t, const clt_tensor *index, clt_tensor **o
 /* i[0] dim, saved[0] index: the filled slices get no gradient. */
 static clt_status bw_index_fill(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph()) /* recorded: clt__twice */
+        return clt_index_fill(g, (int)n->i[0], n->saved[0], 0.0, &gin[0]);
     return clt__index_fill(g, (int)n->i[0], n->saved[0], 0.0, &gin[0], "clt_backward");
 }
 
@@ -475,10 +480,12 @@ static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **
 {
     clt_status st = CLT_OK;
     int dim = (int)n->i[0];
+    bool rec = clt__creating_graph(); /* recorded: clt__twice */
     if (CLT__NEED(n, 0))
-        st = clt__index_fill(g, dim, n->saved[0], 0.0, &gin[0], "clt_backward");
+        st = rec ? clt_index_fill(g, dim, n->saved[0], 0.0, &gin[0])
+                 : clt__index_fill(g, dim, n->saved[0], 0.0, &gin[0], "clt_backward");
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__index_select(g, dim, n->saved[0], &gin[1], "clt_backward");
+        st = clt__index_select_rec("clt_backward", g, dim, n->saved[0], &gin[1]);
     return st;
 }
 

@@ -296,10 +296,128 @@ done:
     return st;
 }
 
+/* smooth_l1's (prm beta) or huber's (prm delta) gradient for the
+ * difference d, recorded: as the kernel, -c g' where d <= -prm, c g'
+ * where d >= prm (c 1, or delta), else d g' / beta (d g'); the masks and
+ * c constants. */
+static clt_status kink_twice(int kind, double prm, const clt_tensor *d, const clt_tensor *gs,
+                             clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *lo = NULL, *hi = NULL, *hf = NULL, *m1 = NULL, *co = NULL, *outer = NULL,
+               *mid = NULL, *inner = NULL, *side = NULL, *either = NULL;
+    double c = kind == CLT__LOSS_HUBER ? prm : 1.0;
+    CLT__TRY(clt__le_scalar_in(fn, d, -prm, &lo));
+    CLT__TRY(clt__ge_scalar_in(fn, d, prm, &hi));
+    CLT__TRY(clt__to_dtype(hi, d->dtype, &hf, fn));
+    CLT__TRY(clt__full(d->dev, d->dtype, 0, NULL, -c, &m1));
+    CLT__TRY(clt__mul_scalar_in(fn, hf, c, &co));
+    CLT__TRY(clt__where_in(fn, lo, m1, co, &outer)); /* -c, c or 0 */
+    CLT__TRY(clt__mul_rec(fn, outer, gs, &side));
+    if (kind == CLT__LOSS_SMOOTH_L1 && prm == 0) { /* no middle */
+        *out = side;
+        side = NULL;
+        goto done;
+    }
+    CLT__TRY(clt__mul_rec(fn, d, gs, &mid));
+    if (kind == CLT__LOSS_SMOOTH_L1)
+        CLT__TRY(clt__div_scalar_rec(fn, mid, prm, &inner));
+    else
+        CLT__TRY(clt__alias_grad(mid, &inner));
+    CLT__TRY(clt__logical_or_in(fn, lo, hi, &either));
+    CLT__TRY(clt_where(either, side, inner, out));
+done:;
+    clt_tensor *tmp[] = {lo, hi, hf, m1, co, outer, mid, inner, side, either};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        clt_tensor_free(tmp[k]);
+    return st;
+}
+
+/* l1_loss, smooth_l1_loss, huber_loss and kl_div's formulas (the kernel's,
+ * PyTorch's) as recorded ops (clt__twice), g' = g over the reduction's
+ * divisor: l1 sign(x - y) g' (0 at NaN) and its negation; the kinks' as
+ * kink_twice of x - y and of y - x; kl_div -g' e^y and
+ * g' e^y (y - x) + g' e^y (log_target), else -g' y and
+ * g' xlogy(y != 0, y) + g' y / y - g' x. */
+static clt_status loss_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    const clt_tensor *x = S(0), *y = S(1);
+    int kind = (int)n->i[0];
+    double div = n->i[1] == CLT_REDUCTION_MEAN        ? (double)x->numel
+                 : n->i[1] == CLT_REDUCTION_BATCHMEAN ? (x->ndim ? (double)x->shape[0] : 1.0)
+                                                      : 1.0;
+    clt_tensor *gs = NULL, *t[8] = {0};
+    CLT__TRY(div != 1.0 ? clt__div_scalar_rec(fn, g, div, &gs) : clt__alias_grad(g, &gs));
+    if (kind == CLT__LOSS_L1) {
+        CLT__TRY(clt__sub_in(fn, x, y, &t[0]));
+        CLT__TRY(clt__sign_in(fn, t[0], &t[1]));
+        CLT__TRY(clt__mul_rec(fn, t[1], gs, &t[2]));
+        if (CLT__NEED(n, 1))
+            CLT__TRY(clt__neg_rec(fn, t[2], &gin[1]));
+        if (CLT__NEED(n, 0)) {
+            gin[0] = t[2];
+            t[2] = NULL;
+        }
+    } else if (kind == CLT__LOSS_SMOOTH_L1 || kind == CLT__LOSS_HUBER) {
+        if (CLT__NEED(n, 0)) {
+            CLT__TRY(clt__sub_rec(fn, x, y, &t[0]));
+            CLT__TRY(kink_twice(kind, n->s[0], t[0], gs, &gin[0]));
+        }
+        if (CLT__NEED(n, 1)) {
+            CLT__TRY(clt__sub_rec(fn, y, x, &t[1]));
+            CLT__TRY(kink_twice(kind, n->s[0], t[1], gs, &gin[1]));
+        }
+    } else if (n->s[0] != 0) { /* kl_div, log_target */
+        CLT__TRY(clt__exp_rec(fn, y, &t[0]));
+        CLT__TRY(clt__mul_rec(fn, gs, t[0], &t[1]));
+        if (CLT__NEED(n, 0))
+            CLT__TRY(clt__neg_rec(fn, t[1], &gin[0]));
+        if (CLT__NEED(n, 1)) {
+            CLT__TRY(clt__sub_rec(fn, y, x, &t[2]));
+            CLT__TRY(clt__mul_rec(fn, t[1], t[2], &t[3]));
+            CLT__TRY(clt__add_rec(fn, t[3], t[1], &gin[1]));
+        }
+    } else { /* kl_div */
+        if (CLT__NEED(n, 0)) {
+            CLT__TRY(clt__mul_rec(fn, gs, y, &t[0]));
+            CLT__TRY(clt__neg_rec(fn, t[0], &gin[0]));
+        }
+        if (CLT__NEED(n, 1)) {
+            CLT__TRY(clt__log_rec(fn, y, &t[1]));
+            CLT__TRY(clt__eq_scalar_in(fn, y, 0.0, &t[2]));
+            CLT__TRY(clt__zero_where(t[2], t[1], &t[3])); /* xlogy(y != 0, y) */
+            CLT__TRY(clt__mul_rec(fn, gs, t[3], &t[4]));
+            CLT__TRY(clt__div_rec(fn, y, y, &t[5]));
+            CLT__TRY(clt__mul_rec(fn, gs, t[5], &t[6]));
+            clt_tensor_free(t[1]);
+            t[1] = NULL;
+            CLT__TRY(clt__add_rec(fn, t[4], t[6], &t[1]));
+            clt_tensor_free(t[2]);
+            t[2] = NULL;
+            CLT__TRY(clt__mul_rec(fn, gs, x, &t[2]));
+            CLT__TRY(clt__sub_rec(fn, t[1], t[2], &gin[1]));
+        }
+    }
+done:
+    clt_tensor_free(gs);
+    for (int k = 0; k < 8; k++)
+        clt_tensor_free(t[k]);
+    return st;
+}
+
 static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    if (n->twice && clt__creating_graph())
-        return n->i[0] == CLT__LOSS_MSE ? mse_twice(n, g, gin) : bce_twice(n, g, gin);
+    if (n->twice && clt__creating_graph()) {
+        int kind = (int)n->i[0];
+        if (kind == CLT__LOSS_MSE)
+            return mse_twice(n, g, gin);
+        if (kind == CLT__LOSS_BCE_PROB || kind == CLT__LOSS_BCE)
+            return bce_twice(n, g, gin);
+        return loss_twice(n, g, gin);
+    }
     return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
                                   n->s[0], (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1),
                                   &gin[0], &gin[1]);
@@ -360,8 +478,7 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
         n->i[0] = kind;
         n->i[1] = reduction;
         n->s[0] = prm;
-        if (kind == CLT__LOSS_MSE || kind == CLT__LOSS_BCE_PROB || kind == CLT__LOSS_BCE)
-            clt__twice(n);
+        clt__twice(n); /* every kind's formula has its recorded form */
     }
     return st;
 }

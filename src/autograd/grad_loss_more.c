@@ -710,13 +710,16 @@ done:
 static clt_status bw_clone(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     (void)n;
-    return clt__alias(g, &gin[0]);
+    return clt__alias_grad(g, &gin[0]);
 }
 
 static clt_status clamped_clone(const char *fn, const clt_tensor *var, double eps, clt_tensor **out)
 {
     clt_status st = clt__clamp(var, &eps, NULL, out, fn);
-    return clt__record(st, out, "CloneBackward0", bw_clone, 1, &var, 0, NULL, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "CloneBackward0", bw_clone, 1, &var, 0, NULL, &n);
+    clt__twice(n); /* the identity, to any order */
+    return st;
 }
 
 clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *target,

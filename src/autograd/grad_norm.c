@@ -98,10 +98,10 @@ static clt_status bw_extreme(clt__node *n, const clt_tensor *gu, const clt_tenso
     CLT__TRY(clt__logical_or_in(fn, eq, both, &m));
     CLT__TRY(clt__to_dtype(m, S(0)->dtype, &mf, fn));
     CLT__TRY(n->i[0] < 0 ? clt__sum(mf, &cnt, fn) : clt__sum_dim(mf, (int)n->i[0], 1, &cnt, fn));
-    CLT__TRY(clt__div_in(fn, gu, cnt, &q));
+    CLT__TRY(clt__div_rec(fn, gu, cnt, &q));
     CLT__TRY(clt__sign_in(fn, S(0), &sg));
     CLT__TRY(clt__mul_in(fn, sg, mf, &t));
-    CLT__TRY(clt__mul_in(fn, t, q, gin));
+    CLT__TRY(clt__mul_rec(fn, t, q, gin));
 done:
     clt_tensor_free(ab);
     clt_tensor_free(eq);
@@ -117,7 +117,9 @@ done:
     return st;
 }
 
-/* PyTorch 1.13's norm_backward (FunctionsManual.cpp) for a real input. */
+/* PyTorch 1.13's norm_backward (FunctionsManual.cpp) for a real input,
+ * every formula of recorded ops (clt__twice): the masks, signs and counts
+ * are constants there too, their derivatives zero. */
 static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -130,7 +132,7 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(unreduce(n, S(1), &nu));
     if (p == 1) {
         CLT__TRY(clt__sign_in(fn, S(0), &a));
-        CLT__TRY(clt__mul_in(fn, a, gu, &gin[0]));
+        CLT__TRY(clt__mul_rec(fn, a, gu, &gin[0]));
     } else if (p == 2) {
         /* g * (x / norm).masked_fill(norm == 0, 0), recorded (clt__twice) */
         CLT__TRY(clt__div_rec(fn, S(0), nu, &a));
@@ -141,8 +143,8 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(bw_extreme(n, gu, nu, &gin[0]));
     } else if (p < 1) {
         /* sign(x) * |x|^(p-1).masked_fill(x == 0, 0) * g * norm^(1-p) */
-        CLT__TRY(clt__abs_in(fn, S(0), &a));
-        CLT__TRY(clt__pow_scalar_in(fn, a, p - 1, &b));
+        CLT__TRY(clt__abs_rec(fn, S(0), &a));
+        CLT__TRY(clt__pow_scalar_rec(fn, a, p - 1, &b));
         CLT__TRY(clt__eq_scalar_in(fn, S(0), 0.0, &m));
         clt_tensor_free(a);
         a = NULL;
@@ -150,35 +152,35 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         clt_tensor_free(b);
         b = NULL;
         CLT__TRY(clt__sign_in(fn, S(0), &c));
-        CLT__TRY(clt__mul_in(fn, c, a, &b)); /* b: the scaled input */
+        CLT__TRY(clt__mul_rec(fn, c, a, &b)); /* b: the scaled input */
         clt_tensor_free(a);
         a = NULL;
-        CLT__TRY(clt__mul_in(fn, b, gu, &a));
+        CLT__TRY(clt__mul_rec(fn, b, gu, &a));
         clt_tensor_free(c);
         c = NULL;
-        CLT__TRY(clt__pow_scalar_in(fn, nu, 1 - p, &c));
-        CLT__TRY(clt__mul_in(fn, a, c, &gin[0]));
+        CLT__TRY(clt__pow_scalar_rec(fn, nu, 1 - p, &c));
+        CLT__TRY(clt__mul_rec(fn, a, c, &gin[0]));
     } else {
         /* scaled input: sign(x) * |x|^(p-1) for p < 2, x * |x|^(p-2) above;
          * times (g / norm^(p-1)).masked_fill(norm == 0, 0) */
-        CLT__TRY(clt__abs_in(fn, S(0), &a));
-        CLT__TRY(clt__pow_scalar_in(fn, a, p < 2 ? p - 1 : p - 2, &b));
+        CLT__TRY(clt__abs_rec(fn, S(0), &a));
+        CLT__TRY(clt__pow_scalar_rec(fn, a, p < 2 ? p - 1 : p - 2, &b));
         clt_tensor_free(a);
         a = NULL;
         if (p < 2)
             CLT__TRY(clt__sign_in(fn, S(0), &c));
-        CLT__TRY(clt__mul_in(fn, p < 2 ? c : S(0), b, &a)); /* a: the scaled input */
+        CLT__TRY(clt__mul_rec(fn, p < 2 ? c : S(0), b, &a)); /* a: the scaled input */
         clt_tensor_free(b);
         b = NULL;
         clt_tensor_free(c);
         c = NULL;
-        CLT__TRY(clt__pow_scalar_in(fn, nu, p - 1, &b));
-        CLT__TRY(clt__div_in(fn, gu, b, &c));
+        CLT__TRY(clt__pow_scalar_rec(fn, nu, p - 1, &b));
+        CLT__TRY(clt__div_rec(fn, gu, b, &c));
         CLT__TRY(clt__eq_scalar_in(fn, nu, 0.0, &m));
         clt_tensor_free(b);
         b = NULL;
         CLT__TRY(clt__zero_where(m, c, &b));
-        CLT__TRY(clt__mul_in(fn, a, b, &gin[0]));
+        CLT__TRY(clt__mul_rec(fn, a, b, &gin[0]));
     }
 done:
     clt_tensor_free(gu);
@@ -256,8 +258,7 @@ static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool
         n->i[1] = keepdim;
         n->s[0] = ord;
     }
-    if (ord == 2 && eps == NULL)
-        clt__twice(n);
+    clt__twice(n);
     return st;
 }
 

@@ -10,7 +10,8 @@
 /* saved: the two factors m1, m2; i[0] 1 when in[0] is the added input (the
  * factors follow it), i[1] 1 for addbmm (the product summed over the
  * batch); s[0] alpha, s[1] beta.  d input = beta g; the factors' are
- * alpha times matmul's, with addbmm's g repeated over the batch. */
+ * alpha times matmul's, with addbmm's g repeated over the batch; recorded
+ * ops, as matmul's (clt__twice). */
 static clt_status bw_product(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -19,20 +20,22 @@ static clt_status bw_product(clt__node *n, const clt_tensor *g, clt_tensor **gin
     double alpha = n->s[0], beta = n->s[1];
     clt_tensor *G = NULL, *u = NULL, *ga = NULL, *gb = NULL;
     if (k && CLT__NEED(n, 0))
-        CLT__TRY(beta == 1 ? clt__alias(g, &gin[0]) : clt__mul_scalar_in(fn, g, beta, &gin[0]));
+        CLT__TRY(beta == 1 ? clt__alias_grad(g, &gin[0])
+                           : clt__mul_scalar_rec(fn, g, beta, &gin[0]));
     if (n->i[1]) {
         int64_t shape[3] = {S(0)->shape[0], g->shape[0], g->shape[1]};
-        CLT__TRY(clt__unsqueeze(g, 0, &u, fn));
-        CLT__TRY(clt__expand(u, 3, shape, &G, fn));
+        CLT__TRY(clt__unsqueeze_rec(fn, g, 0, &u));
+        CLT__TRY(clt__expand_rec(fn, u, 3, shape, &G));
     } else {
-        CLT__TRY(clt__alias(g, &G));
+        CLT__TRY(clt__alias_grad(g, &G));
     }
     CLT__TRY(clt__matmul_grad(S(0), S(1), G, CLT__NEED(n, k), CLT__NEED(n, k + 1), &ga, &gb));
     if (ga)
-        CLT__TRY(alpha == 1 ? clt__alias(ga, &gin[k]) : clt__mul_scalar_in(fn, ga, alpha, &gin[k]));
+        CLT__TRY(alpha == 1 ? clt__alias_grad(ga, &gin[k])
+                            : clt__mul_scalar_rec(fn, ga, alpha, &gin[k]));
     if (gb)
-        CLT__TRY(alpha == 1 ? clt__alias(gb, &gin[k + 1])
-                            : clt__mul_scalar_in(fn, gb, alpha, &gin[k + 1]));
+        CLT__TRY(alpha == 1 ? clt__alias_grad(gb, &gin[k + 1])
+                            : clt__mul_scalar_rec(fn, gb, alpha, &gin[k + 1]));
 done:
     clt_tensor_free(G);
     clt_tensor_free(u);
@@ -50,6 +53,7 @@ static clt_status record_product(clt_status st, clt_tensor **out, const char *na
     const clt_tensor *const *ins = input ? in : in + 1;
     clt__node *n = NULL;
     st = clt__record(st, out, name, bw_product, input ? 3 : 2, ins, 2, in + 1, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = input != NULL;
         n->i[1] = bsum;

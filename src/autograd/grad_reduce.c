@@ -167,8 +167,8 @@ static clt_status bw_extreme_all(clt__node *n, const clt_tensor *g, clt_tensor *
      * equals it: the sum is the one mask that applies. */
     CLT__TRY(clt__add_in("clt_backward", ef, nf, &mask));
     CLT__TRY(clt__sum(mask, &cnt, "clt_backward"));
-    CLT__TRY(clt__div_in("clt_backward", g, cnt, &share));
-    CLT__TRY(clt__mul_in("clt_backward", mask, share, &gin[0]));
+    CLT__TRY(clt__div_rec("clt_backward", g, cnt, &share));
+    CLT__TRY(clt__mul_rec("clt_backward", mask, share, &gin[0]));
 done:
     clt_tensor_free(eq);
     clt_tensor_free(nan);
@@ -189,25 +189,23 @@ static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor *
     const clt__edge *e = &n->in[0];
     int dim = (int)n->i[0];
     if (dim < 0)
-        return clt__alias(g, &gin[0]); /* a 0-d input is its own max */
-    clt_tensor *idx = NULL, *ar = NULL, *arv = NULL, *hit = NULL, *gu = NULL, *z = NULL;
+        return clt__alias_grad(g, &gin[0]); /* a 0-d input is its own max */
+    clt_tensor *idx = NULL, *ar = NULL, *arv = NULL, *miss = NULL, *gu = NULL;
     CLT__TRY(unreduce(n, S(0), &idx));
     CLT__TRY(clt__arange(e->dev, CLT_INT64, 0, (double)e->shape[dim], 1, &ar));
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = d == dim ? e->shape[d] : 1;
     CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv, "clt_backward"));
-    CLT__TRY(clt__eq_in("clt_backward", arv, idx, &hit));
+    CLT__TRY(clt__ne_in("clt_backward", arv, idx, &miss));
     CLT__TRY(unreduce(n, g, &gu));
-    CLT__TRY(clt__full(e->dev, g->dtype, 0, NULL, 0.0, &z));
-    CLT__TRY(clt__where_in("clt_backward", hit, gu, z, &gin[0]));
+    CLT__TRY(clt__zero_where(miss, gu, &gin[0]));
 done:
     clt_tensor_free(idx);
     clt_tensor_free(ar);
     clt_tensor_free(arv);
-    clt_tensor_free(hit);
+    clt_tensor_free(miss);
     clt_tensor_free(gu);
-    clt_tensor_free(z);
     return st;
 }
 
@@ -220,39 +218,41 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *mu = NULL, *dev = NULL, *gu = NULL, *t = NULL, *ou = NULL,
                *t2 = NULL;
     int dim = (int)n->i[0];
-    if (dim < 0) {
-        clt_tensor *m = NULL;
-        CLT__TRY(clt__mean(a, &m, "clt_backward"));
-        st = unreduce(n, m, &mu);
+    if (dim < 0) { /* the mean of the flattened a, as size-1 dims */
+        clt_tensor *flat = NULL, *m = NULL;
+        int64_t numel = (int64_t)count(n);
+        st = clt__reshape_rec("clt_backward", a, 1, &numel, &flat);
+        if (st == CLT_OK)
+            st = clt__mean_dim_rec("clt_backward", flat, 0, 0, &m);
+        if (st == CLT_OK)
+            st = unreduce(n, m, &mu);
+        clt_tensor_free(flat);
         clt_tensor_free(m);
         CLT__TRY(st);
     } else {
-        CLT__TRY(clt__mean_dim(a, dim, 1, &mu, "clt_backward"));
+        CLT__TRY(clt__mean_dim_rec("clt_backward", a, dim, 1, &mu));
     }
-    CLT__TRY(clt__sub_in("clt_backward", a, mu, &dev));
+    CLT__TRY(clt__sub_rec("clt_backward", a, mu, &dev));
     CLT__TRY(unreduce(n, g, &gu));
     double scale = 2.0 / (count(n) - n->s[0]);
     if (n->i[2]) {
         /* g / (2 std), and 0 where std is 0, as PyTorch's std_backward */
-        clt_tensor *q = NULL, *z = NULL, *zero = NULL;
+        clt_tensor *q = NULL, *z = NULL;
         CLT__TRY(unreduce(n, S(1), &ou));
-        st = clt__div_in("clt_backward", gu, ou, &q);
+        st = clt__div_rec("clt_backward", gu, ou, &q);
         if (st == CLT_OK)
             st = clt__eq_scalar_in("clt_backward", ou, 0.0, &z);
         if (st == CLT_OK)
-            st = clt__full(g->dev, g->dtype, 0, NULL, 0.0, &zero);
-        if (st == CLT_OK)
-            st = clt__where_in("clt_backward", z, zero, q, &t2);
+            st = clt__zero_where(z, q, &t2);
         clt_tensor_free(q);
         clt_tensor_free(z);
-        clt_tensor_free(zero);
         CLT__TRY(st);
         scale /= 2.0;
     } else {
-        CLT__TRY(clt__alias(gu, &t2));
+        CLT__TRY(clt__alias_grad(gu, &t2));
     }
-    CLT__TRY(clt__mul_in("clt_backward", dev, t2, &t));
-    CLT__TRY(clt__mul_scalar_in("clt_backward", t, scale, &gin[0]));
+    CLT__TRY(clt__mul_rec("clt_backward", dev, t2, &t));
+    CLT__TRY(clt__mul_scalar_rec("clt_backward", t, scale, &gin[0]));
 done:
     clt_tensor_free(mu);
     clt_tensor_free(dev);
@@ -273,6 +273,7 @@ static int64_t node_dim(const clt_tensor *a, int dim)
 }
 
 static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_logsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
 /* Records node `name` for a reduction of a over dim (-1 all) after fwd
  * returned st; save: 1 a, 2 (a, out). */
@@ -291,7 +292,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[2] = flag;
         n->s[0] = s;
     }
-    if (bw == bw_sum || bw == bw_mean || bw == bw_cumsum) /* recorded formulas: clt__twice */
+    if (bw == bw_sum || bw == bw_mean || bw == bw_cumsum || bw == bw_extreme_all ||
+        bw == bw_var || bw == bw_logsumexp) /* recorded formulas: clt__twice */
         clt__twice(n);
     return st;
 }
@@ -374,6 +376,7 @@ static clt_status extreme_dim(const clt_tensor *a, int dim, int keepdim, bool ma
         n->i[0] = node_dim(a, dim);
         n->i[1] = keepdim;
     }
+    clt__twice(n); /* a recorded where */
     if (st == CLT_OK && indices)
         *indices = idx;
     else
@@ -470,9 +473,9 @@ static clt_status bw_logsumexp(clt__node *n, const clt_tensor *g, clt_tensor **g
     clt_tensor *gu = NULL, *ou = NULL, *d = NULL, *e = NULL;
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(unreduce(n, S(1), &ou));
-    CLT__TRY(clt__sub_in("clt_backward", S(0), ou, &d));
-    CLT__TRY(clt__exp_in("clt_backward", d, &e));
-    CLT__TRY(clt__mul_in("clt_backward", gu, e, &gin[0]));
+    CLT__TRY(clt__sub_rec("clt_backward", S(0), ou, &d));
+    CLT__TRY(clt__exp_rec("clt_backward", d, &e));
+    CLT__TRY(clt__mul_rec("clt_backward", gu, e, &gin[0]));
 done:
     clt_tensor_free(gu);
     clt_tensor_free(ou);

@@ -1018,8 +1018,33 @@ clt_status clt_narrow_copy(const clt_tensor *t, int dim, int64_t start, int64_t 
 static const char *const embed_names[3] = {"SelectScatterBackward0", "SliceScatterBackward0",
                                            "DiagonalScatterBackward0"};
 
+static clt_status embed(const clt_tensor *t, const clt_tensor *src, clt__embed_kind kind,
+                        const int64_t *p, clt_tensor **out, const char *fn);
+
+/* The region of g (clt__embed_view) through recorded views: select's
+ * narrow and squeeze, slice, diagonal. */
+static clt_status region_rec(const clt_tensor *g, clt__embed_kind kind, const int64_t *p,
+                             clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    if (kind == CLT__EMBED_SLICE)
+        return clt__slice_rec(fn, g, (int)p[0], p[1], p[2], p[3], out);
+    if (kind != CLT__EMBED_SELECT)
+        return clt_diagonal(g, p[0], (int)p[1], (int)p[2], out);
+    int d = 0;
+    clt_tensor *one = NULL;
+    clt_status st = clt__wrap_dim((int)p[0], g->ndim, &d, fn);
+    if (st == CLT_OK)
+        st = clt__narrow_rec(fn, g, d, p[1], 1, &one);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, one, d, out);
+    clt_tensor_free(one);
+    return st;
+}
+
 /* i[0] the kind, i[1..4] its parameters: t's gradient is g with the region
- * zeroed, src's the region of g. */
+ * zeroed, src's the region of g; recorded in a pass that creates a graph
+ * (clt__twice). */
 static clt_status bw_embed(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt__embed_kind kind = (clt__embed_kind)n->i[0];
@@ -1027,6 +1052,15 @@ static clt_status bw_embed(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     clt_tensor *v = NULL, *z = NULL;
     CLT__TRY(clt__embed_view(g, kind, p, &v, "clt_backward"));
+    if (clt__creating_graph()) {
+        if (CLT__NEED(n, 0)) {
+            CLT__TRY(clt__full(g->dev, g->dtype, v->ndim, v->shape, 0.0, &z));
+            CLT__TRY(embed(g, z, kind, p, &gin[0], "clt_backward"));
+        }
+        if (CLT__NEED(n, 1))
+            st = region_rec(g, kind, p, &gin[1]);
+        goto done;
+    }
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__full(g->dev, g->dtype, v->ndim, v->shape, 0.0, &z));
         CLT__TRY(clt__embed(g, z, kind, p, &gin[0], "clt_backward"));
@@ -1050,6 +1084,7 @@ static clt_status embed(const clt_tensor *t, const clt_tensor *src, clt__embed_k
         n->i[0] = kind;
         memcpy(&n->i[1], p, 4 * sizeof *p);
     }
+    clt__twice(n);
     return finish(st);
 }
 

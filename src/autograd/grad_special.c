@@ -22,6 +22,18 @@ enum {
 
 static clt_status bw_special(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph()) {
+        /* lgamma's g * digamma(x), digamma's g * polygamma(1, x),
+         * polygamma(k)'s g * polygamma(k + 1, x), recorded (clt__twice) */
+        clt_tensor *d = NULL;
+        clt_status st = n->i[0] == K_LGAMMA    ? clt_digamma(S(0), &d)
+                        : n->i[0] == K_DIGAMMA ? clt_polygamma(1, S(0), &d)
+                                               : clt_polygamma((int64_t)n->s[0] + 1, S(0), &d);
+        if (st == CLT_OK)
+            st = clt__mul_rec("clt_backward", g, d, &gin[0]);
+        clt_tensor_free(d);
+        return st;
+    }
     double sc[3] = {n->s[0], 0, 0};
     const char *k = special_kernels[n->i[0]];
     if (n->i[0] == K_POLYGAMMA || n->i[0] == K_MVLGAMMA)
@@ -43,6 +55,8 @@ static clt_status special_rec(clt_status st, clt_tensor **out, const char *name,
         n->i[0] = kernel;
         n->s[0] = scalar;
     }
+    if (kernel == K_LGAMMA || kernel == K_DIGAMMA || kernel == K_POLYGAMMA)
+        clt__twice(n);
     return st;
 }
 

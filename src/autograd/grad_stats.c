@@ -9,7 +9,9 @@
 #define S(k) (n->saved[k])
 
 /* Node integers: i[0] the dim (-1: every dim), i[2] the mask of reduced
- * dims, i[3..6] for quantile. */
+ * dims, i[3..6] for quantile.  The formulas are of recorded ops (the
+ * recording forms record only in a pass that creates a graph), their
+ * masks, counts, places and weights constants, as in torch's. */
 
 /* g with the node's reduced dims back as size 1, so that it broadcasts
  * against the input (edge 0). */
@@ -19,7 +21,7 @@ static clt_status keep_dims(clt__node *n, const clt_tensor *g, clt_tensor **out)
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = (n->i[2] >> d) & 1 ? 1 : e->shape[d];
-    return clt__reshape(g, e->ndim, shape, out, "clt_backward");
+    return clt__reshape_rec("clt_backward", g, e->ndim, shape, out);
 }
 
 /* saved: a, out.  amax/amin: g shared evenly among the elements equal to
@@ -42,8 +44,8 @@ static clt_status bw_amax(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             cnt = s;
             CLT__TRY(st);
         }
-    CLT__TRY(clt__div_in("clt_backward", gu, cnt, &share));
-    CLT__TRY(clt__mul_in("clt_backward", ef, share, &gin[0]));
+    CLT__TRY(clt__div_rec("clt_backward", gu, cnt, &share));
+    CLT__TRY(clt__mul_rec("clt_backward", ef, share, &gin[0]));
 done:
     clt_tensor_free(ou);
     clt_tensor_free(gu);
@@ -60,9 +62,9 @@ static clt_status bw_nansum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     clt_tensor *gu = NULL, *ge = NULL, *nan = NULL;
     CLT__TRY(keep_dims(n, g, &gu));
-    CLT__TRY(clt__expand(gu, n->in[0].ndim, n->in[0].shape, &ge, "clt_backward"));
+    CLT__TRY(clt__expand_rec("clt_backward", gu, n->in[0].ndim, n->in[0].shape, &ge));
     CLT__TRY(clt__isnan_in("clt_backward", S(0), &nan));
-    CLT__TRY(clt__masked_fill(ge, nan, 0.0, &gin[0], "clt_backward"));
+    CLT__TRY(clt__masked_fill_rec("clt_backward", ge, nan, 0.0, &gin[0]));
 done:
     clt_tensor_free(gu);
     clt_tensor_free(ge);
@@ -77,13 +79,15 @@ static clt_status bw_select(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const clt__edge *e = &n->in[0];
     if (n->i[0] < 0)
-        return clt__alias(g, &gin[0]); /* a 0-dim input is its own pick */
+        return clt__alias_grad(g, &gin[0]); /* a 0-dim input is its own pick */
     clt_status st = CLT_OK;
     clt_tensor *idx = NULL, *gu = NULL, *z = NULL;
     CLT__TRY(keep_dims(n, S(0), &idx));
     CLT__TRY(keep_dims(n, g, &gu));
     CLT__TRY(clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z));
-    CLT__TRY(clt__scatter(z, (int)n->i[0], idx, gu, &gin[0], "clt_backward"));
+    CLT__TRY(clt__creating_graph() ? clt_scatter(z, (int)n->i[0], idx, gu, &gin[0])
+                                   : clt__scatter(z, (int)n->i[0], idx, gu, &gin[0],
+                                                  "clt_backward"));
 done:
     clt_tensor_free(idx);
     clt_tensor_free(gu);
@@ -106,8 +110,8 @@ static clt_status bw_evenly(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(clt__logical_or_in("clt_backward", eq, both, &m));
     CLT__TRY(clt__to_dtype(m, g->dtype, &mf, "clt_backward"));
     CLT__TRY(clt__sum(mf, &cnt, "clt_backward"));
-    CLT__TRY(clt__div_in("clt_backward", g, cnt, &share));
-    CLT__TRY(clt__mul_in("clt_backward", mf, share, &gin[0]));
+    CLT__TRY(clt__div_rec("clt_backward", g, cnt, &share));
+    CLT__TRY(clt__mul_rec("clt_backward", mf, share, &gin[0]));
 done:
     clt_tensor_free(eq);
     clt_tensor_free(an);
@@ -127,9 +131,9 @@ static clt_status by_slice(clt__node *n, const clt_tensor *t, clt_tensor **out)
     int64_t shape[3] = {n->i[6], n->i[3], n->i[5]};
     const int perm[3] = {1, 0, 2};
     clt_tensor *r = NULL;
-    clt_status st = clt__reshape(t, 3, shape, &r, "clt_backward");
+    clt_status st = clt__reshape_rec("clt_backward", t, 3, shape, &r);
     if (st == CLT_OK)
-        st = clt__permute(r, 3, perm, out, "clt_backward");
+        st = clt__permute_rec("clt_backward", r, 3, perm, out);
     clt_tensor_free(r);
     return st;
 }
@@ -137,7 +141,8 @@ static clt_status by_slice(clt__node *n, const clt_tensor *t, clt_tensor **out)
 /* saved: lo, hi, w.  quantile: the lerp's g * (1 - w) to the element at lo
  * and g * w to the one at hi, put back where the sort took them from (as
  * torch's composite quantile's gather and sort backward do).  i[3..6]:
- * outer, R, inner and the number of q values. */
+ * outer, R, inner and the number of q values.  Recorded ops (clt__twice):
+ * linear in g, with the places and weights constants, as in torch. */
 static clt_status bw_quantile(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -145,17 +150,20 @@ static clt_status bw_quantile(clt__node *n, const clt_tensor *g, clt_tensor **gi
     clt_tensor *omw = NULL, *glo = NULL, *ghi = NULL, *plo = NULL, *phi = NULL, *xlo = NULL,
                *xhi = NULL, *z = NULL, *z1 = NULL, *z2 = NULL;
     int64_t zs[3] = {n->i[3], n->i[4], n->i[5]};
+    bool rec = clt__creating_graph();
     CLT__TRY(clt__rsub_scalar_in("clt_backward", S(2), 1.0, &omw));
-    CLT__TRY(clt__mul_in("clt_backward", g, omw, &glo));
-    CLT__TRY(clt__mul_in("clt_backward", g, S(2), &ghi));
+    CLT__TRY(clt__mul_rec("clt_backward", g, omw, &glo));
+    CLT__TRY(clt__mul_rec("clt_backward", g, S(2), &ghi));
     CLT__TRY(by_slice(n, glo, &plo));
     CLT__TRY(by_slice(n, ghi, &phi));
     CLT__TRY(by_slice(n, S(0), &xlo));
     CLT__TRY(by_slice(n, S(1), &xhi));
     CLT__TRY(clt__full(e->dev, g->dtype, 3, zs, 0.0, &z));
-    CLT__TRY(clt__scatter_add(z, 1, xlo, plo, &z1, "clt_backward"));
-    CLT__TRY(clt__scatter_add(z1, 1, xhi, phi, &z2, "clt_backward"));
-    CLT__TRY(clt__reshape(z2, e->ndim, e->shape, &gin[0], "clt_backward"));
+    CLT__TRY(rec ? clt_scatter_add(z, 1, xlo, plo, &z1)
+                 : clt__scatter_add(z, 1, xlo, plo, &z1, "clt_backward"));
+    CLT__TRY(rec ? clt_scatter_add(z1, 1, xhi, phi, &z2)
+                 : clt__scatter_add(z1, 1, xhi, phi, &z2, "clt_backward"));
+    CLT__TRY(clt__reshape_rec("clt_backward", z2, e->ndim, e->shape, &gin[0]));
 done:;
     clt_tensor *tmp[] = {omw, glo, ghi, plo, phi, xlo, xhi, z, z1, z2};
     for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
@@ -185,6 +193,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     if (node)
         *node = NULL;
     st = clt__record(st, out, name, bw, 1, &a, nsaved, saved, &n);
+    clt__twice(n); /* every formula here is of recorded ops */
     if (n) {
         n->i[0] = a->ndim == 0 ? -1 : dim;
         n->i[2] = mask;
