@@ -329,20 +329,20 @@ static clt_status observe(const char *fn, clt_module *m, const clt_tensor *x,
     int kind = (int)m->i[OB_KIND];
     bool pc = per_channel_kind(kind);
     int dims[CLT_MAX_DIMS], nd = 0, axis = 0;
+    clt_tensor *xf = NULL, *cmin = NULL, *cmax = NULL, *dmin = NULL, *dmax = NULL, *a = NULL,
+               *b = NULL;
+    clt_tensor *omin = m->bufs[OB_BUF_MIN], *omax = m->bufs[OB_BUF_MAX];
     if (pc) {
         CLT__TRY(clt__wrap_dim((int)m->i[OB_AXIS], x->ndim, &axis, fn));
         if (x->shape[axis] != m->i[OB_NCH])
-            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+            CLT__TRY(clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: the input has %lld channels along ch_axis %d, the observer "
                               "%lld (num_channels)",
-                              fn, (long long)x->shape[axis], axis, (long long)m->i[OB_NCH]);
+                              fn, (long long)x->shape[axis], axis, (long long)m->i[OB_NCH]));
         for (int d = 0; d < x->ndim; d++)
             if (d != axis)
                 dims[nd++] = d;
     }
-    clt_tensor *xf = NULL, *cmin = NULL, *cmax = NULL, *dmin = NULL, *dmax = NULL, *a = NULL,
-               *b = NULL;
-    clt_tensor *omin = m->bufs[OB_BUF_MIN], *omax = m->bufs[OB_BUF_MAX];
     CLT__TRY(clt__to_dtype(x, CLT_FLOAT32, &xf, fn));
     if (pc && nd == 0) { /* a 1-D input: each channel is one value */
         cmin = clt_tensor_retain(xf);
