@@ -422,6 +422,15 @@ Test(quant, min_max_and_moving_average_observers)
     free(sv);
     clt_tensor_free(s);
     clt_tensor_free(z);
+    /* converted with its model to float64, it observes and answers the same */
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    observe_all(dev, m, 2, 2, shape, bs);
+    CHECK(clt_observer_calculate_qparams(m, &s, &z));
+    sv = read_f32(s);
+    cr_assert_eq(sv[0], want_s, "float64 buffers: scale %g, want %g", sv[0], want_s);
+    free(sv);
+    clt_tensor_free(s);
+    clt_tensor_free(z);
     clt_module_free(m);
     /* MovingAverageMinMaxObserver, qint8 symmetric, constant 0.25 */
     o = (clt_observer_opts)CLT_OBSERVER_DEFAULTS(CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER);

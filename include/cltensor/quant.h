@@ -237,8 +237,9 @@ CLT_API clt_status clt_observer_quant_range(const clt_module *m, int64_t *quant_
  * **observer_kwargs) with the observer of opts (NULL: torch's default, a
  * MovingAverageMinMaxObserver with its defaults), on dev.  Buffers in
  * torch's names and order: "fake_quant_enabled" and "observer_enabled"
- * (uint8 [1], 1), "scale" (float32 [1], 1.0), "zero_point" (int32 [1], 0,
- * or [num_channels] for a per-channel observer), then the child
+ * (uint8 [1], 1), "scale" (float32 [1], 1.0) and "zero_point" (int32 [1],
+ * 0), both [num_channels] for a per-channel observer (torch resizes them
+ * at the first forward), then the child
  * "activation_post_process" (the observer) with its own.  Forward: when
  * the observer is enabled, it observes x and scale and zero_point take
  * its calculate_qparams; when fake quantization is enabled the result is

@@ -213,14 +213,17 @@ static clt_status read_minmax(const char *fn, const clt_tensor *tmin, const clt_
     *mn = clt__malloc(bytes);
     *mx = clt__malloc(bytes);
     clt_status st = CLT_OK;
+    clt_tensor *c = NULL; /* buffers converted with the model (clt_module_to_dtype) */
     if (*mn == NULL || *mx == NULL)
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    if (st == CLT_OK && *n > 0)
-        st = clt__tensor_read_at(tmin, *mn, sizeof(float) * (size_t)*n, fn,
-                                 __builtin_return_address(0));
-    if (st == CLT_OK && *n > 0)
-        st = clt__tensor_read_at(tmax, *mx, sizeof(float) * (size_t)*n, fn,
-                                 __builtin_return_address(0));
+    for (int k = 0; k < 2 && st == CLT_OK && *n > 0; k++) {
+        st = clt__copy_as(fn, k ? tmax : tmin, CLT_FLOAT32, &c);
+        if (st == CLT_OK)
+            st = clt__tensor_read_at(c, k ? *mx : *mn, sizeof(float) * (size_t)*n, fn,
+                                     __builtin_return_address(0));
+        clt_tensor_free(c);
+        c = NULL;
+    }
     if (st != CLT_OK) {
         free(*mn);
         free(*mx);
