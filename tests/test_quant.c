@@ -270,7 +270,8 @@ Test(quant, learnable_per_tensor_gradients)
 {
     clt_device *dev = get_device("cpu");
     int64_t n = 12, one = 1;
-    float xv[12] = {0.25f, 0.75f, -1.3f, 2.6f, 100.0f, -100.0f, 0.1f, 7.7f, -3.3f, 1.0f, 3.9f, -0.6f};
+    float xv[12] = {0.25f, 0.75f, -1.3f, 2.6f, 100.0f, -100.0f,
+                    0.1f,  7.7f,  -3.3f, 1.0f, 3.9f,   -0.6f};
     const struct { float s, z; int64_t lo, hi; double gf; } cases[] = {
         {0.5f, 3.4f, 0, 255, 1.0}, {0.5f, 2.5f, 0, 15, 0.5}, {0.25f, -0.5f, -8, 7, 2.0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -199,7 +199,8 @@ clt_status clt_fake_quantize_per_channel_affine(const clt_tensor *x, const clt_t
         st = qparam(fn, "zero_point", x, zero_point, nch, false, &tz);
     if (st == CLT_OK)
         st = fake_quant_rec(fn, "FakeQuantizePerChannelAffineCachemaskBackward0", x, ts, tz,
-                            clt__dtype_is_float(zero_point->dtype), inner, nch, quant_min, quant_max, out);
+                            clt__dtype_is_float(zero_point->dtype), inner, nch, quant_min,
+                            quant_max, out);
     clt_tensor_free(ts);
     clt_tensor_free(tz);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
@@ -304,9 +305,11 @@ done:
     return st;
 }
 
+/* The learnable forms: per channel along axis when per_channel. */
 static clt_status learnable(const char *fn, const char *name, const clt_tensor *x,
-                            const clt_tensor *scale, const clt_tensor *zero_point, int axis,
-                            int64_t qmin, int64_t qmax, double grad_factor, clt_tensor **out)
+                            const clt_tensor *scale, const clt_tensor *zero_point,
+                            bool per_channel, int axis, int64_t qmin, int64_t qmax,
+                            double grad_factor, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -317,7 +320,7 @@ static clt_status learnable(const char *fn, const char *name, const clt_tensor *
     clt_status st = check_x(fn, x, true);
     if (st == CLT_OK)
         st = check_range(fn, qmin, qmax);
-    if (st == CLT_OK && axis != -1000) {
+    if (st == CLT_OK && per_channel) {
         st = check_axis(fn, x, axis);
         ax = axis;
     }
@@ -365,8 +368,8 @@ clt_status clt_fake_quantize_learnable_per_tensor_affine(const clt_tensor *x,
                                                          double grad_factor, clt_tensor **out)
 {
     return learnable("clt_fake_quantize_learnable_per_tensor_affine",
-                     "FakeQuantizeLearnablePerTensorAffineBackward0", x, scale, zero_point, -1000,
-                     quant_min, quant_max, grad_factor, out);
+                     "FakeQuantizeLearnablePerTensorAffineBackward0", x, scale, zero_point,
+                     false, 0, quant_min, quant_max, grad_factor, out);
 }
 
 clt_status clt_fake_quantize_learnable_per_channel_affine(const clt_tensor *x,
@@ -376,8 +379,8 @@ clt_status clt_fake_quantize_learnable_per_channel_affine(const clt_tensor *x,
                                                           double grad_factor, clt_tensor **out)
 {
     return learnable("clt_fake_quantize_learnable_per_channel_affine",
-                     "FakeQuantizeLearnablePerChannelAffineBackward0", x, scale, zero_point, axis,
-                     quant_min, quant_max, grad_factor, out);
+                     "FakeQuantizeLearnablePerChannelAffineBackward0", x, scale, zero_point,
+                     true, axis, quant_min, quant_max, grad_factor, out);
 }
 
 /* ---- quantize_per_tensor, dequantize -------------------------------------------- */
@@ -401,7 +404,8 @@ clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t ze
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: Quantize only works on Float Tensor, got %s", fn,
                           clt_dtype_name(x->dtype));
-    int64_t qmin = dtype == CLT_QUINT8 ? 0 : INT32_MIN, qmax = dtype == CLT_QUINT8 ? 255 : INT32_MAX;
+    int64_t qmin = dtype == CLT_QUINT8 ? 0 : INT32_MIN;
+    int64_t qmax = dtype == CLT_QUINT8 ? 255 : INT32_MAX;
     if (zero_point < qmin || zero_point > qmax)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: zero_point %lld is %s bound", fn,
                           (long long)zero_point,

@@ -293,12 +293,12 @@ static clt_status qparams_from(const char *fn, const clt_module *m, const clt_te
             z32[k] = (int32_t)(z < qmin ? qmin : z > qmax ? qmax : z);
         }
     }
+    /* 1-D: [1] for the per-tensor kinds too, as torch reshapes its 0-d results */
     int64_t shape = n;
-    int nd = 1; /* [1] for per-tensor too, as torch reshapes its 0-d */
-    st = clt__tensor_from_host_in(fn, tmin->dev, CLT_FLOAT32, nd, &shape, s, scale);
+    st = clt__tensor_from_host_in(fn, tmin->dev, CLT_FLOAT32, 1, &shape, s, scale);
     if (st == CLT_OK)
         st = clt__tensor_from_host_in(fn, tmin->dev, symmetric(scheme) ? CLT_INT64 : CLT_INT32,
-                                      nd, &shape, symmetric(scheme) ? (void *)z64 : (void *)z32,
+                                      1, &shape, symmetric(scheme) ? (void *)z64 : (void *)z32,
                                       zp);
 done:
     free(mn);
@@ -479,7 +479,7 @@ static clt_status as_buffer(const char *fn, const clt_tensor *t, const clt_tenso
 {
     *out = NULL;
     clt_status st = CLT_OK;
-    clt_tensor *e = NULL, *c = NULL;
+    clt_tensor *e = NULL;
     if (t->numel != buf->numel)
         CLT__TRY(clt__expand(t, buf->ndim, buf->shape, &e, fn));
     else
@@ -487,7 +487,6 @@ static clt_status as_buffer(const char *fn, const clt_tensor *t, const clt_tenso
     CLT__TRY(clt__copy_as(fn, e, buf->dtype, out));
 done:
     clt_tensor_free(e);
-    clt_tensor_free(c);
     return st;
 }
 
