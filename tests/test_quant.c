@@ -661,3 +661,83 @@ Test(quant, fake_quantize_in_a_sequential)
     clt_module_free(seq);
     clt_generator_free(gen);
 }
+
+/* A custom module that fake-quantizes its weight (a FakeQuantize child,
+ * as torch's QAT Linear has weight_fake_quant) before y = x * w. */
+static clt_status qat_forward(clt_module *m, void *user, const clt_tensor *x, clt_tensor **out)
+{
+    (void)user;
+    clt_tensor *wq = NULL;
+    clt_status st = clt_module_forward(clt_module_child(m, "weight_fake_quant"),
+                                       clt_module_param(m, "weight"), &wq);
+    if (st == CLT_OK)
+        st = clt_mul(x, wq, out);
+    clt_tensor_free(wq);
+    return st;
+}
+
+/* Activations through a forward hook: the output replaced by a
+ * FakeQuantize's. */
+static clt_status fq_hook(void *user, clt_module *m, const clt_tensor *input,
+                          const clt_tensor *output, clt_tensor **replacement)
+{
+    (void)m;
+    (void)input;
+    return clt_module_forward(user, output, replacement);
+}
+
+Test(quant, fake_quantize_on_weights_and_by_hook)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    const float wv[4] = {-1.0f, 0.3f, 0.9f, 2.0f}, xv[4] = {1.0f, 2.0f, -1.0f, 0.5f};
+    clt_module *m = NULL, *fqw = NULL, *fqa = NULL;
+    clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
+    o.dtype = CLT_QINT8;
+    o.qscheme = CLT_PER_TENSOR_SYMMETRIC;
+    CHECK(clt_module_custom("QATMul", qat_forward, NULL, NULL, &m));
+    CHECK(clt_module_add_parameter(m, "weight", f32(dev, 1, &n, wv)));
+    CHECK(clt_fake_quantize_layer(dev, &o, &fqw));
+    CHECK(clt_module_add_module(m, "weight_fake_quant", fqw));
+    CHECK(clt_fake_quantize_layer(dev, NULL, &fqa));
+    clt_hook *h = NULL;
+    CHECK(clt_module_register_forward_hook(m, fq_hook, fqa, &h));
+    clt_tensor *x = f32(dev, 1, &n, xv), *y = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    /* the weight: symmetric qint8, scale max|w| / 127.5, zero point 0 */
+    float sw = 2.0f / 127.5f, wq[4], yv_want[4];
+    for (int k = 0; k < 4; k++) {
+        int in;
+        wq[k] = ref_fq(wv[k], sw, 0, -128, 127, &in);
+        yv_want[k] = xv[k] * wq[k];
+    }
+    /* the activation: MovingAverageMinMaxObserver's first observation, quint8 affine */
+    float mn = yv_want[0], mx = yv_want[0], sa;
+    for (int k = 1; k < 4; k++) {
+        mn = fminf(mn, yv_want[k]);
+        mx = fmaxf(mx, yv_want[k]);
+    }
+    int64_t za;
+    ref_affine(mn, mx, 0, 255, &sa, &za);
+    float *yv = read_f32(y);
+    for (int k = 0; k < 4; k++) {
+        int in;
+        float want = ref_fq(yv_want[k], sa, za, 0, 255, &in);
+        cr_assert_eq(yv[k], want, "element %d: %g, want %g", k, yv[k], want);
+    }
+    free(yv);
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(clt_module_param(m, "weight"), &g));
+    float *gv = read_f32(g);
+    for (int k = 0; k < 4; k++) /* every value lies in both ranges: straight through */
+        cr_assert_eq(gv[k], xv[k], "dw[%d] %g, want %g", k, gv[k], xv[k]);
+    free(gv);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_hook_remove(h);
+    clt_module_free(fqa);
+    clt_module_free(m);
+}
