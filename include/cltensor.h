@@ -24,6 +24,7 @@
  *   cltensor/transforms.h     distribution transforms, TransformedDistribution
  *   cltensor/settings.h global switches (anomaly, RNG state, print options), finfo
  *   cltensor/fft.h      complex tensors and torch.fft
+ *   cltensor/quant.h    quantization-aware training: fake quantization, observers
  *
  * Not included here: cltensor/opencl.h (OpenCL interop) and
  * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
@@ -57,5 +58,6 @@
 #include <cltensor/sparse.h>
 #include <cltensor/transforms.h>
 #include <cltensor/settings.h>
+#include <cltensor/quant.h>
 
 #endif

@@ -1146,6 +1146,26 @@ enum {
 };
 clt_status clt__special2_in(const char *fn, int op, bool float_only, const clt_tensor *a,
                             const clt_tensor *b, clt_tensor **out);
+/* Fake quantization and quantization (src/ops/quant.c, cl/quant.cl),
+ * messages naming fn.  scale and zp: contiguous float32 tensors of nch
+ * elements on x's device; element i of x is in channel (i / inner) % nch.
+ * clt__fake_quant (zp_float: round after adding the zero point, as torch
+ * does for floating zero points) gives out (x's dtype) and, when mask is not NULL, the
+ * bool mask qmin <= q <= qmax; clt__fake_quant_learn_grad gives from x
+ * and dy (float32) the masked gradient dx and the elementwise shares ds,
+ * dz of the scale's and zero point's gradients (zp rounded as the
+ * backward rounds it); clt__quantize the integer representation in qt
+ * (uint8 or int32) clamped to [qmin, qmax]. */
+clt_status clt__fake_quant(const char *fn, const clt_tensor *x, const clt_tensor *scale,
+                           const clt_tensor *zp, bool zp_float, int64_t inner, int64_t nch,
+                           int64_t qmin, int64_t qmax, clt_tensor **out, clt_tensor **mask);
+clt_status clt__fake_quant_learn_grad(const char *fn, const clt_tensor *x, const clt_tensor *dy,
+                                      const clt_tensor *scale, const clt_tensor *zp,
+                                      int64_t inner, int64_t nch, int64_t qmin, int64_t qmax,
+                                      double grad_factor, clt_tensor **dx, clt_tensor **ds,
+                                      clt_tensor **dz);
+clt_status clt__quantize(const char *fn, const clt_tensor *x, double scale, int64_t zero_point,
+                         clt_dtype qt, int64_t qmin, int64_t qmax, clt_tensor **out);
 clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_tensor **out);
 clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
                          clt_tensor **exponent);

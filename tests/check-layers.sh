@@ -8,7 +8,7 @@ top="${top_srcdir:-.}"
 rank() {
     case $1 in
     core) echo 0 ;; device) echo 1 ;; memory) echo 2 ;; tensor) echo 3 ;; ops) echo 4 ;;
-    autograd) echo 5 ;; nn | optim | data | io | distributions) echo 6 ;; dist) echo 7 ;; *) echo 99 ;;
+    autograd) echo 5 ;; nn | optim | data | io | distributions) echo 6 ;; quant) echo 7 ;; dist) echo 8 ;; *) echo 99 ;;
     esac
 }
 bad=0

@@ -13924,6 +13924,334 @@ def dist5():
               lambda l, p: tm(l, p).mean, _dist_c(mvp, L.clt_distribution_mean), [loc, loc])
 
 
+# ---- quantization-aware training (quant) ------------------------------------
+
+
+class _ObsOpts(C.Structure):
+    _fields_ = [("kind", C.c_int), ("dtype", C.c_int), ("qscheme", C.c_int),
+                ("reduce_range", C.c_int), ("has_range", C.c_int), ("quant_min", C.c_int64),
+                ("quant_max", C.c_int64), ("averaging_constant", C.c_double),
+                ("ch_axis", C.c_int), ("num_channels", C.c_int64), ("eps", C.c_double)]
+
+
+def quant():
+    """fake quantization (ties, masks, per channel, learnable), quantize_per_tensor,
+    dequantize, the observers' qparams and FakeQuantize against torch.ao.quantization."""
+    from torch.ao import quantization as Q
+    f, d, h = torch.float32, torch.float64, torch.float16
+    proto("clt_fake_quantize_per_tensor_affine",
+          [P, C.c_double, C.c_int64, C.c_int64, C.c_int64, PP])
+    proto("clt_fake_quantize_per_tensor_affine_t", [P, P, P, C.c_int64, C.c_int64, PP])
+    proto("clt_fake_quantize_per_channel_affine",
+          [P, P, P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_fake_quantize_learnable_per_tensor_affine",
+          [P, P, P, C.c_int64, C.c_int64, C.c_double, PP])
+    proto("clt_fake_quantize_learnable_per_channel_affine",
+          [P, P, P, C.c_int, C.c_int64, C.c_int64, C.c_double, PP])
+    proto("clt_quantize_per_tensor", [P, C.c_double, C.c_int64, C.c_int, PP])
+    proto("clt_dequantize", [P, C.c_double, C.c_int64, PP])
+    proto("clt_observer", [P, C.POINTER(_ObsOpts), PP])
+    proto("clt_fake_quantize_layer", [P, C.POINTER(_ObsOpts), PP])
+    proto("clt_observer_calculate_qparams", [P, PP, PP])
+    proto("clt_fake_quantize_enable_fake_quant", [P, C.c_int])
+    proto("clt_fake_quantize_enable_observer", [P, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    ties = [0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 2.5, -2.5, 100.0, -100.0, 0.0, -0.0, 1e30,
+            -1e30, math.inf, -math.inf]
+    fqt = torch.fake_quantize_per_tensor_affine
+    for dt in (f, d, h):
+        tol = "exact" if dt != h else "ew"
+        for s, z, lo, hi in ((0.5, 3, 0, 255), (0.1, 0, -128, 127), (0.5, -10, -64, 63),
+                             (1e-3, 10, 0, 15), (0.0, 0, 0, 255), (0.37, 2, 0, 2 ** 31 - 1),
+                             (0.25, 0, 0, 0)):
+            x = torch.cat([torch.tensor(ties, dtype=dt), data((40,), dt, lo=-30, hi=30)])
+            check("fake_quantize_per_tensor %s s=%g z=%d [%d,%d]" % (dn(dt), s, z, lo, hi),
+                  lambda t, s=s, z=z, lo=lo, hi=hi: fqt(t, s, z, lo, hi),
+                  lambda t, o, s=s, z=z, lo=lo, hi=hi: L.clt_fake_quantize_per_tensor_affine(
+                      t, s, z, lo, hi, o), [x], tol=tol)
+            sz = [torch.tensor(s, dtype=f), torch.tensor([z], dtype=torch.int32)]
+            check("fake_quantize_per_tensor tensor qparams %s s=%g z=%d" % (dn(dt), s, z),
+                  lambda t, ts, tz, lo=lo, hi=hi: fqt(t, ts, tz, lo, hi),
+                  lambda t, ts, tz, o, lo=lo, hi=hi: L.clt_fake_quantize_per_tensor_affine_t(
+                      t, ts, tz, lo, hi, o), [x] + sz, tol=tol)
+    x = data((3, 4), f)
+    check("fake_quantize_per_tensor transposed",
+          lambda t: fqt(t, 0.3, 1, -8, 7),
+          lambda t, o: L.clt_fake_quantize_per_tensor_affine(t, 0.3, 1, -8, 7, o),
+          [In(x, ("T",))], tol="exact")
+    check("fake_quantize_per_tensor empty", lambda t: fqt(t, 0.3, 1, -8, 7),
+          lambda t, o: L.clt_fake_quantize_per_tensor_affine(t, 0.3, 1, -8, 7, o),
+          [data((0, 3), f)], tol="exact")
+    for name, s, z, lo, hi, dt in (("zero_point above", 0.5, 300, 0, 255, f),
+                                   ("zero_point below", 0.5, -1, 0, 255, f),
+                                   ("quant_min > quant_max", 0.5, 0, 10, 5, f),
+                                   ("int32 input", 0.5, 0, 0, 255, torch.int32)):
+        check("fake_quantize_per_tensor error %s" % name,
+              lambda t, s=s, z=z, lo=lo, hi=hi: fqt(t, s, z, lo, hi),
+              lambda t, o, s=s, z=z, lo=lo, hi=hi: L.clt_fake_quantize_per_tensor_affine(
+                  t, s, z, lo, hi, o), [data((4,), dt)])
+    # per channel
+    fqc = torch.fake_quantize_per_channel_affine
+    for dt in (f, d, h):
+        tol = "exact" if dt != h else "ew"
+        for shape, axis in (((2, 3, 4), 1), ((5, 3), 0), ((2, 3, 4), -1), ((6,), 0),
+                            ((2, 2, 3, 4), 2)):
+            n = shape[axis]
+            x = data(shape, dt, lo=-10, hi=10)
+            x.view(-1)[:4] = torch.tensor([0.25, -0.75, 2.5, -100.0], dtype=dt)
+            sc = torch.rand(n, generator=G) * 0.5 + 0.05
+            sc[0] = 0.5
+            for zdt in (torch.int32, torch.int64, f, h):
+                zp = torch.randint(-3, 4, (n,), generator=G).to(zdt)
+                for lo, hi in ((-8, 7), (-128, 127)):
+                    check("fake_quantize_per_channel %s %s axis %d zp %s [%d,%d]" % (
+                        dn(dt), list(shape), axis, dn(zdt), lo, hi),
+                        lambda t, a, b, ax=axis, lo=lo, hi=hi: fqc(t, a, b, ax, lo, hi),
+                        lambda t, a, b, o, ax=axis, lo=lo, hi=hi:
+                        L.clt_fake_quantize_per_channel_affine(t, a, b, ax, lo, hi, o),
+                        [x, sc, zp], tol=tol)
+    x = data((2, 3, 4), f)
+    for name, sc, zp, ax in (("scale size", torch.ones(4), torch.zeros(4, dtype=torch.int32), 1),
+                             ("axis out of range", torch.ones(3), torch.zeros(3, dtype=torch.int32), 3),
+                             ("scale 2-d", torch.ones(1, 3), torch.zeros(3, dtype=torch.int32), 1),
+                             ("zero_point float64", torch.ones(3), torch.zeros(3, dtype=d), 1)):
+        check("fake_quantize_per_channel error %s" % name,
+              lambda t, a, b, ax=ax: fqc(t, a, b, ax, 0, 255),
+              lambda t, a, b, o, ax=ax: L.clt_fake_quantize_per_channel_affine(
+                  t, a, b, ax, 0, 255, o), [x, sc, zp],
+              expect_error="refused" if name == "zero_point float64" else None)
+    # learnable: forward values
+    fql = torch._fake_quantize_learnable_per_tensor_affine
+    fqlc = torch._fake_quantize_learnable_per_channel_affine
+    x = torch.cat([torch.tensor(ties[:12], dtype=f), data((30,), f, lo=-40, hi=40)])
+    for s, z, lo, hi in ((0.5, 3.4, 0, 255), (0.5, 2.5, 0, 255), (0.25, -0.5, 0, 15),
+                         (0.3, 3.5, -8, 7), (0.2, 300.0, 0, 255)):
+        check("fake_quantize_learnable_per_tensor s=%g z=%g" % (s, z),
+              lambda t, a, b, lo=lo, hi=hi: fql(t, a, b, lo, hi, 1.0),
+              lambda t, a, b, o, lo=lo, hi=hi:
+              L.clt_fake_quantize_learnable_per_tensor_affine(t, a, b, lo, hi, 1.0, o),
+              [x, torch.tensor([s]), torch.tensor([z])], tol="exact")
+    x = data((2, 3, 4), f, lo=-10, hi=10)
+    check("fake_quantize_learnable_per_channel",
+          lambda t, a, b: fqlc(t, a, b, 1, -8, 7, 1.0),
+          lambda t, a, b, o: L.clt_fake_quantize_learnable_per_channel_affine(
+              t, a, b, 1, -8, 7, 1.0, o),
+          [x, torch.tensor([0.5, 0.3, 0.7]), torch.tensor([0.5, 1.5, -2.6])], tol="exact")
+
+    # learnable: gradients of x, scale and zero point (float32, torch's formulas)
+    def grads(name, tfn, cfn, x, s, z, tol=(2e-5, 1e-5)):
+        tx, ts, tz = (t.clone().requires_grad_() for t in (x, s, z))
+        ty = tfn(tx, ts, tz)
+        w = torch.linspace(-1.0, 2.0, ty.numel()).reshape(ty.shape)
+        (ty * w).sum().backward()
+        keep = []
+        try:
+            cx = [upload(t) for t in (x, s, z)]
+            keep += cx
+            for p in cx:
+                L.clt_set_requires_grad(p, 1)
+            y, m, loss = P(), P(), P()
+            if cfn(*cx, C.byref(y)) != 0:
+                return fail(name, L.clt_last_error().decode())
+            keep.append(y)
+            cw = upload(w)
+            keep.append(cw)
+            assert L.clt_mul(y, cw, C.byref(m)) == 0
+            keep.append(m)
+            assert L.clt_sum(m, C.byref(loss)) == 0
+            keep.append(loss)
+            if L.clt_backward(loss, None, 0) != 0:
+                return fail(name, L.clt_last_error().decode())
+            for k, (p, t) in enumerate(zip(cx, (tx, ts, tz))):
+                g = P()
+                assert L.clt_grad(p, C.byref(g)) == 0
+                keep.append(g)
+                got = download(g)[0]
+                e = t.grad.numpy()
+                if not np.allclose(got, e, rtol=tol[0], atol=tol[1]):
+                    return fail(name, "gradient %d: torch %s, cltensor %s" % (
+                        k, e.ravel()[:6], got.ravel()[:6]))
+            ok(name, True)
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    x = torch.cat([torch.tensor(ties[:12], dtype=f), data((30,), f, lo=-40, hi=40)])
+    for s, z, lo, hi, gf in ((0.5, 3.4, 0, 255, 1.0), (0.5, 2.5, 0, 255, 0.5),
+                             (0.25, -0.5, -8, 7, 1.0), (0.3, 3.5, -8, 7, 2.0)):
+        grads("fake_quantize_learnable_per_tensor grads s=%g z=%g gf=%g" % (s, z, gf),
+              lambda t, a, b, lo=lo, hi=hi, gf=gf: fql(t, a, b, lo, hi, gf),
+              lambda t, a, b, o, lo=lo, hi=hi, gf=gf:
+              L.clt_fake_quantize_learnable_per_tensor_affine(t, a, b, lo, hi, gf, o),
+              x, torch.tensor([s]), torch.tensor([z]))
+    for shape, axis in (((2, 3, 4), 1), ((4, 3), 0), ((2, 3, 4), 2)):
+        n = shape[axis]
+        x = data(shape, f, lo=-6, hi=6)
+        s = torch.rand(n, generator=G) * 0.5 + 0.1
+        z = torch.tensor([0.5, 1.5, -2.6, 3.2][:n] + [0.0] * max(0, n - 4))
+        grads("fake_quantize_learnable_per_channel grads %s axis %d" % (list(shape), axis),
+              lambda t, a, b, ax=axis: fqlc(t, a, b, ax, -8, 7, 0.7),
+              lambda t, a, b, o, ax=axis: L.clt_fake_quantize_learnable_per_channel_affine(
+                  t, a, b, ax, -8, 7, 0.7, o), x, s, z)
+
+    # quantize_per_tensor and dequantize
+    x = torch.cat([torch.tensor(ties[:14]), data((30,), f, lo=-300, hi=300)])
+    for s, z, qd, tq in ((0.5, 3, 0, torch.quint8), (0.1, 0, 0, torch.quint8),
+                         (0.5, -5, 2, torch.qint32), (1e-7, 100, 2, torch.qint32),
+                         (0.0, 4, 0, torch.quint8)):
+        check("quantize_per_tensor %s s=%g z=%d" % (tq, s, z),
+              lambda t, s=s, z=z, tq=tq: torch.quantize_per_tensor(t, s, z, tq).int_repr(),
+              lambda t, o, s=s, z=z, qd=qd: L.clt_quantize_per_tensor(t, s, z, qd, o), [x],
+              tol="exact")
+        if s > 0:
+            q = torch.quantize_per_tensor(x, s, z, tq)
+            check("dequantize %s s=%g z=%d" % (tq, s, z),
+                  lambda t, s=s, z=z, tq=tq: torch._make_per_tensor_quantized_tensor(
+                      t, s, z).dequantize(),
+                  lambda t, o, s=s, z=z: L.clt_dequantize(t, s, z, o), [q.int_repr()])
+    check("quantize_per_tensor zero_point above",
+          lambda t: torch.quantize_per_tensor(t, 0.5, 256, torch.quint8),
+          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 256, 0, o), [x])
+    check("quantize_per_tensor float64",
+          lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.quint8),
+          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 0, o), [x.double()])
+    check("quantize_per_tensor qint8 (no int8 dtype)",
+          lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.qint8).int_repr(),
+          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 1, o), [x],
+          expect_error="no int8 dtype here")
+
+    # observers: buffers and calculate_qparams after a few batches
+    QD = {torch.quint8: 0, torch.qint8: 1, torch.qint32: 2}
+    QS = {torch.per_tensor_affine: 0, torch.per_tensor_symmetric: 1,
+          torch.per_channel_affine: 2, torch.per_channel_symmetric: 3}
+    KIND = {Q.MinMaxObserver: 0, Q.MovingAverageMinMaxObserver: 1,
+            Q.PerChannelMinMaxObserver: 2, Q.MovingAveragePerChannelMinMaxObserver: 3}
+
+    def opts_of(cls, kw, nch):
+        o = _ObsOpts()
+        o.kind = KIND[cls]
+        o.dtype = QD[kw.get("dtype", torch.quint8)]
+        pc = o.kind >= 2
+        o.qscheme = QS[kw.get("qscheme", torch.per_channel_affine if pc
+                              else torch.per_tensor_affine)]
+        o.reduce_range = int(kw.get("reduce_range", False))
+        o.has_range = int("quant_min" in kw)
+        o.quant_min, o.quant_max = kw.get("quant_min", 0), kw.get("quant_max", 0)
+        o.averaging_constant = kw.get("averaging_constant", 0.01)
+        o.ch_axis = kw.get("ch_axis", 0)
+        o.num_channels = nch
+        o.eps = torch.finfo(torch.float32).eps
+        return o
+
+    def same(name, what, e, got, tol):
+        if e.shape != got.shape or e.dtype != got.dtype:
+            return fail(name, "%s: torch %s %s, cltensor %s %s" % (
+                what, e.dtype, e.shape, got.dtype, got.shape))
+        if not np.allclose(got, e, rtol=tol, atol=0, equal_nan=True):
+            return fail(name, "%s: torch %s, cltensor %s" % (what, e.ravel()[:6],
+                                                             got.ravel()[:6]))
+        return True
+
+    def observer_case(name, cls, kw, batches, nch=0, fq=False):
+        tm = Q.FakeQuantize(observer=cls, **kw) if fq else cls(**kw)
+        o = opts_of(cls, kw, nch)
+        m, keep = P(), []
+        ctor = L.clt_fake_quantize_layer if fq else L.clt_observer
+        if ctor(DEV, C.byref(o), C.byref(m)) != 0:
+            return fail(name, L.clt_last_error().decode())
+        try:
+            for k, b in enumerate(batches):
+                if fq and k == len(batches) - 1:  # the last batch with the observer off
+                    tm.disable_observer()
+                    assert L.clt_fake_quantize_enable_observer(m, 0) == 0
+                ty = tm(b)
+                cx = upload(b)
+                keep.append(cx)
+                y = P()
+                if L.clt_module_forward(m, cx, C.byref(y)) != 0:
+                    return fail(name, "forward: " + L.clt_last_error().decode())
+                keep.append(y)
+                if same(name, "forward %d" % k, ty.detach().numpy(), download(y)[0],
+                        0) is not True:
+                    return
+            obs = tm.activation_post_process if fq else tm
+            for b in ("min_val", "max_val"):
+                cb = L.clt_module_buffer(m if not fq else None, b.encode()) if not fq else None
+                if not fq and same(name, b, getattr(obs, b).numpy(), download(cb)[0],
+                                   1e-6) is not True:
+                    return
+            s, z = P(), P()
+            if L.clt_observer_calculate_qparams(m, C.byref(s), C.byref(z)) != 0:
+                return fail(name, L.clt_last_error().decode())
+            keep += [s, z]
+            es, ez = obs.calculate_qparams()
+            if same(name, "scale", es.numpy(), download(s)[0], 1e-6) is not True:
+                return
+            if same(name, "zero_point", ez.numpy(), download(z)[0], 0) is not True:
+                return
+            if fq:
+                for b in ("scale", "zero_point"):
+                    if same(name, "buffer " + b, getattr(tm, b).numpy(),
+                            download(L.clt_module_buffer(m, b.encode()))[0], 1e-6) is not True:
+                        return
+            ok(name, True)
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+            L.clt_module_free(m)
+
+    def batches(shape, n=3, lo=-4, hi=6):
+        return [data(shape, f, lo=lo * (k + 1), hi=hi + k) for k in range(n)]
+
+    tensor_kws = [{}, {"dtype": torch.qint8}, {"reduce_range": True},
+                  {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric},
+                  {"qscheme": torch.per_tensor_symmetric},
+                  {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric,
+                   "reduce_range": True},
+                  {"quant_min": 0, "quant_max": 15},
+                  {"dtype": torch.qint8, "quant_min": -8, "quant_max": 7},
+                  {"quant_min": 0, "quant_max": 15, "qscheme": torch.per_tensor_symmetric},
+                  {"dtype": torch.qint32}]
+    for cls in (Q.MinMaxObserver, Q.MovingAverageMinMaxObserver):
+        for kw in tensor_kws:
+            if cls is Q.MovingAverageMinMaxObserver:
+                kw = dict(kw, averaging_constant=0.3)
+            observer_case("%s %s" % (cls.__name__, kw), cls, kw, batches((4, 5)))
+        observer_case("%s positive only" % cls.__name__, cls, {}, batches((6,), lo=0.5))
+        observer_case("%s unobserved" % cls.__name__, cls, {}, [])
+        observer_case("%s empty batch" % cls.__name__, cls, {}, [data((0, 3), f)])
+    for cls in (Q.PerChannelMinMaxObserver, Q.MovingAveragePerChannelMinMaxObserver):
+        for kw, shape in (({}, (3, 4)), ({"ch_axis": 1}, (2, 3, 4)),
+                          ({"qscheme": torch.per_channel_symmetric, "dtype": torch.qint8}, (3, 5)),
+                          ({"qscheme": torch.per_channel_symmetric}, (3, 5)),
+                          ({"dtype": torch.qint8, "reduce_range": True, "ch_axis": -1},
+                           (2, 4)),
+                          ({"quant_min": -4, "quant_max": 3, "dtype": torch.qint8}, (3, 2))):
+            ax = kw.get("ch_axis", 0)
+            observer_case("%s %s %s" % (cls.__name__, kw, list(shape)), cls, kw,
+                          batches(shape), nch=shape[ax])
+    # FakeQuantize: outputs of each forward, its qparams and buffers
+    for cls, kw, shape, nch in (
+            (Q.MovingAverageMinMaxObserver, {}, (4, 5), 0),
+            (Q.MinMaxObserver, {"quant_min": 0, "quant_max": 15}, (4, 5), 0),
+            (Q.MinMaxObserver, {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric},
+             (3, 3), 0),
+            (Q.MovingAverageMinMaxObserver, {"quant_min": 0, "quant_max": 255,
+                                             "reduce_range": True}, (6,), 0),
+            (Q.PerChannelMinMaxObserver, {"dtype": torch.qint8,
+                                          "qscheme": torch.per_channel_symmetric}, (3, 4), 3),
+            (Q.MovingAveragePerChannelMinMaxObserver, {"ch_axis": 1}, (2, 3, 2), 3)):
+        observer_case("FakeQuantize %s %s" % (cls.__name__, kw), cls, kw,
+                      batches(shape, n=4), nch=nch, fq=True)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -13961,7 +14289,8 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, sparse_csr, transforms, nnmisc, dist5]
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, sparse_csr, transforms, nnmisc, dist5,
+                quant]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

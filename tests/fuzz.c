@@ -11,6 +11,7 @@
  * solve, det, slogdet, cholesky), scaled_dot_product_attention,
  * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
  * the statistics of reduce.h (group stats),
+ * fake quantization, observers and FakeQuantize (group quant),
  * L-BFGS, steps with a closure and optimizer files (group optim2),
  * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
@@ -11951,6 +11952,168 @@ static void op_dist5(fz *f)
     clt_distribution_free(d);
 }
 
+/* ---- quantization-aware training (group quant) --------------------------- */
+
+/* A float32 1-D tensor of n values near v on dev (n may be odd), or NULL. */
+static clt_tensor *quant_vec(fz *f, clt_device *dev, int64_t n, double v, clt_dtype dt)
+{
+    clt_tensor *t = SENT;
+    clt_status st;
+    if (chance(f, 10))
+        return clt_tensor_retain(rt(f));
+    if (n < 0 || n > 64)
+        n = (int64_t)pick(f, 4);
+    CALL("clt_full", clt_full(dev, dt, 1, &n, v, &t));
+    return outcome(f, st, t) ? t : NULL;
+}
+
+static void op_quant(fz *f)
+{
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    int64_t want[3] = {(int64_t)pick(f, 4), (int64_t)pick(f, 4) + 1, (int64_t)pick(f, 3)};
+    clt_tensor *x = input_near(f, dev, (int)pick(f, 4), want);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    static const int64_t lims[][2] = {{0, 255}, {-128, 127}, {0, 15}, {-8, 7}, {5, 1},
+                                      {0, 0}, {INT32_MIN, INT32_MAX}, {3, 9}};
+    const int64_t *lim = lims[pick(f, sizeof lims / sizeof *lims)];
+    double scale = chance(f, 5) ? rand_scalar(f) : 0.05 + 0.1 * (double)pick(f, 8);
+    int64_t zp = chance(f, 8) ? (int64_t)rand_scalar(f) : (int64_t)pick(f, 5) - 2;
+    int nd = x ? clt_tensor_ndim(x) : 0;
+    int axis = chance(f, 8) ? rand_dim(f, nd) : (nd > 0 ? (int)pick(f, (uint32_t)nd) : 0);
+    int64_t nch = x && axis >= 0 && axis < nd ? clt_tensor_shape(x)[axis] : 1;
+    clt_dtype xd = x ? clt_tensor_dtype(x) : CLT_FLOAT32;
+    switch (pick(f, 8)) {
+    case 0:
+        CALL("clt_fake_quantize_per_tensor_affine",
+             clt_fake_quantize_per_tensor_affine(x, scale, zp, lim[0], lim[1], op));
+        if (st == CLT_OK && !is_float(xd))
+            die(f, "fake quantization succeeded on %s", clt_dtype_name(xd));
+        result_like(f, st, op, out, x, xd);
+        break;
+    case 1: {
+        clt_tensor *s = quant_vec(f, dev, chance(f, 6) ? 2 : 1, scale, CLT_FLOAT32);
+        clt_tensor *z = quant_vec(f, dev, 1, (double)zp, chance(f, 2) ? CLT_INT32 : CLT_FLOAT32);
+        CALL("clt_fake_quantize_per_tensor_affine_t",
+             clt_fake_quantize_per_tensor_affine_t(x, s, z, lim[0], lim[1], op));
+        result_like(f, st, op, out, x, xd);
+        tfree(f, s, 0);
+        tfree(f, z, 0);
+        break;
+    }
+    case 2:
+    case 3: {
+        int learn = pick(f, 2) == 1;
+        int64_t n = chance(f, 8) ? nch + 1 : nch;
+        clt_tensor *s = quant_vec(f, dev, n, scale, CLT_FLOAT32);
+        clt_tensor *z = quant_vec(f, dev, n, (double)zp,
+                                  learn || chance(f, 2) ? CLT_FLOAT32 : CLT_INT32);
+        if (learn) {
+            if (s && chance(f, 2))
+                clt_set_requires_grad(s, 1);
+            CALL("clt_fake_quantize_learnable_per_channel_affine",
+                 clt_fake_quantize_learnable_per_channel_affine(x, s, z, axis, lim[0], lim[1],
+                                                                0.5, op));
+        } else {
+            CALL("clt_fake_quantize_per_channel_affine",
+                 clt_fake_quantize_per_channel_affine(x, s, z, axis, lim[0], lim[1], op));
+        }
+        result_like(f, st, op, out, x, xd);
+        tfree(f, s, 0);
+        tfree(f, z, 0);
+        break;
+    }
+    case 4: {
+        clt_tensor *s = quant_vec(f, dev, 1, scale, CLT_FLOAT32);
+        clt_tensor *z = quant_vec(f, dev, 1, (double)zp, CLT_FLOAT32);
+        if (s && chance(f, 2))
+            clt_set_requires_grad(s, 1);
+        if (z && chance(f, 2))
+            clt_set_requires_grad(z, 1);
+        clt_tensor *y = SENT, *l = SENT;
+        CALL("clt_fake_quantize_learnable_per_tensor_affine",
+             clt_fake_quantize_learnable_per_tensor_affine(x, s, z, lim[0], lim[1], 1.0, &y));
+        if (outcome(f, st, y)) {
+            CALL("clt_sum", clt_sum(y, &l));
+            if (outcome(f, st, l) && clt_requires_grad(l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                if (st != CLT_OK)
+                    check_error(f, st);
+            }
+            if (l != SENT)
+                tfree(f, l, 0);
+            keep_result(f, y, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        }
+        tfree(f, s, 0);
+        tfree(f, z, 0);
+        break;
+    }
+    case 5: {
+        clt_qdtype qd = (clt_qdtype)((int)pick(f, 4) - (chance(f, 10) ? 1 : 0));
+        CALL("clt_quantize_per_tensor", clt_quantize_per_tensor(x, scale, zp, qd, op));
+        result_like(f, st, op, out, x, qd == CLT_QUINT8 ? CLT_UINT8 : CLT_INT32);
+        if (st == CLT_OK && chance(f, 2)) {
+            clt_tensor *d = SENT;
+            CALL("clt_dequantize", clt_dequantize(out, scale, zp, &d));
+            if (outcome(f, st, d))
+                keep_result(f, d, clt_tensor_ndim(out), clt_tensor_shape(out), CLT_FLOAT32,
+                            clt_tensor_device(out));
+        }
+        break;
+    }
+    default: {
+        clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
+        o.kind = (clt_observer_kind)(int)pick(f, chance(f, 10) ? 6 : 4);
+        o.qscheme = (clt_qscheme)(o.kind >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? 2 : 0) +
+                    (int)pick(f, 2);
+        if (chance(f, 10))
+            o.qscheme = (clt_qscheme)(int)pick(f, 5);
+        o.dtype = (clt_qdtype)(int)pick(f, chance(f, 10) ? 4 : 3);
+        o.reduce_range = chance(f, 4);
+        o.has_range = chance(f, 4);
+        o.quant_min = chance(f, 2) ? -lim[1] : lim[0];
+        o.quant_max = lim[1];
+        o.averaging_constant = chance(f, 10) ? rand_scalar(f) : 0.25;
+        o.ch_axis = axis;
+        o.num_channels = chance(f, 10) ? 0 : nch;
+        clt_module *m = NULL;
+        int fq = pick(f, 2) == 1;
+        if (fq)
+            CALL("clt_fake_quantize_layer",
+                 clt_fake_quantize_layer(dev, chance(f, 10) ? NULL : &o, &m));
+        else
+            CALL("clt_observer", clt_observer(dev, &o, &m));
+        if (!outcome(f, st, m))
+            break;
+        for (int k = 0; k < 2; k++) {
+            if (fq && chance(f, 3)) {
+                CALL("clt_fake_quantize_enable_observer",
+                     clt_fake_quantize_enable_observer(m, (int)pick(f, 2)));
+                if (st != CLT_OK)
+                    check_error(f, st);
+            }
+            clt_tensor *y = SENT;
+            clt_tensor *in = k == 0 ? x : input_near(f, dev, nd, want);
+            CALL("clt_module_forward", clt_module_forward(m, in, &y));
+            if (outcome(f, st, y))
+                keep_result(f, y, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            if (k == 1)
+                tfree(f, in, 0);
+        }
+        clt_tensor *s = SENT, *z = SENT;
+        CALL("clt_observer_calculate_qparams", clt_observer_calculate_qparams(m, &s, &z));
+        if (two_outcome(f, st, &s, s, &z, z)) {
+            keep_result(f, s, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            keep_result(f, z, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        }
+        f->call = "clt_module_free";
+        clt_module_free(m);
+        break;
+    }
+    }
+    tfree(f, x, 0);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -12012,6 +12175,7 @@ static struct {
     {"transforms", op_transforms, 3},
     {"collectives", op_collectives, 2},
     {"dist5", op_dist5, 3},
+    {"quant", op_quant, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

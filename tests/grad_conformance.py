@@ -5780,9 +5780,73 @@ for _hard in (0, 1):
              lambda x, t=_tau, h=_hard, d=_dim: _nn2_gumbel_c(x, t, h, d),
              [rng.standard_normal((3, 4))])
 
+
+# ---- quantization-aware training (quant) ----------------------------------------------
+# The straight-through mask of fake quantization (ties at .5, the clamp's
+# edges) and LSQ's gradients of the learnable forms, which compute in
+# float32 (leaves cast on the way in, as on torch's side).
+def quant():
+    proto("clt_fake_quantize_per_tensor_affine",
+          [P, C.c_double, C.c_int64, C.c_int64, C.c_int64, PP])
+    proto("clt_fake_quantize_per_channel_affine",
+          [P, P, P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_fake_quantize_learnable_per_tensor_affine",
+          [P, P, P, C.c_int64, C.c_int64, C.c_double, PP])
+    proto("clt_fake_quantize_learnable_per_channel_affine",
+          [P, P, P, C.c_int, C.c_int64, C.c_int64, C.c_double, PP])
+    proto("clt_to_dtype", [P, C.c_int, PP])
+    F32_, I32_ = 0, 3
+    x = np.array([0.25, 0.75, -0.25, -1.75, 2.5, 126.0, 126.5, 127.0, -1.5, -2.0, 40.0, 3.3])
+    for s_, z_, lo, hi in ((0.5, 3, 0, 255), (1.0, 0, -2, 126), (0.25, -1, -8, 7)):
+        case("quant fake_quantize_per_tensor s=%g z=%d [%d,%d]" % (s_, z_, lo, hi),
+             lambda t, s_=s_, z_=z_, lo=lo, hi=hi:
+             torch.fake_quantize_per_tensor_affine(t, s_, z_, lo, hi),
+             lambda t, s_=s_, z_=z_, lo=lo, hi=hi:
+             call("clt_fake_quantize_per_tensor_affine", t, s_, z_, lo, hi), [x])
+    xc = x.reshape(3, 4)
+    sc = np.array([0.5, 0.25, 1.0], dtype=np.float32)
+    zc = np.array([1, -2, 0], dtype=np.int32)
+
+    def pc_c(t):
+        a, b = P(), P()
+        shape = (C.c_int64 * 1)(3)
+        assert L.clt_tensor_from_host(dev, F32_, 1, shape, sc.ctypes.data_as(P), C.byref(a)) == 0
+        assert L.clt_tensor_from_host(dev, I32_, 1, shape, zc.ctypes.data_as(P), C.byref(b)) == 0
+        try:
+            return call("clt_fake_quantize_per_channel_affine", t, a, b, 0, -4, 3)
+        finally:
+            L.clt_tensor_free(a)
+            L.clt_tensor_free(b)
+
+    case("quant fake_quantize_per_channel axis 0",
+         lambda t: torch.fake_quantize_per_channel_affine(
+             t, torch.tensor(sc), torch.tensor(zc), 0, -4, 3), pc_c, [xc])
+
+    def f32(t):
+        return call("clt_to_dtype", t, F32_)
+
+    fql = torch._fake_quantize_learnable_per_tensor_affine
+    for s_, z_, lo, hi, gf in ((0.5, 3.4, 0, 255, 1.0), (0.5, 2.5, -8, 7, 0.5),
+                               (0.25, -0.5, -8, 7, 2.0)):
+        case("quant learnable_per_tensor s=%g z=%g gf=%g" % (s_, z_, gf),
+             lambda t, a, b, lo=lo, hi=hi, gf=gf:
+             fql(t.float(), a.float(), b.float(), lo, hi, gf).double(),
+             lambda t, a, b, lo=lo, hi=hi, gf=gf: call(
+                 "clt_to_dtype", call("clt_fake_quantize_learnable_per_tensor_affine", f32(t),
+                                      f32(a), f32(b), lo, hi, C.c_double(gf)), F64),
+             [x, np.array([s_]), np.array([z_])])
+    fqlc = torch._fake_quantize_learnable_per_channel_affine
+    case("quant learnable_per_channel axis 1",
+         lambda t, a, b: fqlc(t.float(), a.float(), b.float(), 1, -8, 7, 0.7).double(),
+         lambda t, a, b: call("clt_to_dtype", call(
+             "clt_fake_quantize_learnable_per_channel_affine", f32(t), f32(a), f32(b), 1, -8, 7,
+             C.c_double(0.7)), F64),
+         [xc, np.array([0.5, 0.3, 0.7, 0.2]), np.array([0.5, 1.5, -2.6, 3.2])])
+
 dist3()
 grad2()
 dist5()
+quant()
 
 summary()
 sys.exit(1 if failed else 0)

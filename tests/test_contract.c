@@ -16,6 +16,7 @@
 
 #include <cltensor/dlpack.h>
 #include <cltensor/opencl.h>
+#include <cltensor/quant.h>
 
 /* Everything a row's call may use.  In the NULL pass the handles are NULL;
  * the plain arrays stay. */
@@ -110,6 +111,8 @@ static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
 static const clt_device_info infos[1];
 static const clt_grad_scaler_opts bad_scaler = {65536.0, 1.0, 0.5, 2000, 1};
 static const double swa_rate[1] = {0.05};
+static const clt_observer_opts bad_observer =
+    CLT_OBSERVER_DEFAULTS(CLT_PER_CHANNEL_MIN_MAX_OBSERVER); /* num_channels 0 */
 
 static clt_status no_fill(void *user, const int64_t *indices, int64_t count, void *x, void *y)
 {
@@ -893,6 +896,23 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_special_entr, T, clt_special_entr(NULL, &o->t))                                    \
     X(clt_sinc, T, clt_sinc(NULL, &o->t))                                                    \
     X(clt_special_xlog1py, T, clt_special_xlog1py(f->f, f->f2, &o->t))                       \
+    /* quant.h */                                                                             \
+    X(clt_fake_quantize_per_tensor_affine, T,                                                 \
+      clt_fake_quantize_per_tensor_affine(f->i32, 0.5, 0, 0, 255, &o->t))                     \
+    X(clt_fake_quantize_per_tensor_affine_t, T,                                               \
+      clt_fake_quantize_per_tensor_affine_t(f->f, f->f, f->f, 0, 255, &o->t))                 \
+    X(clt_fake_quantize_per_channel_affine, T,                                                \
+      clt_fake_quantize_per_channel_affine(f->f, f->f, f->i32, 5, 0, 255, &o->t))             \
+    X(clt_fake_quantize_learnable_per_tensor_affine, T,                                       \
+      clt_fake_quantize_learnable_per_tensor_affine(f->f, f->f, f->f, 0, 255, 1.0, &o->t))    \
+    X(clt_fake_quantize_learnable_per_channel_affine, T,                                      \
+      clt_fake_quantize_learnable_per_channel_affine(f->f, f->f, f->f, 7, 0, 255, 1.0, &o->t)) \
+    X(clt_quantize_per_tensor, T, clt_quantize_per_tensor(f->f, 0.5, 0, CLT_QINT8, &o->t))    \
+    X(clt_dequantize, T, clt_dequantize(f->f, 0.5, 0, &o->t))                                 \
+    X(clt_observer, M, clt_observer(f->dev, &bad_observer, &o->m))                            \
+    X(clt_fake_quantize_layer, M, clt_fake_quantize_layer(f->dev, &bad_observer, &o->m))      \
+    X(clt_observer_calculate_qparams, T | T2,                                                 \
+      clt_observer_calculate_qparams(f->lin, &o->t, &o->t2))                                  \
     /* special.h */                                                                           \
     X(clt_special_gammainc, T, clt_special_gammainc(f->i32, f->i32, &o->t))                   \
     X(clt_special_gammaincc, T, clt_special_gammaincc(f->f, NULL, &o->t))                     \

@@ -1,0 +1,615 @@
+/* observer.c: torch.ao.quantization's observers (MinMaxObserver,
+ * MovingAverageMinMaxObserver and their per-channel forms) and the
+ * FakeQuantize module, as layers of src/nn: buffers in torch's names,
+ * state changes deferred to the end of the forward, the quantization
+ * parameters computed on the host from the few observed values, in
+ * float32 as torch's tensor arithmetic computes them. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "nn/nn.h"
+
+/* An observer's settings: i[0] kind, i[1] dtype, i[2] qscheme, i[3]
+ * has_range, i[4] quant_min, i[5] quant_max (the computed range), i[6]
+ * ch_axis, i[7] num_channels (0 for the per-tensor kinds); f[0] the
+ * averaging constant, f[1] eps.  Buffers: eps, min_val, max_val. */
+enum { OB_KIND, OB_DTYPE, OB_SCHEME, OB_HAS_RANGE, OB_QMIN, OB_QMAX, OB_AXIS, OB_NCH };
+enum { OB_BUF_EPS, OB_BUF_MIN, OB_BUF_MAX };
+/* FakeQuantize: i[0] per channel, i[1] ch_axis; buffers in torch's order,
+ * its child the observer. */
+enum { FQ_BUF_FQ_ON, FQ_BUF_OBS_ON, FQ_BUF_SCALE, FQ_BUF_ZP };
+
+static clt_status observer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+static clt_status fq_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+
+static const clt__module_ops observer_ops[4] = {
+    {"MinMaxObserver", observer_forward, NULL, NULL},
+    {"MovingAverageMinMaxObserver", observer_forward, NULL, NULL},
+    {"PerChannelMinMaxObserver", observer_forward, NULL, NULL},
+    {"MovingAveragePerChannelMinMaxObserver", observer_forward, NULL, NULL},
+};
+static const clt__module_ops fq_ops = {"FakeQuantize", fq_forward, NULL, NULL};
+
+static bool is_observer(const clt_module *m)
+{
+    return m && m->ops >= observer_ops && m->ops < observer_ops + 4;
+}
+
+static bool per_channel_kind(int kind)
+{
+    return kind == CLT_PER_CHANNEL_MIN_MAX_OBSERVER ||
+           kind == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER;
+}
+
+static bool moving_kind(int kind)
+{
+    return kind == CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER ||
+           kind == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER;
+}
+
+static bool symmetric(int scheme)
+{
+    return scheme == CLT_PER_TENSOR_SYMMETRIC || scheme == CLT_PER_CHANNEL_SYMMETRIC;
+}
+
+/* torch's calculate_qmin_qmax. */
+static clt_status quant_range(const char *fn, const clt_observer_opts *o, int64_t *qmin,
+                              int64_t *qmax)
+{
+    if (o->has_range) {
+        if (!(o->quant_min <= 0 && 0 <= o->quant_max))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Used-specified quantization range must include 0 "
+                              "([%lld, %lld])",
+                              fn, (long long)o->quant_min, (long long)o->quant_max);
+        if (!(o->quant_min < o->quant_max))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: qmin must be strictly less than qmax for user-specified "
+                              "quantization range ([%lld, %lld])",
+                              fn, (long long)o->quant_min, (long long)o->quant_max);
+        int64_t len = o->quant_max - o->quant_min + 1;
+        int64_t most = o->dtype == CLT_QINT32 ? ((int64_t)1 << 31) : 256;
+        if (len > most)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: quantization range should be positive and not exceed the "
+                              "maximum bit range (=%lld), got %lld values",
+                              fn, (long long)most, (long long)len);
+        if (o->dtype == CLT_QINT8) {
+            *qmin = -len / 2;
+            *qmax = len / 2 - 1;
+        } else {
+            *qmin = 0;
+            *qmax = len - 1;
+        }
+        if (o->reduce_range) { /* Python's floor division */
+            *qmin = *qmin >= 0 ? *qmin / 2 : -((-*qmin + 1) / 2);
+            *qmax = *qmax >= 0 ? *qmax / 2 : -((-*qmax + 1) / 2);
+        }
+        return CLT_OK;
+    }
+    switch (o->dtype) {
+    case CLT_QINT8:
+        *qmin = o->reduce_range ? -64 : -128;
+        *qmax = o->reduce_range ? 63 : 127;
+        break;
+    case CLT_QUINT8:
+        *qmin = 0;
+        *qmax = o->reduce_range ? 127 : 255;
+        break;
+    default:
+        *qmin = INT32_MIN;
+        *qmax = INT32_MAX;
+    }
+    return CLT_OK;
+}
+
+static clt_status check_opts(const char *fn, const clt_observer_opts *o)
+{
+    if ((unsigned)o->kind > CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: unknown observer kind %d", fn,
+                          (int)o->kind);
+    if ((unsigned)o->dtype > CLT_QINT32)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: unknown quantized dtype %d", fn,
+                          (int)o->dtype);
+    if ((unsigned)o->qscheme > CLT_PER_CHANNEL_SYMMETRIC)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: unknown qscheme %d", fn,
+                          (int)o->qscheme);
+    bool pc = per_channel_kind(o->kind);
+    bool pcs = o->qscheme == CLT_PER_CHANNEL_AFFINE || o->qscheme == CLT_PER_CHANNEL_SYMMETRIC;
+    if (pc != pcs)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s takes a %s qscheme (per_tensor_affine or _symmetric for the "
+                          "per-tensor observers, per_channel_* for the per-channel ones)",
+                          fn, observer_ops[o->kind].name, pc ? "per-channel" : "per-tensor");
+    if (o->qscheme == CLT_PER_TENSOR_SYMMETRIC && o->reduce_range && o->dtype == CLT_QUINT8)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Cannot reduce range for symmetric quantization for quint8", fn);
+    if (moving_kind(o->kind) && !(o->averaging_constant > 0 && o->averaging_constant <= 1))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: averaging_constant must be in (0, 1], got %g", fn,
+                          o->averaging_constant);
+    if (!(o->eps > 0 && isfinite(o->eps)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps must be positive, got %g", fn,
+                          o->eps);
+    if (pc && o->num_channels < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_channels must be positive for a per-channel observer, got "
+                          "%lld",
+                          fn, (long long)o->num_channels);
+    return CLT_OK;
+}
+
+static clt_status observer_new(const char *fn, clt_device *dev, const clt_observer_opts *o,
+                               clt_module **out)
+{
+    *out = NULL;
+    clt_status st = check_opts(fn, o);
+    int64_t qmin = 0, qmax = 0;
+    if (st == CLT_OK)
+        st = quant_range(fn, o, &qmin, &qmax);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    clt_tensor *t = NULL;
+    bool pc = per_channel_kind(o->kind);
+    int64_t one = 1, nch = pc ? o->num_channels : 0;
+    CLT__TRY(clt__module_new(&observer_ops[o->kind], dev, &m));
+    m->i[OB_KIND] = o->kind;
+    m->i[OB_DTYPE] = o->dtype;
+    m->i[OB_SCHEME] = o->qscheme;
+    m->i[OB_HAS_RANGE] = o->has_range != 0;
+    m->i[OB_QMIN] = qmin;
+    m->i[OB_QMAX] = qmax;
+    m->i[OB_AXIS] = o->ch_axis;
+    m->i[OB_NCH] = nch;
+    m->f[0] = o->averaging_constant;
+    m->f[1] = o->eps;
+    CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &one, o->eps, &t));
+    CLT__TRY(clt__module_buffer(m, "eps", t));
+    t = NULL;
+    CLT__TRY(clt__full(dev, CLT_FLOAT32, pc ? 1 : 0, &nch, INFINITY, &t));
+    CLT__TRY(clt__module_buffer(m, "min_val", t));
+    t = NULL;
+    CLT__TRY(clt__full(dev, CLT_FLOAT32, pc ? 1 : 0, &nch, -INFINITY, &t));
+    CLT__TRY(clt__module_buffer(m, "max_val", t));
+    t = NULL;
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(t);
+    clt_module_free(m);
+    return st;
+}
+
+clt_status clt_observer(clt_device *dev, const clt_observer_opts *opts, clt_module **out)
+{
+    static const char fn[] = "clt_observer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(opts, fn);
+    clt_status st = observer_new(fn, dev, opts, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* Whether min and max (n values each) are still the unobserved +inf and
+ * -inf. */
+static bool unobserved(const float *mn, const float *mx, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        if (!(mn[k] == INFINITY && mx[k] == -INFINITY))
+            return false;
+    return true;
+}
+
+/* The observed values of the buffers (or of what a forward is about to
+ * put in them) on the host: n of them, into *mn and *mx (malloc'd). */
+static clt_status read_minmax(const char *fn, const clt_tensor *tmin, const clt_tensor *tmax,
+                              float **mn, float **mx, int64_t *n)
+{
+    *mn = *mx = NULL;
+    *n = tmin->numel;
+    size_t bytes = sizeof(float) * (size_t)(*n > 0 ? *n : 1);
+    *mn = clt__malloc(bytes);
+    *mx = clt__malloc(bytes);
+    clt_status st = CLT_OK;
+    clt_tensor *c = NULL; /* buffers converted with the model (clt_module_to_dtype) */
+    if (*mn == NULL || *mx == NULL)
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int k = 0; k < 2 && st == CLT_OK && *n > 0; k++) {
+        st = clt__copy_as(fn, k ? tmax : tmin, CLT_FLOAT32, &c);
+        if (st == CLT_OK)
+            st = clt__tensor_read_at(c, k ? *mx : *mn, sizeof(float) * (size_t)*n, fn,
+                                     __builtin_return_address(0));
+        clt_tensor_free(c);
+        c = NULL;
+    }
+    if (st != CLT_OK) {
+        free(*mn);
+        free(*mx);
+        *mn = *mx = NULL;
+    }
+    return st;
+}
+
+/* torch's _calculate_qparams for the observer m from the min and max
+ * tensors tmin, tmax (float32; its buffers or their next values). */
+static clt_status qparams_from(const char *fn, const clt_module *m, const clt_tensor *tmin,
+                               const clt_tensor *tmax, clt_tensor **scale, clt_tensor **zp)
+{
+    *scale = *zp = NULL;
+    float *mn = NULL, *mx = NULL;
+    int64_t n = 0;
+    clt_status st = read_minmax(fn, tmin, tmax, &mn, &mx, &n);
+    if (st != CLT_OK)
+        return st;
+    int64_t qmin = m->i[OB_QMIN], qmax = m->i[OB_QMAX];
+    int scheme = (int)m->i[OB_SCHEME];
+    float eps = (float)m->f[1];
+    float *s = NULL;
+    int64_t *z64 = NULL;
+    int32_t *z32 = NULL;
+    int64_t one = 1;
+    if (n == 0 || unobserved(mn, mx, n)) {
+        /* torch's answer for an observer that has seen nothing */
+        float s1 = 1.0f;
+        int64_t z1 = 0;
+        st = clt__tensor_from_host_in(fn, tmin->dev, CLT_FLOAT32, 1, &one, &s1, scale);
+        if (st == CLT_OK)
+            st = clt__tensor_from_host_in(fn, tmin->dev, CLT_INT64, 1, &one, &z1, zp);
+        goto done;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if (!(mn[k] <= mx[k])) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: min %g should be less than max %g (channel %lld)", fn,
+                            (double)mn[k], (double)mx[k], (long long)k);
+            goto done;
+        }
+    s = clt__calloc((size_t)n, sizeof *s);
+    z64 = clt__calloc((size_t)n, sizeof *z64);
+    z32 = clt__calloc((size_t)n, sizeof *z32);
+    if (s == NULL || z64 == NULL || z32 == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        float neg = fminf(mn[k], 0.0f), pos = fmaxf(mx[k], 0.0f);
+        if (symmetric(scheme)) {
+            float m2 = fmaxf(-neg, pos);
+            float sc = m2 / (float)((double)(qmax - qmin) / 2.0);
+            s[k] = fmaxf(sc, eps);
+            int64_t z = 0;
+            if (m->i[OB_DTYPE] == CLT_QUINT8) {
+                int64_t sum = qmin + qmax; /* Python's floor division */
+                z = m->i[OB_HAS_RANGE] ? (sum >= 0 ? sum / 2 : -((-sum + 1) / 2)) : 128;
+            }
+            z64[k] = z;
+        } else {
+            float sc = (pos - neg) / (float)(double)(qmax - qmin);
+            s[k] = fmaxf(sc, eps);
+            float r = rintf(neg / s[k]);
+            int64_t z = qmin - (int64_t)(int32_t)r;
+            z32[k] = (int32_t)(z < qmin ? qmin : z > qmax ? qmax : z);
+        }
+    }
+    /* 1-D: [1] for the per-tensor kinds too, as torch reshapes its 0-d results */
+    int64_t shape = n;
+    st = clt__tensor_from_host_in(fn, tmin->dev, CLT_FLOAT32, 1, &shape, s, scale);
+    if (st == CLT_OK)
+        st = clt__tensor_from_host_in(fn, tmin->dev, symmetric(scheme) ? CLT_INT64 : CLT_INT32,
+                                      1, &shape, symmetric(scheme) ? (void *)z64 : (void *)z32,
+                                      zp);
+done:
+    free(mn);
+    free(mx);
+    free(s);
+    free(z64);
+    free(z32);
+    if (st != CLT_OK) {
+        clt_tensor_free(*scale);
+        clt_tensor_free(*zp);
+        *scale = *zp = NULL;
+    }
+    return st;
+}
+
+/* What observing x makes of the observer m's min_val and max_val: *nmin
+ * and *nmax (float32, the buffers' shape), both NULL for an empty x. */
+static clt_status observe(const char *fn, clt_module *m, const clt_tensor *x,
+                          clt_tensor **nmin, clt_tensor **nmax)
+{
+    *nmin = *nmax = NULL;
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st != CLT_OK)
+        return st;
+    if (clt__dtype_is_complex(x->dtype) || x->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: cannot observe a %s tensor (real "
+                          "values are needed)",
+                          fn, clt_dtype_name(x->dtype));
+    if (x->numel == 0)
+        return CLT_OK;
+    int kind = (int)m->i[OB_KIND];
+    bool pc = per_channel_kind(kind);
+    int dims[CLT_MAX_DIMS], nd = 0, axis = 0;
+    clt_tensor *xf = NULL, *cmin = NULL, *cmax = NULL, *dmin = NULL, *dmax = NULL, *a = NULL,
+               *b = NULL;
+    clt_tensor *omin = m->bufs[OB_BUF_MIN], *omax = m->bufs[OB_BUF_MAX];
+    if (pc) {
+        CLT__TRY(clt__wrap_dim((int)m->i[OB_AXIS], x->ndim, &axis, fn));
+        if (x->shape[axis] != m->i[OB_NCH])
+            CLT__TRY(clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: the input has %lld channels along ch_axis %d, the observer "
+                              "%lld (num_channels)",
+                              fn, (long long)x->shape[axis], axis, (long long)m->i[OB_NCH]));
+        for (int d = 0; d < x->ndim; d++)
+            if (d != axis)
+                dims[nd++] = d;
+    }
+    CLT__TRY(clt__to_dtype(x, CLT_FLOAT32, &xf, fn));
+    if (pc && nd == 0) { /* a 1-D input: each channel is one value */
+        cmin = clt_tensor_retain(xf);
+        cmax = clt_tensor_retain(xf);
+    } else {
+        CLT__TRY(clt__amax(xf, pc ? dims : NULL, pc ? nd : 0, 0, false, &cmin, fn));
+        CLT__TRY(clt__amax(xf, pc ? dims : NULL, pc ? nd : 0, 0, true, &cmax, fn));
+    }
+    bool first = false;
+    if (moving_kind(kind)) {
+        float *mn = NULL, *mx = NULL;
+        int64_t n = 0;
+        CLT__TRY(read_minmax(fn, omin, omax, &mn, &mx, &n));
+        first = unobserved(mn, mx, n);
+        free(mn);
+        free(mx);
+    }
+    if (!moving_kind(kind)) {
+        CLT__TRY(clt__minimum_in(fn, cmin, omin, nmin));
+        CLT__TRY(clt__maximum_in(fn, cmax, omax, nmax));
+    } else if (first) {
+        *nmin = cmin;
+        *nmax = cmax;
+        cmin = cmax = NULL;
+    } else {
+        /* min_val + c (cur - min_val), as torch's tensor arithmetic */
+        CLT__TRY(clt__sub_in(fn, cmin, omin, &dmin));
+        CLT__TRY(clt__mul_scalar_in(fn, dmin, m->f[0], &a));
+        CLT__TRY(clt__add_in(fn, omin, a, nmin));
+        CLT__TRY(clt__sub_in(fn, cmax, omax, &dmax));
+        CLT__TRY(clt__mul_scalar_in(fn, dmax, m->f[0], &b));
+        CLT__TRY(clt__add_in(fn, omax, b, nmax));
+    }
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*nmin);
+        clt_tensor_free(*nmax);
+        *nmin = *nmax = NULL;
+    }
+    clt_tensor_free(xf);
+    clt_tensor_free(cmin);
+    clt_tensor_free(cmax);
+    clt_tensor_free(dmin);
+    clt_tensor_free(dmax);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+/* Observes x and has the observer's buffers take the new values when the
+ * forward succeeds; *nmin, *nmax (may be NULL) get them (NULL for an
+ * empty x). */
+static clt_status observe_and_note(const char *fn, clt_module *m, const clt_tensor *x,
+                                   clt_tensor **nmin, clt_tensor **nmax)
+{
+    clt_tensor *a = NULL, *b = NULL;
+    clt_status st = observe(fn, m, x, &a, &b);
+    if (st == CLT_OK && a)
+        st = clt__forward_defer_write(m->bufs[OB_BUF_MIN], a);
+    if (st == CLT_OK && b)
+        st = clt__forward_defer_write(m->bufs[OB_BUF_MAX], b);
+    if (st == CLT_OK && nmin) {
+        *nmin = a;
+        *nmax = b;
+        a = b = NULL;
+    }
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+static clt_status observer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = observe_and_note(m->ops->name, m, x, NULL, NULL);
+    if (st == CLT_OK)
+        *out = clt_tensor_retain((clt_tensor *)x);
+    return st;
+}
+
+/* The observer of m: m itself or a FakeQuantize's child; NULL otherwise. */
+static clt_module *observer_of(const clt_module *m)
+{
+    if (is_observer(m))
+        return (clt_module *)m;
+    if (m && m->ops == &fq_ops && m->nchildren == 1 && is_observer(m->children[0]))
+        return m->children[0];
+    return NULL;
+}
+
+clt_status clt_observer_calculate_qparams(const clt_module *m, clt_tensor **scale,
+                                          clt_tensor **zero_point)
+{
+    static const char fn[] = "clt_observer_calculate_qparams";
+    CLT__REQUIRE_ARG(scale, fn);
+    *scale = NULL;
+    CLT__REQUIRE_ARG(zero_point, fn);
+    *zero_point = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    clt_module *o = observer_of(m);
+    if (o == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is not an observer (clt_observer) or a FakeQuantize", fn,
+                          clt_module_name(m));
+    clt_status st = qparams_from(fn, o, o->bufs[OB_BUF_MIN], o->bufs[OB_BUF_MAX], scale,
+                                 zero_point);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_observer_quant_range(const clt_module *m, int64_t *quant_min, int64_t *quant_max)
+{
+    static const char fn[] = "clt_observer_quant_range";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(quant_min, fn);
+    CLT__REQUIRE_ARG(quant_max, fn);
+    clt_module *o = observer_of(m);
+    if (o == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is not an observer (clt_observer) or a FakeQuantize", fn,
+                          clt_module_name(m));
+    *quant_min = o->i[OB_QMIN];
+    *quant_max = o->i[OB_QMAX];
+    return clt__ok();
+}
+
+/* ---- FakeQuantize ------------------------------------------------------------ */
+
+/* t (one element or the buffer's count) as the buffer buf's dtype and
+ * shape, for it to take. */
+static clt_status as_buffer(const char *fn, const clt_tensor *t, const clt_tensor *buf,
+                            clt_tensor **out)
+{
+    *out = NULL;
+    clt_status st = CLT_OK;
+    clt_tensor *e = NULL;
+    if (t->numel != buf->numel)
+        CLT__TRY(clt__expand(t, buf->ndim, buf->shape, &e, fn));
+    else
+        CLT__TRY(clt__reshape(t, buf->ndim, buf->shape, &e, fn));
+    CLT__TRY(clt__copy_as(fn, e, buf->dtype, out));
+done:
+    clt_tensor_free(e);
+    return st;
+}
+
+static clt_status flag(const char *fn, const clt_tensor *buf, bool *on)
+{
+    uint8_t v = 0;
+    clt_status st = clt__tensor_read_at(buf, &v, 1, fn, __builtin_return_address(0));
+    *on = v == 1;
+    return st;
+}
+
+static clt_status fq_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    const char *fn = m->ops->name;
+    clt_module *o = m->children[0];
+    bool obs_on = false, fq_on = false;
+    clt_status st = flag(fn, m->bufs[FQ_BUF_OBS_ON], &obs_on);
+    if (st == CLT_OK)
+        st = flag(fn, m->bufs[FQ_BUF_FQ_ON], &fq_on);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *nmin = NULL, *nmax = NULL, *s = NULL, *z = NULL, *bs = NULL, *bz = NULL;
+    const clt_tensor *scale = m->bufs[FQ_BUF_SCALE], *zp = m->bufs[FQ_BUF_ZP];
+    if (obs_on) {
+        CLT__TRY(observe_and_note(fn, o, x, &nmin, &nmax));
+        CLT__TRY(qparams_from(fn, o, nmin ? nmin : o->bufs[OB_BUF_MIN],
+                              nmax ? nmax : o->bufs[OB_BUF_MAX], &s, &z));
+        CLT__TRY(as_buffer(fn, s, m->bufs[FQ_BUF_SCALE], &bs));
+        CLT__TRY(as_buffer(fn, z, m->bufs[FQ_BUF_ZP], &bz));
+        CLT__TRY(clt__forward_defer_write(m->bufs[FQ_BUF_SCALE], bs));
+        CLT__TRY(clt__forward_defer_write(m->bufs[FQ_BUF_ZP], bz));
+        scale = bs;
+        zp = bz;
+    }
+    if (!fq_on)
+        *out = clt_tensor_retain((clt_tensor *)x);
+    else if (m->i[0])
+        st = clt_fake_quantize_per_channel_affine(x, scale, zp, (int)m->i[1], o->i[OB_QMIN],
+                                                  o->i[OB_QMAX], out);
+    else
+        st = clt_fake_quantize_per_tensor_affine_t(x, scale, zp, o->i[OB_QMIN], o->i[OB_QMAX],
+                                                   out);
+done:
+    clt_tensor_free(nmin);
+    clt_tensor_free(nmax);
+    clt_tensor_free(s);
+    clt_tensor_free(z);
+    clt_tensor_free(bs);
+    clt_tensor_free(bz);
+    return st;
+}
+
+clt_status clt_fake_quantize_layer(clt_device *dev, const clt_observer_opts *opts,
+                                   clt_module **out)
+{
+    static const char fn[] = "clt_fake_quantize_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER);
+    if (opts)
+        o = *opts;
+    if (o.has_range && (unsigned)o.dtype <= CLT_QINT32) {
+        int64_t lo = o.dtype == CLT_QUINT8 ? 0 : o.dtype == CLT_QINT8 ? -128 : INT32_MIN;
+        int64_t hi = o.dtype == CLT_QUINT8 ? 255 : o.dtype == CLT_QINT8 ? 127 : INT32_MAX;
+        if (o.quant_min > o.quant_max)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: quant_min must be less than or equal to quant_max", fn);
+        if (o.quant_min < lo)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: quant_min out of bound", fn);
+        if (o.quant_max > hi)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: quant_max out of bound", fn);
+    }
+    clt_module *obs = NULL, *m = NULL;
+    clt_tensor *t = NULL;
+    clt_status st = observer_new(fn, dev, &o, &obs);
+    if (st != CLT_OK)
+        return st;
+    bool pc = per_channel_kind(o.kind);
+    int64_t one = 1, nch = pc ? o.num_channels : 1;
+    CLT__TRY(clt__module_new(&fq_ops, dev, &m));
+    m->i[0] = pc;
+    m->i[1] = o.ch_axis;
+    CLT__TRY(clt__full(dev, CLT_UINT8, 1, &one, 1.0, &t));
+    CLT__TRY(clt__module_buffer(m, "fake_quant_enabled", t));
+    t = NULL;
+    CLT__TRY(clt__full(dev, CLT_UINT8, 1, &one, 1.0, &t));
+    CLT__TRY(clt__module_buffer(m, "observer_enabled", t));
+    t = NULL;
+    CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &nch, 1.0, &t));
+    CLT__TRY(clt__module_buffer(m, "scale", t));
+    t = NULL;
+    CLT__TRY(clt__full(dev, CLT_INT32, 1, &nch, 0.0, &t));
+    CLT__TRY(clt__module_buffer(m, "zero_point", t));
+    t = NULL;
+    static const char *const names[] = {"activation_post_process"};
+    CLT__TRY(clt__module_adopt(m, &obs, 1, names));
+    obs = NULL;
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(t);
+    clt_module_free(obs);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+static clt_status fq_enable(const char *fn, clt_module *m, int slot, int on)
+{
+    CLT__REQUIRE_ARG(m, fn);
+    if (m->ops != &fq_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is not a FakeQuantize", fn,
+                          clt_module_name(m));
+    clt_status st = clt__fill_value(m->bufs[slot], on ? 1.0 : 0.0);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_fake_quantize_enable_fake_quant(clt_module *m, int on)
+{
+    return fq_enable("clt_fake_quantize_enable_fake_quant", m, FQ_BUF_FQ_ON, on);
+}
+
+clt_status clt_fake_quantize_enable_observer(clt_module *m, int on)
+{
+    return fq_enable("clt_fake_quantize_enable_observer", m, FQ_BUF_OBS_ON, on);
+}
