@@ -9268,7 +9268,94 @@ def _hist_part(k, *rest):
     return cfn
 
 
+def _fill_diag_c(value, wrap, transposed=False):
+    """clt_fill_diagonal_ on a copy of the input (or on a transposed view of
+    the copy), which becomes the output."""
+    def run(p, o):
+        c, v = P(), P()
+        st = L.clt_clone(p, C.byref(c))
+        if st == 0 and transposed:
+            st = L.clt_transpose(c, 0, 1, C.byref(v))
+            L.clt_tensor_free(c)
+            c = v
+        if st == 0:
+            st = L.clt_fill_diagonal_(c, value, wrap)
+        if st:
+            L.clt_tensor_free(c)
+            o._obj.value = None
+            return st
+        o._obj.value = c.value
+        return 0
+    return run
+
+
+def _fill_diag_t(value, wrap, transposed=False):
+    def run(t):
+        c = t.clone()
+        if transposed:
+            c = c.t()
+        return c.fill_diagonal_(value, wrap)
+    return run
+
+
+def misc2_gaps():
+    """Tensor.fill_diagonal_, Tensor.sum_to_size and torch.dist."""
+    f, d = torch.float32, torch.float64
+    proto("clt_fill_diagonal_", [P, C.c_double, C.c_int])
+    for shp in ((3, 3), (5, 3), (7, 3), (9, 2), (2, 6), (3, 3, 3), (2, 2, 2, 2), (1, 1), (0, 0),
+                (4, 4, 0), (6, 1)):
+        for wrap in (0, 1):
+            for dt in (f, d, torch.int32, torch.bool):
+                check("fill_diagonal_ %s wrap %d %s" % (shp, wrap, dn(dt)),
+                      _fill_diag_t(1.0, bool(wrap)), _fill_diag_c(1.0, wrap),
+                      [data(shp, dt)], tol="exact")
+    for shp in ((3, 8), (8, 3), (4, 5)):
+        check("fill_diagonal_ transposed %s wrap" % (shp,), _fill_diag_t(-2.5, True, True),
+              _fill_diag_c(-2.5, 1, True), [data(shp, d)], tol="exact")
+    check("fill_diagonal_ int 2.7", _fill_diag_t(2.7, False), _fill_diag_c(2.7, 0),
+          [data((3, 3), torch.int64)], tol="exact")
+    check("fill_diagonal_ nan", _fill_diag_t(float("nan"), False),
+          _fill_diag_c(float("nan"), 0), [data((3, 4), f)], tol="exact")
+    for shp in ((3,), (), (2, 3, 4)):
+        check("fill_diagonal_ %s refused" % (shp,), _fill_diag_t(1.0, False),
+              _fill_diag_c(1.0, 0), [data(shp, f)], tol="exact")
+    proto("clt_sum_to_size", [P, C.c_int, I64P, PP])
+    for shp, size in (((2, 3), (1, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), (1,)),
+                      ((2, 3), ()), ((2, 3), (2, 3)), ((2, 1, 3), (1, 3)), ((4, 2, 3), (2, 1)),
+                      ((0, 3), (3,)), ((2, 0), (1, 0)), ((), ()), ((5,), (1,)),
+                      ((2, 3), (4,)), ((2, 3), (1, 1, 3)), ((2, 1, 3), (2, 2, 3)),
+                      ((2, 3), (-1, 3))):
+        for dt in (f, d, torch.int32, torch.bool):
+            check("sum_to_size %s to %s %s" % (shp, size, dn(dt)),
+                  lambda t, size=size: t.sum_to_size(size),
+                  lambda p, o, size=size: L.clt_sum_to_size(p, len(size), shape_arr(size), o),
+                  [data(shp, dt)], tol="red")
+    proto("clt_dist", [P, P, C.c_double, PP])
+    inf = float("inf")
+    for p in (2.0, 1.0, 0.0, 3.0, 0.5, -1.0, inf, -inf):
+        for dt in (f, d):
+            check("dist p=%g %s" % (p, dn(dt)), lambda a, b, p=p: torch.dist(a, b, p),
+                  lambda a, b, o, p=p: L.clt_dist(a, b, p, o),
+                  [data((3, 4), dt), data((4,), dt)], tol="red")
+        check("dist p=%g empty" % p, lambda a, b, p=p: torch.dist(a, b, p),
+              lambda a, b, o, p=p: L.clt_dist(a, b, p, o), [data((0, 3), f), data((3,), f)],
+              tol="exact")
+    check("dist mixed dtypes", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [data((2, 3), f), data((3,), d)], tol="red")
+    check("dist int and float", lambda a, b: torch.dist(a, b, 1),
+          lambda a, b, o: L.clt_dist(a, b, 1.0, o),
+          [data((2, 3), torch.int32), data((3,), f)], tol="red")
+    check("dist zeros", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [torch.ones(3), torch.ones(3)], tol="exact")
+    check("dist ints refused", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o),
+          [data((2, 3), torch.int64), data((3,), torch.int32)])
+    check("dist bad broadcast", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [data((2,), f), data((3,), f)])
+
+
 def misc2():
+    misc2_gaps()
     f, d = torch.float32, torch.float64
     IP = C.POINTER(C.c_int)
     for n in ("deg2rad", "rad2deg", "sgn", "fix", "isposinf", "isneginf", "isreal"):
