@@ -9354,8 +9354,84 @@ def misc2_gaps():
           lambda a, b, o: L.clt_dist(a, b, 2.0, o), [data((2,), f), data((3,), f)])
 
 
+def _spd_batch(n, b, dt, shift=1.0):
+    a = data((b, n, n), torch.float64, lo=-1, hi=1)
+    return (a @ a.transpose(-1, -2) + shift * torch.eye(n, dtype=torch.float64)).to(dt)
+
+
+def misc2_kl():
+    """kl_divergence pairs added after comparing torch 1.13's _KL_REGISTRY:
+    Wishart (its exponential-family pair), Weibull and Kumaraswamy (the
+    TransformedDistribution pair: 0 when the transforms are equal)."""
+    D = torch.distributions
+    _dist_protos()
+    f, d = torch.float32, torch.float64
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    proto("clt_weibull_dist", [P, P, C.c_int, PP])
+    proto("clt_kumaraswamy_dist", [P, P, C.c_int, PP])
+    kl = lambda p_, q_, o: L.clt_kl_divergence(p_, q_, o)
+    wcov = (lambda df, c, o: L.clt_wishart_dist(df, c, None, None, 1, o), 2)
+    wtril = (lambda df, t, o: L.clt_wishart_dist(df, None, None, t, 1, o), 2)
+    def wishart_kl(a, b, c_, e):
+        """torch's KL batch element by batch element: torch 1.13's
+        expfamily pair sums its df term over the whole batch (its
+        _sum_rightmost over the event's two dims takes a batched df's
+        only dim), so that only an unbatched pair gives the KL."""
+        a, c_ = a.expand(max(a.shape[0], c_.shape[0])), c_.expand(max(a.shape[0], c_.shape[0]))
+        b, e = b.expand(a.shape + b.shape[-2:]), e.expand(a.shape + e.shape[-2:])
+        return torch.stack([D.kl_divergence(D.Wishart(a[k], b[k]), D.Wishart(c_[k], e[k]))
+                            for k in range(a.shape[0])])
+
+    for dt, tol in ((d, "red"), (f, "mm")):
+        for n, bp, bq in ((2, 1, 1), (3, 2, 2), (3, 2, 1), (1, 3, 3), (4, 1, 3)):
+            dfp = data((bp,), dt, lo=n + 1, hi=n + 6)
+            dfq = data((bq,), dt, lo=n + 1, hi=n + 6)
+            cp, cq = _spd_batch(n, bp, dt), _spd_batch(n, bq, dt, 0.5)
+            check("kl Wishart || Wishart %s n=%d batch %d %d" % (dn(dt), n, bp, bq),
+                  wishart_kl, _dist_c([wcov, wcov], kl), [dfp, cp, dfq, cq], tol=tol)
+        check("kl Wishart || Wishart %s unbatched" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, b), D.Wishart(c_, e)),
+              _dist_c([wcov, wcov], kl), [torch.tensor(5.5, dtype=dt), _spd_batch(3, 1, dt)[0],
+                                          torch.tensor(3.5, dtype=dt),
+                                          _spd_batch(3, 1, dt, 2.0)[0]], tol=tol)
+        cp = _spd_batch(3, 2, dt)
+        check("kl Wishart || Wishart %s scale_tril, same" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, scale_tril=b),
+                                                  D.Wishart(c_, scale_tril=e)),
+              _dist_c([wtril, wtril], kl),
+              [torch.tensor([4.5, 6.0], dtype=dt), torch.linalg.cholesky(cp),
+               torch.tensor([4.5, 6.0], dtype=dt), torch.linalg.cholesky(cp)], tol="mm")
+    check("kl Wishart || Wishart of other sizes",
+          lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, b), D.Wishart(c_, e)),
+          _dist_c([wcov, wcov], kl),
+          [torch.tensor([4.0], dtype=d), _spd_batch(2, 1, d), torch.tensor([4.0], dtype=d),
+           _spd_batch(3, 1, d)])
+    weib = (lambda a, b, o: L.clt_weibull_dist(a, b, 1, o), 2)
+    kum = (lambda a, b, o: L.clt_kumaraswamy_dist(a, b, 1, o), 2)
+    for name, cls, mk in (("Weibull", D.Weibull, weib), ("Kumaraswamy", D.Kumaraswamy, kum)):
+        for dt in (f, d):
+            a, b = data((2, 3), dt, lo=0.5, hi=3), data((3,), dt, lo=0.5, hi=3)
+            check("kl %s || %s %s equal" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a, b], tol="exact")
+            check("kl %s || %s %s broadcast equal" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a[:1], b, a[:1].expand(4, 3).clone(), b], tol="exact")
+            a2 = a.clone()
+            a2[1, 2] += 0.5
+            check("kl %s || %s %s other parameters" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a2, b])
+            b2 = b.clone()
+            b2[0] *= 2
+            check("kl %s || %s %s other second parameter" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a, b2])
+
+
 def misc2():
     misc2_gaps()
+    misc2_kl()
     f, d = torch.float32, torch.float64
     IP = C.POINTER(C.c_int)
     for n in ("deg2rad", "rad2deg", "sgn", "fix", "isposinf", "isneginf", "isreal"):

@@ -937,6 +937,9 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
         case CLT__DIST_LOG_NORMAL: return kl_normal(fn, p, q, out); /* their bases' */
         case CLT__DIST_BINOMIAL: return kl_binomial(fn, p, q, out);
         case CLT__DIST_CONTINUOUS_BERNOULLI: return kl_continuous_bernoulli(fn, p, q, out);
+        case CLT__DIST_WISHART: return clt__dist_wishart_kl(fn, p, q, out);
+        case CLT__DIST_WEIBULL:
+        case CLT__DIST_KUMARASWAMY: return clt__dist_kl_same_transforms(fn, p, q, out);
         default: break;
         case CLT__DIST_INDEPENDENT:
             if (p->reinterpreted != q->reinterpreted)
