@@ -1737,6 +1737,37 @@ def misc2grad():
              lambda x, y, p_=p_: call("clt_dist", x, y, C.c_double(p_)), [a, b])
     case("misc2 dist of zeros", lambda x, y: torch.dist(x, y, 2),
          lambda x, y: call("clt_dist", x, y, C.c_double(2)), [np.ones(3), np.ones(3)])
+    # KL(Wishart || Wishart), unbatched (torch 1.13 sums a batched df term
+    # over the batch); torch's Bregman divergence detaches p's natural
+    # parameters, so only q's df and scale_tril get its gradients (p's are
+    # checked by finite differences in test_misc3)
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    proto("clt_kl_divergence", [P, P, PP])
+    proto("clt_tril", [P, C.c_int64, PP])
+    proto("clt_distribution_free", [P], None)
+    TD = torch.distributions
+
+    def wkl_c(n, lp, m, lq):
+        ds = []
+        try:
+            for df, l in ((n, lp), (m, lq)):
+                d = P()
+                if L.clt_wishart_dist(df, None, None, call("clt_tril", l, 0), 0, C.byref(d)):
+                    raise RuntimeError(L.clt_last_error().decode())
+                ds.append(d)
+            return call("clt_kl_divergence", *ds)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+
+    for k in range(3):
+        a_ = r.standard_normal((3, 3)) * 0.4 + np.eye(3) * 1.5
+        b_ = r.standard_normal((3, 3)) * 0.4 + np.eye(3) * 1.2
+        case("misc2 kl Wishart || Wishart %d" % k,
+             lambda n, lp, m, lq: TD.kl_divergence(
+                 TD.Wishart(n, scale_tril=lp.tril(), validate_args=False),
+                 TD.Wishart(m, scale_tril=lq.tril(), validate_args=False)),
+             wkl_c, [np.array(3.5 + k), a_, np.array(5.0 - k * 0.5), b_], wrt=[2, 3])
 
 
 if os.environ.get("CONFORMANCE_ONLY"):

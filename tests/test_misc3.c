@@ -349,3 +349,144 @@ Test(misc3, dist_gradient)
     for (size_t k = 0; k < sizeof ps / sizeof *ps; k++)
         gradcheck(dev, g_dist, &ps[k], 2, (gc_in[]){{2, {2, 3}, a, 1}, {1, {3}, b, 1}});
 }
+
+/* ---- kl_divergence: Wishart, Weibull, Kumaraswamy ------------------------------------------ */
+
+/* digamma on the host: the recurrence up to 6, then the asymptotic series. */
+static double host_digamma(double x)
+{
+    double r = 0;
+    while (x < 6) {
+        r -= 1 / x;
+        x += 1;
+    }
+    double f = 1 / (x * x);
+    return r + log(x) - 0.5 / x -
+           f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+/* KL(Wishart(n, P) || Wishart(m, Q)) of 2 x 2 matrices, from its textbook
+ * form: -m/2 log|Q^-1 P| + n/2 (tr(Q^-1 P) - 2) + log G_2(m/2) - log G_2(n/2)
+ * + (n - m)/2 psi_2(n/2), with log G_2(a) = log(pi)/2 + lgamma(a) +
+ * lgamma(a - 1/2). */
+static double host_wishart_kl(double n, const double *P, double m, const double *Q)
+{
+    double dq = Q[0] * Q[3] - Q[1] * Q[2];
+    double qi[4] = {Q[3] / dq, -Q[1] / dq, -Q[2] / dq, Q[0] / dq};
+    double M[4] = {qi[0] * P[0] + qi[1] * P[2], qi[0] * P[1] + qi[1] * P[3],
+                   qi[2] * P[0] + qi[3] * P[2], qi[2] * P[1] + qi[3] * P[3]};
+    double ld = log(M[0] * M[3] - M[1] * M[2]), tr = M[0] + M[3];
+    double lg_m = lgamma(m / 2) + lgamma(m / 2 - 0.5), lg_n = lgamma(n / 2) + lgamma(n / 2 - 0.5);
+    double psi = host_digamma(n / 2) + host_digamma(n / 2 - 0.5);
+    return -m / 2 * ld + n / 2 * (tr - 2) + lg_m - lg_n + (n - m) / 2 * psi;
+}
+
+Test(misc3, kl_wishart_values)
+{
+    clt_device *dev = dev64();
+    /* two batch elements each */
+    double dfp[2] = {3.5, 6.0}, dfq[2] = {4.25, 2.5};
+    double P[8] = {2.0, 0.3, 0.3, 1.0, 1.5, -0.4, -0.4, 0.8};
+    double Q[8] = {1.0, 0.1, 0.1, 1.5, 0.6, 0.2, 0.2, 2.5};
+    clt_tensor *np_ = f64(dev, 1, (int64_t[]){2}, dfp), *nq = f64(dev, 1, (int64_t[]){2}, dfq);
+    clt_tensor *cp = f64(dev, 3, (int64_t[]){2, 2, 2}, P), *cq = f64(dev, 3, (int64_t[]){2, 2, 2}, Q);
+    clt_distribution *p = NULL, *q = NULL;
+    CHECK(clt_wishart_dist(np_, cp, NULL, NULL, 1, &p));
+    CHECK(clt_wishart_dist(nq, cq, NULL, NULL, 1, &q));
+    clt_tensor *r = NULL;
+    CHECK(clt_kl_divergence(p, q, &r));
+    double want[2] = {host_wishart_kl(dfp[0], P, dfq[0], Q),
+                      host_wishart_kl(dfp[1], P + 4, dfq[1], Q + 4)};
+    expect(r, want, 2, 1e-10, "KL(Wishart || Wishart)");
+    /* with itself: 0 */
+    CHECK(clt_kl_divergence(p, p, &r));
+    expect(r, (double[]){0, 0}, 2, 1e-12, "KL(p || p)");
+    /* other event sizes are refused */
+    double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, five = 5;
+    clt_tensor *c3 = f64(dev, 2, (int64_t[]){3, 3}, I3), *n5 = f64(dev, 0, NULL, &five);
+    clt_distribution *w3 = NULL;
+    CHECK(clt_wishart_dist(n5, c3, NULL, NULL, 1, &w3));
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_kl_divergence(p, w3, &r), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert_null(r);
+    clt_distribution_free(w3);
+    clt_distribution_free(p);
+    clt_distribution_free(q);
+    clt_tensor_free(np_);
+    clt_tensor_free(nq);
+    clt_tensor_free(cp);
+    clt_tensor_free(cq);
+    clt_tensor_free(c3);
+    clt_tensor_free(n5);
+}
+
+/* KL(Wishart(in[0], tril(in[1])) || Wishart(in[2], tril(in[3]))) with the
+ * scale_trils' diagonals kept positive by the data. */
+static clt_status g_kl_wishart(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *lp = NULL, *lq = NULL;
+    clt_distribution *p = NULL, *q = NULL;
+    clt_status st = clt_tril(in[1], 0, &lp);
+    if (st == CLT_OK)
+        st = clt_tril(in[3], 0, &lq);
+    if (st == CLT_OK)
+        st = clt_wishart_dist(in[0], NULL, NULL, lp, 0, &p);
+    if (st == CLT_OK)
+        st = clt_wishart_dist(in[2], NULL, NULL, lq, 0, &q);
+    if (st == CLT_OK)
+        st = clt_kl_divergence(p, q, out);
+    clt_distribution_free(p);
+    clt_distribution_free(q);
+    clt_tensor_free(lp);
+    clt_tensor_free(lq);
+    return st;
+}
+
+Test(misc3, kl_wishart_gradient)
+{
+    clt_device *dev = dev64();
+    double n[2] = {4.5, 6.25}, m[2] = {3.75, 5.0};
+    double lp[18] = {1.2, 0.4, -0.3, 0.5, 0.9, 0.2, -0.2, 0.3, 1.4,
+                     0.8, 0.1, 0.6, -0.4, 1.1, -0.5, 0.2, 0.7, 1.3};
+    double lq[18] = {1.0, -0.6, 0.2, 0.3, 1.3, 0.4, 0.1, -0.2, 0.9,
+                     1.5, 0.2, 0.1, 0.6, 0.7, 0.3, -0.3, 0.4, 1.1};
+    gradcheck(dev, g_kl_wishart, NULL, 4,
+              (gc_in[]){{1, {2}, n, 1}, {3, {2, 3, 3}, lp, 1}, {1, {2}, m, 1},
+                        {3, {2, 3, 3}, lq, 1}});
+}
+
+Test(misc3, kl_same_transforms)
+{
+    clt_device *dev = dev64();
+    double a[3] = {0.5, 1.5, 2.0}, b[3] = {1.2, 0.7, 3.0}, b2[3] = {1.2, 0.7, 3.5};
+    clt_tensor *ta = f64(dev, 1, (int64_t[]){3}, a), *tb = f64(dev, 1, (int64_t[]){3}, b);
+    clt_tensor *tb2 = f64(dev, 1, (int64_t[]){3}, b2);
+    for (int fam = 0; fam < 2; fam++) {
+        clt_distribution *p = NULL, *q = NULL, *o = NULL;
+        if (fam == 0) {
+            CHECK(clt_weibull_dist(ta, tb, 1, &p));
+            CHECK(clt_weibull_dist(ta, tb, 1, &q));
+            CHECK(clt_weibull_dist(ta, tb2, 1, &o));
+        } else {
+            CHECK(clt_kumaraswamy_dist(ta, tb, 1, &p));
+            CHECK(clt_kumaraswamy_dist(ta, tb, 1, &q));
+            CHECK(clt_kumaraswamy_dist(tb2, tb, 1, &o));
+        }
+        clt_tensor *r = NULL;
+        CHECK(clt_kl_divergence(p, q, &r));
+        cr_assert_eq(clt_requires_grad(r), 0);
+        expect(r, (double[]){0, 0, 0}, 3, 0, fam ? "KL(Kumaraswamy)" : "KL(Weibull)");
+        r = (clt_tensor *)1;
+        cr_assert_eq(clt_kl_divergence(p, o, &r), CLT_ERR_INVALID_ARGUMENT);
+        cr_assert_null(r);
+        cr_assert(strstr(clt_last_error(), "No KL(p || q) is implemented"), "%s",
+                  clt_last_error());
+        clt_distribution_free(p);
+        clt_distribution_free(q);
+        clt_distribution_free(o);
+    }
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(tb2);
+}

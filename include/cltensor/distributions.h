@@ -605,7 +605,8 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * Bregman divergence through autograd there) in its closed form m
  * (log|Lq| - log|Lp|) + n (|Lq^-1 Lp|_F^2 - d) / 2 + mvlgamma(m / 2, d) -
  * mvlgamma(n / 2, d) + (n - m) / 2 mvdigamma(n / 2, d), with n, m the dfs
- * and Lp, Lq the scale_trils, differentiable in both.  (Deliberate
+ * and Lp, Lq the scale_trils, differentiable in both (torch's detaches
+ * p's natural parameters: only q's get gradients there).  (Deliberate
  * difference: torch 1.13 sums the df term over the whole batch of a
  * batched df, its _sum_rightmost over the event's two dims, so that only
  * its unbatched results are the KL; here each batch element gets its
