@@ -11587,9 +11587,12 @@ static void op_dist5(fz *f)
             nd = lead + bn;
         }
     }
-    switch (pick(f, 6)) {
+    switch (pick(f, 7)) {
     case 0: CALL("clt_distribution_mode", clt_distribution_mode(d, op)); break;
     case 1: CALL("clt_distribution_perplexity", clt_distribution_perplexity(d, op)); break;
+    case 4: /* with itself: Wishart's pair among them */
+        CALL("clt_kl_divergence", clt_kl_divergence(d, chance(f, 10) ? NULL : d, op));
+        break;
     case 2:
         CALL("clt_distribution_enumerate_support",
              clt_distribution_enumerate_support(d, (int)pick(f, 2), op));
