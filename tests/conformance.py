@@ -9429,9 +9429,89 @@ def misc2_kl():
                   _dist_c([mk, mk], kl), [a, b, a, b2])
 
 
+def _td_kl_c(spec_p, spec_q, ntp, ntq):
+    """KL of TransformedDistribution(Normal(a0, a1), transforms of spec_p
+    from the next ntp params) and one of Normal(...) with spec_q's."""
+    def cfn(*a):
+        out, a = a[-1], list(a[:-1])
+        owned, ds = [], []
+        try:
+            for spec, nt in ((spec_p, ntp), (spec_q, ntq)):
+                base, d = P(), P()
+                assert L.clt_normal_dist(a[0], a[1], 1, C.byref(base)) == 0
+                a = a[2:]
+                parts = [_tf_make(sp, a[:nt], owned) for sp in spec]
+                a = a[nt:]
+                arr = (P * max(1, len(parts)))(*parts)
+                st = L.clt_transformed_dist(base, arr, len(parts), 1, C.byref(d))
+                L.clt_distribution_free(base)
+                if st:
+                    out._obj.value = None
+                    return st
+                ds.append(d)
+            return L.clt_kl_divergence(ds[0], ds[1], out)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+            for t in owned:
+                L.clt_transform_free(t)
+    return cfn
+
+
+def misc2_td_kl():
+    """kl_divergence of two TransformedDistributions (LogisticNormal too):
+    their bases' KL where torch finds the transforms equal."""
+    D = torch.distributions
+    T = D.transforms
+    _tf_protos()
+    f, d = torch.float32, torch.float64
+    kl = lambda p_, q_, o: L.clt_kl_divergence(p_, q_, o)
+    for dt in (f, d):
+        loc, sc = data((2, 3), dt), data((2, 3), dt, lo=0.5, hi=2)
+        loc2, sc2 = data((3,), dt), data((3,), dt, lo=0.5, hi=2)
+        al, asc = data((3,), dt), data((3,), dt, lo=0.5, hi=2)
+        cases = (
+            ("Exp", [("exp",)], [("exp",)], 0, 0, lambda *x: [T.ExpTransform()],
+             lambda *x: [T.ExpTransform()], []),
+            ("Exp vs Sigmoid", [("exp",)], [("sigmoid",)], 0, 0,
+             lambda *x: [T.ExpTransform()], lambda *x: [T.SigmoidTransform()], []),
+            ("Affine equal", [("affine", 0), ("exp",)], [("affine", 0), ("exp",)], 2, 2,
+             lambda l, s, *r: [T.AffineTransform(l, s), T.ExpTransform()],
+             lambda l, s: [T.AffineTransform(l, s), T.ExpTransform()], [al, asc, al, asc]),
+            ("Affine other", [("affine", 0)], [("affine", 0)], 2, 2,
+             lambda l, s, *r: [T.AffineTransform(l, s)],
+             lambda l, s: [T.AffineTransform(l, s)], [al, asc, al, asc * 2]),
+            ("Power equal", [("power",)], [("power",)], 1, 1,
+             lambda e, *r: [T.PowerTransform(e)], lambda e: [T.PowerTransform(e)], [asc, asc]),
+            ("two vs one", [("exp",), ("exp",)], [("exp",)], 0, 0,
+             lambda *x: [T.ExpTransform(), T.ExpTransform()], lambda *x: [T.ExpTransform()], []),
+            ("StickBreaking", [("stick_breaking",)], [("stick_breaking",)], 0, 0,
+             lambda *x: [T.StickBreakingTransform()], lambda *x: [T.StickBreakingTransform()],
+             []),
+        )
+        for name, sp, sq, ntp, ntq, tp, tq, tfp in cases:
+            def tfn(l1, s1, l2, s2, *ps, tp=tp, tq=tq, ntp=ntp):
+                return D.kl_divergence(
+                    D.TransformedDistribution(D.Normal(l1, s1), tp(*ps[:ntp])),
+                    D.TransformedDistribution(D.Normal(l2, s2), tq(*ps[ntp:])))
+            ins = [loc, sc] + tfp[:ntp] + [loc2, sc2] + tfp[ntp:]
+
+            def tfn2(*a, tfn=tfn, ntp=ntp):
+                # check() hands the inputs in cfn's order: p's base, p's
+                # parameters, q's base, q's parameters
+                return tfn(a[0], a[1], a[2 + ntp], a[3 + ntp], *a[2:2 + ntp], *a[4 + ntp:])
+            check("kl TransformedDistribution %s %s" % (name, dn(dt)), tfn2,
+                  _td_kl_c(sp, sq, ntp, ntq), ins, tol="red")
+        check("kl LogisticNormal || LogisticNormal %s" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.LogisticNormal(a, b), D.LogisticNormal(c_, e)),
+              _dist_c([(lambda a, b, o: L.clt_logistic_normal_dist(a, b, 1, o), 2)] * 2, kl),
+              [loc, sc, loc2, sc2], tol="red")
+
+
 def misc2():
     misc2_gaps()
     misc2_kl()
+    misc2_td_kl()
     f, d = torch.float32, torch.float64
     IP = C.POINTER(C.c_int)
     for n in ("deg2rad", "rad2deg", "sgn", "fix", "isposinf", "isneginf", "isreal"):

@@ -490,3 +490,53 @@ Test(misc3, kl_same_transforms)
     clt_tensor_free(tb);
     clt_tensor_free(tb2);
 }
+
+/* TransformedDistribution pairs: Normal bases under ExpTransform give the
+ * Normals' KL; other Affine parameters are refused. */
+Test(misc3, kl_transformed)
+{
+    clt_device *dev = dev64();
+    double m1[2] = {0.3, -1.0}, s1[2] = {1.5, 0.7}, m2[2] = {-0.2, 0.4}, s2[2] = {0.9, 2.0};
+    clt_tensor *l1 = f64(dev, 1, (int64_t[]){2}, m1), *c1 = f64(dev, 1, (int64_t[]){2}, s1);
+    clt_tensor *l2 = f64(dev, 1, (int64_t[]){2}, m2), *c2 = f64(dev, 1, (int64_t[]){2}, s2);
+    clt_distribution *b1 = NULL, *b2 = NULL, *p = NULL, *q = NULL, *pa = NULL, *qa = NULL;
+    CHECK(clt_normal_dist(l1, c1, 1, &b1));
+    CHECK(clt_normal_dist(l2, c2, 1, &b2));
+    clt_transform *e1 = NULL, *e2 = NULL, *a1 = NULL, *a2 = NULL;
+    CHECK(clt_exp_transform(&e1));
+    CHECK(clt_exp_transform(&e2));
+    CHECK(clt_transformed_dist(b1, &e1, 1, 1, &p));
+    CHECK(clt_transformed_dist(b2, &e2, 1, 1, &q));
+    clt_tensor *r = NULL;
+    CHECK(clt_kl_divergence(p, q, &r));
+    double want[2];
+    for (int i = 0; i < 2; i++) {
+        double v = s1[i] / s2[i], t = (m1[i] - m2[i]) / s2[i];
+        want[i] = 0.5 * (v * v + t * t - 1) - log(v);
+    }
+    expect(r, want, 2, 1e-12, "KL of two exp(Normal)");
+    /* Affine(loc 0.5, scale s1) against Affine(0.5, s2): unequal */
+    double half = 0.5;
+    clt_tensor *h = f64(dev, 0, NULL, &half);
+    CHECK(clt_affine_transform(h, c1, 0, &a1));
+    CHECK(clt_affine_transform(h, c2, 0, &a2));
+    CHECK(clt_transformed_dist(b1, &a1, 1, 1, &pa));
+    CHECK(clt_transformed_dist(b2, &a2, 1, 1, &qa));
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_kl_divergence(pa, qa, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "transforms or event shapes differ"), "%s",
+              clt_last_error());
+    /* with equal ones: the bases' KL */
+    CHECK(clt_kl_divergence(pa, pa, &r));
+    expect(r, (double[]){0, 0}, 2, 0, "KL(p || p) of an affine Normal");
+    clt_distribution *ds[] = {b1, b2, p, q, pa, qa};
+    for (size_t i = 0; i < 6; i++)
+        clt_distribution_free(ds[i]);
+    clt_transform *ts[] = {e1, e2, a1, a2};
+    for (size_t i = 0; i < 4; i++)
+        clt_transform_free(ts[i]);
+    clt_tensor *tt[] = {l1, c1, l2, c2, h};
+    for (size_t i = 0; i < 5; i++)
+        clt_tensor_free(tt[i]);
+}

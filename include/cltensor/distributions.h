@@ -610,9 +610,16 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * difference: torch 1.13 sums the df term over the whole batch of a
  * batched df, its _sum_rightmost over the event's two dims, so that only
  * its unbatched results are the KL; here each batch element gets its
- * own.)  torch's other TransformedDistribution pairs (two
- * clt_transformed_dist or LogisticNormal, or such a distribution and a
- * LogNormal, with equal transforms) are not offered.
+ * own.)  Two clt_transformed_dist (LogisticNormal among them), torch's
+ * TransformedDistribution pair: their bases' KL (of the batch shape torch
+ * expands the bases to) where the event shapes and the transforms are
+ * equal as torch's == finds them (the parameter-free transforms of one
+ * kind; Power and Affine with parameters equal everywhere, read back;
+ * Compose and inverses part by part; any other transform only with
+ * itself, the same handle), else CLT_ERR_INVALID_ARGUMENT.  (Not offered:
+ * such a distribution against LogNormal, HalfNormal, HalfCauchy, Weibull,
+ * Kumaraswamy, Gumbel or Pareto, which are TransformedDistributions in
+ * torch and whose transforms could equal a clt_transformed_dist's.)
  * LowRankMultivariateNormal with
  * itself and with MultivariateNormal either way.  The two batch shapes
  * broadcast (the masks of the infinite cases too, where torch's indexing
