@@ -9268,7 +9268,250 @@ def _hist_part(k, *rest):
     return cfn
 
 
+def _fill_diag_c(value, wrap, transposed=False):
+    """clt_fill_diagonal_ on a copy of the input (or on a transposed view of
+    the copy), which becomes the output."""
+    def run(p, o):
+        c, v = P(), P()
+        st = L.clt_clone(p, C.byref(c))
+        if st == 0 and transposed:
+            st = L.clt_transpose(c, 0, 1, C.byref(v))
+            L.clt_tensor_free(c)
+            c = v
+        if st == 0:
+            st = L.clt_fill_diagonal_(c, value, wrap)
+        if st:
+            L.clt_tensor_free(c)
+            o._obj.value = None
+            return st
+        o._obj.value = c.value
+        return 0
+    return run
+
+
+def _fill_diag_t(value, wrap, transposed=False):
+    def run(t):
+        c = t.clone()
+        if transposed:
+            c = c.t()
+        return c.fill_diagonal_(value, wrap)
+    return run
+
+
+def misc2_gaps():
+    """Tensor.fill_diagonal_, Tensor.sum_to_size and torch.dist."""
+    f, d = torch.float32, torch.float64
+    proto("clt_fill_diagonal_", [P, C.c_double, C.c_int])
+    for shp in ((3, 3), (5, 3), (7, 3), (9, 2), (2, 6), (3, 3, 3), (2, 2, 2, 2), (1, 1), (0, 0),
+                (4, 4, 0), (6, 1)):
+        for wrap in (0, 1):
+            for dt in (f, d, torch.int32, torch.bool):
+                check("fill_diagonal_ %s wrap %d %s" % (shp, wrap, dn(dt)),
+                      _fill_diag_t(1.0, bool(wrap)), _fill_diag_c(1.0, wrap),
+                      [data(shp, dt)], tol="exact")
+    for shp in ((3, 8), (8, 3), (4, 5)):
+        check("fill_diagonal_ transposed %s wrap" % (shp,), _fill_diag_t(-2.5, True, True),
+              _fill_diag_c(-2.5, 1, True), [data(shp, d)], tol="exact")
+    check("fill_diagonal_ int 2.7", _fill_diag_t(2.7, False), _fill_diag_c(2.7, 0),
+          [data((3, 3), torch.int64)], tol="exact")
+    check("fill_diagonal_ nan", _fill_diag_t(float("nan"), False),
+          _fill_diag_c(float("nan"), 0), [data((3, 4), f)], tol="exact")
+    for shp in ((3,), (), (2, 3, 4)):
+        check("fill_diagonal_ %s refused" % (shp,), _fill_diag_t(1.0, False),
+              _fill_diag_c(1.0, 0), [data(shp, f)], tol="exact")
+    proto("clt_sum_to_size", [P, C.c_int, I64P, PP])
+    for shp, size in (((2, 3), (1, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), (1,)),
+                      ((2, 3), ()), ((2, 3), (2, 3)), ((2, 1, 3), (1, 3)), ((4, 2, 3), (2, 1)),
+                      ((0, 3), (3,)), ((2, 0), (1, 0)), ((), ()), ((5,), (1,)),
+                      ((2, 3), (4,)), ((2, 3), (1, 1, 3)), ((2, 1, 3), (2, 2, 3)),
+                      ((2, 3), (-1, 3))):
+        for dt in (f, d, torch.int32, torch.bool):
+            check("sum_to_size %s to %s %s" % (shp, size, dn(dt)),
+                  lambda t, size=size: t.sum_to_size(size),
+                  lambda p, o, size=size: L.clt_sum_to_size(p, len(size), shape_arr(size), o),
+                  [data(shp, dt)], tol="red")
+    proto("clt_dist", [P, P, C.c_double, PP])
+    inf = float("inf")
+    for p in (2.0, 1.0, 0.0, 3.0, 0.5, -1.0, inf, -inf):
+        for dt in (f, d):
+            check("dist p=%g %s" % (p, dn(dt)), lambda a, b, p=p: torch.dist(a, b, p),
+                  lambda a, b, o, p=p: L.clt_dist(a, b, p, o),
+                  [data((3, 4), dt), data((4,), dt)], tol="red")
+        check("dist p=%g empty" % p, lambda a, b, p=p: torch.dist(a, b, p),
+              lambda a, b, o, p=p: L.clt_dist(a, b, p, o), [data((0, 3), f), data((3,), f)],
+              tol="exact")
+    check("dist mixed dtypes", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [data((2, 3), f), data((3,), d)], tol="red")
+    check("dist int and float", lambda a, b: torch.dist(a, b, 1),
+          lambda a, b, o: L.clt_dist(a, b, 1.0, o),
+          [data((2, 3), torch.int32), data((3,), f)], tol="red")
+    check("dist zeros", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [torch.ones(3), torch.ones(3)], tol="exact")
+    check("dist ints refused", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o),
+          [data((2, 3), torch.int64), data((3,), torch.int32)])
+    check("dist bad broadcast", lambda a, b: torch.dist(a, b, 2),
+          lambda a, b, o: L.clt_dist(a, b, 2.0, o), [data((2,), f), data((3,), f)])
+
+
+def _spd_batch(n, b, dt, shift=1.0):
+    a = data((b, n, n), torch.float64, lo=-1, hi=1)
+    return (a @ a.transpose(-1, -2) + shift * torch.eye(n, dtype=torch.float64)).to(dt)
+
+
+def misc2_kl():
+    """kl_divergence pairs added after comparing torch 1.13's _KL_REGISTRY:
+    Wishart (its exponential-family pair), Weibull and Kumaraswamy (the
+    TransformedDistribution pair: 0 when the transforms are equal)."""
+    D = torch.distributions
+    _dist_protos()
+    f, d = torch.float32, torch.float64
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    proto("clt_weibull_dist", [P, P, C.c_int, PP])
+    proto("clt_kumaraswamy_dist", [P, P, C.c_int, PP])
+    kl = lambda p_, q_, o: L.clt_kl_divergence(p_, q_, o)
+    wcov = (lambda df, c, o: L.clt_wishart_dist(df, c, None, None, 1, o), 2)
+    wtril = (lambda df, t, o: L.clt_wishart_dist(df, None, None, t, 1, o), 2)
+    def wishart_kl(a, b, c_, e):
+        """torch's KL batch element by batch element: torch 1.13's
+        expfamily pair sums its df term over the whole batch (its
+        _sum_rightmost over the event's two dims takes a batched df's
+        only dim), so that only an unbatched pair gives the KL."""
+        a, c_ = a.expand(max(a.shape[0], c_.shape[0])), c_.expand(max(a.shape[0], c_.shape[0]))
+        b, e = b.expand(a.shape + b.shape[-2:]), e.expand(a.shape + e.shape[-2:])
+        return torch.stack([D.kl_divergence(D.Wishart(a[k], b[k]), D.Wishart(c_[k], e[k]))
+                            for k in range(a.shape[0])])
+
+    for dt, tol in ((d, "red"), (f, "mm")):
+        for n, bp, bq in ((2, 1, 1), (3, 2, 2), (3, 2, 1), (1, 3, 3), (4, 1, 3)):
+            dfp = data((bp,), dt, lo=n + 1, hi=n + 6)
+            dfq = data((bq,), dt, lo=n + 1, hi=n + 6)
+            cp, cq = _spd_batch(n, bp, dt), _spd_batch(n, bq, dt, 0.5)
+            check("kl Wishart || Wishart %s n=%d batch %d %d" % (dn(dt), n, bp, bq),
+                  wishart_kl, _dist_c([wcov, wcov], kl), [dfp, cp, dfq, cq], tol=tol)
+        check("kl Wishart || Wishart %s unbatched" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, b), D.Wishart(c_, e)),
+              _dist_c([wcov, wcov], kl), [torch.tensor(5.5, dtype=dt), _spd_batch(3, 1, dt)[0],
+                                          torch.tensor(3.5, dtype=dt),
+                                          _spd_batch(3, 1, dt, 2.0)[0]], tol=tol)
+        cp = _spd_batch(3, 2, dt)
+        check("kl Wishart || Wishart %s scale_tril, same" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, scale_tril=b),
+                                                  D.Wishart(c_, scale_tril=e)),
+              _dist_c([wtril, wtril], kl),
+              [torch.tensor([4.5, 6.0], dtype=dt), torch.linalg.cholesky(cp),
+               torch.tensor([4.5, 6.0], dtype=dt), torch.linalg.cholesky(cp)], tol="mm")
+    check("kl Wishart || Wishart of other sizes",
+          lambda a, b, c_, e: D.kl_divergence(D.Wishart(a, b), D.Wishart(c_, e)),
+          _dist_c([wcov, wcov], kl),
+          [torch.tensor([4.0], dtype=d), _spd_batch(2, 1, d), torch.tensor([4.0], dtype=d),
+           _spd_batch(3, 1, d)])
+    weib = (lambda a, b, o: L.clt_weibull_dist(a, b, 1, o), 2)
+    kum = (lambda a, b, o: L.clt_kumaraswamy_dist(a, b, 1, o), 2)
+    for name, cls, mk in (("Weibull", D.Weibull, weib), ("Kumaraswamy", D.Kumaraswamy, kum)):
+        for dt in (f, d):
+            a, b = data((2, 3), dt, lo=0.5, hi=3), data((3,), dt, lo=0.5, hi=3)
+            check("kl %s || %s %s equal" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a, b], tol="exact")
+            check("kl %s || %s %s broadcast equal" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a[:1], b, a[:1].expand(4, 3).clone(), b], tol="exact")
+            a2 = a.clone()
+            a2[1, 2] += 0.5
+            check("kl %s || %s %s other parameters" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a2, b])
+            b2 = b.clone()
+            b2[0] *= 2
+            check("kl %s || %s %s other second parameter" % (name, name, dn(dt)),
+                  lambda w, x, y, z, c=cls: D.kl_divergence(c(w, x), c(y, z)),
+                  _dist_c([mk, mk], kl), [a, b, a, b2])
+
+
+def _td_kl_c(spec_p, spec_q, ntp, ntq):
+    """KL of TransformedDistribution(Normal(a0, a1), transforms of spec_p
+    from the next ntp params) and one of Normal(...) with spec_q's."""
+    def cfn(*a):
+        out, a = a[-1], list(a[:-1])
+        owned, ds = [], []
+        try:
+            for spec, nt in ((spec_p, ntp), (spec_q, ntq)):
+                base, d = P(), P()
+                assert L.clt_normal_dist(a[0], a[1], 1, C.byref(base)) == 0
+                a = a[2:]
+                parts = [_tf_make(sp, a[:nt], owned) for sp in spec]
+                a = a[nt:]
+                arr = (P * max(1, len(parts)))(*parts)
+                st = L.clt_transformed_dist(base, arr, len(parts), 1, C.byref(d))
+                L.clt_distribution_free(base)
+                if st:
+                    out._obj.value = None
+                    return st
+                ds.append(d)
+            return L.clt_kl_divergence(ds[0], ds[1], out)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+            for t in owned:
+                L.clt_transform_free(t)
+    return cfn
+
+
+def misc2_td_kl():
+    """kl_divergence of two TransformedDistributions (LogisticNormal too):
+    their bases' KL where torch finds the transforms equal."""
+    D = torch.distributions
+    T = D.transforms
+    _tf_protos()
+    f, d = torch.float32, torch.float64
+    kl = lambda p_, q_, o: L.clt_kl_divergence(p_, q_, o)
+    for dt in (f, d):
+        loc, sc = data((2, 3), dt), data((2, 3), dt, lo=0.5, hi=2)
+        loc2, sc2 = data((3,), dt), data((3,), dt, lo=0.5, hi=2)
+        al, asc = data((3,), dt), data((3,), dt, lo=0.5, hi=2)
+        cases = (
+            ("Exp", [("exp",)], [("exp",)], 0, 0, lambda *x: [T.ExpTransform()],
+             lambda *x: [T.ExpTransform()], []),
+            ("Exp vs Sigmoid", [("exp",)], [("sigmoid",)], 0, 0,
+             lambda *x: [T.ExpTransform()], lambda *x: [T.SigmoidTransform()], []),
+            ("Affine equal", [("affine", 0), ("exp",)], [("affine", 0), ("exp",)], 2, 2,
+             lambda l, s, *r: [T.AffineTransform(l, s), T.ExpTransform()],
+             lambda l, s: [T.AffineTransform(l, s), T.ExpTransform()], [al, asc, al, asc]),
+            ("Affine other", [("affine", 0)], [("affine", 0)], 2, 2,
+             lambda l, s, *r: [T.AffineTransform(l, s)],
+             lambda l, s: [T.AffineTransform(l, s)], [al, asc, al, asc * 2]),
+            ("Power equal", [("power",)], [("power",)], 1, 1,
+             lambda e, *r: [T.PowerTransform(e)], lambda e: [T.PowerTransform(e)], [asc, asc]),
+            ("two vs one", [("exp",), ("exp",)], [("exp",)], 0, 0,
+             lambda *x: [T.ExpTransform(), T.ExpTransform()], lambda *x: [T.ExpTransform()], []),
+            ("StickBreaking", [("stick_breaking",)], [("stick_breaking",)], 0, 0,
+             lambda *x: [T.StickBreakingTransform()], lambda *x: [T.StickBreakingTransform()],
+             []),
+        )
+        for name, sp, sq, ntp, ntq, tp, tq, tfp in cases:
+            def tfn(l1, s1, l2, s2, *ps, tp=tp, tq=tq, ntp=ntp):
+                return D.kl_divergence(
+                    D.TransformedDistribution(D.Normal(l1, s1), tp(*ps[:ntp])),
+                    D.TransformedDistribution(D.Normal(l2, s2), tq(*ps[ntp:])))
+            ins = [loc, sc] + tfp[:ntp] + [loc2, sc2] + tfp[ntp:]
+
+            def tfn2(*a, tfn=tfn, ntp=ntp):
+                # check() hands the inputs in cfn's order: p's base, p's
+                # parameters, q's base, q's parameters
+                return tfn(a[0], a[1], a[2 + ntp], a[3 + ntp], *a[2:2 + ntp], *a[4 + ntp:])
+            check("kl TransformedDistribution %s %s" % (name, dn(dt)), tfn2,
+                  _td_kl_c(sp, sq, ntp, ntq), ins, tol="red")
+        check("kl LogisticNormal || LogisticNormal %s" % dn(dt),
+              lambda a, b, c_, e: D.kl_divergence(D.LogisticNormal(a, b), D.LogisticNormal(c_, e)),
+              _dist_c([(lambda a, b, o: L.clt_logistic_normal_dist(a, b, 1, o), 2)] * 2, kl),
+              [loc, sc, loc2, sc2], tol="red")
+
+
 def misc2():
+    misc2_gaps()
+    misc2_kl()
+    misc2_td_kl()
     f, d = torch.float32, torch.float64
     IP = C.POINTER(C.c_int)
     for n in ("deg2rad", "rad2deg", "sgn", "fix", "isposinf", "isneginf", "isreal"):

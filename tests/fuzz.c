@@ -11877,9 +11877,12 @@ static void op_dist5(fz *f)
             nd = lead + bn;
         }
     }
-    switch (pick(f, 6)) {
+    switch (pick(f, 7)) {
     case 0: CALL("clt_distribution_mode", clt_distribution_mode(d, op)); break;
     case 1: CALL("clt_distribution_perplexity", clt_distribution_perplexity(d, op)); break;
+    case 4: /* with itself: Wishart's pair among them */
+        CALL("clt_kl_divergence", clt_kl_divergence(d, chance(f, 10) ? NULL : d, op));
+        break;
     case 2:
         CALL("clt_distribution_enumerate_support",
              clt_distribution_enumerate_support(d, (int)pick(f, 2), op));
@@ -12112,6 +12115,66 @@ static void op_quant(fz *f)
     }
     }
     tfree(f, x, 0);
+/* ---- misc3: fill_diagonal_, sum_to_size, dist ------------------------------------- */
+
+static void op_misc3(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st = CLT_OK;
+    uint32_t k = pick(f, 3);
+    if (k == 0) {
+        int i = full_slot(f);
+        clt_tensor *t = i >= 0 && !chance(f, 5) ? f->s[i].t : NULL;
+        int nd = clt_tensor_ndim(t);
+        int64_t shape[16];
+        if (t)
+            memcpy(shape, clt_tensor_shape(t), sizeof *shape * (size_t)nd);
+        clt_dtype dt = clt_tensor_dtype(t);
+        clt_device *dev = clt_tensor_device(t);
+        CALL("clt_fill_diagonal_", clt_fill_diagonal_(t, rand_scalar(f), (int)pick(f, 2)));
+        if (!status_ok(f, st))
+            return;
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        if (nd < 2)
+            die(f, "fill_diagonal_ of a %d-D tensor succeeded", nd);
+        expect_meta(f, t, nd, shape, dt, dev);
+        return;
+    }
+    if (k == 1) {
+        /* a's shape with some dims set to 1 and some leading ones dropped,
+         * or a random size */
+        int nd = clt_tensor_ndim(a), n = 0;
+        int64_t size[16];
+        if (a && chance(f, 80)) {
+            int drop = (int)pick(f, (uint32_t)nd + 1);
+            for (int d = drop; d < nd; d++)
+                size[n++] = chance(f, 40) ? 1 : clt_tensor_shape(a)[d];
+        } else {
+            n = (int)pick(f, 4);
+            for (int d = 0; d < n; d++)
+                size[d] = (int64_t)pick(f, 5) - 1;
+        }
+        CALL("clt_sum_to_size", clt_sum_to_size(a, n, chance(f, 5) ? NULL : size, op));
+        if (!result(f, st, op, out))
+            return;
+        if (!a)
+            die(f, "succeeded on a NULL operand");
+        keep_result(f, out, n, size, CLT_DTYPE_COUNT, clt_tensor_device(a));
+        return;
+    }
+    static const double ps[] = {2, 1, 0, INFINITY, -INFINITY, 3.5, -1, 0.5, NAN};
+    double p = ps[pick(f, sizeof ps / sizeof *ps)];
+    CALL("clt_dist", clt_dist(a, b, p, op));
+    if (!result(f, st, op, out))
+        return;
+    if (!a || !b)
+        die(f, "succeeded on a NULL operand");
+    clt_dtype in = clt_tensor_dtype(out);
+    if (!is_float(in))
+        die(f, "dist gave a %s tensor", clt_dtype_name(in));
+    keep_result(f, out, 0, NULL, CLT_DTYPE_COUNT, clt_tensor_device(a));
 }
 
 static struct {
@@ -12128,6 +12191,7 @@ static struct {
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
     {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
     {"norm", op_norm, 2},      {"nn2", op_nn2, 3},
+    {"misc3", op_misc3, 2},
     {"zipfile", op_zipfile, 2},
     {"shape", op_shape, 4},
     {"new3", op_new3, 4},

@@ -2067,6 +2067,72 @@ def dist5():
              dc(mvp, 2, lambda d, what=what: call("clt_distribution_" + what, d)),
              [r.standard_normal(3), prec], wrt=[1])
 
+def misc2grad():
+    """Tensor.fill_diagonal_ (on a non-leaf), Tensor.sum_to_size, torch.dist."""
+    r = np.random.default_rng(41)
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+    proto("clt_fill_diagonal_", [P, C.c_double, C.c_int])
+    proto("clt_sum_to_size", [P, C.c_int, I64P, PP])
+    proto("clt_dist", [P, P, C.c_double, PP])
+
+    def fill_c(x, wrap):
+        y = call("clt_mul_scalar", x, C.c_double(1.5))
+        if L.clt_fill_diagonal_(y, 3.0, wrap) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return y
+
+    for shp in ((3, 3), (7, 3), (3, 7), (3, 3, 3), (9, 2)):
+        for wrap in (0, 1):
+            case("misc2 fill_diagonal_ %s wrap=%d" % (shp, wrap),
+                 lambda x, w=wrap: (x * 1.5).fill_diagonal_(3.0, bool(w)),
+                 lambda x, w=wrap: fill_c(x, w), [r.standard_normal(shp)])
+    for shp, size in (((4, 2, 3), (2, 1)), ((4, 2, 3), (1, 3)), ((4, 2, 3), ()),
+                      ((4, 2, 3), (4, 2, 3)), ((2, 3), (2, 1)), ((2, 1, 3), (1, 1, 1))):
+        case("misc2 sum_to_size %s to %s" % (shp, size),
+             lambda x, sz=size: x.sum_to_size(sz),
+             lambda x, sz=size: call("clt_sum_to_size", x, len(sz),
+                                     (C.c_int64 * max(1, len(sz)))(*sz)),
+             [r.standard_normal(shp)])
+    a, b = r.standard_normal((3, 4)), r.standard_normal(4)
+    b[1] = a[2, 1]  # a zero difference in one place
+    for p_ in (2.0, 1.0, 3.0, 0.5, float("inf"), float("-inf"), -2.0):
+        case("misc2 dist p=%g" % p_, lambda x, y, p_=p_: torch.dist(x, y, p_),
+             lambda x, y, p_=p_: call("clt_dist", x, y, C.c_double(p_)), [a, b])
+    case("misc2 dist of zeros", lambda x, y: torch.dist(x, y, 2),
+         lambda x, y: call("clt_dist", x, y, C.c_double(2)), [np.ones(3), np.ones(3)])
+    # KL(Wishart || Wishart), unbatched (torch 1.13 sums a batched df term
+    # over the batch); torch's Bregman divergence detaches p's natural
+    # parameters, so only q's df and scale_tril get its gradients (p's are
+    # checked by finite differences in test_misc3)
+    proto("clt_wishart_dist", [P, P, P, P, C.c_int, PP])
+    proto("clt_kl_divergence", [P, P, PP])
+    proto("clt_tril", [P, C.c_int64, PP])
+    proto("clt_distribution_free", [P], None)
+    TD = torch.distributions
+
+    def wkl_c(n, lp, m, lq):
+        ds = []
+        try:
+            for df, l in ((n, lp), (m, lq)):
+                d = P()
+                if L.clt_wishart_dist(df, None, None, call("clt_tril", l, 0), 0, C.byref(d)):
+                    raise RuntimeError(L.clt_last_error().decode())
+                ds.append(d)
+            return call("clt_kl_divergence", *ds)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+
+    for k in range(3):
+        a_ = r.standard_normal((3, 3)) * 0.4 + np.eye(3) * 1.5
+        b_ = r.standard_normal((3, 3)) * 0.4 + np.eye(3) * 1.2
+        case("misc2 kl Wishart || Wishart %d" % k,
+             lambda n, lp, m, lq: TD.kl_divergence(
+                 TD.Wishart(n, scale_tril=lp.tril(), validate_args=False),
+                 TD.Wishart(m, scale_tril=lq.tril(), validate_args=False)),
+             wkl_c, [np.array(3.5 + k), a_, np.array(5.0 - k * 0.5), b_], wrt=[2, 3])
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -5847,6 +5913,7 @@ dist3()
 grad2()
 dist5()
 quant()
+misc2grad()
 
 summary()
 sys.exit(1 if failed else 0)

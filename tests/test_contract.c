@@ -290,6 +290,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* reduce.h */                                                                           \
     X(clt_sum, T, clt_sum(NULL, &o->t))                                                      \
     X(clt_sum_dim, T, clt_sum_dim(f->f, 5, 0, &o->t))                                        \
+    X(clt_sum_to_size, T, clt_sum_to_size(f->f, 1, (const int64_t[]){4}, &o->t))             \
     X(clt_mean, T, clt_mean(f->i32, &o->t))                                                  \
     X(clt_mean_dim, T, clt_mean_dim(f->f, -5, 0, &o->t))                                     \
     X(clt_prod, T, clt_prod(NULL, &o->t))                                                    \
@@ -321,6 +322,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_vector_norm_dim, T, clt_vector_norm_dim(f->e, -INFINITY, 0, 1, &o->t))             \
     X(clt_normalize, T, clt_normalize(f->f, 2, 5, 1e-12, &o->t))                             \
     X(clt_cosine_similarity, T, clt_cosine_similarity(f->f, f->e, 1, 1e-8, &o->t))           \
+    X(clt_dist, T, clt_dist(f->i32, f->i32, 2, &o->t))                                       \
     /* linalg.h */                                                                           \
     X(clt_matmul, T, clt_matmul(f->f, f->f, &o->t))                                          \
     X(clt_softmax, T, clt_softmax(f->f, 5, &o->t))                                           \

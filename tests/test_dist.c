@@ -2091,6 +2091,10 @@ Test(dist, send_recv_with_a_peer_gone_or_silent_fail_naming_it)
 
 enum { SB_C = 3, SB_L = 2 };
 static const double sb_w[SB_C] = {1.5, -0.5, 2.0}, sb_b[SB_C] = {0.1, 0.2, -0.3};
+static const double sb_ones[SB_C] = {1, 1, 1}, sb_zeros[SB_C] = {0, 0, 0};
+/* The layer's weight and bias in this rank's process: sb_w and sb_b, or a
+ * lazy layer's first ones and zeros. */
+static const double *sb_wv = sb_w, *sb_bv = sb_b;
 
 /* Rank r's batch: r + 2 samples of [SB_C, SB_L], and the loss's weights. */
 static int sb_n(int r) { return r + 2; }
@@ -2123,7 +2127,7 @@ static double sb_host(double *const *xs, int world, int want, double *y, double 
     for (int r = 0; r < world; r++)
         for (int i = 0; i < sb_n(r) * SB_C * SB_L; i++) {
             int c = (i / SB_L) % SB_C;
-            double yy = (xs[r][i] - m[c]) / sqrt(v[c] + 1e-5) * sb_w[c] + sb_b[c];
+            double yy = (xs[r][i] - m[c]) / sqrt(v[c] + 1e-5) * sb_wv[c] + sb_bv[c];
             loss += yy * sb_coef(r, i);
             if (y && r == want)
                 y[i] = yy;
@@ -2159,18 +2163,29 @@ static void rank_sync_bn(job *j)
     double cf[64];
     for (int i = 0; i < n; i++)
         cf[i] = sb_coef(r, i);
-    clt_status st = clt_batch_norm1d_layer(dev, SB_C, 1e-5, 0.1, 1, 1, &bn);
+    /* a lazy layer is converted before its first forward sizes it */
+    bool lazy = j->arg && *(const int *)j->arg;
+    clt_status st;
+    if (lazy) {
+        sb_wv = sb_ones;
+        sb_bv = sb_zeros;
+        st = clt_lazy_batch_norm1d(dev, 1e-5, 0.1, 1, 1, &bn);
+    } else {
+        st = clt_batch_norm1d_layer(dev, SB_C, 1e-5, 0.1, 1, 1, &bn);
+    }
     if (st == CLT_OK)
         st = clt_module_to_dtype(bn, CLT_FLOAT64);
     int was = clt_set_grad_enabled(0);
-    if (st == CLT_OK)
+    if (st == CLT_OK && !lazy)
         st = clt_tensor_write(clt_module_param(bn, "weight"), sb_w, sizeof sb_w);
-    if (st == CLT_OK)
+    if (st == CLT_OK && !lazy)
         st = clt_tensor_write(clt_module_param(bn, "bias"), sb_b, sizeof sb_b);
     clt_set_grad_enabled(was);
     if (st == CLT_OK)
         st = clt_convert_sync_batchnorm(bn, pg);
     if (st == CLT_OK && strcmp(clt_module_name(bn), "SyncBatchNorm") != 0)
+        st = CLT_ERR_INTERNAL;
+    if (st == CLT_OK && clt_module_has_uninitialized_params(bn) != lazy)
         st = CLT_ERR_INTERNAL;
     if (st == CLT_OK)
         st = clt_tensor_from_host(dev, CLT_FLOAT64, 3, shape, xs[r], &x);
@@ -2271,7 +2286,7 @@ static void rank_sync_bn(job *j)
         st = clt_module_forward(bn, x, &y);
     for (int i = 0; i < n; i++) {
         int c = (i / SB_L) % SB_C;
-        want[i] = (xs[r][i] - rm[c]) / sqrt(rv[c] + 1e-5) * sb_w[c] + sb_b[c];
+        want[i] = (xs[r][i] - rm[c]) / sqrt(rv[c] + 1e-5) * sb_wv[c] + sb_bv[c];
     }
     if (st == CLT_OK)
         st = read_doubles(y, got, (size_t)n);
@@ -2298,9 +2313,9 @@ out:
     clt_process_group_free(pg);
 }
 
-static void check_sync_bn(int world)
+static void check_sync_bn(int world, int lazy)
 {
-    slot *s = run_procs(world, world, rank_sync_bn, NULL, 120);
+    slot *s = run_procs(world, world, rank_sync_bn, &lazy, 120);
     for (int r = 0; r < world; r++) {
         cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
         cr_assert_eq(s[r].extra, 0, "rank %d: %s", r, s[r].msg);
@@ -2310,15 +2325,28 @@ static void check_sync_bn(int world)
 
 Test(dist, sync_batch_norm_world_1)
 {
-    check_sync_bn(1);
+    check_sync_bn(1, 0);
 }
 
 Test(dist, sync_batch_norm_world_2)
 {
-    check_sync_bn(2);
+    check_sync_bn(2, 0);
 }
 
 Test(dist, sync_batch_norm_world_3)
 {
-    check_sync_bn(3);
+    check_sync_bn(3, 0);
+}
+
+/* A LazyBatchNorm1d converted before it has run becomes a SyncBatchNorm
+ * with its first forward: the batch statistics over the ranks (torch
+ * 1.13's converted layer keeps uninitialized parameters instead). */
+Test(dist, sync_batch_norm_lazy_world_2)
+{
+    check_sync_bn(2, 1);
+}
+
+Test(dist, sync_batch_norm_lazy_world_3)
+{
+    check_sync_bn(3, 1);
 }

@@ -227,8 +227,19 @@ CLT_API clt_status clt_recv(clt_process_group *pg, clt_tensor *t, int src, int t
  * is borrowed and must outlive m (and its clones).  Do not use it on the
  * group of a clt_ddp, whose thread takes the group during backward: give
  * SyncBatchNorm a group of its own (another clt_process_group_init).  Layers
- * converted already keep their group.  Errors: NULL arguments, out of host
- * memory (m unchanged). */
+ * converted already keep their group.
+ *
+ * A LazyBatchNorm1d/2d/3d that has not run yet is converted too: it is
+ * named "SyncBatchNorm" at once and still has no tensors (the listings
+ * refuse it as any lazy layer that has not run); its first forward (or a
+ * load that sizes it) makes it the BatchNorm of that size, which is then
+ * the SyncBatchNorm above, before it runs.  (Deliberate difference: torch
+ * 1.13 makes it a SyncBatchNorm of num_features 0 that keeps the
+ * UninitializedParameter and UninitializedBuffer objects, which no
+ * forward, state_dict or load can use, unless it has neither affine nor
+ * track_running_stats; here it learns its size as the lazy layer would.)
+ * A failure on that first forward leaves it lazy and waiting.  Errors:
+ * NULL arguments, out of host memory (m unchanged). */
 CLT_API clt_status clt_convert_sync_batchnorm(clt_module *m, clt_process_group *pg);
 
 /* ---- DistributedDataParallel's two duties -------------------------------- */

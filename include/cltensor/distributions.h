@@ -186,8 +186,8 @@ CLT_API clt_status clt_multivariate_normal_precision_dist(const clt_tensor *loc,
  * with A's diagonal sqrt(Chi2(df - i)) (clamped to eps) drawn first, then
  * standard normals below it in tril_indices order, from gen
  * (differentiable in L and, through the chi2 draws, in df).  torch's
- * retries of singular samples are not made.  No cdf, KL or matrix getters
- * (CLT_ERR_INVALID_ARGUMENT). */
+ * retries of singular samples are not made.  KL with another Wishart (see
+ * clt_kl_divergence).  No cdf or matrix getters (CLT_ERR_INVALID_ARGUMENT). */
 CLT_API clt_status clt_wishart_dist(const clt_tensor *df, const clt_tensor *covariance_matrix,
                                     const clt_tensor *precision_matrix,
                                     const clt_tensor *scale_tril, int validate_args,
@@ -594,8 +594,32 @@ CLT_API clt_status clt_distribution_scale_tril(const clt_distribution *d, clt_te
  * (inf unless q.low < 0 and q.high > 1, torch's test), Gamma || Gumbel,
  * Pareto || Gamma (inf where alpha <= 1), Pareto || Normal (inf where
  * alpha <= 2), Bernoulli || Poisson, and HalfCauchy || HalfCauchy (its
- * bases', as torch's TransformedDistribution pair; torch's other such
- * pairs, Weibull and Kumaraswamy with equal parameters, are not offered).
+ * bases', as torch's TransformedDistribution pair).  Weibull || Weibull
+ * and Kumaraswamy || Kumaraswamy, torch's TransformedDistribution pair:
+ * zeros of the broadcast batch shape (their bases' KL, of unit
+ * parameters; no gradient) where the transforms' parameters are equal
+ * everywhere (Weibull's scale and 1 / concentration, Kumaraswamy's 1 / c0
+ * and 1 / c1, broadcast and read back), else CLT_ERR_INVALID_ARGUMENT,
+ * torch's NotImplementedError.  Wishart || Wishart (equal event shapes,
+ * else CLT_ERR_SHAPE_MISMATCH), torch's exponential-family pair (a
+ * Bregman divergence through autograd there) in its closed form m
+ * (log|Lq| - log|Lp|) + n (|Lq^-1 Lp|_F^2 - d) / 2 + mvlgamma(m / 2, d) -
+ * mvlgamma(n / 2, d) + (n - m) / 2 mvdigamma(n / 2, d), with n, m the dfs
+ * and Lp, Lq the scale_trils, differentiable in both (torch's detaches
+ * p's natural parameters: only q's get gradients there).  (Deliberate
+ * difference: torch 1.13 sums the df term over the whole batch of a
+ * batched df, its _sum_rightmost over the event's two dims, so that only
+ * its unbatched results are the KL; here each batch element gets its
+ * own.)  Two clt_transformed_dist (LogisticNormal among them), torch's
+ * TransformedDistribution pair: their bases' KL (of the batch shape torch
+ * expands the bases to) where the event shapes and the transforms are
+ * equal as torch's == finds them (the parameter-free transforms of one
+ * kind; Power and Affine with parameters equal everywhere, read back;
+ * Compose and inverses part by part; any other transform only with
+ * itself, the same handle), else CLT_ERR_INVALID_ARGUMENT.  (Not offered:
+ * such a distribution against LogNormal, HalfNormal, HalfCauchy, Weibull,
+ * Kumaraswamy, Gumbel or Pareto, which are TransformedDistributions in
+ * torch and whose transforms could equal a clt_transformed_dist's.)
  * LowRankMultivariateNormal with
  * itself and with MultivariateNormal either way.  The two batch shapes
  * broadcast (the masks of the infinite cases too, where torch's indexing

@@ -602,6 +602,21 @@ CLT_API clt_status clt_clamp_max_tensor_(clt_tensor *t, const clt_tensor *max);
 /* Every element of t set to value (checked as clt_full checks it). */
 CLT_API clt_status clt_fill_(clt_tensor *t, double value);
 CLT_API clt_status clt_zero_(clt_tensor *t);
+/* Tensor.fill_diagonal_(value, wrap): value (checked as clt_fill_ checks
+ * it) into t's main diagonal, the elements whose indices are all equal:
+ * min(rows, columns) of them for a 2-D t, any shape; a t of more
+ * dimensions must have them all of one length (CLT_ERR_SHAPE_MISMATCH,
+ * "all dimensions of input must be of equal length"; fewer than 2
+ * dimensions: "dimensions must larger than 1").  With wrap and a 2-D t of
+ * more than columns + 1 rows, the diagonal starts again every columns + 1
+ * rows (rows 0..C-1, then C+1..2C, ...), as torch.  The positions are
+ * torch's, two as_strided views of t's storage (the sum of t's strides
+ * apart), so views write where torch's do.  Recorded on t's history when
+ * t (a non-leaf) requires grad: its gradient is the incoming one with the
+ * filled positions zeroed (FillDiagonalBackward; torch records
+ * CopySlices); a leaf that requires grad is refused as by every in-place
+ * op.  On error t is unchanged. */
+CLT_API clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap);
 /* dst = src converted to dst's dtype (any pair: floats into integers
  * truncate, as PyTorch's copy_), src broadcast to dst's shape; src may be on
  * another device. */

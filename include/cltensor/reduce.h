@@ -54,6 +54,20 @@ CLT_API clt_status clt_trace(const clt_tensor *t, clt_tensor **out);
 /* Sum along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 
+/* Tensor.sum_to_size(size): t summed to the ndim sizes `size`, which must
+ * expand to t's shape (each size t's or 1, t having at least ndim
+ * dimensions; else CLT_ERR_SHAPE_MISMATCH, "size {[4]} is not expandable
+ * to size {[2, 3]}.").  The leading dimensions are summed away and those
+ * where size is 1 summed with keepdim; integer and bool tensors give
+ * int64, as clt_sum_dim.  A size equal to t's shape gives a view of t in
+ * t's dtype (torch returns t itself), whose gradient passes unchanged,
+ * except the empty size, which always sums (a 0-d t too: int64 for an
+ * integer one), as torch's sum_to.
+ * Differentiable (SumBackward1).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_sum_to_size(const clt_tensor *t, int ndim, const int64_t *size,
+                                   clt_tensor **out);
+
 /* Mean of all elements (0-dim); floating and complex dtypes only (clt_sum
  * and clt_sum_dim take complex tensors too).  New tensor: release with
  * clt_tensor_free. */
@@ -299,6 +313,18 @@ CLT_API clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor *
  * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int keepdim,
                                        clt_tensor **out);
+
+/* torch.dist(a, b, p): the p-norm of a - b (broadcast, promoted as
+ * clt_sub) over all its elements, as clt_vector_norm of the difference
+ * (0-dim; complex operands give the real norm of the complex difference).
+ * An empty difference gives 0 for every p, as torch's.  The common dtype
+ * must be floating or complex (CLT_ERR_DTYPE_MISMATCH, torch's "norm():
+ * input dtype should be either floating point or complex").  (Deliberate
+ * difference: a NaN p is refused as by clt_vector_norm, where torch gives
+ * NaN.)  Gradients through the difference and the norm (torch records one
+ * DistBackward0 node).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_dist(const clt_tensor *a, const clt_tensor *b, double p,
+                            clt_tensor **out);
 
 /* F.normalize(a, p, dim, eps): a / max(norm, eps), the norm
  * clt_vector_norm_dim(a, p, dim, keepdim 1) broadcast back along dim

@@ -203,6 +203,117 @@ clt_status clt_zero_(clt_tensor *t)
     return st == CLT_OK ? clt__fill_(t, 0.0, "clt_zero_") : st;
 }
 
+/* The storage positions fill_diagonal_ writes in a tensor of t's geometry,
+ * as torch's two as_strided views: the main diagonal (the sum of the
+ * strides apart), then for wrap, below a tall 2-D t's first square, the
+ * diagonal again every width + 1 rows. */
+typedef struct diag_views {
+    int n;
+    int64_t size[2], offset[2], stride;
+} diag_views;
+
+static diag_views diag_views_of(const clt_tensor *t, bool wrap)
+{
+    int64_t h = t->shape[0], w = t->shape[1];
+    diag_views v = {1, {h < w ? h : w, 0}, {t->offset, 0}, 0};
+    for (int d = 0; d < t->ndim; d++)
+        v.stride += t->strides[d];
+    if (wrap && t->ndim == 2 && h > w + 1) {
+        v.n = 2;
+        v.size[1] = (t->numel + w) / (w + 1) - v.size[0];
+        v.offset[1] = t->offset + t->strides[0] * (w + 1);
+    }
+    return v;
+}
+
+/* value into the positions v of base's storage; the views are all made
+ * (and checked against the storage) before anything is written. */
+static clt_status fill_views(const clt_tensor *base, const diag_views *v, double value,
+                             const char *fn)
+{
+    clt_tensor *views[2] = {NULL, NULL};
+    clt_status st = CLT_OK;
+    for (int k = 0; k < v->n && st == CLT_OK; k++)
+        st = clt__as_strided(base, 1, &v->size[k], &v->stride, &v->offset[k], &views[k], fn);
+    for (int k = 0; k < v->n && st == CLT_OK; k++)
+        st = clt__fill_(views[k], value, fn);
+    for (int k = 0; k < v->n; k++)
+        clt_tensor_free(views[k]);
+    return st;
+}
+
+/* The bool mask of t's shape that is true where fill_diagonal_ writes: the
+ * same views on a scratch storage of t's geometry. */
+static clt_status diag_mask(const clt_tensor *t, const diag_views *v, const char *fn,
+                            clt_tensor **out)
+{
+    int64_t len = 0, e;
+    if (!clt__strided_extent(t->ndim, t->shape, t->strides, t->offset, &len))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the tensor's extent overflows", fn);
+    for (int k = 0; k < v->n; k++) {
+        if (!clt__strided_extent(1, &v->size[k], &v->stride, v->offset[k], &e))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the diagonal's extent overflows",
+                              fn);
+        len = e > len ? e : len;
+    }
+    clt_tensor *scratch = NULL, *geo = NULL;
+    clt_status st = clt__full(t->dev, CLT_BOOL, 1, &len, 0.0, &scratch);
+    if (st == CLT_OK)
+        st = fill_views(scratch, v, 1.0, fn);
+    if (st == CLT_OK)
+        st = clt__tensor_view(scratch, t->ndim, t->shape, t->strides, t->offset, &geo);
+    if (st == CLT_OK)
+        st = clt__clone(geo, out, fn);
+    clt_tensor_free(geo);
+    clt_tensor_free(scratch);
+    return st;
+}
+
+/* The filled positions pass no gradient to t's old value. */
+static clt_status bw_fill_diagonal_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__zero_where(n->saved[0], g, &gin[0]);
+}
+
+clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap)
+{
+    const char *fn = "clt_fill_diagonal_";
+    CLT__REQUIRE_ARG(t, fn);
+    if (t->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: dimensions must larger than 1 (got a "
+                          "%d-D tensor)", fn, t->ndim);
+    for (int d = 1; t->ndim > 2 && d < t->ndim; d++)
+        if (t->shape[d] != t->shape[0])
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: all dimensions of input must be of equal length", fn);
+    clt_status st = clt__check_inplace(t, fn);
+    if (st != CLT_OK)
+        return st;
+    diag_views v = diag_views_of(t, wrap != 0);
+    const clt_tensor *in[1] = {t};
+    clt__node *n = NULL;
+    clt_tensor *mask = NULL;
+    st = clt__inplace_node("FillDiagonalBackward", bw_fill_diagonal_, 1, in, &n);
+    if (st != CLT_OK)
+        return st;
+    if (n) {
+        st = diag_mask(t, &v, fn, &mask);
+        const clt_tensor *sv[1] = {mask};
+        if (st == CLT_OK)
+            st = clt__node_save(n, 1, sv);
+        clt__twice(n);
+    }
+    if (st == CLT_OK)
+        st = fill_views(t, &v, value, fn);
+    clt_tensor_free(mask);
+    if (st != CLT_OK) {
+        clt__inplace_drop(n);
+        return st;
+    }
+    clt__inplace_commit(t, n);
+    return CLT_OK;
+}
+
 clt_status clt_copy_(clt_tensor *dst, const clt_tensor *src)
 {
     CLT__REQUIRE_ARG(src, "clt_copy_");

@@ -503,3 +503,36 @@ clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tens
     clt_tensor_free(rstd);
     return st;
 }
+
+clt_status clt_dist(const clt_tensor *a, const clt_tensor *b, double p, clt_tensor **out)
+{
+    const char *fn = "clt_dist";
+    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (a, b), clt_dist(CLT__AC(0), CLT__AC(1), p, out));
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    clt_dtype ct;
+    clt_status st = clt_result_type(a, b, &ct);
+    if (st != CLT_OK)
+        return clt__error_in(st, fn);
+    if (!clt__dtype_is_float(ct) && !clt__dtype_is_complex(ct))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: norm(): input dtype should be either floating point or complex. "
+                          "Got %s instead.",
+                          fn, clt_dtype_name(ct));
+    clt_tensor *d = NULL;
+    st = clt__sub_rec(fn, a, b, &d);
+    if (st != CLT_OK)
+        return st;
+    /* torch's norm of an empty difference is 0 whatever p (inf and NaN
+     * too), where vector_norm has no identity for some: any p gives it */
+    if (d->numel == 0)
+        p = 2;
+    if (clt__dtype_is_complex(d->dtype))
+        st = complex_norm(fn, d, p, true, 0, false, out);
+    else
+        st = norm_rec(fn, d, p, true, 0, 0, NULL, out);
+    clt_tensor_free(d);
+    return st;
+}

@@ -331,6 +331,70 @@ DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0,
 
 /* prod by hand: a complex operand takes the composed product
  * (grad_complex_reduce.c), whose recorded products carry its gradient. */
+clt_status clt_sum_to_size(const clt_tensor *t, int ndim, const int64_t *size,
+                           clt_tensor **out)
+{
+    const char *fn = "clt_sum_to_size";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (ndim < 0 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dimensions (0 to %d)", fn, ndim,
+                          CLT_MAX_DIMS);
+    if (ndim > 0)
+        CLT__REQUIRE_ARG(size, fn);
+    int lead = t->ndim - ndim;
+    bool ok = lead >= 0, same = lead == 0 && ndim > 0;
+    for (int d = 0; ok && d < ndim; d++) {
+        ok = size[d] == t->shape[lead + d] || size[d] == 1;
+        same = same && size[d] == t->shape[d];
+    }
+    if (!ok) {
+        char a[CLT_MAX_DIMS * 24 + 4], b[CLT_MAX_DIMS * 24 + 4];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: size {%s} is not expandable to size {%s}.",
+                          fn, clt__shape_str(a, sizeof a, ndim, size),
+                          clt__shape_str(b, sizeof b, t->ndim, t->shape));
+    }
+    /* torch returns t itself; a view of it (its gradient passes unchanged).
+     * An empty size always sums, a 0-d t too (torch's sum_to). */
+    if (same)
+        return clt__expand_rec(fn, t, t->ndim, t->shape, out);
+    clt_status st = CLT_OK;
+    clt_tensor *cur = (clt_tensor *)t, *next = NULL;
+    if (lead > 0 || ndim == 0) {
+        /* the leading dimensions in one sum over their product, as the
+         * engine sums a broadcast gradient */
+        int64_t shape[CLT_MAX_DIMS + 1];
+        shape[0] = 1;
+        for (int d = 0; d < lead; d++)
+            shape[0] *= t->shape[d];
+        for (int d = 0; d < ndim; d++)
+            shape[1 + d] = t->shape[lead + d];
+        CLT__TRY(clt__reshape_rec(fn, t, 1 + ndim, shape, &next));
+        cur = next;
+        next = NULL;
+        CLT__TRY(clt__sum_dim_rec(fn, cur, 0, 0, &next));
+        clt_tensor_free(cur);
+        cur = next;
+        next = NULL;
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (size[d] == 1 && cur->shape[d] != 1) {
+            CLT__TRY(clt__sum_dim_rec(fn, cur, d, 1, &next));
+            if (cur != t)
+                clt_tensor_free(cur);
+            cur = next;
+            next = NULL;
+        }
+    }
+    *out = cur;
+    return CLT_OK;
+done:
+    if (cur != t)
+        clt_tensor_free(cur);
+    return st;
+}
+
 clt_status clt_prod(const clt_tensor *a, clt_tensor **out)
 {
     CLT__AUTOCAST("clt_prod", CLT__AC_FLOAT32, 1, (a), clt_prod(CLT__AC(0), out));

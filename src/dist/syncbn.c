@@ -224,8 +224,23 @@ static clt_status sync_clone_extra(const clt_module *m, clt_module *copy, clt_de
 static const clt__module_ops sync_batch_norm_ops = {"SyncBatchNorm", sync_forward,
                                                     sync_free_extra, sync_clone_extra};
 
+/* The BatchNorm m (a lazy one's first forward or load has just made it one)
+ * becomes a SyncBatchNorm on the group pg. */
+static clt_status become_sync(clt_module *m, void *pg)
+{
+    sync_extra *e = clt__malloc(sizeof *e);
+    if (e == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "SyncBatchNorm: out of host memory");
+    e->pg = pg;
+    e->bn_ops = m->ops;
+    m->extra = e;
+    m->ops = &sync_batch_norm_ops;
+    return CLT_OK;
+}
+
 /* m and its descendants' BatchNorm layers, counted into *n (and converted
- * when `convert`, with extras from es). */
+ * when `convert`, with extras from es); a lazy one that has not run is
+ * told to convert itself once it has (it needs no extra until then). */
 static void walk(clt_module *m, bool convert, clt_process_group *pg, sync_extra **es, size_t *n)
 {
     const char *nm = m->ops->name;
@@ -239,6 +254,8 @@ static void walk(clt_module *m, bool convert, clt_process_group *pg, sync_extra 
             m->ops = &sync_batch_norm_ops;
         }
         (*n)++;
+    } else {
+        clt__lazy_convert_batch_norm(m, become_sync, pg, convert);
     }
     for (size_t k = 0; k < m->nchildren; k++)
         walk(m->children[k], convert, pg, es, n);

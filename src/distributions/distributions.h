@@ -180,6 +180,16 @@ clt_status clt__dist_lowrank_kl(const char *fn, const clt_distribution *p,
 clt_status clt__dist_wishart_log_prob(const char *fn, const clt_distribution *d,
                                       const clt_tensor *v, clt_tensor **out);
 clt_status clt__dist_wishart_entropy(const char *fn, const clt_distribution *d, clt_tensor **out);
+/* KL(Wishart || Wishart), torch's exponential-family pair in closed form,
+ * in the caller's scope. */
+clt_status clt__dist_wishart_kl(const char *fn, const clt_distribution *p,
+                                const clt_distribution *q, clt_tensor **out);
+/* KL of two Weibulls or two Kumaraswamys, torch's TransformedDistribution
+ * pair: zeros (their bases' KL, of unit parameters) where the transforms'
+ * parameters are equal everywhere (read back), else
+ * CLT_ERR_INVALID_ARGUMENT, as torch's NotImplementedError. */
+clt_status clt__dist_kl_same_transforms(const char *fn, const clt_distribution *p,
+                                        const clt_distribution *q, clt_tensor **out);
 clt_status clt__dist_wishart_moment(const char *fn, const clt_distribution *d, int m,
                                     clt_tensor **out);
 clt_status clt__dist_wishart_rsample(const char *fn, const clt_distribution *d,

@@ -4,7 +4,7 @@
  * ops with its formulas. */
 #include <math.h>
 
-#include "distributions/distributions.h"
+#include "distributions/transform.h"
 
 /* t with `value` where mask (broadcast to t's shape) holds, recorded
  * (torch's t[mask] = value). */
@@ -903,6 +903,52 @@ static clt_status kl_cross(const char *fn, const clt_distribution *p, const clt_
     return CLT_OK;
 }
 
+static clt_status kl(const char *fn, const clt_distribution *p, const clt_distribution *q,
+                     clt_tensor **out);
+
+/* TransformedDistribution || TransformedDistribution (LogisticNormal's
+ * too): their bases' KL where the transforms (torch's ==) and the event
+ * shapes are equal, of the batch shape torch expands the bases to. */
+static clt_status kl_transformed(const char *fn, const clt_distribution *p,
+                                 const clt_distribution *q, clt_tensor **out)
+{
+    bool eq = false;
+    clt_status st = clt__tf_equal(fn, p->tf, q->tf, &eq);
+    if (st != CLT_OK)
+        return st;
+    if (eq)
+        eq = p->event_ndim == q->event_ndim &&
+             memcmp(p->event_shape, q->event_shape, (size_t)p->event_ndim * sizeof(int64_t)) == 0;
+    if (!eq)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: No KL(p || q) is implemented for p type %s and q type %s whose "
+                          "transforms or event shapes differ",
+                          fn, clt_distribution_name(p), clt_distribution_name(q));
+    clt_tensor *r;
+    CLT__TRY(kl(fn, p->base, q->base, &r));
+    /* the leading dims the transforms add to a base are batch dims of
+     * torch's expanded base */
+    int nd = r->ndim;
+    int64_t shape[CLT_MAX_DIMS], t[CLT_MAX_DIMS];
+    memcpy(shape, r->shape, (size_t)nd * sizeof *shape);
+    const clt_distribution *ds[2] = {p, q};
+    for (int k = 0; k < 2; k++) {
+        int pre = ds[k]->tf->in_ndim, nb = ds[k]->base->batch_ndim;
+        if (pre == 0 || pre + nb > CLT_MAX_DIMS)
+            continue;
+        memcpy(t, ds[k]->tf->in_shape, (size_t)pre * sizeof *t);
+        memcpy(t + pre, ds[k]->base->batch_shape, (size_t)nb * sizeof *t);
+        CLT__TRY(clt__broadcast_shapes(nd, shape, pre + nb, t, &nd, shape, fn));
+    }
+    if (nd == r->ndim && memcmp(shape, r->shape, (size_t)nd * sizeof *shape) == 0) {
+        *out = r;
+        return CLT_OK;
+    }
+    return clt__expand_rec(fn, r, nd, shape, out);
+done:
+    return st;
+}
+
 /* The registered pairs, in the caller's scope. */
 static clt_status kl(const char *fn, const clt_distribution *p, const clt_distribution *q,
                      clt_tensor **out)
@@ -916,6 +962,8 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
         (q->kind == CLT__DIST_LOWRANK_MVN || q->kind == CLT__DIST_MVN) &&
         (p->kind == CLT__DIST_LOWRANK_MVN || q->kind == CLT__DIST_LOWRANK_MVN))
         return clt__dist_lowrank_kl(fn, p, q, out);
+    if (CLT__DIST_IS_TF(p->kind) && CLT__DIST_IS_TF(q->kind))
+        return kl_transformed(fn, p, q, out);
     if (p->kind == q->kind) {
         switch (p->kind) {
         case CLT__DIST_NORMAL: return kl_normal(fn, p, q, out);
@@ -937,6 +985,9 @@ static clt_status kl(const char *fn, const clt_distribution *p, const clt_distri
         case CLT__DIST_LOG_NORMAL: return kl_normal(fn, p, q, out); /* their bases' */
         case CLT__DIST_BINOMIAL: return kl_binomial(fn, p, q, out);
         case CLT__DIST_CONTINUOUS_BERNOULLI: return kl_continuous_bernoulli(fn, p, q, out);
+        case CLT__DIST_WISHART: return clt__dist_wishart_kl(fn, p, q, out);
+        case CLT__DIST_WEIBULL:
+        case CLT__DIST_KUMARASWAMY: return clt__dist_kl_same_transforms(fn, p, q, out);
         default: break;
         case CLT__DIST_INDEPENDENT:
             if (p->reinterpreted != q->reinterpreted)

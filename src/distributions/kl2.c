@@ -431,3 +431,51 @@ clt_status clt__dist_kl_cross2(const char *fn, const clt_distribution *p,
     *found = false;
     return CLT_OK;
 }
+
+/* Whether a == b (1/a == 1/b when recip, as torch compares a
+ * PowerTransform's exponents) everywhere, broadcast, read back. */
+static clt_status all_equal(const char *fn, const clt_tensor *a, const clt_tensor *b, bool recip,
+                            bool *eq)
+{
+    clt_tensor *x = (clt_tensor *)a, *y = (clt_tensor *)b, *e, *all;
+    clt_status st;
+    double v = 0;
+    int was = clt_set_grad_enabled(0);
+    if (recip) {
+        CLT__TRY(clt__reciprocal_rec(fn, a, &x));
+        CLT__TRY(clt__reciprocal_rec(fn, b, &y));
+    }
+    CLT__TRY(clt__error_as(clt_eq(x, y, &e), fn));
+    CLT__TRY(clt__error_as(clt_all(e, &all), fn));
+    CLT__TRY(clt__error_as(clt_tensor_item(all, &v), fn));
+    *eq = v != 0;
+done:
+    clt_set_grad_enabled(was);
+    return st;
+}
+
+clt_status clt__dist_kl_same_transforms(const char *fn, const clt_distribution *p,
+                                        const clt_distribution *q, clt_tensor **out)
+{
+    /* Weibull: PowerTransform(1 / concentration), AffineTransform(0,
+     * scale) over Exponential(1); Kumaraswamy: PowerTransform(1 / c0),
+     * AffineTransform(1, -1), PowerTransform(1 / c1) over Uniform(0, 1) */
+    bool weibull = p->kind == CLT__DIST_WEIBULL, eq = true;
+    clt_status st = CLT_OK;
+    for (int k = 0; k < 2 && eq && st == CLT_OK; k++)
+        st = all_equal(fn, p->p[k], q->p[k], !weibull || k == 1, &eq);
+    if (st != CLT_OK)
+        return st;
+    if (!eq)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: No KL(p || q) is implemented for p type %s and q type %s with "
+                          "other parameters (their transforms differ)",
+                          fn, clt_distribution_name(p), clt_distribution_name(q));
+    int nd;
+    int64_t shape[CLT_MAX_DIMS];
+    CLT__TRY(clt__broadcast_shapes(p->batch_ndim, p->batch_shape, q->batch_ndim, q->batch_shape,
+                                   &nd, shape, fn));
+    return clt__error_as(clt_zeros(p->p[0]->dev, p->dtype, nd, shape, out), fn);
+done:
+    return st;
+}

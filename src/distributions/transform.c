@@ -1361,3 +1361,56 @@ clt_status clt_transform_log_abs_det_jacobian(const clt_transform *t, const clt_
     st = clt__tf_ladj(fn, t, x, y, out);
     return clt__scope_finish(clt__error_as(st, fn), out);
 }
+
+/* (a == b).all() of two parameters, broadcast, read back. */
+static clt_status tensors_equal(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                bool *eq)
+{
+    clt_tensor *e = NULL, *all = NULL;
+    double v = 0;
+    int was = clt_set_grad_enabled(0);
+    clt_status st = clt__error_as(clt_eq(a, b, &e), fn);
+    if (st == CLT_OK)
+        st = clt__error_as(clt_all(e, &all), fn);
+    if (st == CLT_OK)
+        st = clt__error_as(clt_tensor_item(all, &v), fn);
+    clt_set_grad_enabled(was);
+    clt_tensor_free(e);
+    clt_tensor_free(all);
+    *eq = st == CLT_OK && v != 0;
+    return st;
+}
+
+clt_status clt__tf_equal(const char *fn, const clt_transform *a, const clt_transform *b,
+                         bool *eq)
+{
+    *eq = a == b;
+    if (a == b || a->kind != b->kind)
+        return CLT_OK;
+    switch (a->kind) {
+    case CLT__TF_EXP:
+    case CLT__TF_SIGMOID:
+    case CLT__TF_TANH:
+    case CLT__TF_ABS:
+    case CLT__TF_SOFTPLUS:
+    case CLT__TF_SOFTMAX:
+    case CLT__TF_STICK_BREAKING:
+    case CLT__TF_LOWER_CHOLESKY: *eq = true; return CLT_OK;
+    case CLT__TF_POWER: return tensors_equal(fn, a->p[0], b->p[0], eq);
+    case CLT__TF_AFFINE: {
+        clt_status st = tensors_equal(fn, a->p[0], b->p[0], eq);
+        return st != CLT_OK || !*eq ? st : tensors_equal(fn, a->p[1], b->p[1], eq);
+    }
+    case CLT__TF_COMPOSE:
+    case CLT__TF_INV: {
+        if (a->n != b->n)
+            return CLT_OK;
+        clt_status st = CLT_OK;
+        *eq = true;
+        for (int k = 0; k < a->n && *eq && st == CLT_OK; k++)
+            st = clt__tf_equal(fn, a->parts[k], b->parts[k], eq);
+        return st;
+    }
+    default: return CLT_OK; /* torch's Transform.__eq__: the same object */
+    }
+}

@@ -62,6 +62,12 @@ clt_status clt__tf_shape(const char *fn, const clt_transform *t, bool inverse, i
 /* torch's _sum_rightmost: x summed over its last r dims (all of them
  * where it has fewer), recorded, in the caller's scope. */
 clt_status clt__tf_sum_rightmost(const char *fn, const clt_tensor *x, int r, clt_tensor **out);
+/* torch's Transform.__eq__: the parameter-free transforms of one class are
+ * equal, Power and Affine when their parameters are equal everywhere (read
+ * back), Compose and the inverse part by part, any other only with
+ * itself. */
+clt_status clt__tf_equal(const char *fn, const clt_transform *a, const clt_transform *b,
+                         bool *eq);
 /* A Compose of n parts (held), built without checks. */
 clt_status clt__tf_compose(clt_transform *const *parts, int n, clt_transform **out);
 #endif

@@ -317,3 +317,44 @@ done:
     clt_distribution_free(beta);
     return st;
 }
+
+clt_status clt__dist_wishart_kl(const char *fn, const clt_distribution *p,
+                                const clt_distribution *q, clt_tensor **out)
+{
+    /* torch's Bregman divergence of the exponential family (its
+     * _kl_expfamily_expfamily) in closed form: with n, m the dfs and
+     * M = Lq^-1 Lp, m (log|Lq| - log|Lp|) + n (|M|_F^2 - d) / 2
+     * + mvlgamma(m / 2, d) - mvlgamma(n / 2, d) + (n - m) / 2 mvdigamma(n / 2, d) */
+    int64_t d = p->event_shape[0];
+    if (q->event_shape[0] != d)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: KL(p || q) of two Wisharts of %lld and %lld dimensions", fn,
+                          (long long)d, (long long)q->event_shape[0]);
+    const clt_tensor *n = p->p[0], *m = q->p[0];
+    clt_tensor *a, *b, *t, *hn, *hm;
+    clt_status st;
+    CLT__TRY(clt__dist_half_log_det(fn, q->p[1], &a));
+    CLT__TRY(clt__dist_half_log_det(fn, p->p[1], &b));
+    CLT__TRY(clt__sub_rec(fn, a, b, &a));
+    CLT__TRY(clt__mul_rec(fn, m, a, &t));
+    CLT__TRY(clt__linalg_solve_rec(fn, q->p[1], p->p[1], &a));
+    CLT__TRY(clt__square_rec(fn, a, &a));
+    CLT__TRY(clt__sum_dim_rec(fn, a, a->ndim - 1, 0, &a));
+    CLT__TRY(clt__sum_dim_rec(fn, a, a->ndim - 1, 0, &a));
+    CLT__TRY(clt__sub_scalar_rec(fn, a, (double)d, &a));
+    CLT__TRY(clt__mul_rec(fn, n, a, &a));
+    CLT__TRY(clt__mul_scalar_rec(fn, a, 0.5, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(clt__mul_scalar_rec(fn, n, 0.5, &hn));
+    CLT__TRY(clt__mul_scalar_rec(fn, m, 0.5, &hm));
+    CLT__TRY(mv_gamma(fn, hm, d, false, &a));
+    CLT__TRY(clt__add_rec(fn, t, a, &t));
+    CLT__TRY(mv_gamma(fn, hn, d, false, &a));
+    CLT__TRY(clt__sub_rec(fn, t, a, &t));
+    CLT__TRY(mv_gamma(fn, hn, d, true, &a));
+    CLT__TRY(clt__sub_rec(fn, hn, hm, &b));
+    CLT__TRY(clt__mul_rec(fn, b, a, &a));
+    return clt__add_rec(fn, t, a, out);
+done:
+    return st;
+}

@@ -44,6 +44,8 @@ typedef struct lazy_spec {
     double eps, momentum;
     int affine, track;
     clt_dtype dtype; /* what clt_module_to_dtype asked for before the first forward */
+    clt__lazy_become_fn become; /* SyncBatchNorm's conversion, waiting for the layer */
+    void *become_arg;
 } lazy_spec;
 
 /* The plain layer of spec with input size n, on dev, drawing from gen. */
@@ -147,6 +149,19 @@ static void swap_layer(clt_module *m, clt_module *c)
 #undef SWAP
 }
 
+/* m, lazy, takes the plain layer c's place (c keeps the lazy part), and
+ * what a conversion waits for is done to it; when that fails, m is lazy
+ * again. */
+static clt_status make_plain(clt_module *m, clt_module *c)
+{
+    swap_layer(m, c);
+    const lazy_spec *s = c->extra;
+    clt_status st = s->become ? s->become(m, s->become_arg) : CLT_OK;
+    if (st != CLT_OK)
+        swap_layer(m, c);
+    return st;
+}
+
 /* The first forward: the plain layer is built as its constructor builds it
  * (the same draws from the generator), its tensors become m's, m takes its
  * kind, and its forward runs.  When that fails, m is left lazy and the
@@ -175,8 +190,7 @@ static clt_status lazy_forward(clt_module *m, const clt_tensor *x, clt_tensor **
             ts[k++] = c->bufs[j];
         st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, name);
     }
-    if (st == CLT_OK) {
-        swap_layer(m, c);
+    if (st == CLT_OK && (st = make_plain(m, c)) == CLT_OK) {
         st = m->ops->forward(m, x, out);
         if (st != CLT_OK)
             swap_layer(m, c);
@@ -221,9 +235,30 @@ static const clt__module_ops lazy_ops[] = {
     {"LazyInstanceNorm3d", lazy_forward, lazy_free, lazy_clone},
 };
 
+/* A lazy BatchNorm that SyncBatchNorm's conversion waits on, as torch
+ * names the converted layer. */
+static const clt__module_ops lazy_sync_ops = {"SyncBatchNorm", lazy_forward, lazy_free,
+                                              lazy_clone};
+
 static bool is_lazy(const clt_module *m)
 {
     return m->ops->forward == lazy_forward;
+}
+
+bool clt__lazy_convert_batch_norm(clt_module *m, clt__lazy_become_fn become, void *arg,
+                                  bool apply)
+{
+    if (!is_lazy(m))
+        return false;
+    lazy_spec *s = m->extra;
+    if (s->kind < LZ_BN1D || s->kind > LZ_BN3D || s->become)
+        return false;
+    if (apply) {
+        s->become = become;
+        s->become_arg = arg;
+        m->ops = &lazy_sync_ops;
+    }
+    return true;
 }
 
 /* A lazy layer of spec s on dev.  The settings are checked by building
@@ -557,8 +592,7 @@ static clt_status materialize_one(clt_module *m, const char *prefix, int64_t n,
             ts[k++] = c->bufs[j];
         st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, fn);
     }
-    if (st == CLT_OK) {
-        swap_layer(m, c);
+    if (st == CLT_OK && (st = make_plain(m, c)) == CLT_OK) {
         st = undo_push(undo, m, c, fn);
         if (st != CLT_OK)
             swap_layer(m, c);

@@ -275,6 +275,17 @@ clt_status clt__lazy_check(const clt_module *m, const char *fn);
  * tensors in dtype (clt_module_to_dtype before the first forward). */
 void clt__lazy_set_dtype(clt_module *m, clt_dtype dtype);
 
+/* What turns a BatchNorm into another layer in place (SyncBatchNorm's
+ * conversion, a layer above nn): arg is the converter's, borrowed. */
+typedef clt_status (*clt__lazy_become_fn)(clt_module *m, void *arg);
+/* SyncBatchNorm's conversion of a lazy BatchNorm that has not run: true
+ * when m is one not converted yet; then (when apply) it is named
+ * "SyncBatchNorm" from now on, and once its first forward (or a load)
+ * makes it a BatchNorm, become(m, arg) converts that before it runs (a
+ * failure there leaves it lazy).  Allocates nothing. */
+bool clt__lazy_convert_batch_norm(clt_module *m, clt__lazy_become_fn become, void *arg,
+                                  bool apply);
+
 /* A checkpoint's entry by its full name ("0.weight"): true and its shape
  * when it holds one. */
 typedef bool (*clt__lazy_find_fn)(void *ctx, const char *name, int *ndim, const int64_t **shape);
