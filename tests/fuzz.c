@@ -12115,6 +12115,8 @@ static void op_quant(fz *f)
     }
     }
     tfree(f, x, 0);
+}
+
 /* ---- misc3: fill_diagonal_, sum_to_size, dist ------------------------------------- */
 
 static void op_misc3(fz *f)
