@@ -205,62 +205,81 @@ static inline R2 c_tanh(R2 z)
     return (R2)(b * rho * s / d, t / d);
 }
 
-/* asinh on the first quadrant, the signs of z copied to the result (it is
- * odd and commutes with conj). */
+/* asin(u + iv) = P + iQ for u, v >= 0 (infinities included), and Pc =
+ * pi/2 - P without its cancellation (acos needs it).  Off the axes, Hull,
+ * Fairgrieve and Tang's algorithm: A = (|w + 1| + |w - 1|) / 2, P =
+ * asin(u / A), Q = acosh A, with A - 1 and A - u formed without
+ * cancellation where P or Q needs them. */
+static inline void asin_q1(R u, R v, R *P, R *Pc, R *Q)
+{
+    if (v == 0) { /* the real axis, or the cut beyond 1 */
+        *P = u <= 1 ? asin(u) : C_PI_2;
+        *Pc = u <= 1 ? acos(u) : 0;
+        *Q = u <= 1 ? 0 : acosh(u);
+    } else if (u == 0) {
+        *P = 0;
+        *Pc = C_PI_2;
+        *Q = asinh(v);
+    } else if (u > C_BIG || v > C_BIG) { /* -i log(2iw) */
+        R2 w = c_log((R2)(v, u));
+        *Q = w.x + C_LN2;
+        *P = w.y;
+        *Pc = atan2(v, u);
+    } else if (u < C_SMALL && v < C_SMALL) {
+        *P = u;
+        *Pc = C_PI_2 - u;
+        *Q = v;
+    } else {
+        R v2 = v * v, r = hypot(u + 1, v), s = hypot(u - 1, v), A = (R)0.5 * (r + s);
+        R B = u / A;
+        if (B <= (R)0.6417) {
+            *P = asin(B);
+            *Pc = acos(B);
+        } else {
+            R amu = u <= 1 ? (R)0.5 * (v2 / (r + u + 1) + (s + (1 - u)))
+                           : (R)0.5 * (v2 / (r + u + 1) + v2 / (s + (u - 1)));
+            R c = sqrt((A + u) * amu);
+            *P = atan(u / c);
+            *Pc = atan(c / u);
+        }
+        if (A <= (R)1.5) {
+            R am1 = u < 1 ? (R)0.5 * (v2 / (r + u + 1) + v2 / (s + (1 - u)))
+                          : (R)0.5 * (v2 / (r + u + 1) + (s + (u - 1)));
+            *Q = log1p(am1 + sqrt(am1 * (A + 1)));
+        } else {
+            *Q = log(A + sqrt(A * A - 1));
+        }
+    }
+}
+
+/* asinh z = Q + iP of asin(|y| + i|x|), the signs of z copied to the
+ * result (asinh is odd and commutes with conj). */
 static inline R2 c_asinh(R2 z)
 {
-    R x = z.x, y = z.y, ax = fabs(x), ay = fabs(y), re, im;
+    R x = z.x, y = z.y, P, Pc, Q;
     if (isnan(x)) {
         if (y == 0)
             return z;
-        return isinf(y) ? (R2)(ay, x) : (R2)(x, x);
+        return isinf(y) ? (R2)(fabs(y), x) : (R2)(x, x);
     }
     if (isnan(y))
         return isinf(x) ? z : (R2)(y, y);
-    if (ay == 0) {
-        re = asinh(ax);
-        im = 0;
-    } else if (ax == 0) { /* the imaginary axis: i asin y, or the cut */
-        re = ay <= 1 ? 0 : acosh(ay);
-        im = ay <= 1 ? asin(ay) : C_PI_2;
-    } else if (ax > C_BIG || ay > C_BIG) {
-        R2 w = c_log((R2)(ax, ay));
-        re = w.x + C_LN2;
-        im = w.y;
-    } else if (ax < C_SMALL && ay < C_SMALL) {
-        re = ax;
-        im = ay;
-    } else {
-        /* Hull, Fairgrieve and Tang's asin(u + iv) = P + iQ with u = |y|,
-         * v = |x| (then asinh z = Q + iP): A = (|w + 1| + |w - 1|) / 2,
-         * P = asin(u / A), Q = acosh A, with A - 1 and A - u formed
-         * without cancellation where P or Q needs them. */
-        R u = ay, v = ax, v2 = v * v;
-        R r = hypot(u + 1, v), s = hypot(u - 1, v), A = (R)0.5 * (r + s), B = u / A;
-        if (B <= (R)0.6417) {
-            im = asin(B);
-        } else {
-            R amu = u <= 1 ? (R)0.5 * (v2 / (r + u + 1) + (s + 1 - u))
-                           : (R)0.5 * (v2 / (r + u + 1) + v2 / (s + u - 1));
-            im = atan(u / sqrt((A + u) * amu));
-        }
-        if (A <= (R)1.5) {
-            R am1 = u < 1 ? (R)0.5 * (v2 / (r + u + 1) + v2 / (s + 1 - u))
-                          : (R)0.5 * (v2 / (r + u + 1) + (s + u - 1));
-            re = log1p(am1 + sqrt(am1 * (A + 1)));
-        } else {
-            re = log(A + sqrt(A * A - 1));
-        }
-    }
-    return (R2)(copysign(re, x), copysign(im, y));
+    asin_q1(fabs(y), fabs(x), &P, &Pc, &Q);
+    return (R2)(copysign(Q, x), copysign(P, y));
 }
 
-/* acos z = pi/2 - asin z, with Re in [0, pi] and the sign of Im opposite
- * to Im z's. */
+/* acos z = pi/2 - asin z: Re in [0, pi], Im of the sign opposite to Im
+ * z's; from asin(|x| + i|y|)'s Pc (acos(-z) = pi - acos z, acos(conj z) =
+ * conj(acos z)). */
 static inline R2 c_acos(R2 z)
 {
-    R2 a = times_mi(c_asinh(times_i(z)));
-    return (R2)(C_PI_2 - a.x, -a.y);
+    R x = z.x, y = z.y, P, Pc, Q;
+    if (isnan(x) || isnan(y)) {
+        R2 a = times_mi(c_asinh(times_i(z)));
+        return (R2)(C_PI_2 - a.x, -a.y);
+    }
+    asin_q1(fabs(x), fabs(y), &P, &Pc, &Q);
+    return (R2)(signbit(x) ? 2 * C_PI_2 - Pc : Pc, signbit(y) ? Q : -Q);
 }
 
 /* acosh z = +-i acos z, the sign making Re >= 0 (Im takes Im z's sign). */
