@@ -13617,8 +13617,9 @@ def c4_check(name, tfn, cfn, inputs, tol, exact=False):
 
 
 def complex4():
-    """The elementary functions of complex tensors, pow, division by zero
-    and polar with a negative magnitude, against torch's complex kernels.
+    """The elementary functions of complex tensors, pow, division by zero,
+    take, index_fill and polar with a negative magnitude, against torch's
+    complex kernels.
     Where torch 1.13 departs from C99 (its asin, acos and atan formulas are
     inaccurate for large arguments and wrong at infinities; exp(inf + 0i) is
     inf + nan i there, inf + 0i in C99 and here) the cases stay in the
@@ -13704,6 +13705,24 @@ def complex4():
                  lambda p, o: L.clt_div_scalar(p, 0.0, o), [num], tol)
         c4_check("real div by complex 0 %s" % dt, torch.div, lambda a, b, o: L.clt_div(a, b, o),
                  [torch.tensor([1.0, 0.0, -2.0], dtype=part), torch.zeros(3, dtype=dt)], tol)
+        # take and index_fill (a real value) through the real views
+        proto("clt_take", [P, P, PP])
+        proto("clt_index_fill", [P, C.c_int, P, C.c_double, PP])
+        ix = torch.tensor([[-1, 0, 19], [7, 7, -20]])
+        c4_check("take %s" % dt, torch.take, lambda a, b, o: L.clt_take(a, b, o), [x, ix], 0,
+                 exact=True)
+        c4_check("take of a transposed view %s" % dt, torch.take,
+                 lambda a, b, o: L.clt_take(a, b, o), [In(x, ("T",)), ix], 0, exact=True)
+        c4_check("take 0-d index %s" % dt, torch.take, lambda a, b, o: L.clt_take(a, b, o),
+                 [x, torch.tensor(5)], 0, exact=True)
+        for d_ in (0, 1, -1):
+            c4_check("index_fill dim %d %s" % (d_, dt),
+                     lambda t, d_=d_: t.index_fill(d_, torch.tensor([0, 2]), -2.5),
+                     lambda p, o, d_=d_: L.clt_index_fill(
+                         p, d_, upload(torch.tensor([0, 2])), -2.5, o), [x], 0, exact=True)
+        fft_check("index_fill bad dim %s" % dt,
+                  lambda t: t.index_fill(2, torch.tensor([0]), 1.0),
+                  lambda p, o: L.clt_index_fill(p, 2, upload(torch.tensor([0])), 1.0, o), [x])
         c4_check("polar negative magnitude %s" % part, torch.polar,
                  lambda a, b, o: L.clt_polar(a, b, o),
                  [torch.tensor([-1.0, -2.0, -0.5, 3.0], dtype=part),

@@ -1355,6 +1355,19 @@ def complexgrad2():
     dd("complex pow", lambda x: tvr(torch.pow(tvc(x), tvc(x) * 0.5) ** 2),
        lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_pow", vc(x), call(
            "clt_mul_scalar", vc(x), C.c_double(0.5))))), [xq])
+    proto("clt_take", [P, P, PP])
+    proto("clt_index_fill", [P, C.c_int, P, C.c_double, PP])
+    tix = np.array([[-1, 0], [5, 5]])
+    ccase("complex leaves take", lambda z: tvr(torch.take(z, torch.tensor(tix)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_take", z, up(tix, I64)))),
+          [zq])
+    ccase("complex leaves index_fill", lambda z: tvr(z.index_fill(1, torch.tensor([0, 2]),
+                                                                  1.5) * z),
+          lambda z: vr(call("clt_mul", call("clt_index_fill", z, 1, up(np.array([0, 2]), I64),
+                                            C.c_double(1.5)), z)), [zq])
+    dd("complex take", lambda x: tvr(torch.take(tvc(x), torch.tensor(tix)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_take", vc(x), up(tix, I64)))),
+       [xq])
     dd("complex pow_scalar", lambda x: tvr(torch.pow(tvc(x), 2.5) ** 2),
        lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_pow_scalar", vc(x),
                                                            C.c_double(2.5)))), [xq])

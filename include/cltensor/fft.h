@@ -55,8 +55,12 @@
  * formula overflows or flushes (complex64 (1 + i) / (1e20 + 1e20i) is
  * 1e-20 here, 0 there).  clt_polar of a negative magnitude r gives
  * r cos(angle) + i r sin(angle), as torch (polar(-1, 0) is -1 - 0i).
- * Other ops (clt_erf, clt_lt, clt_cummax, clt_take, clt_index_fill among
- * them) refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
+ * clt_take (the pairs taken through the real view; the index checked as
+ * for real tensors) and clt_index_fill (a real value: the filled
+ * elements' imaginary parts 0; grad_fn ComplexBackward0, its formula not
+ * recorded under create_graph, as the real op's) take them too.  Other
+ * ops (clt_erf, clt_lt, clt_cummax, clt_put, clt_index_put among them)
+ * refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L
