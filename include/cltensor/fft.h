@@ -58,9 +58,11 @@
  * clt_take (the pairs taken through the real view; the index checked as
  * for real tensors) and clt_index_fill (a real value: the filled
  * elements' imaginary parts 0; grad_fn ComplexBackward0, its formula not
- * recorded under create_graph, as the real op's) take them too.  Other
- * ops (clt_erf, clt_lt, clt_cummax, clt_put, clt_index_put among them)
- * refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
+ * recorded under create_graph, as the real op's), clt_index_put and
+ * clt_put (values of t's complex dtype, as torch's "Index put requires the
+ * source and destination dtypes match"; on the real views) take them too.
+ * Other ops (clt_erf, clt_lt, clt_cummax among them) refuse them with
+ * CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L

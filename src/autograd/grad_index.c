@@ -624,9 +624,37 @@ done:
     return st;
 }
 
+/* index_put of a complex t: on the recorded real views of t and values
+ * (the indices address the leading dims; the pairs' last dim comes
+ * along). */
+static clt_status complex_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                                    const clt_tensor *values, int accumulate, clt_tensor **out)
+{
+    *out = NULL;
+    if (values->dtype != t->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "clt_index_put: Index put requires the source and destination dtypes "
+                          "match, got %s for the destination and %s for the source",
+                          clt_dtype_name(t->dtype), clt_dtype_name(values->dtype));
+    clt_tensor *r = NULL, *rv = NULL, *y = NULL;
+    clt_status st;
+    CLT__TRY(clt_view_as_real(t, &r));
+    CLT__TRY(clt_view_as_real(values, &rv));
+    CLT__TRY(clt_index_put(r, indices, n, rv, accumulate, &y));
+    CLT__TRY(clt_view_as_complex(y, out));
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(rv);
+    clt_tensor_free(y);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
                          const clt_tensor *values, int accumulate, clt_tensor **out)
 {
+    if (t && values && out && (indices || n == 0) && clt__dtype_is_complex(t->dtype) && n >= 0 &&
+        n <= t->ndim && t->ndim < CLT_MAX_DIMS && values->ndim < CLT_MAX_DIMS)
+        return complex_index_put(t, indices, n, values, accumulate, out);
     CLT__AUTOCAST("clt_index_put", CLT__AC_PROMOTE, 2, (t, values),
                   clt_index_put(CLT__AC(0), indices, n, CLT__AC(1), accumulate, out));
     const clt_tensor *in[2] = {t, values};
