@@ -13723,6 +13723,20 @@ def complex4():
         fft_check("index_fill bad dim %s" % dt,
                   lambda t: t.index_fill(2, torch.tensor([0]), 1.0),
                   lambda p, o: L.clt_index_fill(p, 2, upload(torch.tensor([0])), 1.0, o), [x])
+        proto("clt_index_put", [P, C.POINTER(P), C.c_int, P, C.c_int, PP])
+        proto("clt_put", [P, P, P, C.c_int, PP])
+        for acc in (0, 1):
+            c4_check("index_put accumulate %d %s" % (acc, dt),
+                     lambda t, v, acc=acc: t.index_put((torch.tensor([3, 0, 3]),), v,
+                                                       accumulate=bool(acc)),
+                     lambda p, q, o, acc=acc: L.clt_index_put(
+                         p, (P * 1)(upload(torch.tensor([3, 0, 3]))), 1, q, acc, o),
+                     [x, y[0]], tol)
+            c4_check("put accumulate %d %s" % (acc, dt),
+                     lambda t, v, acc=acc: t.put(torch.tensor([-1, 4, 4]), v,
+                                                 accumulate=bool(acc)),
+                     lambda p, q, o, acc=acc: L.clt_put(p, upload(torch.tensor([-1, 4, 4])), q,
+                                                        acc, o), [x, y[1, :3]], tol)
         c4_check("polar negative magnitude %s" % part, torch.polar,
                  lambda a, b, o: L.clt_polar(a, b, o),
                  [torch.tensor([-1.0, -2.0, -0.5, 3.0], dtype=part),

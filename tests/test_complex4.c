@@ -413,6 +413,42 @@ Test(complex4, take_and_index_fill_values)
     }
 }
 
+/* index_put and put of complex tensors (accumulating or not) through the
+ * real views; a real values tensor is refused, as torch's. */
+Test(complex4, index_put_and_put_values)
+{
+    clt_device *dev = get_device("cpu");
+    double complex v[4] = {1 + I, 2 * I, 3, 4}, w[2] = {5 * I, 6};
+    int64_t shape[2] = {2, 2}, two = 2, iv[2] = {1, 0}, pv[2] = {-1, 0};
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dt = d ? CLT_COMPLEX64 : CLT_COMPLEX128;
+        clt_tensor *z = ctensor(dev, dt, 2, shape, v, 4), *vals = ctensor(dev, dt, 1, &two, w, 2);
+        clt_tensor *ix = NULL, *px = NULL, *a = NULL, *b = NULL, *re = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &two, iv, &ix));
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &two, pv, &px));
+        const clt_tensor *idx[1] = {ix};
+        CHECK(clt_index_put(z, idx, 1, vals, 1, &a)); /* rows 1 and 0 += w */
+        CHECK(clt_put(z, px, vals, 0, &b));            /* flat -1 and 0 = w */
+        double complex *ga = read_c(a), *gb = read_c(b);
+        for (int i = 0; i < 4; i++) {
+            double complex wa = v[i] + w[i % 2]; /* w broadcast along each row */
+            double complex wb = i == 3 ? w[0] : i == 0 ? w[1] : v[i];
+            cr_assert(ga[i] == wa, "index_put [%d]: %g%+gi", i, creal(ga[i]), cimag(ga[i]));
+            cr_assert(gb[i] == wb, "put [%d]: %g%+gi", i, creal(gb[i]), cimag(gb[i]));
+        }
+        free(ga);
+        free(gb);
+        CHECK(clt_real(vals, &re));
+        clt_tensor *o = (clt_tensor *)&o;
+        assert_error(clt_index_put(z, idx, 1, re, 0, &o), CLT_ERR_DTYPE_MISMATCH,
+                     "dtypes match");
+        cr_assert_null(o);
+        clt_tensor *ts[] = {z, vals, ix, px, a, b, re};
+        for (size_t i = 0; i < 7; i++)
+            clt_tensor_free(ts[i]);
+    }
+}
+
 /* in[0] a float64 [3, 2, 2] viewed as complex z (real parts in [0.2, 1.2],
  * imaginary in [0.1, 0.9]: away from every cut and pole), in[1] a float64
  * [3, 2] x in [0.5, 1.5]: kind 0 .. NFNS - 1 the function fns[kind] of z,
