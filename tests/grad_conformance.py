@@ -1365,6 +1365,15 @@ def complexgrad2():
                                                                   1.5) * z),
           lambda z: vr(call("clt_mul", call("clt_index_fill", z, 1, up(np.array([0, 2]), I64),
                                             C.c_double(1.5)), z)), [zq])
+    proto("clt_index_put", [P, C.POINTER(P), C.c_int, P, C.c_int, PP])
+    pix = np.array([2, 0, 2])
+    for acc in (0, 1):
+        ccase("complex leaves index_put accumulate %d" % acc,
+              lambda z, v, acc=acc: tvr(z.index_put((torch.tensor(pix),), v,
+                                                    accumulate=bool(acc)) * z),
+              lambda z, v, acc=acc: vr(call("clt_mul", call(
+                  "clt_index_put", z, (P * 1)(up(pix, I64)), 1, v, acc), z)),
+              [zq, zq[1].copy()])
     dd("complex take", lambda x: tvr(torch.take(tvc(x), torch.tensor(tix)) ** 2),
        lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_take", vc(x), up(tix, I64)))),
        [xq])
