@@ -2260,6 +2260,10 @@ clt_status clt__complex_binary(int op, const clt_tensor *a, const clt_tensor *b,
                                const char *fn);
 /* op: 0 abs, 1 angle (real results), 2 conj (a copy). */
 clt_status clt__complex_unary(int op, const clt_tensor *a, clt_tensor **out, const char *fn);
+/* The elementary functions of a complex a (op: the cmath kernel's, exp 0 ...
+ * sigmoid 20, in cl/complex.cl); a float32/float64 a is taken as complex.
+ * New tensor of a's complex dtype. */
+clt_status clt__complex_math(int op, const clt_tensor *a, clt_tensor **out, const char *fn);
 /* op: 0 polar(abs, angle), 1 complex(real, imag). */
 clt_status clt__complex_make(int op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
                              const char *fn);

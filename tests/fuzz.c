@@ -33,9 +33,12 @@
  * led to a failure.  FUZZ_MEMORY_CAP=BYTES caps each device where the
  * driver would otherwise lift every cap (tools/fuzz-libfuzzer.sh sets it).
  */
+#include <complex.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+/* complex.h's I would shadow locals named I */
+#undef I
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8987,6 +8990,200 @@ static void op_fft(fz *f)
         tfree(f, x, 0);
 }
 
+/* The complex elementary functions (exp ... sigmoid), pow (a real scalar
+ * exponent or base, or a tensor: complex, real, from a slot or NULL) and
+ * division by zero, take and index_fill on complex64/complex128 tensors
+ * of quarter-integers,
+ * zeros, nans and infinities, requiring grad or not: status, dtype and
+ * shape; complex128 values of finite arguments against C99's <complex.h>;
+ * a quotient by zero is nan + nan i; with grad, backward of the real
+ * view's sum gives the leaf a gradient of its shape and dtype. */
+static double complex c4_ref(int k, double complex z)
+{
+    switch (k) {
+    case 0: return cexp(z);
+    case 1: return clog(z);
+    case 2: return csqrt(z);
+    case 3: return csinh(z);
+    case 4: return ccosh(z);
+    case 5: return ctanh(z);
+    case 6: return csin(z);
+    case 7: return ccos(z);
+    case 8: return ctan(z);
+    case 9: return casinh(z);
+    case 10: return casin(z);
+    case 11: return cacos(z);
+    case 12: return cacosh(z);
+    case 13: return catanh(z);
+    case 14: return catan(z);
+    case 15: return clog(z) / M_LN2;
+    case 16: return clog(z) / M_LN10;
+    case 17: return clog(1 + z);
+    case 18: return cexp(z) - 1;
+    case 19: return 1 / csqrt(z);
+    default: return 1 / (1 + cexp(-z));
+    }
+}
+
+static void op_complex4(fz *f)
+{
+    static clt_status (*fns[21])(const clt_tensor *, clt_tensor **) = {
+        clt_exp,   clt_log,  clt_sqrt,  clt_sinh, clt_cosh,  clt_tanh,  clt_sin,
+        clt_cos,   clt_tan,  clt_asinh, clt_asin, clt_acos,  clt_acosh, clt_atanh,
+        clt_atan,  clt_log2, clt_log10, clt_log1p, clt_expm1, clt_rsqrt, clt_sigmoid};
+    static const char *names[21] = {
+        "clt_exp",   "clt_log",   "clt_sqrt",  "clt_sinh",  "clt_cosh",  "clt_tanh",
+        "clt_sin",   "clt_cos",   "clt_tan",   "clt_asinh", "clt_asin",  "clt_acos",
+        "clt_acosh", "clt_atanh", "clt_atan",  "clt_log2",  "clt_log10", "clt_log1p",
+        "clt_expm1", "clt_rsqrt", "clt_sigmoid"};
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    int64_t shape[2] = {1 + (int64_t)pick(f, 4), (int64_t)pick(f, 5)};
+    int nd = (int)pick(f, 3);
+    int64_t n = nd == 0 ? 1 : nd == 1 ? shape[0] : shape[0] * shape[1];
+    double vals[2 * 20];
+    float fv[2 * 20];
+    for (int i = 0; i < 2 * 20; i++) {
+        vals[i] = chance(f, 90)  ? (double)((int)pick(f, 17) - 8) / 4
+                  : chance(f, 3) ? NAN
+                  : chance(f, 2) ? (chance(f, 2) ? INFINITY : -INFINITY)
+                                 : (chance(f, 2) ? 0.0 : -0.0);
+        fv[i] = (float)vals[i];
+    }
+    clt_dtype dt = chance(f, 2) ? CLT_COMPLEX64 : CLT_COMPLEX128;
+    clt_tensor *z = SENT, *b = NULL, *out = SENT, *r = NULL, *sum = NULL, *g = NULL;
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(d, dt, nd, shape, dt == CLT_COMPLEX64 ? (void *)fv : (void *)vals,
+                              &z));
+    if (!outcome(f, st, z))
+        return;
+    int grad = chance(f, 40);
+    if (grad) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(z, 1));
+        if (!status_ok(f, st))
+            die(f, "a complex leaf refused to require grad");
+    }
+    uint32_t k = pick(f, 27);
+    int64_t iv[4];
+    int64_t ni = 1 + (int64_t)pick(f, 4);
+    for (int i = 0; i < 4; i++) /* in range, negative ones too, unless n is 0 */
+        iv[i] = n > 0 ? (int64_t)pick(f, (uint32_t)(2 * n)) - n : 0;
+    clt_dtype want_dt = dt;
+    int nd_out = nd;
+    int64_t want_shape[16] = {shape[0], shape[1]};
+    double s = chance(f, 2) ? (double)((int)pick(f, 9) - 4) / 2 : (double)pick(f, 7) / 3 - 1;
+    if (k < 21) {
+        CALL(names[k], fns[k](chance(f, 5) ? NULL : z, &out));
+    } else if (k == 21) {
+        CALL("clt_pow_scalar", clt_pow_scalar(z, s, &out));
+    } else if (k == 22) {
+        CALL("clt_rpow_scalar", clt_rpow_scalar(z, fabs(s) + 0.25, &out));
+    } else if (k == 23) {
+        b = chance(f, 2) ? clt_tensor_retain(rt(f)) : clt_tensor_retain(z);
+        CALL("clt_pow", chance(f, 2) ? clt_pow(z, b, &out) : clt_pow(b, z, &out));
+        if (st == CLT_OK && (!b || clt_tensor_device(b) != d))
+            die(f, "pow succeeded with a NULL operand or one on another device");
+        if (st == CLT_OK) {
+            want_dt = result_tt(z, b);
+            nd_out = broadcast(nd, shape, clt_tensor_ndim(b), clt_tensor_shape(b), want_shape);
+            if (nd_out < 0)
+                die(f, "pow succeeded on shapes that do not broadcast");
+        }
+    } else if (k >= 25) {
+        b = SENT;
+        CALL("clt_tensor_from_host", clt_tensor_from_host(d, CLT_INT64, 1, &ni, iv, &b));
+        if (!outcome(f, st, b)) {
+            b = NULL;
+            goto done;
+        }
+        if (k == 25) {
+            CALL("clt_take", clt_take(z, b, &out));
+            if (st == CLT_OK && n == 0)
+                die(f, "take from an empty tensor succeeded");
+            nd_out = 1;
+            want_shape[0] = ni;
+        } else {
+            int dim = nd > 0 ? (int)pick(f, (uint32_t)(2 * nd)) - nd : 0;
+            CALL("clt_index_fill", clt_index_fill(z, dim, b, 1.5, &out));
+        }
+    } else {
+        b = SENT;
+        CALL("clt_zeros", clt_zeros(d, chance(f, 2) ? dt : CLT_FLOAT64, 0, NULL, &b));
+        if (!outcome(f, st, b)) {
+            b = NULL;
+            goto done;
+        }
+        CALL("clt_div", clt_div(z, b, &out));
+        want_dt = result_tt(z, b);
+    }
+    if (!outcome(f, st, out))
+        goto done;
+    if (k < 21 && want_dt != dt)
+        die(f, "bad expectation");
+    expect_meta(f, out, nd_out, want_shape, want_dt, d);
+    if ((k < 21 || k == 24 || k == 25) && dt == CLT_COMPLEX128) {
+        double got[2 * 20];
+        if (k == 25)
+            n = ni;
+        /* a read fails with an error left by another group's kernel (found
+         * at this synchronisation) or under a memory limit */
+        CALL("clt_tensor_read", clt_tensor_read(out, got, (size_t)n * 2 * sizeof(double)));
+        if (!status_ok(f, st))
+            goto done;
+        for (int64_t i = 0; i < n; i++) {
+            double complex zi = CMPLX(vals[2 * i], vals[2 * i + 1]);
+            double gr = got[2 * i], gi = got[2 * i + 1];
+            if (k == 25) {
+                int64_t j = iv[i] < 0 ? iv[i] + clt_tensor_numel(z) : iv[i];
+                if ((gr != vals[2 * j] && !(isnan(gr) && isnan(vals[2 * j]))) ||
+                    (gi != vals[2 * j + 1] && !(isnan(gi) && isnan(vals[2 * j + 1]))))
+                    die(f, "take [%lld] = %g%+gi, not element %lld", (long long)i, gr, gi,
+                        (long long)j);
+                continue;
+            }
+            if (k == 24) {
+                if (!isnan(gr) || !isnan(gi))
+                    die(f, "(%g%+gi) / 0 = %g%+gi, not nan + nan i", creal(zi), cimag(zi), gr, gi);
+                continue;
+            }
+            if (!isfinite(creal(zi)) || !isfinite(cimag(zi)))
+                continue;
+            double complex w = c4_ref((int)k, zi);
+            if (!isfinite(creal(w)) || !isfinite(cimag(w)) || cabs(w) > 1e6)
+                continue;
+            double err = cabs(CMPLX(gr, gi) - w);
+            if (!(err <= 1e-10 * (1 + cabs(w))))
+                die(f, "%s(%g%+gi) = %.17g%+.17gi, C99 gives %.17g%+.17gi", names[k], creal(zi),
+                    cimag(zi), gr, gi, creal(w), cimag(w));
+        }
+    }
+    if (grad && clt_requires_grad(out)) {
+        CALL("clt_view_as_real", clt_view_as_real(out, &r));
+        if (!status_ok(f, st))
+            goto done;
+        CALL("clt_sum", clt_sum(r, &sum));
+        if (!status_ok(f, st))
+            goto done;
+        CALL("clt_backward", clt_backward(sum, NULL, 0));
+        if (!status_ok(f, st))
+            goto done; /* another group's pending error, or a memory limit */
+        CALL("clt_grad", clt_grad(z, &g));
+        /* an empty result (z broadcast against an empty tensor) sends none */
+        if (!status_ok(f, st) || (g == NULL && clt_tensor_numel(out) > 0))
+            die(f, "the complex leaf has no gradient");
+        if (g)
+            expect_meta(f, g, nd, shape, dt, d);
+    }
+done:
+    if (out != SENT)
+        tfree(f, out, 0);
+    tfree(f, b == SENT ? NULL : b, 0);
+    tfree(f, r, 0);
+    tfree(f, sum, 0);
+    tfree(f, g, 0);
+    tfree(f, z, 0);
+}
+
 /* Autograd through complex tensors: a leaf (complex or real, from the
  * host, now and then a slot's tensor) that requires grad, a chain of up to
  * four complex ops and transforms (random n, dims, norms), sums and means,
@@ -12226,6 +12423,7 @@ static struct {
     {"half", op_half, 3},
     {"pool2", op_pool2, 3},
     {"complexgrad", op_complexgrad, 3},
+    {"complex4", op_complex4, 3},
     {"special2", op_special2, 3},
     {"linalg2", op_linalg2, 3},
     {"packed", op_packed, 3},

@@ -1507,6 +1507,75 @@ def complexgrad2():
            "clt_where", up(cond, 6), vc(x), (lambda z: call("clt_mul", z, z))(vc(x))),
            up(cond[::-1].copy(), 6), C.c_double(2)))), [x3])
 
+    # complex4: the elementary functions and pow of complex leaves, and
+    # their second derivatives through real leaves viewed as complex (away
+    # from cuts and poles: real parts in [0.2, 1.2], imaginary in [0.1, 0.9])
+    for n_ in ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh",
+               "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sigmoid"):
+        proto("clt_" + n_, [P, PP])
+    for n_ in ("log1p", "expm1"):
+        proto("clt_" + n_, [P, PP])
+    proto("clt_pow", [P, P, PP])
+    proto("clt_pow_scalar", [P, C.c_double, PP])
+    proto("clt_rpow_scalar", [P, C.c_double, PP])
+    zq = (0.2 + rng.random((3, 4))) + 1j * (0.1 + 0.8 * rng.random((3, 4)))
+    xq = np.stack([zq.real, zq.imag], -1)
+    for n_ in ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh",
+               "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sigmoid"):
+        tf_ = getattr(torch, n_)
+        ccase("complex leaves %s" % n_, lambda z, tf_=tf_: tvr(tf_(z) * z),
+              lambda z, n_=n_: vr(call("clt_mul", call("clt_" + n_, z), z)), [zq])
+        dd("complex %s" % n_, lambda x, tf_=tf_: tvr(tf_(tvc(x)) ** 2),
+           lambda x, n_=n_: vr((lambda y: call("clt_mul", y, y))(call("clt_" + n_, vc(x)))),
+           [xq])
+    # torch 1.13 has no complex log1p or expm1: their gradients, 1 / (1 + z)
+    # and exp(z), against torch's of log(1 + z) and exp(z) - 1
+    ccase("complex leaves log1p", lambda z: tvr(torch.log(1 + z) * z),
+          lambda z: vr(call("clt_mul", call("clt_log1p", z), z)), [zq])
+    ccase("complex leaves expm1", lambda z: tvr((torch.exp(z) - 1) * z),
+          lambda z: vr(call("clt_mul", call("clt_expm1", z), z)), [zq])
+    for s_ in (2.5, 3.0, -0.5, -2.0, 0.0):
+        ccase("complex leaves pow_scalar %g" % s_, lambda z, s_=s_: tvr(torch.pow(z, s_) * z),
+              lambda z, s_=s_: vr(call("clt_mul", call("clt_pow_scalar", z, C.c_double(s_)),
+                                       z)), [zq])
+    ccase("complex leaves rpow_scalar", lambda z: tvr(torch.pow(1.7, z) * z),
+          lambda z: vr(call("clt_mul", call("clt_rpow_scalar", z, C.c_double(1.7)), z)), [zq])
+    ccase("complex leaves pow", lambda a, b: tvr(torch.pow(a, b * 0.5)),
+          lambda a, b: vr(call("clt_pow", a, call("clt_mul_scalar", b, C.c_double(0.5)))),
+          [zq, zq[::-1].copy()])
+    case("pow of a complex and a real operand",
+         lambda x, r: tvr(torch.pow(tvc(x), r) + torch.pow(r, tvc(x))),
+         lambda x, r: vr(call("clt_add", call("clt_pow", vc(x), r), call("clt_pow", r, vc(x)))),
+         [xq, 0.5 + rng.random(4)])
+    dd("complex pow", lambda x: tvr(torch.pow(tvc(x), tvc(x) * 0.5) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_pow", vc(x), call(
+           "clt_mul_scalar", vc(x), C.c_double(0.5))))), [xq])
+    proto("clt_take", [P, P, PP])
+    proto("clt_index_fill", [P, C.c_int, P, C.c_double, PP])
+    tix = np.array([[-1, 0], [5, 5]])
+    ccase("complex leaves take", lambda z: tvr(torch.take(z, torch.tensor(tix)) ** 2),
+          lambda z: vr((lambda y: call("clt_mul", y, y))(call("clt_take", z, up(tix, I64)))),
+          [zq])
+    ccase("complex leaves index_fill", lambda z: tvr(z.index_fill(1, torch.tensor([0, 2]),
+                                                                  1.5) * z),
+          lambda z: vr(call("clt_mul", call("clt_index_fill", z, 1, up(np.array([0, 2]), I64),
+                                            C.c_double(1.5)), z)), [zq])
+    proto("clt_index_put", [P, C.POINTER(P), C.c_int, P, C.c_int, PP])
+    pix = np.array([2, 0, 2])
+    for acc in (0, 1):
+        ccase("complex leaves index_put accumulate %d" % acc,
+              lambda z, v, acc=acc: tvr(z.index_put((torch.tensor(pix),), v,
+                                                    accumulate=bool(acc)) * z),
+              lambda z, v, acc=acc: vr(call("clt_mul", call(
+                  "clt_index_put", z, (P * 1)(up(pix, I64)), 1, v, acc), z)),
+              [zq, zq[1].copy()])
+    dd("complex take", lambda x: tvr(torch.take(tvc(x), torch.tensor(tix)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_take", vc(x), up(tix, I64)))),
+       [xq])
+    dd("complex pow_scalar", lambda x: tvr(torch.pow(tvc(x), 2.5) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_pow_scalar", vc(x),
+                                                           C.c_double(2.5)))), [xq])
+
 
 # ---- sparse COO tensors (sparsegrad) -------------------------------------------------
 # Gradients reaching the values given to sparse_coo_tensor (dense [nnz, ...],

@@ -438,7 +438,7 @@ Test(fft, ops_refuse_complex_and_autograd_takes_it)
     double complex v[4] = {1 + 2 * I, 3, -1 * I, 4 - I};
     clt_tensor *t = up_c128(dev, 2, shape, v);
     clt_tensor *o = (clt_tensor *)&o;
-    cr_assert_eq(clt_exp(t, &o), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_eq(clt_erf(t, &o), CLT_ERR_DTYPE_UNSUPPORTED); /* exp takes it: test_complex4 */
     cr_assert_null(o);
     cr_assert(strstr(clt_last_error(), "not implemented for complex dtypes"), "%s",
               clt_last_error());
@@ -449,7 +449,7 @@ Test(fft, ops_refuse_complex_and_autograd_takes_it)
     cr_assert_null(o);
     cr_assert(strstr(clt_last_error(), "complex"), "%s", clt_last_error());
     o = (clt_tensor *)&o;
-    cr_assert_neq(clt_sqrt(t, &o), CLT_OK);
+    cr_assert_neq(clt_lgamma(t, &o), CLT_OK);
     cr_assert(strstr(clt_last_error(), "complex"), "%s", clt_last_error());
     double d = 0;
     cr_assert_eq(clt_tensor_item(t, &d), CLT_ERR_INVALID_ARGUMENT); /* 4 elements */

@@ -30,9 +30,39 @@
  * clt_linalg_vector_norm (the norms of |z|: real results; ord 2 is
  * differentiable twice, as for real tensors), clt_nonzero, clt_masked_select and
  * clt_index_add, clt_index_copy, clt_scatter, clt_scatter_add (self and
- * source of one complex dtype; on the real views).  Other ops (clt_exp,
- * clt_sqrt, clt_lt, clt_cummax, clt_take, clt_index_fill among them)
- * refuse them with CLT_ERR_DTYPE_UNSUPPORTED.
+ * source of one complex dtype; on the real views), the elementary
+ * functions clt_exp, clt_log, clt_log2, clt_log10, clt_log1p, clt_expm1,
+ * clt_sqrt, clt_rsqrt, clt_sin, clt_cos, clt_tan, clt_sinh, clt_cosh,
+ * clt_tanh, clt_asin, clt_acos, clt_atan, clt_asinh, clt_acosh, clt_atanh
+ * and clt_sigmoid (complex results; principal branches, the cuts on the
+ * axes with the sign of a zero part choosing the side; zeros, infinities
+ * and nans give C99 Annex G's values, as glibc; accurate to a few units in
+ * the last place for large and small arguments too; torch 1.13 gives
+ * otherwise exp(inf + 0i) = inf + nan i, asin, acos and atan of large or
+ * infinite arguments (its formulas lose them: asin(1e30 + 1e30i) is
+ * -1.57 - 32.6i there, 0.785 + 70.1i here), some zeros' signs, and has no
+ * complex log1p or expm1; rsqrt and sigmoid divide as clt_div does),
+ * clt_pow with a complex operand (exp(b log a), a real operand promoted as
+ * clt_add's: 0 ** 0 is nan, as torch's), clt_pow_scalar with a real
+ * exponent (torch's exact forms for 0 (1 everywhere), 1, 2, 3, -1, -2,
+ * 0.5, -0.5, exp(s log z) otherwise) and clt_rpow_scalar (exp(z log s)).
+ * Their gradients are torch's formulas (g conj(f'(z)); asin, acos, asinh
+ * and acosh with torch's rsqrt(+-(z^2 -+ 1)) forms) composed of recorded
+ * ops, differentiable twice; pow's, composed of exp and log, is nan at a
+ * zero base where torch's masks it to 0.  clt_div by a zero, or by a
+ * divisor with an infinite part, gives nan + nan i, as torch 1.13's
+ * (ac + bd) / (c^2 + d^2); elsewhere Smith's scaling keeps quotients that
+ * formula overflows or flushes (complex64 (1 + i) / (1e20 + 1e20i) is
+ * 1e-20 here, 0 there).  clt_polar of a negative magnitude r gives
+ * r cos(angle) + i r sin(angle), as torch (polar(-1, 0) is -1 - 0i).
+ * clt_take (the pairs taken through the real view; the index checked as
+ * for real tensors) and clt_index_fill (a real value: the filled
+ * elements' imaginary parts 0; grad_fn ComplexBackward0, its formula not
+ * recorded under create_graph, as the real op's), clt_index_put and
+ * clt_put (values of t's complex dtype, as torch's "Index put requires the
+ * source and destination dtypes match"; on the real views) take them too.
+ * Other ops (clt_erf, clt_lt, clt_cummax among them) refuse them with
+ * CLT_ERR_DTYPE_UNSUPPORTED.
  *
  * Autograd takes complex tensors as torch does: a complex leaf may
  * require grad and its gradient is complex, the gradient of a real loss L

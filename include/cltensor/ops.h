@@ -45,7 +45,8 @@ CLT_API clt_status clt_div(const clt_tensor *a, const clt_tensor *b, clt_tensor 
 /* a to the power b, like torch.pow.  Integer operands stay integer (wrapping
  * on overflow); an integer base to a negative integer exponent gives 1 for
  * base 1, +-1 for base -1 and 0 otherwise, as PyTorch's CPU kernel.  Two
- * bool operands are refused, as in PyTorch. */
+ * bool operands are refused, as in PyTorch.  With a complex operand:
+ * exp(b log a) in the promoted complex dtype (cltensor/fft.h). */
 CLT_API clt_status clt_pow(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 /* Elementwise maximum and minimum; a NaN in either operand gives NaN, as
  * torch.maximum and torch.minimum do. */
@@ -227,7 +228,10 @@ CLT_API clt_status clt_relu(const clt_tensor *a, clt_tensor **out);
 /* Floating-point functions: float tensors keep their dtype, integer and bool
  * tensors give float32 (torch.exp of an int tensor is float32).  gelu is the
  * exact form x/2 * (1 + erf(x/sqrt(2))), torch's default, and like torch's it
- * refuses integer and bool tensors.  New tensor. */
+ * refuses integer and bool tensors.  exp, log, sqrt, rsqrt, sin, cos, tanh,
+ * sigmoid, log1p, expm1, tan and the math functions below but erf, erfc,
+ * erfinv and exp2 take complex tensors too (cltensor/fft.h says how).  New
+ * tensor. */
 CLT_API clt_status clt_exp(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_log(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_sqrt(const clt_tensor *a, clt_tensor **out);

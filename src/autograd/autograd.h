@@ -192,6 +192,22 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
 clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* The elementary functions of complex tensors (the cmath kernel's ops,
+ * cl/complex.cl), recorded with torch's complex gradients; pow of tensors
+ * (one complex at least) as exp(b log a), and pow with a real scalar
+ * exponent (reversed: the scalar is the base) (grad_fft.c). */
+enum {
+    CLT__CMATH_EXP, CLT__CMATH_LOG, CLT__CMATH_SQRT, CLT__CMATH_SINH, CLT__CMATH_COSH,
+    CLT__CMATH_TANH, CLT__CMATH_SIN, CLT__CMATH_COS, CLT__CMATH_TAN, CLT__CMATH_ASINH,
+    CLT__CMATH_ASIN, CLT__CMATH_ACOS, CLT__CMATH_ACOSH, CLT__CMATH_ATANH, CLT__CMATH_ATAN,
+    CLT__CMATH_LOG2, CLT__CMATH_LOG10, CLT__CMATH_LOG1P, CLT__CMATH_EXPM1, CLT__CMATH_RSQRT,
+    CLT__CMATH_SIGMOID, CLT__CMATH_COUNT
+};
+clt_status clt__complex_math_rec(int op, const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__complex_pow_rec(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                                const char *fn);
+clt_status clt__complex_pow_scalar_rec(const clt_tensor *z, double s, bool reversed,
+                                       clt_tensor **out, const char *fn);
 /* A data-moving op (index_select, gather, flip, roll) on complex t (at
  * least one dim, dims already wrapped against t's): op on t's recorded
  * real view, whose last dim holds the pairs, viewed as complex again, so

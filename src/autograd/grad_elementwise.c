@@ -272,6 +272,8 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
                  : fwd == clt__div_in ? 3 : -1;
         if (op >= 0)
             return clt__complex_binary_rec(op, a, b, out, fn);
+        if (fwd == clt__pow_in)
+            return clt__complex_pow_rec(a, b, out, fn);
     }
     clt_status st = fwd(fn, a, b, out);
     if (st != CLT_OK || bw == NULL)
@@ -624,6 +626,9 @@ static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt
                             int save, const clt_tensor *a, double s, clt_tensor **out)
 {
     int rev = 0, cop = a && out && clt__dtype_is_complex(a->dtype) ? complex_scalar(fwd, &rev) : 0;
+    if (a && clt__dtype_is_complex(a->dtype) &&
+        (fwd == clt__pow_scalar_in || fwd == clt__rpow_scalar_in))
+        return clt__complex_pow_scalar_rec(a, s, fwd == clt__rpow_scalar_in, out, fn);
     if (cop) {
         clt_tensor *s0 = NULL;
         *out = NULL;
@@ -981,10 +986,36 @@ static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
 
+/* The op of the complex elementary functions (clt__complex_math_rec) that
+ * fwd computes for real tensors, -1 for none. */
+static int complex_math_op(unary_fn fwd)
+{
+    static const struct {
+        unary_fn fwd;
+        int op;
+    } ops[] = {{clt__exp_in, CLT__CMATH_EXP},     {clt__log_in, CLT__CMATH_LOG},
+               {clt__sqrt_in, CLT__CMATH_SQRT},   {clt__sinh_in, CLT__CMATH_SINH},
+               {clt__cosh_in, CLT__CMATH_COSH},   {clt__tanh_in, CLT__CMATH_TANH},
+               {clt__sin_in, CLT__CMATH_SIN},     {clt__cos_in, CLT__CMATH_COS},
+               {clt__tan_in, CLT__CMATH_TAN},     {clt__asinh_in, CLT__CMATH_ASINH},
+               {clt__asin_in, CLT__CMATH_ASIN},   {clt__acos_in, CLT__CMATH_ACOS},
+               {clt__acosh_in, CLT__CMATH_ACOSH}, {clt__atanh_in, CLT__CMATH_ATANH},
+               {clt__atan_in, CLT__CMATH_ATAN},   {clt__log2_in, CLT__CMATH_LOG2},
+               {clt__log10_in, CLT__CMATH_LOG10}, {clt__log1p_in, CLT__CMATH_LOG1P},
+               {clt__expm1_in, CLT__CMATH_EXPM1}, {clt__rsqrt_in, CLT__CMATH_RSQRT},
+               {clt__sigmoid_in, CLT__CMATH_SIGMOID}};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (ops[k].fwd == fwd)
+            return ops[k].op;
+    return -1;
+}
+
 /* save: 0 nothing, 1 the input, 2 the output; kernel: index in kernels[] */
 static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
                         int save, int kernel, const clt_tensor *a, clt_tensor **out)
 {
+    if (a && clt__dtype_is_complex(a->dtype) && complex_math_op(fwd) >= 0)
+        return clt__complex_math_rec(complex_math_op(fwd), a, out, fn);
     if (a && fwd == clt__abs_in && clt__dtype_is_complex(a->dtype))
         return clt__complex_abs_rec(a, out, fn);
     if (a && out && fwd == clt__reciprocal_in && clt__dtype_is_complex(a->dtype)) {

@@ -1,6 +1,7 @@
 /* grad_fft.c: the public complex and torch.fft functions with their
  * gradients, as torch computes them (conjugate Wirtinger calculus: the
  * gradient of a real loss L with respect to a complex z is dL/dz*). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +296,246 @@ clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const cha
 {
     return rec2(clt__complex_unary(0, a, out, fn), out, "AbsBackward0", bw_cabs, 1, &a, 1, &a,
                 NULL);
+}
+
+/* ---- the elementary functions ------------------------------------------------- */
+
+/* t + c for a real c, recorded. */
+static clt_status plus_const(const clt_tensor *t, double c, clt_tensor **out)
+{
+    clt_tensor *k = NULL;
+    clt_status st = clt__full(t->dev, clt__complex_part_dtype(t->dtype), 0, NULL, c, &k);
+    if (st == CLT_OK)
+        st = clt__complex_binary_rec(0, t, k, out, FN);
+    clt_tensor_free(k);
+    return st;
+}
+
+/* c0 + c2 t^2, recorded. */
+static clt_status square_affine(const clt_tensor *t, double c0, double c2, clt_tensor **out)
+{
+    clt_tensor *t2 = NULL, *t3 = NULL;
+    clt_status st;
+    CLT__TRY(clt__complex_binary_rec(2, t, t, &t2, FN));
+    CLT__TRY(times_const(t2, c2, 0.0, &t3));
+    CLT__TRY(plus_const(t3, c0, out));
+done:
+    clt_tensor_free(t2);
+    clt_tensor_free(t3);
+    return st;
+}
+
+static const char *const math_names[CLT__CMATH_COUNT] = {
+    "ExpBackward0",   "LogBackward0",   "SqrtBackward0",  "SinhBackward0",  "CoshBackward0",
+    "TanhBackward0",  "SinBackward0",   "CosBackward0",   "TanBackward0",   "AsinhBackward0",
+    "AsinBackward0",  "AcosBackward0",  "AcoshBackward0", "AtanhBackward0", "AtanBackward0",
+    "Log2Backward0",  "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "RsqrtBackward0",
+    "SigmoidBackward0"};
+
+/* Saved: z, out; i[0] the op.  torch's formulas (derivatives.yaml): g
+ * conj(f'(z)), or g / conj(1 / f'(z)) where that is the simpler form; asin,
+ * acos, asinh and acosh take rsqrt(+-(z^2 -+ 1)) as torch does (acosh's
+ * rsqrt(z^2 - 1) is -f'(z) left of the imaginary axis, as torch's). */
+static clt_status bw_cmath(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt_tensor *z = n->saved[0], *o = n->saved[1];
+    clt_tensor *d = NULL, *t = NULL, *c = NULL;
+    bool div = false;
+    clt_status st = CLT_OK;
+    switch (n->i[0]) {
+    case CLT__CMATH_EXP:
+        CLT__TRY(clt__alias_history(o, &d));
+        break;
+    case CLT__CMATH_LOG:
+        CLT__TRY(clt__alias_history(z, &d));
+        div = true;
+        break;
+    case CLT__CMATH_SQRT:
+        CLT__TRY(times_const(o, 2.0, 0.0, &d));
+        div = true;
+        break;
+    case CLT__CMATH_SINH:
+    case CLT__CMATH_COSH:
+        CLT__TRY(clt__complex_math_rec(n->i[0] == CLT__CMATH_SINH ? CLT__CMATH_COSH
+                                                                  : CLT__CMATH_SINH,
+                                       z, &d, FN));
+        break;
+    case CLT__CMATH_TANH:
+        CLT__TRY(square_affine(o, 1.0, -1.0, &d));
+        break;
+    case CLT__CMATH_SIN:
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_COS, z, &d, FN));
+        break;
+    case CLT__CMATH_COS:
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_SIN, z, &t, FN));
+        CLT__TRY(times_const(t, -1.0, 0.0, &d));
+        break;
+    case CLT__CMATH_TAN:
+        CLT__TRY(square_affine(o, 1.0, 1.0, &d));
+        break;
+    case CLT__CMATH_ASINH:
+    case CLT__CMATH_ASIN:
+    case CLT__CMATH_ACOS:
+    case CLT__CMATH_ACOSH: {
+        int op = n->i[0];
+        double c0 = op == CLT__CMATH_ASINH ? 1.0 : op == CLT__CMATH_ACOSH ? -1.0 : 1.0;
+        double c2 = op == CLT__CMATH_ASIN || op == CLT__CMATH_ACOS ? -1.0 : 1.0;
+        CLT__TRY(square_affine(z, c0, c2, &c));
+        if (op == CLT__CMATH_ACOS) {
+            CLT__TRY(clt__complex_math_rec(CLT__CMATH_RSQRT, c, &t, FN));
+            CLT__TRY(times_const(t, -1.0, 0.0, &d));
+        } else {
+            CLT__TRY(clt__complex_math_rec(CLT__CMATH_RSQRT, c, &d, FN));
+        }
+        break;
+    }
+    case CLT__CMATH_ATANH:
+    case CLT__CMATH_ATAN:
+        CLT__TRY(square_affine(z, 1.0, n->i[0] == CLT__CMATH_ATANH ? -1.0 : 1.0, &d));
+        div = true;
+        break;
+    case CLT__CMATH_LOG2:
+    case CLT__CMATH_LOG10:
+        CLT__TRY(times_const(z, n->i[0] == CLT__CMATH_LOG2 ? M_LN2 : M_LN10, 0.0, &d));
+        div = true;
+        break;
+    case CLT__CMATH_LOG1P:
+        CLT__TRY(plus_const(z, 1.0, &d));
+        div = true;
+        break;
+    case CLT__CMATH_EXPM1:
+        CLT__TRY(plus_const(o, 1.0, &d));
+        break;
+    case CLT__CMATH_RSQRT: /* -0.5 out^3 */
+        CLT__TRY(clt__complex_binary_rec(2, o, o, &c, FN));
+        CLT__TRY(clt__complex_binary_rec(2, c, o, &t, FN));
+        CLT__TRY(times_const(t, -0.5, 0.0, &d));
+        break;
+    default: /* sigmoid: out (1 - out) */
+        CLT__TRY(times_const(o, -1.0, 0.0, &t));
+        CLT__TRY(plus_const(t, 1.0, &c));
+        CLT__TRY(clt__complex_binary_rec(2, o, c, &d, FN));
+        break;
+    }
+    clt_tensor_free(c);
+    c = NULL;
+    CLT__TRY(conj_of(d, &c));
+    CLT__TRY(clt__complex_binary_rec(div ? 3 : 2, g, c, &gin[0], FN));
+done:
+    clt_tensor_free(d);
+    clt_tensor_free(t);
+    clt_tensor_free(c);
+    return st;
+}
+
+clt_status clt__complex_math_rec(int op, const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    clt_status st = clt__complex_math(op, a, out, fn);
+    const clt_tensor *sv[2] = {a, st == CLT_OK ? *out : NULL};
+    clt__node *n = NULL;
+    st = rec2(st, out, math_names[op], bw_cmath, 1, &a, 2, sv, &n);
+    if (n)
+        n->i[0] = op;
+    return st;
+}
+
+/* zeros of the input's dtype and shape (pow(z, 0)). */
+static clt_status bw_zero_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)g;
+    const clt__edge *e = &n->in[0];
+    return clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[0]);
+}
+
+/* exp(b log a), a and b first made the result type's complex dtype (the
+ * casts recorded). */
+clt_status clt__complex_pow_rec(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                                const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    clt_tensor *ca = NULL, *l = NULL, *p = NULL;
+    clt_dtype rt;
+    clt_status st = clt__same_device(a, b, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_result_type(a, b, &rt);
+    if (a->dtype == CLT_FLOAT16 || b->dtype == CLT_FLOAT16)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: float16 with complex operands is not implemented (convert the "
+                          "float16 operand first)",
+                          fn);
+    CLT__TRY(clt__check_dtype(a->dev, rt, fn));
+    CLT__TRY(clt__to_dtype_rec(fn, a, rt, &ca));
+    CLT__TRY(clt__complex_math_rec(CLT__CMATH_LOG, ca, &l, fn));
+    CLT__TRY(clt__complex_binary_rec(2, b, l, &p, fn));
+    CLT__TRY(clt__complex_math_rec(CLT__CMATH_EXP, p, out, fn));
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(l);
+    clt_tensor_free(p);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* torch's pow(z, s) of a complex z: 1 for s 0 (everywhere), z for 1,
+ * sqrt, rsqrt, reciprocal for 0.5, -0.5, -1, products for 2, 3 and -2,
+ * exp(s log z) otherwise; reversed: s ** z = exp(z log s). */
+clt_status clt__complex_pow_scalar_rec(const clt_tensor *z, double s, bool reversed,
+                                       clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(z, fn);
+    clt_tensor *k = NULL, *t = NULL, *u = NULL;
+    clt_status st = clt__check_dtype(z->dev, z->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_dtype part = clt__complex_part_dtype(z->dtype);
+    if (reversed) {
+        double v[2] = {log(fabs(s)), atan2(0.0, s)}; /* log s, s real */
+        float vf[2] = {(float)v[0], (float)v[1]};
+        CLT__TRY(clt__tensor_from_host_in(fn, z->dev, z->dtype, 0, NULL,
+                                          z->dtype == CLT_COMPLEX128 ? (void *)v : (void *)vf,
+                                          &k));
+        CLT__TRY(clt__complex_binary_rec(2, z, k, &t, fn));
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_EXP, t, out, fn));
+    } else if (s == 0.0) {
+        CLT__TRY(clt__full(z->dev, z->dtype, z->ndim, z->shape, 1.0, out));
+        CLT__TRY(rec2(st, out, "PowBackward0", bw_zero_grad, 1, &z, 0, NULL, NULL));
+    } else if (s == 1.0) {
+        CLT__TRY(clt__full(z->dev, part, 0, NULL, 0.0, &k));
+        CLT__TRY(clt__complex_binary_rec(0, z, k, out, fn));
+    } else if (s == 0.5 || s == -0.5) {
+        CLT__TRY(clt__complex_math_rec(s > 0 ? CLT__CMATH_SQRT : CLT__CMATH_RSQRT, z, out, fn));
+    } else if (s == 2.0 || s == 3.0 || s == -2.0) {
+        CLT__TRY(clt__complex_binary_rec(2, z, z, &t, fn));
+        if (s == 3.0)
+            CLT__TRY(clt__complex_binary_rec(2, t, z, out, fn));
+        else if (s == 2.0)
+            CLT__TRY(clt__alias_history(t, out));
+        else {
+            CLT__TRY(clt__full(z->dev, part, 0, NULL, 1.0, &k));
+            CLT__TRY(clt__complex_binary_rec(3, k, t, out, fn));
+        }
+    } else if (s == -1.0) {
+        CLT__TRY(clt__full(z->dev, part, 0, NULL, 1.0, &k));
+        CLT__TRY(clt__complex_binary_rec(3, k, z, out, fn));
+    } else {
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_LOG, z, &t, fn));
+        CLT__TRY(times_const(t, s, 0.0, &u));
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_EXP, u, out, fn));
+    }
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    clt_tensor_free(k);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out)

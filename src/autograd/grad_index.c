@@ -453,8 +453,60 @@ done:
     return st;
 }
 
+/* take of complex pairs r [N, 2] (a real view) at the flat index ctx [M]:
+ * the real take at 2 i and 2 i + 1 (a negative i wraps as it should:
+ * 2 i + 2N and 2 i + 1 + 2N), [M, 2]. */
+static clt_status real_take(const clt_tensor *r, const void *ctx, clt_tensor **out)
+{
+    const clt_tensor *ix = ctx;
+    int64_t n2 = r->numel;
+    clt_tensor *flat = NULL, *i0 = NULL, *i1 = NULL, *ii = NULL;
+    clt_status st;
+    CLT__TRY(clt__reshape_rec("clt_take", r, 1, &n2, &flat));
+    CLT__TRY(clt__mul_scalar_in("clt_take", ix, 2.0, &i0));
+    CLT__TRY(clt__add_scalar_in("clt_take", i0, 1.0, &i1));
+    {
+        const clt_tensor *pair[2] = {i0, i1};
+        CLT__TRY(clt__stack(pair, 2, 1, &ii, "clt_take"));
+    }
+    CLT__TRY(clt_take(flat, ii, out));
+done:
+    clt_tensor_free(flat);
+    clt_tensor_free(i0);
+    clt_tensor_free(i1);
+    clt_tensor_free(ii);
+    return st;
+}
+
+/* take of a complex t: the index checked (and its messages given) by a
+ * take of t's real part, then t and the index flattened and the pairs
+ * taken through the recorded real view. */
+static clt_status complex_take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out)
+{
+    const char *fn = "clt_take";
+    *out = NULL;
+    clt_tensor *re = NULL, *chk = NULL, *zf = NULL, *xf = NULL, *w = NULL;
+    int64_t n = t->numel, m = index->numel;
+    clt_status st;
+    CLT__TRY(clt__real_imag(t, 0, &re, fn));
+    CLT__TRY(clt__take(re, index, &chk, fn));
+    CLT__TRY(clt__reshape_rec(fn, t, 1, &n, &zf));
+    CLT__TRY(clt__reshape(index, 1, &m, &xf, fn));
+    CLT__TRY(clt__complex_via_real(fn, zf, real_take, xf, &w));
+    CLT__TRY(clt__reshape_rec(fn, w, index->ndim, index->shape, out));
+done:
+    clt_tensor_free(re);
+    clt_tensor_free(chk);
+    clt_tensor_free(zf);
+    clt_tensor_free(xf);
+    clt_tensor_free(w);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out)
 {
+    if (t && index && out && clt__dtype_is_complex(t->dtype))
+        return complex_take(t, index, out);
     clt_status st = clt__take(t, index, out, "clt_take");
     return record(st, out, "TakeBackward0", bw_take, 1, &t, index, 0, 1);
 }
@@ -467,9 +519,32 @@ static clt_status bw_index_fill(clt__node *n, const clt_tensor *g, clt_tensor **
     return clt__index_fill(g, (int)n->i[0], n->saved[0], 0.0, &gin[0], "clt_backward");
 }
 
+/* index_fill of a complex t: its recorded real part filled with value, its
+ * imaginary part with 0, made complex again. */
+static clt_status complex_index_fill(const clt_tensor *t, int dim, const clt_tensor *index,
+                                     double value, clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *re = NULL, *im = NULL, *re2 = NULL, *im2 = NULL;
+    clt_status st;
+    CLT__TRY(clt_real(t, &re));
+    CLT__TRY(clt_imag(t, &im));
+    CLT__TRY(clt_index_fill(re, dim, index, value, &re2));
+    CLT__TRY(clt_index_fill(im, dim, index, 0.0, &im2));
+    CLT__TRY(clt_complex(re2, im2, out));
+done:
+    clt_tensor_free(re);
+    clt_tensor_free(im);
+    clt_tensor_free(re2);
+    clt_tensor_free(im2);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_index_fill(const clt_tensor *t, int dim, const clt_tensor *index, double value,
                           clt_tensor **out)
 {
+    if (t && index && out && clt__dtype_is_complex(t->dtype))
+        return complex_index_fill(t, dim, index, value, out);
     clt_status st = clt__index_fill(t, dim, index, value, out, "clt_index_fill");
     return record(st, out, "IndexFillBackward0", bw_index_fill, 1, &t, index, dim, 1);
 }
@@ -556,9 +631,37 @@ done:
     return st;
 }
 
+/* index_put of a complex t: on the recorded real views of t and values
+ * (the indices address the leading dims; the pairs' last dim comes
+ * along). */
+static clt_status complex_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                                    const clt_tensor *values, int accumulate, clt_tensor **out)
+{
+    *out = NULL;
+    if (values->dtype != t->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "clt_index_put: Index put requires the source and destination dtypes "
+                          "match, got %s for the destination and %s for the source",
+                          clt_dtype_name(t->dtype), clt_dtype_name(values->dtype));
+    clt_tensor *r = NULL, *rv = NULL, *y = NULL;
+    clt_status st;
+    CLT__TRY(clt_view_as_real(t, &r));
+    CLT__TRY(clt_view_as_real(values, &rv));
+    CLT__TRY(clt_index_put(r, indices, n, rv, accumulate, &y));
+    CLT__TRY(clt_view_as_complex(y, out));
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(rv);
+    clt_tensor_free(y);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
                          const clt_tensor *values, int accumulate, clt_tensor **out)
 {
+    if (t && values && out && (indices || n == 0) && clt__dtype_is_complex(t->dtype) && n >= 0 &&
+        n <= t->ndim && t->ndim < CLT_MAX_DIMS && values->ndim < CLT_MAX_DIMS)
+        return complex_index_put(t, indices, n, values, accumulate, out);
     CLT__AUTOCAST("clt_index_put", CLT__AC_PROMOTE, 2, (t, values),
                   clt_index_put(CLT__AC(0), indices, n, CLT__AC(1), accumulate, out));
     const clt_tensor *in[2] = {t, values};

@@ -1,6 +1,7 @@
 /* complex.c: the complex views (view_as_real, view_as_complex, real, imag)
  * and the elementwise complex ops (add, sub, mul, div, abs, angle, conj,
- * polar, complex) over the kernels of cl/complex.cl. */
+ * polar, complex, the elementary functions) over the kernels of
+ * cl/complex.cl. */
 #include <string.h>
 
 #include "internal.h"
@@ -211,6 +212,37 @@ clt_status clt__complex_unary(int op, const clt_tensor *a, clt_tensor **out, con
         cl_int o = op;
         clt__arg args[] = {CLT__ARG(ma), CLT__ARG(mo), CLT__ARG(n), CLT__ARG(o)};
         CLT__TRY(clt__complex_launch(a->dev, part, "cunary", (size_t)n, 4, args, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(x);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__complex_math(int op, const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_tensor *x = NULL, *r = NULL;
+    clt_status st;
+    clt_dtype ct = a->dtype;
+    if (ct == CLT_FLOAT32 || ct == CLT_FLOAT64)
+        ct = clt__complex_of(ct);
+    else if (!clt__dtype_is_complex(ct))
+        return need_complex(a, fn);
+    TRY_RET(clt__check_dtype(a->dev, ct, fn));
+    clt_dtype part = clt__complex_part_dtype(ct);
+    CLT__TRY(clt__complex_dense(fn, a, ct, &x));
+    CLT__TRY(clt__result_new(fn, a->dev, ct, a->ndim, a->shape, &r));
+    {
+        cl_mem ma = clt__mem(x), mo = clt__mem(r);
+        cl_ulong n = (cl_ulong)r->numel;
+        cl_int o = op;
+        clt__arg args[] = {CLT__ARG(ma), CLT__ARG(mo), CLT__ARG(n), CLT__ARG(o)};
+        CLT__TRY(clt__complex_launch(a->dev, part, "cmath", (size_t)n, 4, args, fn));
     }
     *out = r;
     r = NULL;
