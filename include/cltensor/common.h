@@ -142,7 +142,8 @@ CLT_API void clt_free(void *ptr);
     X(UINT8, uint8, 1)                                                       \
     X(BOOL, bool, 1)                                                         \
     X(COMPLEX64, complex64, 8)                                               \
-    X(COMPLEX128, complex128, 16)
+    X(COMPLEX128, complex128, 16)                                            \
+    X(BFLOAT16, bfloat16, 2)
 
 /* Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128) store each element as its
  * real part followed by its imaginary part (float32 or float64), as numpy,

@@ -26,7 +26,7 @@ static const struct {
     clt_dtype dtype;
 } dtypes[] = {
     {"F32", CLT_FLOAT32}, {"F64", CLT_FLOAT64}, {"F16", CLT_FLOAT16}, {"I32", CLT_INT32},
-    {"I64", CLT_INT64},   {"U8", CLT_UINT8},    {"BOOL", CLT_BOOL},
+    {"I64", CLT_INT64},   {"U8", CLT_UINT8},    {"BOOL", CLT_BOOL}, {"BF16", CLT_BFLOAT16},
 };
 
 static const char *st_dtype_name(clt_dtype dt)
