@@ -12449,13 +12449,24 @@ def _mixture_of(mc, logits, *a):
         L.clt_distribution_free(cat)
         L.clt_distribution_free(comp)
 def half2():
-    """float16 convolutions, pooling, interpolation, padding, unfold/fold
+    """float16 (see _half2)."""
+    _half2(torch.float16)
+
+
+def bfloat16_2():
+    """bfloat16 (see _half2)."""
+    _half2(torch.bfloat16)
+
+
+def _half2(lp):
+    """float16 or bfloat16 (lp) convolutions, pooling, interpolation, padding, unfold/fold
     and grid_sample against torch computing in float32 from the same half
     inputs, rounded to half (torch's GPU kernels accumulate in float32;
     torch 1.13's CPU has no Half kernel for most of these): within one
     rounding of half, and max pooling, padding and nearest modes exact.
     Also the indices of max pooling (int64, exact)."""
     F = torch.nn.functional
+    hd = _hdata if lp == torch.float16 else _bdata
     proto("clt_conv1d", [P, P, P, P, PP])
     proto("clt_conv2d", [P, P, P, P, PP])
     proto("clt_conv3d", [P, P, P, P, PP])
@@ -12481,61 +12492,62 @@ def half2():
 
     def f32(tfn):
         def ref(*ts):
-            r = tfn(*[t.float() if t.dtype == torch.float16 else t for t in ts])
-            return r.half() if r.dtype == torch.float32 else r
+            r = tfn(*[t.float() if t.dtype == lp else t for t in ts])
+            return r.to(lp) if r.dtype == torch.float32 else r
         return ref
 
     def hc(name, tfn, cfn, inputs, tol="ew"):
-        check("half2 " + name, f32(tfn), cfn, inputs, tol=tol)
+        check(("half2 " if lp == torch.float16 else "bfloat16_2 ") + name, f32(tfn), cfn,
+              inputs, tol=tol)
 
     # convolutions: 1-D, 2-D, 3-D, grouped, dilated, strided, transposed
     hc("conv1d g2 d2", lambda x, w, b: F.conv1d(x, w, b, 2, 1, 2, 2),
        lambda x, w, b, o: L.clt_conv1d(x, w, b, _i64s(2, 1, 2, 2), o),
-       [_hdata((2, 4, 13), -1, 1), _hdata((6, 2, 3), -1, 1), _hdata((6,))])
+       [hd((2, 4, 13), -1, 1), hd((6, 2, 3), -1, 1), hd((6,))])
     hc("conv2d", lambda x, w, b: F.conv2d(x, w, b, (2, 1), (1, 2), (1, 2), 1),
        lambda x, w, b, o: L.clt_conv2d(x, w, b, _i64s(2, 1, 1, 2, 1, 2, 1), o),
-       [_hdata((2, 3, 9, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
+       [hd((2, 3, 9, 8), -1, 1), hd((5, 3, 3, 3), -1, 1), hd((5,))])
     hc("conv2d unbatched g3", lambda x, w: F.conv2d(x, w, None, 1, 0, 1, 3),
        lambda x, w, o: L.clt_conv2d(x, w, None, _i64s(1, 1, 0, 0, 1, 1, 3), o),
-       [_hdata((6, 7, 7), -1, 1), _hdata((9, 2, 2, 3), -1, 1)])
+       [hd((6, 7, 7), -1, 1), hd((9, 2, 2, 3), -1, 1)])
     hc("conv2d K=576", lambda x, w: F.conv2d(x, w),
        lambda x, w, o: L.clt_conv2d(x, w, None, None, o),
-       [_hdata((1, 64, 6, 6), -1, 1), _hdata((4, 64, 3, 3), -1, 1)])
+       [hd((1, 64, 6, 6), -1, 1), hd((4, 64, 3, 3), -1, 1)])
     hc("conv3d", lambda x, w, b: F.conv3d(x, w, b, (1, 2, 1), (1, 0, 1)),
        lambda x, w, b, o: L.clt_conv3d(x, w, b, _i64s(1, 2, 1, 1, 0, 1, 1, 1, 1, 1), o),
-       [_hdata((2, 2, 4, 5, 6), -1, 1), _hdata((3, 2, 2, 3, 2), -1, 1), _hdata((3,))])
+       [hd((2, 2, 4, 5, 6), -1, 1), hd((3, 2, 2, 3, 2), -1, 1), hd((3,))])
     hc("conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, 3, 1, 2, 1, 1),
        lambda x, w, b, o: L.clt_conv_transpose1d(x, w, b, _i64s(3, 1, 2, 1, 1), o),
-       [_hdata((2, 3, 6), -1, 1), _hdata((3, 2, 4), -1, 1), _hdata((2,))])
+       [hd((2, 3, 6), -1, 1), hd((3, 2, 4), -1, 1), hd((2,))])
     hc("conv_transpose2d g2", lambda x, w, b: F.conv_transpose2d(x, w, b, 2, (1, 0), 1, 2),
        lambda x, w, b, o: L.clt_conv_transpose2d(x, w, b, _i64s(2, 2, 1, 0, 1, 1, 2, 1, 1), o),
-       [_hdata((2, 4, 5, 4), -1, 1), _hdata((4, 3, 3, 3), -1, 1), _hdata((6,))])
+       [hd((2, 4, 5, 4), -1, 1), hd((4, 3, 3, 3), -1, 1), hd((6,))])
     hc("conv_transpose3d", lambda x, w: F.conv_transpose3d(x, w, None, (1, 2, 1)),
        lambda x, w, o: L.clt_conv_transpose3d(x, w, None,
                                               _i64s(1, 2, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1), o),
-       [_hdata((1, 2, 3, 3, 4), -1, 1), _hdata((2, 3, 2, 2, 3), -1, 1)])
+       [hd((1, 2, 3, 3, 4), -1, 1), hd((2, 3, 2, 2, 3), -1, 1)])
     # pooling
-    x4 = _hdata((2, 3, 9, 8), special=True)
+    x4 = hd((2, 3, 9, 8), special=True)
     hc("max_pool2d ceil dilated", lambda x: F.max_pool2d(x, (3, 2), (2, 1), 1, (1, 2), True),
        lambda x, o: L.clt_max_pool2d(x, _i64s(3, 2), _i64s(2, 1), _i64s(1, 1), _i64s(1, 2), 1, o),
        [x4], tol="exact")
     hc("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, False, False),
        lambda x, o: L.clt_avg_pool2d(x, _i64s(3, 3), _i64s(2, 2), _i64s(1, 1), 0, 0, o),
-       [_hdata((2, 3, 9, 8))])
+       [hd((2, 3, 9, 8))])
     hc("max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1),
-       lambda x, o: L.clt_max_pool1d(x, 3, 2, 1, 1, 0, o), [_hdata((2, 3, 12))], tol="exact")
+       lambda x, o: L.clt_max_pool1d(x, 3, 2, 1, 1, 0, o), [hd((2, 3, 12))], tol="exact")
     hc("avg_pool1d", lambda x: F.avg_pool1d(x, 4, 3, 2, True, True),
-       lambda x, o: L.clt_avg_pool1d(x, 4, 3, 2, 1, 1, o), [_hdata((2, 3, 12))])
+       lambda x, o: L.clt_avg_pool1d(x, 4, 3, 2, 1, 1, o), [hd((2, 3, 12))])
     hc("max_pool3d", lambda x: F.max_pool3d(x, 2, (1, 2, 2), 1),
        lambda x, o: L.clt_max_pool3d(x, _i64s(2, 2, 2), _i64s(1, 2, 2), _i64s(1, 1, 1), None, 0,
-                                     o), [_hdata((2, 2, 4, 5, 6))], tol="exact")
+                                     o), [hd((2, 2, 4, 5, 6))], tol="exact")
     hc("avg_pool3d", lambda x: F.avg_pool3d(x, (2, 3, 2), 2, (1, 1, 0)),
        lambda x, o: L.clt_avg_pool3d(x, _i64s(2, 3, 2), _i64s(2, 2, 2), _i64s(1, 1, 0), 0, 1, o),
-       [_hdata((2, 2, 4, 5, 6))])
+       [hd((2, 2, 4, 5, 6))])
     hc("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (4, 3)),
-       lambda x, o: L.clt_adaptive_avg_pool2d(x, _i64s(4, 3), o), [_hdata((2, 3, 9, 7))])
+       lambda x, o: L.clt_adaptive_avg_pool2d(x, _i64s(4, 3), o), [hd((2, 3, 9, 7))])
     hc("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 4)),
-       lambda x, o: L.clt_adaptive_avg_pool3d(x, _i64s(2, 3, 4), o), [_hdata((1, 2, 5, 6, 7))])
+       lambda x, o: L.clt_adaptive_avg_pool3d(x, _i64s(2, 3, 4), o), [hd((1, 2, 5, 6, 7))])
 
     def amax(x, o):
         i = P()
@@ -12543,12 +12555,12 @@ def half2():
         L.clt_tensor_free(i)
         return st
     hc("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 5)), amax,
-       [_hdata((2, 3, 9, 7))], tol="exact")
+       [hd((2, 3, 9, 7))], tol="exact")
     hc("max_pool2d indices", lambda x: F.max_pool2d(x, 2, 2, return_indices=True)[1],
        lambda x, o: L.clt_max_pool2d_with_indices(x, _i64s(2, 2), None, None, None, 0,
-                                                  P(), o), [_hdata((2, 3, 8, 7))])
+                                                  P(), o), [hd((2, 3, 8, 7))])
     hc("lp_pool2d", lambda x: F.lp_pool2d(x, 2.0, 2),
-       lambda x, o: L.clt_lp_pool2d(x, 2.0, _i64s(2, 2), None, 0, o), [_hdata((2, 3, 6, 6), 0, 2)],
+       lambda x, o: L.clt_lp_pool2d(x, 2.0, _i64s(2, 2), None, 0, o), [hd((2, 3, 6, 6), 0, 2)],
        tol="h2")
     # interpolation
     modes = {"nearest": 0, "bilinear": 1, "nearest-exact": 2, "linear": 3, "bicubic": 4,
@@ -12567,21 +12579,21 @@ def half2():
            F.interpolate(x, size=size, mode=mode, align_corners=align),
            lambda x, o, size=size, mode=mode, align=align:
            L.clt_interpolate_nd(x, _i64s(*size), None, modes[mode], int(bool(align)), 0, o),
-           [_hdata(xs)], tol="exact" if mode.startswith("nearest") else "ew")
+           [hd(xs)], tol="exact" if mode.startswith("nearest") else "ew")
     # padding, unfold, fold, grid_sample
     for mode, cm in (("reflect", 1), ("replicate", 2), ("constant", 0), ("circular", 3)):
         hc("pad %s" % mode, lambda x, mode=mode: F.pad(x, (2, 1, 1, 3), mode=mode),
            lambda x, o, cm=cm: L.clt_pad(x, _i64s(2, 1, 1, 3), 4, cm, 0.0, o),
-           [_hdata((2, 3, 5, 6))], tol="exact")
+           [hd((2, 3, 5, 6))], tol="exact")
     hc("unfold", lambda x: F.unfold(x, (2, 3), padding=(0, 1)),
        lambda x, o: L.clt_unfold(x, _i64s(2, 3), _i64s(1, 1, 0, 1, 1, 1), o),
-       [_hdata((2, 3, 5, 6))], tol="exact")
+       [hd((2, 3, 5, 6))], tol="exact")
     hc("fold", lambda x: F.fold(x, (4, 5), 2),
-       lambda x, o: L.clt_fold(x, _i64s(4, 5), _i64s(2, 2), None, o), [_hdata((2, 12, 12))])
+       lambda x, o: L.clt_fold(x, _i64s(4, 5), _i64s(2, 2), None, o), [hd((2, 12, 12))])
     hc("grid_sample bilinear border", lambda x, g: F.grid_sample(x, g, "bilinear", "border",
                                                                  False),
        lambda x, g, o: L.clt_grid_sample(x, g, 0, 1, 0, o),
-       [_hdata((2, 3, 6, 5)), _hdata((2, 4, 3, 2), -1.1, 1.1)])
+       [hd((2, 3, 6, 5)), hd((2, 4, 3, 2), -1.1, 1.1)])
 def grad2():
     """clamp with tensor bounds and segment_reduce: values, dtypes, errors."""
     f, d = torch.float32, torch.float64
@@ -13878,7 +13890,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, sparse, transforms, nnmisc, dist5,
-                bfloat16]
+                bfloat16, bfloat16_2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -406,6 +406,39 @@ Test(bfloat16, reductions_and_products_accumulate_in_float32)
         clt_tensor_free(ts[k]);
 }
 
+/* The 16-wide vector paths across inner positions (and their tails): a
+ * cumulative sum and a max down the columns of [40, 37], each against the
+ * host's float32 running sum rounded per element. */
+Test(bfloat16, column_scans_and_max)
+{
+    clt_device *dev = get_device("cpu:0");
+    enum { R = 40, C = 37 };
+    static float x[R * C];
+    uint32_t s = 17;
+    for (int i = 0; i < R * C; i++)
+        x[i] = (float)round_b(((double)(lcg(&s) % 2001) - 1000.0) / 100.0);
+    int64_t sh[2] = {R, C};
+    clt_tensor *a = bf16_of(dev, 2, sh, x), *cs, *mx, *mi;
+    CHECK(clt_cumsum(a, 0, &cs));
+    CHECK(clt_max_dim(a, 0, 0, &mx, &mi));
+    uint16_t *g = read_bits(cs), *gm = read_bits(mx);
+    for (int c = 0; c < C; c++) {
+        float acc = 0, best = -INFINITY;
+        for (int r = 0; r < R; r++) {
+            acc += x[r * C + c];
+            best = fmaxf(best, x[r * C + c]);
+            cr_assert_eq(g[r * C + c], host_f2b(acc), "cumsum[%d][%d] %g, want %g", r, c,
+                         host_b2d(g[r * C + c]), round_b(acc));
+        }
+        cr_assert_eq(host_b2d(gm[c]), (double)best, "max[%d]", c);
+    }
+    free(g);
+    free(gm);
+    clt_tensor *ts[] = {a, cs, mx, mi};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
+
 /* softmax of large logits: shifted by the maximum in float, each row's
  * values the host's rounded, in bfloat16. */
 Test(bfloat16, softmax_rows)
