@@ -282,7 +282,7 @@ Test(io, safetensors_bad_headers)
         {"[1, 2]", "start with '{'", 0},
         /* JSON, but not a safetensors header */
         {"{\"a\":[]}", "expected an object", 0},
-        {"{\"a\":{\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[0,2]}}", "'BF16' is not supported", 2},
+        {"{\"a\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}", "'I8' is not supported", 1},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", "[0, 2^63)", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", "not an integer", 4},
         /* -0 is a float to the reference (serde_json) */

@@ -170,7 +170,7 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
     char qd[40];
     if (!st_dtype_parse(dt->s, &e->dtype) || strlen(dt->s) != dt->len)
         return bad(sf, "tensor '%s': dtype '%s' is not supported (cltensor reads F32, F64, F16, "
-                       "I32, I64, U8 and BOOL)", CLT__QUOTE(q, name),
+                       "BF16, I32, I64, U8 and BOOL)", CLT__QUOTE(q, name),
                    clt__quote(qd, sizeof qd, dt->s, dt->len));
     if (sh->type != CLT__JSON_ARRAY)
         return bad(sf, "tensor '%s': shape is %s, expected an array", CLT__QUOTE(q, name),
