@@ -11,6 +11,8 @@
 
 #if S_ID == 2
 #define S_VLOAD(p, i) vload_half16(0, (p) + (i))
+#elif S_ID == 9
+#define S_VLOAD(p, i) CLT_VLOAD16_BF16((p) + (i))
 #elif S_ID == 5 || S_ID == 6
 #define S_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
 #else
@@ -30,6 +32,8 @@
 #define CONVERT(v) ((D_C)(v))
 #if D_ID == 2
 #define D_VSTORE(p, i, v) vstore_half16_rte(CAT(convert_, DV)(v), 0, (p) + (i))
+#elif D_ID == 9
+#define D_VSTORE(p, i, v) CLT_VSTORE16_BF16(CAT(convert_, DV)(v), (p) + (i))
 #elif D_ID == 5
 #define D_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(CAT(convert_, DV)(v)), (p) + (i))
 #else

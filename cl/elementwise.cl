@@ -17,6 +17,8 @@
 
 #if T_ID == 2
 #define T_VLOAD(p, i) vload_half16(0, (p) + (i))
+#elif T_ID == 9
+#define T_VLOAD(p, i) CLT_VLOAD16_BF16((p) + (i))
 #elif T_ID == 5 || T_ID == 6
 #define T_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
 #else
@@ -25,6 +27,8 @@
 
 #if O_ID == 2
 #define O_VSTORE(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
+#elif O_ID == 9
+#define O_VSTORE(p, i, v) CLT_VSTORE16_BF16((v), (p) + (i))
 #elif O_ID == 5
 #define O_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
 #elif O_ID == 6

@@ -5,6 +5,8 @@
 
 #if T_ID == 2
 #define T_VSTORE(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
+#elif T_ID == 9
+#define T_VSTORE(p, i, v) CLT_VSTORE16_BF16((v), (p) + (i))
 #elif T_ID == 5 || T_ID == 6
 #define T_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
 #else

@@ -108,6 +108,37 @@ static inline void clt_report_error(__global clt_index_error *e, int op, int dim
 #define STORE_HALF(p, i, v) vstore_half_rte((v), (i), (p))
 #define STORE_BOOL(p, i, v) ((p)[i] = (uchar)((v) != 0))
 
+/* bfloat16 is storage only too: the upper half of a float, in 16 bits
+ * wrapped in a struct so that a kernel that computes on T itself, rather
+ * than through T_LOAD and T_STORE, fails to build instead of doing integer
+ * arithmetic on the bits (copying T values whole stays right).  Loading
+ * shifts the bits back; storing rounds a float to the nearest bfloat16,
+ * ties to even, and keeps NaN a (quiet) NaN as torch's
+ * round_to_nearest_even does (adding 0x7fff plus the kept half's lowest bit
+ * carries into it exactly when the dropped half is above one half, or is
+ * one half with that bit odd; a finite value past the largest carries into
+ * the exponent and becomes inf). */
+typedef struct clt_bf16 {
+    ushort bits;
+} clt_bf16;
+#define LOAD_BF16(p, i) as_float((uint)(p)[i].bits << 16)
+#define STORE_BF16(p, i, v) ((p)[i].bits = clt_float_to_bf16(v))
+static inline ushort clt_float_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    return isnan(f) ? (ushort)0x7fc0 : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+/* The same for 16 lanes, for the vector paths of the kernels. */
+#define CLT_VLOAD16_BF16(p)                                                    \
+    as_float16(convert_uint16(CLT_VLOAD16(ushort, (__global const ushort *)(p))) << 16)
+static inline ushort16 clt_float16_to_bf16(float16 f)
+{
+    uint16 u = as_uint16(f);
+    uint16 r = (u + (uint16)0x7fffu + ((u >> 16) & (uint16)1u)) >> 16;
+    return convert_ushort16(select(r, (uint16)0x7fc0u, as_uint16(isnan(f))));
+}
+#define CLT_VSTORE16_BF16(v, p) CLT_VSTORE16(ushort, clt_float16_to_bf16(v), (__global ushort *)(p))
+
 /* Compensated (Kahan) addition of x to the sum s of floating type `type`,
  * whose lost low-order part is -c (start both at 0): the error of a long
  * sum stays near one rounding instead of growing with its length.  Once
@@ -164,6 +195,7 @@ CLT_DEF_V16U(uint)
 CLT_DEF_V16U(long)
 CLT_DEF_V16U(ulong)
 CLT_DEF_V16U(uchar)
+CLT_DEF_V16U(ushort)
 #ifdef CLT_FP64
 CLT_DEF_V16U(double)
 #endif

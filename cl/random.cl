@@ -223,6 +223,9 @@ CLT_KERNEL(rand)(__global T *out, ulong n, uint key0, uint key1, ulong offset)
     T_STORE(out, i, UNIFORM(w.x, w.y));
 #elif defined(RAND_HALF)
     T_STORE(out, i, (float)(w.x >> 21) * 0x1p-11f);
+#elif defined(RAND_BF16)
+    /* k / 256 as torch's bfloat16 uniform: a finer float would round up to 1. */
+    T_STORE(out, i, (float)(w.x >> 24) * 0x1p-8f);
 #else
     T_STORE(out, i, UNIFORM(w.x, 0u));
 #endif

@@ -55,6 +55,8 @@
 #define LOAD1_S(p, i) ((p)[i])
 #if T_ID == 2
 #define VLOAD_T(p, i) vload_half16(0, (p) + (i))
+#elif T_ID == 9
+#define VLOAD_T(p, i) CLT_VLOAD16_BF16((p) + (i))
 #else
 #define VLOAD_T(p, i) CONVERT_S16(CLT_VLOAD16(T, (p) + (i)))
 #endif
@@ -495,6 +497,8 @@ CLT_KERNEL(select_reduce)(__global const T *src, long soff, __global const long 
 #define TC16 CAT(T_C, 16)
 #if T_ID == 2
 #define VLOAD_TC(p, i) vload_half16(0, (p) + (i))
+#elif T_ID == 9
+#define VLOAD_TC(p, i) CLT_VLOAD16_BF16((p) + (i))
 #else
 #define VLOAD_TC(p, i) CAT(convert_, TC16)(CLT_VLOAD16(T, (p) + (i)))
 #endif

@@ -218,11 +218,15 @@ DEF_SCAN(lcse)
  * the host leaves the last inner % 16 positions to scan_lines. */
 #if T_ID == 2
 #define VLOAD_T(p, i) vload_half16(0, (p) + (i))
+#elif T_ID == 9
+#define VLOAD_T(p, i) CLT_VLOAD16_BF16((p) + (i))
 #else
 #define VLOAD_T(p, i) CAT(convert_, S16)(CLT_VLOAD16(T, (p) + (i)))
 #endif
 #if T_ID == 2
 #define CUM_VSTORE(v, p, i) vstore_half16_rte((v), 0, (p) + (i))
+#elif T_ID == 9
+#define CUM_VSTORE(v, p, i) CLT_VSTORE16_BF16((v), (p) + (i))
 #elif T_IS_FLOAT
 #define CUM_VSTORE(v, p, i) CLT_VSTORE16(T, CAT(convert_, CAT(T, 16))(v), (p) + (i))
 #else

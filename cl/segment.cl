@@ -13,7 +13,7 @@ typedef struct clt_seg_geom {
     long outer, size, inner, nseg;
     long reduce;           /* 0 sum, 1 mean, 2 max, 3 min, 4 prod */
     long has_init;
-    long rh;               /* float16 data: each step rounded to half */
+    long rh;               /* 16-bit data: each step rounded to float16 (1) or bfloat16 (2) */
     long doff, ooff, goff; /* element offsets of data, output, grad */
 } clt_seg_geom;
 
@@ -23,12 +23,14 @@ typedef struct clt_seg_geom {
 #define SEG_MIN 3
 #define SEG_PROD 4
 
-/* x rounded to float16 and back when g.rh: PyTorch's float16 kernel
- * keeps its running value in half. */
+/* x rounded to float16 or bfloat16 and back when g.rh: PyTorch's 16-bit
+ * kernels keep their running value in that dtype. */
 static inline T seg_round(const clt_seg_geom g, T x)
 {
     if (!g.rh)
         return x;
+    if (g.rh == 2)
+        return (T)as_float((uint)clt_float_to_bf16((float)x) << 16);
     ushort u;
     vstore_half_rte(x, 0, (__private half *)&u);
     return (T)vload_half(0, (__private const half *)&u);

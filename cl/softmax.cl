@@ -9,7 +9,8 @@
  * when rows are contiguous, no barriers (what CPU devices run fast).
  * softmax_wg: one work-group per row, reduced in local memory (for GPUs).
  * SM_HALF is set for float16 storage, whose vectors load through
- * vload_halfN. */
+ * vload_halfN; SM_BF16 for bfloat16 storage (ushort), whose vectors load
+ * as ushortN shifted into floats and store rounded as STORE_BF16 does. */
 
 #ifndef SM_VW
 #define SM_VW 16
@@ -19,6 +20,18 @@
 #ifdef SM_HALF
 #define VLOADW(i, p) CAT(vload_half, SM_VW)((i), (p))
 #define VSTOREW(v, i, p) CAT(CAT(vstore_half, SM_VW), _rte)((v), (i), (p))
+#elif defined(SM_BF16)
+#define UW CAT(uint, SM_VW)
+#define VLOADW(i, p)                                                           \
+    CAT(as_float, SM_VW)(CAT(convert_, UW)(CAT(vload, SM_VW)((i), (__global const ushort *)(p))) << 16)
+static inline void vstorew_bf16(V v, ulong i, __global clt_bf16 *q)
+{
+    UW u = CAT(as_, UW)(v);
+    UW r = (u + (UW)0x7fffu + ((u >> 16) & (UW)1u)) >> 16;
+    __global ushort *p = (__global ushort *)q;
+    CAT(vstore, SM_VW)(CAT(convert_ushort, SM_VW)(select(r, (UW)0x7fc0u, CAT(as_, UW)(isnan(v)))), i, p);
+}
+#define VSTOREW(v, i, p) vstorew_bf16((v), (i), (p))
 #else
 #define VLOADW(i, p) CAT(vload, SM_VW)((i), (p))
 #define VSTOREW(v, i, p) CAT(vstore, SM_VW)((v), (i), (p))
@@ -104,7 +117,7 @@ CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulo
                 T_STORE(y, k, (T_LOAD(x, k) - m) - ls);
             return;
         }
-#ifdef SM_HALF
+#if defined(SM_HALF) || defined(SM_BF16)
         /* Half storage would round exp() twice: compute it again instead. */
         SM_SUM_EXP(s, nv, n, V e = exp(VLOADW(i, x) - m), T_C e = exp(T_LOAD(x, k) - m));
         T_C inv = (T_C)1 / s;

@@ -208,6 +208,9 @@ clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rul
                              const char *fn);
 
 bool clt__dtype_is_float(clt_dtype dt);
+/* float16 or bfloat16: 16-bit storage that kernels compute on in float32,
+ * and that ops without 16-bit kernels take through float32. */
+bool clt__dtype_is_half(clt_dtype dt);
 /* complex64 or complex128. */
 bool clt__dtype_is_complex(clt_dtype dt);
 /* The dtype of a complex dtype's parts (float32 or float64). */
@@ -1601,17 +1604,18 @@ clt_status clt__expand_rec(const char *fn, const clt_tensor *t, int ndim, const 
 clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
                              clt_tensor **out);
 
-/* float16 through float32, as torch's GPU kernels of convolution, pooling
- * and interpolation compute in float and round once: when x is float16,
- * CLT__HALF_VIA_FLOAT32 returns from the calling function with CALL run on
- * clt__hx (x widened, the cast recorded) into &clt__hr, whose result is
- * rounded to half into *out (recorded too: gradients come back in half).
+/* float16 and bfloat16 through float32, as torch's GPU kernels of
+ * convolution, pooling and interpolation compute in float and round once:
+ * when x is float16 or bfloat16, CLT__HALF_VIA_FLOAT32 returns from the
+ * calling function with CALL run on clt__hx (x widened, the cast recorded)
+ * into &clt__hr, whose result is rounded to x's dtype (dt in
+ * clt__half_finish) into *out (recorded too: gradients come back in it).
  * extra, when not NULL, is a second output of CALL (indices), released
  * with *out on failure.  CALL runs with autocast suspended (its float32
  * operands are the op's own, not autocast's to cast).  clt__half_finish
  * does the rounding and releases the temporaries. */
-clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
-                            clt_tensor **out, clt_tensor **extra);
+clt_status clt__half_finish(const char *fn, clt_dtype dt, clt_status st, clt_tensor *hx,
+                            clt_tensor *hr, clt_tensor **out, clt_tensor **extra);
 /* Autocast (torch.autocast): the thread's regions (src/core/settings.c),
  * opened and closed from above (clt_autocast_enter/exit); the device
  * autocast casts on now and its dtype, or NULL when no region is open, the
@@ -1717,7 +1721,7 @@ clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **ca
 
 #define CLT__HALF_VIA_FLOAT32(fn, x, out, extra, CALL)                             \
     do {                                                                           \
-        if ((x) != NULL && (out) != NULL && (x)->dtype == CLT_FLOAT16) {           \
+        if ((x) != NULL && (out) != NULL && clt__dtype_is_half((x)->dtype)) {      \
             clt_tensor *clt__hx = NULL, *clt__hr = NULL;                           \
             *(out) = NULL;                                                         \
             clt_status clt__hst = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &clt__hx); \
@@ -1725,7 +1729,8 @@ clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **ca
             if (clt__hst == CLT_OK)                                                \
                 clt__hst = (CALL);                                                 \
             clt__autocast_suspend(0);                                              \
-            return clt__half_finish(fn, clt__hst, clt__hx, clt__hr, out, extra);   \
+            return clt__half_finish(fn, (x)->dtype, clt__hst, clt__hx, clt__hr, out, \
+                                    extra);                                        \
         }                                                                          \
     } while (0)
 clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, int end_dim,

@@ -33,8 +33,10 @@ I64P = C.POINTER(C.c_int64)
 st_ = C.c_int
 
 F32, F64, F16, I32, I64, U8, BOOL = range(7)
+BF16 = 9  # after complex64 and complex128
 T2C = {torch.float32: F32, torch.float64: F64, torch.int32: I32,
-       torch.int64: I64, torch.uint8: U8, torch.bool: BOOL, torch.float16: F16}
+       torch.int64: I64, torch.uint8: U8, torch.bool: BOOL, torch.float16: F16,
+       torch.bfloat16: BF16}
 C2T = {v: k for k, v in T2C.items()}
 C2NP = {F32: np.float32, F64: np.float64, I32: np.int32, I64: np.int64,
         U8: np.uint8, BOOL: np.bool_, F16: np.float16}
@@ -159,8 +161,11 @@ def shape_arr(shape):
 
 
 def upload(t):
-    """A cltensor copy of the torch tensor t (contiguous)."""
-    a = np.array(t.detach().cpu().numpy(), order="C", copy=True)
+    """A cltensor copy of the torch tensor t (contiguous); bfloat16 (which
+    numpy lacks) goes as its raw 16 bits."""
+    tt = t.detach().cpu()
+    a = np.array((tt.view(torch.int16) if tt.dtype == torch.bfloat16 else tt).numpy(), order="C",
+                 copy=True)
     out = P()
     sh = shape_arr(a.shape)
     data = a.ctypes.data_as(P) if a.size else None
@@ -176,6 +181,11 @@ def download(p):
     shp = L.clt_tensor_shape(p)
     shape = tuple(shp[i] for i in range(nd))
     dt = L.clt_tensor_dtype(p)
+    if dt == BF16:  # raw 16 bits, widened to the float32 values they are
+        a = np.empty(shape, dtype=np.uint16)
+        if a.size and L.clt_tensor_read(p, a.ctypes.data_as(P), a.nbytes):
+            raise RuntimeError("read failed: %s" % L.clt_last_error())
+        return (a.astype(np.uint32).reshape(-1) << 16).view(np.float32).reshape(shape), shape, dt
     if dt not in C2NP:
         return None, shape, dt
     a = np.empty(shape, dtype=C2NP[dt])
@@ -288,10 +298,13 @@ TOL = {  # (rtol, atol) for float32, float64
 # most 2^-10 relative); "h2" lets two ulps through where torch's reference
 # rounds twice (a float32 result rounded to half after an op in half).
 HALF_TOL = {"ew": (1e-3, 1e-5), "h2": (2e-3, 1e-5)}
+# bfloat16 as torch's own testing: rtol 1.6e-2, atol 1e-5 (8 significant bits).
+BF16_TOL = {"ew": (1.6e-2, 1e-5), "h2": (3.2e-2, 1e-5)}
 
 
 def compare_values(name, exp, got, tol, signed_zero):
-    e = exp.detach().cpu().numpy()
+    bf16 = exp.dtype == torch.bfloat16
+    e = (exp.detach().cpu().float() if bf16 else exp.detach().cpu()).numpy()
     if e.dtype == np.bool_ or e.dtype.kind in "iu" or tol == "exact":
         if e.dtype.kind == "f":
             same = (e == got) | (np.isnan(e) & np.isnan(got))
@@ -304,7 +317,9 @@ def compare_values(name, exp, got, tol, signed_zero):
             return fail(name, "values differ at %s: torch %s, cltensor %s" % (
                 bad.tolist(), [e[tuple(i)] for i in bad], [got[tuple(i)] for i in bad]))
     else:
-        if e.dtype == np.float16:
+        if bf16:
+            rtol, atol = BF16_TOL.get(tol, BF16_TOL["ew"])
+        elif e.dtype == np.float16:
             rtol, atol = HALF_TOL.get(tol, HALF_TOL["ew"])
         else:
             rtol, atol = TOL[tol][0 if e.dtype == np.float32 else 1]
@@ -11385,6 +11400,267 @@ proto("clt_fractional_max_pool2d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, 
 proto("clt_fractional_max_pool3d", [P, I64P, I64P, C.POINTER(C.c_double), P, P, PP, PP])
 
 
+# ---- bfloat16 ----------------------------------------------------------------
+
+
+def _b_ref(fn, f32=False):
+    """torch's bfloat16 result on the CPU (torch 1.13 has BFloat16 kernels
+    for nearly every op here, computing in float and rounding once); where it
+    has none, or with f32, torch in float32 from the same bfloat16 inputs,
+    rounded to bfloat16."""
+    def widened(*ts):
+        r = fn(*[t.float() if t.dtype == torch.bfloat16 else t for t in ts])
+        return r.bfloat16() if r.dtype == torch.float32 else r
+
+    def run(*ts):
+        if not f32:
+            try:
+                return fn(*ts)
+            except RuntimeError as e:
+                if "BFloat16" not in str(e):
+                    raise
+        return widened(*ts)
+    return run
+
+
+def _bdata(shape, lo=-4, hi=4, special=False):
+    t = (torch.rand(shape, generator=G) * (hi - lo) + lo).bfloat16()
+    if special and t.numel() >= 8:
+        f = t.view(-1)
+        f[:8] = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0,
+                              1e-39, -3e38, 3.3895313892515355e38]).bfloat16()
+    return t
+
+
+def bfloat16():
+    """bfloat16 against torch 1.13 on the CPU (see _b_ref): elementwise ops
+    and comparisons, promotion with the other dtypes, reductions (float32
+    accumulators), matmul, bmm, addmm, linear, conv, softmax, norms, losses,
+    casts to and from every dtype (round to nearest even, ties, subnormals,
+    overflow to inf, NaN), full and arange, indexing."""
+    b16 = torch.bfloat16
+    F = torch.nn.functional
+    proto("clt_bmm", [P, P, PP])
+    proto("clt_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_mse_loss", [P, P, C.c_int, PP])
+    proto("clt_l1_loss", [P, P, C.c_int, PP])
+    proto("clt_cross_entropy", [P, P, C.POINTER(_CEOpts), PP])
+    proto("clt_nll_loss", [P, P, C.POINTER(_CEOpts), PP])
+    proto("clt_index_select", [P, C.c_int, P, PP])
+    proto("clt_gather", [P, C.c_int, P, PP])
+    proto("clt_masked_fill", [P, P, C.c_double, PP])
+
+    def bc(name, tfn, cfn, inputs, tol="ew", f32=False, **kw):
+        check("bfloat16 " + name, _b_ref(tfn, f32), cfn, inputs, tol=tol, **kw)
+
+    def br(*args, **kw):
+        bc(*args, f32=True, **kw)
+
+    sp = _bdata((7, 9), special=True)
+    a, b = _bdata((7, 9)), _bdata((7, 9), lo=0.5, hi=3)
+    for n in UN:
+        if n == "logical_not":
+            continue
+        tf = getattr(torch, n, None) or getattr(F, n)
+        if n == "log1p":  # torch's is inf above half the largest value (ops.h)
+            tf = lambda x: log1p_exact(x.float()).bfloat16()
+        bc(n, tf, getattr(L, "clt_" + n), [sp], signed_zero=n != "gelu")
+        bc(n + " plain", tf, getattr(L, "clt_" + n), [a])
+    bc("softplus", lambda x: F.softplus(x, 1.0, 20.0),
+       lambda p, o: L.clt_softplus(p, 1.0, 20.0, o), [sp])
+    bc("leaky_relu", lambda x: F.leaky_relu(x, 0.1), lambda p, o: L.clt_leaky_relu(p, 0.1, o),
+       [sp])
+    bc("logical_not", torch.logical_not, L.clt_logical_not, [sp], tol="exact")
+    big = torch.tensor([3e38, -3e38, 2e38, 1e-30, 300.0, 2.0]).bfloat16()
+    for n in ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]:
+        tf = getattr(torch, n)
+        bc(n, tf, getattr(L, "clt_" + n), [a, b])
+        bc(n + " special", tf, getattr(L, "clt_" + n), [sp, sp.flip(0).contiguous()])
+        bc(n + " overflow", tf, getattr(L, "clt_" + n), [big, big.flip(0).contiguous()])
+        bc(n + " broadcast", tf, getattr(L, "clt_" + n), [a, b[:1].contiguous()])
+        # promotion: float32 wins, float16 with bfloat16 is float32, integers give bfloat16
+        bc(n + " with float32", tf, getattr(L, "clt_" + n), [a, data((7, 9), torch.float32)],
+           tol="red")
+        bc(n + " with float16", tf, getattr(L, "clt_" + n), [a, _hdata((7, 9), 0.5, 3)],
+           tol="red")
+        bc(n + " with int32", tf, getattr(L, "clt_" + n), [b, data((7, 9), torch.int32, lo=1)])
+        bc(n + " with bool", tf, getattr(L, "clt_" + n), [b, data((7, 9), torch.bool)])
+    for n in ["add", "sub", "mul", "div", "pow"]:
+        for sc in (2.5, -3, 1e5):
+            bc("%s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
+               lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a],
+               f32=True)
+    for n in ["eq", "ne", "lt", "le", "gt", "ge"]:
+        bc(n, getattr(torch, n), getattr(L, "clt_" + n), [sp, sp.flip(1).contiguous()],
+           tol="exact")
+        bc(n + "_scalar", lambda x, n=n: getattr(torch, n)(x, 0.5),
+           lambda p, o, n=n: getattr(L, "clt_%s_scalar" % n)(p, 0.5, o), [a], tol="exact")
+    lo_, hi_ = C.c_double(-1.0), C.c_double(2.0)
+    bc("clamp", lambda x: torch.clamp(x, -1.0, 2.0),
+       lambda p, o: L.clt_clamp(p, C.byref(lo_), C.byref(hi_), o), [sp])
+    # reductions: float32 accumulators (bfloat16 ones would stop at 256)
+    ones = torch.ones(4096).bfloat16()
+    for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
+        tf, cf = getattr(torch, n), getattr(L, "clt_" + n)
+        ex = "exact" if n.startswith("arg") else "ew"
+        br(n, tf, cf, [a if n != "prod" else b[:2].contiguous()], tol=ex)
+        br(n + " dim", lambda x, tf=tf, n=n: tf(x, 1) if n in ("sum", "mean", "prod")
+           else tf(x, 1)[0] if n in ("max", "min") else tf(x, 1),
+           (lambda p, o, cf=n: getattr(L, "clt_%s_dim" % cf)(p, 1, 0, o, None))
+           if n in ("max", "min") else
+           (lambda p, o, cf=n: getattr(L, "clt_%s_dim" % cf)(p, 1, 0, o)), [a], tol=ex)
+        br(n + " nan", tf, cf, [sp], tol=ex)
+    br("sum of 4096 ones", torch.sum, L.clt_sum, [ones])
+    br("sum dim of 4096 ones", lambda x: torch.sum(x.view(64, 64), 1),
+       lambda p, o: L.clt_sum_dim(p, 1, 0, o), [ones.view(64, 64)])
+    br("mean of 1e30s", torch.mean, L.clt_mean, [torch.full((64, 100), 1e30).bfloat16()])
+    for n in ["var", "std"]:
+        tf = getattr(torch, n)
+        br(n, tf, lambda p, o, n=n: getattr(L, "clt_" + n)(p, 1.0, o), [a])
+        br(n + " dim", lambda x, tf=tf: tf(x, 1), lambda p, o, n=n:
+           getattr(L, "clt_%s_dim" % n)(p, 1, 1.0, 0, o), [a])
+    for ordv in (2.0, 1.0, float("inf")):
+        br("norm %r" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_),
+           lambda p, o, o_=ordv: L.clt_vector_norm(p, o_, o), [a])
+        br("norm dim %r" % ordv, lambda x, o_=ordv: torch.linalg.vector_norm(x, o_, 1),
+           lambda p, o, o_=ordv: L.clt_vector_norm_dim(p, o_, 1, 0, o), [a])
+    br("logsumexp", lambda x: torch.logsumexp(x, 1), lambda p, o: L.clt_logsumexp(p, 1, 0, o),
+       [a * 1000])
+    br("cumsum", lambda x: torch.cumsum(x, 1), lambda p, o: L.clt_cumsum(p, 1, o), [a])
+    br("cumsum of ones", lambda x: torch.cumsum(x, 0), lambda p, o: L.clt_cumsum(p, 0, o),
+       [ones[:300].contiguous()], tol="h2")
+    # products: float32 accumulation
+    m1, m2 = _bdata((33, 70), -1, 1), _bdata((70, 19), -1, 1)
+    br("matmul", torch.matmul, L.clt_matmul, [m1, m2], tol="h2")
+    br("matmul K=4096 ones", torch.matmul, L.clt_matmul,
+       [torch.ones(3, 4096).bfloat16(), torch.ones(4096, 2).bfloat16()])
+    br("matmul vec", torch.matmul, L.clt_matmul, [m1, _bdata((70,))], tol="h2")
+    br("matmul transposed", torch.matmul, L.clt_matmul, [In(m1, ("T",)), m2], tol="h2")
+    br("bmm", torch.bmm, L.clt_bmm, [_bdata((3, 5, 40), -1, 1), _bdata((3, 40, 6), -1, 1)],
+       tol="h2")
+    br("addmm", lambda i, x, y: torch.addmm(i, x, y, beta=0.5, alpha=2.0),
+       lambda i, x, y, o: L.clt_addmm(i, x, y, 0.5, 2.0, o), [_bdata((19,)), m1, m2], tol="h2")
+    br("linear", lambda x, w, bb: F.linear(x, w, bb), _linear_c,
+       [m1, _bdata((19, 70), -1, 1), _bdata((19,))], tol="h2")
+    br("conv1d", lambda x, w, bb: F.conv1d(x, w, bb, 1, 1),
+       lambda x, w, bb, o: L.clt_conv1d(x, w, bb, _i64s(1, 1, 1, 1), o),
+       [_bdata((2, 4, 11), -1, 1), _bdata((6, 4, 3), -1, 1), _bdata((6,))], tol="h2")
+    br("conv2d", lambda x, w, bb: F.conv2d(x, w, bb, 1, 1),
+       lambda x, w, bb, o: L.clt_conv2d(x, w, bb, _i64s(1, 1, 1, 1, 1, 1, 1), o),
+       [_bdata((2, 3, 7, 8), -1, 1), _bdata((5, 3, 3, 3), -1, 1), _bdata((5,))], tol="h2")
+    # softmax and norms
+    for d in (0, 1):
+        br("softmax %d" % d, lambda x, d=d: torch.softmax(x, d),
+           lambda p, o, d=d: L.clt_softmax(p, d, o), [a * 5000])
+        br("log_softmax %d" % d, lambda x, d=d: torch.log_softmax(x, d),
+           lambda p, o, d=d: L.clt_log_softmax(p, d, o), [a * 5000])
+    br("softmax wide", lambda x: torch.softmax(x, 1), lambda p, o: L.clt_softmax(p, 1, o),
+       [_bdata((4, 3000))])
+    br("log_softmax wide", lambda x: torch.log_softmax(x, 1),
+       lambda p, o: L.clt_log_softmax(p, 1, o), [_bdata((4, 3000))])
+    ln = (9,)
+    br("layer_norm", lambda x, w, bb: F.layer_norm(x, ln, w, bb),
+       lambda p, w, bb, o: L.clt_layer_norm(p, 1, shape_arr(ln), w, bb, 1e-5, o),
+       [a * 3000, _bdata(ln), _bdata(ln)], tol="h2")
+    br("group_norm", lambda x, w, bb: F.group_norm(x, 2, w, bb),
+       lambda p, w, bb, o: L.clt_group_norm(p, 2, w, bb, 1e-5, o),
+       [_bdata((3, 4, 5)) * 3000, _bdata((4,)), _bdata((4,))], tol="h2")
+    # losses
+    for rn in ("mean", "sum", "none"):
+        br("mse " + rn, lambda x, y, rn=rn: F.mse_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_mse_loss(p, q, RED[rn], o), [a * 100, b])
+        br("l1 " + rn, lambda x, y, rn=rn: F.l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_l1_loss(p, q, RED[rn], o), [a, b])
+        br("smooth_l1 " + rn, lambda x, y, rn=rn: F.smooth_l1_loss(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_smooth_l1_loss(p, q, RED[rn], 1.0, o), [a, b])
+        pr = torch.rand((7, 9), generator=G).bfloat16() * 0.98 + 0.01
+        br("bce " + rn, lambda x, y, rn=rn: F.binary_cross_entropy(x, y, reduction=rn),
+           lambda p, q, o, rn=rn: L.clt_binary_cross_entropy(p, q, None, RED[rn], o),
+           [pr, pr.flip(0).contiguous()])
+        tgt = torch.randint(0, 9, (7,), generator=G)
+        ce = _CEOpts(RED[rn], -100, 0.0, None)
+        br("cross_entropy " + rn, lambda x, t, rn=rn: F.cross_entropy(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_cross_entropy(p, t, C.byref(ce), o), [a * 1000, tgt])
+        br("nll " + rn, lambda x, t, rn=rn: F.nll_loss(x, t, reduction=rn),
+           lambda p, t, o, ce=ce: L.clt_nll_loss(p, t, C.byref(ce), o), [a, tgt])
+    # casts to and from every dtype: round to nearest even (ties to the even
+    # neighbour), float32 subnormals, the largest value and overflow to inf, NaN
+    mx = 3.3895313892515355e38
+    ties = torch.tensor([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, 257.0, 259.0,
+                         mx, (2 - 2 ** -8) * 2.0 ** 127, -(2 - 2 ** -8) * 2.0 ** 127, 3.4e38,
+                         2.0 ** -130, 2.0 ** -134, 3 * 2.0 ** -134, 2.0 ** -126 - 2.0 ** -140,
+                         -2.0 ** -133, float("nan"), float("inf"), -float("inf"), -0.0, 0.1,
+                         1e-40])
+    for dt in (torch.float32, torch.float64, torch.float16):
+        src = ties.to(dt) if dt != torch.float16 else _hdata((5, 7), special=True)
+        bc("cast %s to bfloat16" % dn(dt), lambda x: x.bfloat16(),
+           lambda p, o: L.clt_to_dtype(p, BF16, o), [src], tol="exact")
+    bc("cast float64 to bfloat16, twice rounded", lambda x: x.bfloat16(),
+       lambda p, o: L.clt_to_dtype(p, BF16, o),
+       [torch.tensor([1 + 2 ** -8 + 2 ** -40, 1 + 2 ** -8 - 2 ** -40, 1 + 2 ** -8 + 2 ** -25],
+                     dtype=torch.float64)], tol="exact")
+    for dt in (torch.int32, torch.int64, torch.uint8, torch.bool):
+        src = data((5, 6), dt) if dt != torch.int32 else torch.tensor(
+            [0, 1, -1, 257, 259, 65504, 2 ** 24 + 1, -70000, 2 ** 31 - 1], dtype=dt)
+        if dt == torch.int64:
+            src = torch.tensor([2 ** 40, -3, 4097, 12345678, 2 ** 62], dtype=dt)
+        bc("cast %s to bfloat16" % dn(dt), lambda x: x.bfloat16(),
+           lambda p, o: L.clt_to_dtype(p, BF16, o), [src], tol="exact")
+    fin = torch.tensor([0.0, -0.0, 1.5, -2.5, 3.75, -3.75, 100.0, 255.0, 65536.0, 1e-7,
+                        -1e-7]).bfloat16()
+    for dt in (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64,
+               torch.bool):
+        bc("cast bfloat16 to %s" % dn(dt), lambda x, dt=dt: x.to(dt),
+           lambda p, o, dt=dt: L.clt_to_dtype(p, T2C[dt], o),
+           [ties.bfloat16() if dt in (torch.float32, torch.float64) else fin], tol="exact")
+    bc("cast bfloat16 to uint8", lambda x: x.to(torch.uint8),
+       lambda p, o: L.clt_to_dtype(p, U8, o), [fin.abs()], tol="exact")
+    bc("cast bfloat16 to bfloat16", lambda x: x.clone(), lambda p, o: L.clt_to_dtype(p, BF16, o),
+       [ties.bfloat16()], tol="exact")
+    bc("contiguous of a transpose", lambda x: x.t().contiguous(),
+       lambda p, o: _contig_t(p, o), [sp], tol="exact")
+    for v in (1.0, 1 + 2 ** -8, 3e38, 3.4e38, -0.1, float("nan"), 1e-39):
+        check("bfloat16 full %r" % v, lambda v=v: torch.full((5, 37), v, dtype=b16),
+              lambda o, v=v: L.clt_full(DEV, BF16, 2, shape_arr((5, 37)), v, o), [],
+              tol="exact")
+    # values exact in bfloat16 (past them torch's vectorised arange drifts
+    # from start + i * step in float rounded once, which cltensor gives)
+    for st_, en, sp_ in ((0, 10, 1), (-3, 120, 1.5), (1, 2, 2 ** -7)):
+        check("bfloat16 arange %r %r %r" % (st_, en, sp_),
+              lambda st_=st_, en=en, sp_=sp_: torch.arange(st_, en, sp_, dtype=b16),
+              lambda o, st_=st_, en=en, sp_=sp_: L.clt_arange(DEV, BF16, st_, en, sp_, o), [],
+              tol="exact")
+    idx = torch.tensor([3, 0, 3, 6])
+    gi = torch.randint(0, 7, (4, 9), generator=G)
+    bc("index_select", lambda x, i: torch.index_select(x, 0, i),
+       lambda p, i, o: L.clt_index_select(p, 0, i, o), [sp, idx], tol="exact")
+    bc("gather", lambda x, i: torch.gather(x, 0, i), lambda p, i, o: L.clt_gather(p, 0, i, o),
+       [sp, gi], tol="exact")
+    mask = data((7, 9), torch.bool)
+    bc("masked_fill", lambda x, m: x.masked_fill(m, 0.1),
+       lambda p, m, o: L.clt_masked_fill(p, m, 0.1, o), [a, mask], tol="exact")
+    bc("where", torch.where, L.clt_where, [mask, sp, a], tol="exact")
+    for others in ([b], [data((3, 9), torch.float32)], [data((2, 9), torch.int32)]):
+        ins = [a] + others
+        bc("cat with %s" % dn(others[0].dtype), lambda *ts: torch.cat(ts, 0),
+           lambda *r: L.clt_cat((P * (len(r) - 1))(*r[:-1]), len(r) - 1, 0, r[-1]), ins,
+           tol="exact")
+    for x, y in ((BF16, F16), (BF16, F32), (BF16, F64), (BF16, I32), (BF16, I64), (BF16, U8),
+                 (BF16, BOOL), (BF16, BF16)):
+        want = T2C[torch.promote_types(C2T[x], C2T[y])]
+        ok("bfloat16 promote %d %d" % (x, y), L.clt_promote_types(x, y) == want and
+           L.clt_promote_types(y, x) == want, "got %d, want %d" % (L.clt_promote_types(x, y), want))
+
+
+def _contig_t(p, o):
+    q = P()
+    st = L.clt_transpose(p, 0, 1, C.byref(q))
+    if st == 0:
+        st = L.clt_contiguous(q, o)
+        L.clt_tensor_free(q)
+    return st
+
+
 def pool2():
     """fractional_max_pool2d/3d with _random_samples passed in: values and
     indices equal torch's (the intervals exactly), ratios, unbatched
@@ -12416,13 +12692,24 @@ def _mixture_of(mc, logits, *a):
         L.clt_distribution_free(cat)
         L.clt_distribution_free(comp)
 def half2():
-    """float16 convolutions, pooling, interpolation, padding, unfold/fold
+    """float16 (see _half2)."""
+    _half2(torch.float16)
+
+
+def bfloat16_2():
+    """bfloat16 (see _half2)."""
+    _half2(torch.bfloat16)
+
+
+def _half2(lp):
+    """float16 or bfloat16 (lp) convolutions, pooling, interpolation, padding, unfold/fold
     and grid_sample against torch computing in float32 from the same half
     inputs, rounded to half (torch's GPU kernels accumulate in float32;
     torch 1.13's CPU has no Half kernel for most of these): within one
     rounding of half, and max pooling, padding and nearest modes exact.
     Also the indices of max pooling (int64, exact)."""
     F = torch.nn.functional
+    hd = _hdata if lp == torch.float16 else _bdata
     proto("clt_conv1d", [P, P, P, P, PP])
     proto("clt_conv2d", [P, P, P, P, PP])
     proto("clt_conv3d", [P, P, P, P, PP])
@@ -12448,61 +12735,62 @@ def half2():
 
     def f32(tfn):
         def ref(*ts):
-            r = tfn(*[t.float() if t.dtype == torch.float16 else t for t in ts])
-            return r.half() if r.dtype == torch.float32 else r
+            r = tfn(*[t.float() if t.dtype == lp else t for t in ts])
+            return r.to(lp) if r.dtype == torch.float32 else r
         return ref
 
     def hc(name, tfn, cfn, inputs, tol="ew"):
-        check("half2 " + name, f32(tfn), cfn, inputs, tol=tol)
+        check(("half2 " if lp == torch.float16 else "bfloat16_2 ") + name, f32(tfn), cfn,
+              inputs, tol=tol)
 
     # convolutions: 1-D, 2-D, 3-D, grouped, dilated, strided, transposed
     hc("conv1d g2 d2", lambda x, w, b: F.conv1d(x, w, b, 2, 1, 2, 2),
        lambda x, w, b, o: L.clt_conv1d(x, w, b, _i64s(2, 1, 2, 2), o),
-       [_hdata((2, 4, 13), -1, 1), _hdata((6, 2, 3), -1, 1), _hdata((6,))])
+       [hd((2, 4, 13), -1, 1), hd((6, 2, 3), -1, 1), hd((6,))])
     hc("conv2d", lambda x, w, b: F.conv2d(x, w, b, (2, 1), (1, 2), (1, 2), 1),
        lambda x, w, b, o: L.clt_conv2d(x, w, b, _i64s(2, 1, 1, 2, 1, 2, 1), o),
-       [_hdata((2, 3, 9, 8), -1, 1), _hdata((5, 3, 3, 3), -1, 1), _hdata((5,))])
+       [hd((2, 3, 9, 8), -1, 1), hd((5, 3, 3, 3), -1, 1), hd((5,))])
     hc("conv2d unbatched g3", lambda x, w: F.conv2d(x, w, None, 1, 0, 1, 3),
        lambda x, w, o: L.clt_conv2d(x, w, None, _i64s(1, 1, 0, 0, 1, 1, 3), o),
-       [_hdata((6, 7, 7), -1, 1), _hdata((9, 2, 2, 3), -1, 1)])
+       [hd((6, 7, 7), -1, 1), hd((9, 2, 2, 3), -1, 1)])
     hc("conv2d K=576", lambda x, w: F.conv2d(x, w),
        lambda x, w, o: L.clt_conv2d(x, w, None, None, o),
-       [_hdata((1, 64, 6, 6), -1, 1), _hdata((4, 64, 3, 3), -1, 1)])
+       [hd((1, 64, 6, 6), -1, 1), hd((4, 64, 3, 3), -1, 1)])
     hc("conv3d", lambda x, w, b: F.conv3d(x, w, b, (1, 2, 1), (1, 0, 1)),
        lambda x, w, b, o: L.clt_conv3d(x, w, b, _i64s(1, 2, 1, 1, 0, 1, 1, 1, 1, 1), o),
-       [_hdata((2, 2, 4, 5, 6), -1, 1), _hdata((3, 2, 2, 3, 2), -1, 1), _hdata((3,))])
+       [hd((2, 2, 4, 5, 6), -1, 1), hd((3, 2, 2, 3, 2), -1, 1), hd((3,))])
     hc("conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, 3, 1, 2, 1, 1),
        lambda x, w, b, o: L.clt_conv_transpose1d(x, w, b, _i64s(3, 1, 2, 1, 1), o),
-       [_hdata((2, 3, 6), -1, 1), _hdata((3, 2, 4), -1, 1), _hdata((2,))])
+       [hd((2, 3, 6), -1, 1), hd((3, 2, 4), -1, 1), hd((2,))])
     hc("conv_transpose2d g2", lambda x, w, b: F.conv_transpose2d(x, w, b, 2, (1, 0), 1, 2),
        lambda x, w, b, o: L.clt_conv_transpose2d(x, w, b, _i64s(2, 2, 1, 0, 1, 1, 2, 1, 1), o),
-       [_hdata((2, 4, 5, 4), -1, 1), _hdata((4, 3, 3, 3), -1, 1), _hdata((6,))])
+       [hd((2, 4, 5, 4), -1, 1), hd((4, 3, 3, 3), -1, 1), hd((6,))])
     hc("conv_transpose3d", lambda x, w: F.conv_transpose3d(x, w, None, (1, 2, 1)),
        lambda x, w, o: L.clt_conv_transpose3d(x, w, None,
                                               _i64s(1, 2, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1), o),
-       [_hdata((1, 2, 3, 3, 4), -1, 1), _hdata((2, 3, 2, 2, 3), -1, 1)])
+       [hd((1, 2, 3, 3, 4), -1, 1), hd((2, 3, 2, 2, 3), -1, 1)])
     # pooling
-    x4 = _hdata((2, 3, 9, 8), special=True)
+    x4 = hd((2, 3, 9, 8), special=True)
     hc("max_pool2d ceil dilated", lambda x: F.max_pool2d(x, (3, 2), (2, 1), 1, (1, 2), True),
        lambda x, o: L.clt_max_pool2d(x, _i64s(3, 2), _i64s(2, 1), _i64s(1, 1), _i64s(1, 2), 1, o),
        [x4], tol="exact")
     hc("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, False, False),
        lambda x, o: L.clt_avg_pool2d(x, _i64s(3, 3), _i64s(2, 2), _i64s(1, 1), 0, 0, o),
-       [_hdata((2, 3, 9, 8))])
+       [hd((2, 3, 9, 8))])
     hc("max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1),
-       lambda x, o: L.clt_max_pool1d(x, 3, 2, 1, 1, 0, o), [_hdata((2, 3, 12))], tol="exact")
+       lambda x, o: L.clt_max_pool1d(x, 3, 2, 1, 1, 0, o), [hd((2, 3, 12))], tol="exact")
     hc("avg_pool1d", lambda x: F.avg_pool1d(x, 4, 3, 2, True, True),
-       lambda x, o: L.clt_avg_pool1d(x, 4, 3, 2, 1, 1, o), [_hdata((2, 3, 12))])
+       lambda x, o: L.clt_avg_pool1d(x, 4, 3, 2, 1, 1, o), [hd((2, 3, 12))])
     hc("max_pool3d", lambda x: F.max_pool3d(x, 2, (1, 2, 2), 1),
        lambda x, o: L.clt_max_pool3d(x, _i64s(2, 2, 2), _i64s(1, 2, 2), _i64s(1, 1, 1), None, 0,
-                                     o), [_hdata((2, 2, 4, 5, 6))], tol="exact")
+                                     o), [hd((2, 2, 4, 5, 6))], tol="exact")
     hc("avg_pool3d", lambda x: F.avg_pool3d(x, (2, 3, 2), 2, (1, 1, 0)),
        lambda x, o: L.clt_avg_pool3d(x, _i64s(2, 3, 2), _i64s(2, 2, 2), _i64s(1, 1, 0), 0, 1, o),
-       [_hdata((2, 2, 4, 5, 6))])
+       [hd((2, 2, 4, 5, 6))])
     hc("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (4, 3)),
-       lambda x, o: L.clt_adaptive_avg_pool2d(x, _i64s(4, 3), o), [_hdata((2, 3, 9, 7))])
+       lambda x, o: L.clt_adaptive_avg_pool2d(x, _i64s(4, 3), o), [hd((2, 3, 9, 7))])
     hc("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 4)),
-       lambda x, o: L.clt_adaptive_avg_pool3d(x, _i64s(2, 3, 4), o), [_hdata((1, 2, 5, 6, 7))])
+       lambda x, o: L.clt_adaptive_avg_pool3d(x, _i64s(2, 3, 4), o), [hd((1, 2, 5, 6, 7))])
 
     def amax(x, o):
         i = P()
@@ -12510,12 +12798,12 @@ def half2():
         L.clt_tensor_free(i)
         return st
     hc("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 5)), amax,
-       [_hdata((2, 3, 9, 7))], tol="exact")
+       [hd((2, 3, 9, 7))], tol="exact")
     hc("max_pool2d indices", lambda x: F.max_pool2d(x, 2, 2, return_indices=True)[1],
        lambda x, o: L.clt_max_pool2d_with_indices(x, _i64s(2, 2), None, None, None, 0,
-                                                  P(), o), [_hdata((2, 3, 8, 7))])
+                                                  P(), o), [hd((2, 3, 8, 7))])
     hc("lp_pool2d", lambda x: F.lp_pool2d(x, 2.0, 2),
-       lambda x, o: L.clt_lp_pool2d(x, 2.0, _i64s(2, 2), None, 0, o), [_hdata((2, 3, 6, 6), 0, 2)],
+       lambda x, o: L.clt_lp_pool2d(x, 2.0, _i64s(2, 2), None, 0, o), [hd((2, 3, 6, 6), 0, 2)],
        tol="h2")
     # interpolation
     modes = {"nearest": 0, "bilinear": 1, "nearest-exact": 2, "linear": 3, "bicubic": 4,
@@ -12534,21 +12822,21 @@ def half2():
            F.interpolate(x, size=size, mode=mode, align_corners=align),
            lambda x, o, size=size, mode=mode, align=align:
            L.clt_interpolate_nd(x, _i64s(*size), None, modes[mode], int(bool(align)), 0, o),
-           [_hdata(xs)], tol="exact" if mode.startswith("nearest") else "ew")
+           [hd(xs)], tol="exact" if mode.startswith("nearest") else "ew")
     # padding, unfold, fold, grid_sample
     for mode, cm in (("reflect", 1), ("replicate", 2), ("constant", 0), ("circular", 3)):
         hc("pad %s" % mode, lambda x, mode=mode: F.pad(x, (2, 1, 1, 3), mode=mode),
            lambda x, o, cm=cm: L.clt_pad(x, _i64s(2, 1, 1, 3), 4, cm, 0.0, o),
-           [_hdata((2, 3, 5, 6))], tol="exact")
+           [hd((2, 3, 5, 6))], tol="exact")
     hc("unfold", lambda x: F.unfold(x, (2, 3), padding=(0, 1)),
        lambda x, o: L.clt_unfold(x, _i64s(2, 3), _i64s(1, 1, 0, 1, 1, 1), o),
-       [_hdata((2, 3, 5, 6))], tol="exact")
+       [hd((2, 3, 5, 6))], tol="exact")
     hc("fold", lambda x: F.fold(x, (4, 5), 2),
-       lambda x, o: L.clt_fold(x, _i64s(4, 5), _i64s(2, 2), None, o), [_hdata((2, 12, 12))])
+       lambda x, o: L.clt_fold(x, _i64s(4, 5), _i64s(2, 2), None, o), [hd((2, 12, 12))])
     hc("grid_sample bilinear border", lambda x, g: F.grid_sample(x, g, "bilinear", "border",
                                                                  False),
        lambda x, g, o: L.clt_grid_sample(x, g, 0, 1, 0, o),
-       [_hdata((2, 3, 6, 5)), _hdata((2, 4, 3, 2), -1.1, 1.1)])
+       [hd((2, 3, 6, 5)), hd((2, 4, 3, 2), -1.1, 1.1)])
 def grad2():
     """clamp with tensor bounds and segment_reduce: values, dtypes, errors."""
     f, d = torch.float32, torch.float64
@@ -14710,7 +14998,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr,
-                transforms, nnmisc, dist5, quant]
+                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -284,7 +284,16 @@ static clt_dtype rand_dtype(fz *f)
     return (clt_dtype)pick(f, CLT_DTYPE_COUNT);
 }
 
-static int is_float(clt_dtype d) { return d == CLT_FLOAT32 || d == CLT_FLOAT64 || d == CLT_FLOAT16; }
+static int is_float(clt_dtype d)
+{
+    return d == CLT_FLOAT32 || d == CLT_FLOAT64 || d == CLT_FLOAT16 || d == CLT_BFLOAT16;
+}
+
+/* float16 or bfloat16, for the groups of the 16-bit paths. */
+static clt_dtype rand_low(fz *f)
+{
+    return chance(f, 50) ? CLT_FLOAT16 : CLT_BFLOAT16;
+}
 static int valid_dtype(clt_dtype d) { return (unsigned)d < CLT_DTYPE_COUNT; }
 
 static clt_device *rand_dev(fz *f)
@@ -604,7 +613,8 @@ static int rank(clt_dtype d)
     case CLT_UINT8: return 1;
     case CLT_INT32: return 2;
     case CLT_INT64: return 3;
-    case CLT_FLOAT16: return 4;
+    case CLT_FLOAT16:
+    case CLT_BFLOAT16: return 4;
     case CLT_FLOAT32: return 5;
     default: return 6;
     }
@@ -616,6 +626,8 @@ static clt_dtype promote(clt_dtype a, clt_dtype b)
         return a == CLT_COMPLEX128 || b == CLT_COMPLEX128 || a == CLT_FLOAT64 || b == CLT_FLOAT64
                    ? CLT_COMPLEX128
                    : CLT_COMPLEX64;
+    if (rank(a) == 4 && rank(b) == 4 && a != b)
+        return CLT_FLOAT32; /* float16 with bfloat16 */
     return rank(a) >= rank(b) ? a : b;
 }
 
@@ -3525,13 +3537,13 @@ static clt_tensor *input_near(fz *f, clt_device *dev, int nd, const int64_t *wan
     return near_randn(f, dev, nd, want);
 }
 
-/* x, or (one time in four) a float16 copy of it in its place: the float16
- * paths (in float32, rounded once) of the pooling groups. */
+/* x, or (one time in four) a float16 or bfloat16 copy of it in its place:
+ * the 16-bit paths (in float32, rounded once) of the pooling groups. */
 static clt_tensor *half_at_times(fz *f, clt_tensor *x)
 {
     clt_tensor *h = NULL;
     if (!x || !chance(f, 4) || !is_float(clt_tensor_dtype(x)) ||
-        clt_to_dtype(x, CLT_FLOAT16, &h) != CLT_OK)
+        clt_to_dtype(x, rand_low(f), &h) != CLT_OK)
         return x;
     tfree(f, x, 0); /* x may be a slot's, held by a scope */
     return h;
@@ -3947,9 +3959,9 @@ static void op_misc(fz *f)
     }
     case 1: {
         static const char *names[] = {"float32", "f32", "half", "long", "bool", "", "int8",
-                                      "float32x", NULL};
+                                      "float32x", NULL, "bf16", "bfloat16"};
         clt_dtype d = CLT_DTYPE_COUNT;
-        CALL("clt_dtype_parse", clt_dtype_parse(names[pick(f, 9)], chance(f, 3) ? NULL : &d));
+        CALL("clt_dtype_parse", clt_dtype_parse(names[pick(f, 11)], chance(f, 3) ? NULL : &d));
         if (status_ok(f, st) && !valid_dtype(d))
             die(f, "parsed into %d", (int)d);
         break;
@@ -7583,9 +7595,30 @@ static uint16_t fz_f2h(float x)
     return (uint16_t)(sign | (bits >= 0x7c00u ? 0x7c00u : bits));
 }
 
+/* float32 to bfloat16: NaN to 0x7fc0, else the nearer of the two
+ * neighbours in double, a tie to the even one (2^128 above the largest). */
+static uint16_t fz_f2b(float x)
+{
+    if (isnan(x))
+        return 0x7fc0;
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint16_t lo = (uint16_t)(u >> 16);
+    if ((u & 0xffffu) == 0)
+        return lo;
+    uint32_t lb = (uint32_t)lo << 16, hb = (uint32_t)(lo + 1) << 16;
+    float lf, hf;
+    memcpy(&lf, &lb, sizeof lf);
+    memcpy(&hf, &hb, sizeof hf);
+    double v = fabs((double)x), dl = v - fabs((double)lf);
+    double dh = (isinf(hf) ? 0x1p128 : fabs((double)hf)) - v;
+    return dl < dh || (dl == dh && !(lo & 1)) ? lo : (uint16_t)(lo + 1);
+}
+
 static void op_half(fz *f)
 {
     clt_status st;
+    const clt_dtype lp = rand_low(f);
     clt_device *dev = rand_dev(f);
     clt_device *d = dev ? dev : f->dev[0];
     int64_t shape[2] = {1 + (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 40)};
@@ -7601,28 +7634,30 @@ static void op_half(fz *f)
     if (x == NULL)
         return;
     h = SENT;
-    CALL("clt_to_dtype", clt_to_dtype(x, CLT_FLOAT16, &h));
+    CALL("clt_to_dtype", clt_to_dtype(x, lp, &h));
     if (!outcome(f, st, h)) {
         clt_tensor_free(x);
         return;
     }
-    if (clt_tensor_dtype(h) != CLT_FLOAT16)
-        die(f, "to_dtype(float16) gave %s", clt_dtype_name(clt_tensor_dtype(h)));
+    if (clt_tensor_dtype(h) != lp)
+        die(f, "to_dtype(%s) gave %s", clt_dtype_name(lp), clt_dtype_name(clt_tensor_dtype(h)));
     size_t n = (size_t)(shape[0] * shape[1]);
     float xv[6 * 40];
     uint16_t hv[6 * 40];
     if (clt_tensor_read(x, xv, n * sizeof *xv) == CLT_OK &&
         clt_tensor_read(h, hv, n * sizeof *hv) == CLT_OK)
-        for (size_t i = 0; i < n; i++)
-            if (hv[i] != fz_f2h(xv[i]))
-                die(f, "float32 %a became half %#06x, not %#06x", (double)xv[i], hv[i],
-                    fz_f2h(xv[i]));
+        for (size_t i = 0; i < n; i++) {
+            uint16_t want = lp == CLT_FLOAT16 ? fz_f2h(xv[i]) : fz_f2b(xv[i]);
+            if (hv[i] != want)
+                die(f, "float32 %a became %s %#06x, not %#06x", (double)xv[i], clt_dtype_name(lp),
+                    hv[i], want);
+        }
     int64_t s2[2] = {shape[1], 1 + (int64_t)pick(f, 5)};
     int made = 1;
     switch (pick(f, 7)) {
     case 0: {
         clt_tensor *w = input_near(f, d, 2, s2), *wh = NULL;
-        if (w && clt_to_dtype(w, chance(f, 80) ? CLT_FLOAT16 : clt_tensor_dtype(w), &wh) != CLT_OK)
+        if (w && clt_to_dtype(w, chance(f, 80) ? lp : clt_tensor_dtype(w), &wh) != CLT_OK)
             wh = NULL;
         CALL("clt_matmul", clt_matmul(h, wh, op));
         tfree(f, w, 0);
@@ -7666,7 +7701,7 @@ static void op_half(fz *f)
     default: { /* from float32 leaves through the casts, backward */
         clt_tensor *leaf = NULL, *lh = NULL, *p = NULL, *l = NULL;
         if (clt_detach(x, &leaf) == CLT_OK && clt_set_requires_grad(leaf, 1) == CLT_OK &&
-            clt_to_dtype(leaf, CLT_FLOAT16, &lh) == CLT_OK) {
+            clt_to_dtype(leaf, lp, &lh) == CLT_OK) {
             clt_tensor *lt = NULL;
             CALL("clt_transpose", clt_transpose(lh, 0, 1, &lt));
             if (outcome(f, st, lt)) {
@@ -7689,8 +7724,9 @@ static void op_half(fz *f)
     }
     }
     if (made && result(f, st, op, y)) {
-        if (clt_tensor_dtype(y) != CLT_FLOAT16)
-            die(f, "%s of half gave %s", f->call, clt_dtype_name(clt_tensor_dtype(y)));
+        if (clt_tensor_dtype(y) != lp)
+            die(f, "%s of %s gave %s", f->call, clt_dtype_name(lp),
+                clt_dtype_name(clt_tensor_dtype(y)));
         check_tensor(f, y);
         store(f, y);
     }
@@ -10402,8 +10438,8 @@ static void op_stft(fz *f)
         tfree(f, x, 0);
 }
 
-/* float16 convolutions, pooling, interpolation, padding, unfold and
- * grid_sample (computed in float32, rounded once), forward and backward
+/* float16 and bfloat16 convolutions, pooling, interpolation, padding,
+ * unfold and grid_sample (computed in float32, rounded once), forward and backward
  * from float32 leaves through recorded casts, at times inside an autocast
  * region of the device (float32 operands: products and convolutions give
  * half, softmax and sums float32).  A success of half operands must be
@@ -10421,7 +10457,8 @@ static void op_half2(fz *f)
     int64_t ws[5] = {1 + (int64_t)pick(f, 3), C, 1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 2),
                      1 + (int64_t)pick(f, 2)};
     int autocast = chance(f, 4);
-    clt_dtype dt = autocast ? CLT_FLOAT32 : CLT_FLOAT16;
+    const clt_dtype lp = rand_low(f); /* float16 or bfloat16 */
+    clt_dtype dt = autocast ? CLT_FLOAT32 : lp;
     clt_tensor *x32 = input_near(f, d, nd + 2, xs), *w32 = input_near(f, d, nd + 2, ws);
     clt_tensor *x = NULL, *w = NULL, *leaf = NULL;
     /* x from a float32 leaf that requires grad, through a recorded cast */
@@ -10434,7 +10471,7 @@ static void op_half2(fz *f)
     if (w32 && clt_to_dtype(w32, dt, &w) != CLT_OK)
         w = NULL;
     if (autocast) {
-        CALL("clt_autocast_enter", clt_autocast_enter(d, CLT_FLOAT16));
+        CALL("clt_autocast_enter", clt_autocast_enter(d, lp));
         status_ok(f, st);
     }
     clt_tensor *out = SENT, **op = OUTP(f, &out), *idx = SENT;
@@ -10539,7 +10576,7 @@ static void op_half2(fz *f)
         /* half operands give half; under autocast (float32 operands) the
          * lower-precision list gives half, the rest float32 */
         clt_dtype got = clt_tensor_dtype(out),
-                  want = !autocast || lower ? CLT_FLOAT16 : CLT_FLOAT32;
+                  want = !autocast || lower ? lp : CLT_FLOAT32;
         if (got != want)
             die(f, "%s of %s operands%s gave %s, not %s", f->call, clt_dtype_name(dt),
                 autocast ? " under autocast" : "", clt_dtype_name(got), clt_dtype_name(want));
@@ -10586,11 +10623,12 @@ static clt_tensor *ac_operand(fz *f, clt_device *d, int nd, const int64_t *shape
     return t;
 }
 
-/* Whether autocast on d may cast t: float16 or float32 on d. */
+/* Whether autocast on d may cast t: float16, bfloat16 or float32 on d. */
 static int ac_eligible(const clt_tensor *t, const clt_device *d)
 {
     return t && clt_tensor_device(t) == d &&
-           (clt_tensor_dtype(t) == CLT_FLOAT16 || clt_tensor_dtype(t) == CLT_FLOAT32);
+           (clt_tensor_dtype(t) == CLT_FLOAT16 || clt_tensor_dtype(t) == CLT_BFLOAT16 ||
+            clt_tensor_dtype(t) == CLT_FLOAT32);
 }
 
 /* The cast cache and the rest of autocast's lists: a region on a device
@@ -10620,7 +10658,8 @@ static void op_autocast2(fz *f)
         return;
     if (chance(f, 85) && clt_set_requires_grad(w, 1) != CLT_OK && !f->host_limited)
         die(f, "a float32 leaf refused requires_grad");
-    CALL("clt_autocast_enter", clt_autocast_enter(d, CLT_FLOAT16));
+    const clt_dtype lp = rand_low(f); /* the region's dtype */
+    CALL("clt_autocast_enter", clt_autocast_enter(d, lp));
     if (!status_ok(f, st)) {
         tfree(f, w, 0);
         return;
@@ -10630,7 +10669,7 @@ static void op_autocast2(fz *f)
     for (int n = 1 + (int)pick(f, 5); n > 0; n--) {
         if (depth == 1 && chance(f, 15)) {
             int off = chance(f, 40);
-            CALL("clt_autocast_enter", clt_autocast_enter(off ? NULL : d, CLT_FLOAT16));
+            CALL("clt_autocast_enter", clt_autocast_enter(off ? NULL : d, lp));
             if (status_ok(f, st)) {
                 depth = 2;
                 on = !off;
@@ -10770,17 +10809,16 @@ static void op_autocast2(fz *f)
             clt_set_grad_enabled(prev);
         if (made) {
             check_tensor(f, out);
-            int all = 1, any32 = 0, some = 0;
+            int all = 1, some = 0;
+            clt_dtype widest = lp; /* torch's promote_type over the eligible operands */
             for (int i = 0; i < 4; i++)
                 if (ins[i]) {
                     some = 1;
                     all = all && ac_eligible(ins[i], d);
-                    any32 = any32 || clt_tensor_dtype(ins[i]) == CLT_FLOAT32;
+                    widest = promote(widest, clt_tensor_dtype(ins[i]));
                 }
             if (on && some && all) {
-                clt_dtype want = kind == 0   ? CLT_FLOAT16
-                                 : kind == 1 ? CLT_FLOAT32
-                                             : (any32 ? CLT_FLOAT32 : CLT_FLOAT16);
+                clt_dtype want = kind == 0 ? lp : kind == 1 ? CLT_FLOAT32 : widest;
                 if (clt_tensor_dtype(out) != want)
                     die(f, "%s under autocast gave %s, not %s", name,
                         clt_dtype_name(clt_tensor_dtype(out)), clt_dtype_name(want));

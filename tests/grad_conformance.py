@@ -5457,10 +5457,10 @@ for n_ in ("fftshift", "ifftshift"):
                                            _ints(*d) if d else None),
              [rng.standard_normal((3, 4, 5))])
 
-# ---- half: float16 gradients against torch computing the same in float32, the
-# gradients rounded to half.  cltensor runs the ops on float16 tensors (products,
+# ---- half: float16 (and bfloat16) gradients against torch computing the same in
+# float32, the gradients rounded to half (bfloat16).  cltensor runs the ops on float16 tensors (products,
 # norms and losses accumulate in float32 inside); tolerance: a few half ulps.
-F16_ = 2
+F32_, F16_, BF16_ = 0, 2, 9
 proto("clt_to_dtype", [P, C.c_int, PP])
 proto("clt_matmul", [P, P, PP])
 proto("clt_relu", [P, PP])
@@ -5470,43 +5470,68 @@ proto("clt_mse_loss", [P, P, C.c_int, PP])
 
 
 def half_case(name, tfn, cfn, inputs):
+    """The case in float16, then in bfloat16 (gradients rounded to it; a
+    few bfloat16 ulps)."""
+    _lowp_case(F16_, name, tfn, cfn, inputs)
+    _lowp_case(BF16_, name, tfn, cfn, inputs)
+
+
+def _lowp_case(lp, name, tfn, cfn, inputs):
     global passed, failed
-    hs = [np.asarray(a, dtype=np.float16) for a in inputs]
-    tx = [torch.tensor(h.astype(np.float32), requires_grad=True) for h in hs]
+    bf = lp == BF16_
+    tdt = torch.bfloat16 if bf else torch.float16
+    label = "bfloat16" if bf else "half"
+    # the inputs as lp holds them, in float32 for torch
+    hs = [torch.tensor(np.asarray(a, dtype=np.float32)).to(tdt).float().numpy() for a in inputs]
+    tx = [torch.tensor(h, requires_grad=True) for h in hs]
     ty = tfn(*tx)
-    w = torch.linspace(0.5, 1.5, ty.numel()).reshape(ty.shape).half()
-    (ty * w.float()).sum().backward()
+    w = torch.linspace(0.5, 1.5, ty.numel()).reshape(ty.shape).to(tdt).float()
+    (ty * w).sum().backward()
     L.clt_scope_begin()
     try:
-        cx = [up(h, F16_) for h in hs]
+        cx = [_lowp_up(h, lp) for h in hs]
         for c in cx:
             assert L.clt_set_requires_grad(c, 1) == 0
         cy = cfn(*cx)
-        loss = call("clt_sum", call("clt_mul", cy, up(w.numpy(), F16_)))
+        loss = call("clt_sum", call("clt_mul", cy, _lowp_up(w.numpy(), lp)))
         if L.clt_backward(loss, None, 0) != 0:
             raise RuntimeError(L.clt_last_error().decode())
         bad = []
         for i, c in enumerate(cx):
             g = P()
             assert L.clt_grad(c, C.byref(g)) == 0 and g.value, "no gradient"
-            want = tx[i].grad.half().float().numpy().ravel().astype(np.float64)
+            want = tx[i].grad.to(tdt).float().numpy().ravel().astype(np.float64)
             got = down(_as64(g), want.size)
             L.clt_tensor_free(g)
             scale = max(1.0, float(np.abs(want).max()))
-            same = np.isclose(got, want, rtol=4e-3, atol=2e-3 * scale, equal_nan=True)
+            rtol, atol = (3e-2, 1.6e-2) if bf else (4e-3, 2e-3)
+            same = np.isclose(got, want, rtol=rtol, atol=atol * scale, equal_nan=True)
             if not same.all():
                 k = int(np.argmin(same))
                 bad.append("input %d element %d: cltensor %r, torch %r" % (i, k, got[k], want[k]))
         if bad:
             failed += 1
-            print("FAIL half %s: %s" % (name, "; ".join(bad)))
+            print("FAIL %s %s: %s" % (label, name, "; ".join(bad)))
         else:
             passed += 1
     except Exception as e:
         failed += 1
-        print("FAIL half %s: %s" % (name, e))
+        print("FAIL %s %s: %s" % (label, name, e))
     finally:
         L.clt_scope_end()
+
+
+def _lowp_up(a, lp):
+    """float32 values (already lp's) as an lp tensor: float16 directly,
+    bfloat16 through a cast of a float32 upload (exact)."""
+    if lp == F16_:
+        return up(np.asarray(a, dtype=np.float16), F16_)
+    f = up(np.asarray(a, dtype=np.float32), F32_)
+    out = P()
+    st = L.clt_to_dtype(f, BF16_, C.byref(out))
+    L.clt_tensor_free(f)
+    assert st == 0, L.clt_last_error()
+    return out
 
 
 def _as64(g):

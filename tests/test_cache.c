@@ -163,6 +163,7 @@ Test(cache, a_small_fill_builds_nothing)
             case CLT_FLOAT32: one = *(const float *)p == 1.0f; break;
             case CLT_FLOAT64: one = *(const double *)p == 1.0; break;
             case CLT_FLOAT16: one = *(const uint16_t *)p == 0x3c00; break;
+            case CLT_BFLOAT16: one = *(const uint16_t *)p == 0x3f80; break;
             case CLT_INT32: one = *(const int32_t *)p == 1; break;
             case CLT_INT64: one = *(const int64_t *)p == 1; break;
             case CLT_UINT8:

@@ -132,7 +132,8 @@ CLT_API const char *clt_cl_error_name(int cl_error);
  * clt_free".  NULL does nothing. */
 CLT_API void clt_free(void *ptr);
 
-/* Element types.  Names and promotion follow PyTorch. */
+/* Element types.  Names and promotion follow PyTorch.  New dtypes are
+ * appended, so a dtype's value never changes (CLT_BFLOAT16 is 9). */
 #define CLT_DTYPE_MAP(X)                                                     \
     X(FLOAT32, float32, 4)                                                   \
     X(FLOAT64, float64, 8)                                                   \
@@ -142,7 +143,8 @@ CLT_API void clt_free(void *ptr);
     X(UINT8, uint8, 1)                                                       \
     X(BOOL, bool, 1)                                                         \
     X(COMPLEX64, complex64, 8)                                               \
-    X(COMPLEX128, complex128, 16)
+    X(COMPLEX128, complex128, 16)                                            \
+    X(BFLOAT16, bfloat16, 2)
 
 /* Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128) store each element as its
  * real part followed by its imaginary part (float32 or float64), as numpy,
@@ -159,7 +161,29 @@ CLT_API void clt_free(void *ptr);
  * clt_sigmoid), clt_pow and the other ops that cltensor/fft.h lists, with
  * their gradients.  Every other op refuses a complex operand with
  * CLT_ERR_DTYPE_UNSUPPORTED ("... is not implemented for complex
- * dtypes"). */
+ * dtypes").
+ *
+ * bfloat16 (CLT_BFLOAT16, torch.bfloat16) is float32's upper 16 bits: 8
+ * exponent bits (float32's range, largest finite 3.3895e38, eps 2^-7), 7
+ * fraction bits.  Like float16 it is a storage format on every device:
+ * kernels widen it to float32 exactly, compute in float32 and round the
+ * result to nearest, ties to even, NaN kept a NaN (0x7fc0), as torch's
+ * round_to_nearest_even; a float64 value goes through float32 first (two
+ * roundings, as c10::BFloat16).  Promotion as torch: with an integer or
+ * bool it stays bfloat16, with float16 it is float32, with float32 or
+ * float64 the wider, and a Python-float scalar keeps it.  It goes where
+ * float16 goes (every op that takes float16 takes bfloat16 and rounds to
+ * it, the float16 paths through float32 included: products, convolutions,
+ * pooling, norms, losses; autocast with clt_autocast_enter(dev,
+ * CLT_BFLOAT16)), and is refused with CLT_ERR_DTYPE_UNSUPPORTED where
+ * float16 is (linalg decompositions, FFTs and stft, reflect/replicate pad,
+ * complex operands, GradScaler's gradients) and by .npy files, which have
+ * no bfloat16.  clt_tensor_from_host and clt_tensor_read move the raw 16
+ * bits (torch's .view(torch.int16)); clt_tensor_item gives the value.
+ * safetensors "BF16", torch's BFloat16Storage and DLPack's kDLBfloat 16
+ * carry it.  Differences from torch: results are rounded once from
+ * float32 everywhere (torch's CPU computes a few ops, arange among them,
+ * in bfloat16 steps, and may land one ulp away). */
 
 typedef enum clt_dtype {
 #define CLT_DTYPE_ENUM_(up, low, size) CLT_##up,
@@ -176,7 +200,8 @@ CLT_API const char *clt_dtype_name(clt_dtype dtype);
 CLT_API size_t clt_dtype_size(clt_dtype dtype);
 
 /* Parses "float32" (also "float", "f32", "double", "half", "int", "long",
- * "bool", ...).  CLT_ERR_INVALID_ARGUMENT for anything else. */
+ * "bool", "bfloat16", "bf16", ...).  CLT_ERR_INVALID_ARGUMENT for anything
+ * else. */
 CLT_API clt_status clt_dtype_parse(const char *name, clt_dtype *out);
 
 /* Largest number of dimensions a tensor may have. */

@@ -105,7 +105,8 @@ CLT_API const char *clt_device_name(const clt_device *dev);
  * kernels load it with vload_half, compute in float32 and store with
  * vstore_half_rte (round to nearest even), which OpenCL has without
  * cl_khr_fp16 (DeviceInfo's fp16 says whether the device has the
- * extension; no kernel computes in half). */
+ * extension; no kernel computes in half).  bfloat16 too: kernels shift its
+ * 16 bits into a float32 and round back with integer operations. */
 CLT_API int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype);
 
 /* Waits until every operation queued on the device has completed.

@@ -8,8 +8,8 @@
  * portably, so both directions copy through host memory (kDLCPU):
  * clt_to_dlpack reads the tensor back (it waits), clt_from_dlpack uploads.
  *
- * dtypes: float32, float64, float16 (kDLFloat 32, 64, 16), int32, int64
- * (kDLInt 32, 64), uint8 (kDLUInt 8), and bool as kDLBool 8 where the
+ * dtypes: float32, float64, float16 (kDLFloat 32, 64, 16), bfloat16
+ * (kDLBfloat 16), int32, int64 (kDLInt 32, 64), uint8 (kDLUInt 8), and bool as kDLBool 8 where the
  * DLPack header has it (0.8 and later), always with lanes 1.
  */
 #ifndef CLTENSOR_DLPACK_H
@@ -39,8 +39,8 @@ CLT_API clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out);
  * contiguous tensor on dev.  src stays the caller's: this function does
  * not call its deleter, and src may be deleted as soon as it returns.
  * Refused with CLT_ERR_INVALID_ARGUMENT: another device type, lanes other
- * than 1, a dtype code and width cltensor does not have (bfloat16,
- * complex, int8, ...), more than CLT_MAX_DIMS dimensions, a negative size,
+ * than 1, a dtype code and width cltensor does not have (complex, int8,
+ * ...), more than CLT_MAX_DIMS dimensions, a negative size,
  * NULL data or shape where elements exist, bool bytes other than 0 and 1,
  * strides or a byte_offset that put elements past the int64 range of byte
  * distances or around the end of the address space ("storage size

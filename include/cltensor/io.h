@@ -33,8 +33,11 @@
  * wrong.  On failure nothing was changed (and the outputs are NULL, as
  * common.h says).
  *
- * The dtypes are cltensor's seven: safetensors F32, F64, F16, I32, I64,
- * U8, BOOL; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1', '|b1'.
+ * The dtypes are cltensor's real ones: safetensors F32, F64, F16, I32,
+ * I64, U8, BOOL, BF16; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1',
+ * '|b1' (and complex '<c8', '<c16'); numpy has no bfloat16, so
+ * clt_save_npy refuses it (CLT_ERR_DTYPE_UNSUPPORTED, as torch's .numpy()
+ * raises): convert to float32 first.
  * Tensors are saved little-endian and row-major (C order) in both
  * formats; .npy files in the other byte order or in Fortran order load
  * too (see clt_load_npy).  A dtype the device cannot hold (float64
@@ -382,7 +385,8 @@ CLT_API clt_status clt_averaged_model_load_torch(clt_averaged_model *a, const ch
 
 /* Writes t to `path` as a NumPy .npy file (format 1.0, C order, the
  * header numpy.save writes), as np.save(path, t.numpy()) would.  A 0-d
- * tensor has shape ().  Errors: CLT_ERR_NULL_ARGUMENT, CLT_ERR_IO. */
+ * tensor has shape ().  Errors: CLT_ERR_NULL_ARGUMENT, CLT_ERR_IO,
+ * CLT_ERR_DTYPE_UNSUPPORTED for bfloat16 (no .npy form). */
 CLT_API clt_status clt_save_npy(const char *path, const clt_tensor *t);
 
 /* Reads the .npy file `path` (format 1.0, 2.0 or 3.0) into a new tensor on
@@ -443,11 +447,11 @@ CLT_API clt_status clt_save_npy_host(const char *path, const clt_array_spec *a);
  * state_dict (pickle protocol 2, and protocols up to 5's framing and short
  * strings) and the globals collections.OrderedDict,
  * torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and torch's
- * storage types of the nine dtypes (torch.FloatStorage, DoubleStorage,
+ * storage types of the ten dtypes (torch.FloatStorage, DoubleStorage,
  * HalfStorage, IntStorage, LongStorage, ByteStorage, BoolStorage,
- * ComplexFloatStorage, ComplexDoubleStorage).  Any
+ * ComplexFloatStorage, ComplexDoubleStorage, BFloat16Storage).  Any
  * other global (os.system, ...) is refused naming it, as are other
- * dtypes (bfloat16, int8, ...), a value that is no tensor (a nested dict:
+ * dtypes (int8, int16, ...), a value that is no tensor (a nested dict:
  * save the state_dict itself), a key given twice, and files older than
  * torch 1.6 (a bare pickle).  Tensors may be views of a storage shared
  * with others (offsets, strides, non-contiguous, expanded): each loads

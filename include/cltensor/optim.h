@@ -737,7 +737,12 @@ CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn
 
 /* ---- mixed precision: autocast and GradScaler (torch.cuda.amp) ----------- */
 
-/* torch.autocast("cuda", torch.float16) on device: opens a region of the
+/* torch.autocast("cuda", torch.float16) on device (or, with dtype
+ * CLT_BFLOAT16, torch.autocast(dtype=torch.bfloat16): the same lists, with
+ * bfloat16 wherever float16 is named below; a float16 operand of the
+ * lower-precision list is cast to bfloat16 then, and the promote list
+ * gives float32 for float16 with bfloat16, as torch's promote_type): opens
+ * a region of the
  * calling thread (regions nest; each thread has its own, as torch's
  * thread-local state) in which ops on tensors of device cast their
  * operands as torch 1.13's CUDA autocast does, then run as usual:
@@ -786,7 +791,7 @@ CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn
  * to an op that records.  Ops an autocast op calls inside itself are not
  * cast again.  device NULL opens a region with autocast off (torch's
  * enabled=False; its casts stay cached for the region around it).  dtype
- * must be CLT_FLOAT16 (CLT_ERR_INVALID_ARGUMENT otherwise); more than 64
+ * must be CLT_FLOAT16 or CLT_BFLOAT16 (CLT_ERR_INVALID_ARGUMENT otherwise); more than 64
  * nested regions are CLT_ERR_INVALID_ARGUMENT.  Backward passes run the
  * formulas in the dtypes the forward recorded. */
 CLT_API clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype);
@@ -806,7 +811,9 @@ CLT_API int clt_autocast_is_enabled(const clt_device *device);
  * cast to float16 with clt_to_dtype, which records the cast, so gradients
  * come back in float32); it guards training in any dtype against
  * overflow all the same (an inf or NaN gradient skips the step and backs
- * the scale off); unscale refuses float16 gradients, as torch's.  Its
+ * the scale off); unscale refuses float16 gradients, as torch's, and
+ * bfloat16 ones too (keep master weights float32; bfloat16 needs no
+ * scaler, its range is float32's).  Its
  * settings, CLT_GRAD_SCALER_DEFAULTS
  * torch's: init_scale 65536, growth_factor 2, backoff_factor 0.5,
  * growth_interval 2000, enabled 1.  With enabled 0 every call below is the

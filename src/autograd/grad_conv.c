@@ -272,7 +272,7 @@ static clt_status half_conv(const char *fn, bool transposed, const clt_tensor *i
 
 static bool all_half(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
 {
-    return x->dtype == CLT_FLOAT16 && w->dtype == CLT_FLOAT16 && (!b || b->dtype == CLT_FLOAT16);
+    return clt__dtype_is_half(x->dtype) && w->dtype == x->dtype && (!b || b->dtype == x->dtype);
 }
 
 /* A convolution of nd (2 or 3) spatial dims, batched or not, recorded. */
@@ -489,7 +489,7 @@ static clt_status half_conv(const char *fn, bool transposed, const clt_tensor *i
     clt__autocast_suspend(0);
     clt_tensor_free(ww);
     clt_tensor_free(bw);
-    return clt__half_finish(fn, st, xw, r, out, NULL);
+    return clt__half_finish(fn, input->dtype, st, xw, r, out, NULL);
 }
 
 clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,

@@ -111,7 +111,7 @@ static clt_status half_cross_entropy(bool nll, const clt_tensor *x, const clt_te
         o = *opts;
     clt_tensor *xw = NULL, *tw = NULL, *ww = NULL, *r = NULL;
     clt_status st = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &xw);
-    if (st == CLT_OK && target->dtype == CLT_FLOAT16)
+    if (st == CLT_OK && target->dtype == x->dtype)
         st = clt__to_dtype_rec(fn, target, CLT_FLOAT32, &tw);
     if (st == CLT_OK && o.weight)
         st = clt__to_dtype(o.weight, CLT_FLOAT32, &ww, fn);
@@ -119,7 +119,7 @@ static clt_status half_cross_entropy(bool nll, const clt_tensor *x, const clt_te
     if (st == CLT_OK)
         st = cross_entropy(nll, xw, tw ? tw : target, &o, &r);
     if (st == CLT_OK)
-        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+        st = clt__to_dtype_rec(fn, r, x->dtype, out);
     clt_tensor_free(xw);
     clt_tensor_free(tw);
     clt_tensor_free(ww);
@@ -131,9 +131,9 @@ static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor 
                                 const clt_cross_entropy_opts *opts, clt_tensor **out)
 {
     static const clt_cross_entropy_opts defaults = CLT_CROSS_ENTROPY_DEFAULTS;
-    if (out && x && target && x->dtype == CLT_FLOAT16 &&
-        (target->dtype == CLT_FLOAT16 || !clt__dtype_is_float(target->dtype)) &&
-        (opts == NULL || opts->weight == NULL || opts->weight->dtype == CLT_FLOAT16)) {
+    if (out && x && target && clt__dtype_is_half(x->dtype) &&
+        (target->dtype == x->dtype || !clt__dtype_is_float(target->dtype)) &&
+        (opts == NULL || opts->weight == NULL || opts->weight->dtype == x->dtype)) {
         clt_status st = clt__weight_without_grad(opts ? opts->weight : NULL, "weight",
                                                  nll ? "clt_nll_loss" : "clt_cross_entropy", out);
         return st != CLT_OK ? st : half_cross_entropy(nll, x, target, opts, out);
@@ -435,7 +435,7 @@ static clt_status half_pointwise(int kind, const char *name, const clt_tensor *x
                                  const clt_tensor *y, const clt_tensor *pw, double prm,
                                  clt_reduction reduction, clt_tensor **out)
 {
-    static const char fn[] = "float16 loss";
+    static const char fn[] = "16-bit float loss";
     clt_tensor *w[3] = {NULL, NULL, NULL}, *r = NULL;
     *out = NULL;
     clt_status st = clt__to_dtype_rec(fn, x, CLT_FLOAT32, &w[0]);
@@ -446,7 +446,7 @@ static clt_status half_pointwise(int kind, const char *name, const clt_tensor *x
     if (st == CLT_OK)
         st = pointwise(kind, name, w[0], w[1], w[2], prm, reduction, &r);
     if (st == CLT_OK)
-        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+        st = clt__to_dtype_rec(fn, r, x->dtype, out);
     for (int i = 0; i < 3; i++)
         clt_tensor_free(w[i]);
     clt_tensor_free(r);
@@ -458,8 +458,8 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
                             clt_tensor **out)
 {
     clt_status st = CLT_OK;
-    if (x && y && x->dtype == CLT_FLOAT16 && y->dtype == CLT_FLOAT16 &&
-        (pw == NULL || pw->dtype == CLT_FLOAT16) && out)
+    if (x && y && clt__dtype_is_half(x->dtype) && y->dtype == x->dtype &&
+        (pw == NULL || pw->dtype == x->dtype) && out)
         return half_pointwise(kind, name, x, y, pw, prm, reduction, out);
     if (kind == CLT__LOSS_BCE_PROB)
         st = clt__weight_without_grad(pw, "weight", "clt_binary_cross_entropy", out);

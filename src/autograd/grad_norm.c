@@ -30,13 +30,13 @@ static clt_status norm_forward(const clt_tensor *a, double ord, int dim, int kee
 {
     clt_status st = CLT_OK;
     clt_tensor *t = NULL, *u = NULL;
-    if (a->dtype == CLT_FLOAT16) {
+    if (clt__dtype_is_half(a->dtype)) {
         /* In float32 and rounded once, as torch's GPU kernels accumulate:
          * the squares of half values past 256 overflow half, and a sum
          * of 4096 squares of 10 does too. */
         CLT__TRY(clt__to_dtype(a, CLT_FLOAT32, &t, fn));
         CLT__TRY(norm_forward(t, ord, dim, keepdim, &u, fn));
-        CLT__TRY(clt__to_dtype(u, CLT_FLOAT16, out, fn));
+        CLT__TRY(clt__to_dtype(u, a->dtype, out, fn));
         goto done;
     }
     if (ord == 2) {

@@ -347,17 +347,17 @@ clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(kernel, fn);
-    if (input->dtype == CLT_FLOAT16) {
+    if (clt__dtype_is_half(input->dtype)) {
         /* in float32 (the samples too, as the input's dtype), rounded to half */
         clt_tensor *xw = NULL, *sw = NULL, *r = NULL;
         clt_status hs = clt__to_dtype_rec(fn, input, CLT_FLOAT32, &xw);
-        if (hs == CLT_OK && samples && samples->dtype == CLT_FLOAT16)
+        if (hs == CLT_OK && samples && samples->dtype == input->dtype)
             hs = clt__to_dtype(samples, CLT_FLOAT32, &sw, fn);
         if (hs == CLT_OK)
             hs = clt__fractional_max_pool_rec(fn, nd, xw, kernel, output_size, output_ratio,
                                               sw ? sw : samples, gen, &r, indices);
         clt_tensor_free(sw);
-        return clt__half_finish(fn, hs, xw, r, out, indices);
+        return clt__half_finish(fn, input->dtype, hs, xw, r, out, indices);
     }
     frac f;
     memset(&f, 0, sizeof f);

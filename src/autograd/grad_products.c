@@ -237,7 +237,7 @@ static clt_status addprod(const char *fn, const char *node, const clt_tensor *in
                         clt_dtype_name(input->dtype), clt_dtype_name(m1->dtype));
         goto done;
     }
-    if (m1->dtype == CLT_FLOAT16 && m2->dtype == CLT_FLOAT16) {
+    if (clt__dtype_is_half(m1->dtype) && m2->dtype == m1->dtype) {
         CLT__TRY(clt__to_dtype(input, CLT_FLOAT32, &w[0], fn));
         CLT__TRY(clt__to_dtype(m1, CLT_FLOAT32, &w[1], fn));
         CLT__TRY(clt__to_dtype(m2, CLT_FLOAT32, &w[2], fn));
@@ -259,7 +259,7 @@ static clt_status addprod(const char *fn, const char *node, const clt_tensor *in
     else if ((st = clt__mul_scalar_in(fn, e, beta, &s)) == CLT_OK)
         st = clt__axpy_into(NULL, s, p, alpha, dst, fn);
     if (st == CLT_OK && dst != out)
-        st = clt__to_dtype(*dst, CLT_FLOAT16, out, fn);
+        st = clt__to_dtype(*dst, m1->dtype, out, fn);
 done:
     clt_tensor_free(p);
     clt_tensor_free(e);

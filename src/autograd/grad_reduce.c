@@ -796,7 +796,10 @@ clt_status clt_cummin(const clt_tensor *a, int dim, clt_tensor **values, clt_ten
  * lowest). */
 static double lowest(clt_dtype dt)
 {
-    return dt == CLT_FLOAT64 ? -DBL_MAX : dt == CLT_FLOAT16 ? -65504.0 : -FLT_MAX;
+    return dt == CLT_FLOAT64    ? -DBL_MAX
+           : dt == CLT_FLOAT16  ? -65504.0
+           : dt == CLT_BFLOAT16 ? -3.3895313892515355e38
+                                : -FLT_MAX;
 }
 
 /* log(|g|) where g has the sign `sign`, the dtype's lowest value elsewhere;

@@ -153,7 +153,7 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(grid, fn);
-    if (input->dtype == CLT_FLOAT16 && grid->dtype == CLT_FLOAT16) {
+    if (clt__dtype_is_half(input->dtype) && grid->dtype == input->dtype) {
         /* in float32 from the widened operands, rounded to half once */
         clt_tensor *xw = NULL, *gw = NULL, *r = NULL;
         clt_status hs = clt__to_dtype_rec(fn, input, CLT_FLOAT32, &xw);
@@ -162,7 +162,7 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
         if (hs == CLT_OK)
             hs = clt_grid_sample(xw, gw, mode, padding_mode, align_corners, &r);
         clt_tensor_free(gw);
-        return clt__half_finish(fn, hs, xw, r, out, NULL);
+        return clt__half_finish(fn, input->dtype, hs, xw, r, out, NULL);
     }
     clt_status st = clt__grid_sample_check(input, grid, (int)mode, (int)padding_mode, fn);
     if (st != CLT_OK)

@@ -179,9 +179,9 @@ static clt_status poly_scalar(const char *fn, const char *name, int op, const cl
         return st;
     CLT__REQUIRE_ARG(x, fn);
     clt_tensor *tn = NULL;
-    /* n as torch's wrapped number: in x's floating dtype (float16 too),
-     * float32 for integer x */
-    clt_dtype nt = x->dtype == CLT_FLOAT64 || x->dtype == CLT_FLOAT16 ? x->dtype : CLT_FLOAT32;
+    /* n as torch's wrapped number: in x's floating dtype (float16 and
+     * bfloat16 too), float32 for integer x */
+    clt_dtype nt = x->dtype == CLT_FLOAT64 || clt__dtype_is_half(x->dtype) ? x->dtype : CLT_FLOAT32;
     st = clt__full(x->dev, nt, 0, NULL, n, &tn);
     if (st == CLT_OK)
         st = clt__special2_in(fn, op, false, x, tn, out);

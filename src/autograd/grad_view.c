@@ -241,11 +241,11 @@ clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtyp
     return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
 }
 
-clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_tensor *hr,
-                            clt_tensor **out, clt_tensor **extra)
+clt_status clt__half_finish(const char *fn, clt_dtype dt, clt_status st, clt_tensor *hx,
+                            clt_tensor *hr, clt_tensor **out, clt_tensor **extra)
 {
     if (st == CLT_OK)
-        st = clt__to_dtype_rec(fn, hr, CLT_FLOAT16, out);
+        st = clt__to_dtype_rec(fn, hr, dt, out);
     clt_tensor_free(hx);
     clt_tensor_free(hr);
     if (st != CLT_OK && extra) {
@@ -258,34 +258,38 @@ clt_status clt__half_finish(const char *fn, clt_status st, clt_tensor *hx, clt_t
 /* ---- autocast's casts ----------------------------------------------------------------- */
 
 /* Whether t is an operand autocast may cast on dev: floating below
- * float64 (float16 or float32, torch's is_eligible). */
+ * float64 (float16, bfloat16 or float32, torch's is_eligible). */
 static bool eligible(const clt_device *dev, const clt_tensor *t)
 {
-    return t != NULL && t->dev == dev && (t->dtype == CLT_FLOAT16 || t->dtype == CLT_FLOAT32);
+    return t != NULL && t->dev == dev &&
+           (clt__dtype_is_half(t->dtype) || t->dtype == CLT_FLOAT32);
 }
 
 /* The dtype autocast casts t to for an op of kind, or t's own; widest: the
- * promote list's dtype (float32 when an operand is, else float16). */
+ * promote list's dtype (the autocast dtype promoted with every eligible
+ * operand's, as torch's promote_type: float32 when an operand is float32
+ * or the other 16-bit dtype). */
 static clt_dtype autocast_target(clt__ac_kind kind, const clt_device *dev, clt_dtype lower,
                                  clt_dtype widest, const clt_tensor *t)
 {
     if (!eligible(dev, t))
         return t ? t->dtype : CLT_FLOAT32;
-    if (kind == CLT__AC_LOWER && t->dtype == CLT_FLOAT32)
+    if (kind == CLT__AC_LOWER)
         return lower;
-    if (kind == CLT__AC_FLOAT32 && t->dtype == CLT_FLOAT16)
+    if (kind == CLT__AC_FLOAT32)
         return CLT_FLOAT32;
     if (kind == CLT__AC_PROMOTE)
         return widest;
     return t->dtype;
 }
 
-static clt_dtype widest_of(const clt_device *dev, int n, const clt_tensor *const *in)
+static clt_dtype widest_of(const clt_device *dev, clt_dtype lower, int n,
+                           const clt_tensor *const *in)
 {
-    clt_dtype w = CLT_FLOAT16;
+    clt_dtype w = lower;
     for (int i = 0; i < n; i++)
-        if (eligible(dev, in[i]) && in[i]->dtype == CLT_FLOAT32)
-            w = CLT_FLOAT32;
+        if (eligible(dev, in[i]))
+            w = clt_promote_types(w, in[i]->dtype);
     return w;
 }
 
@@ -295,7 +299,7 @@ bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
     clt_device *dev = clt__autocast_device(&lower);
     if (dev == NULL)
         return false;
-    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, n, in) : CLT_FLOAT32;
+    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, lower, n, in) : CLT_FLOAT32;
     for (int i = 0; i < n; i++)
         if (in[i] && autocast_target(kind, dev, lower, widest, in[i]) != in[i]->dtype)
             return true;
@@ -307,7 +311,7 @@ clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const c
 {
     clt_dtype lower;
     clt_device *dev = clt__autocast_device(&lower);
-    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, n, in) : CLT_FLOAT32;
+    clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, lower, n, in) : CLT_FLOAT32;
     clt__autocast_suspend(1);
     for (int i = 0; i < n; i++) {
         clt_dtype to = autocast_target(kind, dev, lower, widest, in[i]);

@@ -576,7 +576,7 @@ clt_status clt_linalg_vander(const clt_tensor *x, const int64_t *n, clt_tensor *
 {
     static const char fn[] = "clt_linalg_vander";
     BEGIN1(x);
-    if (x->dtype == CLT_BOOL || x->dtype == CLT_FLOAT16)
+    if (x->dtype == CLT_BOOL || clt__dtype_is_half(x->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: linalg.vander supports floating point, complex, and integer "
                           "tensors, but got %s",

@@ -101,8 +101,9 @@ static clt_status check_window(const char *fn, const clt_tensor *x, const clt_te
                           "%s: expected a window of floating point or complex values (torch's "
                           "istft cannot overlap-add an integer window)",
                           fn);
-    if (w->dtype == CLT_FLOAT16)
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: a float16 window is not supported", fn);
+    if (clt__dtype_is_half(w->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: a %s window is not supported", fn,
+                          clt_dtype_name(w->dtype));
     return CLT_OK;
 }
 
@@ -115,7 +116,7 @@ clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opt
     CLT__REQUIRE_ARG(x, fn);
     const clt_stft_opts *o = opts ? opts : &stft_defaults;
     int cx = clt__dtype_is_complex(x->dtype);
-    if ((!clt__dtype_is_float(x->dtype) && !cx) || x->dtype == CLT_FLOAT16)
+    if ((!clt__dtype_is_float(x->dtype) && !cx) || clt__dtype_is_half(x->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: expected a tensor of floating point or complex values (float32, "
                           "float64, complex64 or complex128)",

@@ -44,6 +44,7 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
         {"uint8", CLT_UINT8}, {"u8", CLT_UINT8}, {"bool", CLT_BOOL},
         {"complex64", CLT_COMPLEX64}, {"cfloat", CLT_COMPLEX64}, {"c64", CLT_COMPLEX64},
         {"complex128", CLT_COMPLEX128}, {"cdouble", CLT_COMPLEX128}, {"c128", CLT_COMPLEX128},
+        {"bfloat16", CLT_BFLOAT16}, {"bf16", CLT_BFLOAT16},
     };
     CLT__REQUIRE_ARG(name, "clt_dtype_parse");
     CLT__REQUIRE_ARG(out, "clt_dtype_parse");
@@ -55,7 +56,7 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
     char q[CLT__QUOTE_SIZE];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "clt_dtype_parse: unknown dtype '%s': expected float32, float64, float16, "
-                      "int32, int64, uint8, bool, complex64 or complex128",
+                      "int32, int64, uint8, bool, complex64, complex128 or bfloat16",
                       CLT__QUOTE(q, name));
 }
 
@@ -85,7 +86,7 @@ clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
     if (ca == 2) {
         if (a == CLT_FLOAT64 || b == CLT_FLOAT64)
             return CLT_FLOAT64;
-        return CLT_FLOAT32; /* float16 with float32 */
+        return CLT_FLOAT32; /* float16 with float32 or bfloat16, as torch */
     }
     /* integers: uint8 < int32 < int64 */
     static const int rank[CLT_DTYPE_COUNT] = {[CLT_UINT8] = 1, [CLT_INT32] = 2, [CLT_INT64] = 3};
@@ -101,7 +102,12 @@ bool clt__dtype_valid(clt_dtype dt)
 
 bool clt__dtype_is_float(clt_dtype dt)
 {
-    return dt == CLT_FLOAT32 || dt == CLT_FLOAT64 || dt == CLT_FLOAT16;
+    return dt == CLT_FLOAT32 || dt == CLT_FLOAT64 || dt == CLT_FLOAT16 || dt == CLT_BFLOAT16;
+}
+
+bool clt__dtype_is_half(clt_dtype dt)
+{
+    return dt == CLT_FLOAT16 || dt == CLT_BFLOAT16;
 }
 
 bool clt__dtype_is_complex(clt_dtype dt)
@@ -139,6 +145,7 @@ void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
         [CLT_BOOL] = {"uchar", "uint", "LOAD_PLAIN", "STORE_BOOL", 0, 0, 1, 1},
         [CLT_COMPLEX64] = {"float2", "float2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
         [CLT_COMPLEX128] = {"double2", "double2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
+        [CLT_BFLOAT16] = {"clt_bf16", "float", "LOAD_BF16", "STORE_BF16", 1, 0, 0, 0},
     };
     if (!clt__dtype_valid(dt))
         return;
@@ -205,7 +212,8 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         return sizeof x;
     }
     case CLT_FLOAT32:
-    case CLT_FLOAT16: {
+    case CLT_FLOAT16:
+    case CLT_BFLOAT16: {
         cl_float x = (cl_float)v;
         memcpy(buf, &x, sizeof x);
         return sizeof x;
@@ -244,9 +252,10 @@ clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, c
     switch (dtype) {
     case CLT_FLOAT32:
     case CLT_FLOAT16:
+    case CLT_BFLOAT16:
         if (rule == CLT__SCALAR_WRAP || !isfinite(v))
             return CLT_OK;
-        hi = dtype == CLT_FLOAT32 ? FLT_MAX : 65504.0;
+        hi = dtype == CLT_FLOAT16 ? 65504.0 : dtype == CLT_BFLOAT16 ? 3.3895313892515355e38 : FLT_MAX;
         lo = -hi;
         break;
     case CLT_INT32:

@@ -59,6 +59,9 @@ clt_status clt_finfo(clt_dtype dtype, clt_float_info *out)
     case CLT_FLOAT16:
         *out = (clt_float_info){16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, 0x1p-14, 0};
         break;
+    case CLT_BFLOAT16: /* 8 significant bits, float32's exponent */
+        *out = (clt_float_info){16, 0x1p-7, 0x1.fep127, -0x1.fep127, FLT_MIN, FLT_MIN, 0};
+        break;
     case CLT_FLOAT32:
         *out = (clt_float_info){32, FLT_EPSILON, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_MIN, 0};
         break;

@@ -25,7 +25,7 @@ static clt_status check_image(const clt_tensor *x, int least, const char *fn)
 
 static bool is_float(clt_dtype dt)
 {
-    return dt == CLT_FLOAT32 || dt == CLT_FLOAT64 || dt == CLT_FLOAT16;
+    return clt__dtype_is_float(dt);
 }
 
 /* ---- deterministic ------------------------------------------------------------------------ */
@@ -331,7 +331,7 @@ static clt_status check_resize(const clt_tensor *x, clt_interp_mode mode, const 
     clt_status st = check_image(x, 3, fn);
     if (st != CLT_OK)
         return st;
-    if (!is_float(clt_tensor_dtype(x)) || clt_tensor_dtype(x) == CLT_FLOAT16)
+    if (!is_float(clt_tensor_dtype(x)) || clt__dtype_is_half(clt_tensor_dtype(x)))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: resizing takes float32 or float64 images, got %s (convert with "
                           "clt_tf_convert_image_dtype)",

@@ -202,8 +202,10 @@ void clt__dist_combine(void *a, const void *b, size_t n, clt_dtype dtype, clt_re
             LOOP(uint8_t, x || y);
         break;
     case CLT_FLOAT16:
-        /* Each result rounded once from double, where the two halves'
-         * sum and product are exact. */
+    case CLT_BFLOAT16:
+        /* Each result rounded once from double (bfloat16: through float,
+         * as torch's float arithmetic), where the two halves' sum and
+         * product are exact. */
         for (size_t i = 0; i < n; i++) {
             unsigned char *pa = (unsigned char *)a + 2 * i;
             double x = clt__element_to_double(dtype, pa);
@@ -233,7 +235,7 @@ static void scale(void *a, size_t n, clt_dtype dtype, int w, bool divide)
         double *x = a, by = divide ? (double)w : 1.0 / w;
         for (size_t i = 0; i < n; i++)
             x[i] = divide ? x[i] / by : x[i] * by;
-    } else if (dtype == CLT_FLOAT16) {
+    } else if (clt__dtype_is_half(dtype)) {
         for (size_t i = 0; i < n; i++) {
             unsigned char *p = (unsigned char *)a + 2 * i;
             double v = clt__element_to_double(dtype, p);

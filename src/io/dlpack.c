@@ -31,6 +31,7 @@ static bool to_dl_dtype(clt_dtype dt, DLDataType *out)
     case CLT_FLOAT32: out->code = kDLFloat; out->bits = 32; return true;
     case CLT_FLOAT64: out->code = kDLFloat; out->bits = 64; return true;
     case CLT_FLOAT16: out->code = kDLFloat; out->bits = 16; return true;
+    case CLT_BFLOAT16: out->code = kDLBfloat; out->bits = 16; return true;
     case CLT_INT32: out->code = kDLInt; out->bits = 32; return true;
     case CLT_INT64: out->code = kDLInt; out->bits = 64; return true;
     case CLT_UINT8: out->code = kDLUInt; out->bits = 8; return true;
@@ -55,6 +56,9 @@ static bool from_dl_dtype(DLDataType t, clt_dtype *out)
     case kDLUInt:
         *out = CLT_UINT8;
         return t.bits == 8;
+    case kDLBfloat:
+        *out = CLT_BFLOAT16;
+        return t.bits == 16;
 #if DLPACK_VERSION >= 80
     case kDLBool:
         *out = CLT_BOOL;

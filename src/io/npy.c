@@ -34,6 +34,11 @@ clt_status clt__npy_header(clt_dtype dtype, int ndim, const int64_t *shape,
     for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
         if (descrs[k].dtype == dtype)
             descr = descrs[k].descr;
+    if (dtype == CLT_BFLOAT16)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: %s: bfloat16 has no .npy form (numpy has no bfloat16, and "
+                          "torch's .numpy() refuses it too); convert to float32 first",
+                          fn, where);
     if (descr == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn,
                           where, (int)dtype);

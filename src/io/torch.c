@@ -25,12 +25,12 @@ static const struct {
     {"FloatStorage", CLT_FLOAT32}, {"DoubleStorage", CLT_FLOAT64}, {"HalfStorage", CLT_FLOAT16},
     {"IntStorage", CLT_INT32},     {"LongStorage", CLT_INT64},     {"ByteStorage", CLT_UINT8},
     {"BoolStorage", CLT_BOOL},     {"ComplexFloatStorage", CLT_COMPLEX64},
-    {"ComplexDoubleStorage", CLT_COMPLEX128},
+    {"ComplexDoubleStorage", CLT_COMPLEX128}, {"BFloat16Storage", CLT_BFLOAT16},
 };
 
 /* torch's other storage types: refused by dtype, not as unknown globals. */
 static const char *const other_storages[] = {
-    "BFloat16Storage", "CharStorage", "ShortStorage", "QInt8Storage", "QUInt8Storage",
+    "CharStorage", "ShortStorage", "QInt8Storage", "QUInt8Storage",
     "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
 };
 

@@ -121,8 +121,8 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
  * casts. */
 static bool half_norm_operands(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
 {
-    return x->dtype == CLT_FLOAT16 && (w == NULL || w->dtype == CLT_FLOAT16) &&
-           (b == NULL || b->dtype == CLT_FLOAT16);
+    return clt__dtype_is_half(x->dtype) && (w == NULL || w->dtype == x->dtype) &&
+           (b == NULL || b->dtype == x->dtype);
 }
 
 static clt_status half_norm(const char *fn, const clt_tensor *x, const clt_tensor *w,
@@ -139,7 +139,7 @@ static clt_status half_norm(const char *fn, const clt_tensor *x, const clt_tenso
         st = shape ? clt_layer_norm(t[0], ndim, shape, t[1], t[2], eps, &r)
                    : clt_group_norm(t[0], groups, t[1], t[2], eps, &r);
     if (st == CLT_OK)
-        st = clt__to_dtype_rec(fn, r, CLT_FLOAT16, out);
+        st = clt__to_dtype_rec(fn, r, x->dtype, out);
     for (int i = 0; i < 3; i++)
         clt_tensor_free(t[i]);
     clt_tensor_free(r);
@@ -496,7 +496,7 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
      * half at the end, as torch's GPU kernels compute in float (squares of
      * deviations past 256 would overflow half) */
     const clt_tensor *xs = x;
-    bool half = x->dtype == CLT_FLOAT16;
+    bool half = clt__dtype_is_half(x->dtype);
     if (half) {
         clt_tensor *x32 = NULL;
         CLT__TRY(clt__to_dtype_rec(name, x, CLT_FLOAT32, &x32));
@@ -543,7 +543,7 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         res = y;
     }
     if (half)
-        CLT__TRY(clt__to_dtype_rec(name, res, CLT_FLOAT16, out));
+        CLT__TRY(clt__to_dtype_rec(name, res, x->dtype, out));
     else
         *out = res;
     for (int k = 0; k < 3 && next[k]; k++)

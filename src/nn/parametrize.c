@@ -508,7 +508,7 @@ clt_status clt_orthogonal(clt_module *m, const char *name, const char *orthogona
                           "%s: a complex weight is not supported here (torch's orthogonal takes "
                           "one: unitary matrices)",
                           fn);
-    if (!clt__dtype_is_float(w->dtype) || w->dtype == CLT_FLOAT16)
+    if (!clt__dtype_is_float(w->dtype) || clt__dtype_is_half(w->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: expected a float32 or float64 weight, got %s", fn,
                           clt_dtype_name(w->dtype));

@@ -159,11 +159,12 @@ clt_status clt__complex_binary(int op, const clt_tensor *a, const clt_tensor *b,
     clt_result_type(a, b, &rt);
     if (!clt__dtype_is_complex(rt))
         return clt__error(CLT_ERR_INTERNAL, "%s: no complex operand", fn);
-    if (a->dtype == CLT_FLOAT16 || b->dtype == CLT_FLOAT16)
+    if (clt__dtype_is_half(a->dtype) || clt__dtype_is_half(b->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: float16 with complex operands is not implemented (convert the "
-                          "float16 operand first)",
-                          fn);
+                          "%s: %s with complex operands is not implemented (convert the "
+                          "%s operand first)",
+                          fn, clt_dtype_name(clt__dtype_is_half(a->dtype) ? a->dtype : b->dtype),
+                          clt_dtype_name(clt__dtype_is_half(a->dtype) ? a->dtype : b->dtype));
     TRY_RET(clt__check_dtype(a->dev, rt, fn));
     int nd = 0;
     int64_t shape[CLT_MAX_DIMS];
@@ -198,7 +199,7 @@ clt_status clt__complex_unary(int op, const clt_tensor *a, clt_tensor **out, con
     clt_status st;
     clt_dtype ct = a->dtype;
     if (!clt__dtype_is_complex(ct)) {
-        if (op != 1 || ct == CLT_FLOAT16)
+        if (op != 1 || clt__dtype_is_half(ct))
             return need_complex(a, fn);
         ct = clt__complex_of(ct); /* angle of a real tensor: 0 or pi */
     }

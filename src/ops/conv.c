@@ -219,9 +219,10 @@ static clt_status operands_check(const clt_tensor *x, const clt_tensor *w, const
     if ((st = clt__same_device(x, w, fn)) != CLT_OK ||
         (b && (st = clt__same_device(x, b, fn)) != CLT_OK))
         return st;
-    /* float16 operands reach here only mixed with others (autograd runs
-     * all-half convolutions in float32): the mismatch is what is wrong */
-    if (x->dtype != CLT_FLOAT16 && (st = clt__check_floating(x, "input", fn)) != CLT_OK)
+    /* float16 and bfloat16 operands reach here only mixed with others
+     * (autograd runs all-half convolutions in float32): the mismatch is
+     * what is wrong */
+    if (!clt__dtype_is_half(x->dtype) && (st = clt__check_floating(x, "input", fn)) != CLT_OK)
         return st;
     if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,

@@ -556,7 +556,7 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
          * x ** 0 is 1 everywhere; torch keeps the double exponent, so
          * 0 ** 1e-310 is 0 and (-1) ** 1e-310 NaN.  +-FLT_MIN gives every
          * float base the same result as the double exponent would. */
-        if (kind == POW && !reversed && (ct == CLT_FLOAT32 || ct == CLT_FLOAT16) && s != 0 &&
+        if (kind == POW && !reversed && (ct == CLT_FLOAT32 || clt__dtype_is_half(ct)) && s != 0 &&
             fabs(s) < FLT_MIN)
             s = copysign(FLT_MIN, s);
         unsigned char sv[8];

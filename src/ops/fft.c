@@ -55,9 +55,10 @@ static clt_status compute_dtype(const clt_tensor *x, bool want_real, clt_dtype *
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s expects a real input tensor, but got %s", fn,
                           clt_dtype_name(x->dtype));
-    if (x->dtype == CLT_FLOAT16)
+    if (clt__dtype_is_half(x->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: Unsupported dtype float16 (convert to float32 first)", fn);
+                          "%s: Unsupported dtype %s (convert to float32 first)", fn,
+                          clt_dtype_name(x->dtype));
     *ct = clt__complex_of(x->dtype);
     return clt__check_dtype(x->dev, *ct, fn);
 }

@@ -13,6 +13,7 @@ static const char *torch_name(clt_dtype dt)
     case CLT_FLOAT32: return "Float";
     case CLT_FLOAT64: return "Double";
     case CLT_FLOAT16: return "Half";
+    case CLT_BFLOAT16: return "BFloat16";
     case CLT_INT32: return "Int";
     case CLT_INT64: return "Long";
     case CLT_UINT8: return "Byte";

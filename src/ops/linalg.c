@@ -25,9 +25,10 @@ const char *clt__linalg_options(clt_dtype dt, const char *fn)
 clt_status clt__linalg_check(const clt_tensor *a, const char *what, bool square,
                              const char *fn)
 {
-    if (a->dtype == CLT_FLOAT16)
+    if (clt__dtype_is_half(a->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: Low precision dtypes not supported. Got float16", fn);
+                          "%s: Low precision dtypes not supported. Got %s", fn,
+                          clt_dtype_name(a->dtype));
     if (!clt__dtype_is_float(a->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: Expected a floating point tensor as input. Got %s; convert with "

@@ -199,7 +199,7 @@ clt_status clt__linalg_eig(const clt_tensor *a, bool want_vectors, clt_tensor **
     if (v)
         *v = NULL;
     bool cx = clt__dtype_is_complex(a->dtype);
-    if (a->dtype == CLT_FLOAT16 || (!cx && !clt__dtype_is_float(a->dtype)))
+    if (clt__dtype_is_half(a->dtype) || (!cx && !clt__dtype_is_float(a->dtype)))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: Expected a floating point or complex tensor as input. Got %s", fn,
                           clt_dtype_name(a->dtype));

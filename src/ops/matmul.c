@@ -308,7 +308,7 @@ static clt_status half_product(const clt_tensor *a, const clt_tensor *b, int bac
     if (st == CLT_OK)
         st = clt__matmul_backend(a32, b32, backend, &r32, fn);
     if (st == CLT_OK)
-        st = clt__to_dtype(r32, CLT_FLOAT16, out, fn);
+        st = clt__to_dtype(r32, a->dtype, out, fn);
     clt_tensor_free(a32);
     clt_tensor_free(b32);
     clt_tensor_free(r32);
@@ -326,7 +326,7 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     clt_status st = check_operands(a, b, fn);
     if (st != CLT_OK)
         return st;
-    if (a->dtype == CLT_FLOAT16)
+    if (clt__dtype_is_half(a->dtype))
         return half_product(a, b, backend, out, fn);
 
     int na = a->ndim, nb = b->ndim;

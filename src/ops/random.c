@@ -202,6 +202,7 @@ static bool fits(clt_dtype dt, int64_t v)
     case CLT_UINT8: return v >= 0 && v <= 255;
     case CLT_INT32: return v >= INT32_MIN && v <= INT32_MAX;
     case CLT_FLOAT16: return v >= -2048 && v <= 2048;
+    case CLT_BFLOAT16: return v >= -256 && v <= 256;
     case CLT_FLOAT32: return v >= -(INT64_C(1) << 24) && v <= (INT64_C(1) << 24);
     case CLT_FLOAT64: return v >= -(INT64_C(1) << 53) && v <= (INT64_C(1) << 53);
     default: return true;
@@ -219,8 +220,8 @@ static clt_status check_args(kind k, clt_device *dev, int64_t low, int64_t high,
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid dtype value %d", fn, (int)dtype);
     if (k != INTEGER && !clt__dtype_is_float(dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: dtype %s is not a floating-point dtype; use float32, float64 or "
-                          "float16 (or clt_randint for integers)",
+                          "%s: dtype %s is not a floating-point dtype; use float32, float64, "
+                          "float16 or bfloat16 (or clt_randint for integers)",
                           fn, clt_dtype_name(dtype));
     if (k == INTEGER) {
         if (low >= high)
@@ -244,8 +245,9 @@ static const char *random_options(clt_dtype dtype)
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
     return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
                             dtype == CLT_FLOAT64   ? " -DRAND_FP64"
-                            : dtype == CLT_FLOAT16 ? " -DRAND_HALF"
-                                                   : "");
+                            : dtype == CLT_FLOAT16  ? " -DRAND_HALF"
+                            : dtype == CLT_BFLOAT16 ? " -DRAND_BF16"
+                                                    : "");
 }
 
 /* Gives n numbers back to gen after they were drawn for a call that then

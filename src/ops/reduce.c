@@ -37,7 +37,7 @@ static clt_dtype acc_dtype(clt_dtype dt)
 {
     if (dt == CLT_FLOAT64)
         return CLT_FLOAT64;
-    if (dt == CLT_FLOAT32 || dt == CLT_FLOAT16)
+    if (dt == CLT_FLOAT32 || clt__dtype_is_half(dt))
         return CLT_FLOAT32;
     return CLT_INT64;
 }

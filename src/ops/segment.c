@@ -168,8 +168,8 @@ clt_status clt__segment_reduce(const clt_tensor *data, int reduce, const clt_ten
     clt_status st = clt__wrap_dim(axis, data->ndim, &ax, fn);
     if (st != CLT_OK)
         return st;
-    /* float16 is computed in float32 and rounded once at the end. */
-    clt_dtype ct = data->dtype == CLT_FLOAT16 ? CLT_FLOAT32 : data->dtype;
+    /* float16 and bfloat16 are computed in float32 and rounded once at the end. */
+    clt_dtype ct = clt__dtype_is_half(data->dtype) ? CLT_FLOAT32 : data->dtype;
     st = clt__check_dtype(data->dev, data->dtype, fn);
     if (st != CLT_OK)
         return st;
@@ -183,7 +183,7 @@ clt_status clt__segment_reduce(const clt_tensor *data, int reduce, const clt_ten
     CLT__TRY(clt__result_new(fn, data->dev, ct, data->ndim, shape, &r));
     g.reduce = reduce;
     g.has_init = initial != NULL;
-    g.rh = data->dtype == CLT_FLOAT16;
+    g.rh = data->dtype == CLT_FLOAT16 ? 1 : data->dtype == CLT_BFLOAT16 ? 2 : 0;
     g.doff = d->offset;
     g.ooff = r->offset;
     {
@@ -218,7 +218,7 @@ clt_status clt__segment_reduce_backward(const clt_tensor *grad, const clt_tensor
                                         clt_tensor **out, const char *fn)
 {
     *out = NULL;
-    clt_dtype ct = data->dtype == CLT_FLOAT16 ? CLT_FLOAT32 : data->dtype;
+    clt_dtype ct = clt__dtype_is_half(data->dtype) ? CLT_FLOAT32 : data->dtype;
     seg_geom g = {0};
     g.outer = offs->shape[0];
     g.nseg = offs->shape[1] - 1;

@@ -635,7 +635,7 @@ static clt_status pad_checks(const clt_tensor *t, const int64_t *pad, int npad,
                               "%s: Only 2D, 3D, 4D, 5D padding with non-constant padding are "
                               "supported for now (input %s, %d pad sizes)",
                               fn, shape, npad);
-        if (!clt__dtype_is_float(t->dtype) || t->dtype == CLT_FLOAT16)
+        if (!clt__dtype_is_float(t->dtype) || clt__dtype_is_half(t->dtype))
             return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                               "%s: \"%s\" padding is not implemented for %s (float32 and "
                               "float64 only)",

@@ -9,7 +9,9 @@ static const char *options(clt_dtype dtype)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
     return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
-                            dtype == CLT_FLOAT16 ? " -DSM_HALF=1" : "");
+                            dtype == CLT_FLOAT16    ? " -DSM_HALF=1"
+                            : dtype == CLT_BFLOAT16 ? " -DSM_BF16=1"
+                                                    : "");
 }
 
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,

@@ -427,10 +427,10 @@ clt_status clt__grad_scaler_set(clt_grad_scaler *s, const clt__scaler_state *v, 
 clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype)
 {
     static const char fn[] = "clt_autocast_enter";
-    if (device && dtype != CLT_FLOAT16)
+    if (device && !clt__dtype_is_half(dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: autocast's target dtype must be float16, not %s (the only "
-                          "lower-precision floating dtype here)",
+                          "%s: autocast's target dtype must be float16 or bfloat16, not %s (the "
+                          "lower-precision floating dtypes)",
                           fn, clt_dtype_name(dtype));
     return clt__autocast_push(device, dtype, fn);
 }

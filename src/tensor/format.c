@@ -43,6 +43,28 @@ static uint16_t double_to_half(double v)
     return sign | (uint16_t)((e + 14) << 10) | ((uint16_t)m & 0x3ff);
 }
 
+/* bfloat16 is float32's upper half. */
+static double bf16_to_double(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Through float32, rounded to nearest even with NaN kept (quiet), as
+ * c10::BFloat16's constructor (round_to_nearest_even) and STORE_BF16 in
+ * cl/prelude.cl. */
+static uint16_t double_to_bf16(double v)
+{
+    float f = (float)v;
+    if (isnan(f))
+        return 0x7fc0;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 double clt__element_to_double(clt_dtype dtype, const void *p)
 {
     switch (dtype) {
@@ -55,6 +77,7 @@ double clt__element_to_double(clt_dtype dtype, const void *p)
     case CLT_BOOL: return *(const uint8_t *)p != 0;
     case CLT_COMPLEX64: { float v; memcpy(&v, p, 4); return v; } /* the real part */
     case CLT_COMPLEX128: { double v; memcpy(&v, p, 8); return v; }
+    case CLT_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return bf16_to_double(v); }
     case CLT_DTYPE_COUNT: break;
     }
     return 0;
@@ -72,6 +95,7 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p)
     case CLT_BOOL: *(uint8_t *)p = v != 0; break;
     case CLT_COMPLEX64: { float x[2] = {(float)v, 0.0f}; memcpy(p, x, 8); break; }
     case CLT_COMPLEX128: { double x[2] = {v, 0.0}; memcpy(p, x, 16); break; }
+    case CLT_BFLOAT16: { uint16_t x = double_to_bf16(v); memcpy(p, &x, 2); break; }
     case CLT_DTYPE_COUNT: break;
     }
 }
@@ -158,6 +182,7 @@ static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char
     case CLT_FLOAT32:
     case CLT_FLOAT64:
     case CLT_FLOAT16:
+    case CLT_BFLOAT16:
         py_float(sb, clt__element_to_double(dtype, p));
         break;
     case CLT_INT32: { int32_t v; memcpy(&v, p, 4); clt__sb_printf(sb, "%d", v); break; }

@@ -301,7 +301,7 @@ clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count)
 static clt_status fill_direct(clt_tensor *t, double value)
 {
     unsigned char pattern[16];
-    clt__element_from_double(t->dtype, t->dtype == CLT_FLOAT16 ? (double)(float)value : value,
+    clt__element_from_double(t->dtype, clt__dtype_is_half(t->dtype) ? (double)(float)value : value,
                              pattern);
     size_t es = clt_dtype_size(t->dtype), bytes = (size_t)t->numel * es;
     clt_device *dev = t->dev;

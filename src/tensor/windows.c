@@ -76,7 +76,7 @@ static clt_status window(const char *fn, const char *name, wkind kind, clt_devic
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    if (dtype != CLT_FLOAT32 && dtype != CLT_FLOAT64 && dtype != CLT_FLOAT16)
+    if (!clt__dtype_is_float(dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: %s expects floating point dtypes, got %s",
                           fn, name, clt_dtype_name(dtype));
     if (length < 0)
@@ -102,7 +102,7 @@ static clt_status window(const char *fn, const char *name, wkind kind, clt_devic
     clt_status st = clt__error_as(
         clt_tensor_from_host(dev, dbl ? CLT_FLOAT64 : CLT_FLOAT32, 1, &length, buf, &t), fn);
     free(buf);
-    if (st == CLT_OK && dtype == CLT_FLOAT16) {
+    if (st == CLT_OK && clt__dtype_is_half(dtype)) {
         st = clt__error_as(clt_to_dtype(t, dtype, out), fn);
         clt_tensor_free(t);
         return st;
