@@ -162,6 +162,21 @@ static clt_status make_plain(clt_module *m, clt_module *c)
     return st;
 }
 
+/* A layer just built in float32 takes the dtype the lazy layer was moved
+ * to (its parameters and buffers converted in place). */
+static clt_status built_to_dtype(const lazy_spec *s, clt_module *c, const char *fn)
+{
+    if (s->dtype == CLT_FLOAT32 || c->nparams + c->nbufs == 0)
+        return CLT_OK;
+    clt_tensor *ts[8];
+    size_t k = 0;
+    for (int j = 0; j < c->nparams && k < 8; j++)
+        ts[k++] = c->params[j];
+    for (int j = 0; j < c->nbufs && k < 8; j++)
+        ts[k++] = c->bufs[j];
+    return clt__tensor_rehome_all(ts, k, NULL, s->dtype, fn);
+}
+
 /* The first forward: the plain layer is built as its constructor builds it
  * (the same draws from the generator), its tensors become m's, m takes its
  * kind, and its forward runs.  When that fails, m is left lazy and the
@@ -181,15 +196,7 @@ static clt_status lazy_forward(clt_module *m, const clt_tensor *x, clt_tensor **
     st = build(s, m->dev, n, s->gen, &c);
     if (st != CLT_OK)
         return clt__error_prefix(st, "%s", name);
-    if (s->dtype != CLT_FLOAT32 && c->nparams + c->nbufs > 0) {
-        clt_tensor *ts[8];
-        size_t k = 0;
-        for (int j = 0; j < c->nparams && k < 8; j++)
-            ts[k++] = c->params[j];
-        for (int j = 0; j < c->nbufs && k < 8; j++)
-            ts[k++] = c->bufs[j];
-        st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, name);
-    }
+    st = built_to_dtype(s, c, name);
     if (st == CLT_OK && (st = make_plain(m, c)) == CLT_OK) {
         st = m->ops->forward(m, x, out);
         if (st != CLT_OK)
@@ -583,15 +590,7 @@ static clt_status materialize_one(clt_module *m, const char *prefix, int64_t n,
     if (st != CLT_OK)
         return clt__error_prefix(st, "%s: %s at \"%s\" with the checkpoint's size %" PRId64,
                                  fn, name, prefix, n);
-    if (s->dtype != CLT_FLOAT32 && c->nparams + c->nbufs > 0) {
-        clt_tensor *ts[8];
-        size_t k = 0;
-        for (int j = 0; j < c->nparams && k < 8; j++)
-            ts[k++] = c->params[j];
-        for (int j = 0; j < c->nbufs && k < 8; j++)
-            ts[k++] = c->bufs[j];
-        st = clt__tensor_rehome_all(ts, k, NULL, s->dtype, fn);
-    }
+    st = built_to_dtype(s, c, fn);
     if (st == CLT_OK && (st = make_plain(m, c)) == CLT_OK) {
         st = undo_push(undo, m, c, fn);
         if (st != CLT_OK)
