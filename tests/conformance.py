@@ -12,6 +12,19 @@ import os
 import sys
 import warnings
 
+# torch's references go through Debian's OpenBLAS, whose kernels depend on
+# the CPU: its AVX-512 ones (SkylakeX, Cooperlake) carry NaN through addmm's
+# alpha=0 and round products differently.  The AVX2 kernel (Haswell) is
+# pinned where the CPU has AVX2, so that the references are the same on
+# every machine; OpenBLAS reads the variable when numpy or torch loads it.
+if "OPENBLAS_CORETYPE" not in os.environ:
+    try:
+        with open("/proc/cpuinfo") as _f:
+            if " avx2" in _f.read():
+                os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    except OSError:
+        pass
+
 try:
     import numpy as np
     import torch
@@ -12419,7 +12432,8 @@ def _nn2_triplet():
           F.triplet_margin_with_distance_loss(a, p, n),
           lambda a, p, n, o: L.clt_triplet_margin_with_distance_loss(a, p, n, DISTFN(), None,
                                                                      1.0, 0, 0, o),
-          [data((3, 4), torch.float32), data((4,), torch.float32), data((3, 4), torch.float32)])
+          [data((3, 4), torch.float32), data((4,), torch.float32), data((3, 4), torch.float32)],
+          tol="red")
 
 
 def _nn2_rnn_case(kind, nl, layers, bidir, given, lengths, sort, dt, path, save_file):

@@ -28,6 +28,19 @@ import os
 import re
 import sys
 
+# torch's references go through Debian's OpenBLAS, whose kernels depend on
+# the CPU: its AVX-512 ones (SkylakeX, Cooperlake) carry NaN through addmm's
+# alpha=0 and round products differently.  The AVX2 kernel (Haswell) is
+# pinned where the CPU has AVX2, so that the references are the same on
+# every machine; OpenBLAS reads the variable when numpy or torch loads it.
+if "OPENBLAS_CORETYPE" not in os.environ:
+    try:
+        with open("/proc/cpuinfo") as _f:
+            if " avx2" in _f.read():
+                os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    except OSError:
+        pass
+
 try:
     import numpy as np
     import torch
