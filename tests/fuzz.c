@@ -12208,7 +12208,10 @@ static clt_tensor *quant_vec(fz *f, clt_device *dev, int64_t n, double v, clt_dt
 static void op_quant(fz *f)
 {
     clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
-    int64_t want[3] = {(int64_t)pick(f, 4), (int64_t)pick(f, 4) + 1, (int64_t)pick(f, 3)};
+    /* room for every dim: the observer's later inputs take x's rank, a
+     * slot tensor's at times */
+    int64_t want[CLT_MAX_DIMS] = {(int64_t)pick(f, 4), (int64_t)pick(f, 4) + 1,
+                                  (int64_t)pick(f, 3)};
     clt_tensor *x = input_near(f, dev, (int)pick(f, 4), want);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
