@@ -158,8 +158,11 @@ static void die(fz *f, const char *fmt, ...)
     fprintf(stderr, "fuzz: seed %llu, iteration %ld, %s: ", f->seed, f->iter,
             f->call ? f->call : "(between calls)");
     vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
     va_end(ap);
+    const char *last = clt_last_error();
+    if (last != NULL && *last != '\0')
+        fprintf(stderr, " (the thread's last error: %s)", last);
+    fputc('\n', stderr);
 #ifdef CLT_FUZZ_LIBFUZZER
     abort();
 #else
@@ -9096,8 +9099,13 @@ static void op_complex4(fz *f)
     int grad = chance(f, 40);
     if (grad) {
         CALL("clt_set_requires_grad", clt_set_requires_grad(z, 1));
-        if (!status_ok(f, st))
-            die(f, "a complex leaf refused to require grad");
+        if (!status_ok(f, st)) {
+            /* op_data may refuse host memory from some point */
+            if (!(f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY))
+                die(f, "a complex leaf refused to require grad");
+            tfree(f, z, 0);
+            return;
+        }
     }
     uint32_t k = pick(f, 27);
     int64_t iv[4];
@@ -9261,8 +9269,12 @@ static void op_complexgrad(fz *f)
             return;
         own_leaf = 1;
         CALL("clt_set_requires_grad", clt_set_requires_grad(leaf, 1));
-        if (!status_ok(f, st))
-            die(f, "a float or complex leaf refused to require grad");
+        if (!status_ok(f, st)) {
+            if (!(f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY))
+                die(f, "a float or complex leaf refused to require grad");
+            tfree(f, leaf, 0);
+            return;
+        }
     } else {
         leaf = rt(f);
         if (leaf == NULL)
