@@ -140,6 +140,12 @@ clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tens
  * and in a pass that creates a graph a handle that keeps g's history. */
 clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out);
 
+/* The gradient of a diagonal (offset, dim1, dim2) of a tensor of that
+ * shape: g written into zeros' diagonal, recorded in a pass that creates
+ * a graph (src/autograd/grad_view.c). */
+clt_status clt__diagonal_scatter_grad(const clt_tensor *g, int ndim, const int64_t *shape,
+                                      int64_t offset, int dim1, int dim2, clt_tensor **out);
+
 /* A loss's class or element weight is no operand of the graph: one that
  * requires grad (with grad mode on) is refused before anything is
  * computed, as PyTorch refuses it ("is not differentiable with respect to

@@ -823,10 +823,11 @@ clt_status clt_linalg_vecdot(const clt_tensor *x, const clt_tensor *y, int dim, 
 }
 
 /* saved: nothing; i[0] the offset, i[1] and i[2] the wrapped dims.  The
- * input's gradient is g's diagonal. */
+ * input's gradient is g's diagonal (recorded in a pass that creates a
+ * graph: clt__twice). */
 static clt_status bw_diag_embed(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__diagonal(g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0], bw_fn);
+    return clt_diagonal(g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0]);
 }
 
 clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim2,
@@ -867,6 +868,7 @@ clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim
         n->i[1] = w1;
         n->i[2] = w2;
     }
+    clt__twice(n);
     return st;
 }
 
@@ -879,7 +881,8 @@ static void block_size(int ndim, const int64_t *shape, int64_t *r, int64_t *c)
 }
 
 /* saved: nothing.  Each input's gradient is its block of g, reshaped to
- * the input's shape (the engine converts the dtype). */
+ * the input's shape (the engine converts the dtype); recorded in a pass
+ * that creates a graph (clt__twice). */
 static clt_status bw_block_diag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -889,9 +892,9 @@ static clt_status bw_block_diag(clt__node *n, const clt_tensor *g, clt_tensor **
         const clt__edge *e = &n->in[k];
         block_size(e->ndim, e->shape, &r, &c);
         if (CLT__NEED(n, k)) {
-            CLT__TRY(clt__narrow(g, 0, r0, r, &rows, bw_fn));
-            CLT__TRY(clt__narrow(rows, 1, c0, c, &blk, bw_fn));
-            CLT__TRY(clt__reshape(blk, e->ndim, e->shape, &gin[k], bw_fn));
+            CLT__TRY(clt__narrow_rec(bw_fn, g, 0, r0, r, &rows));
+            CLT__TRY(clt__narrow_rec(bw_fn, rows, 1, c0, c, &blk));
+            CLT__TRY(clt__reshape_rec(bw_fn, blk, e->ndim, e->shape, &gin[k]));
             clt_tensor_free(rows);
             clt_tensor_free(blk);
             rows = blk = NULL;
@@ -955,7 +958,10 @@ clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor
         c0 += c;
     }
     CLT__TRY(clt__cat((const clt_tensor *const *)parts, n, 0, out, fn));
-    st = clt__record(st, out, "BlockDiagBackward0", bw_block_diag, (int)n, tensors, 0, NULL, NULL);
+    clt__node *node = NULL;
+    st = clt__record(st, out, "BlockDiagBackward0", bw_block_diag, (int)n, tensors, 0, NULL,
+                     &node);
+    clt__twice(node);
 done:
     for (size_t k = 0; parts && k < n; k++)
         clt_tensor_free(parts[k]);
