@@ -426,10 +426,33 @@ clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor
     return st;
 }
 
-/* saved: L (U with i[0] 1). */
+/* saved: L (U with i[0] 1).  gA = L^-T phi(L^T gL) L^-1, phi(M) = (tril(M)
+ * + tril(M, -1)^T) / 2 (with upper, L = U^T and gL = gU^T): the kernels of
+ * clt__cholesky_grad, and in a pass that creates a graph the same formula
+ * in recorded ops (clt__twice). */
 static clt_status bw_cholesky(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__cholesky_grad(S(0), g, n->i[0] != 0, &gin[0], "clt_backward");
+    static const char fn[] = "clt_backward";
+    if (!clt__creating_graph())
+        return clt__cholesky_grad(S(0), g, n->i[0] != 0, &gin[0], fn);
+    clt_status st = CLT_OK;
+    bool upper = n->i[0] != 0;
+    clt_tensor *t[10] = {NULL};
+    CLT__TRY(upper ? mT(S(0), &t[0]) : clt__alias_grad(S(0), &t[0]));
+    CLT__TRY(upper ? mT(g, &t[1]) : clt__alias_grad(g, &t[1]));
+    CLT__TRY(mT(t[0], &t[2]));
+    CLT__TRY(clt__matmul_rec(fn, t[2], t[1], &t[3]));
+    CLT__TRY(clt_tril(t[3], 0, &t[4]));
+    CLT__TRY(clt_tril(t[3], -1, &t[5]));
+    CLT__TRY(mT(t[5], &t[6]));
+    CLT__TRY(clt__add_rec(fn, t[4], t[6], &t[7]));
+    CLT__TRY(clt__mul_scalar_rec(fn, t[7], 0.5, &t[8]));
+    CLT__TRY(clt_linalg_solve_triangular(t[2], t[8], 1, 1, 0, &t[9]));
+    CLT__TRY(clt_linalg_solve_triangular(t[0], t[9], 0, 0, 0, &gin[0]));
+done:
+    for (int k = 0; k < 10; k++)
+        clt_tensor_free(t[k]);
+    return st;
 }
 
 clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
@@ -444,6 +467,7 @@ clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
     st = clt__record(st, out, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
     if (n)
         n->i[0] = upper != 0;
+    clt__twice(n);
     return st;
 }
 
@@ -522,5 +546,6 @@ clt_status clt_linalg_cholesky_ex(const clt_tensor *a, int upper, clt_tensor **l
     st = clt__record(st, l, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
     if (n)
         n->i[0] = upper != 0;
+    clt__twice(n);
     return pair_done(st, l, info);
 }
