@@ -174,7 +174,8 @@ clt_status clt__alias_history(const clt_tensor *t, clt_tensor **out);
 /* Saves views of `saved` on n (after those it has, CLT__SAVED_MAX in all)
  * with their versions, as clt__record does: for a node of several outputs
  * (clt__record_outputs) whose formula reads tensors, its outputs
- * included. */
+ * included (an output itself, not a view of it, is given back its history
+ * in a pass that creates a graph, for a formula that clt__twice marks). */
 clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *saved);
 
 /* After a user callback (a checkpointed function, a custom function's
