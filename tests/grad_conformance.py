@@ -233,7 +233,7 @@ REFUSED2 = set("""
     FrexpBackward0 GluBackward0 I0Backward0 Im2ColBackward0 IndexPutBackward0
     LinalgEigBackward0
     LinalgLuBackward0
-    LinalgQrBackward0
+   
    
     Logaddexp2Backward0 LogaddexpBackward0 LogcumsumexpBackward0 LogitBackward0
     MaskedScatterBackward0 MaxUnpool2DBackward0 MulBackward1 MvlgammaBackward0
