@@ -232,7 +232,7 @@ REFUSED2 = set("""
     CumminBackward0 CumprodBackward0 EmbeddingBagBackward0
     FrexpBackward0 GluBackward0 I0Backward0 Im2ColBackward0 IndexPutBackward0
     LinalgEigBackward0
-    LinalgLuBackward0
+   
    
    
     Logaddexp2Backward0 LogaddexpBackward0 LogcumsumexpBackward0 LogitBackward0

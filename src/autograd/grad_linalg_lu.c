@@ -217,10 +217,12 @@ done:
     return st;
 }
 
-/* saved: P, L, U; i[0] 0 for the node of L, 1 for that of U. */
+/* One node of the outputs L and U (P has no gradient, as in torch);
+ * saved: P, L, U. */
 static clt_status bw_lu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return lu_grad(S(0), S(1), S(2), n->i[0] ? NULL : g, n->i[0] ? g : NULL, &gin[0]);
+    (void)g; /* read with the other output's below */
+    return lu_grad(S(0), S(1), S(2), clt__node_grad(n, 0), clt__node_grad(n, 1), &gin[0]);
 }
 
 /* L = tril(LU, -1) + I [m, k] and U = triu(LU) [k, n] of packed factors
@@ -358,11 +360,12 @@ clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l, cl
     CLT__TRY(clt__narrow(f, -2, 0, k, &t[0], fn));
     CLT__TRY(clt__tri(t[0], 0, true, u, fn));
     const clt_tensor *saved[3] = {*p, *l, *u};
-    clt__node *nl = NULL, *nu = NULL;
-    st = clt__record(st, l, "LinalgLuBackward0", bw_lu, 1, &a, 3, saved, &nl);
-    st = clt__record(st, u, "LinalgLuBackward0", bw_lu, 1, &a, 3, saved, &nu);
-    if (nu)
-        nu->i[0] = 1;
+    clt_tensor *lu[2] = {*l, *u};
+    clt__node *n = NULL;
+    CLT__TRY(clt__record_outputs(lu, 2, "LinalgLuBackward0", bw_lu, 1, &a, NULL, free, &n));
+    if (n)
+        CLT__TRY(clt__node_save(n, 3, saved));
+    clt__twice(n);
 done:
     if (st != CLT_OK)
         for (int i = 0; i < 3; i++) {
