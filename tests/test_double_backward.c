@@ -1836,3 +1836,111 @@ Test(double_backward, atan2_hypot_copysign_lerp_addcmul_addcdiv)
     for (int kind = 0; kind <= 3; kind++)
         gradgradcheck(dev, call_three, &kind, kind == 1 ? 2 : 3, three);
 }
+
+/* ---- linear algebra ----------------------------------------------------------------- */
+
+/* A function of the 3 x 3 matrix in[0] through one linear algebra op
+ * (kind), made nonlinear around it where the op is linear: 0 trace(X) X;
+ * 1 diag_embed(diag(X)^2); 2 cross(X, X * X); 3 det; 4 inv; 5 cholesky(X
+ * X^T + I); 6 solve_triangular(triu(X), X * X); 7 Q * R of qr; 8 V
+ * diag(exp(w)) V^T of eigh(X + X^T); 9 U diag(S^2) Vh of svd; 10 L * U of
+ * lu; 11 matrix_exp(X / 2); 12 pinv of X's first two columns; 13
+ * cholesky_solve(X, cholesky(X X^T + I)); 14 block_diag(X, X * X).  The
+ * intermediates live in a scope of their own. */
+static clt_status call_linalg(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    const clt_tensor *x = in[0];
+    clt_tensor *a, *b, *c, *d, *e;
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+#define T(call)                                                              \
+    do {                                                                     \
+        if ((st = (call)) != CLT_OK)                                         \
+            goto done;                                                       \
+    } while (0)
+    switch (kind) {
+    case 0:
+        T(clt_trace(x, &a));
+        T(clt_mul(a, x, out));
+        break;
+    case 1:
+        T(clt_diag(x, 0, &a));
+        T(clt_mul(a, a, &b));
+        T(clt_diag_embed(b, 0, -2, -1, out));
+        break;
+    case 2:
+        T(clt_mul(x, x, &a));
+        T(clt_linalg_cross(x, a, -1, out));
+        break;
+    case 3:
+        T(clt_linalg_det(x, out));
+        break;
+    case 4:
+        T(clt_linalg_inv(x, out));
+        break;
+    case 5: case 13:
+        T(clt_transpose(x, 0, 1, &a));
+        T(clt_matmul(x, a, &b));
+        T(clt_eye(clt_tensor_device(x), CLT_FLOAT64, 3, 3, &c));
+        T(clt_add(b, c, &d));
+        T(kind == 5 ? clt_linalg_cholesky(d, 0, out) : clt_linalg_cholesky(d, 0, &e));
+        if (kind == 13)
+            T(clt_cholesky_solve(x, e, 0, out));
+        break;
+    case 6:
+        T(clt_triu(x, 0, &a));
+        T(clt_mul(x, x, &b));
+        T(clt_linalg_solve_triangular(a, b, 1, 1, 0, out));
+        break;
+    case 7:
+        T(clt_linalg_qr(x, "reduced", &a, &b));
+        T(clt_mul(a, b, out));
+        break;
+    case 8:
+        T(clt_transpose(x, 0, 1, &a));
+        T(clt_add(x, a, &b));
+        T(clt_linalg_eigh(b, "L", &c, &d));
+        T(clt_exp(c, &e));
+        T(clt_mul(d, e, &a));
+        T(clt_transpose(d, 0, 1, &b));
+        T(clt_matmul(a, b, out));
+        break;
+    case 9:
+        T(clt_linalg_svd(x, 0, &a, &b, &c));
+        T(clt_mul(b, b, &d));
+        T(clt_mul(a, d, &e));
+        T(clt_matmul(e, c, out));
+        break;
+    case 10:
+        T(clt_linalg_lu(x, &a, &b, &c));
+        T(clt_mul(b, c, out));
+        break;
+    case 11:
+        T(clt_mul_scalar(x, 0.5, &a));
+        T(clt_linalg_matrix_exp(a, out));
+        break;
+    case 12:
+        T(clt_narrow(x, 1, 0, 2, &a));
+        T(clt_linalg_pinv(a, NULL, NULL, 0, out));
+        break;
+    default:
+        T(clt_mul(x, x, &a));
+        T(clt_block_diag((const clt_tensor *[]){x, a}, 2, out));
+    }
+#undef T
+    st = clt_scope_keep(*out);
+done:
+    clt_scope_end();
+    return st;
+}
+
+Test(double_backward, linear_algebra)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X9[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3, -0.8};
+    gc_in one[1] = {{2, {3, 3}, X9, 1}};
+    for (int kind = 0; kind <= 14; kind++)
+        gradgradcheck_tol(dev, call_linalg, &kind, 1, one, 1e-4, 1e-5);
+}

@@ -174,7 +174,13 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * nanmedian, kthvalue, mode, quantile, index_copy, index_fill, diagonal,
  * select_scatter, slice_scatter, diagonal_scatter, l1_loss,
  * smooth_l1_loss, huber_loss, kl_div, gaussian_nll_loss, softsign,
- * tanhshrink, logsigmoid and hardswish.  Any other node still gives
+ * tanhshrink, logsigmoid and hardswish; in linear algebra trace, diag,
+ * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
+ * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,
+ * cholesky_solve, cholesky_inverse, qr, eigh and eigvalsh, svd, svdvals
+ * and torch.svd, pinv, lu, lu_factor and lu_factor_ex and matrix_exp
+ * (and what is composed of them: the matrix norms, cond, lstsq ...; not
+ * eig and eigvals yet).  Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant

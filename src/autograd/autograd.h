@@ -140,6 +140,12 @@ clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tens
  * and in a pass that creates a graph a handle that keeps g's history. */
 clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out);
 
+/* The gradient of a diagonal (offset, dim1, dim2) of a tensor of that
+ * shape: g written into zeros' diagonal, recorded in a pass that creates
+ * a graph (src/autograd/grad_view.c). */
+clt_status clt__diagonal_scatter_grad(const clt_tensor *g, int ndim, const int64_t *shape,
+                                      int64_t offset, int dim1, int dim2, clt_tensor **out);
+
 /* A loss's class or element weight is no operand of the graph: one that
  * requires grad (with grad mode on) is refused before anything is
  * computed, as PyTorch refuses it ("is not differentiable with respect to
@@ -168,7 +174,8 @@ clt_status clt__alias_history(const clt_tensor *t, clt_tensor **out);
 /* Saves views of `saved` on n (after those it has, CLT__SAVED_MAX in all)
  * with their versions, as clt__record does: for a node of several outputs
  * (clt__record_outputs) whose formula reads tensors, its outputs
- * included. */
+ * included (an output itself, not a view of it, is given back its history
+ * in a pass that creates a graph, for a formula that clt__twice marks). */
 clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *saved);
 
 /* After a user callback (a checkpointed function, a custom function's

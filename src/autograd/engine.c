@@ -1980,6 +1980,10 @@ clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *sav
         clt_status st = save_view(saved[k], &n->saved[n->nsaved]);
         if (st != CLT_OK)
             return st;
+        /* one of n's outputs keeps its history in a pass that creates a
+         * graph (clt__twice), as clt__record's output does */
+        const clt__meta *m = meta_of(saved[k]);
+        n->saved_from[n->nsaved] = m && m->grad_fn == n ? (signed char)(-1 - m->slot) : 0;
         n->saved_version[n->nsaved++] = clt__version(saved[k]);
     }
     return CLT_OK;

@@ -274,16 +274,17 @@ clt_status clt__log_softmax_rec(const char *fn, const clt_tensor *a, int dim, cl
 
 /* ---- linalg.h's factorisations (src/ops/linalg.c) ------------------------ */
 
-/* saved: the inverse.  gA = -inv^T g inv^T. */
+/* saved: the inverse.  gA = -inv^T g inv^T, recorded in a pass that
+ * creates a graph (clt__twice), as the formulas below. */
 static clt_status bw_inv(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
     clt_tensor *t = NULL, *u = NULL, *v = NULL;
     CLT__TRY(mT(S(0), &t));
-    CLT__TRY(clt__matmul(t, g, &u, fn));
-    CLT__TRY(clt__matmul(u, t, &v, fn));
-    CLT__TRY(clt__neg_in(fn, v, &gin[0]));
+    CLT__TRY(clt__matmul_rec(fn, t, g, &u));
+    CLT__TRY(clt__matmul_rec(fn, u, t, &v));
+    CLT__TRY(clt__neg_rec(fn, v, &gin[0]));
 done:
     clt_tensor_free(t);
     clt_tensor_free(u);
@@ -303,7 +304,10 @@ clt_status clt__linalg_inv_rec(const char *fn, const clt_tensor *a, clt_tensor *
     CLT__REQUIRE_ARG(a, fn);
     clt_status st = clt__linalg_inv(a, out, fn);
     const clt_tensor *y = *out;
-    return clt__record(st, out, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, &n);
+    clt__twice(n);
+    return st;
 }
 
 /* saved: A, X; i[0] 1 when B was a vector (X then lacks the last dim).
@@ -315,16 +319,16 @@ static clt_status bw_solve(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     bool vec = n->i[0];
     clt_tensor *G = NULL, *X = NULL, *at = NULL, *gb = NULL, *xt = NULL, *p = NULL;
-    CLT__TRY(vec ? clt__unsqueeze(g, -1, &G, fn) : clt__alias(g, &G));
+    CLT__TRY(vec ? clt__unsqueeze_rec(fn, g, -1, &G) : clt__alias_grad(g, &G));
     CLT__TRY(mT(S(0), &at));
-    CLT__TRY(clt__linalg_solve(at, G, &gb, fn));
+    CLT__TRY(clt__linalg_solve_rec(fn, at, G, &gb));
     if (CLT__NEED(n, 1))
-        CLT__TRY(vec ? clt__squeeze(gb, -1, &gin[1], fn) : clt__alias(gb, &gin[1]));
+        CLT__TRY(vec ? clt__squeeze_rec(fn, gb, -1, &gin[1]) : clt__alias_grad(gb, &gin[1]));
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(vec ? clt__unsqueeze(S(1), -1, &X, fn) : clt__alias(S(1), &X));
+        CLT__TRY(vec ? clt__unsqueeze_rec(fn, S(1), -1, &X) : clt__alias_grad(S(1), &X));
         CLT__TRY(mT(X, &xt));
-        CLT__TRY(clt__matmul(gb, xt, &p, fn));
-        CLT__TRY(clt__neg_in(fn, p, &gin[0]));
+        CLT__TRY(clt__matmul_rec(fn, gb, xt, &p));
+        CLT__TRY(clt__neg_rec(fn, p, &gin[0]));
     }
 done:
     clt_tensor_free(G);
@@ -354,6 +358,7 @@ clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_
     st = clt__record(st, out, "LinalgSolveExBackward0", bw_solve, 2, in, 2, saved, &n);
     if (n)
         n->i[0] = clt__linalg_vector_rhs(a, b);
+    clt__twice(n);
     return st;
 }
 
@@ -366,14 +371,14 @@ static clt_status bw_det(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     clt_tensor *inv = NULL, *it = NULL, *s = NULL, *s2 = NULL;
     int64_t shape[CLT_MAX_DIMS];
-    CLT__TRY(clt__linalg_inv(S(0), &inv, fn));
+    CLT__TRY(clt__linalg_inv_rec(fn, S(0), &inv));
     CLT__TRY(mT(inv, &it));
-    CLT__TRY(n->i[0] ? clt__alias(g, &s) : clt__mul_in(fn, g, S(1), &s));
+    CLT__TRY(n->i[0] ? clt__alias_grad(g, &s) : clt__mul_rec(fn, g, S(1), &s));
     for (int d = 0; d < s->ndim; d++)
         shape[d] = s->shape[d];
     shape[s->ndim] = shape[s->ndim + 1] = 1;
-    CLT__TRY(clt__reshape(s, s->ndim + 2, shape, &s2, fn));
-    CLT__TRY(clt__mul_in(fn, s2, it, &gin[0]));
+    CLT__TRY(clt__reshape_rec(fn, s, s->ndim + 2, shape, &s2));
+    CLT__TRY(clt__mul_rec(fn, s2, it, &gin[0]));
 done:
     clt_tensor_free(inv);
     clt_tensor_free(it);
@@ -390,7 +395,10 @@ clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out)
     CLT__REQUIRE_ARG(a, fn);
     clt_status st = clt__linalg_det(a, false, out, NULL, fn);
     const clt_tensor *saved[2] = {a, *out};
-    return clt__record(st, out, "LinalgDetBackward0", bw_det, 1, &a, 2, saved, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LinalgDetBackward0", bw_det, 1, &a, 2, saved, &n);
+    clt__twice(n);
+    return st;
 }
 
 clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor **logabsdet)
@@ -410,6 +418,7 @@ clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor
     st = clt__record(st, logabsdet, "LinalgSlogdetBackward0", bw_det, 1, &a, 1, &a, &n);
     if (n)
         n->i[0] = 1;
+    clt__twice(n);
     if (st != CLT_OK) {
         clt_tensor_free(*sign);
         *sign = NULL;
@@ -417,10 +426,33 @@ clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor
     return st;
 }
 
-/* saved: L (U with i[0] 1). */
+/* saved: L (U with i[0] 1).  gA = L^-T phi(L^T gL) L^-1, phi(M) = (tril(M)
+ * + tril(M, -1)^T) / 2 (with upper, L = U^T and gL = gU^T): the kernels of
+ * clt__cholesky_grad, and in a pass that creates a graph the same formula
+ * in recorded ops (clt__twice). */
 static clt_status bw_cholesky(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__cholesky_grad(S(0), g, n->i[0] != 0, &gin[0], "clt_backward");
+    static const char fn[] = "clt_backward";
+    if (!clt__creating_graph())
+        return clt__cholesky_grad(S(0), g, n->i[0] != 0, &gin[0], fn);
+    clt_status st = CLT_OK;
+    bool upper = n->i[0] != 0;
+    clt_tensor *t[10] = {NULL};
+    CLT__TRY(upper ? mT(S(0), &t[0]) : clt__alias_grad(S(0), &t[0]));
+    CLT__TRY(upper ? mT(g, &t[1]) : clt__alias_grad(g, &t[1]));
+    CLT__TRY(mT(t[0], &t[2]));
+    CLT__TRY(clt__matmul_rec(fn, t[2], t[1], &t[3]));
+    CLT__TRY(clt_tril(t[3], 0, &t[4]));
+    CLT__TRY(clt_tril(t[3], -1, &t[5]));
+    CLT__TRY(mT(t[5], &t[6]));
+    CLT__TRY(clt__add_rec(fn, t[4], t[6], &t[7]));
+    CLT__TRY(clt__mul_scalar_rec(fn, t[7], 0.5, &t[8]));
+    CLT__TRY(clt_linalg_solve_triangular(t[2], t[8], 1, 1, 0, &t[9]));
+    CLT__TRY(clt_linalg_solve_triangular(t[0], t[9], 0, 0, 0, &gin[0]));
+done:
+    for (int k = 0; k < 10; k++)
+        clt_tensor_free(t[k]);
+    return st;
 }
 
 clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
@@ -435,6 +467,7 @@ clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
     st = clt__record(st, out, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
     if (n)
         n->i[0] = upper != 0;
+    clt__twice(n);
     return st;
 }
 
@@ -468,7 +501,9 @@ clt_status clt__linalg_inv_ex_rec(const char *fn, const clt_tensor *a, clt_tenso
     CLT__REQUIRE_ARG(a, fn);
     clt_status st = clt__linalg_inv_ex(a, inverse, info, fn);
     const clt_tensor *y = *inverse;
-    st = clt__record(st, inverse, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, inverse, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, &n);
+    clt__twice(n);
     return pair_done(st, inverse, info);
 }
 
@@ -490,6 +525,7 @@ clt_status clt_linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_ten
     st = clt__record(st, result, "LinalgSolveExBackward0", bw_solve, 2, in, 2, saved, &n);
     if (n)
         n->i[0] = clt__linalg_vector_rhs(a, b);
+    clt__twice(n);
     return pair_done(st, result, info);
 }
 
@@ -510,5 +546,6 @@ clt_status clt_linalg_cholesky_ex(const clt_tensor *a, int upper, clt_tensor **l
     st = clt__record(st, l, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
     if (n)
         n->i[0] = upper != 0;
+    clt__twice(n);
     return pair_done(st, l, info);
 }

@@ -11,10 +11,11 @@
 
 static const char bw_fn[] = "clt_backward";
 
-/* The last two dims of t swapped (a view). */
+/* The last two dims of t swapped (a view; recorded in a pass that creates
+ * a graph, as every op of the formulas here, which clt__twice marks). */
 static clt_status mT(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__transpose(t, -2, -1, out, bw_fn);
+    return clt__transpose_rec(bw_fn, t, -2, -1, out);
 }
 
 /* x with its last dim repeated as a diagonal, [..., k, k]. */
@@ -24,8 +25,8 @@ static clt_status diag_embed(const clt_tensor *x, clt_tensor **out)
     clt_tensor *eye = NULL, *col;
     int64_t k = x->shape[x->ndim - 1];
     CLT__TRY(clt_eye(x->dev, x->dtype, k, k, &eye));
-    CLT__TRY(clt__unsqueeze(x, -1, &col, bw_fn));
-    CLT__TRY(clt__mul_in(bw_fn, col, eye, out));
+    CLT__TRY(clt__unsqueeze_rec(bw_fn, x, -1, &col));
+    CLT__TRY(clt__mul_rec(bw_fn, col, eye, out));
 done:
     return st;
 }
@@ -37,11 +38,11 @@ static clt_status gaps(const clt_tensor *x, clt_tensor **out)
     clt_status st = CLT_OK;
     clt_tensor *row, *col, *d, *eye;
     int64_t k = x->shape[x->ndim - 1];
-    CLT__TRY(clt__unsqueeze(x, -2, &row, bw_fn));
-    CLT__TRY(clt__unsqueeze(x, -1, &col, bw_fn));
-    CLT__TRY(clt__sub_in(bw_fn, row, col, &d));
+    CLT__TRY(clt__unsqueeze_rec(bw_fn, x, -2, &row));
+    CLT__TRY(clt__unsqueeze_rec(bw_fn, x, -1, &col));
+    CLT__TRY(clt__sub_rec(bw_fn, row, col, &d));
     CLT__TRY(clt_eye(x->dev, x->dtype, k, k, &eye));
-    CLT__TRY(clt__add_in(bw_fn, d, eye, out));
+    CLT__TRY(clt__add_rec(bw_fn, d, eye, out));
 done:
     return st;
 }
@@ -51,7 +52,7 @@ static clt_status skew(const clt_tensor *x, clt_tensor **out)
 {
     clt_tensor *t;
     clt_status st = mT(x, &t);
-    return st == CLT_OK ? clt__sub_in(bw_fn, x, t, out) : st;
+    return st == CLT_OK ? clt__sub_rec(bw_fn, x, t, out) : st;
 }
 
 /* ---- eigh ---------------------------------------------------------------- */
@@ -70,21 +71,21 @@ static clt_status bw_eigh(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *vt, *mid = NULL, *t, *u, *e;
     CLT__TRY(mT(V, &vt));
     if (gV) {
-        CLT__TRY(clt__matmul(vt, gV, &t, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, vt, gV, &t));
         CLT__TRY(skew(t, &u));
-        CLT__TRY(clt__mul_scalar_in(bw_fn, u, 0.5, &t));
+        CLT__TRY(clt__mul_scalar_rec(bw_fn, u, 0.5, &t));
         CLT__TRY(gaps(L, &e));
-        CLT__TRY(clt__div_in(bw_fn, t, e, &mid));
+        CLT__TRY(clt__div_rec(bw_fn, t, e, &mid));
     }
     if (gL) {
         CLT__TRY(diag_embed(gL, &t));
         if (mid)
-            CLT__TRY(clt__add_in(bw_fn, mid, t, &mid));
+            CLT__TRY(clt__add_rec(bw_fn, mid, t, &mid));
         else
             mid = t;
     }
-    CLT__TRY(clt__matmul(V, mid, &t, bw_fn));
-    CLT__TRY(clt__matmul(t, vt, &gin[0], bw_fn));
+    CLT__TRY(clt__matmul_rec(bw_fn, V, mid, &t));
+    CLT__TRY(clt__matmul_rec(bw_fn, t, vt, &gin[0]));
 done:
     return clt__scope_finish(st, &gin[0]);
 }
@@ -140,8 +141,10 @@ static clt_status eigh(const char *fn, const clt_tensor *a, const char *uplo, bo
     st = clt__linalg_eigh(a, upper, !vals_only || grad, &outs[0], &outs[1], fn);
     if (st == CLT_OK && grad) {
         const clt_tensor *saved[2] = {outs[0], outs[1]};
+        clt__node *n = NULL;
         st = record_decomposition(fn, a, outs, 2, "LinalgEighBackward0", bw_eigh, 2, saved,
-                                  NULL);
+                                  &n);
+        clt__twice(n);
     }
     if (st != CLT_OK)
         return st;
@@ -178,10 +181,9 @@ clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor
 
 /* ---- svd ----------------------------------------------------------------- */
 
-/* saved: U, S, Vh (reduced: with full_matrices, U's first k columns and
- * Vh's first k rows); i[0] 1 for full_matrices, whose gradients of the
- * other columns and rows are dropped, as torch 1.13 does.  torch's
- * svd_backward. */
+/* saved: U, S, Vh; i[0] 1 for full_matrices, whose U and Vh are reduced
+ * to their first k columns and rows, the gradients of the others dropped,
+ * as torch 1.13 does.  torch's svd_backward. */
 static clt_status bw_svd(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     (void)g;
@@ -194,79 +196,85 @@ static clt_status bw_svd(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (st != CLT_OK)
         return st;
     clt_tensor *t, *u, *x, *ut, *vht, *row, *col, *ret = NULL, *ga;
+    if (n->i[0]) {
+        CLT__TRY(clt__narrow_rec(bw_fn, U, -1, 0, k, &nu));
+        CLT__TRY(clt__narrow_rec(bw_fn, Vh, -2, 0, k, &nv));
+        U = nu;
+        Vh = nv;
+    }
     if (n->i[0] && gU) {
-        CLT__TRY(clt__narrow(gU, -1, 0, k, &nu, bw_fn));
+        CLT__TRY(clt__narrow_rec(bw_fn, gU, -1, 0, k, &nu));
         gU = nu;
     }
     if (n->i[0] && gVh) {
-        CLT__TRY(clt__narrow(gVh, -2, 0, k, &nv, bw_fn));
+        CLT__TRY(clt__narrow_rec(bw_fn, gVh, -2, 0, k, &nv));
         gVh = nv;
     }
-    CLT__TRY(clt__unsqueeze(S, -2, &row, bw_fn));
-    CLT__TRY(clt__unsqueeze(S, -1, &col, bw_fn));
+    CLT__TRY(clt__unsqueeze_rec(bw_fn, S, -2, &row));
+    CLT__TRY(clt__unsqueeze_rec(bw_fn, S, -1, &col));
     CLT__TRY(mT(U, &ut));
     CLT__TRY(mT(Vh, &vht));
     if (gU == NULL && gVh == NULL) { /* svdvals: U diag(gS) Vh */
         if (m >= nn) {
-            CLT__TRY(clt__unsqueeze(gS, -1, &t, bw_fn));
-            CLT__TRY(clt__mul_in(bw_fn, t, Vh, &u));
-            CLT__TRY(clt__matmul(U, u, &gin[0], bw_fn));
+            CLT__TRY(clt__unsqueeze_rec(bw_fn, gS, -1, &t));
+            CLT__TRY(clt__mul_rec(bw_fn, t, Vh, &u));
+            CLT__TRY(clt__matmul_rec(bw_fn, U, u, &gin[0]));
         } else {
-            CLT__TRY(clt__unsqueeze(gS, -2, &t, bw_fn));
-            CLT__TRY(clt__mul_in(bw_fn, U, t, &u));
-            CLT__TRY(clt__matmul(u, Vh, &gin[0], bw_fn));
+            CLT__TRY(clt__unsqueeze_rec(bw_fn, gS, -2, &t));
+            CLT__TRY(clt__mul_rec(bw_fn, U, t, &u));
+            CLT__TRY(clt__matmul_rec(bw_fn, u, Vh, &gin[0]));
         }
         goto done;
     }
     clt_tensor *UhgU = NULL, *VhgV = NULL, *s2, *e;
     if (gU) {
-        CLT__TRY(clt__matmul(ut, gU, &t, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, ut, gU, &t));
         CLT__TRY(skew(t, &UhgU));
     }
     if (gVh) {
         CLT__TRY(mT(gVh, &t));
-        CLT__TRY(clt__matmul(Vh, t, &u, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, Vh, t, &u));
         CLT__TRY(skew(u, &VhgV));
     }
-    CLT__TRY(clt__mul_in(bw_fn, S, S, &s2));
+    CLT__TRY(clt__mul_rec(bw_fn, S, S, &s2));
     CLT__TRY(gaps(s2, &e));
     if (gU && gVh) {
-        CLT__TRY(clt__mul_in(bw_fn, UhgU, row, &t));
-        CLT__TRY(clt__mul_in(bw_fn, col, VhgV, &u));
-        CLT__TRY(clt__add_in(bw_fn, t, u, &x));
-        CLT__TRY(clt__div_in(bw_fn, x, e, &ret));
+        CLT__TRY(clt__mul_rec(bw_fn, UhgU, row, &t));
+        CLT__TRY(clt__mul_rec(bw_fn, col, VhgV, &u));
+        CLT__TRY(clt__add_rec(bw_fn, t, u, &x));
+        CLT__TRY(clt__div_rec(bw_fn, x, e, &ret));
     } else if (gU) {
-        CLT__TRY(clt__div_in(bw_fn, UhgU, e, &t));
-        CLT__TRY(clt__mul_in(bw_fn, t, row, &ret));
+        CLT__TRY(clt__div_rec(bw_fn, UhgU, e, &t));
+        CLT__TRY(clt__mul_rec(bw_fn, t, row, &ret));
     } else {
-        CLT__TRY(clt__div_in(bw_fn, VhgV, e, &t));
-        CLT__TRY(clt__mul_in(bw_fn, col, t, &ret));
+        CLT__TRY(clt__div_rec(bw_fn, VhgV, e, &t));
+        CLT__TRY(clt__mul_rec(bw_fn, col, t, &ret));
     }
     if (gS) {
         CLT__TRY(diag_embed(gS, &t));
-        CLT__TRY(clt__add_in(bw_fn, ret, t, &ret));
+        CLT__TRY(clt__add_rec(bw_fn, ret, t, &ret));
     }
     if (m > nn && gU) { /* [U ret + (I - U U^T) gU S^-1] Vh */
         clt_tensor *gus;
-        CLT__TRY(clt__matmul(U, ret, &ga, bw_fn));
-        CLT__TRY(clt__div_in(bw_fn, gU, row, &gus));
-        CLT__TRY(clt__add_in(bw_fn, ga, gus, &ga));
-        CLT__TRY(clt__matmul(ut, gus, &t, bw_fn));
-        CLT__TRY(clt__matmul(U, t, &u, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, ga, u, &ga));
-        CLT__TRY(clt__matmul(ga, Vh, &gin[0], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, U, ret, &ga));
+        CLT__TRY(clt__div_rec(bw_fn, gU, row, &gus));
+        CLT__TRY(clt__add_rec(bw_fn, ga, gus, &ga));
+        CLT__TRY(clt__matmul_rec(bw_fn, ut, gus, &t));
+        CLT__TRY(clt__matmul_rec(bw_fn, U, t, &u));
+        CLT__TRY(clt__sub_rec(bw_fn, ga, u, &ga));
+        CLT__TRY(clt__matmul_rec(bw_fn, ga, Vh, &gin[0]));
     } else if (m < nn && gVh) { /* U [ret Vh + S^-1 gVh (I - V Vh)] */
         clt_tensor *sgv;
-        CLT__TRY(clt__matmul(ret, Vh, &ga, bw_fn));
-        CLT__TRY(clt__div_in(bw_fn, gVh, col, &sgv));
-        CLT__TRY(clt__add_in(bw_fn, ga, sgv, &ga));
-        CLT__TRY(clt__matmul(sgv, vht, &t, bw_fn));
-        CLT__TRY(clt__matmul(t, Vh, &u, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, ga, u, &ga));
-        CLT__TRY(clt__matmul(U, ga, &gin[0], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, ret, Vh, &ga));
+        CLT__TRY(clt__div_rec(bw_fn, gVh, col, &sgv));
+        CLT__TRY(clt__add_rec(bw_fn, ga, sgv, &ga));
+        CLT__TRY(clt__matmul_rec(bw_fn, sgv, vht, &t));
+        CLT__TRY(clt__matmul_rec(bw_fn, t, Vh, &u));
+        CLT__TRY(clt__sub_rec(bw_fn, ga, u, &ga));
+        CLT__TRY(clt__matmul_rec(bw_fn, U, ga, &gin[0]));
     } else {
-        CLT__TRY(clt__matmul(U, ret, &t, bw_fn));
-        CLT__TRY(clt__matmul(t, Vh, &gin[0], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, U, ret, &t));
+        CLT__TRY(clt__matmul_rec(bw_fn, t, Vh, &gin[0]));
     }
 done:
     return clt__scope_finish(st, &gin[0]);
@@ -278,26 +286,15 @@ static clt_status svd(const char *fn, const clt_tensor *a, bool full, bool vals_
                       clt_tensor **u, clt_tensor **s, clt_tensor **vh)
 {
     bool grad = clt__grad_needed(1, &a);
-    clt_tensor *outs[3] = {NULL, NULL, NULL}, *un = NULL, *vn = NULL;
+    clt_tensor *outs[3] = {NULL, NULL, NULL};
     clt_status st = clt__linalg_svd(a, full, !vals_only || grad, &outs[0], &outs[1], &outs[2], fn);
     if (st == CLT_OK && grad) {
-        int64_t k = outs[1]->shape[outs[1]->ndim - 1];
-        st = clt__narrow(outs[0], -1, 0, k, &un, fn);
-        if (st == CLT_OK)
-            st = clt__narrow(outs[2], -2, 0, k, &vn, fn);
-        if (st != CLT_OK) {
-            for (int i = 0; i < 3; i++)
-                clt_tensor_free(outs[i]);
-        } else {
-            const clt_tensor *saved[3] = {un, outs[1], vn};
-            clt__node *n = NULL;
-            st = record_decomposition(fn, a, outs, 3, "LinalgSvdBackward0", bw_svd, 3, saved,
-                                      &n);
-            if (n)
-                n->i[0] = full;
-        }
-        clt_tensor_free(un);
-        clt_tensor_free(vn);
+        const clt_tensor *saved[3] = {outs[0], outs[1], outs[2]};
+        clt__node *n = NULL;
+        st = record_decomposition(fn, a, outs, 3, "LinalgSvdBackward0", bw_svd, 3, saved, &n);
+        if (n)
+            n->i[0] = full;
+        clt__twice(n);
     }
     if (st != CLT_OK)
         return st;
@@ -433,19 +430,19 @@ static clt_status pinv_grad(const clt_tensor *A, const clt_tensor *P, const clt_
     clt_tensor *ph, *gh, *K, *kph, *t, *u, *w, *x, *r;
     CLT__TRY(mT(P, &ph));
     CLT__TRY(mT(g, &gh));
-    CLT__TRY(clt__matmul(gh, P, &K, bw_fn));
-    CLT__TRY(clt__matmul(K, ph, &kph, bw_fn));
-    CLT__TRY(clt__matmul(P, K, &t, bw_fn));
+    CLT__TRY(clt__matmul_rec(bw_fn, gh, P, &K));
+    CLT__TRY(clt__matmul_rec(bw_fn, K, ph, &kph));
+    CLT__TRY(clt__matmul_rec(bw_fn, P, K, &t));
     CLT__TRY(mT(t, &u));
-    CLT__TRY(clt__sub_in(bw_fn, kph, u, &r));
-    CLT__TRY(clt__matmul(A, P, &t, bw_fn));
-    CLT__TRY(clt__matmul(t, kph, &u, bw_fn));
-    CLT__TRY(clt__sub_in(bw_fn, r, u, &r));
-    CLT__TRY(clt__matmul(ph, P, &t, bw_fn));
-    CLT__TRY(clt__matmul(K, A, &u, bw_fn));
-    CLT__TRY(clt__sub_in(bw_fn, gh, u, &w));
-    CLT__TRY(clt__matmul(t, w, &x, bw_fn));
-    CLT__TRY(clt__add_in(bw_fn, r, x, out));
+    CLT__TRY(clt__sub_rec(bw_fn, kph, u, &r));
+    CLT__TRY(clt__matmul_rec(bw_fn, A, P, &t));
+    CLT__TRY(clt__matmul_rec(bw_fn, t, kph, &u));
+    CLT__TRY(clt__sub_rec(bw_fn, r, u, &r));
+    CLT__TRY(clt__matmul_rec(bw_fn, ph, P, &t));
+    CLT__TRY(clt__matmul_rec(bw_fn, K, A, &u));
+    CLT__TRY(clt__sub_rec(bw_fn, gh, u, &w));
+    CLT__TRY(clt__matmul_rec(bw_fn, t, w, &x));
+    CLT__TRY(clt__add_rec(bw_fn, r, x, out));
 done:
     return st;
 }
@@ -522,7 +519,9 @@ clt_status clt__linalg_pinv_rec(const char *fn, const clt_tensor *a, const doubl
         }
     }
     const clt_tensor *saved[2] = {a, p};
-    st = clt__record(st, &p, "LinalgPinvBackward0", bw_pinv, 1, &a, 2, saved, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, &p, "LinalgPinvBackward0", bw_pinv, 1, &a, 2, saved, &n);
+    clt__twice(n);
     *out = p;
 done:
     return clt__scope_finish(st, out);

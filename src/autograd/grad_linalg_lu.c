@@ -12,11 +12,21 @@
 
 static const char bw_fn[] = "clt_backward";
 
-/* The last two dims of t swapped (a view). */
+/* The last two dims of t swapped (a view; recorded in a pass that creates
+ * a graph, as every op of the formulas here, which clt__twice marks). */
 static clt_status mT(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__transpose(t, -2, -1, out, bw_fn);
+    return clt__transpose_rec(bw_fn, t, -2, -1, out);
 }
+
+/* tril(t, diagonal) or triu, recorded. */
+static clt_status tri_rec(const clt_tensor *t, int64_t diagonal, bool upper, clt_tensor **out)
+{
+    return upper ? clt_triu(t, diagonal, out) : clt_tril(t, diagonal, out);
+}
+
+static clt_status solve_triangular_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                       bool upper, bool left, bool unit, clt_tensor **out);
 
 /* Releases the k temporaries of a formula. */
 static void free_all(clt_tensor **t, size_t k)
@@ -36,13 +46,13 @@ static clt_status bw_solve_triangular(clt__node *n, const clt_tensor *g, clt_ten
     bool upper = n->i[0], left = n->i[1], unit = n->i[2];
     clt_tensor *t[5] = {NULL};
     CLT__TRY(mT(S(0), &t[0]));
-    CLT__TRY(clt__linalg_solve_triangular(t[0], g, !upper, left, unit, &t[1], bw_fn));
+    CLT__TRY(solve_triangular_rec(bw_fn, t[0], g, !upper, left, unit, &t[1]));
     if (CLT__NEED(n, 0)) {
         CLT__TRY(mT(S(1), &t[2]));
-        CLT__TRY(left ? clt__matmul(t[1], t[2], &t[3], bw_fn)
-                      : clt__matmul(t[2], t[1], &t[3], bw_fn));
-        CLT__TRY(clt__tri(t[3], upper ? unit : -(int64_t)unit, upper, &t[4], bw_fn));
-        CLT__TRY(clt__neg_in(bw_fn, t[4], &gin[0]));
+        CLT__TRY(left ? clt__matmul_rec(bw_fn, t[1], t[2], &t[3])
+                      : clt__matmul_rec(bw_fn, t[2], t[1], &t[3]));
+        CLT__TRY(tri_rec(t[3], upper ? unit : -(int64_t)unit, upper, &t[4]));
+        CLT__TRY(clt__neg_rec(bw_fn, t[4], &gin[0]));
     }
     if (CLT__NEED(n, 1))
         gin[1] = t[1], t[1] = NULL;
@@ -64,6 +74,7 @@ static clt_status solve_triangular_rec(const char *fn, const clt_tensor *a, cons
         n->i[1] = left;
         n->i[2] = unit;
     }
+    clt__twice(n);
     return st;
 }
 
@@ -90,19 +101,19 @@ static clt_status lu_grad_square(const clt_tensor *P, const clt_tensor *L, const
     CLT__TRY(mT(L, &t[0]));
     CLT__TRY(mT(U, &t[1]));
     if (gL) {
-        CLT__TRY(clt__matmul(t[0], gL, &t[2], bw_fn));
-        CLT__TRY(clt__tri(t[2], -1, false, &t[3], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, t[0], gL, &t[2]));
+        CLT__TRY(tri_rec(t[2], -1, false, &t[3]));
     }
     if (gU) {
-        CLT__TRY(clt__matmul(gU, t[1], &t[4], bw_fn));
-        CLT__TRY(clt__tri(t[4], 0, true, &t[5], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, gU, t[1], &t[4]));
+        CLT__TRY(tri_rec(t[4], 0, true, &t[5]));
     }
     if (gL && gU)
-        CLT__TRY(clt__add_in(bw_fn, t[3], t[5], &t[6]));
+        CLT__TRY(clt__add_rec(bw_fn, t[3], t[5], &t[6]));
     const clt_tensor *phi = gL && gU ? t[6] : gL ? t[3] : t[5];
-    CLT__TRY(clt__linalg_solve_triangular(t[0], phi, true, true, true, &t[7], bw_fn));
-    CLT__TRY(clt__linalg_solve_triangular(t[1], t[7], false, false, false, &t[8], bw_fn));
-    CLT__TRY(clt__matmul(P, t[8], out, bw_fn));
+    CLT__TRY(solve_triangular_rec(bw_fn, t[0], phi, true, true, true, &t[7]));
+    CLT__TRY(solve_triangular_rec(bw_fn, t[1], t[7], false, false, false, &t[8]));
+    CLT__TRY(clt__matmul_rec(bw_fn, P, t[8], out));
 done:
     free_all(t, 11);
     return st;
@@ -112,10 +123,10 @@ done:
 static clt_status sub_opt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     if (a && b)
-        return clt__sub_in(bw_fn, a, b, out);
+        return clt__sub_rec(bw_fn, a, b, out);
     if (b)
-        return clt__neg_in(bw_fn, b, out);
-    return clt__alias(a, out);
+        return clt__neg_rec(bw_fn, b, out);
+    return clt__alias_grad(a, out);
 }
 
 /* t with zeros appended along dim (-1 or -2) up to `to` there. */
@@ -127,7 +138,7 @@ static clt_status pad_zeros(const clt_tensor *t, int dim, int64_t to, clt_tensor
     clt_tensor *z = NULL;
     clt_status st = clt__full(t->dev, t->dtype, t->ndim, shape, 0.0, &z);
     if (st == CLT_OK)
-        st = clt__cat((const clt_tensor *[]){t, z}, 2, dim, out, bw_fn);
+        st = clt__cat_rec(bw_fn, (const clt_tensor *[]){t, z}, 2, dim, out);
     clt_tensor_free(z);
     return st;
 }
@@ -150,81 +161,83 @@ static clt_status lu_grad(const clt_tensor *P, const clt_tensor *L, const clt_te
     CLT__TRY(mT(U, &t[1]));
     if (m < n) {
         if (gL)
-            CLT__TRY(clt__matmul(t[0], gL, &t[2], bw_fn));
+            CLT__TRY(clt__matmul_rec(bw_fn, t[0], gL, &t[2]));
         if (gU) {
-            CLT__TRY(clt__tri(gU, 0, true, &t[3], bw_fn));
-            CLT__TRY(clt__matmul(t[3], t[1], &t[4], bw_fn));
+            CLT__TRY(tri_rec(gU, 0, true, &t[3]));
+            CLT__TRY(clt__matmul_rec(bw_fn, t[3], t[1], &t[4]));
         }
         CLT__TRY(sub_opt(t[2], t[4], &t[5]));
-        CLT__TRY(clt__tri(t[5], -1, false, &t[6], bw_fn));
-        CLT__TRY(clt__narrow(t[1], -2, 0, m, &t[7], bw_fn)); /* U1^T */
-        CLT__TRY(clt__linalg_solve_triangular(t[7], t[6], false, false, false, &t[8], bw_fn));
+        CLT__TRY(tri_rec(t[5], -1, false, &t[6]));
+        CLT__TRY(clt__narrow_rec(bw_fn, t[1], -2, 0, m, &t[7])); /* U1^T */
+        CLT__TRY(solve_triangular_rec(bw_fn, t[7], t[6], false, false, false, &t[8]));
         const clt_tensor *y = t[8];
         if (gU) {
-            CLT__TRY(clt__narrow(t[3], -1, 0, m, &t[9], bw_fn));
-            CLT__TRY(clt__add_in(bw_fn, t[8], t[9], &t[10]));
-            CLT__TRY(clt__narrow(gU, -1, m, n - m, &t[11], bw_fn));
-            CLT__TRY(clt__cat((const clt_tensor *[]){t[10], t[11]}, 2, -1, &t[12], bw_fn));
+            CLT__TRY(clt__narrow_rec(bw_fn, t[3], -1, 0, m, &t[9]));
+            CLT__TRY(clt__add_rec(bw_fn, t[8], t[9], &t[10]));
+            CLT__TRY(clt__narrow_rec(bw_fn, gU, -1, m, n - m, &t[11]));
+            CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){t[10], t[11]}, 2, -1, &t[12]));
             y = t[12];
         }
-        CLT__TRY(clt__linalg_solve_triangular(t[0], y, true, true, true, &t[13], bw_fn));
+        CLT__TRY(solve_triangular_rec(bw_fn, t[0], y, true, true, true, &t[13]));
         y = t[13];
         if (!gU) {
             CLT__TRY(pad_zeros(t[13], -1, n, &t[14]));
             y = t[14];
         }
-        CLT__TRY(clt__matmul(P, y, out, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, P, y, out));
     } else {
         if (gU)
-            CLT__TRY(clt__matmul(gU, t[1], &t[2], bw_fn));
+            CLT__TRY(clt__matmul_rec(bw_fn, gU, t[1], &t[2]));
         if (gL) {
-            CLT__TRY(clt__tri(gL, -1, false, &t[3], bw_fn));
-            CLT__TRY(clt__matmul(t[0], t[3], &t[4], bw_fn));
+            CLT__TRY(tri_rec(gL, -1, false, &t[3]));
+            CLT__TRY(clt__matmul_rec(bw_fn, t[0], t[3], &t[4]));
         }
         CLT__TRY(sub_opt(t[2], t[4], &t[5]));
-        CLT__TRY(clt__tri(t[5], 0, true, &t[6], bw_fn));
-        CLT__TRY(clt__narrow(t[0], -1, 0, n, &t[7], bw_fn)); /* L1^T */
-        CLT__TRY(clt__linalg_solve_triangular(t[7], t[6], true, true, true, &t[8], bw_fn));
+        CLT__TRY(tri_rec(t[5], 0, true, &t[6]));
+        CLT__TRY(clt__narrow_rec(bw_fn, t[0], -1, 0, n, &t[7])); /* L1^T */
+        CLT__TRY(solve_triangular_rec(bw_fn, t[7], t[6], true, true, true, &t[8]));
         const clt_tensor *y = t[8];
         if (gL) {
-            CLT__TRY(clt__narrow(t[3], -2, 0, n, &t[9], bw_fn));
-            CLT__TRY(clt__add_in(bw_fn, t[8], t[9], &t[10]));
-            CLT__TRY(clt__narrow(gL, -2, n, m - n, &t[11], bw_fn));
-            CLT__TRY(clt__cat((const clt_tensor *[]){t[10], t[11]}, 2, -2, &t[12], bw_fn));
+            CLT__TRY(clt__narrow_rec(bw_fn, t[3], -2, 0, n, &t[9]));
+            CLT__TRY(clt__add_rec(bw_fn, t[8], t[9], &t[10]));
+            CLT__TRY(clt__narrow_rec(bw_fn, gL, -2, n, m - n, &t[11]));
+            CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){t[10], t[11]}, 2, -2, &t[12]));
             y = t[12];
         }
-        CLT__TRY(clt__linalg_solve_triangular(t[1], y, false, false, false, &t[13], bw_fn));
+        CLT__TRY(solve_triangular_rec(bw_fn, t[1], y, false, false, false, &t[13]));
         y = t[13];
         if (!gL) {
             CLT__TRY(pad_zeros(t[13], -2, m, &t[14]));
             y = t[14];
         }
-        CLT__TRY(clt__matmul(P, y, out, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, P, y, out));
     }
 done:
     free_all(t, 18);
     return st;
 }
 
-/* saved: P, L, U; i[0] 0 for the node of L, 1 for that of U. */
+/* One node of the outputs L and U (P has no gradient, as in torch);
+ * saved: P, L, U. */
 static clt_status bw_lu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return lu_grad(S(0), S(1), S(2), n->i[0] ? NULL : g, n->i[0] ? g : NULL, &gin[0]);
+    (void)g; /* read with the other output's below */
+    return lu_grad(S(0), S(1), S(2), clt__node_grad(n, 0), clt__node_grad(n, 1), &gin[0]);
 }
 
 /* L = tril(LU, -1) + I [m, k] and U = triu(LU) [k, n] of packed factors
- * [m, n], k = min(m, n). */
+ * [m, n], k = min(m, n), recorded. */
 static clt_status unpack(const clt_tensor *lu, clt_tensor **L, clt_tensor **U, const char *fn)
 {
     clt_status st = CLT_OK;
     int64_t m = lu->shape[lu->ndim - 2], nc = lu->shape[lu->ndim - 1], k = m < nc ? m : nc;
     clt_tensor *c = NULL, *r = NULL, *s = NULL, *eye = NULL;
-    CLT__TRY(clt__narrow(lu, -1, 0, k, &c, fn));
-    CLT__TRY(clt__tri(c, -1, false, &s, fn));
+    CLT__TRY(clt__narrow_rec(fn, lu, -1, 0, k, &c));
+    CLT__TRY(tri_rec(c, -1, false, &s));
     CLT__TRY(clt_eye(lu->dev, lu->dtype, m, k, &eye));
-    CLT__TRY(clt__add_in(fn, s, eye, L));
-    CLT__TRY(clt__narrow(lu, -2, 0, k, &r, fn));
-    CLT__TRY(clt__tri(r, 0, true, U, fn));
+    CLT__TRY(clt__add_rec(fn, s, eye, L));
+    CLT__TRY(clt__narrow_rec(fn, lu, -2, 0, k, &r));
+    CLT__TRY(tri_rec(r, 0, true, U));
 done:
     clt_tensor_free(c);
     clt_tensor_free(r);
@@ -245,8 +258,8 @@ static clt_status bw_lu_factor(clt__node *n, const clt_tensor *g, clt_tensor **g
     CLT__TRY(unpack(S(0), &t[1], &t[2], bw_fn));
     /* gL: g's first k columns, gU: its first k rows (the formulas read
      * their strict lower and upper parts) */
-    CLT__TRY(clt__narrow(g, -1, 0, k, &t[3], bw_fn));
-    CLT__TRY(clt__narrow(g, -2, 0, k, &t[4], bw_fn));
+    CLT__TRY(clt__narrow_rec(bw_fn, g, -1, 0, k, &t[3]));
+    CLT__TRY(clt__narrow_rec(bw_fn, g, -2, 0, k, &t[4]));
     CLT__TRY(lu_grad(t[0], t[1], t[2], t[3], t[4], &gin[0]));
 done:
     free_all(t, 5);
@@ -274,7 +287,9 @@ static clt_status lu_factor(const char *fn, const clt_tensor *a, bool check, clt
                             fn, clt__linalg_batch_prefix(pre, sizeof pre, a, bad), v, v);
     }
     const clt_tensor *saved[2] = {*lu, *pivots};
-    st = clt__record(st, lu, "LinalgLuFactorExBackward0", bw_lu_factor, 1, &a, 2, saved, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, lu, "LinalgLuFactorExBackward0", bw_lu_factor, 1, &a, 2, saved, &n);
+    clt__twice(n);
     if (st != CLT_OK) {
         clt_tensor_free(*lu);
         clt_tensor_free(*pivots);
@@ -345,11 +360,12 @@ clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l, cl
     CLT__TRY(clt__narrow(f, -2, 0, k, &t[0], fn));
     CLT__TRY(clt__tri(t[0], 0, true, u, fn));
     const clt_tensor *saved[3] = {*p, *l, *u};
-    clt__node *nl = NULL, *nu = NULL;
-    st = clt__record(st, l, "LinalgLuBackward0", bw_lu, 1, &a, 3, saved, &nl);
-    st = clt__record(st, u, "LinalgLuBackward0", bw_lu, 1, &a, 3, saved, &nu);
-    if (nu)
-        nu->i[0] = 1;
+    clt_tensor *lu[2] = {*l, *u};
+    clt__node *n = NULL;
+    CLT__TRY(clt__record_outputs(lu, 2, "LinalgLuBackward0", bw_lu, 1, &a, NULL, free, &n));
+    if (n)
+        CLT__TRY(clt__node_save(n, 3, saved));
+    clt__twice(n);
 done:
     if (st != CLT_OK)
         for (int i = 0; i < 3; i++) {
@@ -486,9 +502,9 @@ static clt_status chol_l_grad(const clt_tensor *l, const clt_tensor *c, bool upp
                               clt_tensor **out)
 {
     clt_tensor *p = NULL;
-    clt_status st = upper ? clt__matmul(l, c, &p, bw_fn) : clt__matmul(c, l, &p, bw_fn);
+    clt_status st = upper ? clt__matmul_rec(bw_fn, l, c, &p) : clt__matmul_rec(bw_fn, c, l, &p);
     if (st == CLT_OK)
-        st = clt__neg_in(bw_fn, p, out);
+        st = clt__neg_rec(bw_fn, p, out);
     clt_tensor_free(p);
     return st;
 }
@@ -499,10 +515,13 @@ static clt_status sym(const clt_tensor *c, clt_tensor **out)
     clt_tensor *ct = NULL;
     clt_status st = mT(c, &ct);
     if (st == CLT_OK)
-        st = clt__add_in(bw_fn, c, ct, out);
+        st = clt__add_rec(bw_fn, c, ct, out);
     clt_tensor_free(ct);
     return st;
 }
+
+static clt_status cholesky_solve_rec(const char *fn, const clt_tensor *b, const clt_tensor *l,
+                                     bool upper, clt_tensor **out);
 
 /* saved: L, X; i[0] upper.  torch's: gB = cholesky_solve(g, L), and gL
  * from C = gB X^T + X gB^T. */
@@ -511,10 +530,10 @@ static clt_status bw_cholesky_solve(clt__node *n, const clt_tensor *g, clt_tenso
     clt_status st = CLT_OK;
     bool upper = n->i[0];
     clt_tensor *t[4] = {NULL};
-    CLT__TRY(chol_solve(bw_fn, g, S(0), upper, &t[0]));
+    CLT__TRY(cholesky_solve_rec(bw_fn, g, S(0), upper, &t[0]));
     if (CLT__NEED(n, 1)) {
         CLT__TRY(mT(S(1), &t[1]));
-        CLT__TRY(clt__matmul(t[0], t[1], &t[2], bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, t[0], t[1], &t[2]));
         CLT__TRY(sym(t[2], &t[3]));
         CLT__TRY(chol_l_grad(S(0), t[3], upper, &gin[1]));
     }
@@ -522,6 +541,19 @@ static clt_status bw_cholesky_solve(clt__node *n, const clt_tensor *g, clt_tenso
         gin[0] = t[0], t[0] = NULL;
 done:
     free_all(t, 4);
+    return st;
+}
+
+static clt_status cholesky_solve_rec(const char *fn, const clt_tensor *b, const clt_tensor *l,
+                                     bool upper, clt_tensor **out)
+{
+    clt_status st = chol_solve(fn, b, l, upper, out);
+    const clt_tensor *in[2] = {b, l}, *saved[2] = {l, *out};
+    clt__node *n = NULL;
+    st = clt__record(st, out, "CholeskySolveBackward0", bw_cholesky_solve, 2, in, 2, saved, &n);
+    if (n)
+        n->i[0] = upper;
+    clt__twice(n);
     return st;
 }
 
@@ -533,13 +565,7 @@ clt_status clt_cholesky_solve(const clt_tensor *b, const clt_tensor *l, int uppe
     *out = NULL;
     CLT__REQUIRE_ARG(b, fn);
     CLT__REQUIRE_ARG(l, fn);
-    clt_status st = chol_solve(fn, b, l, upper != 0, out);
-    const clt_tensor *in[2] = {b, l}, *saved[2] = {l, *out};
-    clt__node *n = NULL;
-    st = clt__record(st, out, "CholeskySolveBackward0", bw_cholesky_solve, 2, in, 2, saved, &n);
-    if (n)
-        n->i[0] = upper != 0;
-    return st;
+    return cholesky_solve_rec(fn, b, l, upper != 0, out);
 }
 
 /* saved: L, the inverse; i[0] upper.  torch's: gL from C = inv (g + g^T)
@@ -549,8 +575,8 @@ static clt_status bw_cholesky_inverse(clt__node *n, const clt_tensor *g, clt_ten
     clt_status st = CLT_OK;
     clt_tensor *t[3] = {NULL};
     CLT__TRY(sym(g, &t[0]));
-    CLT__TRY(clt__matmul(t[0], S(1), &t[1], bw_fn));
-    CLT__TRY(clt__matmul(S(1), t[1], &t[2], bw_fn));
+    CLT__TRY(clt__matmul_rec(bw_fn, t[0], S(1), &t[1]));
+    CLT__TRY(clt__matmul_rec(bw_fn, S(1), t[1], &t[2]));
     CLT__TRY(chol_l_grad(S(0), t[2], n->i[0] != 0, &gin[0]));
 done:
     free_all(t, 3);
@@ -578,12 +604,16 @@ clt_status clt_cholesky_inverse(const clt_tensor *l, int upper, clt_tensor **out
                      &n);
     if (n)
         n->i[0] = upper != 0;
+    clt__twice(n);
     return st;
 }
 
 /* ---- matrix_exp ------------------------------------------------------------ */
 
-/* saved: A.  torch's: the upper right block of exp([[A^T, g], [0, A^T]]). */
+static clt_status matrix_exp_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
+
+/* saved: A.  torch's: the upper right block of exp([[A^T, g], [0, A^T]]),
+ * whose recorded matrix_exp differentiates it again (clt__twice). */
 static clt_status bw_matrix_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = clt_scope_begin();
@@ -594,14 +624,23 @@ static clt_status bw_matrix_exp(clt__node *n, const clt_tensor *g, clt_tensor **
     clt_tensor *at, *z, *top, *bot, *m, *e, *r;
     CLT__TRY(mT(a, &at));
     CLT__TRY(clt__full(a->dev, a->dtype, a->ndim, a->shape, 0.0, &z));
-    CLT__TRY(clt__cat((const clt_tensor *[]){at, g}, 2, -1, &top, bw_fn));
-    CLT__TRY(clt__cat((const clt_tensor *[]){z, at}, 2, -1, &bot, bw_fn));
-    CLT__TRY(clt__cat((const clt_tensor *[]){top, bot}, 2, -2, &m, bw_fn));
-    CLT__TRY(clt__linalg_matrix_exp(m, &e, bw_fn));
-    CLT__TRY(clt__narrow(e, -2, 0, k, &r, bw_fn));
-    CLT__TRY(clt__narrow(r, -1, k, k, &gin[0], bw_fn));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){at, g}, 2, -1, &top));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){z, at}, 2, -1, &bot));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){top, bot}, 2, -2, &m));
+    CLT__TRY(matrix_exp_rec(bw_fn, m, &e));
+    CLT__TRY(clt__narrow_rec(bw_fn, e, -2, 0, k, &r));
+    CLT__TRY(clt__narrow_rec(bw_fn, r, -1, k, k, &gin[0]));
 done:
     return clt__scope_finish(st, &gin[0]);
+}
+
+static clt_status matrix_exp_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
+    clt_status st = clt__linalg_matrix_exp(a, out, fn);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LinalgMatrixExpBackward0", bw_matrix_exp, 1, &a, 1, &a, &n);
+    clt__twice(n);
+    return st;
 }
 
 clt_status clt_linalg_matrix_exp(const clt_tensor *a, clt_tensor **out)
@@ -610,8 +649,7 @@ clt_status clt_linalg_matrix_exp(const clt_tensor *a, clt_tensor **out)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
-    clt_status st = clt__linalg_matrix_exp(a, out, fn);
-    return clt__record(st, out, "LinalgMatrixExpBackward0", bw_matrix_exp, 1, &a, 1, &a, NULL);
+    return matrix_exp_rec(fn, a, out);
 }
 
 /* ---- tensorinv and tensorsolve ------------------------------------------- */

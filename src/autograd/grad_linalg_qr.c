@@ -12,10 +12,11 @@
 
 static const char bw_fn[] = "clt_backward";
 
-/* The last two dims of t swapped (a view). */
+/* The last two dims of t swapped (a view; recorded in a pass that creates
+ * a graph, as every op of the formulas that clt__twice marks here). */
 static clt_status mT(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__transpose(t, -2, -1, out, bw_fn);
+    return clt__transpose_rec(bw_fn, t, -2, -1, out);
 }
 
 /* A handle of our own on t, its autograd state included (clt__alias makes
@@ -42,25 +43,25 @@ static clt_status square_grad(const clt_tensor *Q, const clt_tensor *R, const cl
                *s = NULL, *x = NULL, *y = NULL, *xt = NULL, *z = NULL;
     if (gR) {
         CLT__TRY(mT(R, &t));
-        CLT__TRY(clt__matmul(gR, t, &a, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, gR, t, &a));
         clt_tensor_free(t);
         t = NULL;
     }
     if (gQ) {
         CLT__TRY(mT(Q, &t));
-        CLT__TRY(clt__matmul(t, gQ, &b, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, t, gQ, &b));
     }
-    CLT__TRY(a && b ? clt__sub_in(bw_fn, a, b, &mm) : a ? clt__alias(a, &mm)
-                                                       : clt__neg_in(bw_fn, b, &mm));
-    CLT__TRY(clt__tri(mm, 0, true, &u, bw_fn));
-    CLT__TRY(clt__tri(mm, 1, true, &l, bw_fn));
+    CLT__TRY(a && b ? clt__sub_rec(bw_fn, a, b, &mm) : a ? clt__alias_grad(a, &mm)
+                                                       : clt__neg_rec(bw_fn, b, &mm));
+    CLT__TRY(clt_triu(mm, 0, &u));
+    CLT__TRY(clt_triu(mm, 1, &l));
     CLT__TRY(mT(l, &lt));
-    CLT__TRY(clt__add_in(bw_fn, u, lt, &s));
-    CLT__TRY(clt__matmul(Q, s, &x, bw_fn));
+    CLT__TRY(clt__add_rec(bw_fn, u, lt, &s));
+    CLT__TRY(clt__matmul_rec(bw_fn, Q, s, &x));
     if (gQ)
-        CLT__TRY(clt__add_in(bw_fn, x, gQ, &y));
+        CLT__TRY(clt__add_rec(bw_fn, x, gQ, &y));
     CLT__TRY(mT(y ? y : x, &xt));
-    CLT__TRY(clt__linalg_solve(R, xt, &z, bw_fn));
+    CLT__TRY(clt__linalg_solve_rec(bw_fn, R, xt, &z));
     CLT__TRY(mT(z, out));
 done:
     clt_tensor_free(t);
@@ -78,9 +79,9 @@ done:
     return st;
 }
 
-/* The gradient of A with only R's part r (of R [..., m, n], m < n) and
- * Q's q given: with A = Q (R1 | R2), R1 square, R2 = Q^T A2, so gA2 = Q
- * gR2 and Q receives A2 gR2^T more; then A1 = Q R1 is a square QR. */
+/* The gradient of A for R [..., m, n], m < n, from gQ and gR (either may
+ * be NULL): with A = Q (R1 | R2), R1 square, R2 = Q^T A2, so gA2 = Q gR2
+ * and Q receives A2 gR2^T more; then A1 = Q R1 is a square QR. */
 static clt_status wide_grad(const clt_tensor *Q, const clt_tensor *R, const clt_tensor *gQ,
                             const clt_tensor *gR, clt_tensor **out)
 {
@@ -88,23 +89,25 @@ static clt_status wide_grad(const clt_tensor *Q, const clt_tensor *R, const clt_
     int nd = R->ndim;
     int64_t m = R->shape[nd - 2], n = R->shape[nd - 1], shape[CLT_MAX_DIMS];
     clt_tensor *r1 = NULL, *r2 = NULL, *g1 = NULL, *g2 = NULL, *a2 = NULL, *g2t = NULL,
-               *gq = NULL, *ga[2] = {NULL, NULL};
-    CLT__TRY(clt__narrow(R, -1, 0, m, &r1, bw_fn));
+               *gq = NULL, *gqs = NULL, *ga[2] = {NULL, NULL};
+    CLT__TRY(clt__narrow_rec(bw_fn, R, -1, 0, m, &r1));
     if (gR) {
-        CLT__TRY(clt__narrow(R, -1, m, n - m, &r2, bw_fn));
-        CLT__TRY(clt__narrow(gR, -1, 0, m, &g1, bw_fn));
-        CLT__TRY(clt__narrow(gR, -1, m, n - m, &g2, bw_fn));
-        CLT__TRY(clt__matmul(Q, g2, &ga[1], bw_fn));
-        CLT__TRY(clt__matmul(Q, r2, &a2, bw_fn));
+        CLT__TRY(clt__narrow_rec(bw_fn, R, -1, m, n - m, &r2));
+        CLT__TRY(clt__narrow_rec(bw_fn, gR, -1, 0, m, &g1));
+        CLT__TRY(clt__narrow_rec(bw_fn, gR, -1, m, n - m, &g2));
+        CLT__TRY(clt__matmul_rec(bw_fn, Q, g2, &ga[1]));
+        CLT__TRY(clt__matmul_rec(bw_fn, Q, r2, &a2));
         CLT__TRY(mT(g2, &g2t));
-        CLT__TRY(clt__matmul(a2, g2t, &gq, bw_fn));
+        CLT__TRY(clt__matmul_rec(bw_fn, a2, g2t, &gq));
+        if (gQ)
+            CLT__TRY(clt__add_rec(bw_fn, gq, gQ, &gqs));
     } else {
         memcpy(shape, R->shape, sizeof shape);
         shape[nd - 1] = n - m;
         CLT__TRY(clt__full(R->dev, R->dtype, nd, shape, 0.0, &ga[1]));
     }
-    CLT__TRY(square_grad(Q, r1, gR ? gq : gQ, g1, &ga[0]));
-    CLT__TRY(clt__cat((const clt_tensor *const *)ga, 2, -1, out, bw_fn));
+    CLT__TRY(square_grad(Q, r1, gqs ? gqs : gR ? gq : gQ, g1, &ga[0]));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *const *)ga, 2, -1, out));
 done:
     clt_tensor_free(r1);
     clt_tensor_free(r2);
@@ -113,16 +116,18 @@ done:
     clt_tensor_free(a2);
     clt_tensor_free(g2t);
     clt_tensor_free(gq);
+    clt_tensor_free(gqs);
     clt_tensor_free(ga[0]);
     clt_tensor_free(ga[1]);
     return st;
 }
 
-/* saved: Q, R (none in mode r); i[0] the output (0 Q, 1 R), i[1] the
- * mode.  Q and R each have a node of their own: the formula is linear in
- * (gQ, gR), so the two parts add up in A's gradient to torch's one. */
+/* One node of the outputs Q and R; saved: Q, R (in mode r, R's node alone
+ * with nothing saved); i[1] the mode.  Recorded in a pass that creates a
+ * graph (clt__twice). */
 static clt_status bw_qr(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    (void)g; /* read with the other output's below */
     if (n->i[1] == CLT__QR_R)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: The derivative of linalg.qr depends on Q, which is not computed "
@@ -136,7 +141,7 @@ static clt_status bw_qr(clt__node *n, const clt_tensor *g, clt_tensor **gin)
                           "%s: The QR decomposition is not differentiable when mode='complete' "
                           "and nrows > ncols.",
                           bw_fn);
-    const clt_tensor *gQ = n->i[0] == 0 ? g : NULL, *gR = n->i[0] == 1 ? g : NULL;
+    const clt_tensor *gQ = clt__node_grad(n, 0), *gR = clt__node_grad(n, 1);
     return m >= cols ? square_grad(Q, R, gQ, gR, &gin[0]) : wide_grad(Q, R, gQ, gR, &gin[0]);
 }
 
@@ -163,20 +168,18 @@ static clt_status qr_rec(const char *fn, const clt_tensor *a, clt__qr_mode md, c
     clt_status st = clt__linalg_qr(a, md, q, r, fn);
     if (st != CLT_OK)
         return st;
-    const clt_tensor *sv[2] = {*q, *r};
-    int nsv = md == CLT__QR_R ? 0 : 2;
-    clt__node *nq = NULL, *nr = NULL;
-    if (md != CLT__QR_R)
-        st = clt__record(st, q, "LinalgQrBackward0", bw_qr, 1, &a, nsv, sv, &nq);
-    st = clt__record(st, r, "LinalgQrBackward0", bw_qr, 1, &a, nsv, sv, &nr);
-    if (nq) {
-        nq->i[0] = 0;
-        nq->i[1] = md;
+    clt__node *n = NULL;
+    if (md == CLT__QR_R) {
+        st = clt__record(st, r, "LinalgQrBackward0", bw_qr, 1, &a, 0, NULL, &n);
+    } else {
+        clt_tensor *outs[2] = {*q, *r};
+        st = clt__record_outputs(outs, 2, "LinalgQrBackward0", bw_qr, 1, &a, NULL, free, &n);
+        if (st == CLT_OK && n)
+            st = clt__node_save(n, 2, (const clt_tensor *const *)outs);
+        clt__twice(n);
     }
-    if (nr) {
-        nr->i[0] = 1;
-        nr->i[1] = md;
-    }
+    if (n)
+        n->i[1] = md;
     if (st != CLT_OK) {
         clt_tensor_free(*q);
         clt_tensor_free(*r);
@@ -823,10 +826,11 @@ clt_status clt_linalg_vecdot(const clt_tensor *x, const clt_tensor *y, int dim, 
 }
 
 /* saved: nothing; i[0] the offset, i[1] and i[2] the wrapped dims.  The
- * input's gradient is g's diagonal. */
+ * input's gradient is g's diagonal (recorded in a pass that creates a
+ * graph: clt__twice). */
 static clt_status bw_diag_embed(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__diagonal(g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0], bw_fn);
+    return clt_diagonal(g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0]);
 }
 
 clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim2,
@@ -867,6 +871,7 @@ clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim
         n->i[1] = w1;
         n->i[2] = w2;
     }
+    clt__twice(n);
     return st;
 }
 
@@ -879,7 +884,8 @@ static void block_size(int ndim, const int64_t *shape, int64_t *r, int64_t *c)
 }
 
 /* saved: nothing.  Each input's gradient is its block of g, reshaped to
- * the input's shape (the engine converts the dtype). */
+ * the input's shape (the engine converts the dtype); recorded in a pass
+ * that creates a graph (clt__twice). */
 static clt_status bw_block_diag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -889,9 +895,9 @@ static clt_status bw_block_diag(clt__node *n, const clt_tensor *g, clt_tensor **
         const clt__edge *e = &n->in[k];
         block_size(e->ndim, e->shape, &r, &c);
         if (CLT__NEED(n, k)) {
-            CLT__TRY(clt__narrow(g, 0, r0, r, &rows, bw_fn));
-            CLT__TRY(clt__narrow(rows, 1, c0, c, &blk, bw_fn));
-            CLT__TRY(clt__reshape(blk, e->ndim, e->shape, &gin[k], bw_fn));
+            CLT__TRY(clt__narrow_rec(bw_fn, g, 0, r0, r, &rows));
+            CLT__TRY(clt__narrow_rec(bw_fn, rows, 1, c0, c, &blk));
+            CLT__TRY(clt__reshape_rec(bw_fn, blk, e->ndim, e->shape, &gin[k]));
             clt_tensor_free(rows);
             clt_tensor_free(blk);
             rows = blk = NULL;
@@ -955,7 +961,10 @@ clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor
         c0 += c;
     }
     CLT__TRY(clt__cat((const clt_tensor *const *)parts, n, 0, out, fn));
-    st = clt__record(st, out, "BlockDiagBackward0", bw_block_diag, (int)n, tensors, 0, NULL, NULL);
+    clt__node *node = NULL;
+    st = clt__record(st, out, "BlockDiagBackward0", bw_block_diag, (int)n, tensors, 0, NULL,
+                     &node);
+    clt__twice(node);
 done:
     for (size_t k = 0; parts && k < n; k++)
         clt_tensor_free(parts[k]);

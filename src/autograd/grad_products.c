@@ -428,15 +428,19 @@ done:
     return st;
 }
 
-/* saved: a, b; i[0] the dim.  da = b x g, db = g x a. */
+static clt_status cross_rec(const char *fn, const clt_tensor *a, const clt_tensor *b, int dim,
+                            clt_tensor **out);
+
+/* saved: a, b; i[0] the dim.  da = b x g, db = g x a, recorded in a pass
+ * that creates a graph (clt__twice). */
 static clt_status bw_cross(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     int dim = (int)n->i[0];
     if (CLT__NEED(n, 0))
-        CLT__TRY(cross(S(1), g, dim, &gin[0], "clt_backward"));
+        CLT__TRY(cross_rec("clt_backward", S(1), g, dim, &gin[0]));
     if (CLT__NEED(n, 1))
-        CLT__TRY(cross(g, S(0), dim, &gin[1], "clt_backward"));
+        CLT__TRY(cross_rec("clt_backward", g, S(0), dim, &gin[1]));
 done:
     return st;
 }
@@ -476,6 +480,7 @@ static clt_status cross_rec(const char *fn, const clt_tensor *a, const clt_tenso
     st = clt__record(st, out, "LinalgCrossBackward0", bw_cross, 2, in, 2, in, &n);
     if (n)
         n->i[0] = d;
+    clt__twice(n);
     return st;
 }
 

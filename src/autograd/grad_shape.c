@@ -310,13 +310,13 @@ clt_status clt_triu(const clt_tensor *t, int64_t diagonal, clt_tensor **out)
 }
 
 /* i[0] the diagonal: a vector's gradient is g's diagonal, a matrix's g on
- * its diagonal. */
+ * its diagonal (recorded in a pass that creates a graph: clt__twice). */
 static clt_status bw_diag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const clt__edge *e = &n->in[0];
     if (e->ndim == 1)
-        return clt__diag(g, n->i[0], &gin[0], "clt_backward");
-    return clt__diagonal_scatter(g, e->ndim, e->shape, n->i[0], 0, 1, &gin[0], "clt_backward");
+        return clt_diagonal(g, n->i[0], 0, 1, &gin[0]);
+    return clt__diagonal_scatter_grad(g, e->ndim, e->shape, n->i[0], 0, 1, &gin[0]);
 }
 
 clt_status clt_diag(const clt_tensor *t, int64_t diagonal, clt_tensor **out)
@@ -326,14 +326,22 @@ clt_status clt_diag(const clt_tensor *t, int64_t diagonal, clt_tensor **out)
                         t, 0, NULL, &n);
     if (n)
         n->i[0] = diagonal;
+    clt__twice(n);
     return st;
 }
 
-/* g (0-d) on the main diagonal of zeros. */
+/* g (0-d) on the main diagonal of zeros (recorded in a pass that creates
+ * a graph: clt__twice). */
 static clt_status bw_trace(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__diagonal_scatter(g, n->in[0].ndim, n->in[0].shape, 0, 0, 1, &gin[0],
-                                 "clt_backward");
+    const clt__edge *e = &n->in[0];
+    int64_t k = e->shape[0] < e->shape[1] ? e->shape[0] : e->shape[1];
+    clt_tensor *v = NULL;
+    clt_status st = clt__expand_rec("clt_backward", g, 1, &k, &v);
+    if (st == CLT_OK)
+        st = clt__diagonal_scatter_grad(v, e->ndim, e->shape, 0, 0, 1, &gin[0]);
+    clt_tensor_free(v);
+    return st;
 }
 
 clt_status clt_trace(const clt_tensor *t, clt_tensor **out)
@@ -354,7 +362,10 @@ clt_status clt_trace(const clt_tensor *t, clt_tensor **out)
     if (st == CLT_OK)
         st = clt__sum(v, out, fn);
     clt_tensor_free(v);
-    return one(st, out, "TraceBackward0", bw_trace, t, 0, NULL, NULL);
+    clt__node *n = NULL;
+    st = one(st, out, "TraceBackward0", bw_trace, t, 0, NULL, &n);
+    clt__twice(n);
+    return st;
 }
 
 /* ---- pad -------------------------------------------------------------------------- */

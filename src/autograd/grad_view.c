@@ -648,21 +648,26 @@ clt_status clt_unbind(const clt_tensor *t, int dim, clt_tensor ***outs, size_t *
     return record_pieces(st, t, dim, "UnbindBackward0", true, outs, n);
 }
 
-/* i[0] offset, i[1] and i[2] the dims: g written into zeros' diagonal;
- * in a pass that creates a graph, a recorded diagonal_scatter (whose own
- * gradient is a diagonal again): not a constant. */
-static clt_status bw_diagonal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* In a pass that creates a graph, a recorded diagonal_scatter into zeros
+ * (whose own gradient is a diagonal again): not a constant. */
+clt_status clt__diagonal_scatter_grad(const clt_tensor *g, int ndim, const int64_t *shape,
+                                      int64_t offset, int dim1, int dim2, clt_tensor **out)
 {
     if (!clt__creating_graph())
-        return clt__diagonal_scatter(g, n->in[0].ndim, n->in[0].shape, n->i[0], (int)n->i[1],
-                                     (int)n->i[2], &gin[0], "clt_backward");
+        return clt__diagonal_scatter(g, ndim, shape, offset, dim1, dim2, out, "clt_backward");
     clt_tensor *z = NULL;
-    const clt__edge *e = &n->in[0];
-    clt_status st = clt__full(g->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
+    clt_status st = clt__full(g->dev, g->dtype, ndim, shape, 0.0, &z);
     if (st == CLT_OK)
-        st = clt_diagonal_scatter(z, g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0]);
+        st = clt_diagonal_scatter(z, g, offset, dim1, dim2, out);
     clt_tensor_free(z);
     return st;
+}
+
+/* i[0] offset, i[1] and i[2] the dims: g written into zeros' diagonal. */
+static clt_status bw_diagonal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__diagonal_scatter_grad(g, n->in[0].ndim, n->in[0].shape, n->i[0], (int)n->i[1],
+                                      (int)n->i[2], &gin[0]);
 }
 
 clt_status clt_diagonal(const clt_tensor *t, int64_t offset, int dim1, int dim2,
