@@ -154,6 +154,9 @@ static clt_status observer_new(const char *fn, clt_device *dev, const clt_observ
     bool pc = per_channel_kind(o->kind);
     int64_t one = 1, nch = pc ? o->num_channels : 0;
     CLT__TRY(clt__module_new(&observer_ops[o->kind], dev, &m));
+    /* torch's _version 3: a checkpoint without it has torch load a
+     * per-channel observer's min_vals and max_vals, and eps as its default */
+    m->version = 3;
     m->i[OB_KIND] = o->kind;
     m->i[OB_DTYPE] = o->dtype;
     m->i[OB_SCHEME] = o->qscheme;
