@@ -14790,6 +14790,12 @@ def quant():
         observer_case("%s positive only" % cls.__name__, cls, {}, batches((6,), lo=0.5))
         observer_case("%s unobserved" % cls.__name__, cls, {}, [])
         observer_case("%s empty batch" % cls.__name__, cls, {}, [data((0, 3), f)])
+        # an infinite range: scale inf, min / scale NaN, which torch's
+        # .to(torch.int) makes INT32_MIN before quant_min minus it wraps
+        observer_case("%s infinite range" % cls.__name__, cls, {},
+                      [torch.tensor([-math.inf, 1.0])])
+        observer_case("%s infinite range qint8" % cls.__name__, cls, {"dtype": torch.qint8},
+                      [torch.tensor([-math.inf, math.inf])])
     for cls in (Q.PerChannelMinMaxObserver, Q.MovingAveragePerChannelMinMaxObserver):
         for kw, shape in (({}, (3, 4)), ({"ch_axis": 1}, (2, 3, 4)),
                           ({"qscheme": torch.per_channel_symmetric, "dtype": torch.qint8}, (3, 5)),

@@ -292,7 +292,11 @@ static clt_status qparams_from(const char *fn, const clt_module *m, const clt_te
             float sc = (pos - neg) / (float)(double)(qmax - qmin);
             s[k] = fmaxf(sc, eps);
             float r = rintf(neg / s[k]);
-            int64_t z = qmin - (int64_t)(int32_t)r;
+            /* torch's .to(torch.int) (x86's: a NaN, as -inf / inf of an
+             * infinite range, or a value past int32 becomes INT32_MIN),
+             * then quant_min minus it in int32, wrapping */
+            int32_t ri = r >= -2147483648.0f && r < 2147483648.0f ? (int32_t)r : INT32_MIN;
+            int32_t z = (int32_t)((uint32_t)(int32_t)qmin - (uint32_t)ri);
             z32[k] = (int32_t)(z < qmin ? qmin : z > qmax ? qmax : z);
         }
     }
