@@ -62,12 +62,18 @@ CLT_KERNEL(cbinary)(__global const R2 *a, __global const R2 *b, __global R2 *o, 
  * SMALL, both are z */
 #define C_BIG 1e8
 #define C_SMALL 1e-8
+/* below TINY (a few times the smallest normal number) a value loses bits:
+ * parts that small are scaled by 2^SCALE_EXP first */
+#define C_TINY (4 * DBL_MIN)
+#define C_SCALE_EXP 54
 #else
 #define C_LN2 M_LN2_F
 #define C_LN10 M_LN10_F
 #define C_PI_2 M_PI_2_F
 #define C_BIG 1e4f
 #define C_SMALL 1e-4f
+#define C_TINY (4 * FLT_MIN)
+#define C_SCALE_EXP 24
 #endif
 
 /* i z and -i z */
@@ -108,6 +114,8 @@ static inline R2 c_log(R2 z)
     }
     if (h > (R)0.7 && h < (R)1.4)
         re = (R)0.5 * log1p((ax - 1) * (ax + 1) + ay * ay);
+    else if (h < C_TINY) /* a subnormal |z| holds too few bits */
+        re = log(hypot(ldexp(ax, C_SCALE_EXP), ldexp(ay, C_SCALE_EXP))) - C_SCALE_EXP * C_LN2;
     else
         re = log(h);
     return (R2)(re, atan2(z.y, z.x));
@@ -143,6 +151,10 @@ static inline R2 c_sqrt(R2 z)
         ax *= (R)0.25;
         ay *= (R)0.25;
         sc = 2;
+    } else if (ax < C_TINY && ay < C_TINY) { /* (|x| + |z|) / 2 would lose bits */
+        ax = ldexp(ax, 2 * C_SCALE_EXP);
+        ay = ldexp(ay, 2 * C_SCALE_EXP);
+        sc = ldexp((R)1, -C_SCALE_EXP);
     }
     R t = sqrt((ax + hypot(ax, ay)) * (R)0.5);
     R u = ay / (2 * t);
@@ -309,7 +321,12 @@ static inline R2 c_atanh(R2 z)
         im = ay;
     } else {
         R d = (1 - ax) * (1 - ax) + ay * ay;
-        re = (R)0.25 * log1p(4 * ax / d);
+        /* near z = 1, d may vanish (atanh(1 + 1e-200i) is 230.6 + 0.785i):
+         * there log1p(4x / d) is log 4x - 2 log |1 - z| to the last bit */
+        if (d < C_SMALL * C_SMALL)
+            re = (R)0.25 * log(4 * ax) - (R)0.5 * log(hypot(1 - ax, ay));
+        else
+            re = (R)0.25 * log1p(4 * ax / d);
         im = (R)0.5 * atan2(2 * ay, (1 - ax) * (1 + ax) - ay * ay);
     }
     return (R2)(copysign(re, x), copysign(im, y));

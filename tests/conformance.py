@@ -14482,6 +14482,7 @@ class _ObsOpts(C.Structure):
 def quant():
     """fake quantization (ties, masks, per channel, learnable), quantize_per_tensor,
     dequantize, the observers' qparams and FakeQuantize against torch.ao.quantization."""
+    import tempfile
     from torch.ao import quantization as Q
     f, d, h = torch.float32, torch.float64, torch.float16
     proto("clt_fake_quantize_per_tensor_affine",
@@ -14498,6 +14499,7 @@ def quant():
     proto("clt_observer", [P, C.POINTER(_ObsOpts), PP])
     proto("clt_fake_quantize_layer", [P, C.POINTER(_ObsOpts), PP])
     proto("clt_observer_calculate_qparams", [P, PP, PP])
+    proto("clt_module_save_torch", [P, C.c_char_p])
     proto("clt_fake_quantize_enable_fake_quant", [P, C.c_int])
     proto("clt_fake_quantize_enable_observer", [P, C.c_int])
     proto("clt_module_forward", [P, P, PP])
@@ -14692,7 +14694,7 @@ def quant():
         o.averaging_constant = kw.get("averaging_constant", 0.01)
         o.ch_axis = kw.get("ch_axis", 0)
         o.num_channels = nch
-        o.eps = torch.finfo(torch.float32).eps
+        o.eps = kw.get("eps", torch.finfo(torch.float32).eps)
         return o
 
     def same(name, what, e, got, tol):
@@ -14746,6 +14748,22 @@ def quant():
                     if same(name, "buffer " + b, getattr(tm, b).numpy(),
                             download(L.clt_module_buffer(m, b.encode()))[0], 1e-6) is not True:
                         return
+            # the state clt_module_save_torch writes loads into a new torch
+            # module, strictly (per-channel observers, eps: torch reads
+            # the file's _metadata versions), and equals torch's own
+            with tempfile.TemporaryDirectory() as td:
+                path = os.path.join(td, "q.pt")
+                if L.clt_module_save_torch(m, path.encode()) != 0:
+                    return fail(name, "save: " + L.clt_last_error().decode())
+                fresh = Q.FakeQuantize(observer=cls, **kw) if fq else cls(**kw)
+                try:
+                    fresh.load_state_dict(torch.load(path), strict=True)
+                except RuntimeError as e:
+                    return fail(name, "torch's load_state_dict: %s" % e)
+                for key, v in tm.state_dict().items():
+                    if same(name, "loaded " + key, v.numpy(),
+                            fresh.state_dict()[key].numpy(), 0) is not True:
+                        return
             ok(name, True)
         finally:
             for p in keep:
@@ -14763,7 +14781,7 @@ def quant():
                   {"quant_min": 0, "quant_max": 15},
                   {"dtype": torch.qint8, "quant_min": -8, "quant_max": 7},
                   {"quant_min": 0, "quant_max": 15, "qscheme": torch.per_tensor_symmetric},
-                  {"dtype": torch.qint32}]
+                  {"dtype": torch.qint32}, {"eps": 2.0 ** -10}]
     for cls in (Q.MinMaxObserver, Q.MovingAverageMinMaxObserver):
         for kw in tensor_kws:
             if cls is Q.MovingAverageMinMaxObserver:
@@ -14772,6 +14790,12 @@ def quant():
         observer_case("%s positive only" % cls.__name__, cls, {}, batches((6,), lo=0.5))
         observer_case("%s unobserved" % cls.__name__, cls, {}, [])
         observer_case("%s empty batch" % cls.__name__, cls, {}, [data((0, 3), f)])
+        # an infinite range: scale inf, min / scale NaN, which torch's
+        # .to(torch.int) makes INT32_MIN before quant_min minus it wraps
+        observer_case("%s infinite range" % cls.__name__, cls, {},
+                      [torch.tensor([-math.inf, 1.0])])
+        observer_case("%s infinite range qint8" % cls.__name__, cls, {"dtype": torch.qint8},
+                      [torch.tensor([-math.inf, math.inf])])
     for cls in (Q.PerChannelMinMaxObserver, Q.MovingAveragePerChannelMinMaxObserver):
         for kw, shape in (({}, (3, 4)), ({"ch_axis": 1}, (2, 3, 4)),
                           ({"qscheme": torch.per_channel_symmetric, "dtype": torch.qint8}, (3, 5)),

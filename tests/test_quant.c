@@ -182,6 +182,16 @@ Test(quant, refusals)
     assert_error(clt_fake_quantize_per_tensor_affine(xi, 0.5, 0, 0, 255, &out),
                  CLT_ERR_DTYPE_MISMATCH, "clt_fake_quantize_per_tensor_affine: not implemented");
     cr_assert_null(out);
+    /* bfloat16 is floating, yet refused as torch's kernel refuses it: the
+     * message names the dtypes taken */
+    clt_tensor *xb = NULL;
+    CHECK(clt_to_dtype(x, CLT_BFLOAT16, &xb));
+    out = (clt_tensor *)&out;
+    assert_error(clt_fake_quantize_per_tensor_affine(xb, 0.5, 0, 0, 255, &out),
+                 CLT_ERR_DTYPE_MISMATCH,
+                 "not implemented for bfloat16 tensors (float32, float64 or float16");
+    cr_assert_null(out);
+    clt_tensor_free(xb);
     out = (clt_tensor *)&out;
     assert_error(clt_fake_quantize_per_channel_affine(x2, s3, z64, 1, 0, 255, &out),
                  CLT_ERR_DTYPE_MISMATCH, "Zero-point must be Int32, Float or Half");

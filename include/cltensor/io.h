@@ -488,9 +488,11 @@ CLT_API clt_status clt_save_torch(const char *path, const clt_named_tensor *tens
  * writes it: clt_save_torch of the names and tensors clt_module_state
  * gives (parameters then buffers, in PyTorch's state_dict order and names:
  * "0.weight", "1.running_mean", "1.num_batches_tracked", ...; each in its
- * own dtype, num_batches_tracked int64), so that
- * model.load_state_dict(torch.load(path), strict=True) loads it into the
- * same torch model.  Waits for the work queued on the tensors.  Errors as
+ * own dtype, num_batches_tracked int64), and the state_dict's _metadata
+ * versions where torch's loading reads them (the observers' 3: without it
+ * torch looks for a per-channel observer's min_vals and resets eps), so
+ * that model.load_state_dict(torch.load(path), strict=True) loads it into
+ * the same torch model.  Waits for the work queued on the tensors.  Errors as
  * clt_save_torch; CLT_ERR_NULL_ARGUMENT for a NULL m or path.  Nothing is
  * taken. */
 CLT_API clt_status clt_module_save_torch(const clt_module *m, const char *path);

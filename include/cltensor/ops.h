@@ -619,7 +619,10 @@ CLT_API clt_status clt_zero_(clt_tensor *t);
  * t (a non-leaf) requires grad: its gradient is the incoming one with the
  * filled positions zeroed (FillDiagonalBackward; torch records
  * CopySlices); a leaf that requires grad is refused as by every in-place
- * op.  On error t is unchanged. */
+ * op.  As every in-place op here, on a view of a tensor that requires
+ * grad it does not reach the base's history: the base's other uses still
+ * pass gradients to the filled positions (torch rebases the base; a
+ * difference).  On error t is unchanged. */
 CLT_API clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap);
 /* dst = src converted to dst's dtype (any pair: floats into integers
  * truncate, as PyTorch's copy_), src broadcast to dst's shape; src may be on

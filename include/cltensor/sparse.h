@@ -254,7 +254,8 @@ CLT_API clt_layout clt_sparse_layout(const clt_sparse *s);
  * messages (CLT_ERR_INVALID_ARGUMENT): "`crow_indices[..., 0] == 0` is not
  * satisfied.", "`crow_indices[..., -1] == nnz` is not satisfied.", "`0 <=
  * crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not
- * satisfied.", "`0 <= col_indices < ncols` is not satisfied." and that
+ * satisfied.", "`0 <= col_indices < ncols` is not satisfied." (this one
+ * CLT_ERR_INDEX_OUT_OF_RANGE) and that
  * each row's col_indices are sorted and distinct; torch always checks,
  * zero trusts the indices (wrong ones then give unspecified values, never
  * a read or write outside a buffer).  The handle retains values (gradients

@@ -17,7 +17,8 @@ static clt_status check_x(const char *fn, const clt_tensor *x, bool float32_only
         return clt__check_dtype(x->dev, x->dtype, fn);
     return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: not implemented for %s tensors (%s)", fn,
                       clt_dtype_name(x->dtype),
-                      float32_only ? "float32 only, as PyTorch's" : "a floating dtype is needed");
+                      float32_only ? "float32 only, as PyTorch's"
+                                   : "float32, float64 or float16, as PyTorch's");
 }
 
 static clt_status check_range(const char *fn, int64_t qmin, int64_t qmax)

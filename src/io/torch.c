@@ -1122,9 +1122,31 @@ static void put_int_tuple(bytes *b, int n, const int64_t *v)
     put_op(b, n > 3 ? 't' : tuple_n[n]);
 }
 
+/* The state_dict's _metadata attribute as torch.save pickles it: an
+ * OrderedDict of {"version": v} by module path, here for the nv modules
+ * whose version torch's loading reads (the others load as torch's
+ * without one). */
+static void put_metadata(bytes *b, const clt__module_version *versions, size_t nv)
+{
+    put_op(b, '}');
+    put_str(b, "_metadata");
+    put_global(b, "collections", "OrderedDict");
+    put(b, ")R(", 3);
+    for (size_t k = 0; k < nv; k++) {
+        put_str(b, versions[k].path);
+        put_op(b, '}');
+        put_str(b, "version");
+        put_int(b, versions[k].version);
+        put_op(b, 's');
+    }
+    put(b, "usb", 3);
+}
+
 /* The pickle torch 1.13 writes for an OrderedDict of contiguous tensors,
- * tensor k in storage "k" (no memo: every global written out). */
-static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n)
+ * tensor k in storage "k" (no memo: every global written out), with
+ * _metadata when nv > 0. */
+static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n,
+                      const clt__module_version *versions, size_t nv)
 {
     put(b, "\x80\x02", 2);
     put_global(b, "collections", "OrderedDict");
@@ -1163,12 +1185,16 @@ static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n)
         if (k % 1000 == 999 || k + 1 == n)
             put_op(b, 'u');
     }
+    if (nv > 0)
+        put_metadata(b, versions, nv);
     put_op(b, '.');
 }
 
-/* What clt_save_torch does, for fn; caller is the user's code that asked. */
+/* What clt_save_torch does, for fn, with the state_dict's _metadata of
+ * nv versions; caller is the user's code that asked. */
 static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
-                       const char *fn, const void *caller)
+                       const clt__module_version *versions, size_t nv, const char *fn,
+                       const void *caller)
 {
     char pq[CLT__QUOTE_SIZE], q[CLT__QUOTE_SIZE], name[64];
     CLT__QUOTE(pq, path);
@@ -1188,7 +1214,7 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
             CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, pq,
                                        CLT__QUOTE(q, tensors[k].name)));
     }
-    put_state(&pkl, tensors, n);
+    put_state(&pkl, tensors, n, versions, nv);
     if (pkl.failed)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     /* torch 1.13's layout: data.pkl, the storages under data/, version */
@@ -1223,11 +1249,23 @@ clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, siz
     CLT__REQUIRE_ARG(path, fn);
     if (n > 0)
         CLT__REQUIRE_ARG(tensors, fn);
-    return save(path, tensors, n, fn, __builtin_return_address(0));
+    return save(path, tensors, n, NULL, 0, fn, __builtin_return_address(0));
 }
 
 clt_status clt_module_save_torch(const clt_module *m, const char *path)
 {
-    return clt__io_save_module(m, path, save, "clt_module_save_torch",
-                               __builtin_return_address(0));
+    const char *fn = "clt_module_save_torch";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    clt__module_version *versions = NULL;
+    size_t n = 0, nv = 0;
+    clt_status st = clt__module_state_in(fn, m, &state, &n);
+    if (st == CLT_OK)
+        st = clt__module_versions(fn, m, &versions, &nv);
+    if (st == CLT_OK)
+        st = save(path, state, n, versions, nv, fn, __builtin_return_address(0));
+    free(versions);
+    free(state);
+    return st;
 }

@@ -335,6 +335,17 @@ static void visit_one(const char *prefix, const char *nm, clt_tensor *t, walk *w
     w->name_bytes += len;
 }
 
+/* prefix (of length end, m's path) extended by child c's name, as
+ * state_dict names it ("0", "self_attn"); returns prefix. */
+static char *child_path(const clt_module *m, size_t c, char *prefix, size_t end)
+{
+    if (m->child_names)
+        sprintf(prefix + end, "%s%s", end ? "." : "", m->child_names[c]);
+    else
+        sprintf(prefix + end, "%s%zu", end ? "." : "", c);
+    return prefix;
+}
+
 /* Visits m's tensors in PyTorch's order (own parameters, then children's),
  * naming them "prefix.name".  A reparametrized parameter's own tensors
  * come after the module's other parameters and buffers, where torch
@@ -359,15 +370,9 @@ static void visit(const clt_module *m, char *prefix, walk *w)
     /* prefix has room for the deepest model's paths: each child's name
      * goes after it and is cut off again */
     size_t end = strlen(prefix);
-    char *sub = prefix + end;
-    for (size_t c = 0; c < m->nchildren; c++) {
-        if (m->child_names)
-            sprintf(sub, "%s%s", end ? "." : "", m->child_names[c]);
-        else
-            sprintf(sub, "%s%zu", end ? "." : "", c);
-        visit(m->children[c], prefix, w);
-    }
-    *sub = '\0';
+    for (size_t c = 0; c < m->nchildren; c++)
+        visit(m->children[c], child_path(m, c, prefix, end), w);
+    prefix[end] = '\0';
     /* torch.nn.utils.parametrize's tensors belong to the "parametrizations"
      * child torch adds when the first one is registered: after the others */
     for (const clt__reparam *r = m->reparams; r; r = r->next) {
@@ -426,6 +431,50 @@ clt_status clt__module_state_in(const char *fn, const clt_module *m, clt_named_t
                                 size_t *n)
 {
     return named(m, true, true, out, n, fn);
+}
+
+typedef struct vwalk {
+    clt__module_version *out; /* NULL: only count */
+    char *names;
+    size_t n, name_bytes;
+} vwalk;
+
+static void visit_versions(const clt_module *m, char *prefix, vwalk *w)
+{
+    if (m->version) {
+        size_t len = strlen(prefix) + 1;
+        if (w->out) {
+            w->out[w->n] = (clt__module_version){strcpy(w->names, prefix), m->version};
+            w->names += len;
+        }
+        w->n++;
+        w->name_bytes += len;
+    }
+    size_t end = strlen(prefix);
+    for (size_t c = 0; c < m->nchildren; c++)
+        visit_versions(m->children[c], child_path(m, c, prefix, end), w);
+    prefix[end] = '\0';
+}
+
+clt_status clt__module_versions(const char *fn, const clt_module *m, clt__module_version **out,
+                                size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char path[(MAX_LEVELS + 1) * CLT__MODULE_NAME] = "";
+    vwalk w = {NULL, NULL, 0, 0};
+    visit_versions(m, path, &w);
+    if (w.n == 0)
+        return clt__ok();
+    size_t count = w.n;
+    clt__module_version *arr = clt__malloc(count * sizeof *arr + w.name_bytes);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    w = (vwalk){arr, (char *)(arr + count), 0, 0};
+    visit_versions(m, path, &w);
+    *out = arr;
+    *n = count;
+    return clt__ok();
 }
 
 clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t *n)
@@ -579,6 +628,7 @@ static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **o
         return st;
     c->training = m->training;
     c->levels = m->levels;
+    c->version = m->version;
     memcpy(c->f, m->f, sizeof c->f);
     memcpy(c->i, m->i, sizeof c->i);
     c->gen = m->gen;

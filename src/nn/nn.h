@@ -43,6 +43,9 @@ struct clt_module {
     const char *const *child_names; /* static names instead ("self_attn"), or NULL */
     clt_module *owner; /* the container that owns m (and releases it), or NULL */
     int levels;        /* containers from m down to its deepest layer (0: a layer) */
+    int version;       /* torch's _version of its class where torch's loading reads it
+                        * (the observers' 3; a torch checkpoint's _metadata carries it),
+                        * else 0 */
     double f[8];       /* the layer's settings */
     int64_t i[16];
     clt_generator *gen; /* borrowed (Dropout's masks) */
@@ -131,6 +134,19 @@ clt_status clt__running_next(const clt_tensor *run, const clt_tensor *stat, doub
 clt_status clt__norm_layer_new(const clt__module_ops *ops, clt_device *dev, int64_t features,
                                double eps, double momentum, int affine, int track,
                                const char *fn, clt_module **out);
+
+/* A module path ("0.activation_post_process"; "" for the root) and its
+ * torch _version, as a checkpoint's _metadata lists them. */
+typedef struct clt__module_version {
+    const char *path;
+    int version;
+} clt__module_version;
+
+/* The modules of m (m included) that have a version, in
+ * state_dict order: *n entries in one block (paths included) released
+ * with free.  Messages name fn. */
+clt_status clt__module_versions(const char *fn, const clt_module *m, clt__module_version **out,
+                                size_t *n);
 
 /* clt_module_state for the public call fn (saving or loading a
  * checkpoint): its messages name fn. */

@@ -154,6 +154,9 @@ static clt_status observer_new(const char *fn, clt_device *dev, const clt_observ
     bool pc = per_channel_kind(o->kind);
     int64_t one = 1, nch = pc ? o->num_channels : 0;
     CLT__TRY(clt__module_new(&observer_ops[o->kind], dev, &m));
+    /* torch's _version 3: a checkpoint without it has torch load a
+     * per-channel observer's min_vals and max_vals, and eps as its default */
+    m->version = 3;
     m->i[OB_KIND] = o->kind;
     m->i[OB_DTYPE] = o->dtype;
     m->i[OB_SCHEME] = o->qscheme;
@@ -289,7 +292,11 @@ static clt_status qparams_from(const char *fn, const clt_module *m, const clt_te
             float sc = (pos - neg) / (float)(double)(qmax - qmin);
             s[k] = fmaxf(sc, eps);
             float r = rintf(neg / s[k]);
-            int64_t z = qmin - (int64_t)(int32_t)r;
+            /* torch's .to(torch.int) (x86's: a NaN, as -inf / inf of an
+             * infinite range, or a value past int32 becomes INT32_MIN),
+             * then quant_min minus it in int32, wrapping */
+            int32_t ri = r >= -2147483648.0f && r < 2147483648.0f ? (int32_t)r : INT32_MIN;
+            int32_t z = (int32_t)((uint32_t)(int32_t)qmin - (uint32_t)ri);
             z32[k] = (int32_t)(z < qmin ? qmin : z > qmax ? qmax : z);
         }
     }
