@@ -242,7 +242,6 @@ REFUSED2 = set("""
     SincBackward0 SpecialEntrBackward0 SpecialI0EBackward0 SpecialI1Backward0
     SpecialI1EBackward0 SpecialLogNdtrBackward0 SpecialNdtriBackward0 SpecialXlog1PyBackward0
     TraceBackward0
-    torch::autograd::CopySlices
 """.split())
 
 # Second derivatives that differ from torch's at points where conventions

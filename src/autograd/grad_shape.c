@@ -587,7 +587,8 @@ clt_status clt_channel_shuffle(const clt_tensor *input, int64_t groups, clt_tens
 /* ---- pad_sequence ---------------------------------------------------------------------- */
 
 /* i[0] batch_first.  Sequence k's gradient is its rows of g, [k, :L_k] or
- * [:L_k, k] (L_k from its edge), converted back by the engine. */
+ * [:L_k, k] (L_k from its edge), converted back by the engine; recorded
+ * views (clt__twice). */
 static clt_status bw_pad_sequence(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -597,11 +598,11 @@ static clt_status bw_pad_sequence(clt__node *n, const clt_tensor *g, clt_tensor 
         if (!CLT__NEED(n, k))
             continue;
         clt_tensor *row = NULL, *seq = NULL;
-        st = clt__narrow(g, bd, k, 1, &row, fn);
+        st = clt__narrow_rec(fn, g, bd, k, 1, &row);
         if (st == CLT_OK)
-            st = clt__squeeze(row, bd, &seq, fn);
+            st = clt__squeeze_rec(fn, row, bd, &seq);
         if (st == CLT_OK)
-            st = clt__narrow(seq, 0, 0, n->in[k].shape[0], &gin[k], fn);
+            st = clt__narrow_rec(fn, seq, 0, 0, n->in[k].shape[0], &gin[k]);
         clt_tensor_free(row);
         clt_tensor_free(seq);
     }
@@ -673,6 +674,7 @@ clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_f
     clt__node *node = NULL;
     CLT__TRY(clt__record(st, out, "torch::autograd::CopySlices", bw_pad_sequence, (int)n, seqs,
                          0, NULL, &node));
+    clt__twice(node);
     if (node)
         node->i[0] = batch_first != 0;
 done:
