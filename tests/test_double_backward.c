@@ -1977,3 +1977,37 @@ Test(double_backward, sort_cummax_scatter_reduce_index_put_masked_scatter_pad_se
     for (int kind = 0; kind <= 9; kind++)
         gradgradcheck(dev, call_index_move, &kind, kind <= 2 ? 1 : 2, ins);
 }
+
+/* embedding_bag of weight [4, 2] at entries {0, 2, 1, 3, 2} in bags from
+ * offsets {0, 2}, squared: kind 0 sum with per-sample weights (both
+ * differentiated), 1 mean, 2 max, 3 sum with padding_idx 3. */
+static clt_status call_embedding_bag(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    static const clt_bag_mode modes[4] = {CLT_BAG_SUM, CLT_BAG_MEAN, CLT_BAG_MAX, CLT_BAG_SUM};
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    int64_t iv[5] = {0, 2, 1, 3, 2}, ov[2] = {0, 2}, n5 = 5, n2 = 2, pad = 3;
+    clt_tensor *idx = NULL, *off = NULL, *r = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, &n5, iv, &idx);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n2, ov, &off);
+    if (st == CLT_OK)
+        st = clt_embedding_bag(in[0], idx, off, modes[kind], kind == 0 ? in[1] : NULL,
+                               kind == 3 ? &pad : NULL, 0, &r);
+    if (st == CLT_OK)
+        st = clt_mul(r, r, out);
+    clt_tensor_free(idx);
+    clt_tensor_free(off);
+    clt_tensor_free(r);
+    return st;
+}
+
+Test(double_backward, embedding_bag_every_mode)
+{
+    clt_device *dev = get_device("cpu");
+    static const double W8[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3};
+    static const double P5[] = {0.5, -0.9, 1.2, 0.4, -0.3};
+    gc_in ins[2] = {{2, {4, 2}, W8, 1}, {1, {5}, P5, 1}};
+    for (int kind = 0; kind <= 3; kind++)
+        gradgradcheck(dev, call_embedding_bag, &kind, kind == 0 ? 2 : 1, ins);
+}

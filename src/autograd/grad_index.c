@@ -1096,15 +1096,84 @@ clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor *
 
 /* ---- embedding_bag ---------------------------------------------------------------- */
 
+/* The formula of bw_embedding_bag as recorded ops, for a pass that creates
+ * a graph: each entry's row of g (of zeros for padding and entries in no
+ * bag), times its per-sample weight, over its bag's size (mean) or where
+ * it gave the maximum (max), added into the weight's rows; the per-sample
+ * weights' gradient those rows of g times the weight's rows, summed.  The
+ * entries' bags, sizes and maxima are constants. */
+static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
+                                      const clt__bag_saved *sv, const clt_tensor *psw,
+                                      clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    const clt_tensor *w = n->saved[0];
+    int mode = (int)n->i[0];
+    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
+    int64_t zs[2] = {1, D}, col[2] = {ne, 1};
+    double lo = 0, hi = (double)(w->shape[0] - 1);
+    enum { BAGS, ZROW, GEXT, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
+    const clt_tensor *parts[2] = {g, x[ZROW]};
+    CLT__TRY(clt__cat_rec(fn, parts, 2, 0, &x[GEXT]));
+    CLT__TRY(clt__index_select_rec(fn, x[GEXT], 0, x[BAGS], &x[SEL]));
+    CLT__TRY(clt__clamp(sv->idx, &lo, &hi, &x[IC], fn));
+    if (CLT__NEED(n, 0)) {
+        if (mode == 1) { /* over the bag's size (1 for the zero rows) */
+            CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
+            CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
+            const clt_tensor *cs[2] = {x[C1], x[C2]};
+            CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
+            CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
+            CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+            CLT__TRY(clt__div_rec(fn, x[SEL], x[C5], &x[ROWS]));
+        } else if (mode == 2) { /* where aux, the maxima's entries, is not k */
+            CLT__TRY(clt__full(g->dev, CLT_INT64, 2, zs, -1.0, &x[C1]));
+            const clt_tensor *cs[2] = {sv->aux, x[C1]};
+            CLT__TRY(clt__cat(cs, 2, 0, &x[C2], fn));
+            CLT__TRY(clt__index_select(x[C2], 0, x[BAGS], &x[C3], fn));
+            CLT__TRY(clt__arange(g->dev, CLT_INT64, 0.0, (double)ne, 1.0, &x[C4]));
+            CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+            clt_tensor_free(x[C1]);
+            x[C1] = NULL;
+            CLT__TRY(clt__ne_in(fn, x[C3], x[C5], &x[C1]));
+            CLT__TRY(clt__zero_where(x[C1], x[SEL], &x[ROWS]));
+        } else if (psw) {
+            CLT__TRY(clt__reshape_rec(fn, psw, 2, col, &x[C1]));
+            CLT__TRY(clt__mul_rec(fn, x[SEL], x[C1], &x[ROWS]));
+        } else {
+            CLT__TRY(clt__alias_grad(x[SEL], &x[ROWS]));
+        }
+        CLT__TRY(clt__full(g->dev, g->dtype, 2, w->shape, 0.0, &x[Z]));
+        CLT__TRY(clt_index_add(x[Z], 0, x[IC], x[ROWS], 1, &gin[0]));
+    }
+    if (psw && n->nin > 1 && CLT__NEED(n, 1)) {
+        CLT__TRY(clt__index_select_rec(fn, w, 0, x[IC], &x[WSEL]));
+        CLT__TRY(clt__mul_rec(fn, x[SEL], x[WSEL], &x[P]));
+        CLT__TRY(clt__sum_dim_rec(fn, x[P], 1, 0, &x[S]));
+        CLT__TRY(clt__reshape_rec(fn, x[S], psw->ndim, psw->shape, &gin[1]));
+    }
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
 /* i[0] the mode, i[1] padding_idx (or -1), i[2] whether per-sample weights
  * were given, i[3] whether an aux tensor was saved.  saved: weight, the
  * int64 indices and offsets, then the per-sample weights and aux (the
- * maxima's entries or the bags' sizes) when there are. */
+ * maxima's entries or the bags' sizes) when there are.  In a pass that
+ * creates a graph, the same as recorded ops (clt__twice). */
 static clt_status bw_embedding_bag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const clt_tensor *psw = n->i[2] ? n->saved[3] : NULL;
     clt__bag_saved sv = {n->saved[1], n->saved[2], n->i[3] ? n->saved[3 + n->i[2]] : NULL,
                          n->i[1]};
+    if (clt__creating_graph())
+        return embedding_bag_twice(n, g, &sv, psw, gin);
     return clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0],
                                        CLT__NEED(n, 0) ? &gin[0] : NULL,
                                        n->nin > 1 && CLT__NEED(n, 1) ? &gin[1] : NULL);
@@ -1130,6 +1199,7 @@ clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
     clt__node *n = NULL;
     st = clt__record(st, out, "EmbeddingBagBackward0", bw_embedding_bag, psw ? 2 : 1, in,
                      nsaved, saved, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = mode;
         n->i[1] = sv.pad;
