@@ -633,7 +633,8 @@ static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **g
         CLT__TRY(clt__reshape_rec(fn, r, nd, &n->i[3], &rp));
         for (int j = 0; j < nd; j++)
             q[j < bnd ? lead + j : j < bnd + lead ? j - bnd : j] = j;
-        CLT__TRY(lead > 0 ? clt__permute_rec(fn, rp, nd, q, &gin[1]) : clt__alias_grad(rp, &gin[1]));
+        CLT__TRY(lead > 0 ? clt__permute_rec(fn, rp, nd, q, &gin[1])
+                          : clt__alias_grad(rp, &gin[1]));
     }
 done:
     clt_tensor_free(r);
