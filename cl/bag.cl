@@ -165,6 +165,20 @@ CLT_KERNEL(bag_rows)(__global T *rows, __global const T *gout, __global const lo
     rows[id] = v;
 }
 
+/* bags[k]: the bag whose output entry k adds to, or nbags for padding,
+ * indices out of range and entries in no bag (those bag_rows gives a row
+ * of zeros): the backward as recorded ops, in a pass that creates a
+ * graph, selects the output's gradient rows by it. */
+CLT_KERNEL(bag_entry_bags)(__global long *bags, __global const long *idx,
+                           __global const long *off, clt_bag_geom g)
+{
+    long k = get_global_id(0);
+    if (k >= g.n)
+        return;
+    long b = bag_of(off, g, k);
+    bags[k] = b >= 0 && bag_row(idx, g, k, 0) >= 0 ? b : g.nbags;
+}
+
 /* gp[k] = sum over d of gout[b][d] w[r][d] for entry k of bag b (0 for
  * padding, indices out of range and entries in no bag): the per-sample
  * weights' gradient, in ascending d. */

@@ -2191,6 +2191,11 @@ clt_status clt__embedding_bag(const clt_tensor *w, const clt_tensor *input,
 clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor *w,
                                        const clt_tensor *psw, const clt__bag_saved *sv,
                                        int mode, clt_tensor **gw, clt_tensor **gp);
+/* The bag each entry adds to (nbags for padding, indices out of range and
+ * entries in no bag): a new int64 [entries] tensor, for the backward as
+ * recorded ops. */
+clt_status clt__embedding_bag_entries(const clt_tensor *w, const clt__bag_saved *sv,
+                                      int64_t nbags, clt_tensor **bags);
 
 /* clt_embedding_bag recorded, naming fn (src/autograd/grad_index.c). */
 clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,

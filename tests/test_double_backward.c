@@ -1944,3 +1944,178 @@ Test(double_backward, linear_algebra)
     for (int kind = 0; kind <= 14; kind++)
         gradgradcheck_tol(dev, call_linalg, &kind, 1, one, 1e-4, 1e-5);
 }
+
+/* A linear shape or spatial op r of x [1, 4, 2, 2], then r * r, so that
+ * the op's backward meets a gradient with a history: kind 0 reflect pad, 1
+ * constant pad (one side cropped), 2 replicate pad, 3 circular pad, 4
+ * repeat, 5 roll, 6 pixel_shuffle, 7 pixel_unshuffle, 8 channel_shuffle, 9
+ * unfold, 10 fold (of x as [1, 4, 4]), 11 bilinear and 12 bicubic
+ * interpolation, 13 nearest, 14 as_strided (overlapping), 15
+ * max_unpool2d. */
+static clt_status call_shape_op(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    const clt_tensor *x = in[0];
+    clt_tensor *r = NULL, *v = NULL, *idx = NULL;
+    clt_status st = CLT_OK;
+    const int64_t p_reflect[4] = {1, 1, 1, 0}, p_const[4] = {1, -1, 2, 0};
+    const int64_t p_circ[4] = {1, 0, 0, 1}, reps[4] = {1, 1, 2, 1}, shifts[2] = {1, -1};
+    const int dims[2] = {1, 3};
+    const int64_t k21[2] = {2, 1}, k22[2] = {2, 2}, s3[3] = {1, 4, 4}, o33[2] = {3, 3};
+    const int64_t sz35[2] = {3, 5}, sz33[2] = {3, 3};
+    const int64_t as_size[2] = {3, 3}, as_stride[2] = {2, 1}, as_off = 1;
+    switch (kind) {
+    case 0: st = clt_pad(x, p_reflect, 4, CLT_PAD_REFLECT, 0.0, &r); break;
+    case 1: st = clt_pad(x, p_const, 4, CLT_PAD_CONSTANT, 0.5, &r); break;
+    case 2: st = clt_pad(x, p_reflect, 4, CLT_PAD_REPLICATE, 0.0, &r); break;
+    case 3: st = clt_pad(x, p_circ, 4, CLT_PAD_CIRCULAR, 0.0, &r); break;
+    case 4: st = clt_repeat(x, reps, 4, &r); break;
+    case 5: st = clt_roll(x, shifts, dims, 2, &r); break;
+    case 6: st = clt_pixel_shuffle(x, 2, &r); break;
+    case 7: st = clt_pixel_unshuffle(x, 2, &r); break;
+    case 8: st = clt_channel_shuffle(x, 2, &r); break;
+    case 9: st = clt_unfold(x, k21, NULL, &r); break;
+    case 10:
+        st = clt_reshape(x, 3, s3, &v);
+        if (st == CLT_OK)
+            st = clt_fold(v, o33, k22, NULL, &r);
+        break;
+    case 11: st = clt_interpolate(x, sz35, NULL, CLT_INTERP_BILINEAR, 0, &r); break;
+    case 12: st = clt_interpolate(x, sz33, NULL, CLT_INTERP_BICUBIC, 1, &r); break;
+    case 13: st = clt_interpolate(x, sz35, NULL, CLT_INTERP_NEAREST, 0, &r); break;
+    case 14: st = clt_as_strided(x, 2, as_size, as_stride, &as_off, &r); break;
+    default: {
+        /* each plane's 4 values to places of a 4 x 4 plane, one per 2 x 2 window */
+        int64_t iv[16], ishape[4] = {1, 4, 2, 2};
+        for (int k = 0; k < 16; k++) {
+            int h = (k / 2) % 2, w = k % 2, c = k / 4;
+            iv[k] = (2 * h + (c + k) % 2) * 4 + 2 * w + c / 2;
+        }
+        st = clt_tensor_from_host(clt_tensor_device(x), CLT_INT64, 4, ishape, iv, &idx);
+        if (st == CLT_OK)
+            st = clt_max_unpool2d(x, idx, k22, NULL, NULL, NULL, &r);
+    }
+    }
+    if (st == CLT_OK)
+        st = clt_mul(r, r, out);
+    clt_tensor_free(r);
+    clt_tensor_free(v);
+    clt_tensor_free(idx);
+    return st;
+}
+
+Test(double_backward, pads_repeat_roll_shuffles_im2col_interpolate_unpool)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X16[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3,
+                                 -0.8, 1.2, -0.5, 0.6, 1.9, -1.1, 0.2, -1.7};
+    gc_in ins[1] = {{4, {1, 4, 2, 2}, X16, 1}};
+    for (int kind = 0; kind <= 15; kind++)
+        gradgradcheck(dev, call_shape_op, &kind, 1, ins);
+}
+
+/* Ops that move x's values by indices, x [2, 3] (no ties: X6), src [2, 2]:
+ * kind 0 sort along 1, 1 cummax, 2 cummin, 3-6 scatter_reduce of src into
+ * x along 1 at {{0, 2}, {1, 1}} (amax, prod, mean, sum; include_self), 7
+ * index_put of src's first row at (0, 2), (1, 0), 8 masked_scatter of src
+ * into x, 9 pad_sequence of x's rows as two sequences; each result r taken
+ * to r * r. */
+static clt_status call_index_move(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    static const char *const reduce[4] = {"amax", "prod", "mean", "sum"};
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *r = NULL, *idx = NULL, *i2 = NULL, *row = NULL, *a = NULL, *b = NULL;
+    clt_status st = CLT_OK;
+    int64_t n2[2] = {2, 2}, n1 = 2, ms[2] = {2, 3};
+    if (kind == 0) {
+        st = clt_sort(in[0], 1, 0, &r, &idx);
+    } else if (kind <= 2) {
+        st = kind == 1 ? clt_cummax(in[0], 1, &r, &idx) : clt_cummin(in[0], 1, &r, &idx);
+    } else if (kind <= 6) {
+        int64_t iv[4] = {0, 2, 1, 1};
+        st = clt_tensor_from_host(dev, CLT_INT64, 2, n2, iv, &idx);
+        if (st == CLT_OK)
+            st = clt_scatter_reduce(in[0], 1, idx, in[1], reduce[kind - 3], 1, &r);
+    } else if (kind == 7) {
+        int64_t iv0[2] = {0, 1}, iv1[2] = {2, 0};
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n1, iv0, &idx);
+        if (st == CLT_OK)
+            st = clt_tensor_from_host(dev, CLT_INT64, 1, &n1, iv1, &i2);
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 0, 1, &a);
+        if (st == CLT_OK)
+            st = clt_reshape(a, 1, &n1, &row);
+        const clt_tensor *ix[2] = {idx, i2};
+        if (st == CLT_OK)
+            st = clt_index_put(in[0], ix, 2, row, 0, &r);
+    } else if (kind == 8) {
+        uint8_t mv[6] = {1, 0, 1, 0, 1, 1};
+        st = clt_tensor_from_host(dev, CLT_BOOL, 2, ms, mv, &idx);
+        if (st == CLT_OK)
+            st = clt_masked_scatter(in[0], idx, in[1], &r);
+    } else {
+        int64_t n3 = 3;
+        st = clt_narrow(in[0], 0, 0, 1, &row);
+        if (st == CLT_OK)
+            st = clt_reshape(row, 1, &n3, &a);
+        clt_tensor_free(row);
+        row = NULL;
+        if (st == CLT_OK)
+            st = clt_narrow(in[1], 0, 1, 1, &row);
+        if (st == CLT_OK)
+            st = clt_reshape(row, 1, &n1, &b);
+        const clt_tensor *seqs[2] = {a, b};
+        if (st == CLT_OK)
+            st = clt_pad_sequence(seqs, 2, 1, 0.25, &r);
+    }
+    if (st == CLT_OK)
+        st = clt_mul(r, r, out);
+    clt_tensor *tmp[] = {r, idx, i2, row, a, b};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        clt_tensor_free(tmp[k]);
+    return st;
+}
+
+Test(double_backward, sort_cummax_scatter_reduce_index_put_masked_scatter_pad_sequence)
+{
+    clt_device *dev = get_device("cpu");
+    static const double S4[] = {0.9, -0.3, 1.4, 0.6};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {2, {2, 2}, S4, 1}};
+    for (int kind = 0; kind <= 9; kind++)
+        gradgradcheck(dev, call_index_move, &kind, kind <= 2 ? 1 : 2, ins);
+}
+
+/* embedding_bag of weight [4, 2] at entries {0, 2, 1, 3, 2} in bags from
+ * offsets {0, 2}, squared: kind 0 sum with per-sample weights (both
+ * differentiated), 1 mean, 2 max, 3 sum with padding_idx 3. */
+static clt_status call_embedding_bag(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    static const clt_bag_mode modes[4] = {CLT_BAG_SUM, CLT_BAG_MEAN, CLT_BAG_MAX, CLT_BAG_SUM};
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    int64_t iv[5] = {0, 2, 1, 3, 2}, ov[2] = {0, 2}, n5 = 5, n2 = 2, pad = 3;
+    clt_tensor *idx = NULL, *off = NULL, *r = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, &n5, iv, &idx);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n2, ov, &off);
+    if (st == CLT_OK)
+        st = clt_embedding_bag(in[0], idx, off, modes[kind], kind == 0 ? in[1] : NULL,
+                               kind == 3 ? &pad : NULL, 0, &r);
+    if (st == CLT_OK)
+        st = clt_mul(r, r, out);
+    clt_tensor_free(idx);
+    clt_tensor_free(off);
+    clt_tensor_free(r);
+    return st;
+}
+
+Test(double_backward, embedding_bag_every_mode)
+{
+    clt_device *dev = get_device("cpu");
+    static const double W8[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3};
+    static const double P5[] = {0.5, -0.9, 1.2, 0.4, -0.3};
+    gc_in ins[2] = {{2, {4, 2}, W8, 1}, {1, {5}, P5, 1}};
+    for (int kind = 0; kind <= 3; kind++)
+        gradgradcheck(dev, call_embedding_bag, &kind, kind == 0 ? 2 : 1, ins);
+}

@@ -174,7 +174,14 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * nanmedian, kthvalue, mode, quantile, index_copy, index_fill, diagonal,
  * select_scatter, slice_scatter, diagonal_scatter, l1_loss,
  * smooth_l1_loss, huber_loss, kl_div, gaussian_nll_loss, softsign,
- * tanhshrink, logsigmoid and hardswish; in linear algebra trace, diag,
+ * tanhshrink, logsigmoid, hardswish, pad (every mode), repeat and tile,
+ * roll, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold and fold,
+ * as_strided, interpolate (every mode: each formula's gradient is the
+ * interpolation, UpsampleBilinear2DBackwardBackward1 ...), max_unpool1d
+ * and max_unpool2d, pad_sequence, index_put, masked_scatter, sort, topk,
+ * cummax, cummin, scatter_reduce (every reduction; prod by torch's
+ * formula) and embedding_bag (every mode, per-sample weights too, where
+ * torch 1.13 refuses); in linear algebra trace, diag,
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,
  * cholesky_solve, cholesky_inverse, qr, eigh and eigvalsh, svd, svdvals

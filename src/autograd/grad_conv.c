@@ -1122,19 +1122,19 @@ clt_status clt__adaptive_max_pool1d_rec(const char *fn, const clt_tensor *input,
 
 /* saved: the indices; i[0] planes, i[1] output and i[2] input elements per
  * plane.  Each input element's gradient is the output's gradient where it
- * was placed (a gather), as PyTorch's. */
+ * was placed (a gather), as PyTorch's, recorded (clt__twice). */
 static clt_status bw_max_unpool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     int64_t gs[2] = {n->i[0], n->i[1]}, is[2] = {n->i[0], n->i[2]};
     clt_tensor *g2 = NULL, *i2 = NULL, *r = NULL;
-    clt_status st = clt__reshape(g, 2, gs, &g2, fn);
+    clt_status st = clt__reshape_rec(fn, g, 2, gs, &g2);
     if (st == CLT_OK)
         st = clt__reshape(S(0), 2, is, &i2, fn);
     if (st == CLT_OK)
-        st = clt__gather(g2, 1, i2, &r, fn);
+        st = clt_gather(g2, 1, i2, &r);
     if (st == CLT_OK)
-        st = clt__reshape(r, n->in[0].ndim, n->in[0].shape, &gin[0], fn);
+        st = clt__reshape_rec(fn, r, n->in[0].ndim, n->in[0].shape, &gin[0]);
     clt_tensor_free(g2);
     clt_tensor_free(i2);
     clt_tensor_free(r);
@@ -1235,6 +1235,7 @@ static clt_status unpool2d(const char *fn, const clt_tensor *x, const clt_tensor
     clt_tensor_free(r);
     clt__node *n = NULL;
     st = clt__record(st, out, "MaxUnpool2DBackward0", bw_max_unpool2d, 1, &x, 1, &ix, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = P;
         n->i[1] = outplane;
@@ -1330,13 +1331,13 @@ static clt_fold_opts blocks_opts(const clt__node *n)
 static clt_status bw_unfold(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_fold_opts o = blocks_opts(n);
-    return clt__fold(g, &n->i[8], &n->i[0], &o, &gin[0], "clt_backward");
+    return clt__fold_rec("clt_backward", g, &n->i[8], &n->i[0], &o, &gin[0]);
 }
 
 static clt_status bw_fold(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_fold_opts o = blocks_opts(n);
-    return clt__unfold(g, &n->i[0], &o, &gin[0], "clt_backward");
+    return clt__unfold_rec("clt_backward", g, &n->i[0], &o, &gin[0]);
 }
 
 clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_t *kernel_size,
@@ -1353,6 +1354,7 @@ clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_
     clt__node *n = NULL;
     clt_status st = clt__unfold(input, kernel_size, o, out, fn);
     st = clt__record(st, out, "Im2ColBackward0", bw_unfold, 1, &input, 0, NULL, &n);
+    clt__twice(n);
     if (n)
         blocks_node(n, kernel_size, o, input->shape + input->ndim - 2);
     return st == CLT_OK ? clt__ok() : st;
@@ -1379,6 +1381,7 @@ clt_status clt__fold_rec(const char *fn, const clt_tensor *input, const int64_t 
     clt__node *n = NULL;
     clt_status st = clt__fold(input, output_size, kernel_size, o, out, fn);
     st = clt__record(st, out, "Col2ImBackward0", bw_fold, 1, &input, 0, NULL, &n);
+    clt__twice(n);
     if (n)
         blocks_node(n, kernel_size, o, output_size);
     return st == CLT_OK ? clt__ok() : st;

@@ -392,14 +392,24 @@ clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *index, const
 /* ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter ------ */
 
 /* g (any shape) seen as [rows, cols] with rows from the saved flat places
- * zeroed (zero true) or picked out (zero false: [count, cols]). */
+ * zeroed (zero true) or picked out (zero false: [count, cols]), recorded in
+ * a pass that creates a graph (clt__twice). */
 static clt_status rows_of(const clt_tensor *g, int64_t rows, int64_t cols,
                           const clt_tensor *places, bool zero, clt_tensor **out)
 {
     const char *fn = "clt_backward";
     int64_t shape[2] = {rows, cols};
     clt_tensor *g2 = NULL;
-    clt_status st = clt__reshape(g, 2, shape, &g2, fn);
+    clt_status st = CLT_OK;
+    if (clt__creating_graph()) {
+        st = clt__reshape_rec(fn, g, 2, shape, &g2);
+        if (st == CLT_OK)
+            st = zero ? clt_index_fill(g2, 0, places, 0.0, out)
+                      : clt__index_select_rec(fn, g2, 0, places, out);
+        clt_tensor_free(g2);
+        return st;
+    }
+    st = clt__reshape(g, 2, shape, &g2, fn);
     if (st == CLT_OK)
         st = zero ? clt__index_fill(g2, 0, places, 0.0, out, fn)
                   : clt__index_select(g2, 0, places, out, fn);
@@ -587,7 +597,7 @@ clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
  * i[PUT_LEAD] as clt__put_info's perm and lead, i[PUT_BND] the broadcast
  * index shape's dims).  g is taken to the
  * working order, and the gradients back to t's and to torch's shape of
- * the indexing result. */
+ * the indexing result, with recording ops (clt__twice). */
 static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -603,15 +613,16 @@ static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **g
         inv[perm[j]] = j;
         ps[j] = e->shape[perm[j]];
     }
-    CLT__TRY(permuted ? clt__permute(g, e->ndim, perm, &gp, fn) : clt__alias(g, &gp));
+    CLT__TRY(permuted ? clt__permute_rec(fn, g, e->ndim, perm, &gp)
+                      : clt__alias_grad(g, &gp));
     if (CLT__NEED(n, 0)) {
         if (n->s[0] != 0)
-            CLT__TRY(clt__alias(g, &gin[0]));
+            CLT__TRY(clt__alias_grad(g, &gin[0]));
         else {
             CLT__TRY(rows_of(gp, n->i[0], n->i[1], n->saved[0], true, &r));
-            CLT__TRY(clt__reshape(r, e->ndim, ps, &rp, fn));
-            CLT__TRY(permuted ? clt__permute(rp, e->ndim, inv, &gin[0], fn)
-                              : clt__alias(rp, &gin[0]));
+            CLT__TRY(clt__reshape_rec(fn, r, e->ndim, ps, &rp));
+            CLT__TRY(permuted ? clt__permute_rec(fn, rp, e->ndim, inv, &gin[0])
+                              : clt__alias_grad(rp, &gin[0]));
         }
     }
     if (CLT__NEED(n, 1)) {
@@ -619,10 +630,11 @@ static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **g
         clt_tensor_free(rp);
         r = rp = NULL;
         CLT__TRY(rows_of(gp, n->i[0], n->i[1], n->saved[0], false, &r));
-        CLT__TRY(clt__reshape(r, nd, &n->i[3], &rp, fn));
+        CLT__TRY(clt__reshape_rec(fn, r, nd, &n->i[3], &rp));
         for (int j = 0; j < nd; j++)
             q[j < bnd ? lead + j : j < bnd + lead ? j - bnd : j] = j;
-        CLT__TRY(lead > 0 ? clt__permute(rp, nd, q, &gin[1], fn) : clt__alias(rp, &gin[1]));
+        CLT__TRY(lead > 0 ? clt__permute_rec(fn, rp, nd, q, &gin[1])
+                          : clt__alias_grad(rp, &gin[1]));
     }
 done:
     clt_tensor_free(r);
@@ -672,6 +684,7 @@ clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, 
     const clt_tensor *saved = info.lin;
     st = clt__record(st, out, "IndexPutBackward0", bw_index_put, 2, in, saved ? 1 : 0, &saved,
                      &node);
+    clt__twice(node);
     if (node) {
         node->i[0] = info.rows;
         node->i[1] = info.cols;
@@ -744,7 +757,7 @@ clt_status clt_masked_select(const clt_tensor *t, const clt_tensor *mask, clt_te
 
 /* saved[0] the flat places written: t's gradient is g without them,
  * source's g's values there, in order, and zeros for the elements of
- * source left unused. */
+ * source left unused, with recording ops (clt__twice). */
 static clt_status bw_masked_scatter(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -757,7 +770,7 @@ static clt_status bw_masked_scatter(clt__node *n, const clt_tensor *g, clt_tenso
         sn *= e->shape[d];
     if (CLT__NEED(n, 0)) {
         CLT__TRY(rows_of(g, numel, 1, places, true, &r));
-        CLT__TRY(clt__reshape(r, g->ndim, g->shape, &gin[0], fn));
+        CLT__TRY(clt__reshape_rec(fn, r, g->ndim, g->shape, &gin[0]));
     }
     if (CLT__NEED(n, 1)) {
         clt_tensor_free(r);
@@ -766,13 +779,13 @@ static clt_status bw_masked_scatter(clt__node *n, const clt_tensor *g, clt_tenso
         CLT__TRY(rows_of(g, numel, 1, places, false, &r));
         CLT__TRY(clt__full(g->dev, g->dtype, 1, &rest, 0.0, &z));
         clt_tensor *flat = NULL;
-        CLT__TRY(clt__reshape(r, 1, &cnt, &flat, fn));
+        CLT__TRY(clt__reshape_rec(fn, r, 1, &cnt, &flat));
         const clt_tensor *parts[2] = {flat, z};
-        st = clt__cat(parts, 2, 0, &both, fn);
+        st = clt__cat_rec(fn, parts, 2, 0, &both);
         clt_tensor_free(flat);
         if (st != CLT_OK)
             goto done;
-        CLT__TRY(clt__reshape(both, e->ndim, e->shape, &gin[1], fn));
+        CLT__TRY(clt__reshape_rec(fn, both, e->ndim, e->shape, &gin[1]));
     }
 done:
     clt_tensor_free(r);
@@ -791,6 +804,7 @@ clt_status clt_masked_scatter(const clt_tensor *t, const clt_tensor *mask,
     clt__node *node = NULL;
     st = clt__record(st, out, "MaskedScatterBackward0", bw_masked_scatter, 2, in,
                      saved ? 1 : 0, &saved, &node);
+    clt__twice(node);
     clt_tensor_free(places);
     return st;
 }
@@ -810,7 +824,8 @@ static clt_status index_region(const clt_tensor *src, const clt_tensor *index, c
  * dividing the result by the value where that is not 0, and by reducing
  * again with the zero replaced by 1 where a single zero made the place 0
  * (two or more zeros give 0).  i[0] dim, i[2] include_self; saved[0]
- * index, [1] self, [2] src, [3] the result. */
+ * index, [1] self, [2] src, [3] the result.  The steps on g, self, src
+ * and the result record (clt__twice); the masks are constants. */
 static clt_status bw_scatter_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -824,15 +839,15 @@ static clt_status bw_scatter_prod(clt__node *n, const clt_tensor *g, clt_tensor 
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__eq_scalar_in(fn, t, 0.0, &x[ZT]));
-        CLT__TRY(clt__masked_fill(t, x[ZT], 1.0, &x[MT], fn));
-        CLT__TRY(clt__scatter_reduce(x[MT], dim, index, src, "prod", self, &x[MTR], fn));
-        CLT__TRY(clt__mul_in(fn, g, x[MTR], &x[GM]));
+        CLT__TRY(clt__masked_fill_rec(fn, t, x[ZT], 1.0, &x[MT]));
+        CLT__TRY(clt_scatter_reduce(x[MT], dim, index, src, "prod", self, &x[MTR]));
+        CLT__TRY(clt__mul_rec(fn, g, x[MTR], &x[GM]));
         if (self)
-            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &gin[0]));
+            CLT__TRY(clt__div_rec(fn, x[GM], x[MT], &gin[0]));
         else {
-            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &x[A]));
+            CLT__TRY(clt__div_rec(fn, x[GM], x[MT], &x[A]));
             CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &x[Z0]));
-            CLT__TRY(clt__scatter(x[A], dim, index, x[Z0], &gin[0], fn));
+            CLT__TRY(clt_scatter(x[A], dim, index, x[Z0], &gin[0]));
             clt_tensor_free(x[A]);
             clt_tensor_free(x[Z0]);
             x[A] = x[Z0] = NULL;
@@ -846,15 +861,15 @@ static clt_status bw_scatter_prod(clt__node *n, const clt_tensor *g, clt_tensor 
         CLT__TRY(clt__gather(x[NZ], dim, index, &x[NZG], fn));
         CLT__TRY(clt__eq_scalar_in(fn, x[NZG], 1.0, &x[ONE]));
         CLT__TRY(clt__logical_and_in(fn, x[SZ], x[ONE], &x[SINGLE]));
-        CLT__TRY(clt__masked_fill(src, x[SINGLE], 1.0, &x[MS], fn));
-        CLT__TRY(clt__scatter_reduce(t, dim, index, x[MS], "prod", self, &x[MSR], fn));
-        CLT__TRY(clt__mul_in(fn, g, x[MSR], &x[GA]));
-        CLT__TRY(clt__gather(x[GA], dim, index, &x[A], fn));
-        CLT__TRY(clt__mul_in(fn, g, res, &x[GR]));
-        CLT__TRY(clt__gather(x[GR], dim, index, &x[GRG], fn));
-        CLT__TRY(clt__masked_fill(src, x[SZ], 1.0, &x[SF], fn));
-        CLT__TRY(clt__div_in(fn, x[GRG], x[SF], &x[B]));
-        CLT__TRY(clt__where_in(fn, x[SINGLE], x[A], x[B], &gin[1]));
+        CLT__TRY(clt__masked_fill_rec(fn, src, x[SINGLE], 1.0, &x[MS]));
+        CLT__TRY(clt_scatter_reduce(t, dim, index, x[MS], "prod", self, &x[MSR]));
+        CLT__TRY(clt__mul_rec(fn, g, x[MSR], &x[GA]));
+        CLT__TRY(clt_gather(x[GA], dim, index, &x[A]));
+        CLT__TRY(clt__mul_rec(fn, g, res, &x[GR]));
+        CLT__TRY(clt_gather(x[GR], dim, index, &x[GRG]));
+        CLT__TRY(clt__masked_fill_rec(fn, src, x[SZ], 1.0, &x[SF]));
+        CLT__TRY(clt__div_rec(fn, x[GRG], x[SF], &x[B]));
+        CLT__TRY(clt_where(x[SINGLE], x[A], x[B], &gin[1]));
     }
 done:
     for (int k = 0; k < NT; k++)
@@ -865,7 +880,8 @@ done:
 /* torch 1.13's scatter_reduce_backward for sum, mean, amax and amin
  * (prod: bw_scatter_prod).
  * i[0] dim, i[1] the mode, i[2] include_self; saved[0] index, [1] self,
- * [2] src, [3] the result. */
+ * [2] src, [3] the result.  The counts and masks are constants; the steps
+ * on g record (clt__twice). */
 static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -879,8 +895,8 @@ static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tenso
     if (mode == 1)
         return bw_scatter_prod(n, g, gin);
     if (mode == 0) {
-        CLT__TRY(clt__alias(g, &gs));
-        CLT__TRY(clt__gather(g, dim, index, &gsrc, fn));
+        CLT__TRY(clt__alias_grad(g, &gs));
+        CLT__TRY(clt_gather(g, dim, index, &gsrc));
     } else if (mode == 2) {
         /* N: how many values each place averaged (1 where none). */
         CLT__TRY(clt__full(g->dev, g->dtype, t->ndim, t->shape, self ? 1.0 : 0.0, &a));
@@ -888,10 +904,10 @@ static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tenso
         CLT__TRY(clt__scatter_add(a, dim, index, ones, &b, fn));
         CLT__TRY(clt__eq_scalar_in(fn, b, 0.0, &z));
         CLT__TRY(clt__masked_fill(b, z, 1.0, &cnt, fn));
-        CLT__TRY(clt__div_in(fn, g, cnt, &gs));
-        CLT__TRY(clt__gather(g, dim, index, &gg, fn));
+        CLT__TRY(clt__div_rec(fn, g, cnt, &gs));
+        CLT__TRY(clt_gather(g, dim, index, &gg));
         CLT__TRY(clt__gather(cnt, dim, index, &val, fn));
-        CLT__TRY(clt__div_in(fn, gg, val, &gsrc));
+        CLT__TRY(clt__div_rec(fn, gg, val, &gsrc));
     } else {
         /* The gradient is shared evenly by the values equal to the
          * result. */
@@ -904,10 +920,10 @@ static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tenso
         CLT__TRY(clt__eq_in(fn, b, val, &a));
         CLT__TRY(clt__to_dtype(a, g->dtype, &si, fn));
         CLT__TRY(clt__scatter_add(ti, dim, index, si, &cnt, fn));
-        CLT__TRY(clt__div_in(fn, g, cnt, &gd));
-        CLT__TRY(clt__mul_in(fn, ti, gd, &gs));
-        CLT__TRY(clt__gather(gd, dim, index, &gg, fn));
-        CLT__TRY(clt__mul_in(fn, si, gg, &gsrc));
+        CLT__TRY(clt__div_rec(fn, g, cnt, &gd));
+        CLT__TRY(clt__mul_rec(fn, ti, gd, &gs));
+        CLT__TRY(clt_gather(gd, dim, index, &gg));
+        CLT__TRY(clt__mul_rec(fn, si, gg, &gsrc));
     }
     if (CLT__NEED(n, 0)) {
         if (self) {
@@ -917,7 +933,7 @@ static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tenso
             clt_tensor_free(z);
             z = NULL;
             CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
-            CLT__TRY(clt__scatter(gs, dim, index, z, &gin[0], fn));
+            CLT__TRY(clt_scatter(gs, dim, index, z, &gin[0]));
         }
     }
     if (CLT__NEED(n, 1)) {
@@ -957,6 +973,7 @@ clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *in
     const clt_tensor *saved[4] = {index, t, src, *out};
     st = clt__record(st, out, "ScatterReduceBackward0", bw_scatter_reduce, 2, in, 4, saved,
                      &node);
+    clt__twice(node);
     if (node) {
         int nd = t->ndim > 0 ? t->ndim : 1;
         node->i[0] = dim < 0 ? dim + nd : dim;
@@ -1080,15 +1097,84 @@ clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor *
 
 /* ---- embedding_bag ---------------------------------------------------------------- */
 
+/* The formula of bw_embedding_bag as recorded ops, for a pass that creates
+ * a graph: each entry's row of g (of zeros for padding and entries in no
+ * bag), times its per-sample weight, over its bag's size (mean) or where
+ * it gave the maximum (max), added into the weight's rows; the per-sample
+ * weights' gradient those rows of g times the weight's rows, summed.  The
+ * entries' bags, sizes and maxima are constants. */
+static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
+                                      const clt__bag_saved *sv, const clt_tensor *psw,
+                                      clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    const clt_tensor *w = n->saved[0];
+    int mode = (int)n->i[0];
+    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
+    int64_t zs[2] = {1, D}, col[2] = {ne, 1};
+    double lo = 0, hi = (double)(w->shape[0] - 1);
+    enum { BAGS, ZROW, GEXT, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
+    const clt_tensor *parts[2] = {g, x[ZROW]};
+    CLT__TRY(clt__cat_rec(fn, parts, 2, 0, &x[GEXT]));
+    CLT__TRY(clt__index_select_rec(fn, x[GEXT], 0, x[BAGS], &x[SEL]));
+    CLT__TRY(clt__clamp(sv->idx, &lo, &hi, &x[IC], fn));
+    if (CLT__NEED(n, 0)) {
+        if (mode == 1) { /* over the bag's size (1 for the zero rows) */
+            CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
+            CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
+            const clt_tensor *cs[2] = {x[C1], x[C2]};
+            CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
+            CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
+            CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+            CLT__TRY(clt__div_rec(fn, x[SEL], x[C5], &x[ROWS]));
+        } else if (mode == 2) { /* where aux, the maxima's entries, is not k */
+            CLT__TRY(clt__full(g->dev, CLT_INT64, 2, zs, -1.0, &x[C1]));
+            const clt_tensor *cs[2] = {sv->aux, x[C1]};
+            CLT__TRY(clt__cat(cs, 2, 0, &x[C2], fn));
+            CLT__TRY(clt__index_select(x[C2], 0, x[BAGS], &x[C3], fn));
+            CLT__TRY(clt__arange(g->dev, CLT_INT64, 0.0, (double)ne, 1.0, &x[C4]));
+            CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+            clt_tensor_free(x[C1]);
+            x[C1] = NULL;
+            CLT__TRY(clt__ne_in(fn, x[C3], x[C5], &x[C1]));
+            CLT__TRY(clt__zero_where(x[C1], x[SEL], &x[ROWS]));
+        } else if (psw) {
+            CLT__TRY(clt__reshape_rec(fn, psw, 2, col, &x[C1]));
+            CLT__TRY(clt__mul_rec(fn, x[SEL], x[C1], &x[ROWS]));
+        } else {
+            CLT__TRY(clt__alias_grad(x[SEL], &x[ROWS]));
+        }
+        CLT__TRY(clt__full(g->dev, g->dtype, 2, w->shape, 0.0, &x[Z]));
+        CLT__TRY(clt_index_add(x[Z], 0, x[IC], x[ROWS], 1, &gin[0]));
+    }
+    if (psw && n->nin > 1 && CLT__NEED(n, 1)) {
+        CLT__TRY(clt__index_select_rec(fn, w, 0, x[IC], &x[WSEL]));
+        CLT__TRY(clt__mul_rec(fn, x[SEL], x[WSEL], &x[P]));
+        CLT__TRY(clt__sum_dim_rec(fn, x[P], 1, 0, &x[S]));
+        CLT__TRY(clt__reshape_rec(fn, x[S], psw->ndim, psw->shape, &gin[1]));
+    }
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
 /* i[0] the mode, i[1] padding_idx (or -1), i[2] whether per-sample weights
  * were given, i[3] whether an aux tensor was saved.  saved: weight, the
  * int64 indices and offsets, then the per-sample weights and aux (the
- * maxima's entries or the bags' sizes) when there are. */
+ * maxima's entries or the bags' sizes) when there are.  In a pass that
+ * creates a graph, the same as recorded ops (clt__twice). */
 static clt_status bw_embedding_bag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const clt_tensor *psw = n->i[2] ? n->saved[3] : NULL;
     clt__bag_saved sv = {n->saved[1], n->saved[2], n->i[3] ? n->saved[3 + n->i[2]] : NULL,
                          n->i[1]};
+    if (clt__creating_graph())
+        return embedding_bag_twice(n, g, &sv, psw, gin);
     return clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0],
                                        CLT__NEED(n, 0) ? &gin[0] : NULL,
                                        n->nin > 1 && CLT__NEED(n, 1) ? &gin[1] : NULL);
@@ -1114,6 +1200,7 @@ clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
     clt__node *n = NULL;
     st = clt__record(st, out, "EmbeddingBagBackward0", bw_embedding_bag, psw ? 2 : 1, in,
                      nsaved, saved, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = mode;
         n->i[1] = sv.pad;

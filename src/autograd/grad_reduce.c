@@ -614,17 +614,18 @@ clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **o
 
 /* sort and topk (scatter), cummax and cummin (add: torch's
  * cummaxmin_backward, a scatter_add): saved the indices along i[0]; g goes
- * back to the element each index names, 0 elsewhere. */
+ * back to the element each index names, 0 elsewhere.  The scatters record
+ * (clt__twice): their gradient in g gathers at the indices again. */
 static clt_status put_back(clt__node *n, const clt_tensor *g, bool add, clt_tensor **gin)
 {
     const clt__edge *e = &n->in[0];
     if (e->ndim == 0)
-        return clt__alias(g, &gin[0]);
+        return clt__alias_grad(g, &gin[0]);
     clt_tensor *z = NULL;
     clt_status st = clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
     if (st == CLT_OK)
-        st = add ? clt__scatter_add(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward")
-                 : clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
+        st = add ? clt_scatter_add(z, (int)n->i[0], S(0), g, &gin[0])
+                 : clt_scatter(z, (int)n->i[0], S(0), g, &gin[0]);
     clt_tensor_free(z);
     return st;
 }
@@ -646,6 +647,7 @@ static clt_status sort_record(clt_status st, const clt_tensor *a, int dim, const
 {
     clt__node *n = NULL;
     st = clt__record(st, values, name, bw, 1, &a, 1, (const clt_tensor *const *)&idx, &n);
+    clt__twice(n);
     if (n)
         n->i[0] = node_dim(a, dim);
     return st;

@@ -82,14 +82,15 @@ clt_status clt_flip(const clt_tensor *t, const int *dims, int k, clt_tensor **ou
 }
 
 /* i[CLT_MAX_DIMS] 1 for a flattened roll by i[0]; else i[d] the total
- * shift of dim d.  Rolling back by minus that undoes it. */
+ * shift of dim d.  Rolling back by minus that undoes it (recorded, so that
+ * it is differentiable again: clt__twice). */
 static clt_status bw_roll(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int64_t shifts[CLT_MAX_DIMS];
     int dims[CLT_MAX_DIMS], k = 0;
     if (n->i[CLT_MAX_DIMS]) {
         shifts[0] = -n->i[0];
-        return clt__roll(g, shifts, NULL, 0, &gin[0], "clt_backward");
+        return clt_roll(g, shifts, NULL, 0, &gin[0]);
     }
     for (int d = 0; d < g->ndim; d++)
         if (n->i[d] != 0) {
@@ -97,8 +98,8 @@ static clt_status bw_roll(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             shifts[k++] = -n->i[d];
         }
     if (k == 0)
-        return clt__alias(g, &gin[0]);
-    return clt__roll(g, shifts, dims, k, &gin[0], "clt_backward");
+        return clt__alias_grad(g, &gin[0]);
+    return clt_roll(g, shifts, dims, k, &gin[0]);
 }
 
 clt_status clt_roll(const clt_tensor *t, const int64_t *shifts, const int *dims, int k,
@@ -127,6 +128,7 @@ clt_status clt_roll(const clt_tensor *t, const int64_t *shifts, const int *dims,
     clt__node *n = NULL;
     clt_status st = one(clt__roll(t, shifts, dims, k, out, "clt_roll"), out, "RollBackward0",
                         bw_roll, t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         /* Shifts reduced modulo the size, so that negating them cannot
          * overflow. */
@@ -147,7 +149,8 @@ clt_status clt_roll(const clt_tensor *t, const int64_t *shifts, const int *dims,
 /* ---- repeat and tile ---------------------------------------------------------- */
 
 /* i[0] the count k, i[1..k] the repeats: each repeated dim summed over its
- * copies ([before, r, size * after] summed over r), then t's shape. */
+ * copies ([before, r, size * after] summed over r), then t's shape, with
+ * recording ops (clt__twice). */
 static clt_status bw_repeat(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -156,7 +159,7 @@ static clt_status bw_repeat(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *cur = NULL, *v = NULL, *s = NULL;
     int64_t shape[CLT_MAX_DIMS];
     memcpy(shape, g->shape, sizeof shape);
-    CLT__TRY(clt__alias(g, &cur));
+    CLT__TRY(clt__alias_grad(g, &cur));
     for (int d = 0; d < k; d++) {
         int64_t r = n->i[1 + d];
         if (r == 1)
@@ -168,17 +171,17 @@ static clt_status bw_repeat(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         for (int j = d + 1; j < k; j++)
             after *= shape[j];
         int64_t s3[3] = {before, r, size * after};
-        CLT__TRY(clt__reshape(cur, 3, s3, &v, "clt_backward"));
-        CLT__TRY(clt__sum_dim(v, 1, 0, &s, "clt_backward"));
+        CLT__TRY(clt__reshape_rec("clt_backward", cur, 3, s3, &v));
+        CLT__TRY(clt__sum_dim_rec("clt_backward", v, 1, 0, &s));
         shape[d] = size;
         clt_tensor_free(cur);
         cur = NULL;
-        CLT__TRY(clt__reshape(s, k, shape, &cur, "clt_backward"));
+        CLT__TRY(clt__reshape_rec("clt_backward", s, k, shape, &cur));
         clt_tensor_free(v);
         clt_tensor_free(s);
         v = s = NULL;
     }
-    CLT__TRY(clt__reshape(cur, e->ndim, e->shape, &gin[0], "clt_backward"));
+    CLT__TRY(clt__reshape_rec("clt_backward", cur, e->ndim, e->shape, &gin[0]));
 done:
     clt_tensor_free(cur);
     clt_tensor_free(v);
@@ -192,6 +195,7 @@ static clt_status repeat_rec(const char *fn, const clt_tensor *t, const int64_t 
     clt__node *n = NULL;
     clt_status st = one(clt__repeat(t, repeats, k, out, fn), out, "RepeatBackward0", bw_repeat,
                         t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = k;
         for (int j = 0; j < k; j++)
@@ -371,20 +375,21 @@ clt_status clt_trace(const clt_tensor *t, clt_tensor **out)
 /* ---- pad -------------------------------------------------------------------------- */
 
 /* i[0] npad, i[1..npad] the pads: padding g by their negation crops what
- * the forward added and puts zeros where it cropped. */
+ * the forward added and puts zeros where it cropped (recorded: clt__twice). */
 static clt_status bw_constant_pad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     int64_t neg[2 * CLT_MAX_DIMS];
     int npad = (int)n->i[0];
     for (int j = 0; j < npad; j++)
         neg[j] = -n->i[1 + j];
-    return clt__pad(g, neg, npad, CLT_PAD_CONSTANT, 0.0, &gin[0], "clt_backward");
+    return clt__pad_rec("clt_backward", g, neg, npad, CLT_PAD_CONSTANT, 0.0, &gin[0]);
 }
 
 /* i[0] npad, i[1..npad] the pads, i[1 + 2 * CLT_MAX_DIMS] the mode: the
  * gather is separable, one index map per padded dim (clt__pad_index), so
  * g's entries go back where they came from by one index_add per dim into
- * zeros, the first padded dim last: sums in a fixed order. */
+ * zeros, the first padded dim last: sums in a fixed order.  The index_add
+ * records (clt__twice): its backward selects the rows again. */
 static clt_status bw_gathered_pad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -392,7 +397,7 @@ static clt_status bw_gathered_pad(clt__node *n, const clt_tensor *g, clt_tensor 
     int k = (int)n->i[0] / 2, nd = e->ndim;
     clt_pad_mode mode = (clt_pad_mode)n->i[1 + 2 * CLT_MAX_DIMS];
     clt_tensor *cur = NULL, *z = NULL, *next = NULL, *idx = NULL;
-    CLT__TRY(clt__alias(g, &cur));
+    CLT__TRY(clt__alias_grad(g, &cur));
     for (int j = k - 1; j >= 0; j--) {
         int d = nd - 1 - j;
         int64_t shape[CLT_MAX_DIMS];
@@ -401,7 +406,7 @@ static clt_status bw_gathered_pad(clt__node *n, const clt_tensor *g, clt_tensor 
         CLT__TRY(clt__pad_index(g->dev, e->shape[d], n->i[1 + 2 * j], n->i[2 + 2 * j],
                                 cur->shape[d], mode, &idx, "clt_backward"));
         CLT__TRY(clt__full(g->dev, g->dtype, nd, shape, 0.0, &z));
-        CLT__TRY(clt__index_add(z, d, idx, cur, 1, &next, "clt_backward"));
+        CLT__TRY(clt_index_add(z, d, idx, cur, 1, &next));
         clt_tensor_free(cur);
         clt_tensor_free(z);
         clt_tensor_free(idx);
@@ -443,6 +448,7 @@ clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad,
                                                   : pad_names[mode == CLT_PAD_REPLICATE][npad / 2 - 1];
     st = one(st, out, name, mode == CLT_PAD_CONSTANT ? bw_constant_pad : bw_gathered_pad, t, 0,
              NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = npad;
         for (int j = 0; j < npad; j++)
@@ -526,10 +532,11 @@ done:
 
 /* ---- pixel_shuffle, pixel_unshuffle and channel_shuffle ------------------------------ */
 
-/* i[0] the factor, i[1] 1 for pixel_unshuffle: the gradient is the other. */
+/* i[0] the factor, i[1] 1 for pixel_unshuffle: the gradient is the other
+ * (recorded: clt__twice). */
 static clt_status bw_pixel_shuffle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__pixel_shuffle(g, n->i[0], n->i[1] == 0, &gin[0], "clt_backward");
+    return clt__pixel_shuffle_rec("clt_backward", g, n->i[0], n->i[1] == 0, &gin[0]);
 }
 
 clt_status clt__pixel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t r, bool down,
@@ -542,6 +549,7 @@ clt_status clt__pixel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t r
     clt_status st = one(clt__pixel_shuffle(t, r, down, out, fn), out,
                         down ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0",
                         bw_pixel_shuffle, t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->i[0] = r;
         n->i[1] = down;
@@ -560,10 +568,11 @@ clt_status clt_pixel_unshuffle(const clt_tensor *input, int64_t downscale_factor
     return clt__pixel_shuffle_rec("clt_pixel_unshuffle", input, downscale_factor, true, out);
 }
 
-/* i[0] the groups: shuffling in C / groups groups puts the channels back. */
+/* i[0] the groups: shuffling in C / groups groups puts the channels back
+ * (recorded: clt__twice). */
 static clt_status bw_channel_shuffle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__channel_shuffle(g, g->shape[1] / n->i[0], &gin[0], "clt_backward");
+    return clt__channel_shuffle_rec("clt_backward", g, g->shape[1] / n->i[0], &gin[0]);
 }
 
 clt_status clt__channel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t groups,
@@ -575,6 +584,7 @@ clt_status clt__channel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t
     clt__node *n = NULL;
     clt_status st = one(clt__channel_shuffle(t, groups, out, fn), out, "ChannelShuffleBackward0",
                         bw_channel_shuffle, t, 0, NULL, &n);
+    clt__twice(n);
     if (n)
         n->i[0] = groups;
     return st == CLT_OK ? clt__ok() : st;
@@ -588,7 +598,8 @@ clt_status clt_channel_shuffle(const clt_tensor *input, int64_t groups, clt_tens
 /* ---- pad_sequence ---------------------------------------------------------------------- */
 
 /* i[0] batch_first.  Sequence k's gradient is its rows of g, [k, :L_k] or
- * [:L_k, k] (L_k from its edge), converted back by the engine. */
+ * [:L_k, k] (L_k from its edge), converted back by the engine; recorded
+ * views (clt__twice). */
 static clt_status bw_pad_sequence(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
@@ -598,11 +609,11 @@ static clt_status bw_pad_sequence(clt__node *n, const clt_tensor *g, clt_tensor 
         if (!CLT__NEED(n, k))
             continue;
         clt_tensor *row = NULL, *seq = NULL;
-        st = clt__narrow(g, bd, k, 1, &row, fn);
+        st = clt__narrow_rec(fn, g, bd, k, 1, &row);
         if (st == CLT_OK)
-            st = clt__squeeze(row, bd, &seq, fn);
+            st = clt__squeeze_rec(fn, row, bd, &seq);
         if (st == CLT_OK)
-            st = clt__narrow(seq, 0, 0, n->in[k].shape[0], &gin[k], fn);
+            st = clt__narrow_rec(fn, seq, 0, 0, n->in[k].shape[0], &gin[k]);
         clt_tensor_free(row);
         clt_tensor_free(seq);
     }
@@ -674,6 +685,7 @@ clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_f
     clt__node *node = NULL;
     CLT__TRY(clt__record(st, out, "torch::autograd::CopySlices", bw_pad_sequence, (int)n, seqs,
                          0, NULL, &node));
+    clt__twice(node);
     if (node)
         node->i[0] = batch_first != 0;
 done:

@@ -280,7 +280,8 @@ done:
 
 /* g summed into the storage positions the output reaches, then read at the
  * input's, each divided by how many of the input's elements share its
- * position when they may (PyTorch's as_strided_backward). */
+ * position when they may (PyTorch's as_strided_backward); the steps on g
+ * record (clt__twice). */
 static clt_status bw_as_strided(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const strided_ctx *c = n->ctx;
@@ -294,20 +295,20 @@ static clt_status bw_as_strided(clt__node *n, const clt_tensor *g, clt_tensor **
     int64_t span = (c->in.extent > c->out.extent ? c->in.extent : c->out.extent) - base;
     CLT__TRY(positions(g->dev, &c->in, base, span, &pin));
     CLT__TRY(positions(g->dev, &c->out, base, span, &pout));
-    CLT__TRY(clt__reshape(g, 1, &c->out.numel, &gflat, "clt_backward"));
+    CLT__TRY(clt__reshape_rec("clt_backward", g, 1, &c->out.numel, &gflat));
     CLT__TRY(clt__full(g->dev, g->dtype, 1, &span, 0.0, &z));
-    CLT__TRY(clt__index_add(z, 0, pout, gflat, 1.0, &acc, "clt_backward"));
-    CLT__TRY(clt__index_select(acc, 0, pin, &r, "clt_backward"));
+    CLT__TRY(clt_index_add(z, 0, pout, gflat, 1.0, &acc));
+    CLT__TRY(clt__index_select_rec("clt_backward", acc, 0, pin, &r));
     if (may_overlap(&c->in)) {
         CLT__TRY(clt__full(g->dev, g->dtype, 1, &c->in.numel, 1.0, &ones));
         CLT__TRY(clt__index_add(z, 0, pin, ones, 1.0, &cnt, "clt_backward"));
         CLT__TRY(clt__index_select(cnt, 0, pin, &rc, "clt_backward"));
-        CLT__TRY(clt__div_in("clt_backward", r, rc, &q));
+        CLT__TRY(clt__div_rec("clt_backward", r, rc, &q));
         clt_tensor_free(r);
         r = q;
         q = NULL;
     }
-    st = clt__reshape(r, e->ndim, e->shape, &gin[0], "clt_backward");
+    st = clt__reshape_rec("clt_backward", r, e->ndim, e->shape, &gin[0]);
 done:
     clt_tensor_free(pin);
     clt_tensor_free(pout);
@@ -340,6 +341,7 @@ clt_status clt_as_strided(const clt_tensor *t, int ndim, const int64_t *size,
     geometry_of(*out, &c->out);
     clt__node *n = NULL;
     st = clt__record(st, out, "AsStridedBackward0", bw_as_strided, 1, &t, 0, NULL, &n);
+    clt__twice(n);
     if (n) {
         n->ctx = c;
         n->ctx_free = free;

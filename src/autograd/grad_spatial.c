@@ -28,17 +28,74 @@ static bool planar(const clt__interp *u)
     return u->nd == 2 && (u->mode == CLT_INTERP_NEAREST || u->mode == CLT_INTERP_BILINEAR);
 }
 
+/* The nodes of the adjoints (the backward kernels run as ops), as torch
+ * names them: each one's gradient is the forward interpolation. */
+static const char *const interp_adjoint_names[][3] = {
+    {"UpsampleNearest1DBackwardBackward1", "UpsampleNearest2DBackwardBackward1",
+     "UpsampleNearest3DBackwardBackward1"},
+    {NULL, "UpsampleBilinear2DBackwardBackward1", NULL},
+    {"UpsampleNearestExact1DBackwardBackward1", "UpsampleNearestExact2DBackwardBackward1",
+     "UpsampleNearestExact3DBackwardBackward1"},
+    {"UpsampleLinear1DBackwardBackward1", NULL, NULL},
+    {NULL, "UpsampleBicubic2DBackwardBackward1", NULL},
+    {NULL, NULL, "UpsampleTrilinear3DBackwardBackward1"},
+};
+
+static clt_status interp_apply(const char *fn, const clt_tensor *x, const clt__interp *u,
+                               const int64_t *in_shape, bool adjoint, clt_tensor **out);
+
 /* i[0..2]: mode, align_corners, has_scale; i[3..5] the output's sizes,
  * i[6] nd; s[0..2] the scales.  Nothing saved: the input's shape is its
- * edge's. */
-static clt_status bw_interp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+ * edge's.  The gradient of the interpolation is its adjoint, and the
+ * adjoint's the interpolation, each recorded (clt__twice). */
+static void interp_of(const clt__node *n, clt__interp *u)
 {
-    clt__interp u = {(int)n->i[0],        (int)n->i[1],
+    clt__interp v = {(int)n->i[0],        (int)n->i[1],
                      (int)n->i[2],        {n->s[0], n->s[1], n->s[2]},
                      {n->i[3], n->i[4], n->i[5]}, (int)n->i[6]};
-    if (planar(&u))
-        return clt__upsample_backward(g, n->in[0].shape, &u, &gin[0]);
-    return clt__interp_separable_backward(g, n->in[0].shape, &u, &gin[0]);
+    *u = v;
+}
+
+static clt_status bw_interp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__interp u;
+    interp_of(n, &u);
+    return interp_apply("clt_backward", g, &u, n->in[0].shape, true, &gin[0]);
+}
+
+static clt_status bw_interp_adjoint(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__interp u;
+    interp_of(n, &u);
+    return interp_apply("clt_backward", g, &u, NULL, false, &gin[0]);
+}
+
+/* x interpolated by u (adjoint false), or the adjoint of that for an
+ * input of in_shape (x of the interpolation's output shape), recorded. */
+static clt_status interp_apply(const char *fn, const clt_tensor *x, const clt__interp *u,
+                               const int64_t *in_shape, bool adjoint, clt_tensor **out)
+{
+    clt_status st;
+    if (adjoint)
+        st = planar(u) ? clt__upsample_backward(x, in_shape, u, out)
+                       : clt__interp_separable_backward(x, in_shape, u, out);
+    else
+        st = planar(u) ? clt__upsample(x, u, out, fn) : clt__interp_separable(x, u, out, fn);
+    clt__node *n = NULL;
+    st = clt__record(st, out,
+                     adjoint ? interp_adjoint_names[u->mode][u->nd - 1]
+                             : interp_names[u->mode][u->nd - 1],
+                     adjoint ? bw_interp_adjoint : bw_interp, 1, &x, 0, NULL, &n);
+    clt__twice(n);
+    if (n) {
+        int64_t v[7] = {u->mode, u->align_corners, u->has_scale, u->size[0],
+                        u->size[1], u->size[2],      u->nd};
+        for (int k = 0; k < 7; k++)
+            n->i[k] = v[k];
+        for (int k = 0; k < 3; k++)
+            n->s[k] = u->scale[k];
+    }
+    return st;
 }
 
 /* "area": adaptive average pooling to the output size, as torch: 1-D on
@@ -94,18 +151,7 @@ clt_status clt__interpolate_nd_rec(const char *fn, const clt_tensor *input, int 
         st = interp_area(fn, input, &u, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    clt__node *n = NULL;
-    st = clt__record(planar(&u) ? clt__upsample(input, &u, out, fn)
-                                : clt__interp_separable(input, &u, out, fn),
-                     out, interp_names[u.mode][u.nd - 1], bw_interp, 1, &input, 0, NULL, &n);
-    if (n) {
-        int64_t v[7] = {u.mode, u.align_corners, u.has_scale, u.size[0],
-                        u.size[1], u.size[2],      u.nd};
-        for (int k = 0; k < 7; k++)
-            n->i[k] = v[k];
-        for (int k = 0; k < 3; k++)
-            n->s[k] = u.scale[k];
-    }
+    st = interp_apply(fn, input, &u, NULL, false, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 

@@ -1,7 +1,8 @@
 /* bag.c: torch.nn.functional.embedding_bag without autograd: PyTorch's
  * checks, the forward launches of cl/bag.cl (one kernel per mode family),
  * and the pieces of its backward (the weight's gradient as index_add of
- * per-entry rows, the per-sample weights' as per-entry dot products).  The
+ * per-entry rows, the per-sample weights' as per-entry dot products, and
+ * each entry's bag for the backward as recorded ops).  The
  * public entry and its node are in src/autograd/grad_index.c.  Indices and
  * offsets are checked on the device, as the index ops' (cl/index.cl). */
 #include <string.h>
@@ -249,5 +250,28 @@ done:
     clt_tensor_free(rows);
     clt_tensor_free(z);
     clt_tensor_free(ic);
+    return st;
+}
+
+clt_status clt__embedding_bag_entries(const clt_tensor *w, const clt__bag_saved *sv,
+                                      int64_t nbags, clt_tensor **bags)
+{
+    const char *fn = "clt_backward";
+    *bags = NULL;
+    bag_geom g = {0};
+    g.noff = sv->off->numel, g.nbags = nbags;
+    g.n = sv->idx->numel, g.D = w->shape[1], g.rows = w->shape[0];
+    g.pad = sv->pad, g.op = CLT__IDX_EMBEDDING_BAG;
+    g.ioff = sv->idx->offset, g.ooff = sv->off->offset;
+    clt_status st = clt__result_new(fn, w->dev, CLT_INT64, 1, &g.n, bags);
+    if (st != CLT_OK || g.n == 0)
+        return st;
+    cl_mem mb = clt__mem(*bags), mi = clt__mem(sv->idx), mf = clt__mem(sv->off);
+    clt__arg args[] = {CLT__ARG(mb), CLT__ARG(mi), CLT__ARG(mf), CLT__ARG(g)};
+    st = launch(w->dev, w->dtype, "bag_entry_bags", g.n, 4, args, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*bags);
+        *bags = NULL;
+    }
     return st;
 }
