@@ -174,15 +174,25 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * nanmedian, kthvalue, mode, quantile, index_copy, index_fill, diagonal,
  * select_scatter, slice_scatter, diagonal_scatter, l1_loss,
  * smooth_l1_loss, huber_loss, kl_div, gaussian_nll_loss, softsign,
- * tanhshrink, logsigmoid and hardswish.  Any other node still gives
+ * tanhshrink, logsigmoid and hardswish; prod (all and dim) and cumprod
+ * with zeros or without (torch's formulas of grad mode, so a second
+ * derivative at a zero is right), logcumsumexp, logit (with eps or
+ * without), nan_to_num, frexp's mantissa, mvlgamma, sinc, logaddexp,
+ * logaddexp2, special_xlog1py, special_i0, special_i0e, special_i1,
+ * special_i1e, special_ndtr, special_ndtri, special_log_ndtr,
+ * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
+ * in-place add_, sub_, add_scalar_, sub_scalar_, mul_scalar_ and
+ * div_scalar_, and the fake quantizations' straight-through gradient.
+ * Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
  * gradient.  As in torch, the gradients of relu, relu6, hardtanh,
- * leaky_relu and the convolutions have a history whenever the tensors
- * their formula reads require grad, even where they are constant in them
- * (ThresholdBackwardBackward0, HardtanhBackwardBackward0,
- * LeakyReluBackwardBackward0, ConvolutionBackwardBackward0): a second
+ * leaky_relu, prelu and the convolutions have a history whenever the
+ * tensors their formula reads require grad, even where they are constant
+ * in them (ThresholdBackwardBackward0, HardtanhBackwardBackward0,
+ * LeakyReluBackwardBackward0, PreluBackwardBackward0,
+ * ConvolutionBackwardBackward0): a second
  * derivative with respect to those is zeros; clamp's formula reads no
  * such tensor (torch's where(mask, grad, 0)), so the gradient of a
  * constant grad_output through it has none, as in torch.  A pass with
