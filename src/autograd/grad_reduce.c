@@ -672,6 +672,21 @@ clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out)
 /* cumsum: the cumulative sum of g from the end, along the same dim (i[0];
  * -1 for a 0-d input, its own cumsum); in a pass that creates a graph
  * flip, cumsum, flip, recorded (clt__twice). */
+/* g's cumulative sum from the end along dim, recorded: flip, cumsum,
+ * flip. */
+static clt_status reversed_cumsum(const clt_tensor *g, int dim, clt_tensor **out)
+{
+    clt_tensor *f = NULL, *c = NULL;
+    clt_status st = clt_flip(g, &dim, 1, &f);
+    if (st == CLT_OK)
+        st = clt_cumsum(f, dim, &c);
+    if (st == CLT_OK)
+        st = clt_flip(c, &dim, 1, out);
+    clt_tensor_free(f);
+    clt_tensor_free(c);
+    return st;
+}
+
 static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->i[0] < 0)
@@ -679,15 +694,7 @@ static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     int d = (int)n->i[0];
     if (!clt__creating_graph())
         return clt__cumsum(g, d, true, &gin[0], "clt_backward");
-    clt_tensor *f = NULL, *c = NULL;
-    clt_status st = clt_flip(g, &d, 1, &f);
-    if (st == CLT_OK)
-        st = clt_cumsum(f, d, &c);
-    if (st == CLT_OK)
-        st = clt_flip(c, &d, 1, &gin[0]);
-    clt_tensor_free(f);
-    clt_tensor_free(c);
-    return st;
+    return reversed_cumsum(g, d, &gin[0]);
 }
 
 clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
@@ -797,21 +804,6 @@ clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int so
         *indices = idx;
     else
         clt_tensor_free(idx);
-    return st;
-}
-
-/* g's cumulative sum from the end along dim, recorded: flip, cumsum,
- * flip. */
-static clt_status reversed_cumsum(const clt_tensor *g, int dim, clt_tensor **out)
-{
-    clt_tensor *f = NULL, *c = NULL;
-    clt_status st = clt_flip(g, &dim, 1, &f);
-    if (st == CLT_OK)
-        st = clt_cumsum(f, dim, &c);
-    if (st == CLT_OK)
-        st = clt_flip(c, &dim, 1, out);
-    clt_tensor_free(f);
-    clt_tensor_free(c);
     return st;
 }
 
