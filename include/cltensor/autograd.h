@@ -181,7 +181,16 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * and max_unpool2d, pad_sequence, index_put, masked_scatter, sort, topk,
  * cummax, cummin, scatter_reduce (every reduction; prod by torch's
  * formula) and embedding_bag (every mode, per-sample weights too, where
- * torch 1.13 refuses); in linear algebra trace, diag,
+ * torch 1.13 refuses); prod (all and dim) and cumprod
+ * with zeros or without (torch's formulas of grad mode, so a second
+ * derivative at a zero is right), logcumsumexp, logit (with eps or
+ * without), nan_to_num, frexp's mantissa, mvlgamma, sinc, logaddexp,
+ * logaddexp2, special_xlog1py, special_i0, special_i0e, special_i1,
+ * special_i1e, special_ndtr, special_ndtri, special_log_ndtr,
+ * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
+ * in-place add_, sub_, add_scalar_, sub_scalar_, mul_scalar_ and
+ * div_scalar_, and the fake quantizations' straight-through gradient;
+ * in linear algebra trace, diag,
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,
  * cholesky_solve, cholesky_inverse, qr, eigh and eigvalsh, svd, svdvals
@@ -192,10 +201,11 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
  * gradient.  As in torch, the gradients of relu, relu6, hardtanh,
- * leaky_relu and the convolutions have a history whenever the tensors
- * their formula reads require grad, even where they are constant in them
- * (ThresholdBackwardBackward0, HardtanhBackwardBackward0,
- * LeakyReluBackwardBackward0, ConvolutionBackwardBackward0): a second
+ * leaky_relu, prelu and the convolutions have a history whenever the
+ * tensors their formula reads require grad, even where they are constant
+ * in them (ThresholdBackwardBackward0, HardtanhBackwardBackward0,
+ * LeakyReluBackwardBackward0, PreluBackwardBackward0,
+ * ConvolutionBackwardBackward0): a second
  * derivative with respect to those is zeros; clamp's formula reads no
  * such tensor (torch's where(mask, grad, 0)), so the gradient of a
  * constant grad_output through it has none, as in torch.  A pass with

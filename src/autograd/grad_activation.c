@@ -293,13 +293,43 @@ static clt_status halves(const clt_tensor *t, int dim, clt_tensor **h0, clt_tens
     return st;
 }
 
+/* glu's gradient in recorded ops, for a pass that creates a graph: the
+ * halves a and b of x along dim, g * sigmoid(b) and
+ * g * a * sigmoid(b) * (1 - sigmoid(b)) side by side, whose derivatives are
+ * torch's glu_double_backward. */
+static clt_status glu_twice(const clt_tensor *x, int dim, const clt_tensor *g, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    int64_t h = x->shape[dim] / 2;
+    clt_status st = CLT_OK;
+    clt_tensor *a = NULL, *b = NULL, *sg = NULL, *ga = NULL, *t = NULL, *u = NULL, *v = NULL,
+               *gb = NULL;
+    CLT__TRY(clt__narrow_rec(fn, x, dim, 0, h, &a));
+    CLT__TRY(clt__narrow_rec(fn, x, dim, h, h, &b));
+    CLT__TRY(clt__sigmoid_rec(fn, b, &sg));
+    CLT__TRY(clt__mul_rec(fn, g, sg, &ga));
+    CLT__TRY(clt__rsub_scalar_rec(fn, sg, 1.0, &t));
+    CLT__TRY(clt__mul_rec(fn, sg, t, &u));
+    CLT__TRY(clt__mul_rec(fn, u, a, &v));
+    CLT__TRY(clt__mul_rec(fn, v, g, &gb));
+    CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){ga, gb}, 2, dim, out));
+done:;
+    clt_tensor *all[] = {a, b, sg, ga, t, u, v, gb};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    return st;
+}
+
 /* n->i[0] the dim; saved: a.  PyTorch's glu_backward: the first half's
  * gradient g * sigmoid(b) (glu's own kernel on g and b), the second's
- * (1 - sigmoid(b)) * sigmoid(b) * a * g, side by side along dim. */
+ * (1 - sigmoid(b)) * sigmoid(b) * a * g, side by side along dim; recorded
+ * in a pass that creates a graph (glu_twice, clt__twice). */
 static clt_status bw_glu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     int dim = (int)n->i[0];
+    if (clt__creating_graph())
+        return glu_twice(S(0), dim, g, &gin[0]);
     clt_tensor *a = NULL, *b = NULL, *ga = NULL, *gb = NULL;
     clt_status st;
     CLT__TRY(halves(S(0), dim, &a, &b, fn));
@@ -338,6 +368,7 @@ clt_status clt__glu_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor
     st = clt__record(st, out, "GluBackward0", bw_glu, 1, &a, 1, &a, &n);
     if (n)
         n->i[0] = d;
+    clt__twice(n); /* glu_twice */
 done:
     clt_tensor_free(h0);
     clt_tensor_free(h1);
@@ -351,11 +382,41 @@ clt_status clt_glu(const clt_tensor *a, int dim, clt_tensor **out)
 
 /* ---- prelu ------------------------------------------------------------------------ */
 
+/* prelu's gradients in recorded ops, for a pass that creates a graph:
+ * where(x > 0, g, g * w) and where(x > 0, 0, g * x), whose derivatives are
+ * torch's prelu_double_backward; both carry its PreluBackwardBackward0
+ * node (clt__grad_node), so that they require grad whenever x or w
+ * does. */
+static clt_status prelu_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *src[2] = {S(0), S(1)};
+    clt_status st = CLT_OK;
+    clt_tensor *pos = NULL, *t = NULL;
+    CLT__TRY(clt__gt_scalar_in(fn, S(0), 0.0, &pos));
+    for (int k = 0; k < 2; k++) {
+        if (!CLT__NEED(n, k))
+            continue;
+        CLT__TRY(clt__mul_rec(fn, g, S(1 - k), &t));
+        CLT__TRY(k == 0 ? clt_where(pos, g, t, &gin[0]) : clt__zero_where(pos, t, &gin[1]));
+        CLT__TRY(clt__grad_node("PreluBackwardBackward0", 2, src, &gin[k]));
+        clt_tensor_free(t);
+        t = NULL;
+    }
+done:
+    clt_tensor_free(pos);
+    clt_tensor_free(t);
+    return st;
+}
+
 /* saved: x and the weight w as broadcast (0-d, or [C, 1, ...]).  PyTorch's
  * prelu_backward: g where x > 0, else w * g for x; 0 where x > 0, else
- * x * g for w, which the engine sums over the broadcast dimensions. */
+ * x * g for w, which the engine sums over the broadcast dimensions;
+ * recorded in a pass that creates a graph (prelu_twice, clt__twice). */
 static clt_status bw_prelu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph())
+        return prelu_twice(n, g, gin);
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
         st = clt__prelu_bw_x_in("clt_backward", g, S(0), S(1), &gin[0]);
@@ -407,7 +468,9 @@ clt_status clt__prelu_rec(const char *fn, const clt_tensor *x, const clt_tensor 
     CLT__TRY(clt__reshape_rec(fn, w, nd, shape, &wv));
     CLT__TRY(clt__prelu_bcast_in(fn, x, wv, out));
     const clt_tensor *in[2] = {x, wv};
-    st = clt__record(st, out, "PreluBackward0", bw_prelu, 2, in, 2, in, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "PreluBackward0", bw_prelu, 2, in, 2, in, &n);
+    clt__twice(n); /* prelu_twice */
 done:
     clt_tensor_free(wv);
     return st;

@@ -839,11 +839,19 @@ done:
     return st;
 }
 
-static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* A node of one gradient kernel (table[n->i[0]], over the saved tensor),
+ * or its formula as recorded ops (twice) in a pass that creates a graph. */
+static clt_status kernel_or_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin,
+                                  const char *const *table, clt__backward_fn twice)
 {
     if (n->twice && clt__creating_graph())
-        return kernel_twice(n, g, gin);
-    return clt__grad_kernel(kernels[n->i[0]], g, S(0), &gin[0]);
+        return twice(n, g, gin);
+    return clt__grad_kernel(table[n->i[0]], g, S(0), &gin[0]);
+}
+
+static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return kernel_or_twice(n, g, gin, kernels, kernel_twice);
 }
 
 static clt_status bw_neg(clt__node *n, const clt_tensor *g, clt_tensor **gin)
@@ -979,9 +987,7 @@ done:
 
 static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    if (n->twice && clt__creating_graph())
-        return math_twice(n, g, gin);
-    return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
+    return kernel_or_twice(n, g, gin, math_kernels, math_twice);
 }
 
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
@@ -1249,10 +1255,38 @@ clt_status clt_square(const clt_tensor *a, clt_tensor **out)
 
 /* logit: saved a; n->s[0] eps, n->s[1] 1 when eps was given and not
  * negative (a NaN eps counts as given: PyTorch's vectorised backward then
- * gives 0 everywhere). */
+ * gives 0 everywhere), n->i[0] 1 when eps was given.  In a pass that
+ * creates a graph PyTorch's infinitely_differentiable_logit_backward,
+ * recorded: g / (a (1 - a)) where eps <= a <= 1 - eps, 0 elsewhere (any
+ * eps given, a negative one too, as there), or where 0 <= a <= 1 and NaN
+ * elsewhere without eps. */
 static clt_status bw_logit(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__grad_kernel_s("logit_bw", g, S(0), 2, n->s, &gin[0]);
+    if (!clt__creating_graph())
+        return clt__grad_kernel_s("logit_bw", g, S(0), 2, n->s, &gin[0]);
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    const clt_tensor *a = S(0);
+    double lo = n->i[0] ? n->s[0] : 0.0, hi = n->i[0] ? 1.0 - n->s[0] : 1.0;
+    clt_tensor *m0 = NULL, *m1 = NULL, *in = NULL, *t = NULL, *u = NULL, *q = NULL,
+               *other = NULL;
+    CLT__TRY(clt__ge_scalar_in(fn, a, lo, &m0));
+    CLT__TRY(clt__le_scalar_in(fn, a, hi, &m1));
+    CLT__TRY(clt__logical_and_in(fn, m0, m1, &in));
+    CLT__TRY(clt__rsub_scalar_rec(fn, a, 1.0, &t));
+    CLT__TRY(clt__mul_rec(fn, a, t, &u));
+    CLT__TRY(clt__div_rec(fn, g, u, &q));
+    CLT__TRY(clt__full(g->dev, q->dtype, 0, NULL, n->i[0] ? 0.0 : NAN, &other));
+    CLT__TRY(where_g(in, q, other, &gin[0]));
+done:
+    clt_tensor_free(m0);
+    clt_tensor_free(m1);
+    clt_tensor_free(in);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(q);
+    clt_tensor_free(other);
+    return st;
 }
 
 clt_status clt_logit(const clt_tensor *a, const double *eps, clt_tensor **out)
@@ -1263,18 +1297,21 @@ clt_status clt_logit(const clt_tensor *a, const double *eps, clt_tensor **out)
     if (n) {
         n->s[0] = eps ? *eps : 0.0;
         n->s[1] = eps && !(*eps < 0);
+        n->i[0] = eps != NULL;
     }
+    clt__twice(n);
     return st;
 }
 
 /* nan_to_num: g * isfinite(a), PyTorch's formula (an infinite g at a
- * replaced element gives NaN there too). */
+ * replaced element gives NaN there too), recorded in a pass that creates
+ * a graph (clt__twice). */
 static clt_status bw_nan_to_num(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *fin = NULL;
     clt_status st = clt__isfinite_in("clt_backward", S(0), &fin);
     if (st == CLT_OK)
-        st = clt__mul_in("clt_backward", g, fin, &gin[0]);
+        st = clt__mul_rec("clt_backward", g, fin, &gin[0]);
     clt_tensor_free(fin);
     return st;
 }
@@ -1283,7 +1320,10 @@ clt_status clt_nan_to_num(const clt_tensor *a, double nan_value, const double *p
                           const double *neginf, clt_tensor **out)
 {
     clt_status st = clt__nan_to_num_in("clt_nan_to_num", a, nan_value, posinf, neginf, out);
-    return clt__record(st, out, "NanToNumBackward0", bw_nan_to_num, 1, &a, 1, &a, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "NanToNumBackward0", bw_nan_to_num, 1, &a, 1, &a, &n);
+    clt__twice(n);
+    return st;
 }
 
 /* saved: a, b.  atan2: g * b / (a^2 + b^2) and g * -a / (a^2 + b^2). */

@@ -6,26 +6,27 @@
 
 /* ---- backward formulas ------------------------------------------------------ */
 
-/* n->s[0] is alpha (or the scalar): t's old value gets g, other g * alpha. */
+/* n->s[0] is alpha (or the scalar): t's old value gets g, other g * alpha.
+ * The formulas record in a pass that creates a graph (clt__twice). */
 static clt_status bw_add_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && n->nin > 1 && CLT__NEED(n, 1))
-        st = n->s[0] == 1.0 ? clt__alias(g, &gin[1])
-                            : clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1]);
+        st = n->s[0] == 1.0 ? clt__alias_grad(g, &gin[1])
+                            : clt__mul_scalar_rec("clt_backward", g, n->s[0], &gin[1]);
     return st;
 }
 
 static clt_status bw_mul_s_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[0]);
+    return clt__mul_scalar_rec("clt_backward", g, n->s[0], &gin[0]);
 }
 
 static clt_status bw_div_s_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__div_scalar_in("clt_backward", g, n->s[0], &gin[0]);
+    return clt__div_scalar_rec("clt_backward", g, n->s[0], &gin[0]);
 }
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -71,6 +72,7 @@ static clt_status recorded(clt__binop op, bool scalar, clt_tensor *t, const clt_
         return st;
     if (n)
         n->s[0] = fs;
+    clt__twice(n); /* recorded formulas */
     st = scalar ? clt__scalar_(op, t, s, fn) : clt__binary_(op, t, other, s, fn);
     if (st != CLT_OK) {
         clt__inplace_drop(n);

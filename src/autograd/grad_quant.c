@@ -81,10 +81,10 @@ static void channels(const clt_tensor *x, int axis, int64_t *inner, int64_t *nch
 
 /* ---- fake quantization: the straight-through gradient ------------------------ */
 
-/* saved: the mask. */
+/* saved: the mask.  Recorded in a pass that creates a graph (clt__twice). */
 static clt_status bw_fake_quant(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul_in("clt_backward", g, S(0), &gin[0]);
+    return clt__mul_rec("clt_backward", g, S(0), &gin[0]);
 }
 
 static clt_status fake_quant_rec(const char *fn, const char *name, const clt_tensor *x,
@@ -97,7 +97,9 @@ static clt_status fake_quant_rec(const char *fn, const char *name, const clt_ten
         clt__fake_quant(fn, x, scale, zp, zp_float, inner, nch, qmin, qmax, out, &mask);
     if (st == CLT_OK) {
         const clt_tensor *sv = mask;
-        st = clt__record(st, out, name, bw_fake_quant, 1, &x, 1, &sv, NULL);
+        clt__node *n = NULL;
+        st = clt__record(st, out, name, bw_fake_quant, 1, &x, 1, &sv, &n);
+        clt__twice(n);
     }
     clt_tensor_free(mask);
     return st;

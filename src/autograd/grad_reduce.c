@@ -4,6 +4,7 @@
  * max and min split ties as PyTorch does. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
@@ -91,14 +92,116 @@ static clt_status over_slice(clt__node *n, const clt_tensor *x, int prod, clt_te
     return st;
 }
 
+/* Whether some element of a is 0, read back. */
+static clt_status has_zero(const clt_tensor *a, bool *out)
+{
+    static const char fn[] = "clt_backward";
+    clt_tensor *z = NULL, *any = NULL;
+    unsigned char v = 0;
+    clt_status st = clt__eq_scalar_in(fn, a, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__any(z, &any, fn);
+    if (st == CLT_OK)
+        st = clt__tensor_read_at(any, &v, 1, fn, __builtin_return_address(0));
+    clt_tensor_free(z);
+    clt_tensor_free(any);
+    *out = v != 0;
+    return st;
+}
+
+/* Ones of a's shape with dim's size 1. */
+static clt_status ones_but(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    shape[dim] = 1;
+    return clt__full(a->dev, a->dtype, a->ndim, shape, 1.0, out);
+}
+
+/* torch's prod_safe_zeros_backward, recorded: g times the product of the
+ * other elements of a's slice along dim, as the exclusive cumulative
+ * products from either end (cat of ones and a shifted, cumprod; the same
+ * of a flipped), which zeros leave safe.  a's size along dim is at least
+ * 2. */
+static clt_status prod_others(const clt_tensor *g, const clt_tensor *a, int dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    int64_t len = a->shape[dim];
+    clt_status st = CLT_OK;
+    clt_tensor *one = NULL, *lo = NULL, *c0 = NULL, *en = NULL, *hi = NULL, *fh = NULL,
+               *c1 = NULL, *er = NULL, *ef = NULL, *p = NULL;
+    CLT__TRY(ones_but(a, dim, &one));
+    CLT__TRY(clt__narrow_rec(fn, a, dim, 0, len - 1, &lo));
+    CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){one, lo}, 2, dim, &c0));
+    CLT__TRY(clt_cumprod(c0, dim, &en));
+    CLT__TRY(clt__narrow_rec(fn, a, dim, 1, len - 1, &hi));
+    CLT__TRY(clt_flip(hi, &dim, 1, &fh));
+    CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){one, fh}, 2, dim, &c1));
+    CLT__TRY(clt_cumprod(c1, dim, &er));
+    CLT__TRY(clt_flip(er, &dim, 1, &ef));
+    CLT__TRY(clt__mul_rec(fn, en, ef, &p));
+    CLT__TRY(clt__mul_rec(fn, g, p, out));
+done:;
+    clt_tensor *all[] = {one, lo, c0, en, hi, fh, c1, er, ef, p};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    return st;
+}
+
+/* prod's gradient in recorded ops, for a pass that creates a graph
+ * (clt__twice): torch's prod_backward when grad mode is on, g * (out / a)
+ * when a has no zero, else prod_others along the dim (of a flattened, for
+ * the full product). */
+static clt_status prod_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *a = S(0);
+    if (a->ndim == 0)
+        return clt__alias_grad(g, &gin[0]);
+    clt_status st = CLT_OK;
+    bool zero = false;
+    int dim = (int)n->i[0];
+    clt_tensor *gu = NULL, *ou = NULL, *q = NULL, *flat = NULL, *r = NULL;
+    CLT__TRY(has_zero(a, &zero));
+    if (!zero) {
+        CLT__TRY(unreduce(n, g, &gu));
+        CLT__TRY(unreduce(n, S(1), &ou));
+        CLT__TRY(clt__div_rec(fn, ou, a, &q));
+        CLT__TRY(clt__mul_rec(fn, gu, q, &gin[0]));
+    } else if (dim >= 0 && a->shape[dim] == 1) {
+        CLT__TRY(unreduce(n, g, &gu));
+        CLT__TRY(clt__expand_rec(fn, gu, a->ndim, a->shape, &gin[0]));
+    } else if (dim >= 0) {
+        CLT__TRY(unreduce(n, g, &gu));
+        CLT__TRY(prod_others(gu, a, dim, &gin[0]));
+    } else if (a->numel == 1) {
+        CLT__TRY(clt__expand_rec(fn, g, a->ndim, a->shape, &gin[0]));
+    } else {
+        int64_t numel = a->numel;
+        CLT__TRY(clt__reshape_rec(fn, a, 1, &numel, &flat));
+        CLT__TRY(prod_others(g, flat, 0, &r));
+        CLT__TRY(clt__reshape_rec(fn, r, a->ndim, a->shape, &gin[0]));
+    }
+done:
+    clt_tensor_free(gu);
+    clt_tensor_free(ou);
+    clt_tensor_free(q);
+    clt_tensor_free(flat);
+    clt_tensor_free(r);
+    return st;
+}
+
 /* saved: a, out.  PyTorch's prod_backward: g * out / a where the slice has
  * no zero; elsewhere g times the product of the other elements (its
  * prod_safe_zeros_backward): for the only zero of a slice the product of
  * the non-zero ones, for every other element 0, or NaN when the others hold
  * an infinity or a NaN (0 * inf).  The full product of a tensor with two or
- * more zeros has gradient 0 throughout, as in PyTorch. */
+ * more zeros has gradient 0 throughout, as in PyTorch.  Recorded in a pass
+ * that creates a graph (prod_twice). */
 static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph())
+        return prod_twice(n, g, gin);
     clt_status st = CLT_OK;
     const clt_tensor *a = S(0);
     clt_tensor *gu = NULL, *ou = NULL, *z = NULL, *zf = NULL, *nz = NULL, *one = NULL,
@@ -274,6 +377,8 @@ static int64_t node_dim(const clt_tensor *a, int dim)
 
 static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 static clt_status bw_logsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_cumprod(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_logcumsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
 /* Records node `name` for a reduction of a over dim (-1 all) after fwd
  * returned st; save: 1 a, 2 (a, out). */
@@ -293,7 +398,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->s[0] = s;
     }
     if (bw == bw_sum || bw == bw_mean || bw == bw_cumsum || bw == bw_extreme_all ||
-        bw == bw_var || bw == bw_logsumexp) /* recorded formulas: clt__twice */
+        bw == bw_var || bw == bw_logsumexp || bw == bw_prod || bw == bw_cumprod ||
+        bw == bw_logcumsumexp) /* recorded formulas: clt__twice */
         clt__twice(n);
     return st;
 }
@@ -566,6 +672,21 @@ clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out)
 /* cumsum: the cumulative sum of g from the end, along the same dim (i[0];
  * -1 for a 0-d input, its own cumsum); in a pass that creates a graph
  * flip, cumsum, flip, recorded (clt__twice). */
+/* g's cumulative sum from the end along dim, recorded: flip, cumsum,
+ * flip. */
+static clt_status reversed_cumsum(const clt_tensor *g, int dim, clt_tensor **out)
+{
+    clt_tensor *f = NULL, *c = NULL;
+    clt_status st = clt_flip(g, &dim, 1, &f);
+    if (st == CLT_OK)
+        st = clt_cumsum(f, dim, &c);
+    if (st == CLT_OK)
+        st = clt_flip(c, &dim, 1, out);
+    clt_tensor_free(f);
+    clt_tensor_free(c);
+    return st;
+}
+
 static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->i[0] < 0)
@@ -573,15 +694,7 @@ static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     int d = (int)n->i[0];
     if (!clt__creating_graph())
         return clt__cumsum(g, d, true, &gin[0], "clt_backward");
-    clt_tensor *f = NULL, *c = NULL;
-    clt_status st = clt_flip(g, &d, 1, &f);
-    if (st == CLT_OK)
-        st = clt_cumsum(f, d, &c);
-    if (st == CLT_OK)
-        st = clt_flip(c, &d, 1, &gin[0]);
-    clt_tensor_free(f);
-    clt_tensor_free(c);
-    return st;
+    return reversed_cumsum(g, d, &gin[0]);
 }
 
 clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
@@ -696,15 +809,87 @@ clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int so
     return st;
 }
 
+/* cumprod's gradient in recorded ops, for a pass that creates a graph
+ * (clt__twice): torch's cumprod_backward when grad mode is on, the
+ * reversed cumsum of g * out divided by a when a has no zero, else for
+ * each k the sum over j >= k of g_j times the product of a_0 ... a_j but
+ * a_k (the products before k, times the cumprod after it), side by side
+ * along dim. */
+static clt_status cumprod_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *a = S(0);
+    int dim = (int)n->i[0];
+    int64_t len = a->shape[dim];
+    if (a->numel == 0 || len == 1)
+        return clt__alias_grad(g, &gin[0]);
+    clt_status st = CLT_OK;
+    bool zero = false;
+    clt_tensor *w = NULL, *rc = NULL, *one = NULL, *pu = NULL, *pf = NULL, *t = NULL, *om = NULL,
+               *gs = NULL, *gm = NULL, **col = NULL;
+    CLT__TRY(has_zero(a, &zero));
+    if (!zero) {
+        CLT__TRY(clt__mul_rec(fn, S(1), g, &w));
+        CLT__TRY(reversed_cumsum(w, dim, &rc));
+        CLT__TRY(clt__div_rec(fn, rc, a, &gin[0]));
+        goto done;
+    }
+    col = calloc((size_t)len, sizeof *col);
+    if (col == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    CLT__TRY(ones_but(a, dim, &one));
+    for (int64_t k = 0; k < len; k++) {
+        if (k > 0) { /* the product of a_0 ... a_(k-1) */
+            CLT__TRY(clt__narrow_rec(fn, a, dim, 0, k, &t));
+            CLT__TRY(clt__prod_dim_rec(fn, t, dim, 1, &pu));
+            clt_tensor_free(t);
+            t = NULL;
+        }
+        if (k < len - 1) { /* the cumprod of a_(k+1) ... */
+            CLT__TRY(clt__narrow_rec(fn, a, dim, k + 1, len - k - 1, &t));
+            CLT__TRY(clt_cumprod(t, dim, &pf));
+            clt_tensor_free(t);
+            t = NULL;
+            if (pu)
+                CLT__TRY(clt__mul_rec(fn, pu, pf, &t));
+            CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){pu ? pu : one, t ? t : pf}, 2,
+                                  dim, &om));
+        } else {
+            om = pu;
+            pu = NULL;
+        }
+        CLT__TRY(clt__narrow_rec(fn, g, dim, k, len - k, &gs));
+        CLT__TRY(clt__mul_rec(fn, gs, om, &gm));
+        CLT__TRY(clt__sum_dim_rec(fn, gm, dim, 1, &col[k]));
+        clt_tensor *done_k[] = {pu, pf, t, om, gs, gm};
+        for (size_t i = 0; i < sizeof done_k / sizeof done_k[0]; i++)
+            clt_tensor_free(done_k[i]);
+        pu = pf = t = om = gs = gm = NULL;
+    }
+    CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const *)col, (size_t)len, dim, &gin[0]));
+done:;
+    clt_tensor *all[] = {w, rc, one, pu, pf, t, om, gs, gm};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    if (col)
+        for (int64_t k = 0; k < len; k++)
+            clt_tensor_free(col[k]);
+    free(col);
+    return st;
+}
+
 /* cumprod: saved a, out.  torch's cumprod_backward, with j the first zero
  * of a line: before j, the reversed cumsum of g * out (0 from j on)
  * divided by a; at j, the product of the elements before it times the sum
  * of g times the running product of the elements after it up to the next
- * zero; after j, 0. */
+ * zero; after j, 0.  Recorded in a pass that creates a graph
+ * (cumprod_twice). */
 static clt_status bw_cumprod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->i[0] < 0)
-        return clt__alias(g, &gin[0]);
+        return clt__alias_grad(g, &gin[0]);
+    if (clt__creating_graph())
+        return cumprod_twice(n, g, gin);
     const char *fn = "clt_backward";
     int dim = (int)n->i[0];
     const clt_tensor *a = S(0);
@@ -806,24 +991,33 @@ static double lowest(clt_dtype dt)
 
 /* log(|g|) where g has the sign `sign`, the dtype's lowest value elsewhere;
  * minus out, reversed logcumsumexp, plus a, exp: one sign's part of
- * torch's logcumsumexp_backward. */
+ * torch's logcumsumexp_backward; recorded in a pass that creates a graph
+ * (the reversed scan as flip, logcumsumexp, flip). */
 static clt_status lcse_part(clt__node *n, const clt_tensor *g, const clt_tensor *logabs,
                             const clt_tensor *low, int sign, clt_tensor **out)
 {
     const char *fn = "clt_backward";
     int dim = (int)n->i[0];
     clt_status st = CLT_OK;
-    clt_tensor *m = NULL, *lg = NULL, *d = NULL, *r = NULL, *x = NULL;
+    clt_tensor *m = NULL, *lg = NULL, *d = NULL, *f = NULL, *c = NULL, *r = NULL, *x = NULL;
     CLT__TRY(sign > 0 ? clt__gt_scalar_in(fn, g, 0.0, &m) : clt__lt_scalar_in(fn, g, 0.0, &m));
-    CLT__TRY(clt__where_in(fn, m, logabs, low, &lg));
-    CLT__TRY(clt__sub_in(fn, lg, S(1), &d));
-    CLT__TRY(clt__scan(CLT__SCAN_LOGSUMEXP, d, dim, true, &r, NULL, fn));
-    CLT__TRY(clt__add_in(fn, r, S(0), &x));
-    CLT__TRY(clt__exp_in(fn, x, out));
+    CLT__TRY(clt_where(m, logabs, low, &lg));
+    CLT__TRY(clt__sub_rec(fn, lg, S(1), &d));
+    if (clt__creating_graph()) {
+        CLT__TRY(clt_flip(d, &dim, 1, &f));
+        CLT__TRY(clt_logcumsumexp(f, dim, &c));
+        CLT__TRY(clt_flip(c, &dim, 1, &r));
+    } else {
+        CLT__TRY(clt__scan(CLT__SCAN_LOGSUMEXP, d, dim, true, &r, NULL, fn));
+    }
+    CLT__TRY(clt__add_rec(fn, r, S(0), &x));
+    CLT__TRY(clt__exp_rec(fn, x, out));
 done:
     clt_tensor_free(m);
     clt_tensor_free(lg);
     clt_tensor_free(d);
+    clt_tensor_free(f);
+    clt_tensor_free(c);
     clt_tensor_free(r);
     clt_tensor_free(x);
     return st;
@@ -831,20 +1025,21 @@ done:
 
 /* logcumsumexp: saved a, out.  torch's logcumsumexp_backward: the
  * positive and the negative parts of g, each as exp(reversed
- * logcumsumexp(log|g| - out) + a), so that nothing overflows. */
+ * logcumsumexp(log|g| - out) + a), so that nothing overflows; recorded in
+ * a pass that creates a graph (clt__twice). */
 static clt_status bw_logcumsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->i[0] < 0 || g->numel == 0)
-        return clt__alias(g, &gin[0]);
+        return clt__alias_grad(g, &gin[0]);
     const char *fn = "clt_backward";
     clt_status st = CLT_OK;
     clt_tensor *ab = NULL, *la = NULL, *low = NULL, *pos = NULL, *neg = NULL;
-    CLT__TRY(clt__abs_in(fn, g, &ab));
-    CLT__TRY(clt__log_in(fn, ab, &la));
+    CLT__TRY(clt__abs_rec(fn, g, &ab));
+    CLT__TRY(clt__log_rec(fn, ab, &la));
     CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, lowest(g->dtype), &low));
     CLT__TRY(lcse_part(n, g, la, low, 1, &pos));
     CLT__TRY(lcse_part(n, g, la, low, -1, &neg));
-    CLT__TRY(clt__sub_in(fn, pos, neg, &gin[0]));
+    CLT__TRY(clt__sub_rec(fn, pos, neg, &gin[0]));
 done:
     clt_tensor_free(ab);
     clt_tensor_free(la);
