@@ -8,6 +8,7 @@
 
 #include "gradcheck.h"
 #include "helpers.h"
+#include "internal.h"
 
 static clt_tensor *up_i64(clt_device *dev, int nd, const int64_t *shape, const int64_t *v)
 {
@@ -713,6 +714,236 @@ Test(sparse_csr, gradcheck_sampled_addmm_mask_add)
     free(a);
     free(b);
     free(d);
+}
+
+/* ---- the compressed product's kernel (cl/spmm.cl) ---------------------------------- */
+
+/* A 7 x 6 matrix with empty rows 1, 4 and 6 and an empty column 5:
+ * values exact in float16. */
+static const int64_t K_CROW[8] = {0, 3, 3, 5, 8, 8, 11, 11};
+static const int64_t K_COL[11] = {0, 2, 4, 1, 3, 0, 1, 4, 0, 2, 3};
+static const double K_VAL[11] = {1.5, -2, 0.25, 3, -1, 4, 0.5, -0.75, 2, 1.25, -3};
+
+/* The CSC arrays of the same matrix (columns 0..5; column 5 empty). */
+static const int64_t K_CCOL[7] = {0, 3, 5, 7, 9, 11, 11};
+static const int64_t K_ROW[11] = {0, 3, 5, 2, 3, 0, 5, 2, 5, 0, 3};
+static const double K_CVAL[11] = {1.5, 4, 2, 3, 0.5, -2, 1.25, -1, -3, 0.25, -0.75};
+
+/* x [m, p] = (i * p + j) mod 7 - 3 over 4: exact in float16. */
+static double *k_dense(int64_t m, int64_t p)
+{
+    double *x = malloc((size_t)(m * p > 0 ? m * p : 1) * sizeof *x);
+    for (int64_t i = 0; i < m * p; i++)
+        x[i] = (double)((i * 5) % 7 - 3) / 4;
+    return x;
+}
+
+/* A @ x on the host: d [n, m] dense times x [m, p]. */
+static double *k_product(const double *d, int64_t n, int64_t m, const double *x, int64_t p)
+{
+    double *y = calloc((size_t)(n * p > 0 ? n * p : 1), sizeof *y);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < m; k++)
+            for (int64_t j = 0; j < p; j++)
+                y[i * p + j] += d[i * m + k] * x[k * p + j];
+    return y;
+}
+
+static clt_sparse *k_matrix(clt_device *dev, clt_dtype dt, int csc)
+{
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){csc ? 7 : 8}, csc ? K_CCOL : K_CROW),
+               *p = up_i64(dev, 1, (int64_t[]){11}, csc ? K_ROW : K_COL),
+               *v = tensor_of(dev, dt, 1, (int64_t[]){11}, csc ? K_CVAL : K_VAL);
+    clt_sparse *s = NULL;
+    if (csc)
+        CHECK(clt_sparse_csc_tensor(c, p, v, (int64_t[]){7, 6}, 1, &s));
+    else
+        CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){7, 6}, 1, &s));
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_tensor_free(v);
+    return s;
+}
+
+/* mm, mv and addmm of CSR and CSC matrices with empty rows and columns in
+ * float32, float64, float16 and bfloat16 (all through the kernel), against
+ * the dense product on the host; 16-bit results are rounded once. */
+Test(sparse_csr, spmm_kernel_layouts_dtypes)
+{
+    clt_device *dev = get_device("cpu:0");
+    double d[42], dc[42];
+    host_dense(0, 7, 6, K_CROW, K_COL, K_VAL, d);
+    host_dense(1, 7, 6, K_CCOL, K_ROW, K_CVAL, dc);
+    for (int i = 0; i < 42; i++)
+        cr_assert_eq(d[i], dc[i], "the CSC arrays hold the CSR matrix");
+    const clt_dtype dts[4] = {CLT_FLOAT32, CLT_FLOAT64, CLT_FLOAT16, CLT_BFLOAT16};
+    const double tol[4] = {1e-6, 1e-13, 2e-3, 1e-2};
+    const int64_t ps[3] = {1, 5, 70};
+    for (int q = 0; q < 4; q++)
+        for (int csc = 0; csc < 2; csc++)
+            for (int pi = 0; pi < 3; pi++) {
+                int64_t p = ps[pi];
+                char what[96];
+                snprintf(what, sizeof what, "%s %s mm p=%lld", clt_dtype_name(dts[q]),
+                         csc ? "csc" : "csr", (long long)p);
+                clt_sparse *s = k_matrix(dev, dts[q], csc);
+                double *x = k_dense(6, p), *want = k_product(d, 7, 6, x, p);
+                clt_tensor *xt = tensor_of(dev, dts[q], 2, (int64_t[]){6, p}, x), *y = NULL;
+                CHECK(clt_sparse_mm(s, xt, &y));
+                assert_shape(y, 2, (int64_t[]){7, p});
+                cr_assert_eq(clt_tensor_dtype(y), dts[q], "%s: dtype", what);
+                assert_tensor_close(y, want, (size_t)(7 * p), tol[q], tol[q], what);
+                clt_tensor_free(y);
+                /* addmm with a broadcast row: beta 0.5, alpha -2 */
+                double *row = k_dense(1, p), *w2 = malloc((size_t)(7 * p) * sizeof *w2);
+                for (int64_t i = 0; i < 7 * p; i++)
+                    w2[i] = 0.5 * row[i % p] - 2 * want[i];
+                clt_tensor *rt = tensor_of(dev, dts[q], 1, (int64_t[]){p}, row);
+                CHECK(clt_sparse_addmm(rt, s, xt, 0.5, -2, &y));
+                snprintf(what, sizeof what, "%s %s addmm p=%lld", clt_dtype_name(dts[q]),
+                         csc ? "csc" : "csr", (long long)p);
+                assert_tensor_close(y, w2, (size_t)(7 * p), tol[q], tol[q], what);
+                clt_tensor_free(y);
+                if (p == 1) { /* mv: the column as a vector */
+                    clt_tensor *v = tensor_of(dev, dts[q], 1, (int64_t[]){6}, x);
+                    CHECK(clt_sparse_mv(s, v, &y));
+                    assert_shape(y, 1, (int64_t[]){7});
+                    assert_tensor_close(y, want, 7, tol[q], tol[q], "mv");
+                    clt_tensor_free(y);
+                    clt_tensor_free(v);
+                }
+                clt_tensor_free(rt);
+                clt_tensor_free(xt);
+                clt_sparse_free(s);
+                free(x);
+                free(want);
+                free(row);
+                free(w2);
+            }
+}
+
+/* No entries at all (nnz 0, every row empty), a [0, p] product (no rows)
+ * and a product with no columns: zeros of the right shapes. */
+Test(sparse_csr, spmm_kernel_empty)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t zero_crow[4] = {0, 0, 0, 0};
+    for (int csc = 0; csc < 2; csc++) {
+        clt_tensor *c = up_i64(dev, 1, (int64_t[]){4}, zero_crow), *p = NULL, *v = NULL,
+                   *x = NULL, *y = NULL;
+        CHECK(clt_empty(dev, CLT_INT64, 1, (int64_t[]){0}, &p));
+        CHECK(clt_empty(dev, CLT_FLOAT32, 1, (int64_t[]){0}, &v));
+        clt_sparse *s = NULL;
+        if (csc)
+            CHECK(clt_sparse_csc_tensor(c, p, v, (int64_t[]){2, 3}, 1, &s));
+        else
+            CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){3, 2}, 1, &s));
+        int64_t m = csc ? 3 : 2, n = csc ? 2 : 3;
+        double *xh = k_dense(m, 4), zeros[12] = {0};
+        x = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){m, 4}, xh);
+        CHECK(clt_sparse_mm(s, x, &y));
+        assert_shape(y, 2, (int64_t[]){n, 4});
+        assert_tensor_close(y, zeros, (size_t)(n * 4), 0, 0, csc ? "csc nnz 0" : "csr nnz 0");
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+        /* no columns in the dense operand */
+        CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){m, 0}, &x));
+        CHECK(clt_sparse_mm(s, x, &y));
+        assert_shape(y, 2, (int64_t[]){n, 0});
+        clt_tensor *ts[] = {c, p, v, x, y};
+        for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+            clt_tensor_free(ts[k]);
+        clt_sparse_free(s);
+        free(xh);
+    }
+    /* a matrix without rows */
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){1}, zero_crow), *p = NULL, *v = NULL, *x = NULL,
+               *y = NULL;
+    CHECK(clt_empty(dev, CLT_INT64, 1, (int64_t[]){0}, &p));
+    CHECK(clt_empty(dev, CLT_FLOAT64, 1, (int64_t[]){0}, &v));
+    clt_sparse *s = NULL;
+    CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){0, 3}, 1, &s));
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){3, 2}, &x));
+    CHECK(clt_sparse_mm(s, x, &y));
+    assert_shape(y, 2, (int64_t[]){0, 2});
+    clt_tensor *ts[] = {c, p, v, x, y};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+}
+
+/* The kernel itself (clt__spmm_rows) on indices no check has seen: row
+ * bounds past nnz are clamped, entries whose column is outside [0, m)
+ * are skipped, and nothing outside a buffer is read. */
+Test(sparse_csr, spmm_kernel_untrusted_indices)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* rows: [-3, 2) clamped to [0, 2), [2, 9) to [2, 4), [9, 1) to [4, 4) */
+    const int64_t cmp[4] = {-3, 2, 9, 1}, plain[4] = {1, 7, -1, 0};
+    const double val[4] = {2, 100, 100, 3}, xh[6] = {1, 2, 3, 4, 5, 6}; /* x [3, 2] */
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){4}, cmp), *p = up_i64(dev, 1, (int64_t[]){4}, plain),
+               *v = up_f64(dev, 1, (int64_t[]){4}, val), *x = up_f64(dev, 2, (int64_t[]){3, 2}, xh),
+               *y = NULL;
+    CHECK(clt__spmm_rows(c, p, v, x, &y, "test"));
+    /* row 0: entries 0 (2 x[1]) and 1 (column 7, skipped); row 1: entries
+     * 2 (column -1, skipped) and 3 (3 x[0]); row 2: none */
+    const double want[6] = {6, 8, 3, 6, 0, 0};
+    assert_tensor_close(y, want, 6, 0, 0, "untrusted indices");
+    clt_tensor *ts[] = {c, p, v, x, y};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* inputs: CSR values [11] of K's pattern, dense x [6, 3]; outputs: K @ x
+ * and K^T-of-CSC (the same arrays as CSC [6, 7]) @ (K @ x), so that both
+ * layouts' kernels and formulas are differentiated twice. */
+static clt_status gg_spmm(void *user, clt_tensor *const *in, size_t n, clt_tensor **outs,
+                          size_t *m)
+{
+    (void)user;
+    (void)n;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *c = NULL, *p = NULL, *y = NULL, *z = NULL;
+    clt_sparse *s = NULL, *t = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){8}, K_CROW, &c);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){11}, K_COL, &p);
+    if (st == CLT_OK)
+        st = clt_sparse_csr_tensor(c, p, in[0], (int64_t[]){7, 6}, 1, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(s, in[1], &y);
+    if (st == CLT_OK)
+        st = clt_sparse_transpose(s, 0, 1, &t);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(t, y, &z);
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_sparse_free(s);
+    clt_sparse_free(t);
+    if (st != CLT_OK) {
+        clt_tensor_free(y);
+        clt_tensor_free(z);
+        return st;
+    }
+    outs[0] = y;
+    outs[1] = z;
+    *m = 2;
+    return CLT_OK;
+}
+
+Test(sparse_csr, spmm_kernel_gradients_twice)
+{
+    clt_device *dev = get_device("cpu:0");
+    double *x = k_dense(6, 3);
+    clt_tensor *in[2] = {up_f64(dev, 1, (int64_t[]){11}, K_VAL),
+                         up_f64(dev, 2, (int64_t[]){6, 3}, x)};
+    for (int k = 0; k < 2; k++)
+        CHECK(clt_set_requires_grad(in[k], 1));
+    CHECK(clt_gradcheck(gg_spmm, NULL, in, 2, NULL));
+    CHECK(clt_gradgradcheck(gg_spmm, NULL, in, 2, NULL, 0, NULL));
+    clt_tensor_free(in[0]);
+    clt_tensor_free(in[1]);
+    free(x);
 }
 
 /* ---- two devices ------------------------------------------------------------------- */

@@ -518,6 +518,83 @@ done:
 /* ---- products and sums --------------------------------------------------------- */
 
 /* a @ b inside the caller's scope. */
+static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, clt_tensor **out);
+
+/* saved: major, plain, val, x of spmm_rec.  out = A x with A[major[k],
+ * plain[k]] = val[k]: x's gradient A^T g is g's rows major scaled by val
+ * and added up at plain (index_add, a scatter-add), val's the sampled
+ * product g x^T at the entries; both recorded, so that a pass that creates
+ * a graph differentiates them again (clt__twice). */
+static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *major = n->saved[0], *plain = n->saved[1], *val = n->saved[2],
+                     *x = n->saved[3];
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *gr, *xr, *p, *v, *sc, *z, *keep[2];
+    size_t nk = 0;
+    CLT__TRY(clt__index_select_rec(fn, g, 0, major, &gr));
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__index_select_rec(fn, x, 0, plain, &xr));
+        CLT__TRY(clt__mul_rec(fn, gr, xr, &p));
+        CLT__TRY(clt__sum_dim_rec(fn, p, 1, 0, &gin[0]));
+        keep[nk++] = gin[0];
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__reshape_rec(fn, val, 2, (int64_t[]){val->shape[0], 1}, &v));
+        CLT__TRY(clt__mul_rec(fn, gr, v, &sc));
+        CLT__TRY(clt__error_in(clt__full(x->dev, g->dtype, 2, x->shape, 0.0, &z), fn));
+        CLT__TRY(clt_index_add(z, 0, plain, sc, 1.0, &gin[1]));
+        keep[nk++] = gin[1];
+    }
+done:
+    st = clt__scope_finish_all(st, keep, nk);
+    if (st != CLT_OK)
+        gin[0] = gin[1] = NULL;
+    return st;
+}
+
+/* The product of the matrix with entries (major[k], plain[k], val[k]),
+ * grouped by major index as the compressed indices cmp say, and x, by the
+ * kernel of cl/spmm.cl; recorded (SparseAddmmBackward0, torch's name) with
+ * gradients to val and x. */
+static clt_status spmm_rec(const char *fn, const clt_tensor *cmp, const clt_tensor *major,
+                           const clt_tensor *plain, const clt_tensor *val, const clt_tensor *x,
+                           clt_tensor **out)
+{
+    clt_status st = clt__spmm_rows(cmp, plain, val, x, out, fn);
+    const clt_tensor *in[2] = {val, x}, *sv[4] = {major, plain, val, x};
+    clt__node *n = NULL;
+    st = clt__record(st, out, "SparseAddmmBackward0", bw_spmm, 2, in, 4, sv, &n);
+    clt__twice(n);
+    return st;
+}
+
+/* a @ b for a compressed a of a floating dtype, by the kernel: a CSR
+ * matrix's own arrays; a CSC one's entries put in row order first (a
+ * stable sort of the row indices keeps each row's columns ascending, and
+ * the compressed rows come from a search: it enqueues only). */
+static clt_status mm_compressed(const char *fn, const clt_sparse *a, const clt_tensor *b,
+                                clt_tensor **out)
+{
+    clt_tensor *rows, *cols, *perm, *val, *cmp;
+    clt_status st = CLT_OK;
+    CLT__TRY(index_row(fn, a->idx, 0, &rows));
+    CLT__TRY(index_row(fn, a->idx, 1, &cols));
+    if (a->layout == CLT_SPARSE_CSR)
+        return spmm_rec(fn, a->cmp, rows, cols, a->val, b, out);
+    CLT__TRY(clt_argsort(rows, 0, 0, &perm));
+    CLT__TRY(clt__index_select_rec(fn, rows, 0, perm, &rows));
+    CLT__TRY(clt__index_select_rec(fn, cols, 0, perm, &cols));
+    CLT__TRY(clt__index_select_rec(fn, a->val, 0, perm, &val));
+    CLT__TRY(compress(fn, rows, a->shape[0], &cmp));
+    CLT__TRY(spmm_rec(fn, cmp, rows, cols, val, b, out));
+done:
+    return clt__error_as(st, fn);
+}
+
 static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b, clt_tensor **out)
 {
     char b1[96];
@@ -539,6 +616,10 @@ static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b
     if (b->dtype != a->val->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
                           clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
+    if (a->layout != CLT_SPARSE_COO && clt__spmm_supports(b->dtype))
+        return mm_compressed(fn, a, b, out);
+    /* COO (entries in any order, duplicates) and the other dtypes: each
+     * entry's row of b scaled, added up at its row */
     int64_t nnz = a->idx->shape[1];
     clt_tensor *rows, *cols, *g, *v, *sc, *z;
     CLT__TRY(index_row(fn, a->idx, 0, &rows));
