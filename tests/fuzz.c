@@ -11708,7 +11708,8 @@ static void op_sparse_csr(fz *f)
         }
         break;
     case 2: case 3: {
-        int64_t p = 1 + (int64_t)pick(f, 3);
+        /* sometimes wide enough for the kernel's blocks of 8 columns */
+        int64_t p = chance(f, 25) ? 8 + (int64_t)pick(f, 10) : 1 + (int64_t)pick(f, 3);
         clt_tensor *b = NULL, *in = NULL;
         if (s && chance(f, 80)) {
             const int64_t *sh = clt_sparse_shape(s);
