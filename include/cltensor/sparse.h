@@ -220,6 +220,19 @@ CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_spar
  * clt_sparse_add (two operands of one layout; torch's CPU build without
  * MKL refuses CSR additions) and clt_tensor_sparse_mask (COO and CSR
  * masks).
+ * Products.  clt_sparse_mm, clt_sparse_addmm and clt_sparse_mv of a CSR
+ * or CSC matrix of a floating dtype (float16, bfloat16, float32, float64)
+ * run one kernel over the compressed rows (each output element the sum of
+ * its row's products in the entries' order, 16-bit dtypes accumulated in
+ * float32 and rounded once); a CSC matrix's entries are put in row order
+ * first by a stable sort on the device (enqueued, no wait).  The
+ * gradients are the sampled product g b^T at the entries (the values) and
+ * a scatter-add of g's rows (the dense operand), both differentiable
+ * again.  COO matrices, and the other dtypes, add each entry's scaled row
+ * of b at its row (index_add).  Indices trusted without check_invariants
+ * that are wrong give unspecified values in the kernel too, never a read
+ * outside a buffer.
+ *
  * clt_sparse_indices, clt_sparse_coalesce, clt_sparse_sum_dims and the
  * softmaxes take COO handles only (CLT_ERR_INVALID_ARGUMENT otherwise, as
  * torch has no such kernels for CSR); clt_sparse_is_coalesced is 0 for a
