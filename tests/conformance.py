@@ -13524,6 +13524,42 @@ def _csr_mask_coalesced(d, s, o):
         L.clt_sparse_free(c)
 
 
+def sparse_spmm():
+    """CSR and CSC products through the row kernel (cl/spmm.cl): wider and
+    narrower dense operands than sparse_csr's (one column, the kernel's
+    8-column blocks and a partial one), empty rows and columns, no entries."""
+    _csr_protos()
+    mk = {0: torch.sparse_csr_tensor, 1: torch.sparse_csc_tensor}
+    for dt in FLOATS:
+        for n, m, dens in [(37, 29, 0.2), (16, 64, 0.05), (6, 5, 0.0)]:
+            x = _csr_rand(n, m, dt, dens)
+            x[n // 2] = 0  # an empty row
+            x[:, m // 3] = 0  # an empty column
+            for csc in (0, 1):
+                sp = x.to_sparse_csc() if csc else x.to_sparse_csr()
+                args = _csr_args(sp)
+                ts = lambda c, p, v, csc=csc, n=n, m=m: mk[csc](c, p, v, (n, m))
+                for p_ in (1, 8, 19, 64):
+                    tag = "%s %s [%d, %d] nnz=%d @ [%d, %d]" % (
+                        "csc" if csc else "csr", dn(dt), n, m, sp.values().shape[0], m, p_)
+                    b = data((m, p_), dt)
+                    check("sparse_spmm mm " + tag,
+                          lambda c, p, v, b, ts=ts: torch.sparse.mm(ts(c, p, v), b),
+                          _csr_then(csc, (n, m), L.clt_sparse_mm), args + [b], tol="mm")
+                    inp = data((p_,), dt)
+                    check("sparse_spmm addmm " + tag,
+                          lambda c, p, v, b, x, ts=ts: torch.addmm(x, ts(c, p, v), b, beta=0.5,
+                                                                   alpha=-2),
+                          _csr_then(csc, (n, m),
+                                    lambda s, b, x, o: L.clt_sparse_addmm(x, s, b, 0.5, -2, o)),
+                          args + [b, inp], tol="mm")
+                # torch's CPU build without MKL refuses mv of CSR: the COO product
+                vec = data((m,), dt)
+                check("sparse_spmm mv %s %s [%d, %d]" % ("csc" if csc else "csr", dn(dt), n, m),
+                      lambda c, p, v, w, ts=ts: torch.mv(ts(c, p, v).to_sparse(), w),
+                      _csr_then(csc, (n, m), L.clt_sparse_mv), args + [vec], tol="mm")
+
+
 def _csr_hspmm(s, b, part, o):
     r = P()
     st = L.clt_sparse_hspmm(s, b, C.byref(r))
@@ -15011,7 +15047,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr,
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm,
                 transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
