@@ -9261,8 +9261,13 @@ static void op_complexgrad(fz *f)
             return;
         own_leaf = 1;
         CALL("clt_set_requires_grad", clt_set_requires_grad(leaf, 1));
-        if (!status_ok(f, st))
-            die(f, "a float or complex leaf refused to require grad");
+        if (!status_ok(f, st)) {
+            /* op_data may refuse host memory from some point */
+            if (!(f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY))
+                die(f, "a float or complex leaf refused to require grad");
+            tfree(f, leaf, 0);
+            return;
+        }
     } else {
         leaf = rt(f);
         if (leaf == NULL)
