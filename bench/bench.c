@@ -1976,6 +1976,106 @@ done:
     free(x);
 }
 
+/* ---- sparse CSR @ dense: the kernel against the index_add path and matmul ------- */
+
+/* a @ x with a CSR (kind 0: cl/spmm.cl), the same entries as a COO handle
+ * (kind 1: each entry's row of x scaled and index_added, the path CSR took
+ * before the kernel) or dense (kind 2: clt_matmul). */
+static clt_status spmm_step(int kind, const clt_sparse *csr, const clt_sparse *coo,
+                            const clt_tensor *dense, const clt_tensor *x, clt_tensor **out)
+{
+    if (kind == 2)
+        return clt_matmul(dense, x, out);
+    return clt_sparse_mm(kind ? coo : csr, x, out);
+}
+
+/* An [N, N] float32 CSR matrix with `per` random entries per row (columns
+ * distinct and sorted, values in [-1, 1)) times x [N, P]: the three ways
+ * timed in alternation in the same run, the results compared first;
+ * nominal GFLOP/s 2 nnz P. */
+static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *name)
+{
+    enum { REPS = 5 };
+    int64_t nnz = N * per;
+    int64_t *crow = malloc((size_t)(N + 1) * sizeof *crow), *col = malloc((size_t)nnz * sizeof *col);
+    float *val = malloc((size_t)nnz * sizeof *val), *xh = malloc((size_t)(N * P) * sizeof *xh);
+    float *res[3] = {malloc((size_t)(N * P) * sizeof(float)), malloc((size_t)(N * P) * sizeof(float)),
+                     malloc((size_t)(N * P) * sizeof(float))};
+    clt_tensor *tc = NULL, *tp = NULL, *tv = NULL, *tx = NULL, *dense = NULL, *o = NULL;
+    clt_sparse *csr = NULL, *coo = NULL;
+    double t[3][REPS];
+    if (!crow || !col || !val || !xh || !res[0] || !res[1] || !res[2]) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    /* each row's columns: per distinct ones in N / per wide strides */
+    int64_t stride = N / per;
+    crow[0] = 0;
+    for (int64_t i = 0; i < N; i++) {
+        for (int64_t k = 0; k < per; k++) {
+            rng_state = rng_state * 1664525u + 1013904223u;
+            col[i * per + k] = k * stride + (int64_t)((rng_state >> 8) % (uint32_t)stride);
+        }
+        crow[i + 1] = (i + 1) * per;
+    }
+    fill_random(val, (size_t)nnz);
+    fill_random(xh, (size_t)(N * P));
+    if (clt_tensor_from_host(b->dev, CLT_INT64, 1, (int64_t[]){N + 1}, crow, &tc) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 1, (int64_t[]){nnz}, col, &tp) != CLT_OK ||
+        !(tv = from_host(b, val, 1, (int64_t[]){nnz})) ||
+        !(tx = from_host(b, xh, 2, (int64_t[]){N, P})) ||
+        clt_sparse_csr_tensor(tc, tp, tv, (int64_t[]){N, N}, 0, &csr) != CLT_OK ||
+        clt_sparse_to_sparse_coo(csr, &coo) != CLT_OK || clt_sparse_to_dense(csr, &dense) != CLT_OK) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int k = 0; k < 3; k++) {
+        if (spmm_step(k, csr, coo, dense, tx, &o) != CLT_OK ||
+            clt_tensor_read(o, res[k], (size_t)(N * P) * sizeof(float)) != CLT_OK) {
+            fail(b, name, k == 0 ? "the CSR product" : k == 1 ? "the COO product" : "clt_matmul");
+            goto done;
+        }
+        clt_tensor_free(o);
+        o = NULL;
+    }
+    for (int k = 1; k < 3; k++) {
+        double err = max_abs_diff(res[0], res[k], (size_t)(N * P)); /* sums of per products */
+        if (!(err <= 1e-4))
+            wrong(b, name, k == 1 ? "index_add" : "dense_matmul", err);
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 3; k++) {
+            double t0 = now();
+            if (spmm_step(k, csr, coo, dense, tx, &o) != CLT_OK ||
+                clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "a timed step");
+                goto done;
+            }
+            clt_tensor_free(o);
+            o = NULL;
+            if (r >= 0)
+                t[k][r] = now() - t0;
+        }
+    double flop = 2.0 * (double)nnz * (double)P / 1e9, g[3];
+    for (int k = 0; k < 3; k++)
+        g[k] = flop / median(t[k], REPS);
+    report(b, name, g[0], "GFLOP/s", "index_add", g[1], g[0] / g[1], "");
+    report(b, name, g[0], "GFLOP/s", "dense_matmul", g[2], g[0] / g[2], "");
+done:
+    clt_tensor_free(o);
+    clt_tensor *ts[] = {tc, tp, tv, tx, dense};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(csr);
+    clt_sparse_free(coo);
+    free(crow);
+    free(col);
+    free(val);
+    free(xh);
+    for (int k = 0; k < 3; k++)
+        free(res[k]);
+}
+
 /* l = sum of the sums of x's rows, x [R, C] float32, and clt_backward(l):
  * the rows by clt_unbind (one UnbindBackward0 node, which writes x's
  * gradient once), or by clt_narrow each (per_row: a node per row, each
@@ -3267,6 +3367,7 @@ int cltensor_bench(int argc, char **argv)
                                         "cdist_512x64", "unbind_bwd_4096x256",
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
                                         "linalg_qr_256x32x32", "embedding_bag_4096x32",
+                                        "spmm_csr_4096x32x64", "spmm_csr_1024x64x1",
                                         "grad_scaler_step_64x16384",
                                         "grid_sample_fwd_bwd_8x16x32x32",
                                         "linalg_solve_triangular_256x64x16"};
@@ -3364,6 +3465,10 @@ int cltensor_bench(int argc, char **argv)
         case_unbind_bwd(&b, 4096, 256, "unbind_bwd_4096x256");
     if (selected(&b, "embedding_bag_4096x32"))
         case_embedding_bag(&b, 4096, 32, "embedding_bag_4096x32");
+    if (selected(&b, "spmm_csr_4096x32x64"))
+        case_spmm(&b, 4096, 32, 64, "spmm_csr_4096x32x64");
+    if (selected(&b, "spmm_csr_1024x64x1"))
+        case_spmm(&b, 1024, 64, 1, "spmm_csr_1024x64x1");
     if (selected(&b, "grad_scaler_step_64x16384"))
         case_grad_scaler(&b, 64, 16384, "grad_scaler_step_64x16384");
     static const char *const copies[] = {

@@ -13524,6 +13524,178 @@ def _csr_mask_coalesced(d, s, o):
         L.clt_sparse_free(c)
 
 
+def sparse_spmm():
+    """CSR and CSC products through the row kernel (cl/spmm.cl): wider and
+    narrower dense operands than sparse_csr's (one column, the kernel's
+    8-column blocks and a partial one), empty rows and columns, no entries."""
+    _csr_protos()
+    mk = {0: torch.sparse_csr_tensor, 1: torch.sparse_csc_tensor}
+    for dt in FLOATS:
+        for n, m, dens in [(37, 29, 0.2), (16, 64, 0.05), (6, 5, 0.0)]:
+            x = _csr_rand(n, m, dt, dens)
+            x[n // 2] = 0  # an empty row
+            x[:, m // 3] = 0  # an empty column
+            for csc in (0, 1):
+                sp = x.to_sparse_csc() if csc else x.to_sparse_csr()
+                args = _csr_args(sp)
+                ts = lambda c, p, v, csc=csc, n=n, m=m: mk[csc](c, p, v, (n, m))
+                for p_ in (1, 8, 19, 64):
+                    tag = "%s %s [%d, %d] nnz=%d @ [%d, %d]" % (
+                        "csc" if csc else "csr", dn(dt), n, m, sp.values().shape[0], m, p_)
+                    b = data((m, p_), dt)
+                    check("sparse_spmm mm " + tag,
+                          lambda c, p, v, b, ts=ts: torch.sparse.mm(ts(c, p, v), b),
+                          _csr_then(csc, (n, m), L.clt_sparse_mm), args + [b], tol="mm")
+                    inp = data((p_,), dt)
+                    check("sparse_spmm addmm " + tag,
+                          lambda c, p, v, b, x, ts=ts: torch.addmm(x, ts(c, p, v), b, beta=0.5,
+                                                                   alpha=-2),
+                          _csr_then(csc, (n, m),
+                                    lambda s, b, x, o: L.clt_sparse_addmm(x, s, b, 0.5, -2, o)),
+                          args + [b, inp], tol="mm")
+                # torch's CPU build without MKL refuses mv of CSR: the COO product
+                vec = data((m,), dt)
+                check("sparse_spmm mv %s %s [%d, %d]" % ("csc" if csc else "csr", dn(dt), n, m),
+                      lambda c, p, v, w, ts=ts: torch.mv(ts(c, p, v).to_sparse(), w),
+                      _csr_then(csc, (n, m), L.clt_sparse_mv), args + [vec], tol="mm")
+
+
+def _bsr_then(bsc, size, then, check=1):
+    """cfn for check(): builds the BSR (BSC) tensor of (compressed, plain,
+    values [nnz, R, C]), runs then(handle, *rest, out) and frees it."""
+    def cfn(cc, cp, cv, *rest):
+        o = rest[-1]
+        s = P()
+        mk = L.clt_sparse_bsc_tensor if bsc else L.clt_sparse_bsr_tensor
+        st = mk(cc, cp, cv, shape_arr(size) if size is not None else None, check, C.byref(s))
+        if st:
+            o._obj.value = None  # nothing after it ran
+            return st
+        try:
+            return then(s, *rest[:-1], o)
+        finally:
+            L.clt_sparse_free(s)
+    return cfn
+
+
+def _bsr_part(part):
+    """then(): part 0 the compressed indices, 1 the plain ones, 2 the values."""
+    def then(s, o):
+        if part == 2:
+            return L.clt_sparse_values(s, o)
+        bsc = L.clt_sparse_layout(s) == 4
+        get = [[L.clt_sparse_crow_indices, L.clt_sparse_ccol_indices],
+               [L.clt_sparse_col_indices, L.clt_sparse_row_indices]]
+        return get[part][bsc](s, o)
+    return then
+
+
+def _bsr_tpart(t, part):
+    if part == 2:
+        return t.values()
+    if t.layout == torch.sparse_bsr:
+        return t.crow_indices() if part == 0 else t.col_indices()
+    return t.ccol_indices() if part == 0 else t.row_indices()
+
+
+def _bsr_args(t):
+    return [_bsr_tpart(t, 0), _bsr_tpart(t, 1), t.values()]
+
+
+def _bsr_t(then):
+    """then() of the handle's transpose (BSR.t() is BSC)."""
+    def f(s, o):
+        t = P()
+        st = L.clt_sparse_transpose(s, 0, 1, C.byref(t))
+        if st:
+            return st
+        try:
+            return then(t, o)
+        finally:
+            L.clt_sparse_free(t)
+    return f
+
+
+def sparse_bsr():
+    """BSR and BSC block matrices against torch 1.13: construction (sizes
+    given and inferred), the parts, to_dense, dense to_sparse_bsr/_bsc, the
+    transpose (BSC, each block transposed) and its parts.  torch's CPU
+    build without MKL refuses their products (addmm: "computation on CPU
+    is not implemented for Strided + SparseBsr @ Strided without MKL"):
+    mm, addmm and mv compare with torch's dense product of to_dense()."""
+    _csr_protos()
+    for n in ("bsr", "bsc"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+        proto("clt_tensor_to_sparse_%s" % n, [P, I64P, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    for dt in FLOATS:
+        for (n, m), (R, Cb), dens in [((6, 8), (2, 2), 0.5), ((6, 6), (3, 2), 0.7),
+                                      ((4, 9), (1, 3), 0.4), ((4, 4), (2, 2), 0.0)]:
+            x = _csr_rand(n // R, m // Cb, dt, dens)
+            x = x.repeat_interleave(R, 0).repeat_interleave(Cb, 1) * data((n, m), dt)
+            for bsc in (0, 1):
+                lay = "bsc" if bsc else "bsr"
+                sp = x.to_sparse_bsc((R, Cb)) if bsc else x.to_sparse_bsr((R, Cb))
+                args = _bsr_args(sp)
+                mk = torch.sparse_bsc_tensor if bsc else torch.sparse_bsr_tensor
+                tag = "%s %s [%d, %d] blocks %dx%d nnz=%d" % (lay, dn(dt), n, m, R, Cb,
+                                                           sp.values().shape[0])
+                check("sparse_bsr to_dense " + tag,
+                      lambda c, p, v, mk=mk, n=n, m=m: mk(c, p, v, (n, m)).to_dense(),
+                      _bsr_then(bsc, (n, m), L.clt_sparse_to_dense), args, tol="exact")
+                if sp.values().shape[0] > 0:
+                    check("sparse_bsr inferred size " + tag,
+                          lambda c, p, v, mk=mk: mk(c, p, v).to_dense(),
+                          _bsr_then(bsc, None, L.clt_sparse_to_dense), args, tol="exact")
+                for part in range(3):
+                    conv = L.clt_tensor_to_sparse_bsc if bsc else L.clt_tensor_to_sparse_bsr
+
+                    def cfn(t, o, conv=conv, part=part, R=R, Cb=Cb):
+                        s = P()
+                        st = conv(t, shape_arr((R, Cb)), C.byref(s))
+                        if st:
+                            return st
+                        try:
+                            return _bsr_part(part)(s, o)
+                        finally:
+                            L.clt_sparse_free(s)
+                    check("sparse_bsr of dense part %d %s" % (part, tag),
+                          lambda t, part=part, bsc=bsc, R=R, Cb=Cb: _bsr_tpart(
+                              t.to_sparse_bsc((R, Cb)) if bsc else t.to_sparse_bsr((R, Cb)), part),
+                          cfn, [x], tol="exact")
+                    check("sparse_bsr transpose part %d %s" % (part, tag),
+                          lambda c, p, v, mk=mk, n=n, m=m, part=part:
+                              _bsr_tpart(mk(c, p, v, (n, m)).t(), part),
+                          _bsr_then(bsc, (n, m), _bsr_t(_bsr_part(part))), args, tol="exact")
+                check("sparse_bsr transpose to_dense " + tag,
+                      lambda c, p, v, mk=mk, n=n, m=m: mk(c, p, v, (n, m)).t().to_dense(),
+                      _bsr_then(bsc, (n, m), _bsr_t(L.clt_sparse_to_dense)), args, tol="exact")
+                for p_ in (1, 11):
+                    b = data((m, p_), dt)
+                    check("sparse_bsr mm %s @ [%d, %d]" % (tag, m, p_),
+                          lambda c, p, v, b, mk=mk, n=n, m=m: mk(c, p, v, (n, m)).to_dense() @ b,
+                          _bsr_then(bsc, (n, m), L.clt_sparse_mm), args + [b], tol="mm")
+                    inp = data((n, p_), dt)
+                    check("sparse_bsr addmm %s @ [%d, %d]" % (tag, m, p_),
+                          lambda c, p, v, b, x, mk=mk, n=n, m=m: torch.addmm(
+                              x, mk(c, p, v, (n, m)).to_dense(), b, beta=0.5, alpha=-2),
+                          _bsr_then(bsc, (n, m),
+                                    lambda s, b, x, o: L.clt_sparse_addmm(x, s, b, 0.5, -2, o)),
+                          args + [b, inp], tol="mm")
+                vec = data((m,), dt)
+                check("sparse_bsr mv " + tag,
+                      lambda c, p, v, w, mk=mk, n=n, m=m: mk(c, p, v, (n, m)).to_dense() @ w,
+                      _bsr_then(bsc, (n, m), L.clt_sparse_mv), args + [vec], tol="mm")
+    # refusals with torch's message
+    c, p_, v = torch.tensor([0, 1]), torch.tensor([0]), data((1, 2, 2), torch.float32)
+    check("sparse_bsr refuses a size not a multiple of the blocksize",
+          lambda c, p, v: torch.sparse_bsr_tensor(c, p, v, (3, 2)).to_dense(),
+          _bsr_then(0, (3, 2), L.clt_sparse_to_dense), [c, p_, v])
+    check("sparse_bsr refuses a column past the size",
+          lambda c, p, v: torch.sparse_bsr_tensor(c, p, v, (2, 2)).to_dense(),
+          _bsr_then(0, (2, 2), L.clt_sparse_to_dense), [c, torch.tensor([1]), v])
+
+
 def _csr_hspmm(s, b, part, o):
     r = P()
     st = L.clt_sparse_hspmm(s, b, C.byref(r))
@@ -15035,7 +15207,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr,
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
                 transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:

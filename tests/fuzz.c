@@ -9270,6 +9270,7 @@ static void op_complexgrad(fz *f)
         own_leaf = 1;
         CALL("clt_set_requires_grad", clt_set_requires_grad(leaf, 1));
         if (!status_ok(f, st)) {
+            /* op_data may refuse host memory from some point */
             if (!(f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY))
                 die(f, "a float or complex leaf refused to require grad");
             tfree(f, leaf, 0);
@@ -11720,7 +11721,8 @@ static void op_sparse_csr(fz *f)
         }
         break;
     case 2: case 3: {
-        int64_t p = 1 + (int64_t)pick(f, 3);
+        /* sometimes wide enough for the kernel's blocks of 8 columns */
+        int64_t p = chance(f, 25) ? 8 + (int64_t)pick(f, 10) : 1 + (int64_t)pick(f, 3);
         clt_tensor *b = NULL, *in = NULL;
         if (s && chance(f, 80)) {
             const int64_t *sh = clt_sparse_shape(s);
@@ -11862,6 +11864,212 @@ static void op_sparse_csr(fz *f)
     clt_tensor_free(m2);
     clt_sparse_free(r);
     clt_sparse_free(s2);
+    clt_sparse_free(s);
+}
+
+/* A BSR or BSC matrix of random blocksize (1 to 3 each way) and sizes (0
+ * to 3 blocks each way), built from block arrays that are sometimes
+ * broken (*bad: 1 a plain index past the blocks, 2 a negative one, 4 the
+ * compressed indices' end) or with a size that is no multiple of the
+ * blocksize, float32 or float64 values, or NULL where it is refused. */
+static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
+{
+    int bsc = chance(f, 50);
+    int64_t R = 1 + (int64_t)pick(f, 3), C = 1 + (int64_t)pick(f, 3);
+    int64_t nbr = (int64_t)pick(f, 4), nbc = (int64_t)pick(f, 4);
+    int64_t major = bsc ? nbc : nbr, minor = bsc ? nbr : nbc, cmp[8], plain[16], nnz = 0;
+    double val[16 * 9];
+    cmp[0] = 0;
+    for (int64_t i = 0; i < major; i++) {
+        for (int64_t j = 0; j < minor; j++)
+            if (chance(f, 40))
+                plain[nnz++] = j;
+        cmp[i + 1] = nnz;
+    }
+    for (int64_t k = 0; k < nnz * R * C; k++)
+        val[k] = (double)((int)pick(f, 7) - 3) * 0.5;
+    *bad = 0;
+    if (nnz > 0 && chance(f, 6)) {
+        int64_t i = (int64_t)pick(f, (uint32_t)nnz);
+        *bad |= chance(f, 50) ? (plain[i] = -1 - (int64_t)pick(f, 3), 2)
+                              : (plain[i] = minor + 2 + (int64_t)pick(f, 3), 1);
+    }
+    if (chance(f, 8)) {
+        cmp[major] += 1 + (int64_t)pick(f, 2);
+        *bad |= 4;
+    }
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *ct = NULL, *pt = NULL, *vt = NULL;
+    clt_status st;
+    clt_dtype vdt = chance(f, 70) ? CLT_FLOAT32 : CLT_FLOAT64;
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){major + 1}, cmp, &ct));
+    outcome(f, st, ct);
+    CALL("clt_tensor_from_host", clt_tensor_from_host(dev, CLT_INT64, 1, &nnz, plain, &pt));
+    outcome(f, st, pt);
+    clt_tensor *v64 = NULL;
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(dev, CLT_FLOAT64, 3, (int64_t[]){nnz, R, C}, val, &v64));
+    if (outcome(f, st, v64)) {
+        CALL("clt_to_dtype", clt_to_dtype(v64, vdt, &vt));
+        outcome(f, st, vt);
+    }
+    if (vt && grad) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(vt, 1));
+        status_ok(f, st);
+    }
+    int check = (int)pick(f, 2), nosize = chance(f, 8), odd = 0;
+    int64_t size[2] = {nbr * R, nbc * C};
+    if (chance(f, 10)) {
+        int d = (int)pick(f, 2);
+        size[d] += 1;
+        odd = (d == 0 ? R : C) > 1; /* no longer a multiple of the blocksize */
+    }
+    clt_sparse *got = SENT, **sp = chance(f, 3) ? NULL : &got;
+    const clt_tensor *c = chance(f, 3) ? NULL : ct, *p = chance(f, 3) ? NULL : pt,
+                     *v = chance(f, 3) ? NULL : vt;
+    if (bsc)
+        CALL("clt_sparse_bsc_tensor",
+             clt_sparse_bsc_tensor(c, p, v, nosize ? NULL : size, check, sp));
+    else
+        CALL("clt_sparse_bsr_tensor",
+             clt_sparse_bsr_tensor(c, p, v, nosize ? NULL : size, check, sp));
+    clt_sparse *s = sp_result(f, st, sp, got);
+    if (s && ((*bad && check && !nosize) || (*bad & 6 && nosize) || (odd && !nosize)))
+        die(f, "a broken block matrix was accepted (bad %d, check %d, size %s, odd %d)", *bad,
+            check, nosize ? "inferred" : "given", odd);
+    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 ||
+              clt_sparse_layout(s) != (bsc ? CLT_SPARSE_BSC : CLT_SPARSE_BSR)))
+        die(f, "a block tensor of %lld blocks, %d dims, layout %d", (long long)clt_sparse_nnz(s),
+            clt_sparse_ndim(s), (int)clt_sparse_layout(s));
+    clt_tensor_free(ct);
+    clt_tensor_free(pt);
+    clt_tensor_free(v64);
+    clt_tensor_free(vt);
+    return s;
+}
+
+/* BSR and BSC matrices: construction (broken indices and sizes, NULLs),
+ * dense to blocks (any slot tensor, random blocksizes), the parts,
+ * to_dense, products (and a backward through them), transposes, scalar
+ * products, sums, moves, conversions, and the ops that refuse blocks. */
+static void op_sparse_bsr(fz *f)
+{
+    int bad = 0, grad = chance(f, 20), k = (int)pick(f, 11), is_sparse = 0;
+    clt_sparse *s = fz_blocked(f, &bad, grad), *r = NULL;
+    if (!s && !chance(f, 20))
+        return;
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *m1 = NULL, *m2 = NULL;
+    clt_sparse *sg = SENT, **sp = chance(f, 2) ? NULL : &sg;
+    clt_status st;
+    switch (k) {
+    case 0: CALL("clt_sparse_to_dense", clt_sparse_to_dense(maybe_null(f, s), op)); break;
+    case 1:
+        switch (pick(f, 5)) {
+        case 0: CALL("clt_sparse_crow_indices", clt_sparse_crow_indices(maybe_null(f, s), op)); break;
+        case 1: CALL("clt_sparse_col_indices", clt_sparse_col_indices(maybe_null(f, s), op)); break;
+        case 2: CALL("clt_sparse_ccol_indices", clt_sparse_ccol_indices(maybe_null(f, s), op)); break;
+        case 3: CALL("clt_sparse_row_indices", clt_sparse_row_indices(maybe_null(f, s), op)); break;
+        default: CALL("clt_sparse_values", clt_sparse_values(maybe_null(f, s), op)); break;
+        }
+        break;
+    case 2: case 3: {
+        int64_t p = chance(f, 25) ? 8 + (int64_t)pick(f, 10) : 1 + (int64_t)pick(f, 3);
+        clt_tensor *b = rt(f), *in = rt(f);
+        if (s && chance(f, 80)) {
+            const int64_t *sh = clt_sparse_shape(s);
+            clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
+            CALL("clt_ones", clt_ones(clt_sparse_device(s), dt, k == 2 ? 2 : 1,
+                                      (int64_t[]){sh[1], p}, &m1));
+            if (outcome(f, st, m1))
+                b = m1;
+            CALL("clt_ones", clt_ones(clt_sparse_device(s), dt, 1, &p, &m2));
+            if (outcome(f, st, m2) && chance(f, 80))
+                in = m2;
+        }
+        if (k == 3)
+            CALL("clt_sparse_mv", clt_sparse_mv(maybe_null(f, s), b, op));
+        else if (chance(f, 50))
+            CALL("clt_sparse_mm", clt_sparse_mm(maybe_null(f, s), b, op));
+        else
+            CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
+                                                      rand_scalar(f), op));
+        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
+            clt_tensor *l = NULL;
+            CALL("clt_sum", clt_sum(out, &l));
+            if (outcome(f, st, l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+                clt_tensor_free(l);
+            }
+            st = CLT_OK; /* the product's own status */
+        }
+        break;
+    }
+    case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
+    case 5:
+        is_sparse = 1;
+        CALL("clt_sparse_transpose",
+             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, 2), rand_dim(f, 2), sp));
+        break;
+    case 6:
+        is_sparse = 1;
+        CALL("clt_sparse_mul_scalar", clt_sparse_mul_scalar(maybe_null(f, s), rand_scalar(f), sp));
+        break;
+    case 7:
+        is_sparse = 1;
+        switch (pick(f, 4)) {
+        case 0: CALL("clt_sparse_to_sparse_csr", clt_sparse_to_sparse_csr(maybe_null(f, s), sp)); break;
+        case 1: CALL("clt_sparse_to_sparse_csc", clt_sparse_to_sparse_csc(maybe_null(f, s), sp)); break;
+        case 2: CALL("clt_sparse_to_sparse_coo", clt_sparse_to_sparse_coo(maybe_null(f, s), sp)); break;
+        default: CALL("clt_sparse_to", clt_sparse_to(maybe_null(f, s), rand_dev(f), sp)); break;
+        }
+        break;
+    case 8: {
+        /* a dense tensor to blocks: s's matrix, or any slot's tensor */
+        is_sparse = 1;
+        clt_tensor *t = rt(f);
+        if (s && chance(f, 70)) {
+            CALL("clt_sparse_to_dense", clt_sparse_to_dense(s, &m1));
+            if (outcome(f, st, m1))
+                t = m1;
+        }
+        int64_t bs[2] = {(int64_t)pick(f, 4), (int64_t)pick(f, 4)};
+        if (chance(f, 50))
+            CALL("clt_tensor_to_sparse_bsr",
+                 clt_tensor_to_sparse_bsr(t, chance(f, 10) ? NULL : bs, sp));
+        else
+            CALL("clt_tensor_to_sparse_bsc",
+                 clt_tensor_to_sparse_bsc(t, chance(f, 10) ? NULL : bs, sp));
+        break;
+    }
+    case 9:
+        is_sparse = 1;
+        CALL("clt_sparse_add", clt_sparse_add(maybe_null(f, s), s, sp));
+        if (s && st == CLT_OK)
+            die(f, "an add of block matrices was accepted");
+        break;
+    default:
+        CALL("clt_sparse_add_dense",
+             clt_sparse_add_dense(dense_like(f, s, -1, &m1), maybe_null(f, s), op));
+        break;
+    }
+    if (is_sparse) {
+        r = sp_result(f, st, sp, sg);
+        if (r && chance(f, 50)) {
+            clt_tensor *d = NULL;
+            CALL("clt_sparse_to_dense", clt_sparse_to_dense(r, &d));
+            if (outcome(f, st, d))
+                keep_result(f, d, clt_sparse_ndim(r), clt_sparse_shape(r), clt_sparse_dtype(r),
+                            clt_sparse_device(r));
+        }
+    } else if (op || out == SENT) {
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    clt_tensor_free(m1);
+    clt_tensor_free(m2);
+    clt_sparse_free(r);
     clt_sparse_free(s);
 }
 
@@ -12489,6 +12697,7 @@ static struct {
     {"clampt", op_clampt, 3},
     {"sparse", op_sparse, 3},
     {"sparse_csr", op_sparse_csr, 3},
+    {"sparse_bsr", op_sparse_bsr, 3},
     {"transforms", op_transforms, 3},
     {"collectives", op_collectives, 2},
     {"dist5", op_dist5, 3},

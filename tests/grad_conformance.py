@@ -1826,6 +1826,82 @@ def _to_compressed_values(t, csc):
         L.clt_sparse_free(s)
 
 
+# ---- sparse BSR and BSC tensors (sparsebsrgrad) --------------------------------------
+# Gradients reaching the block values [nnz, R, C] given to sparse_bsr_tensor /
+# sparse_bsc_tensor (torch 1.13 has no autograd through blocked layouts:
+# the reference puts the blocks' elements into a dense matrix by index_put).
+def sparsebsrgrad():
+    for n in ("bsr", "bsc"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+    proto("clt_sparse_free", [P], None)
+    for n in ["clt_sparse_to_dense", "clt_sparse_sum"]:
+        proto(n, [P, PP])
+    proto("clt_sparse_mm", [P, P, PP])
+    proto("clt_sparse_mv", [P, P, PP])
+    proto("clt_sparse_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+
+    def then(bsc, size, f):
+        def cfn(c, p_, v, *rest):
+            s = P()
+            mk = L.clt_sparse_bsc_tensor if bsc else L.clt_sparse_bsr_tensor
+            if mk(c, p_, v, (C.c_int64 * 2)(*size), 1, C.byref(s)):
+                raise RuntimeError(L.clt_last_error().decode())
+            try:
+                return f(s, *rest)
+            finally:
+                L.clt_sparse_free(s)
+        return cfn
+
+    def transposed_dense(s):
+        t = P()
+        if L.clt_sparse_transpose(s, 0, 1, C.byref(t)):
+            raise RuntimeError(L.clt_last_error().decode())
+        try:
+            return call("clt_sparse_to_dense", t)
+        finally:
+            L.clt_sparse_free(t)
+
+    rng = np.random.default_rng(13)
+    R, Cb, n, m = 2, 3, 4, 9
+    for bsc in (0, 1):
+        # block rows 0 and 1; block (0, 0), (0, 2), (1, 1)
+        brow, bcol = np.array([0, 0, 1]), np.array([0, 2, 1])
+        if bsc:
+            order = np.lexsort((brow, bcol))
+            brow, bcol = brow[order], bcol[order]
+            c = np.concatenate([[0], np.cumsum(np.bincount(bcol, minlength=m // Cb))])
+            p_ = brow
+        else:
+            c = np.concatenate([[0], np.cumsum(np.bincount(brow, minlength=n // R))])
+            p_ = bcol
+        er = (brow[:, None, None] * R + np.arange(R)[None, :, None]) + 0 * np.arange(Cb)
+        ec = (bcol[:, None, None] * Cb + np.arange(Cb)[None, None, :]) + 0 * er
+        ri, ci = torch.tensor(er.reshape(-1)), torch.tensor(ec.reshape(-1))
+        dense = lambda v, ri=ri, ci=ci: torch.zeros((n, m), dtype=v.dtype).index_put(
+            (ri, ci), v.reshape(-1))
+        v = rng.uniform(-1, 1, (3, R, Cb))
+        b = rng.uniform(-1, 1, (m, 4))
+        lay = "bsc" if bsc else "bsr"
+        case("sparse %s mm" % lay, lambda c, p_, v, b, dense=dense: dense(v) @ b,
+             then(bsc, (n, m), lambda s, b: call("clt_sparse_mm", s, b)), [c, p_, v, b],
+             wrt=[2, 3])
+        inp = rng.uniform(-1, 1, (n, 4))
+        case("sparse %s addmm" % lay,
+             lambda c, p_, v, b, x_, dense=dense: 0.5 * x_ + 2.0 * (dense(v) @ b),
+             then(bsc, (n, m), _addmm), [c, p_, v, b, inp], wrt=[2, 3, 4])
+        w = rng.uniform(-1, 1, m)
+        case("sparse %s mv" % lay, lambda c, p_, v, w, dense=dense: dense(v) @ w,
+             then(bsc, (n, m), lambda s, w: call("clt_sparse_mv", s, w)), [c, p_, v, w],
+             wrt=[2, 3])
+        case("sparse %s to_dense" % lay, lambda c, p_, v, dense=dense: dense(v),
+             then(bsc, (n, m), lambda s: call("clt_sparse_to_dense", s)), [c, p_, v], wrt=[2])
+        case("sparse %s transpose to_dense" % lay, lambda c, p_, v, dense=dense: dense(v).t(),
+             then(bsc, (n, m), transposed_dense), [c, p_, v], wrt=[2])
+        case("sparse %s sum" % lay, lambda c, p_, v, dense=dense: dense(v).sum(),
+             then(bsc, (n, m), lambda s: call("clt_sparse_sum", s)), [c, p_, v], wrt=[2])
+
+
 def _addmm(s, b, x):
     out = P()
     if L.clt_sparse_addmm(x, s, b, 0.5, 2.0, C.byref(out)) != 0:

@@ -1134,6 +1134,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_row_indices, T, clt_sparse_row_indices(f->sp, &o->t))                       \
     X(clt_tensor_to_sparse_csr, SP, clt_tensor_to_sparse_csr(f->e, &o->sp))                  \
     X(clt_tensor_to_sparse_csc, SP, clt_tensor_to_sparse_csc(f->e, &o->sp))                  \
+    X(clt_sparse_bsr_tensor, SP, clt_sparse_bsr_tensor(f->f, f->f, f->f, NULL, 1, &o->sp))   \
+    X(clt_sparse_bsc_tensor, SP, clt_sparse_bsc_tensor(f->i32, f->i32, f->f, NULL, 1, &o->sp)) \
+    X(clt_tensor_to_sparse_bsr, SP, clt_tensor_to_sparse_bsr(f->e, (int64_t[]){1, 1}, &o->sp)) \
+    X(clt_tensor_to_sparse_bsc, SP, clt_tensor_to_sparse_bsc(f->e, NULL, &o->sp))             \
     X(clt_sparse_to_sparse_csr, SP, clt_sparse_to_sparse_csr(NULL, &o->sp))                  \
     X(clt_sparse_to_sparse_csc, SP, clt_sparse_to_sparse_csc(NULL, &o->sp))                  \
     X(clt_sparse_to_sparse_coo, SP, clt_sparse_to_sparse_coo(NULL, &o->sp))                  \

@@ -8,6 +8,7 @@
 
 #include "gradcheck.h"
 #include "helpers.h"
+#include "internal.h"
 
 static clt_tensor *up_i64(clt_device *dev, int nd, const int64_t *shape, const int64_t *v)
 {
@@ -713,6 +714,519 @@ Test(sparse_csr, gradcheck_sampled_addmm_mask_add)
     free(a);
     free(b);
     free(d);
+}
+
+/* ---- the compressed product's kernel (cl/spmm.cl) ---------------------------------- */
+
+/* A 7 x 6 matrix with empty rows 1, 4 and 6 and an empty column 5:
+ * values exact in float16. */
+static const int64_t K_CROW[8] = {0, 3, 3, 5, 8, 8, 11, 11};
+static const int64_t K_COL[11] = {0, 2, 4, 1, 3, 0, 1, 4, 0, 2, 3};
+static const double K_VAL[11] = {1.5, -2, 0.25, 3, -1, 4, 0.5, -0.75, 2, 1.25, -3};
+
+/* The CSC arrays of the same matrix (columns 0..5; column 5 empty). */
+static const int64_t K_CCOL[7] = {0, 3, 5, 7, 9, 11, 11};
+static const int64_t K_ROW[11] = {0, 3, 5, 2, 3, 0, 5, 2, 5, 0, 3};
+static const double K_CVAL[11] = {1.5, 4, 2, 3, 0.5, -2, 1.25, -1, -3, 0.25, -0.75};
+
+/* x [m, p] = (i * p + j) mod 7 - 3 over 4: exact in float16. */
+static double *k_dense(int64_t m, int64_t p)
+{
+    double *x = malloc((size_t)(m * p > 0 ? m * p : 1) * sizeof *x);
+    for (int64_t i = 0; i < m * p; i++)
+        x[i] = (double)((i * 5) % 7 - 3) / 4;
+    return x;
+}
+
+/* A @ x on the host: d [n, m] dense times x [m, p]. */
+static double *k_product(const double *d, int64_t n, int64_t m, const double *x, int64_t p)
+{
+    double *y = calloc((size_t)(n * p > 0 ? n * p : 1), sizeof *y);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < m; k++)
+            for (int64_t j = 0; j < p; j++)
+                y[i * p + j] += d[i * m + k] * x[k * p + j];
+    return y;
+}
+
+static clt_sparse *k_matrix(clt_device *dev, clt_dtype dt, int csc)
+{
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){csc ? 7 : 8}, csc ? K_CCOL : K_CROW),
+               *p = up_i64(dev, 1, (int64_t[]){11}, csc ? K_ROW : K_COL),
+               *v = tensor_of(dev, dt, 1, (int64_t[]){11}, csc ? K_CVAL : K_VAL);
+    clt_sparse *s = NULL;
+    if (csc)
+        CHECK(clt_sparse_csc_tensor(c, p, v, (int64_t[]){7, 6}, 1, &s));
+    else
+        CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){7, 6}, 1, &s));
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_tensor_free(v);
+    return s;
+}
+
+/* mm, mv and addmm of CSR and CSC matrices with empty rows and columns in
+ * float32, float64, float16 and bfloat16 (all through the kernel), against
+ * the dense product on the host; 16-bit results are rounded once. */
+Test(sparse_csr, spmm_kernel_layouts_dtypes)
+{
+    clt_device *dev = get_device("cpu:0");
+    double d[42], dc[42];
+    host_dense(0, 7, 6, K_CROW, K_COL, K_VAL, d);
+    host_dense(1, 7, 6, K_CCOL, K_ROW, K_CVAL, dc);
+    for (int i = 0; i < 42; i++)
+        cr_assert_eq(d[i], dc[i], "the CSC arrays hold the CSR matrix");
+    const clt_dtype dts[4] = {CLT_FLOAT32, CLT_FLOAT64, CLT_FLOAT16, CLT_BFLOAT16};
+    const double tol[4] = {1e-6, 1e-13, 2e-3, 1e-2};
+    const int64_t ps[3] = {1, 5, 70};
+    for (int q = 0; q < 4; q++)
+        for (int csc = 0; csc < 2; csc++)
+            for (int pi = 0; pi < 3; pi++) {
+                int64_t p = ps[pi];
+                char what[96];
+                snprintf(what, sizeof what, "%s %s mm p=%lld", clt_dtype_name(dts[q]),
+                         csc ? "csc" : "csr", (long long)p);
+                clt_sparse *s = k_matrix(dev, dts[q], csc);
+                double *x = k_dense(6, p), *want = k_product(d, 7, 6, x, p);
+                clt_tensor *xt = tensor_of(dev, dts[q], 2, (int64_t[]){6, p}, x), *y = NULL;
+                CHECK(clt_sparse_mm(s, xt, &y));
+                assert_shape(y, 2, (int64_t[]){7, p});
+                cr_assert_eq(clt_tensor_dtype(y), dts[q], "%s: dtype", what);
+                assert_tensor_close(y, want, (size_t)(7 * p), tol[q], tol[q], what);
+                clt_tensor_free(y);
+                /* addmm with a broadcast row: beta 0.5, alpha -2 */
+                double *row = k_dense(1, p), *w2 = malloc((size_t)(7 * p) * sizeof *w2);
+                for (int64_t i = 0; i < 7 * p; i++)
+                    w2[i] = 0.5 * row[i % p] - 2 * want[i];
+                clt_tensor *rt = tensor_of(dev, dts[q], 1, (int64_t[]){p}, row);
+                CHECK(clt_sparse_addmm(rt, s, xt, 0.5, -2, &y));
+                snprintf(what, sizeof what, "%s %s addmm p=%lld", clt_dtype_name(dts[q]),
+                         csc ? "csc" : "csr", (long long)p);
+                assert_tensor_close(y, w2, (size_t)(7 * p), tol[q], tol[q], what);
+                clt_tensor_free(y);
+                if (p == 1) { /* mv: the column as a vector */
+                    clt_tensor *v = tensor_of(dev, dts[q], 1, (int64_t[]){6}, x);
+                    CHECK(clt_sparse_mv(s, v, &y));
+                    assert_shape(y, 1, (int64_t[]){7});
+                    assert_tensor_close(y, want, 7, tol[q], tol[q], "mv");
+                    clt_tensor_free(y);
+                    clt_tensor_free(v);
+                }
+                clt_tensor_free(rt);
+                clt_tensor_free(xt);
+                clt_sparse_free(s);
+                free(x);
+                free(want);
+                free(row);
+                free(w2);
+            }
+}
+
+/* No entries at all (nnz 0, every row empty), a [0, p] product (no rows)
+ * and a product with no columns: zeros of the right shapes. */
+Test(sparse_csr, spmm_kernel_empty)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t zero_crow[4] = {0, 0, 0, 0};
+    for (int csc = 0; csc < 2; csc++) {
+        clt_tensor *c = up_i64(dev, 1, (int64_t[]){4}, zero_crow), *p = NULL, *v = NULL,
+                   *x = NULL, *y = NULL;
+        CHECK(clt_empty(dev, CLT_INT64, 1, (int64_t[]){0}, &p));
+        CHECK(clt_empty(dev, CLT_FLOAT32, 1, (int64_t[]){0}, &v));
+        clt_sparse *s = NULL;
+        if (csc)
+            CHECK(clt_sparse_csc_tensor(c, p, v, (int64_t[]){2, 3}, 1, &s));
+        else
+            CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){3, 2}, 1, &s));
+        int64_t m = csc ? 3 : 2, n = csc ? 2 : 3;
+        double *xh = k_dense(m, 4), zeros[12] = {0};
+        x = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){m, 4}, xh);
+        CHECK(clt_sparse_mm(s, x, &y));
+        assert_shape(y, 2, (int64_t[]){n, 4});
+        assert_tensor_close(y, zeros, (size_t)(n * 4), 0, 0, csc ? "csc nnz 0" : "csr nnz 0");
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+        /* no columns in the dense operand */
+        CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){m, 0}, &x));
+        CHECK(clt_sparse_mm(s, x, &y));
+        assert_shape(y, 2, (int64_t[]){n, 0});
+        clt_tensor *ts[] = {c, p, v, x, y};
+        for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+            clt_tensor_free(ts[k]);
+        clt_sparse_free(s);
+        free(xh);
+    }
+    /* a matrix without rows */
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){1}, zero_crow), *p = NULL, *v = NULL, *x = NULL,
+               *y = NULL;
+    CHECK(clt_empty(dev, CLT_INT64, 1, (int64_t[]){0}, &p));
+    CHECK(clt_empty(dev, CLT_FLOAT64, 1, (int64_t[]){0}, &v));
+    clt_sparse *s = NULL;
+    CHECK(clt_sparse_csr_tensor(c, p, v, (int64_t[]){0, 3}, 1, &s));
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){3, 2}, &x));
+    CHECK(clt_sparse_mm(s, x, &y));
+    assert_shape(y, 2, (int64_t[]){0, 2});
+    clt_tensor *ts[] = {c, p, v, x, y};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_sparse_free(s);
+}
+
+/* The kernel itself (clt__spmm_rows) on indices no check has seen: row
+ * bounds past nnz are clamped, entries whose column is outside [0, m)
+ * are skipped, and nothing outside a buffer is read. */
+Test(sparse_csr, spmm_kernel_untrusted_indices)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* rows: [-3, 2) clamped to [0, 2), [2, 9) to [2, 4), [9, 1) to [4, 4) */
+    const int64_t cmp[4] = {-3, 2, 9, 1}, plain[4] = {1, 7, -1, 0};
+    const double val[4] = {2, 100, 100, 3}, xh[6] = {1, 2, 3, 4, 5, 6}; /* x [3, 2] */
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){4}, cmp), *p = up_i64(dev, 1, (int64_t[]){4}, plain),
+               *v = up_f64(dev, 1, (int64_t[]){4}, val), *x = up_f64(dev, 2, (int64_t[]){3, 2}, xh),
+               *y = NULL;
+    CHECK(clt__spmm_rows(c, p, v, x, &y, "test"));
+    /* row 0: entries 0 (2 x[1]) and 1 (column 7, skipped); row 1: entries
+     * 2 (column -1, skipped) and 3 (3 x[0]); row 2: none */
+    const double want[6] = {6, 8, 3, 6, 0, 0};
+    assert_tensor_close(y, want, 6, 0, 0, "untrusted indices");
+    clt_tensor *ts[] = {c, p, v, x, y};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* inputs: CSR values [11] of K's pattern, dense x [6, 3]; outputs: K @ x
+ * and K^T-of-CSC (the same arrays as CSC [6, 7]) @ (K @ x), so that both
+ * layouts' kernels and formulas are differentiated twice. */
+static clt_status gg_spmm(void *user, clt_tensor *const *in, size_t n, clt_tensor **outs,
+                          size_t *m)
+{
+    (void)user;
+    (void)n;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *c = NULL, *p = NULL, *y = NULL, *z = NULL;
+    clt_sparse *s = NULL, *t = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){8}, K_CROW, &c);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){11}, K_COL, &p);
+    if (st == CLT_OK)
+        st = clt_sparse_csr_tensor(c, p, in[0], (int64_t[]){7, 6}, 1, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(s, in[1], &y);
+    if (st == CLT_OK)
+        st = clt_sparse_transpose(s, 0, 1, &t);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(t, y, &z);
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_sparse_free(s);
+    clt_sparse_free(t);
+    if (st != CLT_OK) {
+        clt_tensor_free(y);
+        clt_tensor_free(z);
+        return st;
+    }
+    outs[0] = y;
+    outs[1] = z;
+    *m = 2;
+    return CLT_OK;
+}
+
+Test(sparse_csr, spmm_kernel_gradients_twice)
+{
+    clt_device *dev = get_device("cpu:0");
+    double *x = k_dense(6, 3);
+    clt_tensor *in[2] = {up_f64(dev, 1, (int64_t[]){11}, K_VAL),
+                         up_f64(dev, 2, (int64_t[]){6, 3}, x)};
+    for (int k = 0; k < 2; k++)
+        CHECK(clt_set_requires_grad(in[k], 1));
+    CHECK(clt_gradcheck(gg_spmm, NULL, in, 2, NULL));
+    CHECK(clt_gradgradcheck(gg_spmm, NULL, in, 2, NULL, 0, NULL));
+    clt_tensor_free(in[0]);
+    clt_tensor_free(in[1]);
+    free(x);
+}
+
+/* ---- block layouts (BSR, BSC) ------------------------------------------------------ */
+
+/* Non-NULL outs that a failing call must set to NULL. */
+#define SENTINEL_T ((clt_tensor *)(uintptr_t)1)
+#define SENTINEL_SP ((clt_sparse *)(uintptr_t)1)
+
+/* 2 x 3 blocks of 2 x 2: block row 0 holds block columns 0 and 2, block
+ * row 1 block column 1. */
+static const int64_t B_CMP[3] = {0, 2, 3};
+static const int64_t B_PLAIN[3] = {0, 2, 1};
+static const double B_VAL[12] = {1, 2, 3, 4, -1, 0.5, 2, -3, 5, 6, -7, 8};
+
+/* The dense [n, m] matrix of blocks (R x C, row-major in each block);
+ * bsc: cmp over block columns, plain the block rows. */
+static void host_blocks(int bsc, int64_t n, int64_t m, int64_t R, int64_t C, const int64_t *cmp,
+                        int64_t nmaj, const int64_t *plain, const double *val, double *d)
+{
+    memset(d, 0, (size_t)(n * m) * sizeof *d);
+    for (int64_t i = 0; i < nmaj; i++)
+        for (int64_t k = cmp[i]; k < cmp[i + 1]; k++) {
+            int64_t br = bsc ? plain[k] : i, bc = bsc ? i : plain[k];
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t c = 0; c < C; c++)
+                    d[(br * R + r) * m + bc * C + c] += val[(k * R + r) * C + c];
+        }
+}
+
+static clt_sparse *b_matrix(clt_device *dev, int bsc, const int64_t *size)
+{
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){3}, B_CMP), *p = up_i64(dev, 1, (int64_t[]){3}, B_PLAIN),
+               *v = up_f64(dev, 3, (int64_t[]){3, 2, 2}, B_VAL);
+    clt_sparse *s = NULL;
+    if (bsc)
+        CHECK(clt_sparse_bsc_tensor(c, p, v, size, 1, &s));
+    else
+        CHECK(clt_sparse_bsr_tensor(c, p, v, size, 1, &s));
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    clt_tensor_free(v);
+    return s;
+}
+
+Test(sparse_csr, bsr_bsc_construct_accessors_dense)
+{
+    clt_device *dev = get_device("cpu:0");
+    for (int bsc = 0; bsc < 2; bsc++) {
+        int64_t n = bsc ? 6 : 4, m = bsc ? 4 : 6;
+        double want[24];
+        host_blocks(bsc, n, m, 2, 2, B_CMP, 2, B_PLAIN, B_VAL, want);
+        for (int inferred = 0; inferred < 2; inferred++) {
+            clt_sparse *s = b_matrix(dev, bsc, inferred ? NULL : (int64_t[]){n, m});
+            cr_assert_eq(clt_sparse_layout(s), bsc ? CLT_SPARSE_BSC : CLT_SPARSE_BSR);
+            cr_assert_eq(clt_sparse_nnz(s), 3, "nnz counts blocks");
+            cr_assert_eq(clt_sparse_shape(s)[0], n);
+            cr_assert_eq(clt_sparse_shape(s)[1], m);
+            assert_dense_of(s, want, n * m, bsc ? "bsc to_dense" : "bsr to_dense");
+            clt_tensor *t = NULL;
+            CHECK(clt_sparse_values(s, &t));
+            assert_shape(t, 3, (int64_t[]){3, 2, 2});
+            assert_tensor_close(t, B_VAL, 12, 0, 0, "values");
+            clt_tensor_free(t);
+            CHECK(bsc ? clt_sparse_ccol_indices(s, &t) : clt_sparse_crow_indices(s, &t));
+            assert_i64(t, B_CMP, 3, "compressed indices");
+            clt_tensor_free(t);
+            CHECK(bsc ? clt_sparse_row_indices(s, &t) : clt_sparse_col_indices(s, &t));
+            assert_i64(t, B_PLAIN, 3, "plain indices");
+            clt_tensor_free(t);
+            t = SENTINEL_T;
+            assert_error(bsc ? clt_sparse_crow_indices(s, &t) : clt_sparse_ccol_indices(s, &t),
+                         CLT_ERR_INVALID_ARGUMENT, bsc ? "but got SparseBsc" : "but got SparseBsr");
+            cr_assert_null(t);
+            /* sum and a scalar product keep the blocks */
+            CHECK(clt_sparse_sum(s, &t));
+            double tot = 0, twice[24];
+            for (int i = 0; i < 12; i++)
+                tot += B_VAL[i];
+            assert_tensor_close(t, &tot, 1, 1e-12, 0, "sum");
+            clt_tensor_free(t);
+            clt_sparse *m2 = NULL;
+            CHECK(clt_sparse_mul_scalar(s, -2, &m2));
+            cr_assert_eq(clt_sparse_layout(m2), clt_sparse_layout(s));
+            for (int i = 0; i < 24; i++)
+                twice[i] = -2 * want[i];
+            assert_dense_of(m2, twice, n * m, "mul_scalar");
+            clt_sparse_free(m2);
+            clt_sparse_free(s);
+        }
+    }
+}
+
+Test(sparse_csr, bsr_errors)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_tensor *c = up_i64(dev, 1, (int64_t[]){3}, B_CMP), *p = up_i64(dev, 1, (int64_t[]){3}, B_PLAIN),
+               *v = up_f64(dev, 3, (int64_t[]){3, 2, 2}, B_VAL), *flat = up_f64(dev, 1, (int64_t[]){3}, B_VAL);
+    clt_sparse *s = SENTINEL_SP;
+    assert_error(clt_sparse_bsr_tensor(c, p, v, (int64_t[]){5, 6}, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "tensor shape[0] (=5) must be divisible with blocksize[0] (=2)");
+    cr_assert_null(s);
+    names_only("clt_sparse_bsr_tensor");
+    s = SENTINEL_SP;
+    assert_error(clt_sparse_bsr_tensor(c, p, flat, (int64_t[]){4, 6}, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "values must be 3-D");
+    cr_assert_null(s);
+    s = SENTINEL_SP; /* block column 2 past 4 / 2 block columns */
+    assert_error(clt_sparse_bsr_tensor(c, p, v, (int64_t[]){4, 4}, 1, &s), CLT_ERR_INDEX_OUT_OF_RANGE,
+                 "`0 <= col_indices < ncols` is not satisfied.");
+    cr_assert_null(s);
+    s = SENTINEL_SP;
+    assert_error(clt_sparse_bsc_tensor(c, p, v, (int64_t[]){6, 5}, 1, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "tensor shape[1] (=5) must be divisible with blocksize[1] (=2)");
+    cr_assert_null(s);
+    names_only("clt_sparse_bsc_tensor");
+    clt_tensor *d = up_f64(dev, 2, (int64_t[]){3, 4}, B_VAL);
+    s = SENTINEL_SP;
+    assert_error(clt_tensor_to_sparse_bsr(d, (int64_t[]){2, 2}, &s), CLT_ERR_SHAPE_MISMATCH,
+                 "must be divisible by blocksize [2, 2]");
+    cr_assert_null(s);
+    s = SENTINEL_SP;
+    assert_error(clt_tensor_to_sparse_bsc(d, (int64_t[]){0, 2}, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "blocksize must be positive");
+    cr_assert_null(s);
+    /* blocked operands of add, and masks, are refused as torch */
+    clt_sparse *b = b_matrix(dev, 0, NULL), *r = SENTINEL_SP;
+    assert_error(clt_sparse_add(b, b, &r), CLT_ERR_INVALID_ARGUMENT, "(non-block)");
+    cr_assert_null(r);
+    clt_tensor *z = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){4, 6}, &z));
+    r = SENTINEL_SP;
+    assert_error(clt_tensor_sparse_mask(z, b, &r), CLT_ERR_INVALID_ARGUMENT, "SparseBsr");
+    cr_assert_null(r);
+    clt_sparse_free(b);
+    clt_tensor *ts[] = {c, p, v, flat, d, z};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* mm, addmm, mv, the transpose (BSR.t() is BSC) and conversions of both
+ * block layouts, against the host's dense matrix. */
+Test(sparse_csr, bsr_bsc_products_transpose_conversions)
+{
+    clt_device *dev = get_device("cpu:0");
+    for (int bsc = 0; bsc < 2; bsc++) {
+        int64_t n = bsc ? 6 : 4, m = bsc ? 4 : 6;
+        double d[24], dt[24];
+        host_blocks(bsc, n, m, 2, 2, B_CMP, 2, B_PLAIN, B_VAL, d);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < m; j++)
+                dt[j * n + i] = d[i * m + j];
+        clt_sparse *s = b_matrix(dev, bsc, NULL);
+        for (int64_t p = 1; p <= 9; p += 8) {
+            double *x = k_dense(m, p), *want = k_product(d, n, m, x, p);
+            clt_tensor *xt = up_f64(dev, 2, (int64_t[]){m, p}, x), *y = NULL;
+            CHECK(clt_sparse_mm(s, xt, &y));
+            assert_tensor_close(y, want, (size_t)(n * p), 1e-12, 1e-12, "block mm");
+            clt_tensor_free(y);
+            clt_tensor *in = NULL;
+            CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){1, p}, &in));
+            CHECK(clt_sparse_addmm(in, s, xt, 1, 3, &y));
+            for (int64_t i = 0; i < n * p; i++)
+                want[i] *= 3;
+            assert_tensor_close(y, want, (size_t)(n * p), 1e-12, 1e-12, "block addmm");
+            clt_tensor_free(y);
+            clt_tensor_free(in);
+            clt_tensor_free(xt);
+            free(x);
+            free(want);
+        }
+        double *v = k_dense(m, 1), *wv = k_product(d, n, m, v, 1);
+        clt_tensor *vt = up_f64(dev, 1, (int64_t[]){m}, v), *y = NULL;
+        CHECK(clt_sparse_mv(s, vt, &y));
+        assert_tensor_close(y, wv, (size_t)n, 1e-12, 1e-12, "block mv");
+        clt_tensor_free(y);
+        clt_tensor_free(vt);
+        free(v);
+        free(wv);
+        clt_sparse *t = NULL, *c = NULL;
+        CHECK(clt_sparse_transpose(s, 0, 1, &t));
+        cr_assert_eq(clt_sparse_layout(t), bsc ? CLT_SPARSE_BSR : CLT_SPARSE_BSC);
+        assert_dense_of(t, dt, n * m, "block transpose");
+        clt_tensor *tv = NULL;
+        CHECK(clt_sparse_values(t, &tv));
+        const double tvals[12] = {1, 3, 2, 4, -1, 2, 0.5, -3, 5, -7, 6, 8};
+        assert_tensor_close(tv, tvals, 12, 0, 0, "each block transposed");
+        clt_tensor_free(tv);
+        const clt_layout to[3] = {CLT_SPARSE_CSR, CLT_SPARSE_CSC, CLT_SPARSE_COO};
+        for (int k = 0; k < 3; k++) {
+            CHECK(k == 0 ? clt_sparse_to_sparse_csr(s, &c)
+                         : k == 1 ? clt_sparse_to_sparse_csc(s, &c) : clt_sparse_to_sparse_coo(s, &c));
+            cr_assert_eq(clt_sparse_layout(c), to[k]);
+            assert_dense_of(c, d, n * m, "block to another layout");
+            clt_sparse_free(c);
+        }
+        clt_sparse_free(t);
+        clt_sparse_free(s);
+    }
+}
+
+/* Dense to BSR and BSC: the blocks with a nonzero, in block order; a
+ * round trip gives the dense matrix back. */
+Test(sparse_csr, dense_to_bsr_bsc)
+{
+    clt_device *dev = get_device("cpu:0");
+    /* [4, 6] of 2 x 3 blocks: blocks (0, 0) and (1, 1) nonzero (one
+     * element each is enough), (0, 1) and (1, 0) zero */
+    double d[24] = {0};
+    d[0 * 6 + 2] = 1.5;
+    d[3 * 6 + 4] = -2;
+    d[2 * 6 + 3] = 4;
+    clt_tensor *t = up_f64(dev, 2, (int64_t[]){4, 6}, d);
+    for (int bsc = 0; bsc < 2; bsc++) {
+        clt_sparse *s = NULL;
+        CHECK(bsc ? clt_tensor_to_sparse_bsc(t, (int64_t[]){2, 3}, &s)
+                  : clt_tensor_to_sparse_bsr(t, (int64_t[]){2, 3}, &s));
+        cr_assert_eq(clt_sparse_layout(s), bsc ? CLT_SPARSE_BSC : CLT_SPARSE_BSR);
+        cr_assert_eq(clt_sparse_nnz(s), 2);
+        clt_tensor *c = NULL, *p = NULL, *v = NULL;
+        CHECK(bsc ? clt_sparse_ccol_indices(s, &c) : clt_sparse_crow_indices(s, &c));
+        CHECK(bsc ? clt_sparse_row_indices(s, &p) : clt_sparse_col_indices(s, &p));
+        assert_i64(c, (int64_t[]){0, 1, 2}, 3, "compressed");
+        assert_i64(p, (int64_t[]){0, 1}, 2, "plain");
+        CHECK(clt_sparse_values(s, &v));
+        assert_shape(v, 3, (int64_t[]){2, 2, 3});
+        const double want[12] = {0, 0, 1.5, 0, 0, 0, 4, 0, 0, 0, -2, 0};
+        assert_tensor_close(v, want, 12, 0, 0, "blocks");
+        assert_dense_of(s, d, 24, "round trip");
+        clt_tensor_free(c);
+        clt_tensor_free(p);
+        clt_tensor_free(v);
+        clt_sparse_free(s);
+    }
+    clt_tensor_free(t);
+}
+
+/* in[0]: BSR values [3, 2, 2] of B's pattern, in[1]: dense [6, 3]; mm,
+ * the transpose's to_dense and a dense-to-BSR of the product's rows. */
+static clt_status gc_blocks(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *c = NULL, *p = NULL, *y = NULL, *d = NULL, *f1 = NULL, *f2 = NULL, *yd = NULL;
+    clt_sparse *s = NULL, *t = NULL, *yb = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){3}, B_CMP, &c);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){3}, B_PLAIN, &p);
+    if (st == CLT_OK)
+        st = clt_sparse_bsr_tensor(c, p, in[0], (int64_t[]){4, 6}, 1, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_mm(s, in[1], &y); /* [4, 3] */
+    if (st == CLT_OK)
+        st = clt_tensor_to_sparse_bsc(y, (int64_t[]){2, 1}, &yb);
+    if (st == CLT_OK)
+        st = clt_sparse_to_dense(yb, &yd);
+    if (st == CLT_OK)
+        st = clt_sparse_transpose(s, 0, 1, &t);
+    if (st == CLT_OK)
+        st = clt_sparse_to_dense(t, &d); /* [6, 4] */
+    if (st == CLT_OK)
+        st = clt_flatten(yd, 0, 1, &f1);
+    if (st == CLT_OK)
+        st = clt_flatten(d, 0, 1, &f2);
+    clt_tensor *parts[2] = {f1, f2};
+    if (st == CLT_OK)
+        st = clt_cat((const clt_tensor *const *)parts, 2, 0, out);
+    clt_tensor *ts[] = {c, p, y, d, f1, f2, yd};
+    for (size_t q = 0; q < sizeof ts / sizeof *ts; q++)
+        clt_tensor_free(ts[q]);
+    clt_sparse_free(s);
+    clt_sparse_free(t);
+    clt_sparse_free(yb);
+    return st;
+}
+
+Test(sparse_csr, gradcheck_blocks)
+{
+    clt_device *dev = get_device("cpu:0");
+    double *v = spread_doubles(12, 11), *b = spread_doubles(18, 12);
+    gc_in ins[2] = {{3, {3, 2, 2}, v, 1}, {2, {6, 3}, b, 1}};
+    gradcheck(dev, gc_blocks, NULL, 2, ins);
+    free(v);
+    free(b);
 }
 
 /* ---- two devices ------------------------------------------------------------------- */

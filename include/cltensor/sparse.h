@@ -220,16 +220,32 @@ CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_spar
  * clt_sparse_add (two operands of one layout; torch's CPU build without
  * MKL refuses CSR additions) and clt_tensor_sparse_mask (COO and CSR
  * masks).
+ * Products.  clt_sparse_mm, clt_sparse_addmm and clt_sparse_mv of a CSR
+ * or CSC matrix of a floating dtype (float16, bfloat16, float32, float64)
+ * run one kernel over the compressed rows (each output element the sum of
+ * its row's products in the entries' order, 16-bit dtypes accumulated in
+ * float32 and rounded once); a CSC matrix's entries are put in row order
+ * first by a stable sort on the device (enqueued, no wait).  The
+ * gradients are the sampled product g b^T at the entries (the values) and
+ * a scatter-add of g's rows (the dense operand), both differentiable
+ * again.  COO matrices, and the other dtypes, add each entry's scaled row
+ * of b at its row (index_add).  Indices trusted without check_invariants
+ * that are wrong give unspecified values in the kernel too, never a read
+ * outside a buffer.
+ *
  * clt_sparse_indices, clt_sparse_coalesce, clt_sparse_sum_dims and the
  * softmaxes take COO handles only (CLT_ERR_INVALID_ARGUMENT otherwise, as
  * torch has no such kernels for CSR); clt_sparse_is_coalesced is 0 for a
  * compressed handle (torch raises) and clt_sparse_sparse_dim 2. */
 
-/* Sparse layouts (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc). */
+/* Sparse layouts (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc,
+ * torch.sparse_bsr, torch.sparse_bsc). */
 typedef enum clt_layout {
     CLT_SPARSE_COO = 0,
     CLT_SPARSE_CSR = 1,
-    CLT_SPARSE_CSC = 2
+    CLT_SPARSE_CSC = 2,
+    CLT_SPARSE_BSR = 3,
+    CLT_SPARSE_BSC = 4
 } clt_layout;
 
 /* s.layout (no failure; CLT_SPARSE_COO for NULL). */
@@ -307,6 +323,61 @@ CLT_API clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **ou
 CLT_API clt_status clt_sparse_to_sparse_csr(const clt_sparse *s, clt_sparse **out);
 CLT_API clt_status clt_sparse_to_sparse_csc(const clt_sparse *s, clt_sparse **out);
 CLT_API clt_status clt_sparse_to_sparse_coo(const clt_sparse *s, clt_sparse **out);
+
+/* ---- block layouts (BSR, BSC) -------------------------------------------------------
+ *
+ * torch.sparse_bsr_tensor(crow_indices, col_indices, values, size) and
+ * torch.sparse_bsc_tensor(ccol_indices, row_indices, values, size): the
+ * compressed indices of a CSR (CSC) matrix whose entries are blocks of
+ * blocksize R x C, values [nnz, R, C] (nnz counts blocks; each block row
+ * major, in BSC too); the matrix [nrows, ncols] holds block k at rows
+ * block_row * R .. + R - 1 and columns block_col * C .. + C - 1.  The
+ * arguments, checks, messages and check_invariants are those of
+ * clt_sparse_csr_tensor over the blocks (the sizes counted in blocks:
+ * crow_indices [nrows / R + 1], `0 <= col_indices < ncols / C`), and
+ * values must be 3-D with positive blocksize; size (whose sizes must be
+ * multiples of the blocksize: CLT_ERR_SHAPE_MISMATCH, "tensor shape[0]
+ * (=3) must be divisible with blocksize[0] (=2) as defined by values
+ * shape") NULL infers it from the indices, as torch.  Batch and dense
+ * dimensions are not supported.
+ *
+ * Ops: clt_sparse_values ([nnz, R, C]: a new handle on the values given),
+ * clt_sparse_nnz (blocks), clt_sparse_crow_indices / col_indices (BSR),
+ * ccol_indices / row_indices (BSC), clt_sparse_to_dense, clt_sparse_to,
+ * clt_sparse_sum, clt_sparse_add_dense, clt_sparse_mul_scalar (the
+ * layout kept), clt_sparse_transpose (BSR.t() is BSC on the same indices,
+ * each block transposed, as torch), clt_sparse_mm, clt_sparse_addmm and
+ * clt_sparse_mv (every element of every block through the kernel of the
+ * compressed products: torch's CPU build without MKL refuses these),
+ * clt_sparse_to_sparse_csr / csc / coo (the elements; torch 1.13 refuses
+ * blocked inputs there).  clt_sparse_add refuses blocked operands
+ * (CLT_ERR_INVALID_ARGUMENT, as torch), and so do clt_tensor_sparse_mask
+ * (as a mask), clt_sparse_sampled_addmm and the COO-only ops.  Gradients
+ * reach the values [nnz, R, C] given to the constructor (or the dense
+ * tensor given to clt_tensor_to_sparse_bsr) and the dense operands. */
+
+/* New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_bsr_tensor(const clt_tensor *crow_indices,
+                                         const clt_tensor *col_indices, const clt_tensor *values,
+                                         const int64_t *size, int check_invariants,
+                                         clt_sparse **out);
+/* New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_sparse_bsc_tensor(const clt_tensor *ccol_indices,
+                                         const clt_tensor *row_indices, const clt_tensor *values,
+                                         const int64_t *size, int check_invariants,
+                                         clt_sparse **out);
+
+/* t.to_sparse_bsr(blocksize), t.to_sparse_bsc(blocksize) of a dense 2-D t
+ * (other ndims: CLT_ERR_SHAPE_MISMATCH) whose sizes are multiples of
+ * blocksize {R, C} (CLT_ERR_SHAPE_MISMATCH otherwise; a blocksize below 1
+ * is CLT_ERR_INVALID_ARGUMENT): the R x C blocks that hold a nonzero, in
+ * row-major (BSR) or column-major (BSC) block order; the values are
+ * recorded (gradients reach t).  Synchronises.  New handle: release with
+ * clt_sparse_free. */
+CLT_API clt_status clt_tensor_to_sparse_bsr(const clt_tensor *t, const int64_t *blocksize,
+                                            clt_sparse **out);
+CLT_API clt_status clt_tensor_to_sparse_bsc(const clt_tensor *t, const int64_t *blocksize,
+                                            clt_sparse **out);
 
 /* torch.mv(s, v): s a 2-D sparse matrix [n, m] of any layout with 2
  * sparse dimensions, v dense [m] of s's dtype and device; the dense [n]

@@ -16,6 +16,12 @@ struct clt_sparse {
     clt_tensor *idx; /* int64 [sd, nnz]; the handle's own reference */
     clt_tensor *val; /* [nnz, *dense]; the handle's own reference */
     clt_tensor *cmp; /* CSR / CSC: int64 [nrows + 1] / [ncols + 1]; NULL for COO */
+    /* BSR / BSC: the block coordinates [2, nnzb] (block row, block column)
+     * and the values [nnzb, R, C] the caller gave; idx and val then hold
+     * every element of every block (val a recorded view of bval), so that
+     * the ops that read coordinates serve blocks as elements. */
+    clt_tensor *bidx, *bval;
+    int64_t block[2];
     clt_layout layout;
     int ndim, sd;
     int64_t shape[CLT_MAX_DIMS];
@@ -53,6 +59,10 @@ void clt_sparse_free(clt_sparse *s)
     clt__tensor_unref(s->val);
     if (s->cmp)
         clt__tensor_unref(s->cmp);
+    if (s->bidx)
+        clt__tensor_unref(s->bidx);
+    if (s->bval)
+        clt__tensor_unref(s->bval);
     free(s);
 }
 
@@ -82,7 +92,14 @@ static clt_status remake(const char *fn, const clt_sparse *s, clt_tensor *cmp, c
 
 static const char *layout_name(clt_layout layout)
 {
-    return layout == CLT_SPARSE_CSR ? "SparseCsr" : layout == CLT_SPARSE_CSC ? "SparseCsc" : "Sparse";
+    static const char *const names[] = {"Sparse", "SparseCsr", "SparseCsc", "SparseBsr",
+                                        "SparseBsc"};
+    return names[layout];
+}
+
+static bool blocked(const clt_sparse *s)
+{
+    return s->layout == CLT_SPARSE_BSR || s->layout == CLT_SPARSE_BSC;
 }
 
 /* Closes the scope opened by the caller: on success *out already holds the
@@ -132,6 +149,61 @@ static clt_status index_row(const char *fn, const clt_tensor *idx, int k, clt_te
     clt_tensor *r;
     clt_status st = clt__narrow_rec(fn, idx, 0, k, 1, &r);
     return st != CLT_OK ? st : clt__reshape_rec(fn, r, 1, (int64_t[]){idx->shape[1]}, out);
+}
+
+/* The coordinate [nnzb, R, C] along one dimension of every element of the
+ * blocks whose block coordinate along it is b [nnzb] (blocks of `size`
+ * there; axis 1 rows, 2 columns), in the calling scope. */
+static clt_status block_coord(const char *fn, const clt_tensor *b, int64_t R, int64_t C, int axis,
+                              clt_tensor **out)
+{
+    int64_t nb = b->shape[0], size = axis == 1 ? R : C;
+    int64_t ashape[3] = {1, axis == 1 ? R : 1, axis == 2 ? C : 1};
+    clt_tensor *s, *s3, *ar, *a3, *sum;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__mul_scalar_rec(fn, b, (double)size, &s));
+    CLT__TRY(clt__reshape_rec(fn, s, 3, (int64_t[]){nb, 1, 1}, &s3));
+    CLT__TRY(clt_arange(b->dev, CLT_INT64, 0, (double)size, 1, &ar));
+    CLT__TRY(clt__reshape_rec(fn, ar, 3, ashape, &a3));
+    CLT__TRY(clt__add_rec(fn, s3, a3, &sum));
+    CLT__TRY(clt__expand_rec(fn, sum, 3, (int64_t[]){nb, R, C}, &sum));
+    CLT__TRY(clt__reshape_rec(fn, sum, 1, (int64_t[]){nb * R * C}, out));
+done:
+    return clt__error_as(st, fn);
+}
+
+/* A new BSR or BSC handle over cmp, the block coordinates bidx [2, nnzb]
+ * and the blocks bval [nnzb, R, C] (each retained), its element
+ * coordinates and values made here (in the calling scope). */
+static clt_status make_blocked(const char *fn, clt_layout layout, clt_tensor *cmp,
+                               clt_tensor *bidx, clt_tensor *bval, const int64_t *shape,
+                               clt_sparse **out)
+{
+    int64_t nb = bval->shape[0], R = bval->shape[1], C = bval->shape[2];
+    clt_tensor *r, *c, *er, *ec, *idx, *val;
+    clt_status st = CLT_OK;
+    CLT__TRY(index_row(fn, bidx, 0, &r));
+    CLT__TRY(index_row(fn, bidx, 1, &c));
+    CLT__TRY(block_coord(fn, r, R, C, 1, &er));
+    CLT__TRY(block_coord(fn, c, R, C, 2, &ec));
+    const clt_tensor *rows[2] = {er, ec};
+    CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &idx));
+    CLT__TRY(clt__reshape_rec(fn, bval, 1, (int64_t[]){nb * R * C}, &val));
+    CLT__TRY(make_compressed(fn, layout, cmp, idx, val, shape, out));
+    (*out)->bidx = clt_tensor_retain(bidx);
+    (*out)->bval = clt_tensor_retain(bval);
+    (*out)->block[0] = R;
+    (*out)->block[1] = C;
+done:
+    return clt__error_as(st, fn);
+}
+
+/* A new handle on s's own tensors (any layout). */
+static clt_status same_handle(const char *fn, const clt_sparse *s, clt_sparse **out)
+{
+    if (blocked(s))
+        return make_blocked(fn, s->layout, s->cmp, s->bidx, s->bval, s->shape, out);
+    return remake(fn, s, s->cmp, s->idx, s->val, out);
 }
 
 /* The int64 [nnz] row-major linear index of each entry over the sparse
@@ -334,12 +406,13 @@ clt_status clt_sparse_values(const clt_sparse *s, clt_tensor **out)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = need(s, "s", fn);
-    return st != CLT_OK ? st : clt__view_rec(fn, s->val, s->val->ndim, s->val->shape, out);
+    const clt_tensor *v = s && blocked(s) ? s->bval : s ? s->val : NULL;
+    return st != CLT_OK ? st : clt__view_rec(fn, v, v->ndim, v->shape, out);
 }
 
 int64_t clt_sparse_nnz(const clt_sparse *s)
 {
-    return s ? s->idx->shape[1] : 0;
+    return s ? (blocked(s) ? s->bidx : s->idx)->shape[1] : 0;
 }
 
 int clt_sparse_sparse_dim(const clt_sparse *s)
@@ -506,6 +579,14 @@ clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_sparse **out)
         return st;
     clt_sparse *made = NULL;
     clt_tensor *idx, *val, *cmp = NULL;
+    if (blocked(s)) {
+        clt_tensor *bidx, *bval;
+        CLT__TRY(clt_to(s->cmp, dev, &cmp));
+        CLT__TRY(clt_to(s->bidx, dev, &bidx));
+        CLT__TRY(clt_to(s->bval, dev, &bval));
+        CLT__TRY(make_blocked(fn, s->layout, cmp, bidx, bval, s->shape, &made));
+        goto done;
+    }
     CLT__TRY(clt_to(s->idx, dev, &idx));
     CLT__TRY(clt_to(s->val, dev, &val));
     if (s->cmp)
@@ -518,6 +599,84 @@ done:
 /* ---- products and sums --------------------------------------------------------- */
 
 /* a @ b inside the caller's scope. */
+static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, clt_tensor **out);
+
+/* saved: major, plain, val, x of spmm_rec.  out = A x with A[major[k],
+ * plain[k]] = val[k]: x's gradient A^T g is g's rows major scaled by val
+ * and added up at plain (index_add, a scatter-add), val's the sampled
+ * product g x^T at the entries; both recorded, so that a pass that creates
+ * a graph differentiates them again (clt__twice). */
+static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *major = n->saved[0], *plain = n->saved[1], *val = n->saved[2],
+                     *x = n->saved[3];
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *gr, *xr, *p, *v, *sc, *z, *keep[2];
+    size_t nk = 0;
+    CLT__TRY(clt__index_select_rec(fn, g, 0, major, &gr));
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__index_select_rec(fn, x, 0, plain, &xr));
+        CLT__TRY(clt__mul_rec(fn, gr, xr, &p));
+        CLT__TRY(clt__sum_dim_rec(fn, p, 1, 0, &gin[0]));
+        keep[nk++] = gin[0];
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__reshape_rec(fn, val, 2, (int64_t[]){val->shape[0], 1}, &v));
+        CLT__TRY(clt__mul_rec(fn, gr, v, &sc));
+        CLT__TRY(clt__error_in(clt__full(x->dev, g->dtype, 2, x->shape, 0.0, &z), fn));
+        CLT__TRY(clt_index_add(z, 0, plain, sc, 1.0, &gin[1]));
+        keep[nk++] = gin[1];
+    }
+done:
+    st = clt__scope_finish_all(st, keep, nk);
+    if (st != CLT_OK)
+        gin[0] = gin[1] = NULL;
+    return st;
+}
+
+/* The product of the matrix with entries (major[k], plain[k], val[k]),
+ * grouped by major index as the compressed indices cmp say, and x, by the
+ * kernel of cl/spmm.cl; recorded (SparseAddmmBackward0, torch's name) with
+ * gradients to val and x. */
+static clt_status spmm_rec(const char *fn, const clt_tensor *cmp, const clt_tensor *major,
+                           const clt_tensor *plain, const clt_tensor *val, const clt_tensor *x,
+                           clt_tensor **out)
+{
+    clt_status st = clt__spmm_rows(cmp, plain, val, x, out, fn);
+    const clt_tensor *in[2] = {val, x}, *sv[4] = {major, plain, val, x};
+    clt__node *n = NULL;
+    st = clt__record(st, out, "SparseAddmmBackward0", bw_spmm, 2, in, 4, sv, &n);
+    clt__twice(n);
+    return st;
+}
+
+/* a @ b for a compressed a of a floating dtype, by the kernel: a CSR
+ * matrix's own arrays; the elements of CSC, BSR and BSC ones put in row
+ * order first (a stable sort of the row indices keeps each row's columns
+ * ascending, and the compressed rows come from a search: it enqueues
+ * only). */
+static clt_status mm_compressed(const char *fn, const clt_sparse *a, const clt_tensor *b,
+                                clt_tensor **out)
+{
+    clt_tensor *rows, *cols, *perm, *val, *cmp;
+    clt_status st = CLT_OK;
+    CLT__TRY(index_row(fn, a->idx, 0, &rows));
+    CLT__TRY(index_row(fn, a->idx, 1, &cols));
+    if (a->layout == CLT_SPARSE_CSR)
+        return spmm_rec(fn, a->cmp, rows, cols, a->val, b, out);
+    CLT__TRY(clt_argsort(rows, 0, 0, &perm));
+    CLT__TRY(clt__index_select_rec(fn, rows, 0, perm, &rows));
+    CLT__TRY(clt__index_select_rec(fn, cols, 0, perm, &cols));
+    CLT__TRY(clt__index_select_rec(fn, a->val, 0, perm, &val));
+    CLT__TRY(compress(fn, rows, a->shape[0], &cmp));
+    CLT__TRY(spmm_rec(fn, cmp, rows, cols, val, b, out));
+done:
+    return clt__error_as(st, fn);
+}
+
 static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b, clt_tensor **out)
 {
     char b1[96];
@@ -539,6 +698,10 @@ static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b
     if (b->dtype != a->val->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
                           clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
+    if (a->layout != CLT_SPARSE_COO && clt__spmm_supports(b->dtype))
+        return mm_compressed(fn, a, b, out);
+    /* COO (entries in any order, duplicates) and the other dtypes: each
+     * entry's row of b scaled, added up at its row */
     int64_t nnz = a->idx->shape[1];
     clt_tensor *rows, *cols, *g, *v, *sc, *z;
     CLT__TRY(index_row(fn, a->idx, 0, &rows));
@@ -716,6 +879,11 @@ clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse *
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: add: expected both operands of one layout, but got %s and %s", fn,
                           layout_name(a->layout), layout_name(b->layout));
+    if (blocked(a))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: add: expected sparse compressed (non-block) tensor layout but got "
+                          "%s, as torch",
+                          fn, layout_name(a->layout));
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL, *cat = NULL;
@@ -771,6 +939,11 @@ clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out
         return st;
     clt_sparse *made = NULL;
     clt_tensor *val;
+    if (blocked(s)) {
+        CLT__TRY(clt__mul_scalar_rec(fn, s->bval, v, &val));
+        CLT__TRY(make_blocked(fn, s->layout, s->cmp, s->bidx, val, s->shape, &made));
+        goto done;
+    }
     CLT__TRY(clt__mul_scalar_rec(fn, s->val, v, &val));
     CLT__TRY(remake(fn, s, s->cmp, s->idx, val, &made));
 done:
@@ -805,8 +978,20 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
     memcpy(shape, s->shape, (size_t)s->ndim * sizeof *shape);
     shape[a] = s->shape[b];
     shape[b] = s->shape[a];
-    clt_tensor *p, *idx;
+    clt_tensor *p, *idx, *bidx, *bval;
     CLT__TRY(clt__tensor_from_host_in(fn, s->val->dev, CLT_INT64, 1, (int64_t[]){s->sd}, perm, &p));
+    if (blocked(s)) { /* BSR.t() is BSC on the same arrays, each block transposed */
+        if (a == b) {
+            CLT__TRY(same_handle(fn, s, &made));
+        } else {
+            CLT__TRY(clt__index_select_rec(fn, s->bidx, 0, p, &bidx));
+            CLT__TRY(clt__transpose_rec(fn, s->bval, 1, 2, &bval));
+            CLT__TRY(make_blocked(fn, s->layout == CLT_SPARSE_BSR ? CLT_SPARSE_BSC
+                                                                 : CLT_SPARSE_BSR,
+                                  s->cmp, bidx, bval, shape, &made));
+        }
+        goto done;
+    }
     CLT__TRY(clt__index_select_rec(fn, s->idx, 0, p, &idx));
     if (s->layout == CLT_SPARSE_COO)
         CLT__TRY(make(fn, idx, s->val, s->ndim, s->sd, shape, a == b && s->coalesced, &made));
@@ -1034,7 +1219,9 @@ static clt_status check_compressed(const char *fn, bool csc, const int64_t *c, i
     return CLT_OK;
 }
 
-/* torch.sparse_csr_tensor / sparse_csc_tensor. */
+/* torch.sparse_csr_tensor / sparse_csc_tensor / sparse_bsr_tensor /
+ * sparse_bsc_tensor: the checks and the invariants on the blocks (an
+ * element of a CSR or CSC matrix being a 1 x 1 block). */
 static clt_status compressed_tensor(const char *fn, clt_layout layout,
                                     const clt_tensor *compressed_indices,
                                     const clt_tensor *plain_indices, const clt_tensor *values,
@@ -1046,7 +1233,8 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
     CLT__REQUIRE_ARG(plain_indices, fn);
     CLT__REQUIRE_ARG(values, fn);
     const clt_tensor *ci = compressed_indices, *pi = plain_indices;
-    bool csc = layout == CLT_SPARSE_CSC;
+    bool csc = layout == CLT_SPARSE_CSC || layout == CLT_SPARSE_BSC;
+    bool blk = layout == CLT_SPARSE_BSR || layout == CLT_SPARSE_BSC;
     int major = csc, minor = !csc;
     const char *cn = csc ? "ccol_indices" : "crow_indices", *pn = csc ? "row_indices" : "col_indices";
     char b1[96];
@@ -1071,12 +1259,22 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
     clt_status st = clt__same_device(ci, pi, fn);
     if (st != CLT_OK || (st = clt__same_device(ci, values, fn)) != CLT_OK)
         return st;
-    if (values->ndim != 1)
+    if (values->ndim != (blk ? 3 : 1))
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: values must be 1-D (hybrid dense dimensions are not supported), "
+                          "%s: values must be %s (hybrid dense dimensions are not supported), "
                           "but got %s",
-                          fn, clt__shape_str(b1, sizeof b1, values->ndim, values->shape));
-    int64_t nnz = values->shape[0], shape[2];
+                          fn, blk ? "3-D, [nnz, blocksize[0], blocksize[1]]" : "1-D",
+                          clt__shape_str(b1, sizeof b1, values->ndim, values->shape));
+    /* shape: in blocks until the end */
+    int64_t nnz = values->shape[0], shape[2], block[2] = {1, 1};
+    if (blk) {
+        block[0] = values->shape[1];
+        block[1] = values->shape[2];
+        if (block[0] < 1 || block[1] < 1)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: blocksize (values.shape[1:] = [%lld, %lld]) must be positive",
+                              fn, (long long)block[0], (long long)block[1]);
+    }
     if (pi->shape[0] != nnz)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: %s.shape[-1] must be equal to nnz (=%lld) as defined by "
@@ -1085,8 +1283,14 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
     if (size != NULL) {
         if ((st = clt__check_shape(2, size, fn)) != CLT_OK)
             return st;
-        shape[0] = size[0];
-        shape[1] = size[1];
+        for (int k = 0; k < 2; k++)
+            if (size[k] % block[k] != 0)
+                return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                  "%s: tensor shape[%d] (=%lld) must be divisible with "
+                                  "blocksize[%d] (=%lld) as defined by values shape",
+                                  fn, k, (long long)size[k], k, (long long)block[k]);
+        shape[0] = size[0] / block[0];
+        shape[1] = size[1] / block[1];
     } else {
         shape[major] = ci->shape[0] > 0 ? ci->shape[0] - 1 : 0;
         shape[minor] = 0;
@@ -1124,11 +1328,23 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
                     shape[minor] = host[n + 1 + i] + 1;
         CLT__TRY(check_compressed(fn, csc, host, n, host + n + 1, nnz, shape[minor]));
     }
+    if (blk) {
+        if ((double)shape[0] * (double)block[0] > (double)INT64_MAX ||
+            (double)shape[1] * (double)block[1] > (double)INT64_MAX) {
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: the size in elements passes int64", fn);
+            goto done;
+        }
+        shape[0] *= block[0];
+        shape[1] *= block[1];
+    }
     CLT__TRY(check_linear_range(2, shape, fn));
     CLT__TRY(expand_compressed(fn, cmp, nnz, &maj));
     const clt_tensor *rows[2] = {csc ? plain : maj, csc ? maj : plain};
     CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &idx));
-    CLT__TRY(make_compressed(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
+    if (blk)
+        CLT__TRY(make_blocked(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
+    else
+        CLT__TRY(make_compressed(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
 done:
     free(host);
     return finish(clt__error_as(st, fn), out, made);
@@ -1150,6 +1366,22 @@ clt_status clt_sparse_csc_tensor(const clt_tensor *ccol_indices, const clt_tenso
                              values, size, check_invariants, out);
 }
 
+clt_status clt_sparse_bsr_tensor(const clt_tensor *crow_indices, const clt_tensor *col_indices,
+                                 const clt_tensor *values, const int64_t *size,
+                                 int check_invariants, clt_sparse **out)
+{
+    return compressed_tensor("clt_sparse_bsr_tensor", CLT_SPARSE_BSR, crow_indices, col_indices,
+                             values, size, check_invariants, out);
+}
+
+clt_status clt_sparse_bsc_tensor(const clt_tensor *ccol_indices, const clt_tensor *row_indices,
+                                 const clt_tensor *values, const int64_t *size,
+                                 int check_invariants, clt_sparse **out)
+{
+    return compressed_tensor("clt_sparse_bsc_tensor", CLT_SPARSE_BSC, ccol_indices, row_indices,
+                             values, size, check_invariants, out);
+}
+
 /* The compressed indices (plain false: the plain ones) of a handle of
  * layout want, named name. */
 static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layout want,
@@ -1160,7 +1392,9 @@ static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layou
     clt_status st = need(s, "s", fn);
     if (st != CLT_OK)
         return st;
-    if (s->layout != want)
+    /* BSR's indices are CSR's, BSC's CSC's */
+    clt_layout also = want == CLT_SPARSE_CSR ? CLT_SPARSE_BSR : CLT_SPARSE_BSC;
+    if (s->layout != want && s->layout != also)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: \"%s\" expected sparse %s compressed tensor layout but got %s", fn,
                           name, want == CLT_SPARSE_CSR ? "row" : "column", layout_name(s->layout));
@@ -1168,7 +1402,7 @@ static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layou
         return clt__view_rec(fn, s->cmp, 1, s->cmp->shape, out);
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
-    st = index_row(fn, s->idx, want == CLT_SPARSE_CSR ? 1 : 0, out);
+    st = index_row(fn, blocked(s) ? s->bidx : s->idx, want == CLT_SPARSE_CSR ? 1 : 0, out);
     return clt__scope_finish(st, out);
 }
 
@@ -1224,6 +1458,71 @@ clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **out)
     return tensor_to_compressed("clt_tensor_to_sparse_csc", t, CLT_SPARSE_CSC, out);
 }
 
+/* t.to_sparse_bsr(blocksize) / to_sparse_bsc(blocksize) of a dense 2-D t:
+ * the blocks holding a nonzero, in row-major (BSR) or column-major (BSC)
+ * block order. */
+static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const int64_t *blocksize,
+                                    clt_layout layout, clt_sparse **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(blocksize, fn);
+    if (t->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
+                          "supported), but got %d dimensions",
+                          fn, t->ndim);
+    int64_t R = blocksize[0], C = blocksize[1];
+    if (R < 1 || C < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: blocksize must be positive, but got [%lld, %lld]", fn, (long long)R,
+                          (long long)C);
+    if (t->shape[0] % R != 0 || t->shape[1] % C != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: tensor shape [%lld, %lld] must be divisible by blocksize [%lld, "
+                          "%lld]",
+                          fn, (long long)t->shape[0], (long long)t->shape[1], (long long)R,
+                          (long long)C);
+    clt_status st = check_linear_range(2, t->shape, fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    bool csc = layout == CLT_SPARSE_BSC;
+    int64_t nbr = t->shape[0] / R, nbc = t->shape[1] / C;
+    int64_t nmaj = csc ? nbc : nbr, nmin = csc ? nbr : nbc, nb = nmaj * nmin;
+    clt_sparse *made = NULL;
+    clt_tensor *t4, *pm, *flat, *f2, *mask, *any, *nz, *lin, *bval, *maj, *mnr, *cmp, *bidx;
+    CLT__TRY(clt__reshape_rec(fn, t, 4, (int64_t[]){nbr, R, nbc, C}, &t4));
+    CLT__TRY(clt__permute_rec(fn, t4, 4, csc ? (int[]){2, 0, 1, 3} : (int[]){0, 2, 1, 3}, &pm));
+    CLT__TRY(clt__reshape_rec(fn, pm, 3, (int64_t[]){nb, R, C}, &flat));
+    CLT__TRY(clt__reshape_rec(fn, flat, 2, (int64_t[]){nb, R * C}, &f2));
+    CLT__TRY(clt_ne_scalar(f2, 0.0, &mask));
+    CLT__TRY(clt_any_dim(mask, 1, 0, &any));
+    CLT__TRY(clt_nonzero(any, &nz));
+    CLT__TRY(clt__reshape_rec(fn, nz, 1, (int64_t[]){nz->shape[0]}, &lin));
+    CLT__TRY(clt__index_select_rec(fn, flat, 0, lin, &bval));
+    CLT__TRY(clt_floor_divide_scalar(lin, (double)(nmin > 0 ? nmin : 1), &maj));
+    CLT__TRY(clt_remainder_scalar(lin, (double)(nmin > 0 ? nmin : 1), &mnr));
+    CLT__TRY(compress(fn, maj, nmaj, &cmp));
+    const clt_tensor *rows[2] = {csc ? mnr : maj, csc ? maj : mnr};
+    CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &bidx));
+    CLT__TRY(make_blocked(fn, layout, cmp, bidx, bval, t->shape, &made));
+done:
+    return finish(clt__error_as(st, fn), out, made);
+}
+
+clt_status clt_tensor_to_sparse_bsr(const clt_tensor *t, const int64_t *blocksize,
+                                    clt_sparse **out)
+{
+    return tensor_to_blocked("clt_tensor_to_sparse_bsr", t, blocksize, CLT_SPARSE_BSR, out);
+}
+
+clt_status clt_tensor_to_sparse_bsc(const clt_tensor *t, const int64_t *blocksize,
+                                    clt_sparse **out)
+{
+    return tensor_to_blocked("clt_tensor_to_sparse_bsc", t, blocksize, CLT_SPARSE_BSC, out);
+}
+
 static clt_status sparse_to_layout(const char *fn, const clt_sparse *s, clt_layout layout,
                                    clt_sparse **out)
 {
@@ -1234,7 +1533,7 @@ static clt_status sparse_to_layout(const char *fn, const clt_sparse *s, clt_layo
         return st;
     clt_sparse *made = NULL;
     if (s->layout == layout)
-        st = remake(fn, s, s->cmp, s->idx, s->val, &made);
+        st = same_handle(fn, s, &made);
     else if (layout == CLT_SPARSE_COO) /* the compressed order: sorted for CSR only */
         st = make(fn, s->idx, s->val, 2, 2, s->shape, s->layout == CLT_SPARSE_CSR, &made);
     else
@@ -1420,10 +1719,10 @@ clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask, c
                           "but mask has size %s",
                           fn, clt__shape_str(b1, sizeof b1, t->ndim, t->shape),
                           clt__shape_str(b2, sizeof b2, mask->ndim, mask->shape));
-    if (mask->layout == CLT_SPARSE_CSC)
+    if (mask->layout != CLT_SPARSE_COO && mask->layout != CLT_SPARSE_CSR)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: sparse_mask_sparse_csr expects mask to be sparse csr, not SparseCsc",
-                          fn);
+                          "%s: sparse_mask_sparse_csr expects mask to be sparse csr, not %s", fn,
+                          layout_name(mask->layout));
     if (mask->layout == CLT_SPARSE_COO && !mask->coalesced)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sparse_mask: mask is uncoalesced", fn);
     if ((st = clt_scope_begin()) != CLT_OK)
