@@ -14536,7 +14536,10 @@ def quant():
     for name, s, z, lo, hi, dt in (("zero_point above", 0.5, 300, 0, 255, f),
                                    ("zero_point below", 0.5, -1, 0, 255, f),
                                    ("quant_min > quant_max", 0.5, 0, 10, 5, f),
-                                   ("int32 input", 0.5, 0, 0, 255, torch.int32)):
+                                   ("int32 input", 0.5, 0, 0, 255, torch.int32),
+                                   ("int8 input", 0.5, 0, 0, 255, torch.int8),
+                                   # torch 1.13 has no bfloat16 kernel for it
+                                   ("bfloat16 input", 0.5, 0, 0, 255, torch.bfloat16)):
         check("fake_quantize_per_tensor error %s" % name,
               lambda t, s=s, z=z, lo=lo, hi=hi: fqt(t, s, z, lo, hi),
               lambda t, o, s=s, z=z, lo=lo, hi=hi: L.clt_fake_quantize_per_tensor_affine(
@@ -14571,6 +14574,10 @@ def quant():
               lambda t, a, b, o, ax=ax: L.clt_fake_quantize_per_channel_affine(
                   t, a, b, ax, 0, 255, o), [x, sc, zp],
               expect_error="refused" if name == "zero_point float64" else None)
+    check("fake_quantize_per_channel error bfloat16 input",
+          lambda t, a, b: fqc(t, a, b, 1, 0, 255),
+          lambda t, a, b, o: L.clt_fake_quantize_per_channel_affine(t, a, b, 1, 0, 255, o),
+          [x.bfloat16(), torch.ones(3), torch.zeros(3, dtype=torch.int32)])
     # learnable: forward values
     fql = torch._fake_quantize_learnable_per_tensor_affine
     fqlc = torch._fake_quantize_learnable_per_channel_affine
@@ -14651,7 +14658,9 @@ def quant():
     x = torch.cat([torch.tensor(ties[:14]), data((30,), f, lo=-300, hi=300)])
     for s, z, qd, tq in ((0.5, 3, 0, torch.quint8), (0.1, 0, 0, torch.quint8),
                          (0.5, -5, 2, torch.qint32), (1e-7, 100, 2, torch.qint32),
-                         (0.0, 4, 0, torch.quint8)):
+                         (0.0, 4, 0, torch.quint8), (0.5, 0, 1, torch.qint8),
+                         (0.1, -7, 1, torch.qint8), (2.0, 127, 1, torch.qint8),
+                         (0.0, -3, 1, torch.qint8)):
         check("quantize_per_tensor %s s=%g z=%d" % (tq, s, z),
               lambda t, s=s, z=z, tq=tq: torch.quantize_per_tensor(t, s, z, tq).int_repr(),
               lambda t, o, s=s, z=z, qd=qd: L.clt_quantize_per_tensor(t, s, z, qd, o), [x],
@@ -14668,10 +14677,9 @@ def quant():
     check("quantize_per_tensor float64",
           lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.quint8),
           lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 0, o), [x.double()])
-    check("quantize_per_tensor qint8 (no int8 dtype)",
-          lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.qint8).int_repr(),
-          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 1, o), [x],
-          expect_error="no int8 dtype here")
+    check("quantize_per_tensor qint8 zero_point above",
+          lambda t: torch.quantize_per_tensor(t, 0.5, 128, torch.qint8),
+          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 128, 1, o), [x])
 
     # observers: buffers and calculate_qparams after a few batches
     QD = {torch.quint8: 0, torch.qint8: 1, torch.qint32: 2}
