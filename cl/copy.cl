@@ -15,6 +15,9 @@
 #define S_VLOAD(p, i) CLT_VLOAD16_BF16((p) + (i))
 #elif S_ID == 5 || S_ID == 6
 #define S_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
+#elif S_ID == 10 || S_ID == 11
+/* int8 and int16 compute in int */
+#define S_VLOAD(p, i) convert_int16(CLT_VLOAD16(S, (p) + (i)))
 #else
 #define S_VLOAD(p, i) CLT_VLOAD16(S, (p) + (i))
 #endif
@@ -36,6 +39,10 @@
 #define D_VSTORE(p, i, v) CLT_VSTORE16_BF16(CAT(convert_, DV)(v), (p) + (i))
 #elif D_ID == 5
 #define D_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(CAT(convert_, DV)(v)), (p) + (i))
+#elif D_ID == 10 || D_ID == 11
+/* Into int8 and int16 through int, floats too: the low bits of the
+ * truncated value, as torch's CPU kernels (200.0 gives -56 as int8). */
+#define D_VSTORE(p, i, v) CLT_VSTORE16(D, CAT(convert_, CAT(D, 16))(convert_int16(v)), (p) + (i))
 #else
 #define D_VSTORE(p, i, v) CLT_VSTORE16(D, CAT(convert_, DV)(v), (p) + (i))
 #endif

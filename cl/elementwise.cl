@@ -21,6 +21,8 @@
 #define T_VLOAD(p, i) CLT_VLOAD16_BF16((p) + (i))
 #elif T_ID == 5 || T_ID == 6
 #define T_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
+#elif T_ID == 10 || T_ID == 11
+#define T_VLOAD(p, i) convert_int16(CLT_VLOAD16(T, (p) + (i)))
 #else
 #define T_VLOAD(p, i) CLT_VLOAD16(T, (p) + (i))
 #endif
@@ -33,6 +35,8 @@
 #define O_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
 #elif O_ID == 6
 #define O_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16((v) != (OV)0) & (uchar16)1, (p) + (i))
+#elif O_ID == 10 || O_ID == 11
+#define O_VSTORE(p, i, v) CLT_VSTORE16(O, CAT(convert_, CAT(O, 16))(v), (p) + (i))
 #else
 #define O_VSTORE(p, i, v) CLT_VSTORE16(O, (v), (p) + (i))
 #endif
@@ -409,7 +413,7 @@ inline TV trunc_divide_v(TV a, TV b)
 #else
 #if T_IS_UNSIGNED
 #define NEG_WRAP(x) (-(x))
-#elif T_ID == 3
+#elif T_ID == 3 || T_ID == 10 || T_ID == 11
 #define NEG_WRAP(x) as_int(-as_uint(x))
 #else
 #define NEG_WRAP(x) as_long(-as_ulong(x))
@@ -1484,9 +1488,12 @@ DEF_FOUR(heaviside_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, a == zero ? b : (a > zer
 
 #if T_IS_INT
 /* gcd by Euclid's algorithm on |a| and |b| (abs wraps, as PyTorch's); lcm
- * |a / gcd * b|, 0 where the gcd is. */
+ * |a / gcd * b|, 0 where the gcd is.  int8 and int16 wrap abs to their own
+ * width (|-128| is -128), computing in int. */
 #if T_IS_UNSIGNED
 #define INT_ABS(x) (x)
+#elif T_ID == 10 || T_ID == 11
+#define INT_ABS(x) ((T_C)(T)((x) < 0 ? -(x) : (x)))
 #else
 #define INT_ABS(x) ((x) < 0 ? -(x) : (x))
 #endif

@@ -9,6 +9,8 @@
 #define T_VSTORE(p, i, v) CLT_VSTORE16_BF16((v), (p) + (i))
 #elif T_ID == 5 || T_ID == 6
 #define T_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
+#elif T_ID == 10 || T_ID == 11
+#define T_VSTORE(p, i, v) CLT_VSTORE16(T, CAT(convert_, CAT(T, 16))(v), (p) + (i))
 #else
 #define T_VSTORE(p, i, v) CLT_VSTORE16(T, (v), (p) + (i))
 #endif

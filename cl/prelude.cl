@@ -196,6 +196,8 @@ CLT_DEF_V16U(long)
 CLT_DEF_V16U(ulong)
 CLT_DEF_V16U(uchar)
 CLT_DEF_V16U(ushort)
+CLT_DEF_V16U(char)
+CLT_DEF_V16U(short)
 #ifdef CLT_FP64
 CLT_DEF_V16U(double)
 #endif

@@ -47,12 +47,13 @@ st_ = C.c_int
 
 F32, F64, F16, I32, I64, U8, BOOL = range(7)
 BF16 = 9  # after complex64 and complex128
+I8, I16 = 10, 11
 T2C = {torch.float32: F32, torch.float64: F64, torch.int32: I32,
        torch.int64: I64, torch.uint8: U8, torch.bool: BOOL, torch.float16: F16,
-       torch.bfloat16: BF16}
+       torch.bfloat16: BF16, torch.int8: I8, torch.int16: I16}
 C2T = {v: k for k, v in T2C.items()}
 C2NP = {F32: np.float32, F64: np.float64, I32: np.int32, I64: np.int64,
-        U8: np.uint8, BOOL: np.bool_, F16: np.float16}
+        U8: np.uint8, BOOL: np.bool_, F16: np.float16, I8: np.int8, I16: np.int16}
 DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8, torch.bool]
 FLOATS = [torch.float32, torch.float64]
 
@@ -14709,7 +14710,10 @@ def quant():
     for name, s, z, lo, hi, dt in (("zero_point above", 0.5, 300, 0, 255, f),
                                    ("zero_point below", 0.5, -1, 0, 255, f),
                                    ("quant_min > quant_max", 0.5, 0, 10, 5, f),
-                                   ("int32 input", 0.5, 0, 0, 255, torch.int32)):
+                                   ("int32 input", 0.5, 0, 0, 255, torch.int32),
+                                   ("int8 input", 0.5, 0, 0, 255, torch.int8),
+                                   # torch 1.13 has no bfloat16 kernel for it
+                                   ("bfloat16 input", 0.5, 0, 0, 255, torch.bfloat16)):
         check("fake_quantize_per_tensor error %s" % name,
               lambda t, s=s, z=z, lo=lo, hi=hi: fqt(t, s, z, lo, hi),
               lambda t, o, s=s, z=z, lo=lo, hi=hi: L.clt_fake_quantize_per_tensor_affine(
@@ -14744,6 +14748,10 @@ def quant():
               lambda t, a, b, o, ax=ax: L.clt_fake_quantize_per_channel_affine(
                   t, a, b, ax, 0, 255, o), [x, sc, zp],
               expect_error="refused" if name == "zero_point float64" else None)
+    check("fake_quantize_per_channel error bfloat16 input",
+          lambda t, a, b: fqc(t, a, b, 1, 0, 255),
+          lambda t, a, b, o: L.clt_fake_quantize_per_channel_affine(t, a, b, 1, 0, 255, o),
+          [x.bfloat16(), torch.ones(3), torch.zeros(3, dtype=torch.int32)])
     # learnable: forward values
     fql = torch._fake_quantize_learnable_per_tensor_affine
     fqlc = torch._fake_quantize_learnable_per_channel_affine
@@ -14824,7 +14832,9 @@ def quant():
     x = torch.cat([torch.tensor(ties[:14]), data((30,), f, lo=-300, hi=300)])
     for s, z, qd, tq in ((0.5, 3, 0, torch.quint8), (0.1, 0, 0, torch.quint8),
                          (0.5, -5, 2, torch.qint32), (1e-7, 100, 2, torch.qint32),
-                         (0.0, 4, 0, torch.quint8)):
+                         (0.0, 4, 0, torch.quint8), (0.5, 0, 1, torch.qint8),
+                         (0.1, -7, 1, torch.qint8), (2.0, 127, 1, torch.qint8),
+                         (0.0, -3, 1, torch.qint8)):
         check("quantize_per_tensor %s s=%g z=%d" % (tq, s, z),
               lambda t, s=s, z=z, tq=tq: torch.quantize_per_tensor(t, s, z, tq).int_repr(),
               lambda t, o, s=s, z=z, qd=qd: L.clt_quantize_per_tensor(t, s, z, qd, o), [x],
@@ -14841,10 +14851,9 @@ def quant():
     check("quantize_per_tensor float64",
           lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.quint8),
           lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 0, o), [x.double()])
-    check("quantize_per_tensor qint8 (no int8 dtype)",
-          lambda t: torch.quantize_per_tensor(t, 0.5, 2, torch.qint8).int_repr(),
-          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 2, 1, o), [x],
-          expect_error="no int8 dtype here")
+    check("quantize_per_tensor qint8 zero_point above",
+          lambda t: torch.quantize_per_tensor(t, 0.5, 128, torch.qint8),
+          lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 128, 1, o), [x])
 
     # observers: buffers and calculate_qparams after a few batches
     QD = {torch.quint8: 0, torch.qint8: 1, torch.qint32: 2}
@@ -15170,6 +15179,200 @@ def complex4():
                   torch.tensor([0.0, 1.0, -2.5, -0.0], dtype=part)], tol, exact=True)
 
 
+# ---- int8 and int16 ------------------------------------------------------------
+
+
+def _small_int(dt):
+    """int8 and int16 against torch 1.13 on the CPU: every value of int8
+    (its boundaries for int16) through the binary ops (wrapping), integer
+    division and remainder (signs), shifts past the width, bitwise ops,
+    comparisons, promotion with every dtype, reductions (int64 sums),
+    casts to and from every dtype, fills, arange, indexing, sorting and the
+    refusals (mean, gradients)."""
+    nm = dn(dt)
+    info = torch.iinfo(dt)
+    proto("clt_sort", [P, C.c_int, C.c_int, P, P])
+    proto("clt_topk", [P, C.c_int64, C.c_int, C.c_int, C.c_int, P, P])
+    proto("clt_unique", [P, PP, PP, PP])
+    proto("clt_gather", [P, C.c_int, P, PP])
+    proto("clt_scatter", [P, C.c_int, P, P, PP])
+    proto("clt_index_select", [P, C.c_int, P, PP])
+    proto("clt_masked_fill", [P, P, C.c_double, PP])
+    proto("clt_cumprod", [P, C.c_int, PP])
+    proto("clt_iinfo", [C.c_int, C.POINTER(_IInfo)])
+    for n in ("and", "or", "xor", "left_shift", "right_shift"):
+        proto("clt_bitwise_" + n, [P, P, PP])
+    proto("clt_bitwise_not", [P, PP])
+    for n in ("gcd", "lcm"):
+        proto("clt_" + n, [P, P, PP])
+    proto("clt_contiguous", [P, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+
+    def c(name, tfn, cfn, inputs, tol="exact", **kw):
+        check("%s %s" % (nm, name), tfn, cfn, inputs, tol=tol, **kw)
+
+    if dt == torch.int8:
+        allv = torch.arange(-128, 128, dtype=torch.int8)
+        a = allv.repeat_interleave(256).view(256, 256)
+        b = allv.repeat(256).view(256, 256)
+    else:
+        edge = torch.tensor([-32768, -32767, -32766, -257, -256, -255, -129, -128, -127, -2, -1,
+                             0, 1, 2, 127, 128, 255, 256, 1000, 32766, 32767], dtype=torch.int16)
+        a = edge.repeat_interleave(len(edge)).view(len(edge), -1)
+        b = edge.repeat(len(edge)).view(len(edge), -1)
+    nz = torch.where(b == 0, torch.ones_like(b), b)
+    for n in ("add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+              "div"):
+        c(n, getattr(torch, n), getattr(L, "clt_" + n), [a, b],
+          tol="exact" if n != "div" else "ew")
+    c("add transposed", torch.add, L.clt_add, [In(a, ("T",)), b])
+    c("add broadcast", torch.add, L.clt_add, [a, b[:1].contiguous()])
+    for n, tf in (("remainder", torch.remainder), ("fmod", torch.fmod),
+                  ("floor_divide", torch.floor_divide)):
+        c(n, tf, getattr(L, "clt_" + n), [a, nz])
+    for mode, rn in ((1, "trunc"), (2, "floor")):
+        c("div " + rn, lambda x, y, rn=rn: torch.div(x, y, rounding_mode=rn),
+          lambda p, q, o, mode=mode: L.clt_div_rounding(p, q, mode, o), [a, nz])
+    for n in ("and", "or", "xor"):
+        c("bitwise_" + n, getattr(torch, "bitwise_" + n), getattr(L, "clt_bitwise_" + n), [a, b])
+    sh = torch.arange(-2, 20, dtype=dt).repeat(a.shape[0] * a.shape[1] // 22 + 1)[
+        :a.numel()].view(a.shape)
+    for n in ("left_shift", "right_shift"):
+        # counts outside [0, width) as ops.h documents (torch 1.13's CPU
+        # kernel shifts by the count modulo the width): 0 or the sign fill
+        def ref(x, y, n=n):
+            w = info.bits
+            r = getattr(torch, "bitwise_" + n)(x.long(), y.long().clamp(0, 63)).to(dt)
+            out_ = (y < 0) | (y >= (w if n == "left_shift" else w - 1))
+            fill = torch.zeros_like(x) if n == "left_shift" else torch.where(
+                x < 0, torch.full_like(x, -1), torch.zeros_like(x))
+            return torch.where(out_, fill, r)
+        c("bitwise_" + n, ref, getattr(L, "clt_bitwise_" + n), [a, sh])
+    c("bitwise_not", torch.bitwise_not, L.clt_bitwise_not, [a])
+    for n in ("gcd", "lcm"):
+        c(n, getattr(torch, n), getattr(L, "clt_" + n), [a, b])
+    for n in ("neg", "abs", "sign", "relu"):
+        c(n, getattr(torch, n), getattr(L, "clt_" + n), [a])
+    for n in ("exp", "sqrt", "sin", "sigmoid"):
+        c(n, getattr(torch, n), getattr(L, "clt_" + n), [a], tol="tr")
+    for sc in (1, -1, 300, 2.5, -7):
+        for n in ("add", "mul", "sub", "div", "remainder", "floor_divide"):
+            if n in ("remainder", "floor_divide") and sc == 2.5:
+                continue
+            c("%s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
+              lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a],
+              tol="exact" if n != "div" and sc != 2.5 else "ew")
+    for e_ in (0, 1, 2, 3, 7):
+        c("pow_scalar %d" % e_, lambda x, e_=e_: torch.pow(x, e_),
+          lambda p, o, e_=e_: L.clt_pow_scalar(p, float(e_), o), [a])
+    lo_, hi_ = C.c_double(-100.0), C.c_double(100.0)
+    c("clamp", lambda x: torch.clamp(x, -100, 100),
+      lambda p, o: L.clt_clamp(p, C.byref(lo_), C.byref(hi_), o), [a])
+    # promotion with every dtype, both ways, through add and the table
+    for other in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                  torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        o_ = data((5, 7), other) if other not in (torch.float16, torch.bfloat16) else (
+            torch.rand((5, 7), generator=G) * 4).to(other)
+        x_ = data((5, 7), dt, lo=-100, hi=100)
+        c("add with " + dn(other), torch.add, L.clt_add, [x_, o_], tol="ew")
+        c(dn(other) + " mul", torch.mul, L.clt_mul, [o_, x_], tol="ew")
+        want = T2C[torch.promote_types(dt, other)]
+        ok("%s promote %s" % (nm, dn(other)),
+           L.clt_promote_types(T2C[dt], T2C[other]) == want and
+           L.clt_promote_types(T2C[other], T2C[dt]) == want,
+           "got %d, want %d" % (L.clt_promote_types(T2C[dt], T2C[other]), want))
+    ii = _IInfo()
+    st = L.clt_iinfo(T2C[dt], C.byref(ii))
+    ok(nm + " iinfo", st == 0 and (ii.bits, ii.max, ii.min) == (info.bits, info.max, info.min),
+       "got %d %d %d" % (ii.bits, ii.max, ii.min))
+    # reductions: sums and products in int64 as torch, max/min keep the dtype
+    r = data((37, 41), dt, lo=info.min, hi=info.max)
+    for n in ("sum", "prod", "max", "min", "argmax", "argmin"):
+        c(n, getattr(torch, n), getattr(L, "clt_" + n), [r])
+        if n in ("sum", "prod"):
+            c(n + " dim", lambda x, n=n: getattr(torch, n)(x, 1),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [r])
+            c(n + " dim 0", lambda x, n=n: getattr(torch, n)(x, 0),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [r])
+    c("sum of 256 x 256", torch.sum, L.clt_sum, [a])
+    c("max dim", lambda x: torch.max(x, 1)[0], lambda p, o: L.clt_max_dim(p, 1, 0, o, None), [r])
+    c("cumsum", lambda x: torch.cumsum(x, 1), lambda p, o: L.clt_cumsum(p, 1, o), [r])
+    c("cumsum 0", lambda x: torch.cumsum(x, 0), lambda p, o: L.clt_cumsum(p, 0, o), [r])
+    c("cumprod", lambda x: torch.cumprod(x, 1), lambda p, o: L.clt_cumprod(p, 1, o),
+      [data((9, 6), dt, lo=-3, hi=3)])
+    c("mean refused", torch.mean, L.clt_mean, [r])
+    c("var refused", lambda x: torch.var(x), lambda p, o: L.clt_var(p, 1.0, o), [r])
+    # casts: every value of the source through every dtype
+    src = a.reshape(-1)[::7].contiguous()
+    for to in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+               torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        c("cast to " + dn(to), lambda x, to=to: x.to(to),
+          lambda p, o, to=to: L.clt_to_dtype(p, T2C[to], o), [src])
+        if to in (torch.float16, torch.bfloat16):
+            fsrc = torch.tensor([0.0, -0.0, 1.5, -2.5, 127.0, -128.0, 200.0, -200.0, 255.5,
+                                 -1000.0, 32767.0 if to == torch.float16 else 40000.0,
+                                 float("nan")]).to(to)
+        elif to.is_floating_point:
+            fsrc = torch.tensor([0.0, -0.0, 0.9, -0.9, 1.5, -2.5, 127.9, -128.9, 200.0, -200.0,
+                                 255.5, 256.0, 40000.0, -40000.0, 65536.0 + 3, 2e9, -2e9,
+                                 float("nan")] * 3, dtype=to)
+        elif to == torch.bool:
+            fsrc = data((5, 33), to)
+        else:
+            fsrc = torch.tensor([0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32769,
+                                 65535, 70000, -70000] * 3).to(to)
+        c("cast from " + dn(to), lambda x: x.to(dt),
+          lambda p, o: L.clt_to_dtype(p, T2C[dt], o), [fsrc])
+    c("contiguous of a transpose", lambda x: x.t().contiguous(), _contig_t, [r])
+    c("clone", lambda x: x.clone(), L.clt_clone, [r])
+    for v in (0, 1, -1, info.max, info.min, info.max + 1, info.min - 1, 2.7, -2.7):
+        check("%s full %r" % (nm, v), lambda v=v: torch.full((5, 37), v, dtype=dt),
+              lambda o, v=v: L.clt_full(DEV, T2C[dt], 2, shape_arr((5, 37)), float(v), o), [],
+              tol="exact")
+    for st_a, en_a, sp_a in ((0, 100, 1), (-100, 100, 3), (100, -100, -7)):
+        check("%s arange %d %d %d" % (nm, st_a, en_a, sp_a),
+              lambda st_a=st_a, en_a=en_a, sp_a=sp_a: torch.arange(st_a, en_a, sp_a, dtype=dt),
+              lambda o, st_a=st_a, en_a=en_a, sp_a=sp_a:
+              L.clt_arange(DEV, T2C[dt], st_a, en_a, sp_a, o), [], tol="exact")
+    # indexing, gather, scatter, masked_fill
+    idx = torch.randint(0, 37, (11,), generator=G)
+    c("index_select", lambda x, i: torch.index_select(x, 0, i),
+      lambda p, i, o: L.clt_index_select(p, 0, i, o), [r, idx])
+    gi = torch.randint(0, 41, (37, 5), generator=G)
+    c("gather", lambda x, i: torch.gather(x, 1, i), lambda p, i, o: L.clt_gather(p, 1, i, o),
+      [r, gi])
+    si = torch.stack([torch.randperm(41, generator=G)[:5] for _ in range(37)])
+    c("scatter", lambda x, i, s: x.scatter(1, i, s),
+      lambda p, i, q, o: L.clt_scatter(p, 1, i, q, o), [r, si, data((37, 5), dt, lo=-9, hi=9)])
+    c("masked_fill", lambda x, m: x.masked_fill(m, -5), lambda p, m, o: L.clt_masked_fill(
+        p, m, -5.0, o), [r, data((37, 41), torch.bool)])
+    c("where", torch.where, L.clt_where, [data((37, 41), torch.bool), r, r.flip(0).contiguous()])
+    # sorting
+    for desc in (0, 1):
+        c("sort %d" % desc,
+          lambda x, desc=desc: torch.sort(x, dim=1, descending=bool(desc), stable=True)[0],
+          lambda p, o, desc=desc: _sort_c(p, o, 1, desc, False), [r])
+        c("sort idx %d" % desc,
+          lambda x, desc=desc: torch.sort(x, dim=1, descending=bool(desc), stable=True)[1],
+          lambda p, o, desc=desc: _sort_c(p, o, 1, desc, True), [a[:4].contiguous()])
+        c("topk %d" % desc, lambda x, desc=desc: torch.topk(x, 5, 1, bool(desc))[0],
+          lambda p, o, desc=desc: _topk_c(p, o, 5, 1, desc, False), [r])
+    c("unique", lambda x: torch.unique(x), lambda p, o: L.clt_unique(p, o, None, None), [r])
+    # refusals where torch refuses integers
+    c("softmax refused", lambda x: torch.softmax(x, 1), lambda p, o: L.clt_softmax(p, 1, o),
+      [r])
+    c("full overflow", lambda: torch.full((2,), info.max + 1000, dtype=dt),
+      lambda o: L.clt_full(DEV, T2C[dt], 1, shape_arr((2,)), float(info.max + 1000), o), [])
+
+
+def int8():
+    _small_int(torch.int8)
+
+
+def int16():
+    _small_int(torch.int16)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -15208,7 +15411,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
-                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2]
+                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2, int8, int16]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

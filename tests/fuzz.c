@@ -613,13 +613,15 @@ static int rank(clt_dtype d)
 {
     switch (d) {
     case CLT_BOOL: return 0;
-    case CLT_UINT8: return 1;
-    case CLT_INT32: return 2;
-    case CLT_INT64: return 3;
+    case CLT_UINT8:
+    case CLT_INT8: return 1;
+    case CLT_INT16: return 2;
+    case CLT_INT32: return 3;
+    case CLT_INT64: return 4;
     case CLT_FLOAT16:
-    case CLT_BFLOAT16: return 4;
-    case CLT_FLOAT32: return 5;
-    default: return 6;
+    case CLT_BFLOAT16: return 5;
+    case CLT_FLOAT32: return 6;
+    default: return 7;
     }
 }
 
@@ -629,8 +631,10 @@ static clt_dtype promote(clt_dtype a, clt_dtype b)
         return a == CLT_COMPLEX128 || b == CLT_COMPLEX128 || a == CLT_FLOAT64 || b == CLT_FLOAT64
                    ? CLT_COMPLEX128
                    : CLT_COMPLEX64;
-    if (rank(a) == 4 && rank(b) == 4 && a != b)
+    if (rank(a) == 5 && rank(b) == 5 && a != b)
         return CLT_FLOAT32; /* float16 with bfloat16 */
+    if (rank(a) == 1 && rank(b) == 1 && a != b)
+        return CLT_INT16; /* uint8 with int8 */
     return rank(a) >= rank(b) ? a : b;
 }
 
@@ -12512,7 +12516,8 @@ static void op_quant(fz *f)
     case 5: {
         clt_qdtype qd = (clt_qdtype)((int)pick(f, 4) - (chance(f, 10) ? 1 : 0));
         CALL("clt_quantize_per_tensor", clt_quantize_per_tensor(x, scale, zp, qd, op));
-        result_like(f, st, op, out, x, qd == CLT_QUINT8 ? CLT_UINT8 : CLT_INT32);
+        result_like(f, st, op, out, x,
+                    qd == CLT_QUINT8 ? CLT_UINT8 : qd == CLT_QINT8 ? CLT_INT8 : CLT_INT32);
         if (st == CLT_OK && chance(f, 2)) {
             clt_tensor *d = SENT;
             CALL("clt_dequantize", clt_dequantize(out, scale, zp, &d));

@@ -756,7 +756,8 @@ static int run(int argc, char **argv)
         return fail("clt_device_get", st);
     if (argc == 2 && strcmp(argv[1], "dtypes") == 0) {
         static const clt_dtype all[] = {CLT_FLOAT32, CLT_FLOAT64, CLT_FLOAT16, CLT_INT32,
-                                        CLT_INT64,   CLT_UINT8,   CLT_BOOL};
+                                        CLT_INT64,   CLT_UINT8,   CLT_BOOL,    CLT_INT8,
+                                        CLT_INT16};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             if (clt_device_supports_dtype(dev, all[k]))
                 printf("%s\n", clt_dtype_name(all[k]));

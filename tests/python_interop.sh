@@ -8,7 +8,7 @@
 # (big-endian and Fortran-ordered .npy files too, in C order), that a
 # data loader over .npy files read into host memory keeps each label with
 # its sample, that a one-dtype safetensors file comes back byte for byte,
-# and that what cltensor refuses (int8, structured) it refuses
+# and that what cltensor refuses (uint16, structured) it refuses
 # with a message.  With torch too, the settings cltensor writes in an
 # optimizer's and a schedule's checkpoint (__metadata__) equal, key by
 # key, torch's param_groups[0] and scheduler.state_dict() for the same
@@ -90,6 +90,8 @@ arrays = {
     "int64": rng.integers(-2**62, 2**62, (2, 2), dtype="<i8"),
     "uint8": rng.integers(0, 256, (7,), dtype="u1"),
     "bool": rng.integers(0, 2, (3, 3)).astype(bool),
+    "int8": rng.integers(-128, 128, (6, 2), dtype="i1"),
+    "int16": rng.integers(-2**15, 2**15, (3, 5), dtype="<i2"),
 }
 extra = {
     "scalar": np.array(3.5, dtype="<f4"),
@@ -189,7 +191,7 @@ for cdt in ("<c8", "<c16"):
 
 # what cltensor refuses, it refuses with a message
 for name, a, needle in [
-    ("int8", np.arange(3, dtype="i1"), "not supported"),
+    ("uint16", np.arange(3, dtype="<u2"), "not supported"),
     ("structured", np.zeros(3, dtype=[("a", "<f4")]), "structured"),
     ("npz", None, "zip archive"),
 ]:
@@ -992,7 +994,8 @@ if torch is not None:
 # shapes and values
 if torch is not None:
     tdt = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-           "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool}
+           "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool,
+           "int8": torch.int8, "int16": torch.int16}
     base = torch.arange(24, dtype=torch.float32) * 0.5 - 3
     sd = collections.OrderedDict()
     sd["whole"] = base.view(4, 6)
@@ -1030,7 +1033,8 @@ if torch is not None:
     model2.load_state_dict(torch.load(f"{tmp}/model.out.pt"))
     # what cltensor refuses it refuses naming what is wrong
     refusals = {
-        "int8": ({"w": torch.ones(2, dtype=torch.int8)}, "CharStorage"),
+        "quint8": ({"w": torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)},
+                   "_rebuild_qtensor"),
         "nested": ({"w": {"x": torch.ones(2)}}, "nested dicts are not read"),
         "a list": ({"w": [torch.ones(2)]}, "opcode 0x5d"),
     }

@@ -167,7 +167,9 @@ Test(cache, a_small_fill_builds_nothing)
             case CLT_INT32: one = *(const int32_t *)p == 1; break;
             case CLT_INT64: one = *(const int64_t *)p == 1; break;
             case CLT_UINT8:
+            case CLT_INT8:
             case CLT_BOOL: one = *p == 1; break;
+            case CLT_INT16: one = *(const int16_t *)p == 1; break;
             case CLT_COMPLEX64:
                 one = ((const float *)p)[0] == 1.0f && ((const float *)p)[1] == 0.0f;
                 break;

@@ -205,15 +205,15 @@ Test(quant, refusals)
                  CLT_ERR_INVALID_ARGUMENT, "`axis` must be between 0");
     cr_assert_null(out);
     out = (clt_tensor *)&out;
-    assert_error(clt_quantize_per_tensor(x, 0.5, 0, CLT_QINT8, &out), CLT_ERR_DTYPE_MISMATCH,
-                 "qint8 has no dtype");
+    assert_error(clt_quantize_per_tensor(x, 0.5, -129, CLT_QINT8, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "below lower bound");
     cr_assert_null(out);
     out = (clt_tensor *)&out;
     assert_error(clt_quantize_per_tensor(x, 0.5, 256, CLT_QUINT8, &out),
                  CLT_ERR_INVALID_ARGUMENT, "above upper bound");
     cr_assert_null(out);
     out = (clt_tensor *)&out;
-    assert_error(clt_dequantize(x, 0.5, 0, &out), CLT_ERR_DTYPE_MISMATCH, "uint8 (quint8)");
+    assert_error(clt_dequantize(x, 0.5, 0, &out), CLT_ERR_DTYPE_MISMATCH, "int8 (qint8)");
     cr_assert_null(out);
     out = (clt_tensor *)&out;
     assert_error(clt_fake_quantize_learnable_per_tensor_affine(x, s3, s3, 0, 255, 1.0, &out),
@@ -230,26 +230,39 @@ Test(quant, quantize_and_dequantize)
 {
     clt_device *dev = get_device("cpu");
     int64_t n = NTIES;
-    clt_tensor *x = f32(dev, 1, &n, TIES), *q = NULL, *q32 = NULL, *d = NULL;
+    clt_tensor *x = f32(dev, 1, &n, TIES), *q = NULL, *q32 = NULL, *q8 = NULL, *d = NULL;
+    clt_tensor *d8 = NULL;
     CHECK(clt_quantize_per_tensor(x, 0.5, 3, CLT_QUINT8, &q));
     CHECK(clt_quantize_per_tensor(x, 0.5, -5, CLT_QINT32, &q32));
+    CHECK(clt_quantize_per_tensor(x, 0.25, -7, CLT_QINT8, &q8));
     cr_assert_eq(clt_tensor_dtype(q), CLT_UINT8);
     cr_assert_eq(clt_tensor_dtype(q32), CLT_INT32);
+    cr_assert_eq(clt_tensor_dtype(q8), CLT_INT8);
     CHECK(clt_dequantize(q, 0.5, 3, &d));
+    CHECK(clt_dequantize(q8, 0.25, -7, &d8));
     uint8_t qv[NTIES];
     int32_t qv32[NTIES];
+    int8_t qv8[NTIES];
     CHECK(clt_tensor_read(q, qv, sizeof qv));
     CHECK(clt_tensor_read(q32, qv32, sizeof qv32));
-    float *dv = read_f32(d);
+    CHECK(clt_tensor_read(q8, qv8, sizeof qv8));
+    float *dv = read_f32(d), *dv8 = read_f32(d8);
     for (size_t k = 0; k < NTIES; k++) {
         int64_t r = to_i64(3.0f + nearbyintf(TIES[k] * 2.0f));
         cr_assert_eq(qv[k], clampi(r, 0, 255), "x=%g: %d", TIES[k], qv[k]);
         int64_t r32 = to_i64(-5.0f + nearbyintf(TIES[k] * 2.0f));
         cr_assert_eq(qv32[k], clampi(r32, INT32_MIN, INT32_MAX), "x=%g: %d", TIES[k], qv32[k]);
+        /* qint8: torch's range -128 .. 127 */
+        int64_t r8 = to_i64(-7.0f + nearbyintf(TIES[k] * 4.0f));
+        cr_assert_eq(qv8[k], clampi(r8, -128, 127), "x=%g: %d", TIES[k], qv8[k]);
         cr_assert_eq(dv[k], (float)(qv[k] - 3) * 0.5f);
+        cr_assert_eq(dv8[k], (float)(qv8[k] + 7) * 0.25f);
     }
     free(dv);
+    free(dv8);
     clt_tensor_free(d);
+    clt_tensor_free(d8);
+    clt_tensor_free(q8);
     clt_tensor_free(q32);
     clt_tensor_free(q);
     clt_tensor_free(x);
@@ -442,6 +455,18 @@ Test(quant, min_max_and_moving_average_observers)
     free(sv);
     clt_tensor_free(s);
     clt_tensor_free(z);
+    clt_module_free(m);
+    /* the weight defaults: qint8, symmetric, as torch's default_weight_observer
+     * and default_per_channel_weight_observer */
+    o = (clt_observer_opts)CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
+    cr_assert(o.dtype == CLT_QINT8 && o.qscheme == CLT_PER_TENSOR_SYMMETRIC);
+    o = (clt_observer_opts)CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_PER_CHANNEL_MIN_MAX_OBSERVER);
+    cr_assert(o.dtype == CLT_QINT8 && o.qscheme == CLT_PER_CHANNEL_SYMMETRIC);
+    o = (clt_observer_opts)CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
+    CHECK(clt_observer(dev, &o, &m));
+    int64_t qlo = 0, qhi = 0;
+    CHECK(clt_observer_quant_range(m, &qlo, &qhi));
+    cr_assert(qlo == -128 && qhi == 127, "[%lld, %lld]", (long long)qlo, (long long)qhi);
     clt_module_free(m);
     /* MovingAverageMinMaxObserver, qint8 symmetric, constant 0.25 */
     o = (clt_observer_opts)CLT_OBSERVER_DEFAULTS(CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER);

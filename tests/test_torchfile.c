@@ -311,7 +311,7 @@ Test(torchfile, forbidden_globals_and_bad_pickles_are_refused)
          P("\x80\x04X\x08\x00\x00\x00" "builtinsX\x04\x00\x00\x00" "eval\x93."),
          "the global 'builtins.eval' is not allowed"},
         {"a storage type called", P("\x80\x02" "ctorch\nFloatStorage\n)R."), "does not call"},
-        {"int8", P("\x80\x02" "ctorch\nCharStorage\n."), "CharStorage: its dtype"},
+        {"qint8", P("\x80\x02" "ctorch\nQInt8Storage\n."), "QInt8Storage: its dtype"},
         {"an oversized string", P("\x80\x02X\xff\xff\xff\xff" "abc"), "ends inside a string"},
         {"a memo index never set", P("\x80\x02h\x05."), "memo index 5 was never set"},
         {"a memo index far ahead", P("\x80\x02Nr\x00\x00\x00\x40."), "skips past"},

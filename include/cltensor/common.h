@@ -144,7 +144,9 @@ CLT_API void clt_free(void *ptr);
     X(BOOL, bool, 1)                                                         \
     X(COMPLEX64, complex64, 8)                                               \
     X(COMPLEX128, complex128, 16)                                            \
-    X(BFLOAT16, bfloat16, 2)
+    X(BFLOAT16, bfloat16, 2)                                                 \
+    X(INT8, int8, 1)                                                         \
+    X(INT16, int16, 2)
 
 /* Complex dtypes (CLT_COMPLEX64, CLT_COMPLEX128) store each element as its
  * real part followed by its imaginary part (float32 or float64), as numpy,
@@ -183,7 +185,28 @@ CLT_API void clt_free(void *ptr);
  * safetensors "BF16", torch's BFloat16Storage and DLPack's kDLBfloat 16
  * carry it.  Differences from torch: results are rounded once from
  * float32 everywhere (torch's CPU computes a few ops, arange among them,
- * in bfloat16 steps, and may land one ulp away). */
+ * in bfloat16 steps, and may land one ulp away).
+ *
+ * int8 (CLT_INT8, torch.int8, a signed char) and int16 (CLT_INT16,
+ * torch.int16 or torch.short) are integer dtypes like uint8: kernels
+ * compute in int and store the low 8 or 16 bits, so arithmetic wraps as
+ * torch's (127 + 1 is -128, -(-128) is -128, -128 // -1 is -128), integer
+ * division and remainder take the signs torch's do, shifts work in the
+ * dtype's width (a left shift by 8 or more of an int8 gives 0, a right
+ * shift the sign fill) and sums, products and cumulative sums give int64.
+ * Promotion as torch: int8 with uint8 is int16, int8 < int16 < int32 <
+ * int64, with bool it stays, with any floating dtype it is that dtype.
+ * Fill values and clamp bounds must lie in the dtype's range
+ * ([-128, 127], [-32768, 32767]: "value cannot be converted to type int8
+ * without overflow"); operands of binary ops wrap.  Floating values
+ * become int8 or int16 through int32 (truncated toward zero, then the low
+ * bits kept: 200.0 gives -56 as int8, 40000.0 gives -25536 as int16, NaN
+ * gives 0, as torch's CPU kernels on x86); a value outside int32's range
+ * gives what the device's float-to-int conversion gives (undefined in
+ * torch too).  Refused as for the other integers: gradients, mean and
+ * the floating-only ops.  .npy "|i1" and "<i2", safetensors "I8" and
+ * "I16", torch's CharStorage and ShortStorage and DLPack kDLInt 8 and 16
+ * carry them. */
 
 typedef enum clt_dtype {
 #define CLT_DTYPE_ENUM_(up, low, size) CLT_##up,
@@ -200,7 +223,8 @@ CLT_API const char *clt_dtype_name(clt_dtype dtype);
 CLT_API size_t clt_dtype_size(clt_dtype dtype);
 
 /* Parses "float32" (also "float", "f32", "double", "half", "int", "long",
- * "bool", "bfloat16", "bf16", ...).  CLT_ERR_INVALID_ARGUMENT for anything
+ * "bool", "bfloat16", "bf16", "int8", "i8", "int16", "short", "i16",
+ * ...).  CLT_ERR_INVALID_ARGUMENT for anything
  * else. */
 CLT_API clt_status clt_dtype_parse(const char *name, clt_dtype *out);
 

@@ -9,7 +9,7 @@
  * clt_to_dlpack reads the tensor back (it waits), clt_from_dlpack uploads.
  *
  * dtypes: float32, float64, float16 (kDLFloat 32, 64, 16), bfloat16
- * (kDLBfloat 16), int32, int64 (kDLInt 32, 64), uint8 (kDLUInt 8), and bool as kDLBool 8 where the
+ * (kDLBfloat 16), int8, int16, int32, int64 (kDLInt 8, 16, 32, 64), uint8 (kDLUInt 8), and bool as kDLBool 8 where the
  * DLPack header has it (0.8 and later), always with lanes 1.
  */
 #ifndef CLTENSOR_DLPACK_H

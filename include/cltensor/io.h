@@ -34,8 +34,8 @@
  * common.h says).
  *
  * The dtypes are cltensor's real ones: safetensors F32, F64, F16, I32,
- * I64, U8, BOOL, BF16; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1',
- * '|b1' (and complex '<c8', '<c16'); numpy has no bfloat16, so
+ * I64, U8, BOOL, BF16, I8, I16; .npy '<f4', '<f8', '<f2', '<i4', '<i8',
+ * '|u1', '|b1', '|i1', '<i2' (and complex '<c8', '<c16'); numpy has no bfloat16, so
  * clt_save_npy refuses it (CLT_ERR_DTYPE_UNSUPPORTED, as torch's .numpy()
  * raises): convert to float32 first.
  * Tensors are saved little-endian and row-major (C order) in both
@@ -447,11 +447,11 @@ CLT_API clt_status clt_save_npy_host(const char *path, const clt_array_spec *a);
  * state_dict (pickle protocol 2, and protocols up to 5's framing and short
  * strings) and the globals collections.OrderedDict,
  * torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and torch's
- * storage types of the ten dtypes (torch.FloatStorage, DoubleStorage,
+ * storage types of the twelve dtypes (torch.FloatStorage, DoubleStorage,
  * HalfStorage, IntStorage, LongStorage, ByteStorage, BoolStorage,
- * ComplexFloatStorage, ComplexDoubleStorage, BFloat16Storage).  Any
- * other global (os.system, ...) is refused naming it, as are other
- * dtypes (int8, int16, ...), a value that is no tensor (a nested dict:
+ * ComplexFloatStorage, ComplexDoubleStorage, BFloat16Storage,
+ * CharStorage, ShortStorage).  Any other global (os.system, ...) is
+ * refused naming it, as are other dtypes (the quantized storages, ...), a value that is no tensor (a nested dict:
  * save the state_dict itself), a key given twice, and files older than
  * torch 1.6 (a bare pickle).  Tensors may be views of a storage shared
  * with others (offsets, strides, non-contiguous, expanded): each loads

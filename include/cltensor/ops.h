@@ -204,7 +204,8 @@ CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **o
 /* remainder(a, s), fmod(a, s), floor_divide(a, s), as the tensor forms
  * above with the scalar rules of this section (an integer tensor by a
  * fractional s is float32; an integral s wraps to the integer dtype).  An
- * integral s that is 0 in an integer result dtype (0, or 256 for uint8) is
+ * integral s that is 0 in an integer result dtype (0, or 256 for uint8 and
+ * int8, 65536 for int16) is
  * refused at once: CLT_ERR_ZERO_DIVISION, "ZeroDivisionError". */
 CLT_API clt_status clt_remainder_scalar(const clt_tensor *a, double s, clt_tensor **out);
 CLT_API clt_status clt_fmod_scalar(const clt_tensor *a, double s, clt_tensor **out);

@@ -8,10 +8,8 @@
  *
  * Quantized dtypes.  cltensor has no quantized tensor type: a quantized
  * tensor is its integer representation (what torch's int_repr() gives),
- * uint8 for quint8 and int32 for qint32, with the scale and zero point
- * kept by the caller.  qint8 (int8) has no dtype here: it serves as a
- * quantization range (-128 .. 127) for the observers and the fake
- * quantization, and clt_quantize_per_tensor refuses it.
+ * uint8 for quint8, int8 for qint8 and int32 for qint32, with the scale
+ * and zero point kept by the caller.
  *
  * Arithmetic.  As PyTorch's CPU kernels: the scale is rounded to float32,
  * x is multiplied by 1.0f / scale (not divided), rounded half to even
@@ -54,7 +52,8 @@ typedef enum clt_qscheme {
 /* torch.fake_quantize_per_tensor_affine(x, scale, zero_point, quant_min,
  * quant_max): (clamp(q, quant_min, quant_max) - zero_point) * scale with
  * q = zero_point + nearbyint(x * (1.0f / scale)), in x's dtype (float32,
- * float64 or float16; others CLT_ERR_DTYPE_MISMATCH).  Gradient
+ * float64 or float16; others CLT_ERR_DTYPE_MISMATCH, bfloat16 too, as torch
+ * 1.13's "not implemented for 'BFloat16'", and so in the per-channel form).  Gradient
  * straight-through where quant_min <= q <= quant_max and 0 elsewhere
  * (FakeQuantizePerTensorAffineCachemaskBackward0); none for scale and
  * zero_point.  CLT_ERR_INVALID_ARGUMENT, with torch's words, when
@@ -130,12 +129,12 @@ CLT_API clt_status clt_fake_quantize_learnable_per_channel_affine(
 
 /* torch.quantize_per_tensor(x, scale, zero_point, dtype).int_repr():
  * clamp(zero_point + nearbyint(x * (1.0f / scale))) to the range of dtype,
- * as uint8 (CLT_QUINT8) or int32 (CLT_QINT32); x float32 (torch's
- * "Quantize only works on Float Tensor"; else CLT_ERR_DTYPE_MISMATCH).
- * The result is the integer representation itself (no quantized tensor
- * type: keep scale and zero_point beside it).  CLT_QINT8 is refused
- * (CLT_ERR_DTYPE_MISMATCH: no int8 dtype), as is a zero point outside the
- * dtype's range or beyond 2^24 in magnitude (CLT_ERR_INVALID_ARGUMENT).
+ * as uint8 (CLT_QUINT8, 0 .. 255), int8 (CLT_QINT8, -128 .. 127) or int32
+ * (CLT_QINT32); x float32 (torch's "Quantize only works on Float Tensor";
+ * else CLT_ERR_DTYPE_MISMATCH).  The result is the integer representation
+ * itself (no quantized tensor type: keep scale and zero_point beside it).
+ * A zero point outside the dtype's range or beyond 2^24 in magnitude is
+ * refused (CLT_ERR_INVALID_ARGUMENT).
  * The scale is not checked (0 gives zero_point + nearbyint(NaN or inf),
  * clamped, as torch's).  No gradient: an x that requires grad gives a
  * result that does not. */
@@ -144,7 +143,8 @@ CLT_API clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale,
                                            clt_tensor **out);
 
 /* torch's dequantize() of a per-tensor quantized tensor given as its
- * integer representation q (uint8 or int32; others CLT_ERR_DTYPE_MISMATCH):
+ * integer representation q (uint8, int8 or int32; others
+ * CLT_ERR_DTYPE_MISMATCH):
  * float32 (q - zero_point) * scale, the difference taken in int32 (it
  * wraps, as torch's qint32 path does) and the scale rounded to float32.
  * No gradient. */
@@ -181,6 +181,16 @@ typedef struct clt_observer_opts {
     {(kind), CLT_QUINT8,                                                             \
      (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_AFFINE              \
                                                 : CLT_PER_TENSOR_AFFINE,              \
+     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
+
+/* The same for weights, as torch's default_weight_observer and
+ * default_per_channel_weight_observer: qint8 with the symmetric scheme
+ * (per tensor or per channel by kind), so that the zero point is 0:
+ *     clt_observer_opts o = CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER); */
+#define CLT_WEIGHT_OBSERVER_DEFAULTS(kind)                                            \
+    {(kind), CLT_QINT8,                                                              \
+     (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_SYMMETRIC           \
+                                                : CLT_PER_TENSOR_SYMMETRIC,           \
      0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
 
 /* A new observer module on dev (opts required): its forward records the

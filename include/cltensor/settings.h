@@ -170,7 +170,7 @@ typedef struct clt_int_info {
     int64_t max, min;
 } clt_int_info;
 
-/* torch.iinfo(dtype) for uint8, int32 and int64.  Bool and the floating
+/* torch.iinfo(dtype) for uint8, int8, int16, int32 and int64.  Bool and the floating
  * dtypes are CLT_ERR_INVALID_ARGUMENT (torch's "torch.bool is not
  * supported by torch.iinfo"), *out zeroed. */
 CLT_API clt_status clt_iinfo(clt_dtype dtype, clt_int_info *out);

@@ -395,20 +395,15 @@ clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t ze
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(x, fn);
-    if (dtype == CLT_QINT8)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: qint8 has no dtype in cltensor (no int8): quantize to quint8 or "
-                          "qint32, or use CLT_QINT8 as a range with the fake quantization",
-                          fn);
-    if (dtype != CLT_QUINT8 && dtype != CLT_QINT32)
+    if (dtype != CLT_QUINT8 && dtype != CLT_QINT8 && dtype != CLT_QINT32)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: unknown quantized dtype %d", fn,
                           (int)dtype);
     if (x->dtype != CLT_FLOAT32)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: Quantize only works on Float Tensor, got %s", fn,
                           clt_dtype_name(x->dtype));
-    int64_t qmin = dtype == CLT_QUINT8 ? 0 : INT32_MIN;
-    int64_t qmax = dtype == CLT_QUINT8 ? 255 : INT32_MAX;
+    int64_t qmin = dtype == CLT_QUINT8 ? 0 : dtype == CLT_QINT8 ? -128 : INT32_MIN;
+    int64_t qmax = dtype == CLT_QUINT8 ? 255 : dtype == CLT_QINT8 ? 127 : INT32_MAX;
     if (zero_point < qmin || zero_point > qmax)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: zero_point %lld is %s bound", fn,
                           (long long)zero_point,
@@ -418,8 +413,8 @@ clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t ze
                           "%s: zero_point %lld is beyond 2^24 in magnitude (zero points are "
                           "carried in float32)",
                           fn, (long long)zero_point);
-    clt_status st = clt__quantize(fn, x, scale, zero_point,
-                                  dtype == CLT_QUINT8 ? CLT_UINT8 : CLT_INT32, qmin, qmax, out);
+    clt_dtype qt = dtype == CLT_QUINT8 ? CLT_UINT8 : dtype == CLT_QINT8 ? CLT_INT8 : CLT_INT32;
+    clt_status st = clt__quantize(fn, x, scale, zero_point, qt, qmin, qmax, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -430,10 +425,10 @@ clt_status clt_dequantize(const clt_tensor *q, double scale, int64_t zero_point,
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(q, fn);
-    if (q->dtype != CLT_UINT8 && q->dtype != CLT_INT32)
+    if (q->dtype != CLT_UINT8 && q->dtype != CLT_INT8 && q->dtype != CLT_INT32)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: a quantized tensor's integer representation is uint8 (quint8) "
-                          "or int32 (qint32), not %s",
+                          "%s: a quantized tensor's integer representation is uint8 (quint8), "
+                          "int8 (qint8) or int32 (qint32), not %s",
                           fn, clt_dtype_name(q->dtype));
     clt_status st = CLT_OK;
     clt_tensor *f = NULL, *d = NULL;

@@ -45,6 +45,8 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
         {"complex64", CLT_COMPLEX64}, {"cfloat", CLT_COMPLEX64}, {"c64", CLT_COMPLEX64},
         {"complex128", CLT_COMPLEX128}, {"cdouble", CLT_COMPLEX128}, {"c128", CLT_COMPLEX128},
         {"bfloat16", CLT_BFLOAT16}, {"bf16", CLT_BFLOAT16},
+        {"int8", CLT_INT8}, {"i8", CLT_INT8},
+        {"int16", CLT_INT16}, {"short", CLT_INT16}, {"i16", CLT_INT16},
     };
     CLT__REQUIRE_ARG(name, "clt_dtype_parse");
     CLT__REQUIRE_ARG(out, "clt_dtype_parse");
@@ -56,7 +58,7 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
     char q[CLT__QUOTE_SIZE];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "clt_dtype_parse: unknown dtype '%s': expected float32, float64, float16, "
-                      "int32, int64, uint8, bool, complex64, complex128 or bfloat16",
+                      "int32, int64, uint8, bool, complex64, complex128, bfloat16, int8 or int16",
                       CLT__QUOTE(q, name));
 }
 
@@ -88,8 +90,12 @@ clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
             return CLT_FLOAT64;
         return CLT_FLOAT32; /* float16 with float32 or bfloat16, as torch */
     }
-    /* integers: uint8 < int32 < int64 */
-    static const int rank[CLT_DTYPE_COUNT] = {[CLT_UINT8] = 1, [CLT_INT32] = 2, [CLT_INT64] = 3};
+    /* integers: uint8, int8 < int16 < int32 < int64; uint8 with int8 is
+     * int16, the smallest type holding both, as torch */
+    if ((a == CLT_UINT8 && b == CLT_INT8) || (a == CLT_INT8 && b == CLT_UINT8))
+        return CLT_INT16;
+    static const int rank[CLT_DTYPE_COUNT] = {[CLT_UINT8] = 1, [CLT_INT8] = 1, [CLT_INT16] = 2,
+                                              [CLT_INT32] = 3, [CLT_INT64] = 4};
     return rank[a] > rank[b] ? a : b;
 }
 
@@ -146,6 +152,8 @@ void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
         [CLT_COMPLEX64] = {"float2", "float2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
         [CLT_COMPLEX128] = {"double2", "double2", "LOAD_PLAIN", "STORE_PLAIN", 0, 0, 0, 0},
         [CLT_BFLOAT16] = {"clt_bf16", "float", "LOAD_BF16", "STORE_BF16", 1, 0, 0, 0},
+        [CLT_INT8] = {"char", "int", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 0},
+        [CLT_INT16] = {"short", "int", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 0},
     };
     if (!clt__dtype_valid(dt))
         return;
@@ -223,6 +231,15 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
+    case CLT_INT8:
+    case CLT_INT16: {
+        /* computed in int: the value wrapped to the dtype first (torch
+         * takes 300 as 44 for an int8 operand), then sign-extended */
+        uint64_t w = (uint64_t)clt__trunc_int64(v);
+        cl_int x = dtype == CLT_INT8 ? (int8_t)(uint8_t)w : (int16_t)(uint16_t)w;
+        memcpy(buf, &x, sizeof x);
+        return sizeof x;
+    }
     case CLT_INT64: {
         cl_long x = clt__trunc_int64(v);
         memcpy(buf, &x, sizeof x);
@@ -261,6 +278,8 @@ clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, c
     case CLT_INT32:
     case CLT_INT64:
     case CLT_UINT8:
+    case CLT_INT8:
+    case CLT_INT16:
         if (rule == CLT__SCALAR_WRAP || dtype == CLT_INT64) {
             if (v >= -TWO63 && v < TWO63)
                 return CLT_OK;
@@ -277,6 +296,13 @@ clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, c
                 return CLT_OK;
             lo = -2147483648.0;
             hi = 2147483647.0;
+        } else if (dtype == CLT_INT8 || dtype == CLT_INT16) {
+            /* c10's overflow check: the dtype's own range (uint8's below
+             * lets negative values wrap, as c10 does) */
+            hi = dtype == CLT_INT8 ? 127.0 : 32767.0;
+            lo = -hi - 1;
+            if (v > lo - 1 && v < hi + 1)
+                return CLT_OK;
         } else {
             if (v > -256.0 && v < 256.0)
                 return CLT_OK;

@@ -86,6 +86,8 @@ clt_status clt_iinfo(clt_dtype dtype, clt_int_info *out)
     memset(out, 0, sizeof *out);
     switch (dtype) {
     case CLT_UINT8: *out = (clt_int_info){8, 255, 0}; break;
+    case CLT_INT8: *out = (clt_int_info){8, INT8_MAX, INT8_MIN}; break;
+    case CLT_INT16: *out = (clt_int_info){16, INT16_MAX, INT16_MIN}; break;
     case CLT_INT32: *out = (clt_int_info){32, INT32_MAX, INT32_MIN}; break;
     case CLT_INT64: *out = (clt_int_info){64, INT64_MAX, INT64_MIN}; break;
     default:

@@ -195,6 +195,8 @@ void clt__dist_combine(void *a, const void *b, size_t n, clt_dtype dtype, clt_re
     case CLT_INT32: INT_OPS(int32_t, uint32_t); break;
     case CLT_INT64: INT_OPS(int64_t, uint64_t); break;
     case CLT_UINT8: INT_OPS(uint8_t, unsigned); break;
+    case CLT_INT8: INT_OPS(int8_t, unsigned); break;
+    case CLT_INT16: INT_OPS(int16_t, unsigned); break;
     case CLT_BOOL:
         if (op == CLT_REDUCE_PRODUCT || op == CLT_REDUCE_MIN)
             LOOP(uint8_t, x && y);

@@ -35,6 +35,8 @@ static bool to_dl_dtype(clt_dtype dt, DLDataType *out)
     case CLT_INT32: out->code = kDLInt; out->bits = 32; return true;
     case CLT_INT64: out->code = kDLInt; out->bits = 64; return true;
     case CLT_UINT8: out->code = kDLUInt; out->bits = 8; return true;
+    case CLT_INT8: out->code = kDLInt; out->bits = 8; return true;
+    case CLT_INT16: out->code = kDLInt; out->bits = 16; return true;
 #if DLPACK_VERSION >= 80
     case CLT_BOOL: out->code = kDLBool; out->bits = 8; return true;
 #endif
@@ -51,8 +53,11 @@ static bool from_dl_dtype(DLDataType t, clt_dtype *out)
         *out = t.bits == 32 ? CLT_FLOAT32 : t.bits == 64 ? CLT_FLOAT64 : CLT_FLOAT16;
         return t.bits == 32 || t.bits == 64 || t.bits == 16;
     case kDLInt:
-        *out = t.bits == 32 ? CLT_INT32 : CLT_INT64;
-        return t.bits == 32 || t.bits == 64;
+        *out = t.bits == 8    ? CLT_INT8
+               : t.bits == 16 ? CLT_INT16
+               : t.bits == 32 ? CLT_INT32
+                              : CLT_INT64;
+        return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     case kDLUInt:
         *out = CLT_UINT8;
         return t.bits == 8;

@@ -22,6 +22,7 @@ static const struct {
     {"<f4", CLT_FLOAT32}, {"<f8", CLT_FLOAT64}, {"<f2", CLT_FLOAT16}, {"<i4", CLT_INT32},
     {"<i8", CLT_INT64},   {"|u1", CLT_UINT8},   {"|b1", CLT_BOOL},
     {"<c8", CLT_COMPLEX64}, {"<c16", CLT_COMPLEX128},
+    {"|i1", CLT_INT8},    {"<i2", CLT_INT16},
 };
 
 /* ---- saving ------------------------------------------------------------------------- */
@@ -317,6 +318,7 @@ static bool parse_descr(const char *d, clt_dtype *dtype, bool *swap)
         {"i8", "q", "int64", CLT_INT64},     {"u1", "B", "uint8", CLT_UINT8},
         {"b1", "?", "bool", CLT_BOOL},
         {"c8", "F", "complex64", CLT_COMPLEX64}, {"c16", "D", "complex128", CLT_COMPLEX128},
+        {"i1", "b", "int8", CLT_INT8},       {"i2", "h", "int16", CLT_INT16},
     };
     char order = d[0] && strchr("<>=|", d[0]) ? d[0] : '\0';
     const char *t = order ? d + 1 : d;

@@ -27,6 +27,7 @@ static const struct {
 } dtypes[] = {
     {"F32", CLT_FLOAT32}, {"F64", CLT_FLOAT64}, {"F16", CLT_FLOAT16}, {"I32", CLT_INT32},
     {"I64", CLT_INT64},   {"U8", CLT_UINT8},    {"BOOL", CLT_BOOL}, {"BF16", CLT_BFLOAT16},
+    {"I8", CLT_INT8},     {"I16", CLT_INT16},
 };
 
 static const char *st_dtype_name(clt_dtype dt)
@@ -170,7 +171,7 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
     char qd[40];
     if (!st_dtype_parse(dt->s, &e->dtype) || strlen(dt->s) != dt->len)
         return bad(sf, "tensor '%s': dtype '%s' is not supported (cltensor reads F32, F64, F16, "
-                       "BF16, I32, I64, U8 and BOOL)", CLT__QUOTE(q, name),
+                       "BF16, I8, I16, I32, I64, U8 and BOOL)", CLT__QUOTE(q, name),
                    clt__quote(qd, sizeof qd, dt->s, dt->len));
     if (sh->type != CLT__JSON_ARRAY)
         return bad(sf, "tensor '%s': shape is %s, expected an array", CLT__QUOTE(q, name),

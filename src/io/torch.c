@@ -26,11 +26,12 @@ static const struct {
     {"IntStorage", CLT_INT32},     {"LongStorage", CLT_INT64},     {"ByteStorage", CLT_UINT8},
     {"BoolStorage", CLT_BOOL},     {"ComplexFloatStorage", CLT_COMPLEX64},
     {"ComplexDoubleStorage", CLT_COMPLEX128}, {"BFloat16Storage", CLT_BFLOAT16},
+    {"CharStorage", CLT_INT8},     {"ShortStorage", CLT_INT16},
 };
 
 /* torch's other storage types: refused by dtype, not as unknown globals. */
 static const char *const other_storages[] = {
-    "CharStorage", "ShortStorage", "QInt8Storage", "QUInt8Storage",
+    "QInt8Storage", "QUInt8Storage",
     "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
 };
 

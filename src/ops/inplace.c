@@ -17,6 +17,8 @@ static const char *torch_name(clt_dtype dt)
     case CLT_INT32: return "Int";
     case CLT_INT64: return "Long";
     case CLT_UINT8: return "Byte";
+    case CLT_INT8: return "Char";
+    case CLT_INT16: return "Short";
     case CLT_BOOL: return "Bool";
     default: return "?";
     }

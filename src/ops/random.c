@@ -200,6 +200,8 @@ static bool fits(clt_dtype dt, int64_t v)
     switch (dt) {
     case CLT_BOOL: return v >= 0 && v <= 1;
     case CLT_UINT8: return v >= 0 && v <= 255;
+    case CLT_INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case CLT_INT16: return v >= INT16_MIN && v <= INT16_MAX;
     case CLT_INT32: return v >= INT32_MIN && v <= INT32_MAX;
     case CLT_FLOAT16: return v >= -2048 && v <= 2048;
     case CLT_BFLOAT16: return v >= -256 && v <= 256;

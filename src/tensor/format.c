@@ -74,6 +74,8 @@ double clt__element_to_double(clt_dtype dtype, const void *p)
     case CLT_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
     case CLT_UINT8: return *(const uint8_t *)p;
+    case CLT_INT8: return *(const int8_t *)p;
+    case CLT_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
     case CLT_BOOL: return *(const uint8_t *)p != 0;
     case CLT_COMPLEX64: { float v; memcpy(&v, p, 4); return v; } /* the real part */
     case CLT_COMPLEX128: { double v; memcpy(&v, p, 8); return v; }
@@ -92,6 +94,8 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p)
     case CLT_INT32: { uint32_t x = (uint32_t)(uint64_t)clt__trunc_int64(v); memcpy(p, &x, 4); break; }
     case CLT_INT64: { int64_t x = clt__trunc_int64(v); memcpy(p, &x, 8); break; }
     case CLT_UINT8: *(uint8_t *)p = (uint8_t)(uint64_t)clt__trunc_int64(v); break;
+    case CLT_INT8: *(uint8_t *)p = (uint8_t)(uint64_t)clt__trunc_int64(v); break;
+    case CLT_INT16: { uint16_t x = (uint16_t)(uint64_t)clt__trunc_int64(v); memcpy(p, &x, 2); break; }
     case CLT_BOOL: *(uint8_t *)p = v != 0; break;
     case CLT_COMPLEX64: { float x[2] = {(float)v, 0.0f}; memcpy(p, x, 8); break; }
     case CLT_COMPLEX128: { double x[2] = {v, 0.0}; memcpy(p, x, 16); break; }
@@ -188,6 +192,8 @@ static void format_element(clt__strbuf *sb, clt_dtype dtype, const unsigned char
     case CLT_INT32: { int32_t v; memcpy(&v, p, 4); clt__sb_printf(sb, "%d", v); break; }
     case CLT_INT64: { int64_t v; memcpy(&v, p, 8); clt__sb_printf(sb, "%lld", (long long)v); break; }
     case CLT_UINT8: clt__sb_printf(sb, "%u", (unsigned)*p); break;
+    case CLT_INT8:
+    case CLT_INT16: clt__sb_printf(sb, "%d", (int)clt__element_to_double(dtype, p)); break;
     case CLT_BOOL: clt__sb_printf(sb, *p ? "True" : "False"); break;
     case CLT_COMPLEX64:
     case CLT_COMPLEX128: {

@@ -80,6 +80,8 @@ static int int_text(const printer *p, int64_t k, char *buf, size_t size)
     switch (p->t->dtype) {
     case CLT_BOOL: return snprintf(buf, size, "%s", *e ? "True" : "False");
     case CLT_UINT8: return snprintf(buf, size, "%u", (unsigned)*e);
+    case CLT_INT8:
+    case CLT_INT16: return snprintf(buf, size, "%d", (int)value_at(p, k));
     case CLT_INT32: { int32_t v; memcpy(&v, e, 4); return snprintf(buf, size, "%d", v); }
     case CLT_INT64: { int64_t v; memcpy(&v, e, 8); return snprintf(buf, size, "%lld", (long long)v); }
     default: return snprintf(buf, size, "?");
