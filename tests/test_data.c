@@ -1173,20 +1173,21 @@ Test(data, load_idx)
         clt_dataloader_free(dl);
         clt_free(a);
     }
-    /* int16 (-2, 300, -32768) widened, big-endian; float32 1.5, -2; double */
+    /* int16 (-2, 300, -32768) and int8 as torchvision's dtypes, big-endian;
+     * float32 1.5, -2; double */
     unsigned char s16[6] = {0xff, 0xfe, 0x01, 0x2c, 0x80, 0x00};
     write_idx(path, 1, 0x0B, 1, (uint32_t[]){3}, s16, 6, 0);
     clt_array_spec *a;
     CHECK(clt_load_idx(path, &a));
-    cr_assert_eq(a->dtype, CLT_INT32);
-    const int32_t *iv = a->data;
-    cr_assert(iv[0] == -2 && iv[1] == 300 && iv[2] == -32768);
+    cr_assert_eq(a->dtype, CLT_INT16);
+    const int16_t *hv = a->data;
+    cr_assert(hv[0] == -2 && hv[1] == 300 && hv[2] == -32768);
     clt_free(a);
     unsigned char s8[3] = {0xff, 0x7f, 0x80};
     write_idx(path, 0, 0x09, 1, (uint32_t[]){3}, s8, 3, 0);
     CHECK(clt_load_idx(path, &a));
-    iv = a->data;
-    cr_assert(a->dtype == CLT_INT32 && iv[0] == -1 && iv[1] == 127 && iv[2] == -128);
+    const int8_t *bv = a->data;
+    cr_assert(a->dtype == CLT_INT8 && bv[0] == -1 && bv[1] == 127 && bv[2] == -128);
     clt_free(a);
     unsigned char f32[8] = {0x3f, 0xc0, 0, 0, 0xc0, 0, 0, 0};
     write_idx(path, 0, 0x0D, 2, (uint32_t[]){1, 2}, f32, 8, 0);

@@ -209,9 +209,10 @@ CLT_API clt_status clt_random_split(int64_t n, const double *lengths, int k, uin
 /* Reads an IDX file (the format of MNIST and Fashion-MNIST:
  * train-images-idx3-ubyte and the like), plain or gzip'd (.gz, read by
  * zlib), into host memory for clt_dataloader_arrays, as clt_load_npy_host
- * does a .npy file.  Element types: unsigned byte (uint8), signed byte
- * and short (widened to int32), int (int32), float (float32), double
- * (float64), big-endian in the file, this machine's order in *out; 1 to
+ * does a .npy file.  Element types, as torchvision reads them: unsigned
+ * byte (uint8), signed byte (int8), short (int16), int (int32), float
+ * (float32), double (float64), big-endian in the file, this machine's
+ * order in *out; 1 to
  * CLT_MAX_DIMS dimensions (MNIST images [N, 28, 28] uint8, labels [N]
  * uint8).  *out is one block: the description, its shape and the values
  * (C order, at a 64-byte boundary); release it with one clt_free, after

@@ -69,13 +69,14 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
                         fn, path, head[0], head[1], head[2], head[3]);
         goto done;
     }
-    /* the element types, and what each becomes: int8 and int16 widen */
+    /* the element types and their dtypes (torchvision's: signed byte is
+     * int8, short int16) */
     size_t es;
     clt_dtype dt;
     switch (type) {
     case 0x08: es = 1, dt = CLT_UINT8; break;
-    case 0x09: es = 1, dt = CLT_INT32; break;
-    case 0x0B: es = 2, dt = CLT_INT32; break;
+    case 0x09: es = 1, dt = CLT_INT8; break;
+    case 0x0B: es = 2, dt = CLT_INT16; break;
     case 0x0C: es = 4, dt = CLT_INT32; break;
     case 0x0D: es = 4, dt = CLT_FLOAT32; break;
     case 0x0E: es = 8, dt = CLT_FLOAT64; break;
@@ -102,7 +103,7 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
             goto done;
         }
     }
-    size_t os = clt_dtype_size(dt), bytes = (size_t)count * os, raw = (size_t)count * es;
+    size_t bytes = (size_t)count * es;
     if (bytes > SIZE_MAX - DATA_AT ||
         (a = clt__aligned(IDX_ALIGN, DATA_AT + bytes)) == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: '%s': out of host memory for %zu bytes",
@@ -110,10 +111,7 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
         goto done;
     }
     unsigned char *data = (unsigned char *)a + DATA_AT;
-    /* the raw values at the end, widened forwards (each read before its
-     * place is written) */
-    unsigned char *src = data + (bytes - raw);
-    CLT__TRY(read_all(f, src, raw, path, "the values", fn));
+    CLT__TRY(read_all(f, data, bytes, path, "the values", fn));
     unsigned char extra;
     if (gzread(f, &extra, 1) != 0) {
         st = clt__error(CLT_ERR_IO,
@@ -121,26 +119,21 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
                         path, (unsigned long long)count);
         goto done;
     }
-    for (size_t i = 0; i < (size_t)count && es > 1; i++) {
-        const unsigned char *b = src + i * es;
+    for (size_t i = 0; i < (size_t)count && es > 1; i++) { /* big-endian to ours, in place */
+        unsigned char *b = data + i * es;
         uint64_t v = 0;
         for (size_t k = 0; k < es; k++)
-            v = v << 8 | b[k]; /* big-endian */
-        if (type == 0x0B) {
-            int32_t w = (int16_t)(uint16_t)v;
-            memcpy(data + i * 4, &w, 4);
+            v = v << 8 | b[k];
+        if (es == 2) {
+            uint16_t w = (uint16_t)v;
+            memcpy(b, &w, 2);
         } else if (es == 4) {
             uint32_t w = (uint32_t)v;
-            memcpy(data + i * 4, &w, 4);
+            memcpy(b, &w, 4);
         } else {
-            memcpy(data + i * 8, &v, 8);
+            memcpy(b, &v, 8);
         }
     }
-    if (type == 0x09)
-        for (size_t i = 0; i < (size_t)count; i++) {
-            int32_t w = (int8_t)src[i];
-            memcpy(data + i * 4, &w, 4);
-        }
     memcpy(a->shape, shape, sizeof(int64_t) * (size_t)nd);
     a->spec = (clt_array_spec){data, dt, nd, a->shape};
     *out = &a->spec;
