@@ -6180,6 +6180,12 @@ def shape2():
 
 
 shape2()
+# the sections defined before the CONFORMANCE_ONLY exit above and run
+# nowhere else
+sparsegrad()
+sparsecsrgrad()
+sparsebsrgrad()
+transforms()
 
 summary()
 sys.exit(1 if failed else 0)
