@@ -61,6 +61,35 @@ CLT_KERNEL(quantize)(__global Q *out, __global const T *x, float inv, float zp, 
     Q_STORE(out, i, (Q_C)clamp(q, qmin, qmax));
 }
 
+/* torch.quantize_per_channel's integer representation: as quantize with
+ * the reciprocal of scale[c] and zp[c] of element i's channel c. */
+CLT_KERNEL(quantize_channel)(__global Q *out, __global const T *x, __global const float *scale,
+                             __global const float *zp, ulong inner, ulong nch, long qmin,
+                             long qmax, ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    ulong c = (i / inner) % nch;
+    float inv = 1.0f / scale[c];
+    long q = q_to_long((T_C)zp[c] + rint(T_LOAD(x, i) * (T_C)inv));
+    Q_STORE(out, i, (Q_C)clamp(q, qmin, qmax));
+}
+
+/* The dequantization of a per-channel quantized tensor's integer
+ * representation q (Q): float32 (q - zp[c]) * scale[c], the difference
+ * taken in long (torch's int64). */
+CLT_KERNEL(dequantize_channel)(__global float *out, __global const Q *q,
+                               __global const float *scale, __global const long *zp,
+                               ulong inner, ulong nch, ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    ulong c = (i / inner) % nch;
+    out[i] = (float)((long)Q_LOAD(q, i) - zp[c]) * scale[c];
+}
+
 /* The elementwise part of the learnable fake quantization's backward
  * (PyTorch's fake_quantize_learnable_*_grad_kernel_cpu, float32 only): dx
  * the masked gradient, ds and dz each element's share of the scale's and

@@ -1169,6 +1169,15 @@ clt_status clt__fake_quant_learn_grad(const char *fn, const clt_tensor *x, const
                                       clt_tensor **dz);
 clt_status clt__quantize(const char *fn, const clt_tensor *x, double scale, int64_t zero_point,
                          clt_dtype qt, int64_t qmin, int64_t qmax, clt_tensor **out);
+/* clt__quantize per channel (scale, zp as for clt__fake_quant);
+ * clt__dequantize_channel: float32 (q - zp[c]) * scale[c] of an integer
+ * representation q, zp a contiguous int64 tensor of nch elements. */
+clt_status clt__quantize_channel(const char *fn, const clt_tensor *x, const clt_tensor *scale,
+                                 const clt_tensor *zp, int64_t inner, int64_t nch, clt_dtype qt,
+                                 int64_t qmin, int64_t qmax, clt_tensor **out);
+clt_status clt__dequantize_channel(const char *fn, const clt_tensor *q, const clt_tensor *scale,
+                                   const clt_tensor *zp, int64_t inner, int64_t nch,
+                                   clt_tensor **out);
 clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_tensor **out);
 clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
                          clt_tensor **exponent);

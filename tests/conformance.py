@@ -14669,6 +14669,8 @@ def quant():
           [P, P, P, C.c_int, C.c_int64, C.c_int64, C.c_double, PP])
     proto("clt_quantize_per_tensor", [P, C.c_double, C.c_int64, C.c_int, PP])
     proto("clt_dequantize", [P, C.c_double, C.c_int64, PP])
+    proto("clt_quantize_per_channel", [P, P, P, C.c_int, C.c_int, PP])
+    proto("clt_dequantize_per_channel", [P, P, P, C.c_int, PP])
     proto("clt_observer", [P, C.POINTER(_ObsOpts), PP])
     proto("clt_fake_quantize_layer", [P, C.POINTER(_ObsOpts), PP])
     proto("clt_observer_calculate_qparams", [P, PP, PP])
@@ -14854,6 +14856,39 @@ def quant():
     check("quantize_per_tensor qint8 zero_point above",
           lambda t: torch.quantize_per_tensor(t, 0.5, 128, torch.qint8),
           lambda t, o: L.clt_quantize_per_tensor(t, 0.5, 128, 1, o), [x])
+
+    # quantize_per_channel and its dequantize
+    xc = torch.cat([torch.tensor(ties[:14]), data((46,), f, lo=-300, hi=300)]).reshape(3, 4, 5)
+    for axis in (0, 1, 2):
+        n = xc.shape[axis]
+        sc = torch.tensor([0.5, 0.1, 2.0, 1e-3, 0.25][:n])
+        for zl, qd, tq in (([3, 0, 255, 17, 128], 0, torch.quint8),
+                           ([-7, 0, 127, -128, 5], 1, torch.qint8),
+                           ([-5, 100000, 0, -100000, 3], 2, torch.qint32)):
+            zp = torch.tensor(zl[:n])
+            check("quantize_per_channel %s axis %d" % (tq, axis),
+                  lambda t, a, b, ax=axis, tq=tq: torch.quantize_per_channel(
+                      t, a, b, ax, tq).int_repr(),
+                  lambda t, a, b, o, ax=axis, qd=qd: L.clt_quantize_per_channel(
+                      t, a, b, ax, qd, o), [xc, sc, zp], tol="exact")
+            q = torch.quantize_per_channel(xc, sc, zp, axis, tq)
+            check("dequantize per_channel %s axis %d" % (tq, axis),
+                  lambda t, a, b, ax=axis: torch._make_per_channel_quantized_tensor(
+                      t, a, b, ax).dequantize(),
+                  lambda t, a, b, o, ax=axis: L.clt_dequantize_per_channel(t, a, b, ax, o),
+                  [q.int_repr(), sc, zp])
+    sc3, zp3 = torch.tensor([0.5, 0.5, 0.5]), torch.tensor([0, 300, 0])
+    check("quantize_per_channel zero_point above",
+          lambda t, a, b: torch.quantize_per_channel(t, a, b, 0, torch.quint8),
+          lambda t, a, b, o: L.clt_quantize_per_channel(t, a, b, 0, 0, o), [xc, sc3, zp3])
+    check("quantize_per_channel axis out of range",
+          lambda t, a, b: torch.quantize_per_channel(t, a, b, 3, torch.quint8),
+          lambda t, a, b, o: L.clt_quantize_per_channel(t, a, b, 3, 0, o),
+          [xc, sc3, torch.tensor([0, 1, 2])])
+    check("quantize_per_channel scales length",
+          lambda t, a, b: torch.quantize_per_channel(t, a, b, 1, torch.quint8),
+          lambda t, a, b, o: L.clt_quantize_per_channel(t, a, b, 1, 0, o),
+          [xc, sc3, torch.tensor([0, 1, 2])])
 
     # observers: buffers and calculate_qparams after a few batches
     QD = {torch.quint8: 0, torch.qint8: 1, torch.qint32: 2}

@@ -12515,6 +12515,26 @@ static void op_quant(fz *f)
     }
     case 5: {
         clt_qdtype qd = (clt_qdtype)((int)pick(f, 4) - (chance(f, 10) ? 1 : 0));
+        if (chance(f, 2)) {
+            int64_t n = chance(f, 8) ? nch + 1 : nch;
+            clt_tensor *s = quant_vec(f, dev, n, scale, chance(f, 8) ? CLT_INT64 : CLT_FLOAT32);
+            clt_tensor *z = quant_vec(f, dev, n, (double)zp,
+                                      chance(f, 8) ? CLT_FLOAT32 : CLT_INT64);
+            CALL("clt_quantize_per_channel", clt_quantize_per_channel(x, s, z, axis, qd, op));
+            result_like(f, st, op, out, x,
+                        qd == CLT_QUINT8 ? CLT_UINT8 : qd == CLT_QINT8 ? CLT_INT8 : CLT_INT32);
+            if (st == CLT_OK && chance(f, 2)) {
+                clt_tensor *d = SENT;
+                CALL("clt_dequantize_per_channel",
+                     clt_dequantize_per_channel(out, s, z, axis, &d));
+                if (outcome(f, st, d))
+                    keep_result(f, d, clt_tensor_ndim(out), clt_tensor_shape(out), CLT_FLOAT32,
+                                clt_tensor_device(out));
+            }
+            tfree(f, s, 0);
+            tfree(f, z, 0);
+            break;
+        }
         CALL("clt_quantize_per_tensor", clt_quantize_per_tensor(x, scale, zp, qd, op));
         result_like(f, st, op, out, x,
                     qd == CLT_QUINT8 ? CLT_UINT8 : qd == CLT_QINT8 ? CLT_INT8 : CLT_INT32);

@@ -911,6 +911,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_fake_quantize_learnable_per_channel_affine(f->f, f->f, f->f, 7, 0, 255, 1.0, &o->t)) \
     X(clt_quantize_per_tensor, T, clt_quantize_per_tensor(f->f, 0.5, 300, CLT_QINT8, &o->t))  \
     X(clt_dequantize, T, clt_dequantize(f->f, 0.5, 0, &o->t))                                 \
+    X(clt_quantize_per_channel, T,                                                            \
+      clt_quantize_per_channel(f->f, f->f, f->i32, 5, CLT_QINT8, &o->t))                      \
+    X(clt_dequantize_per_channel, T, clt_dequantize_per_channel(f->f, f->f, f->i32, 0, &o->t)) \
     X(clt_observer, M, clt_observer(f->dev, &bad_observer, &o->m))                            \
     X(clt_fake_quantize_layer, M, clt_fake_quantize_layer(f->dev, &bad_observer, &o->m))      \
     X(clt_observer_calculate_qparams, T | T2,                                                 \

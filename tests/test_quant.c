@@ -776,3 +776,89 @@ Test(quant, fake_quantize_on_weights_and_by_hook)
     clt_module_free(fqa);
     clt_module_free(m);
 }
+
+Test(quant, quantize_per_channel_and_dequantize)
+{
+    /* x [2, 3, 4] along axis 1 (3 channels, 4 inner elements): TIES and
+     * more, each channel with its own scale and zero point. */
+    clt_device *dev = get_device("cpu");
+    int64_t shape[3] = {2, 3, 4}, three = 3;
+    float xv[24];
+    for (int k = 0; k < 24; k++)
+        xv[k] = k < (int)NTIES ? TIES[k] : (float)(k - 19) * 0.37f;
+    const float sv[3] = {0.5f, 0.1f, 2.0f};
+    const int64_t zv[3] = {3, -7, 0};
+    for (int qd = 0; qd < 3; qd++) {
+        int64_t lo = qd == 0 ? 0 : qd == 1 ? -128 : INT32_MIN;
+        int64_t hi = qd == 0 ? 255 : qd == 1 ? 127 : INT32_MAX;
+        int64_t zq[3] = {zv[0], qd == 0 ? 7 : zv[1], zv[2]};
+        clt_tensor *x = f32(dev, 3, shape, xv), *s = f32(dev, 1, &three, sv), *z = NULL;
+        clt_tensor *q = NULL, *qi = NULL, *d = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &three, zq, &z));
+        CHECK(clt_quantize_per_channel(x, s, z, 1, (clt_qdtype)qd, &q));
+        cr_assert_eq(clt_tensor_dtype(q), qd == 0 ? CLT_UINT8 : qd == 1 ? CLT_INT8 : CLT_INT32);
+        CHECK(clt_dequantize_per_channel(q, s, z, 1, &d));
+        CHECK(clt_to_dtype(q, CLT_INT64, &qi));
+        int64_t qv[24];
+        CHECK(clt_tensor_read(qi, qv, sizeof qv));
+        float *dv = read_f32(d);
+        for (int k = 0; k < 24; k++) {
+            int c = (k / 4) % 3;
+            int64_t r = to_i64((float)zq[c] + nearbyintf(xv[k] * (1.0f / sv[c])));
+            cr_assert_eq(qv[k], clampi(r, lo, hi), "qd %d x=%g: %lld", qd, xv[k],
+                         (long long)qv[k]);
+            cr_assert_eq(dv[k], (float)(qv[k] - zq[c]) * sv[c], "qd %d k %d: %g", qd, k, dv[k]);
+        }
+        free(dv);
+        clt_tensor_free(d);
+        clt_tensor_free(qi);
+        clt_tensor_free(q);
+        clt_tensor_free(z);
+        clt_tensor_free(s);
+        clt_tensor_free(x);
+    }
+}
+
+Test(quant, quantize_per_channel_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {2, 3}, three = 3, two = 2;
+    float xv[6] = {0, 1, 2, 3, 4, 5}, sv[3] = {0.5f, 0.5f, 0.5f};
+    int64_t zbad[3] = {0, 300, 0}, zok[3] = {0, 1, 2};
+    clt_tensor *x = f32(dev, 2, shape, xv), *s = f32(dev, 1, &three, sv), *s2 = f32(dev, 1, &two, sv);
+    clt_tensor *zb = NULL, *z = NULL, *out = (clt_tensor *)&out;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &three, zbad, &zb));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &three, zok, &z));
+    assert_error(clt_quantize_per_channel(x, s, zb, 1, CLT_QUINT8, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "zero_point 300 is above upper bound");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_quantize_per_channel(x, s, z, 2, CLT_QUINT8, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "Channel axis out of range");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_quantize_per_channel(x, s, z, 0, CLT_QUINT8, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "length of scales must equal to channel");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_quantize_per_channel(x, s2, z, 1, CLT_QUINT8, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "number of elements in scales and zero_points");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_quantize_per_channel(x, s, s, 1, CLT_QUINT8, &out), CLT_ERR_DTYPE_MISMATCH,
+                 "zero_points must be an integer tensor");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_quantize_per_channel(x, z, z, 1, CLT_QUINT8, &out), CLT_ERR_DTYPE_MISMATCH,
+                 "scale tensor must be floating point");
+    cr_assert_null(out);
+    out = (clt_tensor *)&out;
+    assert_error(clt_dequantize_per_channel(x, s, z, 1, &out), CLT_ERR_DTYPE_MISMATCH,
+                 "int8 (qint8)");
+    cr_assert_null(out);
+    clt_tensor_free(z);
+    clt_tensor_free(zb);
+    clt_tensor_free(s2);
+    clt_tensor_free(s);
+    clt_tensor_free(x);
+}

@@ -151,6 +151,38 @@ CLT_API clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale,
 CLT_API clt_status clt_dequantize(const clt_tensor *q, double scale, int64_t zero_point,
                                   clt_tensor **out);
 
+/* torch.quantize_per_channel(x, scales, zero_points, axis, dtype).int_repr():
+ * as clt_quantize_per_tensor with scales[c] and zero_points[c] for the
+ * elements of index c along axis.  scales floating (rounded to float32, as
+ * torch's kernel does), zero_points integer, both 1-D of x's size along
+ * axis, on x's device; 0 <= axis < x's dimensions (no negative axes, as
+ * torch).  Torch's checks and words: CLT_ERR_INVALID_ARGUMENT for "scale
+ * tensor must have dimension 1", "number of elements in scales and
+ * zero_points must match", "Channel axis out of range", "length of scales
+ * must equal to channel", a zero point outside the dtype's range (the zero
+ * points are read back to check them) or beyond 2^24 in magnitude;
+ * CLT_ERR_DTYPE_MISMATCH for an x not float32 or scales not floating.
+ * (Difference: torch also takes floating zero points, which make the
+ * per_channel_affine_float_qparams scheme; here they are refused,
+ * CLT_ERR_DTYPE_MISMATCH.)  No gradient. */
+CLT_API clt_status clt_quantize_per_channel(const clt_tensor *x, const clt_tensor *scales,
+                                            const clt_tensor *zero_points, int axis,
+                                            clt_qdtype dtype, clt_tensor **out);
+
+/* torch's dequantize() of a per-channel quantized tensor given as its
+ * integer representation q (uint8, int8 or int32; others
+ * CLT_ERR_DTYPE_MISMATCH), scales, zero_points and axis checked as
+ * clt_quantize_per_channel's (the zero points not against a range):
+ * float32 (q - zero_points[c]) * scales[c], the difference taken in int64
+ * as torch's.  (Difference: torch multiplies by the scale in float64 and
+ * rounds to float32 after; here the scale is rounded to float32 first and
+ * the difference converted to float32, which is the same result for
+ * scales that are float32 values and differences below 2^24 in
+ * magnitude.)  No gradient. */
+CLT_API clt_status clt_dequantize_per_channel(const clt_tensor *q, const clt_tensor *scales,
+                                              const clt_tensor *zero_points, int axis,
+                                              clt_tensor **out);
+
 /* ---- observers ------------------------------------------------------------- */
 
 typedef enum clt_observer_kind {

@@ -386,15 +386,12 @@ clt_status clt_fake_quantize_learnable_per_channel_affine(const clt_tensor *x,
                      true, axis, quant_min, quant_max, grad_factor, out);
 }
 
-/* ---- quantize_per_tensor, dequantize -------------------------------------------- */
+/* ---- quantize_per_tensor, quantize_per_channel, dequantize ----------------------- */
 
-clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t zero_point,
-                                   clt_qdtype dtype, clt_tensor **out)
+/* torch's checks of quantize's input and dtype; the dtype's range. */
+static clt_status check_quantize(const char *fn, const clt_tensor *x, clt_qdtype dtype,
+                                 int64_t *qmin, int64_t *qmax)
 {
-    static const char fn[] = "clt_quantize_per_tensor";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(x, fn);
     if (dtype != CLT_QUINT8 && dtype != CLT_QINT8 && dtype != CLT_QINT32)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: unknown quantized dtype %d", fn,
                           (int)dtype);
@@ -402,8 +399,14 @@ clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t ze
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: Quantize only works on Float Tensor, got %s", fn,
                           clt_dtype_name(x->dtype));
-    int64_t qmin = dtype == CLT_QUINT8 ? 0 : dtype == CLT_QINT8 ? -128 : INT32_MIN;
-    int64_t qmax = dtype == CLT_QUINT8 ? 255 : dtype == CLT_QINT8 ? 127 : INT32_MAX;
+    *qmin = dtype == CLT_QUINT8 ? 0 : dtype == CLT_QINT8 ? -128 : INT32_MIN;
+    *qmax = dtype == CLT_QUINT8 ? 255 : dtype == CLT_QINT8 ? 127 : INT32_MAX;
+    return CLT_OK;
+}
+
+static clt_status check_zero_point(const char *fn, int64_t zero_point, int64_t qmin,
+                                   int64_t qmax)
+{
     if (zero_point < qmin || zero_point > qmax)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: zero_point %lld is %s bound", fn,
                           (long long)zero_point,
@@ -413,8 +416,98 @@ clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t ze
                           "%s: zero_point %lld is beyond 2^24 in magnitude (zero points are "
                           "carried in float32)",
                           fn, (long long)zero_point);
-    clt_dtype qt = dtype == CLT_QUINT8 ? CLT_UINT8 : dtype == CLT_QINT8 ? CLT_INT8 : CLT_INT32;
-    clt_status st = clt__quantize(fn, x, scale, zero_point, qt, qmin, qmax, out);
+    return CLT_OK;
+}
+
+/* The integer representation's dtype of a quantized dtype. */
+static clt_dtype qtype(clt_qdtype dtype)
+{
+    return dtype == CLT_QUINT8 ? CLT_UINT8 : dtype == CLT_QINT8 ? CLT_INT8 : CLT_INT32;
+}
+
+/* torch's checks of per-channel scales and zero points for x along axis:
+ * *scale a float32 copy and *zp an int64 copy, both contiguous, on x's
+ * device; with zps, the zero points read back into a new host array
+ * (*zps, freed with free). */
+static clt_status channel_qparams(const char *fn, const clt_tensor *x, const clt_tensor *scales,
+                                  const clt_tensor *zero_points, int axis, clt_tensor **scale,
+                                  clt_tensor **zp, int64_t **zps)
+{
+    *scale = *zp = NULL;
+    if (zps)
+        *zps = NULL;
+    clt_status st = clt__same_device(x, scales, fn);
+    if (st == CLT_OK)
+        st = clt__same_device(x, zero_points, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!clt__dtype_is_float(scales->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: scale tensor must be floating point (got %s)", fn,
+                          clt_dtype_name(scales->dtype));
+    clt_dtype zt = zero_points->dtype;
+    if (clt__dtype_is_float(zt) || clt__dtype_is_complex(zt) || zt == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: zero_points must be an integer tensor (got %s)", fn,
+                          clt_dtype_name(zt));
+    if (scales->ndim != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: scale tensor must have dimension 1",
+                          fn);
+    if (zero_points->ndim != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: zero_points tensor must have dimension 1", fn);
+    if (scales->numel != zero_points->numel)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: number of elements in scales and zero_points must match "
+                          "(%lld and %lld)",
+                          fn, (long long)scales->numel, (long long)zero_points->numel);
+    if (axis < 0 || axis >= x->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Channel axis out of range in per channel affine quantization. "
+                          "Got: %d Expected: [0, %d)",
+                          fn, axis, x->ndim);
+    if (x->shape[axis] != scales->numel)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: length of scales must equal to channel (%lld and %lld)", fn,
+                          (long long)scales->numel, (long long)x->shape[axis]);
+    int64_t *host = NULL;
+    clt_tensor *s = NULL, *z = NULL;
+    CLT__TRY(clt__contiguous_as(fn, scales, CLT_FLOAT32, &s));
+    CLT__TRY(clt__contiguous_as(fn, zero_points, CLT_INT64, &z));
+    if (zps) {
+        host = malloc((size_t)(z->numel > 0 ? z->numel : 1) * sizeof *host);
+        if (host == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        CLT__TRY(clt_tensor_read(z, host, (size_t)z->numel * sizeof *host));
+        *zps = host;
+        host = NULL;
+    }
+    *scale = s;
+    *zp = z;
+    s = z = NULL;
+done:
+    free(host);
+    clt_tensor_free(s);
+    clt_tensor_free(z);
+    return st;
+}
+
+clt_status clt_quantize_per_tensor(const clt_tensor *x, double scale, int64_t zero_point,
+                                   clt_qdtype dtype, clt_tensor **out)
+{
+    static const char fn[] = "clt_quantize_per_tensor";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    int64_t qmin, qmax;
+    clt_status st = check_quantize(fn, x, dtype, &qmin, &qmax);
+    if (st == CLT_OK)
+        st = check_zero_point(fn, zero_point, qmin, qmax);
+    if (st != CLT_OK)
+        return st;
+    st = clt__quantize(fn, x, scale, zero_point, qtype(dtype), qmin, qmax, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -442,5 +535,60 @@ clt_status clt_dequantize(const clt_tensor *q, double scale, int64_t zero_point,
 done:
     clt_tensor_free(f);
     clt_tensor_free(d);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_quantize_per_channel(const clt_tensor *x, const clt_tensor *scales,
+                                    const clt_tensor *zero_points, int axis, clt_qdtype dtype,
+                                    clt_tensor **out)
+{
+    static const char fn[] = "clt_quantize_per_channel";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    CLT__REQUIRE_ARG(scales, fn);
+    CLT__REQUIRE_ARG(zero_points, fn);
+    int64_t qmin, qmax, *zps = NULL, inner, nch;
+    clt_tensor *s = NULL, *z = NULL, *zf = NULL;
+    clt_status st = check_quantize(fn, x, dtype, &qmin, &qmax);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(channel_qparams(fn, x, scales, zero_points, axis, &s, &z, &zps));
+    for (int64_t c = 0; c < z->numel; c++)
+        CLT__TRY(check_zero_point(fn, zps[c], qmin, qmax));
+    CLT__TRY(clt__contiguous_as(fn, z, CLT_FLOAT32, &zf));
+    channels(x, axis, &inner, &nch);
+    CLT__TRY(clt__quantize_channel(fn, x, s, zf, inner, nch, qtype(dtype), qmin, qmax, out));
+done:
+    free(zps);
+    clt_tensor_free(s);
+    clt_tensor_free(z);
+    clt_tensor_free(zf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_dequantize_per_channel(const clt_tensor *q, const clt_tensor *scales,
+                                      const clt_tensor *zero_points, int axis, clt_tensor **out)
+{
+    static const char fn[] = "clt_dequantize_per_channel";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(q, fn);
+    CLT__REQUIRE_ARG(scales, fn);
+    CLT__REQUIRE_ARG(zero_points, fn);
+    if (q->dtype != CLT_UINT8 && q->dtype != CLT_INT8 && q->dtype != CLT_INT32)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: a quantized tensor's integer representation is uint8 (quint8), "
+                          "int8 (qint8) or int32 (qint32), not %s",
+                          fn, clt_dtype_name(q->dtype));
+    int64_t inner, nch;
+    clt_tensor *s = NULL, *z = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(channel_qparams(fn, q, scales, zero_points, axis, &s, &z, NULL));
+    channels(q, axis, &inner, &nch);
+    CLT__TRY(clt__dequantize_channel(fn, q, s, z, inner, nch, out));
+done:
+    clt_tensor_free(s);
+    clt_tensor_free(z);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -139,3 +139,69 @@ done:
     clt_tensor_free(r);
     return st;
 }
+
+clt_status clt__quantize_channel(const char *fn, const clt_tensor *x, const clt_tensor *scale,
+                                 const clt_tensor *zp, int64_t inner, int64_t nch, clt_dtype qt,
+                                 int64_t qmin, int64_t qmax, clt_tensor **out)
+{
+    *out = NULL;
+    clt_status st = CLT_OK;
+    clt_tensor *xc = NULL, *r = NULL;
+    CLT__TRY(clt__result_new(fn, x->dev, qt, x->ndim, x->shape, &r));
+    if (x->numel > 0) {
+        const char *opts = quant_options(x->dtype, qt, fn);
+        if (opts == NULL) {
+            st = CLT_ERR_OUT_OF_HOST_MEMORY;
+            goto done;
+        }
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+        cl_mem mo = clt__mem(r), mx = clt__mem(xc), ms = clt__mem(scale), mz = clt__mem(zp);
+        cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch,
+                 cnt = (cl_ulong)x->numel;
+        cl_long lo = qmin, hi = qmax;
+        size_t gws = (size_t)x->numel;
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mx), CLT__ARG(ms), CLT__ARG(mz), CLT__ARG(cin),
+                           CLT__ARG(cch), CLT__ARG(lo), CLT__ARG(hi), CLT__ARG(cnt)};
+        CLT__TRY(clt__error_in(
+            clt__launch(x->dev, "quant", opts, "quantize_channel", 1, &gws, NULL, 9, args), fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt__dequantize_channel(const char *fn, const clt_tensor *q, const clt_tensor *scale,
+                                   const clt_tensor *zp, int64_t inner, int64_t nch,
+                                   clt_tensor **out)
+{
+    *out = NULL;
+    clt_status st = CLT_OK;
+    clt_tensor *qc = NULL, *r = NULL;
+    CLT__TRY(clt__result_new(fn, q->dev, CLT_FLOAT32, q->ndim, q->shape, &r));
+    if (q->numel > 0) {
+        const char *opts = quant_options(CLT_FLOAT32, q->dtype, fn);
+        if (opts == NULL) {
+            st = CLT_ERR_OUT_OF_HOST_MEMORY;
+            goto done;
+        }
+        CLT__TRY(clt__contiguous_as(fn, q, q->dtype, &qc));
+        cl_mem mo = clt__mem(r), mq = clt__mem(qc), ms = clt__mem(scale), mz = clt__mem(zp);
+        cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch,
+                 cnt = (cl_ulong)q->numel;
+        size_t gws = (size_t)q->numel;
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mq),  CLT__ARG(ms), CLT__ARG(mz),
+                           CLT__ARG(cin), CLT__ARG(cch), CLT__ARG(cnt)};
+        CLT__TRY(clt__error_in(
+            clt__launch(q->dev, "quant", opts, "dequantize_channel", 1, &gws, NULL, 7, args),
+            fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(qc);
+    clt_tensor_free(r);
+    return st;
+}
