@@ -316,6 +316,16 @@ static double rand_scalar(fz *f)
     return odd[pick(f, sizeof odd / sizeof *odd)];
 }
 
+/* rand_scalar as an int64 without C's undefined conversion: the odd
+ * values past int64 (inf, 1e300, NaN) become its ends. */
+static int64_t rand_int64(fz *f)
+{
+    double v = rand_scalar(f);
+    if (!(v > -9.2e18 && v < 9.2e18))
+        return v < 0 ? INT64_MIN : INT64_MAX;
+    return (int64_t)v;
+}
+
 static int rand_dim(fz *f, int nd)
 {
     if (chance(f, 8))
@@ -12443,7 +12453,7 @@ static void op_quant(fz *f)
                                       {0, 0}, {INT32_MIN, INT32_MAX}, {3, 9}};
     const int64_t *lim = lims[pick(f, sizeof lims / sizeof *lims)];
     double scale = chance(f, 5) ? rand_scalar(f) : 0.05 + 0.1 * (double)pick(f, 8);
-    int64_t zp = chance(f, 8) ? (int64_t)rand_scalar(f) : (int64_t)pick(f, 5) - 2;
+    int64_t zp = chance(f, 8) ? rand_int64(f) : (int64_t)pick(f, 5) - 2;
     int nd = x ? clt_tensor_ndim(x) : 0;
     int axis = chance(f, 8) ? rand_dim(f, nd) : (nd > 0 ? (int)pick(f, (uint32_t)nd) : 0);
     int64_t nch = x && axis >= 0 && axis < nd ? clt_tensor_shape(x)[axis] : 1;
