@@ -335,6 +335,10 @@ Test(cells, errors)
     assert_error(clt_lstm_cell_layer(dev, 0, 3, 1, NULL, &m), CLT_ERR_INVALID_ARGUMENT,
                  "must be positive");
     cr_assert_null(m);
+    /* 3 gates of 2^62 rows pass int64: refused, not overflowed */
+    assert_error(clt_gru_cell_layer(dev, 2, (int64_t)1 << 62, 1, NULL, &m),
+                 CLT_ERR_INVALID_ARGUMENT, "passes int64");
+    cr_assert_null(m);
     CHECK(clt_rnn_cell_layer(dev, I, H, 1, CLT_RNN_TANH, NULL, &m));
     assert_error(clt_module_forward(m, x, &out), CLT_ERR_DTYPE_MISMATCH, "RNNCell");
     assert_error(clt_rnn_cell_forward(m, xf, h, &out), CLT_ERR_DTYPE_MISMATCH,

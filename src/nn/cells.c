@@ -260,11 +260,15 @@ static clt_status make(const char *fn, const clt__module_ops *ops, int kind, clt
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: input_size (%lld) and hidden_size (%lld) must be positive", fn,
                           (long long)input_size, (long long)hidden_size);
+    int64_t G;
+    if (__builtin_mul_overflow((int64_t)gates_of(kind), hidden_size, &G))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: hidden_size (%lld) times the %d gates passes int64", fn,
+                          (long long)hidden_size, gates_of(kind));
     clt_module *m = NULL;
     clt_status st;
     uint64_t drawn = clt_generator_offset(gen);
     CLT__TRY(clt__module_new(ops, dev, &m));
-    int64_t G = gates_of(kind) * hidden_size;
     m->i[KIND] = kind;
     m->i[INPUT] = input_size;
     m->i[HIDDEN] = hidden_size;
