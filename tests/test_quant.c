@@ -396,7 +396,11 @@ static clt_tensor *observe_all(clt_device *dev, clt_module *m, int nb, int nd,
     for (int k = 0; k < nb; k++) {
         clt_tensor *x = f32(dev, nd, shape, b[k]), *y = NULL;
         CHECK(clt_module_forward(m, x, &y));
-        cr_assert_eq(y, x, "an observer gives its input back");
+        cr_assert_neq(y, x, "an observer gives its input back as a new handle");
+        float *yv = read_f32(y);
+        for (int64_t i = 0; i < clt_tensor_numel(x); i++)
+            cr_assert_eq(yv[i], b[k][i], "element %lld", (long long)i);
+        free(yv);
         clt_tensor_free(y);
         clt_tensor_free(x);
     }
@@ -491,6 +495,41 @@ Test(quant, min_max_and_moving_average_observers)
     clt_tensor_free(s);
     clt_tensor_free(z);
     clt_module_free(m);
+}
+
+/* A scope around the forward releases what the observer (and a
+ * FakeQuantize with fake quantization off) returned: nothing of x is
+ * left on the device once x, the result and the module are released. */
+Test(quant, observer_forward_in_a_scope_leaves_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_memory_stats_get(dev, &before));
+    int64_t shape = 3;
+    const float xv[3] = {1.0f, -2.0f, 0.5f};
+    for (int fq = 0; fq < 2; fq++) {
+        clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
+        clt_module *m = NULL;
+        if (fq) {
+            CHECK(clt_fake_quantize_layer(dev, &o, &m));
+            CHECK(clt_fake_quantize_enable_fake_quant(m, 0));
+        } else {
+            CHECK(clt_observer(dev, &o, &m));
+        }
+        clt_tensor *x = f32(dev, 1, &shape, xv), *y = NULL;
+        CHECK(clt_scope_begin());
+        CHECK(clt_module_forward(m, x, &y));
+        cr_assert_neq(y, x);
+        clt_scope_end();
+        float *v = read_f32(x);
+        cr_assert(v[0] == 1.0f && v[1] == -2.0f && v[2] == 0.5f, "x survives the scope");
+        free(v);
+        clt_tensor_free(x);
+        clt_module_free(m);
+    }
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%llu bytes requested after, %llu before",
+                 (unsigned long long)after.requested, (unsigned long long)before.requested);
 }
 
 Test(quant, per_channel_observer_and_ranges)
@@ -617,10 +656,15 @@ Test(quant, fake_quantize_module)
     }
     free(yv);
     clt_tensor_free(y);
-    /* fake quantization off: the input itself */
+    /* fake quantization off: the input's values, in a new handle */
     CHECK(clt_fake_quantize_enable_fake_quant(fq, 0));
     CHECK(clt_module_forward(fq, x2, &y));
-    cr_assert_eq(y, x2);
+    cr_assert_neq(y, x2);
+    float *y2 = read_f32(y), *x2v = read_f32(x2);
+    for (int64_t k = 0; k < clt_tensor_numel(x2); k++)
+        cr_assert_eq(y2[k], x2v[k], "element %lld", (long long)k);
+    free(y2);
+    free(x2v);
     clt_tensor_free(y);
     /* calculate_qparams through the FakeQuantize */
     clt_tensor *ts = NULL, *tz = NULL;

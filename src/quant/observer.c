@@ -424,12 +424,17 @@ static clt_status observe_and_note(const char *fn, clt_module *m, const clt_tens
     return st;
 }
 
+/* x itself as a new handle (a recorded view, as nn.Identity's), so that a
+ * scope open around the forward owns what the forward returned. */
+static clt_status pass_through(const char *fn, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__expand_rec(fn, x, x->ndim, x->shape, out);
+}
+
 static clt_status observer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     clt_status st = observe_and_note(m->ops->name, m, x, NULL, NULL);
-    if (st == CLT_OK)
-        *out = clt_tensor_retain((clt_tensor *)x);
-    return st;
+    return st == CLT_OK ? pass_through(m->ops->name, x, out) : st;
 }
 
 /* The observer of m: m itself or a FakeQuantize's child; NULL otherwise. */
@@ -529,7 +534,7 @@ static clt_status fq_forward(clt_module *m, const clt_tensor *x, clt_tensor **ou
         zp = bz;
     }
     if (!fq_on)
-        *out = clt_tensor_retain((clt_tensor *)x);
+        st = pass_through(fn, x, out);
     else if (m->i[0])
         st = clt_fake_quantize_per_channel_affine(x, scale, zp, (int)m->i[1], o->i[OB_QMIN],
                                                   o->i[OB_QMAX], out);
