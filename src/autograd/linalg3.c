@@ -2,7 +2,8 @@
  * and ormqr (src/ops/linalg_ldl.c, src/ops/linalg_qr.c), which torch 1.13
  * cannot differentiate (their nodes refuse backward, as torch's), and
  * torch.linalg.eig and eigvals (src/ops/linalg_geev.c) with torch's
- * linalg_eig_backward, computed on the host in complex double. */
+ * linalg_eig_backward, computed on the host in complex double, or as
+ * recorded complex ops in a pass that creates a graph. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
