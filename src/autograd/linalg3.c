@@ -452,21 +452,21 @@ static clt_status eig_grad_rec(const clt_tensor *L, const clt_tensor *V, const c
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
-    clt_tensor *vh, *t, *u, *x, *re, *d, *row, *y, *lc, *c0, *c1, *e, *eye, *rhs;
+    clt_tensor *vh, *t, *u, *vhgv, *m, *re, *d, *row, *y, *lc, *c0, *c1, *e, *eye, *rhs;
     int64_t k = L->shape[L->ndim - 1];
     CLT__TRY(mH(V, &vh));
     if (gV == NULL) {
         CLT__TRY(clt__unsqueeze_rec(bw_fn, gL, -1, &t));
         CLT__TRY(clt__complex_binary_rec(2, t, vh, &rhs, bw_fn));
     } else {
-        CLT__TRY(clt__complex_matmul_rec(bw_fn, vh, gV, &x));
-        CLT__TRY(phase_check(x));
-        CLT__TRY(clt__error_as(clt_real(x, &re), bw_fn));
+        CLT__TRY(clt__complex_matmul_rec(bw_fn, vh, gV, &vhgv));
+        CLT__TRY(phase_check(vhgv));
+        CLT__TRY(clt__error_as(clt_real(vhgv, &re), bw_fn));
         CLT__TRY(clt__error_as(clt_diagonal(re, 0, -2, -1, &d), bw_fn));
         CLT__TRY(clt__unsqueeze_rec(bw_fn, d, -2, &row));
         CLT__TRY(clt__complex_binary_rec(2, V, row, &t, bw_fn));
         CLT__TRY(clt__complex_matmul_rec(bw_fn, vh, t, &u));
-        CLT__TRY(clt__complex_binary_rec(1, x, u, &y, bw_fn));
+        CLT__TRY(clt__complex_binary_rec(1, vhgv, u, &y, bw_fn));
         /* conj(E): conj(L[j]) - conj(L[i]), 1 on the diagonal (0 + 1) */
         CLT__TRY(clt__error_as(clt_conj(L, &lc), bw_fn));
         CLT__TRY(clt__unsqueeze_rec(bw_fn, lc, -2, &c0));
@@ -474,16 +474,16 @@ static clt_status eig_grad_rec(const clt_tensor *L, const clt_tensor *V, const c
         CLT__TRY(clt__complex_binary_rec(1, c0, c1, &t, bw_fn));
         CLT__TRY(clt_eye(L->dev, clt__complex_part_dtype(L->dtype), k, k, &eye));
         CLT__TRY(clt__complex_binary_rec(0, t, eye, &e, bw_fn));
-        CLT__TRY(clt__complex_binary_rec(3, y, e, &x, bw_fn));
+        CLT__TRY(clt__complex_binary_rec(3, y, e, &m, bw_fn));
         if (gL) {
             clt_tensor *off, *g;
             CLT__TRY(clt__rsub_scalar_rec(bw_fn, eye, 1.0, &off));
-            CLT__TRY(clt__complex_binary_rec(2, x, off, &t, bw_fn));
+            CLT__TRY(clt__complex_binary_rec(2, m, off, &t, bw_fn));
             CLT__TRY(clt__unsqueeze_rec(bw_fn, gL, -1, &g));
             CLT__TRY(clt__complex_binary_rec(2, g, eye, &u, bw_fn));
-            CLT__TRY(clt__complex_binary_rec(0, t, u, &x, bw_fn));
+            CLT__TRY(clt__complex_binary_rec(0, t, u, &m, bw_fn));
         }
-        CLT__TRY(clt__complex_matmul_rec(bw_fn, x, vh, &rhs));
+        CLT__TRY(clt__complex_matmul_rec(bw_fn, m, vh, &rhs));
     }
     CLT__TRY(solve_complex(vh, rhs, out));
 done:
