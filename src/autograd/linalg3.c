@@ -306,6 +306,7 @@ static int eig_formula(int64_t n, const double complex *l, const double complex 
     return 0;
 }
 
+/* torch's refusal of a loss that depends on the vectors' phases. */
 static clt_status phase_refused(void)
 {
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
