@@ -10160,7 +10160,8 @@ static void op_packed(fz *f)
  * ldl_solve with their factors or with any pivots, geqrf then ormqr or
  * orgqr, ormqr of any tensors, and eig or eigvals of a matrix that
  * requires grad with a backward through abs (phase-invariant) or through
- * the real view (refused for the vectors, as torch). */
+ * the real view (refused for the vectors, as torch), now and then with
+ * create_graph and the gradient of its squared magnitude's sum. */
 static void op_linalg3(fz *f)
 {
     clt_status st;
@@ -10297,7 +10298,42 @@ static void op_linalg3(fz *f)
             CALL("clt_view_as_real", clt_view_as_real(src, &r));
         if (outcome(f, st, r)) {
             CALL("clt_sum", clt_sum(r, &loss));
-            if (outcome(f, st, loss)) {
+            if (outcome(f, st, loss) && chance(f, 40)) {
+                /* create_graph, then the gradient of sum(g^2) (or |g|^2) */
+                clt_tensor *g1 = NULL, *ag = NULL, *q = NULL, *m = NULL, *g2 = NULL;
+                clt_grad_opts o = {0, 1, 1};
+                CALL("clt_autograd_grad_ex", clt_autograd_grad_ex(&loss, 1, NULL, &x, 1, &o, &g1));
+                if (status_ok(f, st) && g1) {
+                    expect_meta(f, g1, nd, sh, xt, xd);
+                    ag = SENT;
+                    CALL("clt_abs", clt_abs(g1, &ag));
+                    if (!outcome(f, st, ag))
+                        ag = NULL;
+                }
+                if (ag) {
+                    q = SENT;
+                    CALL("clt_mul", clt_mul(ag, ag, &q));
+                    if (!outcome(f, st, q))
+                        q = NULL;
+                }
+                if (q) {
+                    m = SENT;
+                    CALL("clt_sum", clt_sum(q, &m));
+                    if (!outcome(f, st, m))
+                        m = NULL;
+                }
+                if (m && clt_requires_grad(m)) {
+                    CALL("clt_autograd_grad", clt_autograd_grad(&m, 1, NULL, &x, 1, 0, 1, &g2));
+                    if (status_ok(f, st) && g2)
+                        expect_meta(f, g2, nd, sh, xt, xd);
+                }
+                tfree(f, g1, 0);
+                tfree(f, ag, 0);
+                tfree(f, q, 0);
+                tfree(f, m, 0);
+                tfree(f, g2, 0);
+                tfree(f, loss, 0);
+            } else if (loss) {
                 CALL("clt_backward", clt_backward(loss, NULL, (int)pick(f, 2)));
                 status_ok(f, st);
                 tfree(f, loss, 0);

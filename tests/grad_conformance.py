@@ -227,7 +227,6 @@ def case(name, tfn, cfn, inputs, wrt=None):
 # double backwards still to write.  A case refused by one of them counts as
 # a known gap, not a failure; a refusal by any other node fails.
 REFUSED2 = set("""
-    LinalgEigBackward0
 """.split())
 
 # Second derivatives that differ from torch's at points where conventions

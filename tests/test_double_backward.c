@@ -1949,6 +1949,77 @@ Test(double_backward, linear_algebra)
         gradgradcheck_tol(dev, call_linalg, &kind, 1, one, 1e-4, 1e-5);
 }
 
+/* linalg.eig and eigvals of the matrix in[0] ([3, 3] or [2, 3, 3]; kind 4
+ * takes it as view_as_complex of [3, 3, 2]), through losses that depend
+ * on neither the values' order nor the vectors' phases: 0 view_as_real of
+ * eigvals (the values alone); 1 |V|^2 (the vectors alone); 2 view_as_real
+ * of L and |V|^2 from one eig (both gradients: the diagonal of torch's M
+ * is gL); 3 |eigvals|^2 * real(eigvals); 4 kind 2 of a complex A. */
+static clt_status call_eig(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *a = in[0], *w, *v, *r, *s, *t, *fw, *fv;
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+#define T(call)                                                              \
+    do {                                                                     \
+        if ((st = (call)) != CLT_OK)                                         \
+            goto done;                                                       \
+    } while (0)
+    if (kind == 4)
+        T(clt_view_as_complex(in[0], &a));
+    if (kind == 0 || kind == 3) {
+        T(clt_linalg_eigvals(a, &w));
+        if (kind == 0) {
+            T(clt_view_as_real(w, out));
+        } else {
+            T(clt_abs(w, &r));
+            T(clt_mul(r, r, &s));
+            T(clt_real(w, &t));
+            T(clt_mul(s, t, out));
+        }
+    } else {
+        T(clt_linalg_eig(a, &w, &v));
+        T(clt_abs(v, &r));
+        T(clt_mul(r, r, kind == 1 ? out : &s));
+        if (kind != 1) {
+            T(clt_view_as_real(w, &t));
+            T(clt_flatten(t, 0, -1, &fw));
+            T(clt_flatten(s, 0, -1, &fv));
+            T(clt_cat((const clt_tensor *[]){fw, fv}, 2, 0, out));
+        }
+    }
+#undef T
+    st = clt_scope_keep(*out);
+done:
+    clt_scope_end();
+    return st;
+}
+
+Test(double_backward, eig_and_eigvals)
+{
+    clt_device *dev = get_device("cpu");
+    /* real eigenvalues (near 1.6, 2.3, 3.1), a complex-conjugate pair, a
+     * batch of both, and a complex matrix */
+    static const double R9[] = {2.2, 0.3, -0.4, 0.5, 1.9, 0.6, -0.2, 0.7, 2.9};
+    static const double C9[] = {1.0, -2.0, 0.3, 1.5, 0.7, -0.4, 0.2, 0.6, 2.5};
+    static const double Z18[] = {0.9, 0.2, -0.5, 0.4, 0.3, -0.1, 1.2, -0.3, -0.2,
+                                 0.6, 0.5, 0.1, 0.7, -0.8, 0.2, 0.4, 1.5, 0.3};
+    double b[18];
+    memcpy(b, R9, sizeof R9);
+    memcpy(b + 9, C9, sizeof C9);
+    gc_in real[1] = {{2, {3, 3}, R9, 1}}, pair[1] = {{2, {3, 3}, C9, 1}};
+    gc_in batch[1] = {{3, {2, 3, 3}, b, 1}}, cplx[1] = {{3, {3, 3, 2}, Z18, 1}};
+    for (int kind = 0; kind <= 3; kind++) {
+        gradgradcheck_tol(dev, call_eig, &kind, 1, real, 1e-4, 1e-5);
+        gradgradcheck_tol(dev, call_eig, &kind, 1, pair, 1e-4, 1e-5);
+    }
+    int two = 2, four = 4;
+    gradgradcheck_tol(dev, call_eig, &two, 1, batch, 1e-4, 1e-5);
+    gradgradcheck_tol(dev, call_eig, &four, 1, cplx, 1e-4, 1e-5);
+}
+
 /* A linear shape or spatial op r of x [1, 4, 2, 2], then r * r, so that
  * the op's backward meets a gradient with a history: kind 0 reflect pad, 1
  * constant pad (one side cropped), 2 replicate pad, 3 circular pad, 4

@@ -434,7 +434,8 @@ Test(linalg3, eig_gradients)
     free(b);
 }
 
-/* A loss that depends on the vectors' phases is refused, as torch. */
+/* A loss that depends on the vectors' phases is refused, as torch, by
+ * the host formula and by the recorded one of a pass with create_graph. */
 Test(linalg3, eig_phase_dependent_loss_refused)
 {
     clt_device *dev = get_device("cpu");
@@ -445,6 +446,12 @@ Test(linalg3, eig_phase_dependent_loss_refused)
     CHECK(clt_linalg_eig(t, &w, &v));
     CHECK(clt_view_as_real(v, &r));
     CHECK(clt_sum(r, &s));
+    /* with create_graph too (the recorded formula checks it as well) */
+    clt_tensor *g = NULL;
+    clt_grad_opts o = {1, 1, 0};
+    assert_error(clt_autograd_grad_ex(&s, 1, NULL, &t, 1, &o, &g), CLT_ERR_INVALID_ARGUMENT,
+                 "e^{i phi}");
+    cr_assert_null(g);
     assert_error(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT, "e^{i phi}");
     clt_tensor_free(s);
     clt_tensor_free(r);

@@ -194,9 +194,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,
  * cholesky_solve, cholesky_inverse, qr, eigh and eigvalsh, svd, svdvals
- * and torch.svd, pinv, lu, lu_factor and lu_factor_ex and matrix_exp
- * (and what is composed of them: the matrix norms, cond, lstsq ...; not
- * eig and eigvals yet).  Any other node still gives
+ * and torch.svd, pinv, lu, lu_factor and lu_factor_ex, matrix_exp, eig
+ * and eigvals (and what is composed of them: the matrix norms, cond,
+ * lstsq ...).  Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant

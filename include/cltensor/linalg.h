@@ -291,21 +291,24 @@ CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, cl
  * contain infs or NaNs." (CLT_ERR_INVALID_ARGUMENT); no convergence
  * within 30 max(10, n) steps for a value CLT_ERR_INVALID_ARGUMENT.
  * Gradient: torch's linalg_eig_backward (grad_fn LinalgEigBackward0, one
- * node for the values and one for the vectors, which add up to torch's
- * one), computed on the host in complex double (reads back: waits): gA =
- * V^{-H} (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / conj(E))
- * V^H, E[i][j] = L[j] - L[i] off the diagonal and 1 on it, and its real
- * part for real A.  As torch, clt_backward refuses a gV whose V^H gV has a
- * diagonal with an imaginary part above 1e-2 ("linalg_eig_backward: The
- * eigenvectors in the complex case are specified up to multiplication by
- * e^{i phi}. The specified loss function depends on this quantity, so it
- * is ill-defined.", CLT_ERR_INVALID_ARGUMENT), and a singular V (A not
- * diagonalizable); repeated eigenvalues give inf or NaN, as torch's.
- * Where both gradients flow, torch sets M's diagonal to gL while the sum
- * of the two nodes adds i imag(diag(V^H gV)) to it (zero up to rounding
- * for a loss that does not depend on the vectors' phases).  The gradient
- * is not differentiable again.  New tensors: release each with
- * clt_tensor_free; on failure both are NULL. */
+ * node for both outputs, as torch's): gA = V^{-H} M V^H with M = diag(gL)
+ * when only the values' gradient flows, else M = (V^H gV - V^H V diag(re
+ * diag(V^H gV))) / conj(E), E[i][j] = L[j] - L[i] off the diagonal and 1
+ * on it, with its diagonal replaced by gL where that flows too; its real
+ * part for real A.  A plain backward pass computes it on the host in
+ * complex double (reads back: waits); one with create_graph computes the
+ * same formula with recorded complex ops (V^{-H} through the real system
+ * of twice the size, as clt_linalg_solve has no complex form), so the
+ * gradient is differentiable again, as torch's.  As torch, the backward
+ * refuses a gV whose V^H gV has a diagonal with an imaginary part above
+ * 1e-2 ("linalg_eig_backward: The eigenvectors in the complex case are
+ * specified up to multiplication by e^{i phi}. The specified loss function
+ * depends on this quantity, so it is ill-defined.",
+ * CLT_ERR_INVALID_ARGUMENT; the check reads the diagonal back), and a
+ * singular V (A not diagonalizable: the host formula's message, or
+ * clt_linalg_solve's under create_graph); repeated eigenvalues give inf or
+ * NaN, as torch's.  New tensors: release each with clt_tensor_free; on
+ * failure both are NULL. */
 CLT_API clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
                                   clt_tensor **eigenvectors);
 

@@ -110,6 +110,16 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
                                void *ctx, void (*ctx_free)(void *), clt__node **node);
 const clt_tensor *clt__node_grad(const clt__node *n, int s);
 
+/* A decomposition's node (eigh, svd, eig): records outs[0 .. nout) (fresh
+ * results of a) as one node `name` with backward bw, when a needs a
+ * gradient, and saves `saved` on it (outputs among them keep their history
+ * for clt__twice); hands it back in *node (NULL when nothing was recorded,
+ * node may be NULL).  On failure releases outs and sets them to NULL
+ * (src/autograd/grad_linalg_eig.c). */
+clt_status clt__record_decomposition(const clt_tensor *a, clt_tensor **outs, int nout,
+                                     const char *name, clt__backward_fn bw, int nsaved,
+                                     const clt_tensor *const *saved, clt__node **node);
+
 /* Records, on the calling thread, every tensor that requires grad and is
  * read by an op run while grad mode is off, until clt__observe_end (which
  * hands back the list, each tensor retained, duplicates dropped; release

@@ -103,14 +103,10 @@ static clt_status parse_uplo(const char *uplo, bool *upper, const char *fn)
     return CLT_OK;
 }
 
-/* Records outs[0..nout) (fresh results of a) as one node `name` with
- * backward bw and the saved tensors `saved`; on failure releases them. */
-static clt_status record_decomposition(const char *fn, const clt_tensor *a, clt_tensor **outs,
-                                       int nout, const char *name, clt__backward_fn bw,
-                                       int nsaved, const clt_tensor *const *saved,
-                                       clt__node **node)
+clt_status clt__record_decomposition(const clt_tensor *a, clt_tensor **outs, int nout,
+                                     const char *name, clt__backward_fn bw, int nsaved,
+                                     const clt_tensor *const *saved, clt__node **node)
 {
-    (void)fn;
     clt__node *n = NULL;
     clt_status st = clt__record_outputs(outs, nout, name, bw, 1, &a, NULL, free, &n);
     if (st == CLT_OK && n)
@@ -142,8 +138,8 @@ static clt_status eigh(const char *fn, const clt_tensor *a, const char *uplo, bo
     if (st == CLT_OK && grad) {
         const clt_tensor *saved[2] = {outs[0], outs[1]};
         clt__node *n = NULL;
-        st = record_decomposition(fn, a, outs, 2, "LinalgEighBackward0", bw_eigh, 2, saved,
-                                  &n);
+        st = clt__record_decomposition(a, outs, 2, "LinalgEighBackward0", bw_eigh, 2, saved,
+                                       &n);
         clt__twice(n);
     }
     if (st != CLT_OK)
@@ -291,7 +287,8 @@ static clt_status svd(const char *fn, const clt_tensor *a, bool full, bool vals_
     if (st == CLT_OK && grad) {
         const clt_tensor *saved[3] = {outs[0], outs[1], outs[2]};
         clt__node *n = NULL;
-        st = record_decomposition(fn, a, outs, 3, "LinalgSvdBackward0", bw_svd, 3, saved, &n);
+        st = clt__record_decomposition(a, outs, 3, "LinalgSvdBackward0", bw_svd, 3, saved,
+                                       &n);
         if (n)
             n->i[0] = full;
         clt__twice(n);

@@ -2,7 +2,8 @@
  * and ormqr (src/ops/linalg_ldl.c, src/ops/linalg_qr.c), which torch 1.13
  * cannot differentiate (their nodes refuse backward, as torch's), and
  * torch.linalg.eig and eigvals (src/ops/linalg_geev.c) with torch's
- * linalg_eig_backward, computed on the host in complex double. */
+ * linalg_eig_backward, computed on the host in complex double, or as
+ * recorded complex ops in a pass that creates a graph. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -247,12 +248,12 @@ static bool csolve(int64_t n, double complex *a, double complex *x)
     return true;
 }
 
-/* The formula of one matrix: m (n x n) := V^{-H} M V^H, M = diag(gl) from
- * the values' node (gl non-NULL), else from the vectors' gv: (V^H gV -
- * V^H V diag(re diag(V^H gV))) / conj(E) with E[i][j] = L[j] - L[i] off
- * the diagonal, 1 on it (torch's; the diagonal of M keeps i imag(diag(V^H
- * gV)), which torch's check bounds by 1e-2).  w: 2 n^2 of scratch.
- * Returns 0, 1 for the phase check's refusal, 2 for a singular V. */
+/* The formula of one matrix: m (n x n) := V^{-H} M V^H, M = diag(gl) when
+ * gv is NULL, else (V^H gV - V^H V diag(re diag(V^H gV))) / conj(E) with
+ * E[i][j] = L[j] - L[i] off the diagonal, 1 on it, its diagonal (i
+ * imag(diag(V^H gV)), which torch's check bounds by 1e-2) then replaced by
+ * gl when gl is given, as torch's.  w: 2 n^2 of scratch.  Returns 0, 1 for
+ * the phase check's refusal, 2 for a singular V. */
 static int eig_formula(int64_t n, const double complex *l, const double complex *v,
                        const double complex *gl, const double complex *gv, double complex *m,
                        double complex *w)
@@ -261,11 +262,9 @@ static int eig_formula(int64_t n, const double complex *l, const double complex 
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++)
             vh[i * n + j] = conj(v[j * n + i]);
-    if (gl) {
+    if (gv == NULL) {
         for (int64_t i = 0; i < n * n; i++)
             m[i] = 0;
-        for (int64_t i = 0; i < n; i++)
-            m[i * n + i] = gl[i];
     } else {
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -290,6 +289,9 @@ static int eig_formula(int64_t n, const double complex *l, const double complex 
                 m[i * n + j] = (m[i * n + j] - y[i * n + j]) / e;
             }
     }
+    if (gl)
+        for (int64_t i = 0; i < n; i++)
+            m[i * n + i] = gl[i];
     /* y = M V^H, then V^H X = y */
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -304,20 +306,32 @@ static int eig_formula(int64_t n, const double complex *l, const double complex 
     return 0;
 }
 
-/* saved: L [..., n], V [..., n, n]; i[0]: 0 the values' node (g is gL),
- * 1 the vectors' (g is gV).  The two add up to torch's one node. */
-static clt_status bw_eig(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* torch's refusal of a loss that depends on the vectors' phases. */
+static clt_status phase_refused(void)
 {
-    const clt_tensor *L = n->saved[0], *V = n->saved[1];
-    bool vecs = n->i[0] == 1;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: linalg_eig_backward: The eigenvectors in the complex case are "
+                      "specified up to multiplication by e^{i phi}. The specified loss "
+                      "function depends on this quantity, so it is ill-defined.",
+                      bw_fn);
+}
+
+/* The formula on the host in complex double, for a pass that creates no
+ * graph: gL, gV (either may be NULL) as eig_formula takes them. */
+static clt_status eig_grad_host(const clt_tensor *L, const clt_tensor *V, const clt_tensor *gL,
+                                const clt_tensor *gV, clt_tensor **out)
+{
     int64_t k = L->shape[L->ndim - 1], batch = clt__linalg_count(L->ndim - 1, L->shape);
     size_t kk = (size_t)(k * k);
-    double complex *l = NULL, *v = NULL, *gg = NULL, *m = NULL, *w = NULL;
+    double complex *l = NULL, *v = NULL, *gl = NULL, *gv = NULL, *m = NULL, *w = NULL;
     double *o = NULL;
     clt_status st = CLT_OK;
     CLT__TRY(read_cplx(L, &l));
     CLT__TRY(read_cplx(V, &v));
-    CLT__TRY(read_cplx(g, &gg));
+    if (gL)
+        CLT__TRY(read_cplx(gL, &gl));
+    if (gV)
+        CLT__TRY(read_cplx(gV, &gv));
     m = clt__calloc(kk * (size_t)batch + 1, sizeof *m);
     w = clt__calloc(2 * kk + 1, sizeof *w);
     o = clt__calloc(2 * kk * (size_t)batch + 1, sizeof *o);
@@ -326,14 +340,10 @@ static clt_status bw_eig(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         goto done;
     }
     for (int64_t b = 0; b < batch; b++) {
-        int r = eig_formula(k, l + b * k, v + (size_t)b * kk, vecs ? NULL : gg + b * k,
-                            vecs ? gg + (size_t)b * kk : NULL, m + (size_t)b * kk, w);
+        int r = eig_formula(k, l + b * k, v + (size_t)b * kk, gl ? gl + b * k : NULL,
+                            gv ? gv + (size_t)b * kk : NULL, m + (size_t)b * kk, w);
         if (r == 1) {
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "%s: linalg_eig_backward: The eigenvectors in the complex case are "
-                            "specified up to multiplication by e^{i phi}. The specified loss "
-                            "function depends on this quantity, so it is ill-defined.",
-                            bw_fn);
+            st = phase_refused();
             goto done;
         }
         if (r == 2) {
@@ -358,30 +368,139 @@ static clt_status bw_eig(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         if (re->numel > 0)
             st = clt__write_doubles(bw_fn, re, o);
         if (st == CLT_OK)
-            st = clt__view_as_complex(re, &gin[0], bw_fn);
+            st = clt__view_as_complex(re, out, bw_fn);
         clt_tensor_free(re);
     }
 done:
     free(l);
     free(v);
-    free(gg);
+    free(gl);
+    free(gv);
     free(m);
     free(w);
     free(o);
     return st;
 }
 
-/* Records the node of L (which 0) or V (1) of eig(a); on failure releases
- * *out. */
-static clt_status record_eig(const clt_tensor *a, clt_tensor **out, int which,
-                             const clt_tensor *l, const clt_tensor *v)
+/* ---- the same formula as recorded ops, for a pass that creates a graph --------------
+ * Each op below records (grad mode is on there); the intermediates live in
+ * the formula's scope. */
+
+/* conj(x)^T over the last two dims. */
+static clt_status mH(const clt_tensor *x, clt_tensor **out)
 {
-    const clt_tensor *saved[2] = {l, v};
-    clt__node *n = NULL;
-    clt_status st = clt__record(CLT_OK, out, "LinalgEigBackward0", bw_eig, 1, &a, 2, saved, &n);
-    if (n)
-        n->i[0] = which;
+    clt_tensor *t;
+    clt_status st = clt__transpose_rec(bw_fn, x, -2, -1, &t);
+    return st == CLT_OK ? clt__error_as(clt_conj(t, out), bw_fn) : st;
+}
+
+/* X with A X = B, A [..., n, n] and B [..., n, k] complex of one dtype:
+ * clt_linalg_solve has no complex form, so the real system [[Ar, -Ai],
+ * [Ai, Ar]] [Xr; Xi] = [Br; Bi] of twice the size, whose gradients (and
+ * theirs) are the real solve's. */
+static clt_status solve_complex(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *ar, *ai, *br, *bi, *nai, *top, *bot, *m, *rhs, *x, *xr, *xi;
+    int64_t n = a->shape[a->ndim - 1];
+    CLT__TRY(clt__error_as(clt_real(a, &ar), bw_fn));
+    CLT__TRY(clt__error_as(clt_imag(a, &ai), bw_fn));
+    CLT__TRY(clt__error_as(clt_real(b, &br), bw_fn));
+    CLT__TRY(clt__error_as(clt_imag(b, &bi), bw_fn));
+    CLT__TRY(clt__neg_rec(bw_fn, ai, &nai));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){ar, nai}, 2, -1, &top));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){ai, ar}, 2, -1, &bot));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){top, bot}, 2, -2, &m));
+    CLT__TRY(clt__cat_rec(bw_fn, (const clt_tensor *[]){br, bi}, 2, -2, &rhs));
+    CLT__TRY(clt__linalg_solve_rec(bw_fn, m, rhs, &x));
+    CLT__TRY(clt__narrow_rec(bw_fn, x, -2, 0, n, &xr));
+    CLT__TRY(clt__narrow_rec(bw_fn, x, -2, n, n, &xi));
+    CLT__TRY(clt__error_as(clt_complex(xr, xi, out), bw_fn));
+done:
     return st;
+}
+
+/* torch's phase check on VhgV = V^H gV: every |imag(diag)| within 1e-2
+ * (reads the diagonal back). */
+static clt_status phase_check(const clt_tensor *vhgv)
+{
+    clt_tensor *im = NULL, *d = NULL;
+    double *v = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__real_imag(vhgv, 1, &im, bw_fn));
+    CLT__TRY(clt__diagonal(im, 0, -2, -1, &d, bw_fn));
+    CLT__TRY(clt__read_doubles(bw_fn, d, &v));
+    for (int64_t i = 0; i < d->numel; i++)
+        if (!(fabs(v[i]) <= 1e-2)) {
+            st = phase_refused();
+            break;
+        }
+done:
+    clt_tensor_free(im);
+    clt_tensor_free(d);
+    free(v);
+    return st;
+}
+
+/* torch's linalg_eig_backward as written there: gA = solve(V^H, gL[..., None]
+ * * V^H) without gV; else VhgV = V^H gV - V^H (V * re(diag(V^H gV))[..., None,
+ * :]), M = VhgV / conj(E) with its diagonal gL where gL flows (torch's copy_
+ * into the diagonal: M * (1 - I) + diag_embed(gL) here), gA = solve(V^H, M
+ * V^H).  Complex; the engine takes the real part for a real A. */
+static clt_status eig_grad_rec(const clt_tensor *L, const clt_tensor *V, const clt_tensor *gL,
+                               const clt_tensor *gV, clt_tensor **out)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *vh, *t, *u, *vhgv, *m, *re, *d, *row, *y, *lc, *c0, *c1, *e, *eye, *rhs;
+    int64_t k = L->shape[L->ndim - 1];
+    CLT__TRY(mH(V, &vh));
+    if (gV == NULL) {
+        CLT__TRY(clt__unsqueeze_rec(bw_fn, gL, -1, &t));
+        CLT__TRY(clt__complex_binary_rec(2, t, vh, &rhs, bw_fn));
+    } else {
+        CLT__TRY(clt__complex_matmul_rec(bw_fn, vh, gV, &vhgv));
+        CLT__TRY(phase_check(vhgv));
+        CLT__TRY(clt__error_as(clt_real(vhgv, &re), bw_fn));
+        CLT__TRY(clt__error_as(clt_diagonal(re, 0, -2, -1, &d), bw_fn));
+        CLT__TRY(clt__unsqueeze_rec(bw_fn, d, -2, &row));
+        CLT__TRY(clt__complex_binary_rec(2, V, row, &t, bw_fn));
+        CLT__TRY(clt__complex_matmul_rec(bw_fn, vh, t, &u));
+        CLT__TRY(clt__complex_binary_rec(1, vhgv, u, &y, bw_fn));
+        /* conj(E): conj(L[j]) - conj(L[i]), 1 on the diagonal (0 + 1) */
+        CLT__TRY(clt__error_as(clt_conj(L, &lc), bw_fn));
+        CLT__TRY(clt__unsqueeze_rec(bw_fn, lc, -2, &c0));
+        CLT__TRY(clt__unsqueeze_rec(bw_fn, lc, -1, &c1));
+        CLT__TRY(clt__complex_binary_rec(1, c0, c1, &t, bw_fn));
+        CLT__TRY(clt_eye(L->dev, clt__complex_part_dtype(L->dtype), k, k, &eye));
+        CLT__TRY(clt__complex_binary_rec(0, t, eye, &e, bw_fn));
+        CLT__TRY(clt__complex_binary_rec(3, y, e, &m, bw_fn));
+        if (gL) {
+            clt_tensor *off, *g;
+            CLT__TRY(clt__rsub_scalar_rec(bw_fn, eye, 1.0, &off));
+            CLT__TRY(clt__complex_binary_rec(2, m, off, &t, bw_fn));
+            CLT__TRY(clt__unsqueeze_rec(bw_fn, gL, -1, &g));
+            CLT__TRY(clt__complex_binary_rec(2, g, eye, &u, bw_fn));
+            CLT__TRY(clt__complex_binary_rec(0, t, u, &m, bw_fn));
+        }
+        CLT__TRY(clt__complex_matmul_rec(bw_fn, m, vh, &rhs));
+    }
+    CLT__TRY(solve_complex(vh, rhs, out));
+done:
+    return clt__scope_finish(st, out);
+}
+
+/* saved: L [..., n], V [..., n, n], the node's outputs 0 and 1, whose
+ * gradients gL and gV either may be missing (torch's one node). */
+static clt_status bw_eig(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)g; /* read with the other output's below */
+    const clt_tensor *L = n->saved[0], *V = n->saved[1];
+    const clt_tensor *gL = clt__node_grad(n, 0), *gV = clt__node_grad(n, 1);
+    if (clt__creating_graph())
+        return eig_grad_rec(L, V, gL, gV, &gin[0]);
+    return eig_grad_host(L, V, gL, gV, &gin[0]);
 }
 
 static clt_status eig(const clt_tensor *a, clt_tensor **w, clt_tensor **v, const char *fn)
@@ -392,35 +511,22 @@ static clt_status eig(const clt_tensor *a, clt_tensor **w, clt_tensor **v, const
         *v = NULL;
     CLT__REQUIRE_ARG(a, fn);
     bool grad = clt__grad_needed(1, &a);
-    clt_tensor *vv = NULL, *lk = NULL, *vk = NULL;
-    clt_status st = clt__linalg_eig(a, v != NULL || grad, w, &vv, fn);
-    if (st != CLT_OK || !grad) {
-        if (v)
-            *v = vv;
-        else
-            clt_tensor_free(vv);
+    clt_tensor *outs[2] = {NULL, NULL};
+    clt_status st = clt__linalg_eig(a, v != NULL || grad, &outs[0], &outs[1], fn);
+    if (st == CLT_OK && grad) {
+        const clt_tensor *saved[2] = {outs[0], outs[1]};
+        clt__node *n = NULL;
+        st = clt__record_decomposition(a, outs, 2, "LinalgEigBackward0", bw_eig, 2, saved, &n);
+        clt__twice(n);
+    }
+    if (st != CLT_OK)
         return st;
-    }
-    /* the nodes save handles of their own on the values, taken before
-     * they carry autograd state */
-    CLT__TRY(clt__alias(*w, &lk));
-    CLT__TRY(clt__alias(vv, &vk));
-    CLT__TRY(record_eig(a, w, 0, lk, vk));
+    *w = outs[0];
     if (v)
-        CLT__TRY(record_eig(a, &vv, 1, lk, vk));
-    if (v) {
-        *v = vv;
-        vv = NULL;
-    }
-done:
-    if (st != CLT_OK) {
-        clt_tensor_free(*w);
-        *w = NULL;
-    }
-    clt_tensor_free(vv);
-    clt_tensor_free(lk);
-    clt_tensor_free(vk);
-    return st;
+        *v = outs[1];
+    else
+        clt_tensor_free(outs[1]);
+    return CLT_OK;
 }
 
 clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
