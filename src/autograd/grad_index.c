@@ -677,6 +677,23 @@ done:
     return st;
 }
 
+/* What bw_index_put reads besides the places, from the forward's info
+ * (t of ndim dims). */
+static void put_node(clt__node *node, const clt__put_info *info, int ndim, bool accumulate)
+{
+    node->i[0] = info->rows;
+    node->i[1] = info->cols;
+    node->i[2] = info->ndim;
+    memcpy(&node->i[3], info->shape, sizeof(int64_t) * (size_t)info->ndim);
+    node->s[0] = accumulate;
+    node->s[1] = info->permuted;
+    node->i[PUT_PERM] = 0;
+    for (int j = 0; info->permuted && j < ndim; j++)
+        node->i[PUT_PERM] |= (int64_t)info->perm[j] << (4 * j);
+    node->i[PUT_LEAD] = info->lead;
+    node->i[PUT_BND] = info->ndim - (ndim - info->k);
+}
+
 /* index_put of a complex t: on the recorded real views of t and values
  * (the indices address the leading dims; the pairs' last dim comes
  * along). */
@@ -719,19 +736,8 @@ clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, 
     st = clt__record(st, out, "IndexPutBackward0", bw_index_put, 2, in, saved ? 1 : 0, &saved,
                      &node);
     clt__twice(node);
-    if (node) {
-        node->i[0] = info.rows;
-        node->i[1] = info.cols;
-        node->i[2] = info.ndim;
-        memcpy(&node->i[3], info.shape, sizeof(int64_t) * (size_t)info.ndim);
-        node->s[0] = accumulate != 0;
-        node->s[1] = info.permuted;
-        node->i[PUT_PERM] = 0;
-        for (int j = 0; info.permuted && j < t->ndim; j++)
-            node->i[PUT_PERM] |= (int64_t)info.perm[j] << (4 * j);
-        node->i[PUT_LEAD] = info.lead;
-        node->i[PUT_BND] = info.ndim - (t->ndim - info.k);
-    }
+    if (node)
+        put_node(node, &info, t->ndim, accumulate != 0);
     clt_tensor_free(info.lin);
     return st;
 }
@@ -1041,23 +1047,13 @@ static clt_status index_put_rec(clt_tensor *t, const index_ctx *c, clt__node *no
     clt__put_info info = {0};
     clt_tensor *r = NULL;
     clt_status st;
-    CLT__TRY(clt__check_dest(t, fn));
     CLT__TRY(clt__index_put(t, c->indices, c->n, c->src, c->accumulate, &r, &info, fn));
+    CLT__TRY(clt__check_dest(t, fn));
     if (info.lin) {
         const clt_tensor *sv = info.lin;
         CLT__TRY(clt__node_save(node, 1, &sv));
     }
-    node->i[0] = info.rows;
-    node->i[1] = info.cols;
-    node->i[2] = info.ndim;
-    memcpy(&node->i[3], info.shape, sizeof(int64_t) * (size_t)info.ndim);
-    node->s[0] = c->accumulate;
-    node->s[1] = info.permuted;
-    node->i[PUT_PERM] = 0;
-    for (int j = 0; info.permuted && j < t->ndim; j++)
-        node->i[PUT_PERM] |= (int64_t)info.perm[j] << (4 * j);
-    node->i[PUT_LEAD] = info.lead;
-    node->i[PUT_BND] = info.ndim - (t->ndim - info.k);
+    put_node(node, &info, t->ndim, c->accumulate);
     CLT__TRY(clt__copy_strided(t, r, fn));
     clt__version_bump(t);
 done:
