@@ -564,11 +564,12 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * non-leaf) or other requiring grad, every in-place op records itself on
  * t's history as torch 1.13 does: t's grad_fn becomes the op's node, whose
  * first input is t's old history, with torch's name and formula: add_ and
- * sub_ AddBackward0 and SubBackward0, the scalar forms AddBackward1 ...
- * (torch names a scalar mul_ MulBackward0), mul_ MulBackward0 (t's old
- * value gets g * other, other g * old t), div_ DivBackward0 (g / other and
- * -g * old t / other^2), clamp_ ClampBackward1 (g where min <= old t <=
- * max), the clamps with tensor bounds ClampBackward0 ..., fill_
+ * sub_ AddBackward0 and SubBackward0, the scalar forms AddBackward1,
+ * SubBackward1, MulBackward1 and DivBackward1 (a difference: torch 1.13
+ * wraps the number in a tensor and names them as the tensor forms),
+ * mul_ MulBackward0 (t's old value gets g * other, other g * old t), div_
+ * DivBackward0 (g / other and -g * old t / other^2), clamp_
+ * ClampBackward1 (g where min <= old t <= max), the clamps with tensor bounds ClampBackward0 ..., fill_
  * FillBackward2 and zero_ ZeroBackward0 (zeros to t's old value), copy_
  * CopyBackwards (zeros to dst's old value; g to src, on src's device, in
  * its dtype, summed to its shape).  Where the formula reads t's old
