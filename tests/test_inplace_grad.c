@@ -357,3 +357,27 @@ Test(inplace_grad, failures_leave_t_and_its_history_unchanged)
         clt_tensor_free(all[k]);
     clt_generator_free(g);
 }
+
+/* mul_ and div_ of complex tensors that require grad are refused (their
+ * conjugate formulas are not written; torch records them), t unchanged. */
+Test(inplace_grad, complex_mul_refused_when_grad_is_needed)
+{
+    clt_device *dev = get_device("cpu");
+    const float zv[4] = {1, 2, 3, -1};
+    clt_tensor *z = NULL, *y = NULL, *w = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 1, (int64_t[]){2}, zv, &z));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 1, (int64_t[]){2}, zv, &w));
+    CHECK(clt_set_requires_grad(z, 1));
+    CHECK(clt_mul_scalar(z, 2, &y));
+    const char *name = clt_grad_fn_name(y);
+    assert_error(clt_mul_(y, w), CLT_ERR_INVALID_ARGUMENT, "complex");
+    assert_error(clt_div_(w, y), CLT_ERR_INVALID_ARGUMENT, "complex");
+    cr_assert_str_eq(clt_grad_fn_name(y), name);
+    cr_assert_not(clt_requires_grad(w));
+    float got[4];
+    CHECK(clt_tensor_read(w, got, sizeof got));
+    cr_assert_arr_eq(got, zv, sizeof got);
+    clt_tensor_free(z);
+    clt_tensor_free(y);
+    clt_tensor_free(w);
+}
