@@ -2236,7 +2236,7 @@ static void op_inplace(fz *f)
     clt_dtype dt = clt_tensor_dtype(t);
     clt_device *dev = clt_tensor_device(t);
     double s = rand_scalar(f), lo = rand_scalar(f), hi = rand_scalar(f);
-    switch (pick(f, 20)) {
+    switch (pick(f, 24)) {
     case 0: CALL("clt_add_", clt_add_(t, o, rand_scalar(f))); break;
     case 1: CALL("clt_sub_", clt_sub_(t, o, rand_scalar(f))); break;
     case 2: CALL("clt_mul_", clt_mul_(t, o)); break;
@@ -2262,6 +2262,39 @@ static void op_inplace(fz *f)
     case 18:
         CALL("clt_normal_", clt_normal_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
         break;
+    case 19: {
+        clt_generator *g = chance(f, 10) ? NULL : f->gen;
+        switch (pick(f, 5)) {
+        case 0: CALL("clt_exponential_", clt_exponential_(t, g, lo)); break;
+        case 1: CALL("clt_geometric_", clt_geometric_(t, g, lo)); break;
+        case 2: CALL("clt_log_normal_", clt_log_normal_(t, g, lo, hi)); break;
+        case 3: CALL("clt_cauchy_", clt_cauchy_(t, g, lo, hi)); break;
+        default: CALL("clt_bernoulli_", clt_bernoulli_(t, g, lo)); break;
+        }
+        break;
+    }
+    case 20:
+    case 21:
+    case 22: {
+        /* the in-place index ops, recorded when t or o requires grad */
+        int d = rand_dim(f, nd);
+        int w = wrap_dim(d, nd);
+        int64_t n = o && w >= 0 ? clt_tensor_size(o, w) : 1 + pick(f, 3);
+        clt_tensor *idx = make_index(f, t, 1, &n, w >= 0 && nd > 0 ? shape[w] : 1);
+        const clt_tensor *ix[1] = {idx};
+        switch (pick(f, 4)) {
+        case 0: CALL("clt_index_fill_", clt_index_fill_(t, d, idx, s)); break;
+        case 1: CALL("clt_index_copy_", clt_index_copy_(t, d, idx, o)); break;
+        case 2:
+            CALL("clt_index_put_", clt_index_put_(t, chance(f, 5) ? NULL : ix,
+                                                  chance(f, 5) ? 0 : 1, o, pick(f, 2)));
+            break;
+        default: CALL("clt_masked_scatter_", clt_masked_scatter_(t, rt(f), o)); break;
+        }
+        f->call = "clt_tensor_free";
+        tfree(f, idx, 0);
+        break;
+    }
     default: {
         int d = rand_dim(f, nd);
         int w = wrap_dim(d, nd);

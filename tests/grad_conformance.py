@@ -2271,6 +2271,119 @@ def misc2grad():
              wkl_c, [np.array(3.5 + k), a_, np.array(5.0 - k * 0.5), b_], wrt=[2, 3])
 
 
+def inplace():
+    """The in-place ops on a non-leaf (torch runs them on x * 1.5): each
+    records its node on the tensor's history, with torch's formulas on the
+    old values and the operands (both orders)."""
+    r = np.random.default_rng(43)
+    for name, args in (("clt_mul_", [P, P]), ("clt_div_", [P, P]), ("clt_copy_", [P, P]),
+                       ("clt_clamp_", [P, C.POINTER(C.c_double), C.POINTER(C.c_double)]),
+                       ("clt_fill_", [P, C.c_double]), ("clt_zero_", [P]),
+                       ("clt_uniform_", [P, P, C.c_double, C.c_double]),
+                       ("clt_normal_", [P, P, C.c_double, C.c_double]),
+                       ("clt_bernoulli_", [P, P, C.c_double]),
+                       ("clt_index_add_", [P, C.c_int, P, P, C.c_double]),
+                       ("clt_index_fill_", [P, C.c_int, P, C.c_double]),
+                       ("clt_index_copy_", [P, C.c_int, P, P]),
+                       ("clt_scatter_add_", [P, C.c_int, P, P]),
+                       ("clt_index_put_", [P, PP, C.c_int, P, C.c_int]),
+                       ("clt_masked_scatter_", [P, P, P])):
+        proto(name, args)
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+    proto("clt_to_dtype", [P, C.c_int, PP])
+    proto("clt_add_scalar", [P, C.c_double, PP])
+
+    def ip(op, args):
+        """x * 1.5, then op(y, *args) in place: y."""
+        def f(x, *rest):
+            y = call("clt_mul_scalar", x, C.c_double(1.5))
+            if getattr(L, op)(y, *args(*rest)) != 0:
+                raise RuntimeError(L.clt_last_error().decode())
+            return y
+        return f
+
+    dbl_ = lambda v: C.byref(C.c_double(v))  # noqa: E731
+    x = r.standard_normal((3, 4))
+    o = r.standard_normal((3, 4))
+    ob = r.uniform(0.5, 2.0, (4,)) * np.sign(r.standard_normal(4))
+    case("inplace mul_", lambda x, o: (x * 1.5).mul_(o), ip("clt_mul_", lambda o: [o]), [x, o])
+    case("inplace mul_ broadcast", lambda x, o: (x * 1.5).mul_(o),
+         ip("clt_mul_", lambda o: [o]), [x, ob])
+    case("inplace mul_ then mul_", lambda x, o: (x * 1.5).mul_(o).mul_(x), _mul2, [x, o])
+    case("inplace div_", lambda x, o: (x * 1.5).div_(o), ip("clt_div_", lambda o: [o]), [x, ob])
+    case("inplace div_ same shape", lambda x, o: (x * 1.5).div_(o + 3),
+         lambda x, o: _div3(x, o), [x, o])
+    xt = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0])  # ties with 1.5 * x = +-1.5
+    for lo, hi in ((-1.5, 1.5), (-1.5, None), (None, 1.5), (2.0, -1.0)):
+        case("inplace clamp_ %s %s" % (lo, hi),
+             lambda x, lo=lo, hi=hi: (x * 1.5).clamp_(lo, hi),
+             ip("clt_clamp_", lambda lo=lo, hi=hi: [dbl_(lo) if lo is not None else None,
+                                                    dbl_(hi) if hi is not None else None]),
+             [xt])
+    case("inplace fill_", lambda x: (x * 1.5).fill_(2.0) * x,
+         lambda x: call("clt_mul", ip("clt_fill_", lambda: [C.c_double(2.0)])(x), x), [x])
+    case("inplace zero_", lambda x: (x * 1.5).zero_() + x,
+         lambda x: call("clt_add", ip("clt_zero_", lambda: [])(x), x), [x])
+    case("inplace copy_", lambda x, o: (x * 1.5).copy_(o) * x,
+         lambda x, o: call("clt_mul", ip("clt_copy_", lambda o: [o])(x, o), x), [x, o])
+    case("inplace copy_ broadcast", lambda x, o: (x * 1.5).copy_(o * o),
+         lambda x, o: ip("clt_copy_", lambda o: [call("clt_mul", o, o)])(x, o), [x, ob])
+    for op, args in (("uniform_", (0.0, 1.0)), ("normal_", (0.0, 1.0))):
+        case("inplace %s" % op,
+             lambda x, op=op, a=args: getattr(x * 1.5, op)(*a) * 0 + x * x,
+             lambda x, op=op, a=args: call("clt_add", call("clt_mul_scalar", ip(
+                 "clt_" + op, lambda: [None, C.c_double(a[0]), C.c_double(a[1])])(x),
+                 C.c_double(0.0)), call("clt_mul", x, x)), [x])
+    case("inplace bernoulli_", lambda x: (x * 1.5).bernoulli_(0.5) * 0 + x * x,
+         lambda x: call("clt_add", call("clt_mul_scalar", ip(
+             "clt_bernoulli_", lambda: [None, C.c_double(0.5)])(x), C.c_double(0.0)),
+             call("clt_mul", x, x)), [x])
+    i2 = np.array([2, 0])
+    s = r.standard_normal((2, 4))
+    case("inplace index_add_", lambda x, i, s: (x * 1.5).index_add_(0, i, s * s, alpha=2.0),
+         lambda x, i, s: ip("clt_index_add_", lambda i, s: [0, i, call("clt_mul", s, s),
+                                                            C.c_double(2.0)])(x, i, s),
+         [x, i2, s], wrt=[0, 2])
+    case("inplace index_fill_", lambda x, i: (x * 1.5).index_fill_(1, i, 2.0) * x,
+         lambda x, i: call("clt_mul", ip("clt_index_fill_", lambda i: [1, i, C.c_double(
+             2.0)])(x, i), x), [x, np.array([3, -4])], wrt=[0])
+    case("inplace index_copy_", lambda x, i, s: (x * 1.5).index_copy_(0, i, s) * x,
+         lambda x, i, s: call("clt_mul", ip("clt_index_copy_", lambda i, s: [0, i, s])(
+             x, i, s), x), [x, i2, s], wrt=[0, 2])
+    si = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])
+    case("inplace scatter_add_", lambda x, i, s: (x * 1.5).scatter_add_(0, i, s) * x,
+         lambda x, i, s: call("clt_mul", ip("clt_scatter_add_", lambda i, s: [0, i, s])(
+             x, i, s), x), [x, si, s], wrt=[0, 2])
+    pi = np.array([1, 1, 0])
+    for acc in (0, 1):
+        case("inplace index_put_ accumulate=%d" % acc,
+             lambda x, i, v, a=acc: (x * 1.5).index_put_((i,), v, accumulate=bool(a)) * x,
+             lambda x, i, v, a=acc: call("clt_mul", ip("clt_index_put_", lambda i, v: [
+                 (P * 1)(i), 1, v, a])(x, i, v), x),
+             [x, pi, r.standard_normal((4,))], wrt=[0, 2])
+    case("inplace masked_scatter_",
+         lambda x, m, v: (x * 1.5).masked_scatter_(m.bool(), v) * x,
+         lambda x, m, v: call("clt_mul", ip("clt_masked_scatter_", lambda m, v: [
+             call("clt_to_dtype", m, 6), v])(x, m, v), x),
+         [x, np.array([[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 0]]), r.standard_normal((8,))],
+         wrt=[0, 2])
+
+
+def _mul2(x, o):
+    y = call("clt_mul_scalar", x, C.c_double(1.5))
+    for v in (o, x):
+        if L.clt_mul_(y, v) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+    return y
+
+
+def _div3(x, o):
+    y = call("clt_mul_scalar", x, C.c_double(1.5))
+    if L.clt_div_(y, call("clt_add_scalar", o, C.c_double(3.0))) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return y
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -6185,6 +6298,7 @@ sparsegrad()
 sparsecsrgrad()
 sparsebsrgrad()
 transforms()
+inplace()
 
 summary()
 sys.exit(1 if failed else 0)

@@ -19,8 +19,9 @@
  * reductions of reduce.h but argmax/argmin/argsort (sort and topk through
  * their values), matmul, softmax and
  * log_softmax, every view of view.h, clt_to, clt_to_dtype (to a floating
- * dtype), clt_clone, and the index ops of index.h but one_hot and the
- * in-place forms.
+ * dtype), clt_clone, the index ops of index.h but one_hot, and every
+ * in-place op (ops.h, index.h, random.h: recorded on a non-leaf's history
+ * as torch records them).
  *
  * Memory.  The graph is owned by the tensors it produced: it holds handles
  * on the data its backward formulas read (PyTorch's saved tensors) and a
@@ -188,8 +189,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * logaddexp2, special_xlog1py, special_i0, special_i0e, special_i1,
  * special_i1e, special_ndtr, special_ndtri, special_log_ndtr,
  * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
- * in-place add_, sub_, add_scalar_, sub_scalar_, mul_scalar_ and
- * div_scalar_, and the fake quantizations' straight-through gradient;
+ * in-place ops (add_, sub_, the scalar forms, mul_, div_, the clamps,
+ * fill_, zero_, copy_, the random fills, fill_diagonal_ and the in-place
+ * index ops), and the fake quantizations' straight-through gradient;
  * in linear algebra trace, diag,
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,

@@ -104,7 +104,15 @@ CLT_API clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tenso
  * on t's storage sees them; its version counter is bumped).  t must not be
  * expanded (a stride 0 over more than one element: CLT_ERR_INVALID_ARGUMENT).
  * src and index may share t's storage: they are read as they were before
- * the call. */
+ * the call.  Autograd, for this and every in-place index op below
+ * (index_add_, index_fill_, index_copy_, index_put_, masked_scatter_): a
+ * leaf that requires grad is refused in grad mode (as every in-place op);
+ * when t (a non-leaf) or src requires grad, the op records itself on t's
+ * history as torch does, with the out-of-place form's node and formula
+ * (ScatterAddBackward0, IndexAddBackward0, IndexFillBackward0,
+ * IndexCopyBackward0, IndexPutBackward0, MaskedScatterBackward0) whose
+ * first input is t's old history; the index is saved at its version.  On
+ * error t and its history are unchanged. */
 CLT_API clt_status clt_scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
                                     const clt_tensor *src);
 

@@ -561,13 +561,28 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * Autograd: a leaf that requires grad, in grad mode, is refused
  * (CLT_ERR_INVALID_ARGUMENT, PyTorch's "a leaf Variable that requires grad
  * is being used in an in-place operation").  With grad mode on and t (a
- * non-leaf) or other requiring grad, add_, sub_ and the four scalar forms
- * record themselves on t's history (t's grad_fn becomes AddBackward0 etc.,
- * whose first input is t's old history), as do the clamps with tensor
- * bounds (clt_clamp_tensor_ ...); mul_, div_, clamp_, fill_, zero_
- * and copy_ refuse then (CLT_ERR_INVALID_ARGUMENT: "in-place mul_ on a
- * tensor that requires grad is not supported; use clt_mul").  In-place ops
- * on a view do not reach its base's history.  On error t is unchanged. */
+ * non-leaf) or other requiring grad, every in-place op records itself on
+ * t's history as torch 1.13 does: t's grad_fn becomes the op's node, whose
+ * first input is t's old history, with torch's name and formula: add_ and
+ * sub_ AddBackward0 and SubBackward0, the scalar forms AddBackward1,
+ * SubBackward1, MulBackward1 and DivBackward1 (a difference: torch 1.13
+ * wraps the number in a tensor and names them as the tensor forms),
+ * mul_ MulBackward0 (t's old value gets g * other, other g * old t), div_
+ * DivBackward0 (g / other and -g * old t / other^2), clamp_
+ * ClampBackward1 (g where min <= old t <= max), the clamps with tensor bounds ClampBackward0 ..., fill_
+ * FillBackward2 and zero_ ZeroBackward0 (zeros to t's old value), copy_
+ * CopyBackwards (zeros to dst's old value; g to src, on src's device, in
+ * its dtype, summed to its shape).  Where the formula reads t's old
+ * values, a copy of them is kept (torch's "original self"); an operand the
+ * formula reads is saved at its version, so that changing it before the
+ * backward pass is the version error, as in torch (y = exp(x);
+ * clt_mul_(y, two) makes exp's backward fail).  The formulas record in a
+ * pass that creates a graph (second derivatives).  An integer or bool t
+ * never requires grad: copy_ into one records nothing, as torch.  mul_ and
+ * div_ on complex tensors that require grad are refused
+ * (CLT_ERR_INVALID_ARGUMENT; the conjugates are not written).  A failed
+ * op leaves t and its history unchanged.  In-place ops on a view do not
+ * reach its base's history.  On error t is unchanged. */
 
 /* t += alpha * other, computed in the result type of t and other and, for
  * floating types, rounded once (fma), as PyTorch's kernels: 3e38 + (-2) *
@@ -594,12 +609,11 @@ CLT_API clt_status clt_clamp_(clt_tensor *t, const double *min, const double *ma
  * place: the bounds broadcast to t's shape (a larger broadcast shape is
  * refused, as torch's "output with shape ... doesn't match the broadcast
  * shape") and the promoted dtype must not leave t's category (a float32
- * bound on an int64 t is refused).  Unlike clt_clamp_, recorded as torch
- * records them when t (a non-leaf) or a bound requires grad: t's grad_fn
- * becomes ClampBackward0 (ClampMinBackward1, ClampMaxBackward1) whose
- * first input is t's old history, with a copy of t's old values kept for
- * the formula; a leaf that requires grad is refused, as every in-place
- * op. */
+ * bound on an int64 t is refused).  Recorded as torch records them when t
+ * (a non-leaf) or a bound requires grad: t's grad_fn becomes
+ * ClampBackward0 (ClampMinBackward1, ClampMaxBackward1) whose first input
+ * is t's old history, with a copy of t's old values kept for the formula;
+ * a leaf that requires grad is refused, as every in-place op. */
 CLT_API clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min,
                                      const clt_tensor *max);
 CLT_API clt_status clt_clamp_min_tensor_(clt_tensor *t, const clt_tensor *min);
@@ -627,7 +641,9 @@ CLT_API clt_status clt_zero_(clt_tensor *t);
 CLT_API clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap);
 /* dst = src converted to dst's dtype (any pair: floats into integers
  * truncate, as PyTorch's copy_), src broadcast to dst's shape; src may be on
- * another device. */
+ * another device.  Recorded as CopyBackwards (see above): the way to put
+ * host data into a tensor that requires grad is clt_copy_ from a
+ * clt_tensor_from_host tensor (clt_tensor_write refuses one). */
 CLT_API clt_status clt_copy_(clt_tensor *dst, const clt_tensor *src);
 
 /* out= forms, torch.add(a, b, out=out): the result of clt_add(a, b) etc.

@@ -87,8 +87,9 @@ CLT_API clt_status clt_randn_like(clt_generator *gen, const clt_tensor *t, clt_t
  * (t unchanged): CLT_ERR_INVALID_ARGUMENT for an integer t, low > high,
  * std < 0, non-finite bounds, uniform_ bounds or a range high - low that
  * t's dtype cannot hold (-3e38 to 3e38 in float32), a leaf that requires
- * grad in grad mode (or a non-leaf that requires grad).  Bumps t's
- * version; enqueues without waiting. */
+ * grad in grad mode.  On a non-leaf that requires grad, recorded as torch
+ * records them (UniformBackward0, NormalBackward0): t's old value gets a
+ * zero gradient.  Bumps t's version; enqueues without waiting. */
 CLT_API clt_status clt_uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 CLT_API clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
@@ -121,9 +122,11 @@ CLT_API clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n,
  * Errors (t unchanged), CLT_ERR_INVALID_ARGUMENT with torch's wording:
  * lambd < 0 ("exponential_ expects lambda >= 0.0"), p outside (0, 1),
  * std <= 0, non-finite mean, std, median or sigma, an integer t where torch
- * has no kernel; a leaf that requires grad in grad mode (or a non-leaf that
- * requires grad).  Advances the generator by t's element count; bumps t's
- * version. */
+ * has no kernel; a leaf that requires grad in grad mode.  On a non-leaf
+ * that requires grad, recorded as torch records them
+ * (ExponentialBackward0, GeometricBackward0, LogNormalBackward0,
+ * CauchyBackward0): t's old value gets a zero gradient.  Advances the
+ * generator by t's element count; bumps t's version. */
 CLT_API clt_status clt_exponential_(clt_tensor *t, clt_generator *gen, double lambd);
 CLT_API clt_status clt_geometric_(clt_tensor *t, clt_generator *gen, double p);
 CLT_API clt_status clt_log_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
@@ -132,7 +135,8 @@ CLT_API clt_status clt_cauchy_(clt_tensor *t, clt_generator *gen, double median,
 /* In place, like tensor.bernoulli_(p): every element of t (any dtype, bool
  * included) becomes 1 where u < p and 0 elsewhere, u as clt_rand draws it.
  * p outside [0, 1]: CLT_ERR_INVALID_ARGUMENT ("bernoulli_ expects p to be
- * in [0, 1]"), t unchanged; the autograd refusals of clt_exponential_.
+ * in [0, 1]"), t unchanged; autograd as clt_exponential_ (a floating
+ * non-leaf records BernoulliBackward2, torch's node for a float p).
  * Advances the generator by t's element count; bumps t's version. */
 CLT_API clt_status clt_bernoulli_(clt_tensor *t, clt_generator *gen, double p);
 

@@ -232,8 +232,10 @@ CLT_API void clt_event_free(clt_event *ev);
  * strided copy); blocks until src may be reused.  Bumps t's version.
  * Errors: CLT_ERR_BUFFER_TOO_SMALL when `bytes` is short;
  * CLT_ERR_INVALID_ARGUMENT for a leaf that requires grad while grad mode is
- * on (PyTorch's in-place rule), for a non-leaf that requires grad, and for
- * a destination with a stride-0 (expanded) dimension.  t is unchanged on
+ * on (PyTorch's in-place rule), for a non-leaf that requires grad (torch
+ * has no such op to record; clt_copy_ from a clt_tensor_from_host tensor
+ * records, and the message says so), and for a destination with a
+ * stride-0 (expanded) dimension.  t is unchanged on
  * error.  Not thread-safe for one tensor. */
 CLT_API clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes);
 

@@ -258,6 +258,39 @@ clt_status clt__complex_sgn_rec(const char *fn, const clt_tensor *a, clt_tensor 
  * saying which (src/autograd/grad_elementwise.c). */
 clt_status clt__clamp_t_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 
+/* The formulas of mul (saved a, b) and of clamp with scalar bounds (saved
+ * a; s[0], s[1] the bounds, i[0], i[1] whether each is given), which the
+ * in-place forms reuse with t's old values as a
+ * (src/autograd/grad_elementwise.c). */
+clt_status clt__mul_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+clt_status clt__clamp_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+/* An in-place op on t = in[0] recorded on t's history as torch records it
+ * (src/autograd/grad_inplace.c): the node `name` with formula bw (marked
+ * clt__twice: it must compute with recording ops) and edges from in[0 ..
+ * nin), made before the op; its saved tensors are, in order, a copy of
+ * t's old values when `old` (given t's old history in a pass that creates
+ * a graph), then saved[0 .. nsaved) (an operand among them keeps its
+ * history), at their versions before the op; s and i go to the node's.
+ * run performs the op on t with ctx, and gets the node (NULL when nothing
+ * is recorded) to save more or set more; it must leave t unchanged when it
+ * fails.  An integer or bool t records nothing (torch's never requires
+ * grad).  On failure t and its history are unchanged. */
+typedef struct clt__inplace {
+    const char *name;
+    clt__backward_fn bw;
+    int nin;
+    const clt_tensor *in[3];
+    bool old;
+    int nsaved;
+    const clt_tensor *saved[2];
+    double s[2];
+    int64_t i[2];
+    clt_status (*run)(clt_tensor *t, const void *ctx, clt__node *n);
+    const void *ctx;
+} clt__inplace;
+clt_status clt__inplace_rec(clt_tensor *t, const clt__inplace *op, const char *fn);
+
 /* max_unpool's checks and output size for the last k (1, 2, 3) dims of x
  * (src/autograd/grad_conv.c). */
 clt_status clt__unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,

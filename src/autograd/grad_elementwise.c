@@ -60,7 +60,7 @@ static clt_status bw_sub(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 }
 
 /* saved: a, b */
-static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+clt_status clt__mul_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
@@ -218,7 +218,7 @@ done:
 
 /* saved: a.  The gradient passes where min <= a <= max (s[0], s[1]; i[0]
  * and i[1] say whether each bound is there), as PyTorch's clamp_backward. */
-static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+clt_status clt__clamp_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *in = NULL, *out = NULL, *cur = NULL;
@@ -291,7 +291,7 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     st = clt__record(st, out, name, bw, 2, in, ns, sv, &n);
     if (n)
         n->i[0] = tag;
-    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow ||
+    if (bw == bw_add || bw == bw_sub || bw == clt__mul_grad || bw == bw_div || bw == bw_pow ||
         bw == bw_extremum || bw == bw_modulo || bw == bw_xlogy || bw == bw_atan2 ||
         bw == bw_hypot || bw == bw_copysign)
         clt__twice(n);
@@ -328,7 +328,7 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
 
 DEF_BINARY(add, "AddBackward0", bw_add, 0, 0)
 DEF_BINARY(sub, "SubBackward0", bw_sub, 0, 0)
-DEF_BINARY(mul, "MulBackward0", bw_mul, 1, 0)
+DEF_BINARY(mul, "MulBackward0", clt__mul_grad, 1, 0)
 DEF_BINARY(div, "DivBackward0", bw_div, 2, 0)
 DEF_BINARY_F32(pow, "PowBackward1", bw_pow, 3, 0)
 DEF_BINARY(maximum, "MaximumBackward0", bw_extremum, 1, 1)
@@ -412,7 +412,7 @@ clt_status clt__clamp_rec(const char *fn, const clt_tensor *a, const double *min
 {
     clt__node *n = NULL;
     clt_status st = clt__clamp(a, min, max, out, fn);
-    st = clt__record(st, out, "ClampBackward1", bw_clamp, 1, &a, 1, &a, &n);
+    st = clt__record(st, out, "ClampBackward1", clt__clamp_grad, 1, &a, 1, &a, &n);
     if (n) {
         n->i[0] = min != NULL;
         n->i[1] = max != NULL;

@@ -2,7 +2,8 @@
  * built from the same deterministic ops (src/ops/index.c): the gradient of a
  * selection is an index_add or scatter_add of the output's gradient into
  * zeros, that of a scatter a gather, so gradients too are the same bits on
- * every run.  The in-place forms are not recorded. */
+ * every run.  The in-place forms record the same formulas on t's history
+ * (clt__inplace_rec). */
 #include <string.h>
 
 #include "autograd/autograd.h"
@@ -355,38 +356,71 @@ clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes, clt_tenso
     return clt__one_hot(indices, num_classes, out);
 }
 
-/* The in-place forms are what backward formulas build on, not recorded
- * themselves: with grad mode on, a destination or source that requires
- * grad is refused rather than left with a gradient that misses the write. */
-static clt_status inplace_allowed(const clt_tensor *t, const clt_tensor *src, const char *fn)
+/* The in-place index ops, recorded on t's history with their out-of-place
+ * forms' formulas (saved[0] the index or the places written, i[0] the dim
+ * wrapped, s[0] alpha). */
+typedef struct index_ctx {
+    int kind;
+    int dim;
+    const clt_tensor *index, *src;
+    double value;
+    const clt_tensor *const *indices;
+    int n;
+    bool accumulate;
+} index_ctx;
+
+enum { I_SCATTER_ADD, I_INDEX_ADD, I_INDEX_FILL, I_INDEX_COPY, I_INDEX_PUT, I_MASKED_SCATTER };
+
+static clt_status index_put_rec(clt_tensor *t, const index_ctx *c, clt__node *node);
+static clt_status masked_scatter_rec(clt_tensor *t, const index_ctx *c, clt__node *node);
+
+static clt_status run_index(clt_tensor *t, const void *ctx, clt__node *n)
 {
-    if (t == NULL || src == NULL)
-        return CLT_OK; /* the op names the NULL argument */
-    clt_status st = clt__check_inplace(t, fn);
-    if (st != CLT_OK)
-        return st;
-    const clt_tensor *in[2] = {t, src};
-    if (clt__grad_needed(2, in))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: in-place index ops are not recorded by autograd, and an operand "
-                          "requires grad; use the out-of-place form, or clt_set_grad_enabled(0) "
-                          "around it",
-                          fn);
-    return CLT_OK;
+    const index_ctx *c = ctx;
+    switch (c->kind) {
+    case I_SCATTER_ADD:
+        return clt__scatter_add_(t, c->dim, c->index, c->src);
+    case I_INDEX_ADD:
+        return clt__index_add_(t, c->dim, c->index, c->src, c->value);
+    case I_INDEX_FILL:
+        return clt__index_fill_(t, c->dim, c->index, c->value);
+    case I_INDEX_COPY:
+        return clt__index_copy_(t, c->dim, c->index, c->src, "clt_index_copy_");
+    case I_INDEX_PUT:
+        return n ? index_put_rec(t, c, n)
+                 : clt__index_put_(t, c->indices, c->n, c->src, c->accumulate);
+    default:
+        return masked_scatter_rec(t, c, n);
+    }
+}
+
+static clt_status index_inplace(clt_tensor *t, const index_ctx *c, const char *name,
+                                clt__backward_fn bw, const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    int nd = t->ndim > 0 ? t->ndim : 1;
+    bool with_src = c->kind != I_INDEX_FILL;
+    bool with_index = c->kind != I_INDEX_PUT && c->kind != I_MASKED_SCATTER;
+    clt__inplace r = {name, bw, with_src ? 2 : 1, {t, c->src}, false, with_index ? 1 : 0,
+                      {c->index}, {c->value}, {c->dim < 0 ? c->dim + nd : c->dim},
+                      run_index, c};
+    return clt__inplace_rec(t, &r, fn);
 }
 
 clt_status clt_scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
                             const clt_tensor *src)
 {
-    clt_status st = inplace_allowed(t, src, "clt_scatter_add_");
-    return st != CLT_OK ? st : clt__scatter_add_(t, dim, index, src);
+    index_ctx c = {I_SCATTER_ADD, dim, index, src, 1.0, NULL, 0, false};
+    CLT__REQUIRE_ARG(src, "clt_scatter_add_");
+    return index_inplace(t, &c, "ScatterAddBackward0", bw_scatter_add, "clt_scatter_add_");
 }
 
 clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
                           double alpha)
 {
-    clt_status st = inplace_allowed(t, src, "clt_index_add_");
-    return st != CLT_OK ? st : clt__index_add_(t, dim, index, src, alpha);
+    index_ctx c = {I_INDEX_ADD, dim, index, src, alpha, NULL, 0, false};
+    CLT__REQUIRE_ARG(src, "clt_index_add_");
+    return index_inplace(t, &c, "IndexAddBackward0", bw_index_add, "clt_index_add_");
 }
 
 /* ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter ------ */
@@ -643,6 +677,23 @@ done:
     return st;
 }
 
+/* What bw_index_put reads besides the places, from the forward's info
+ * (t of ndim dims). */
+static void put_node(clt__node *node, const clt__put_info *info, int ndim, bool accumulate)
+{
+    node->i[0] = info->rows;
+    node->i[1] = info->cols;
+    node->i[2] = info->ndim;
+    memcpy(&node->i[3], info->shape, sizeof(int64_t) * (size_t)info->ndim);
+    node->s[0] = accumulate;
+    node->s[1] = info->permuted;
+    node->i[PUT_PERM] = 0;
+    for (int j = 0; info->permuted && j < ndim; j++)
+        node->i[PUT_PERM] |= (int64_t)info->perm[j] << (4 * j);
+    node->i[PUT_LEAD] = info->lead;
+    node->i[PUT_BND] = info->ndim - (ndim - info->k);
+}
+
 /* index_put of a complex t: on the recorded real views of t and values
  * (the indices address the leading dims; the pairs' last dim comes
  * along). */
@@ -685,19 +736,8 @@ clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, 
     st = clt__record(st, out, "IndexPutBackward0", bw_index_put, 2, in, saved ? 1 : 0, &saved,
                      &node);
     clt__twice(node);
-    if (node) {
-        node->i[0] = info.rows;
-        node->i[1] = info.cols;
-        node->i[2] = info.ndim;
-        memcpy(&node->i[3], info.shape, sizeof(int64_t) * (size_t)info.ndim);
-        node->s[0] = accumulate != 0;
-        node->s[1] = info.permuted;
-        node->i[PUT_PERM] = 0;
-        for (int j = 0; info.permuted && j < t->ndim; j++)
-            node->i[PUT_PERM] |= (int64_t)info.perm[j] << (4 * j);
-        node->i[PUT_LEAD] = info.lead;
-        node->i[PUT_BND] = info.ndim - (t->ndim - info.k);
-    }
+    if (node)
+        put_node(node, &info, t->ndim, accumulate != 0);
     clt_tensor_free(info.lin);
     return st;
 }
@@ -987,35 +1027,60 @@ clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *in
 
 clt_status clt_index_fill_(clt_tensor *t, int dim, const clt_tensor *index, double value)
 {
-    clt_status st = inplace_allowed(t, t, "clt_index_fill_");
-    return st != CLT_OK ? st : clt__index_fill_(t, dim, index, value);
+    index_ctx c = {I_INDEX_FILL, dim, index, NULL, value, NULL, 0, false};
+    return index_inplace(t, &c, "IndexFillBackward0", bw_index_fill, "clt_index_fill_");
 }
 
 clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
                            const clt_tensor *src)
 {
-    clt_status st = inplace_allowed(t, src, "clt_index_copy_");
-    return st != CLT_OK ? st : clt__index_copy_(t, dim, index, src, "clt_index_copy_");
+    index_ctx c = {I_INDEX_COPY, dim, index, src, 1.0, NULL, 0, false};
+    CLT__REQUIRE_ARG(src, "clt_index_copy_");
+    return index_inplace(t, &c, "IndexCopyBackward0", bw_index_copy, "clt_index_copy_");
+}
+
+/* index_put_ recorded: the out-of-place op, whose places the formula
+ * needs, then its result written into t. */
+static clt_status index_put_rec(clt_tensor *t, const index_ctx *c, clt__node *node)
+{
+    const char *fn = "clt_index_put_";
+    clt__put_info info = {0};
+    clt_tensor *r = NULL;
+    clt_status st;
+    CLT__TRY(clt__index_put(t, c->indices, c->n, c->src, c->accumulate, &r, &info, fn));
+    CLT__TRY(clt__check_dest(t, fn));
+    if (info.lin) {
+        const clt_tensor *sv = info.lin;
+        CLT__TRY(clt__node_save(node, 1, &sv));
+    }
+    put_node(node, &info, t->ndim, c->accumulate);
+    CLT__TRY(clt__copy_strided(t, r, fn));
+    clt__version_bump(t);
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(info.lin);
+    return st;
 }
 
 clt_status clt_index_put_(clt_tensor *t, const clt_tensor *const *indices, int n,
                           const clt_tensor *values, int accumulate)
 {
-    clt_status st = inplace_allowed(t, values, "clt_index_put_");
-    return st != CLT_OK ? st : clt__index_put_(t, indices, n, values, accumulate != 0);
+    index_ctx c = {I_INDEX_PUT, 0, NULL, values, 1.0, indices, n, accumulate != 0};
+    CLT__REQUIRE_ARG(values, "clt_index_put_");
+    return index_inplace(t, &c, "IndexPutBackward0", bw_index_put, "clt_index_put_");
 }
 
-clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask, const clt_tensor *source)
+/* masked_scatter_: the out-of-place op into t (saving its places for the
+ * formula when recorded). */
+static clt_status masked_scatter_rec(clt_tensor *t, const index_ctx *c, clt__node *node)
 {
     const char *fn = "clt_masked_scatter_";
-    clt_status st = inplace_allowed(t, source, fn);
-    if (st != CLT_OK)
-        return st;
-    CLT__REQUIRE_ARG(t, fn);
+    const clt_tensor *mask = c->index;
     CLT__REQUIRE_ARG(mask, fn);
-    clt_tensor *r = NULL;
+    clt_tensor *r = NULL, *places = NULL;
     int nd = 0;
     int64_t shape[CLT_MAX_DIMS];
+    clt_status st;
     CLT__TRY(clt__check_dest(t, fn));
     CLT__TRY(clt__broadcast_shapes(t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape, fn));
     if (nd != t->ndim || memcmp(shape, t->shape, sizeof(int64_t) * (size_t)nd)) {
@@ -1025,12 +1090,27 @@ clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask, const clt_
                             clt__shape_str(s1, sizeof s1, mask->ndim, mask->shape),
                             clt__shape_str(s2, sizeof s2, t->ndim, t->shape)));
     }
-    CLT__TRY(clt__masked_scatter(t, mask, source, &r, NULL, fn));
+    CLT__TRY(clt__masked_scatter(t, mask, c->src, &r, node ? &places : NULL, fn));
+    if (places) {
+        const clt_tensor *sv = places;
+        CLT__TRY(clt__node_save(node, 1, &sv));
+    }
     CLT__TRY(clt__copy_strided(t, r, fn));
     clt__version_bump(t);
 done:
     clt_tensor_free(r);
+    clt_tensor_free(places);
     return st;
+}
+
+clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask, const clt_tensor *source)
+{
+    index_ctx c = {I_MASKED_SCATTER, 0, mask, source, 1.0, NULL, 0, false};
+    CLT__REQUIRE_ARG(t, "clt_masked_scatter_");
+    CLT__REQUIRE_ARG(mask, "clt_masked_scatter_");
+    CLT__REQUIRE_ARG(source, "clt_masked_scatter_");
+    return index_inplace(t, &c, "MaskedScatterBackward0", bw_masked_scatter,
+                         "clt_masked_scatter_");
 }
 
 clt_status clt_nonzero(const clt_tensor *t, clt_tensor **out)

@@ -1,8 +1,56 @@
 /* grad_inplace.c: the public in-place and out= ops (ops.h), host writes
- * (tensor.h) and in-place random fills (random.h): PyTorch's leaf rule, then
- * either the op alone, the op recorded on t's history (add_, sub_ and the
- * scalar forms), or a refusal when a gradient would be needed. */
+ * (tensor.h) and in-place random fills (random.h): PyTorch's leaf rule,
+ * then the op recorded on t's history as torch records it
+ * (clt__inplace_rec), or alone when no gradient is needed. */
 #include "autograd/autograd.h"
+
+/* ---- recording --------------------------------------------------------------------- */
+
+clt_status clt__inplace_rec(clt_tensor *t, const clt__inplace *op, const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_inplace(t, fn);
+    if (st != CLT_OK)
+        return st;
+    clt__node *n = NULL;
+    clt_tensor *old = NULL;
+    if (clt__dtype_is_float(t->dtype) || clt__dtype_is_complex(t->dtype))
+        st = clt__inplace_node(op->name, op->bw, op->nin, op->in, &n);
+    if (st != CLT_OK)
+        return st;
+    if (n) {
+        for (int k = 0; k < 2; k++) {
+            n->s[k] = op->s[k];
+            n->i[k] = op->i[k];
+        }
+        /* t's old values, as torch's in-place codegen saves "original
+         * self": a copy, which the op leaves alone, with t's old history */
+        if (op->old)
+            st = clt__copy_as(fn, t, t->dtype, &old);
+        if (st == CLT_OK && old) {
+            const clt_tensor *sv = old;
+            st = clt__node_save(n, 1, &sv);
+            n->saved_from[0] = 1;
+        }
+        for (int k = 0; k < op->nsaved && st == CLT_OK; k++) {
+            int at = n->nsaved;
+            st = clt__node_save(n, 1, &op->saved[k]);
+            for (int j = 0; j < op->nin && st == CLT_OK && n->saved_from[at] == 0; j++)
+                if (op->saved[k] == op->in[j])
+                    n->saved_from[at] = (signed char)(j + 1);
+        }
+        clt__twice(n); /* recorded formulas */
+    }
+    if (st == CLT_OK)
+        st = op->run(t, op->ctx, n);
+    clt_tensor_free(old);
+    if (st != CLT_OK) {
+        clt__inplace_drop(n);
+        return st;
+    }
+    clt__inplace_commit(t, n);
+    return CLT_OK;
+}
 
 /* ---- backward formulas ------------------------------------------------------ */
 
@@ -29,151 +77,195 @@ static clt_status bw_div_s_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__div_scalar_rec("clt_backward", g, n->s[0], &gin[0]);
 }
 
-/* ---- helpers ------------------------------------------------------------------- */
-
-static clt_status refuse(const char *op, const char *use)
+/* saved: t's old values a, other b.  t's gradient g / b, other's
+ * -(g / b) * a / b, torch's div_tensor_self_backward and
+ * div_tensor_other_backward on the original self. */
+static clt_status bw_div_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "in-place %s on a tensor that requires grad is not supported; use %s", op,
-                      use);
+    const char *fn = "clt_backward";
+    clt_tensor *gb = NULL, *u = NULL, *v = NULL;
+    clt_status st = clt__div_rec(fn, g, n->saved[1], &gb);
+    if (st == CLT_OK && CLT__NEED(n, 1)) {
+        st = clt__mul_rec(fn, gb, n->saved[0], &u);
+        if (st == CLT_OK)
+            st = clt__div_rec(fn, u, n->saved[1], &v);
+        if (st == CLT_OK)
+            st = clt__neg_rec(fn, v, &gin[1]);
+    }
+    if (st == CLT_OK && CLT__NEED(n, 0)) {
+        gin[0] = gb;
+        gb = NULL;
+    }
+    clt_tensor_free(gb);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    return st;
 }
 
-/* The leaf rule, then a refusal when grad mode would need a gradient
- * through t or other (other may be NULL). */
-static clt_status check_unrecorded(const clt_tensor *t, const clt_tensor *other, const char *fn,
-                                   const char *op, const char *use)
+/* fill_, zero_ and the random fills: t's old value gets zeros, as
+ * torch's zeros_like(grad). */
+static clt_status bw_zeros_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[0]);
+}
+
+/* copy_: zeros to dst's old value, g to src, brought to src's device (the
+ * engine reduces it to src's shape and dtype). */
+static clt_status bw_copy_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt__edge *e = &n->in[1];
+    if (CLT__NEED(n, 0))
+        st = bw_zeros_(n, g, gin);
+    if (st == CLT_OK && CLT__NEED(n, 1))
+        st = g->dev == e->dev ? clt__alias_grad(g, &gin[1])
+             : clt__creating_graph()
+                 ? clt_to(g, e->dev, &gin[1])
+                 : clt__to_at(g, e->dev, &gin[1], __builtin_return_address(0), "clt_backward");
+    return st;
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+/* clt_tensor_write on a tensor that requires grad: torch has no such op. */
+static clt_status check_write(const clt_tensor *t, const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
     clt_status st = clt__check_inplace(t, fn);
-    if (st != CLT_OK)
-        return st;
-    const clt_tensor *in[2] = {t, other};
-    if (clt__grad_needed(other ? 2 : 1, in))
-        return refuse(op, use);
-    return CLT_OK;
+    if (st == CLT_OK && clt__grad_needed(1, &t))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: a host write into a tensor that requires grad is not recorded; "
+                        "use clt_copy_ from a clt_tensor_from_host tensor, which records "
+                        "CopyBackwards",
+                        fn);
+    return st;
+}
+
+/* The elementwise ops in place: op with other (NULL: the scalar s). */
+typedef struct arith_ctx {
+    clt__binop op;
+    const clt_tensor *other;
+    double s;
+    const char *fn;
+} arith_ctx;
+
+static clt_status run_arith(clt_tensor *t, const void *ctx, clt__node *n)
+{
+    const arith_ctx *a = ctx;
+    (void)n;
+    return a->other ? clt__binary_(a->op, t, a->other, a->s, a->fn)
+                    : clt__scalar_(a->op, t, a->s, a->fn);
 }
 
 /* An op recorded as node `name` with formula bw on t and (optionally)
- * other; s is the op's alpha or scalar, fs the formula's. */
+ * other; s is the op's alpha or scalar, fs the formula's; old: the
+ * formula reads t's old values and other (saved[0], saved[1]). */
 static clt_status recorded(clt__binop op, bool scalar, clt_tensor *t, const clt_tensor *other,
-                           double s, double fs, const char *name, clt__backward_fn bw,
+                           double s, double fs, const char *name, clt__backward_fn bw, bool old,
                            const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
     if (!scalar)
         CLT__REQUIRE_ARG(other, fn);
-    clt_status st = clt__check_inplace(t, fn);
-    if (st != CLT_OK)
-        return st;
     const clt_tensor *in[2] = {t, other};
-    clt__node *n = NULL;
-    st = clt__inplace_node(name, bw, scalar ? 1 : 2, in, &n);
-    if (st != CLT_OK)
-        return st;
-    if (n)
-        n->s[0] = fs;
-    clt__twice(n); /* recorded formulas */
-    st = scalar ? clt__scalar_(op, t, s, fn) : clt__binary_(op, t, other, s, fn);
-    if (st != CLT_OK) {
-        clt__inplace_drop(n);
-        return st;
-    }
-    clt__inplace_commit(t, n);
-    return CLT_OK;
+    if (old && (clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(other->dtype)) &&
+        clt__grad_needed(2, in))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the in-place form on complex tensors that require grad is not "
+                          "supported; use the out-of-place form",
+                          fn);
+    arith_ctx c = {op, scalar ? NULL : other, s, fn};
+    clt__inplace r = {name, bw, scalar ? 1 : 2, {t, other}, old, old ? 1 : 0, {other}, {fs},
+                      {0},  run_arith, &c};
+    return clt__inplace_rec(t, &r, fn);
 }
 
 /* ---- in-place arithmetic ---------------------------------------------------------- */
 
 clt_status clt_add_(clt_tensor *t, const clt_tensor *other, double alpha)
 {
-    return recorded(CLT__OP_ADD, false, t, other, alpha, alpha, "AddBackward0", bw_add_,
+    return recorded(CLT__OP_ADD, false, t, other, alpha, alpha, "AddBackward0", bw_add_, false,
                     "clt_add_");
 }
 
 clt_status clt_sub_(clt_tensor *t, const clt_tensor *other, double alpha)
 {
     /* t - alpha * other is t + (-alpha) * other for the formula. */
-    return recorded(CLT__OP_SUB, false, t, other, alpha, -alpha, "SubBackward0", bw_add_,
+    return recorded(CLT__OP_SUB, false, t, other, alpha, -alpha, "SubBackward0", bw_add_, false,
                     "clt_sub_");
 }
 
 clt_status clt_mul_(clt_tensor *t, const clt_tensor *other)
 {
-    CLT__REQUIRE_ARG(other, "clt_mul_");
-    clt_status st = check_unrecorded(t, other, "clt_mul_", "mul_", "clt_mul");
-    return st == CLT_OK ? clt__binary_(CLT__OP_MUL, t, other, 1.0, "clt_mul_") : st;
+    return recorded(CLT__OP_MUL, false, t, other, 1.0, 1.0, "MulBackward0", clt__mul_grad, true,
+                    "clt_mul_");
 }
 
 clt_status clt_div_(clt_tensor *t, const clt_tensor *other)
 {
-    CLT__REQUIRE_ARG(other, "clt_div_");
-    clt_status st = check_unrecorded(t, other, "clt_div_", "div_", "clt_div");
-    return st == CLT_OK ? clt__binary_(CLT__OP_DIV, t, other, 1.0, "clt_div_") : st;
+    return recorded(CLT__OP_DIV, false, t, other, 1.0, 1.0, "DivBackward0", bw_div_, true,
+                    "clt_div_");
 }
 
 clt_status clt_add_scalar_(clt_tensor *t, double s)
 {
-    return recorded(CLT__OP_ADD, true, t, NULL, s, s, "AddBackward1", bw_add_, "clt_add_scalar_");
+    return recorded(CLT__OP_ADD, true, t, NULL, s, s, "AddBackward1", bw_add_, false,
+                    "clt_add_scalar_");
 }
 
 clt_status clt_sub_scalar_(clt_tensor *t, double s)
 {
-    return recorded(CLT__OP_SUB, true, t, NULL, s, s, "SubBackward1", bw_add_, "clt_sub_scalar_");
+    return recorded(CLT__OP_SUB, true, t, NULL, s, s, "SubBackward1", bw_add_, false,
+                    "clt_sub_scalar_");
 }
 
 clt_status clt_mul_scalar_(clt_tensor *t, double s)
 {
-    return recorded(CLT__OP_MUL, true, t, NULL, s, s, "MulBackward1", bw_mul_s_,
+    return recorded(CLT__OP_MUL, true, t, NULL, s, s, "MulBackward1", bw_mul_s_, false,
                     "clt_mul_scalar_");
 }
 
 clt_status clt_div_scalar_(clt_tensor *t, double s)
 {
-    return recorded(CLT__OP_DIV, true, t, NULL, s, s, "DivBackward1", bw_div_s_,
+    return recorded(CLT__OP_DIV, true, t, NULL, s, s, "DivBackward1", bw_div_s_, false,
                     "clt_div_scalar_");
 }
 
-clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
+typedef struct clamp_ctx {
+    const double *min, *max;
+    const clt_tensor *tmin, *tmax;
+    const char *fn;
+} clamp_ctx;
+
+static clt_status run_clamp(clt_tensor *t, const void *ctx, clt__node *n)
 {
-    clt_status st = check_unrecorded(t, NULL, "clt_clamp_", "clamp_", "clt_clamp");
-    return st == CLT_OK ? clt__clamp_(t, min, max, "clt_clamp_") : st;
+    const clamp_ctx *c = ctx;
+    (void)n;
+    return c->tmin || c->tmax ? clt__clamp_t_(t, c->tmin, c->tmax, c->fn)
+                              : clt__clamp_(t, c->min, c->max, c->fn);
 }
 
-/* The in-place clamps with tensor bounds, recorded on t's history as
- * torch records them (ClampBackward0, ...): the formula reads t's old
- * values, kept in a copy made before t is overwritten. */
+/* ClampBackward1 on t's old values (clt_clamp's formula). */
+clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
+{
+    clamp_ctx c = {min, max, NULL, NULL, "clt_clamp_"};
+    clt__inplace r = {"ClampBackward1", clt__clamp_grad, 1, {t}, true, 0, {NULL},
+                      {min ? *min : 0.0, max ? *max : 0.0}, {min != NULL, max != NULL},
+                      run_clamp, &c};
+    return clt__inplace_rec(t, &r, c.fn);
+}
+
+/* The in-place clamps with tensor bounds (ClampBackward0, ...): the
+ * formula reads t's old values and the bounds. */
 static clt_status clamp_t_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max,
                            const char *fn, const char *name)
 {
-    CLT__REQUIRE_ARG(t, fn);
-    clt_status st = clt__check_inplace(t, fn);
-    if (st != CLT_OK)
-        return st;
-    const clt_tensor *in[3] = {t, min ? min : max, max};
-    int nin = 1 + (min != NULL) + (max != NULL);
-    clt__node *n = NULL;
-    clt_tensor *old = NULL;
-    st = clt__inplace_node(name, clt__clamp_t_grad, nin, in, &n);
-    if (st != CLT_OK)
-        return st;
-    if (n) {
-        n->i[0] = min != NULL;
-        n->i[1] = max != NULL;
-        st = clt__copy_as(fn, t, t->dtype, &old);
-        const clt_tensor *sv[3] = {old, in[1], in[2]};
-        if (st == CLT_OK)
-            st = clt__node_save(n, nin, sv);
-        clt__twice(n);
-    }
-    if (st == CLT_OK)
-        st = clt__clamp_t_(t, min, max, fn);
-    clt_tensor_free(old);
-    if (st != CLT_OK) {
-        clt__inplace_drop(n);
-        return st;
-    }
-    clt__inplace_commit(t, n);
-    return CLT_OK;
+    clamp_ctx c = {NULL, NULL, min, max, fn};
+    int nb = (min != NULL) + (max != NULL);
+    clt__inplace r = {name, clt__clamp_t_grad, 1 + nb, {t, min ? min : max, max}, true, nb,
+                      {min ? min : max, max}, {0}, {min != NULL, max != NULL}, run_clamp, &c};
+    return clt__inplace_rec(t, &r, fn);
 }
 
 clt_status clt_clamp_tensor_(clt_tensor *t, const clt_tensor *min, const clt_tensor *max)
@@ -193,16 +285,35 @@ clt_status clt_clamp_max_tensor_(clt_tensor *t, const clt_tensor *max)
     return clamp_t_(t, NULL, max, "clt_clamp_max_tensor_", "ClampMaxBackward1");
 }
 
+typedef struct fill_ctx {
+    double value;
+    const char *fn;
+} fill_ctx;
+
+static clt_status run_fill(clt_tensor *t, const void *ctx, clt__node *n)
+{
+    const fill_ctx *c = ctx;
+    (void)n;
+    return clt__fill_(t, c->value, c->fn);
+}
+
+/* fill_ and zero_: zeros to t's old value (torch 1.13 names a scalar
+ * fill_ FillBackward2). */
+static clt_status fill_rec(clt_tensor *t, double value, const char *name, const char *fn)
+{
+    fill_ctx c = {value, fn};
+    clt__inplace r = {name, bw_zeros_, 1, {t}, false, 0, {NULL}, {0}, {0}, run_fill, &c};
+    return clt__inplace_rec(t, &r, fn);
+}
+
 clt_status clt_fill_(clt_tensor *t, double value)
 {
-    clt_status st = check_unrecorded(t, NULL, "clt_fill_", "fill_", "clt_full_like");
-    return st == CLT_OK ? clt__fill_(t, value, "clt_fill_") : st;
+    return fill_rec(t, value, "FillBackward2", "clt_fill_");
 }
 
 clt_status clt_zero_(clt_tensor *t)
 {
-    clt_status st = check_unrecorded(t, NULL, "clt_zero_", "zero_", "clt_zeros_like");
-    return st == CLT_OK ? clt__fill_(t, 0.0, "clt_zero_") : st;
+    return fill_rec(t, 0.0, "ZeroBackward0", "clt_zero_");
 }
 
 /* The storage positions fill_diagonal_ writes in a tensor of t's geometry,
@@ -316,12 +427,20 @@ clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap)
     return CLT_OK;
 }
 
+static clt_status run_copy(clt_tensor *t, const void *ctx, clt__node *n)
+{
+    (void)n;
+    return clt__copy_(t, ctx);
+}
+
+/* CopyBackwards: zeros to dst's old value, g to src (on src's device). */
 clt_status clt_copy_(clt_tensor *dst, const clt_tensor *src)
 {
+    CLT__REQUIRE_ARG(dst, "clt_copy_");
     CLT__REQUIRE_ARG(src, "clt_copy_");
-    clt_status st =
-        check_unrecorded(dst, src, "clt_copy_", "copy_", "clt_clone, or clt_detach the source");
-    return st == CLT_OK ? clt__copy_(dst, src) : st;
+    clt__inplace r = {"CopyBackwards", bw_copy_, 2, {dst, src}, false, 0, {NULL}, {0}, {0},
+                      run_copy, src};
+    return clt__inplace_rec(dst, &r, "clt_copy_");
 }
 
 /* ---- out= ---------------------------------------------------------------------- */
@@ -363,7 +482,7 @@ clt_status clt_tensor_write_async(clt_tensor *t, const void *src, size_t bytes, 
     const char *fn = "clt_tensor_write_async";
     CLT__REQUIRE_ARG(ev, fn);
     *ev = NULL;
-    clt_status st = check_unrecorded(t, NULL, fn, "write", "clt_tensor_from_host");
+    clt_status st = check_write(t, fn);
     if (st == CLT_OK)
         st = clt__tensor_write(t, src, bytes, ev, fn);
     return st == CLT_OK ? clt__ok() : st;
@@ -373,7 +492,7 @@ clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes)
 {
     const char *fn = "clt_tensor_write";
     clt_event *ev = NULL;
-    clt_status st = check_unrecorded(t, NULL, fn, "write", "clt_tensor_from_host");
+    clt_status st = check_write(t, fn);
     if (st == CLT_OK)
         st = clt__tensor_write(t, src, bytes, &ev, fn);
     if (st == CLT_OK)
@@ -384,54 +503,72 @@ clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes)
 
 /* ---- random fills ----------------------------------------------------------------- */
 
+/* The random fills in place (src/ops/random.c), recorded as torch records
+ * them: zeros to t's old value. */
+typedef struct sample_ctx {
+    int kind; /* a clt__sampler, or -1 uniform_, -2 normal_ */
+    clt_generator *gen;
+    double a, b;
+    const char *fn;
+} sample_ctx;
+
+static clt_status run_sample(clt_tensor *t, const void *ctx, clt__node *n)
+{
+    const sample_ctx *c = ctx;
+    (void)n;
+    if (c->kind == -1)
+        return clt__uniform_(t, c->gen, c->a, c->b);
+    if (c->kind == -2)
+        return clt__normal_(t, c->gen, c->a, c->b);
+    return clt__sample_((clt__sampler)c->kind, t, c->gen, c->a, c->b, c->fn);
+}
+
+static clt_status sample_(int kind, clt_tensor *t, clt_generator *gen, double a, double b,
+                          const char *fn, const char *name)
+{
+    sample_ctx c = {kind, gen, a, b, fn};
+    clt__inplace r = {name, bw_zeros_, 1, {t}, false, 0, {NULL}, {0}, {0}, run_sample, &c};
+    return clt__inplace_rec(t, &r, fn);
+}
+
 clt_status clt_uniform_(clt_tensor *t, clt_generator *gen, double low, double high)
 {
-    clt_status st = check_unrecorded(t, NULL, "clt_uniform_", "uniform_", "clt_rand");
-    return st == CLT_OK ? clt__uniform_(t, gen, low, high) : st;
+    return sample_(-1, t, gen, low, high, "clt_uniform_", "UniformBackward0");
 }
 
 clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
 {
-    clt_status st = check_unrecorded(t, NULL, "clt_normal_", "normal_", "clt_randn");
-    return st == CLT_OK ? clt__normal_(t, gen, mean, std) : st;
-}
-
-/* The samplers in place: autograd's refusals, then src/ops/random.c. */
-static clt_status sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a,
-                          double b, const char *fn, const char *op, const char *use)
-{
-    clt_status st = check_unrecorded(t, NULL, fn, op, use);
-    return st == CLT_OK ? clt__sample_(kind, t, gen, a, b, fn) : st;
+    return sample_(-2, t, gen, mean, std, "clt_normal_", "NormalBackward0");
 }
 
 clt_status clt_exponential_(clt_tensor *t, clt_generator *gen, double lambd)
 {
     return sample_(CLT__SAMPLE_EXPONENTIAL, t, gen, lambd, 0.0, "clt_exponential_",
-                   "exponential_", "clt_rand_like");
+                   "ExponentialBackward0");
 }
 
 clt_status clt_geometric_(clt_tensor *t, clt_generator *gen, double p)
 {
-    return sample_(CLT__SAMPLE_GEOMETRIC, t, gen, p, 0.0, "clt_geometric_", "geometric_",
-                   "clt_rand_like");
+    return sample_(CLT__SAMPLE_GEOMETRIC, t, gen, p, 0.0, "clt_geometric_",
+                   "GeometricBackward0");
 }
 
 clt_status clt_log_normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
 {
-    return sample_(CLT__SAMPLE_LOG_NORMAL, t, gen, mean, std, "clt_log_normal_", "log_normal_",
-                   "clt_randn_like");
+    return sample_(CLT__SAMPLE_LOG_NORMAL, t, gen, mean, std, "clt_log_normal_",
+                   "LogNormalBackward0");
 }
 
 clt_status clt_cauchy_(clt_tensor *t, clt_generator *gen, double median, double sigma)
 {
-    return sample_(CLT__SAMPLE_CAUCHY, t, gen, median, sigma, "clt_cauchy_", "cauchy_",
-                   "clt_rand_like");
+    return sample_(CLT__SAMPLE_CAUCHY, t, gen, median, sigma, "clt_cauchy_",
+                   "CauchyBackward0");
 }
 
 clt_status clt_bernoulli_(clt_tensor *t, clt_generator *gen, double p)
 {
-    return sample_(CLT__SAMPLE_BERNOULLI, t, gen, p, 0.0, "clt_bernoulli_", "bernoulli_",
-                   "clt_bernoulli");
+    return sample_(CLT__SAMPLE_BERNOULLI, t, gen, p, 0.0, "clt_bernoulli_",
+                   "BernoulliBackward2");
 }
 
 static bool is_std(double v)
