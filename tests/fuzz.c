@@ -8276,8 +8276,12 @@ static void op_data2(fz *f)
         store(f, r);
         x = r;
         if (chance(f, 30)) {
+            /* an integer image (float32 to int32 and int64 is refused;
+             * case 7 converts images to and from every dtype) */
+            static const clt_dtype idt[] = {CLT_UINT8, CLT_UINT8, CLT_INT8, CLT_INT16};
             clt_tensor *u = NULL;
-            CALL("clt_tf_convert_image_dtype", clt_tf_convert_image_dtype(r, CLT_UINT8, &u));
+            CALL("clt_tf_convert_image_dtype",
+                 clt_tf_convert_image_dtype(r, idt[pick(f, 4)], &u));
             if (!outcome(f, st, u))
                 return;
             store(f, u);
