@@ -604,8 +604,10 @@ static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, c
 /* saved: major, plain, val, x of spmm_rec.  out = A x with A[major[k],
  * plain[k]] = val[k]: x's gradient A^T g is g's rows major scaled by val
  * and added up at plain (index_add, a scatter-add), val's the sampled
- * product g x^T at the entries; both recorded, so that a pass that creates
- * a graph differentiates them again (clt__twice). */
+ * product g x^T at the entries; for complex values val and x conjugated
+ * there, as torch's (conjugate Wirtinger calculus: A^H g and g x^H); all
+ * recorded, so that a pass that creates a graph differentiates them again
+ * (clt__twice). */
 static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -616,15 +618,20 @@ static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         return st;
     clt_tensor *gr, *xr, *p, *v, *sc, *z, *keep[2];
     size_t nk = 0;
+    bool cx = clt__dtype_is_complex(val->dtype);
     CLT__TRY(clt__index_select_rec(fn, g, 0, major, &gr));
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__index_select_rec(fn, x, 0, plain, &xr));
+        if (cx)
+            CLT__TRY(clt_conj(xr, &xr));
         CLT__TRY(clt__mul_rec(fn, gr, xr, &p));
         CLT__TRY(clt__sum_dim_rec(fn, p, 1, 0, &gin[0]));
         keep[nk++] = gin[0];
     }
     if (CLT__NEED(n, 1)) {
         CLT__TRY(clt__reshape_rec(fn, val, 2, (int64_t[]){val->shape[0], 1}, &v));
+        if (cx)
+            CLT__TRY(clt_conj(v, &v));
         CLT__TRY(clt__mul_rec(fn, gr, v, &sc));
         CLT__TRY(clt__error_in(clt__full(x->dev, g->dtype, 2, x->shape, 0.0, &z), fn));
         CLT__TRY(clt_index_add(z, 0, plain, sc, 1.0, &gin[1]));
@@ -653,7 +660,7 @@ static clt_status spmm_rec(const char *fn, const clt_tensor *cmp, const clt_tens
     return st;
 }
 
-/* a @ b for a compressed a of a floating dtype, by the kernel: a CSR
+/* a @ b for a compressed a of a floating or complex dtype, by the kernel: a CSR
  * matrix's own arrays; the elements of CSC, BSR and BSC ones put in row
  * order first (a stable sort of the row indices keeps each row's columns
  * ascending, and the compressed rows come from a search: it enqueues
