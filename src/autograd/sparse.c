@@ -1433,19 +1433,26 @@ clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out)
     return compressed_part("clt_sparse_row_indices", s, CLT_SPARSE_CSC, "row_indices", false, out);
 }
 
+/* The dense matrix that the conversions to the compressed and blocked
+ * layouts take: 2-D. */
+static clt_status need_matrix(const clt_tensor *t, const char *fn)
+{
+    if (t->ndim == 2)
+        return CLT_OK;
+    return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                      "%s: expected a 2-D tensor (batch and dense dimensions are not "
+                      "supported), but got %d dimensions",
+                      fn, t->ndim);
+}
+
 static clt_status tensor_to_compressed(const char *fn, const clt_tensor *t, clt_layout layout,
                                        clt_sparse **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
-    if (t->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
-                          "supported), but got %d dimensions",
-                          fn, t->ndim);
-    clt_status st = clt_scope_begin();
-    if (st != CLT_OK)
+    clt_status st = need_matrix(t, fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *coo = NULL, *made = NULL;
     CLT__TRY(clt_tensor_to_sparse(t, 2, &coo));
@@ -1475,11 +1482,9 @@ static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const i
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(blocksize, fn);
-    if (t->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
-                          "supported), but got %d dimensions",
-                          fn, t->ndim);
+    clt_status st = need_matrix(t, fn);
+    if (st != CLT_OK)
+        return st;
     int64_t R = blocksize[0], C = blocksize[1];
     if (R < 1 || C < 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1491,8 +1496,8 @@ static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const i
                           "%lld]",
                           fn, (long long)t->shape[0], (long long)t->shape[1], (long long)R,
                           (long long)C);
-    clt_status st = check_linear_range(2, t->shape, fn);
-    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+    if ((st = check_linear_range(2, t->shape, fn)) != CLT_OK ||
+        (st = clt_scope_begin()) != CLT_OK)
         return st;
     bool csc = layout == CLT_SPARSE_BSC;
     int64_t nbr = t->shape[0] / R, nbc = t->shape[1] / C;
