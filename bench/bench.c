@@ -1989,18 +1989,21 @@ static clt_status spmm_step(int kind, const clt_sparse *csr, const clt_sparse *c
     return clt_sparse_mm(kind ? coo : csr, x, out);
 }
 
-/* An [N, N] float32 CSR matrix with `per` random entries per row (columns
- * distinct and sorted, values in [-1, 1)) times x [N, P]: the three ways
- * timed in alternation in the same run, the results compared first;
- * nominal GFLOP/s 2 nnz P. */
-static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *name)
+/* An [N, N] float32 (or complex64: cx) CSR matrix with `per` random
+ * entries per row (columns distinct and sorted, values, and complex
+ * values' parts, in [-1, 1)) times x [N, P] of the same dtype: the three
+ * ways timed in alternation in the same run, the results compared first;
+ * nominal GFLOP/s 2 nnz P (8 nnz P for complex products). */
+static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, int cx, const char *name)
 {
     enum { REPS = 5 };
-    int64_t nnz = N * per;
+    int64_t nnz = N * per, w = cx ? 2 : 1; /* floats per value */
+    clt_dtype dt = cx ? CLT_COMPLEX64 : CLT_FLOAT32;
+    size_t nres = (size_t)(w * N * P);
     int64_t *crow = malloc((size_t)(N + 1) * sizeof *crow), *col = malloc((size_t)nnz * sizeof *col);
-    float *val = malloc((size_t)nnz * sizeof *val), *xh = malloc((size_t)(N * P) * sizeof *xh);
-    float *res[3] = {malloc((size_t)(N * P) * sizeof(float)), malloc((size_t)(N * P) * sizeof(float)),
-                     malloc((size_t)(N * P) * sizeof(float))};
+    float *val = malloc((size_t)(w * nnz) * sizeof *val), *xh = malloc(nres * sizeof *xh);
+    float *res[3] = {malloc(nres * sizeof(float)), malloc(nres * sizeof(float)),
+                     malloc(nres * sizeof(float))};
     clt_tensor *tc = NULL, *tp = NULL, *tv = NULL, *tx = NULL, *dense = NULL, *o = NULL;
     clt_sparse *csr = NULL, *coo = NULL;
     double t[3][REPS];
@@ -2018,12 +2021,12 @@ static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *n
         }
         crow[i + 1] = (i + 1) * per;
     }
-    fill_random(val, (size_t)nnz);
-    fill_random(xh, (size_t)(N * P));
+    fill_random(val, (size_t)(w * nnz));
+    fill_random(xh, nres);
     if (clt_tensor_from_host(b->dev, CLT_INT64, 1, (int64_t[]){N + 1}, crow, &tc) != CLT_OK ||
         clt_tensor_from_host(b->dev, CLT_INT64, 1, (int64_t[]){nnz}, col, &tp) != CLT_OK ||
-        !(tv = from_host(b, val, 1, (int64_t[]){nnz})) ||
-        !(tx = from_host(b, xh, 2, (int64_t[]){N, P})) ||
+        clt_tensor_from_host(b->dev, dt, 1, (int64_t[]){nnz}, val, &tv) != CLT_OK ||
+        clt_tensor_from_host(b->dev, dt, 2, (int64_t[]){N, P}, xh, &tx) != CLT_OK ||
         clt_sparse_csr_tensor(tc, tp, tv, (int64_t[]){N, N}, 0, &csr) != CLT_OK ||
         clt_sparse_to_sparse_coo(csr, &coo) != CLT_OK || clt_sparse_to_dense(csr, &dense) != CLT_OK) {
         fail(b, name, "making the inputs");
@@ -2031,7 +2034,7 @@ static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *n
     }
     for (int k = 0; k < 3; k++) {
         if (spmm_step(k, csr, coo, dense, tx, &o) != CLT_OK ||
-            clt_tensor_read(o, res[k], (size_t)(N * P) * sizeof(float)) != CLT_OK) {
+            clt_tensor_read(o, res[k], nres * sizeof(float)) != CLT_OK) {
             fail(b, name, k == 0 ? "the CSR product" : k == 1 ? "the COO product" : "clt_matmul");
             goto done;
         }
@@ -2039,7 +2042,7 @@ static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *n
         o = NULL;
     }
     for (int k = 1; k < 3; k++) {
-        double err = max_abs_diff(res[0], res[k], (size_t)(N * P)); /* sums of per products */
+        double err = max_abs_diff(res[0], res[k], nres); /* sums of per products */
         if (!(err <= 1e-4))
             wrong(b, name, k == 1 ? "index_add" : "dense_matmul", err);
     }
@@ -2056,7 +2059,7 @@ static void case_spmm(bench *b, int64_t N, int64_t per, int64_t P, const char *n
             if (r >= 0)
                 t[k][r] = now() - t0;
         }
-    double flop = 2.0 * (double)nnz * (double)P / 1e9, g[3];
+    double flop = (cx ? 8.0 : 2.0) * (double)nnz * (double)P / 1e9, g[3];
     for (int k = 0; k < 3; k++)
         g[k] = flop / median(t[k], REPS);
     report(b, name, g[0], "GFLOP/s", "index_add", g[1], g[0] / g[1], "");
@@ -3367,7 +3370,8 @@ int cltensor_bench(int argc, char **argv)
                                         "cdist_512x64", "unbind_bwd_4096x256",
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
                                         "linalg_qr_256x32x32", "embedding_bag_4096x32",
-                                        "spmm_csr_4096x32x64", "spmm_csr_1024x64x1",
+                                        "spmm_csr_4096x32x64", "spmm_csr_c64_1024x32x64",
+                                        "spmm_csr_1024x64x1",
                                         "grad_scaler_step_64x16384",
                                         "grid_sample_fwd_bwd_8x16x32x32",
                                         "linalg_solve_triangular_256x64x16"};
@@ -3466,9 +3470,11 @@ int cltensor_bench(int argc, char **argv)
     if (selected(&b, "embedding_bag_4096x32"))
         case_embedding_bag(&b, 4096, 32, "embedding_bag_4096x32");
     if (selected(&b, "spmm_csr_4096x32x64"))
-        case_spmm(&b, 4096, 32, 64, "spmm_csr_4096x32x64");
+        case_spmm(&b, 4096, 32, 64, 0, "spmm_csr_4096x32x64");
+    if (selected(&b, "spmm_csr_c64_1024x32x64"))
+        case_spmm(&b, 1024, 32, 64, 1, "spmm_csr_c64_1024x32x64");
     if (selected(&b, "spmm_csr_1024x64x1"))
-        case_spmm(&b, 1024, 64, 1, "spmm_csr_1024x64x1");
+        case_spmm(&b, 1024, 64, 1, 0, "spmm_csr_1024x64x1");
     if (selected(&b, "grad_scaler_step_64x16384"))
         case_grad_scaler(&b, 64, 16384, "grad_scaler_step_64x16384");
     static const char *const copies[] = {

@@ -1229,10 +1229,10 @@ clt_status clt__segment_reduce_backward(const clt_tensor *grad, const clt_tensor
  * (src/ops/spmm.c, cl/spmm.cl): *out [n, p] (a new tensor of val's dtype)
  * with out[i, :] = sum over cmp[i] <= k < cmp[i + 1] of val[k] *
  * x[plain[k], :], for int64 cmp [n + 1] and plain [nnz], val [nnz] and x
- * [m, p] of one dtype that clt__spmm_supports (the floating ones) on one
- * device.  A CSR matrix's arrays give its product; a CSC matrix's give its
- * transpose's.  Wrong indices give wrong values, never a read outside a
- * buffer. */
+ * [m, p] of one dtype that clt__spmm_supports (the floating and complex
+ * ones) on one device.  A CSR matrix's arrays give its product; a CSC
+ * matrix's give its transpose's.  Wrong indices give wrong values, never
+ * a read outside a buffer. */
 bool clt__spmm_supports(clt_dtype dtype);
 clt_status clt__spmm_rows(const clt_tensor *cmp, const clt_tensor *plain, const clt_tensor *val,
                           const clt_tensor *x, clt_tensor **out, const char *fn);

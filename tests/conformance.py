@@ -15408,6 +15408,75 @@ def int16():
     _small_int(torch.int16)
 
 
+# ---- F.convert_image_dtype ----------------------------------------------
+
+def _image_max(dt):
+    # torchvision 0.14's _max_value
+    return {torch.uint8: 255, torch.int8: 127, torch.int16: 32767,
+            torch.int32: 2147483647, torch.int64: 9223372036854775807}.get(dt, 1)
+
+
+def _convert_image_dtype(image, dtype):
+    """torchvision 0.14's F.convert_image_dtype, step for step (torchvision
+    need not be installed)."""
+    if image.dtype == dtype:
+        return image
+    if image.is_floating_point():
+        if dtype.is_floating_point:
+            return image.to(dtype)
+        if (image.dtype == torch.float32 and dtype in (torch.int32, torch.int64)) or (
+                image.dtype == torch.float64 and dtype == torch.int64):
+            raise RuntimeError("The cast from %s to %s cannot be performed safely." % (
+                image.dtype, dtype))
+        eps = 1e-3
+        max_val = float(_image_max(dtype))
+        return image.mul(max_val + 1.0 - eps).to(dtype)
+    input_max = float(_image_max(image.dtype))
+    if dtype.is_floating_point:
+        return image.to(dtype) / input_max
+    output_max = float(_image_max(dtype))
+    if input_max > output_max:
+        factor = int((input_max + 1) // (output_max + 1))
+        return torch.div(image, factor, rounding_mode="floor").to(dtype)
+    factor = int((output_max + 1) // (input_max + 1))
+    return image.to(dtype) * factor
+
+
+def image_dtype():
+    proto("clt_tf_convert_image_dtype", [P, C.c_int, PP])
+    ints = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+    floats = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+    srcs = {}
+    for dt in ints:
+        info = torch.iinfo(dt)
+        ends = torch.tensor([info.min, info.min + 1, -1, 0, 1, 2, 3, info.max - 1, info.max],
+                            dtype=dt)
+        body = torch.randint(info.min, info.max, (4, 5, 6), generator=G, dtype=torch.int64)
+        srcs[dt] = torch.cat([ends, body.to(dt).reshape(-1)]).reshape(3, 43)
+    for dt in floats:
+        ends = torch.tensor([0.0, 1.0, 0.5, 0.25, 1e-3, 0.999, 0.9999], dtype=torch.float64)
+        body = torch.rand(4, 5, 6, generator=G, dtype=torch.float64).reshape(-1)
+        srcs[dt] = torch.cat([ends, body]).reshape(1, 127).to(dt)
+    # torch computes float16 with its scalar rounded to float16, where
+    # int32's and int64's largest values are inf: x / inf is 0 or NaN, and
+    # x * inf cast to an integer is out of range; cltensor's scalar stays
+    # float32 (cltensor/data.h), so these pairs are left out
+    overflow = {(torch.int32, torch.float16), (torch.int64, torch.float16),
+                (torch.float16, torch.int32), (torch.float16, torch.int64)}
+    for src in ints + floats:
+        for to in ints + floats:
+            if (src, to) in overflow:
+                continue
+            check("convert_image_dtype %s to %s" % (dn(src), dn(to)),
+                  lambda x, to=to: _convert_image_dtype(x, to),
+                  lambda p, o, to=to: L.clt_tf_convert_image_dtype(p, T2C[to], o),
+                  [srcs[src]], tol="exact")
+    # refused as torch refuses them, and the dtypes images do not take
+    check("convert_image_dtype bool refused", lambda x: 1 / 0,
+          lambda p, o: L.clt_tf_convert_image_dtype(p, T2C[torch.float32], o),
+          [torch.tensor([True, False])])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -15446,7 +15515,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
-                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2, int8, int16]
+                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

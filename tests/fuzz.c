@@ -8309,8 +8309,12 @@ static void op_data2(fz *f)
         store(f, r);
         x = r;
         if (chance(f, 30)) {
+            /* an integer image (float32 to int32 and int64 is refused;
+             * case 7 converts images to and from every dtype) */
+            static const clt_dtype idt[] = {CLT_UINT8, CLT_UINT8, CLT_INT8, CLT_INT16};
             clt_tensor *u = NULL;
-            CALL("clt_tf_convert_image_dtype", clt_tf_convert_image_dtype(r, CLT_UINT8, &u));
+            CALL("clt_tf_convert_image_dtype",
+                 clt_tf_convert_image_dtype(r, idt[pick(f, 4)], &u));
             if (!outcome(f, st, u))
                 return;
             store(f, u);
@@ -11518,6 +11522,27 @@ static clt_sparse *maybe_null(fz *f, clt_sparse *s)
     return chance(f, 4) ? NULL : s;
 }
 
+/* The backward of a sparse product's result that requires grad, from the
+ * sum of its elements (of its real part when complex, since a complex
+ * loss needs its gradient given); the product's own status is left to the
+ * caller. */
+static void product_backward(fz *f, const clt_tensor *out)
+{
+    clt_status st;
+    clt_tensor *l = NULL, *re = NULL;
+    if (clt_is_complex(out)) {
+        CALL("clt_real", clt_real(out, &re));
+        outcome(f, st, re);
+    }
+    CALL("clt_sum", clt_sum(re ? re : out, &l));
+    if (outcome(f, st, l)) {
+        CALL("clt_backward", clt_backward(l, NULL, 0));
+        status_ok(f, st);
+        clt_tensor_free(l);
+    }
+    clt_tensor_free(re);
+}
+
 /* COO tensors: construction (repeats, out-of-range entries, both devices,
  * NULLs), coalesce, to_dense, to_sparse, moves, products, sums, adds,
  * scalar products, transposes and a backward through sparse_mm. */
@@ -11556,16 +11581,8 @@ static void op_sparse(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
-            clt_tensor *l = NULL;
-            CALL("clt_sum", clt_sum(out, &l));
-            if (outcome(f, st, l)) {
-                CALL("clt_backward", clt_backward(l, NULL, 0));
-                status_ok(f, st);
-                clt_tensor_free(l);
-            }
-            st = CLT_OK; /* the product's own status */
-        }
+        if (st == CLT_OK && op && grad && clt_requires_grad(out))
+            product_backward(f, out);
         clt_tensor_free(b2);
         clt_tensor_free(in2);
         break;
@@ -11702,7 +11719,11 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
     clt_device *vdev = chance(f, 8) ? f->dev[pick(f, (uint32_t)f->ndev)] : dev;
     clt_tensor *ct = NULL, *pt = NULL, *v64 = NULL, *vt = NULL, *c2 = NULL, *p2 = NULL;
     clt_status st;
-    clt_dtype vdt = chance(f, 70) ? CLT_FLOAT32 : chance(f, 70) ? CLT_FLOAT64 : CLT_INT32;
+    /* complex64 values take the product's kernel on pairs */
+    clt_dtype vdt = chance(f, 70)   ? CLT_FLOAT32
+                    : chance(f, 70) ? CLT_FLOAT64
+                    : chance(f, 50) ? CLT_COMPLEX64
+                                    : CLT_INT32;
     CALL("clt_tensor_from_host",
          clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){major + 1}, cmp, &ct));
     if (!outcome(f, st, ct))
@@ -11825,16 +11846,8 @@ static void op_sparse_csr(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
-            clt_tensor *l = NULL;
-            CALL("clt_sum", clt_sum(out, &l));
-            if (outcome(f, st, l)) {
-                CALL("clt_backward", clt_backward(l, NULL, 0));
-                status_ok(f, st);
-                clt_tensor_free(l);
-            }
-            st = CLT_OK; /* the product's own status */
-        }
+        if (st == CLT_OK && op && grad && clt_requires_grad(out))
+            product_backward(f, out);
         break;
     }
     case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
@@ -12077,16 +12090,8 @@ static void op_sparse_bsr(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out)) {
-            clt_tensor *l = NULL;
-            CALL("clt_sum", clt_sum(out, &l));
-            if (outcome(f, st, l)) {
-                CALL("clt_backward", clt_backward(l, NULL, 0));
-                status_ok(f, st);
-                clt_tensor_free(l);
-            }
-            st = CLT_OK; /* the product's own status */
-        }
+        if (st == CLT_OK && op && grad && clt_requires_grad(out))
+            product_backward(f, out);
         break;
     }
     case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;

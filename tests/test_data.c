@@ -1401,6 +1401,154 @@ Test(data, transforms_deterministic)
     clt_tensor_free(u8);
 }
 
+/* Converts n values of dtype from (host array src) to dtype to and reads
+ * the result back into dst (n values of to). */
+static void convert(clt_device *dev, clt_dtype from, const void *src, int64_t n, clt_dtype to,
+                    void *dst, size_t elem)
+{
+    clt_tensor *x, *y;
+    CHECK(clt_tensor_from_host(dev, from, 1, &n, src, &x));
+    CHECK(clt_tf_convert_image_dtype(x, to, &y));
+    cr_assert_eq(clt_tensor_dtype(y), to);
+    CHECK(clt_tensor_read(y, dst, (size_t)n * elem));
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+/* v // d for d > 0, as Python's (toward minus infinity). */
+static int64_t floor_div(int64_t v, int64_t d)
+{
+    int64_t r = ((v % d) + d) % d;
+    return (v - r) / d;
+}
+
+/* convert_image_dtype between the integer dtypes (torchvision's shifts by
+ * the difference of the widths: a floor division down, a product up,
+ * each value wrapping into the result as a cast does), integers to floats
+ * (divided by the largest value) and floats to integers ((x * (max + 1 -
+ * 1e-3)) truncated), against the same arithmetic on the host. */
+Test(data, convert_image_dtype_integers)
+{
+    clt_device *dev = get_device("cpu");
+    int8_t i8[] = {-128, -127, -1, 0, 1, 2, 63, 64, 126, 127};
+    int16_t i16[] = {-32768, -32767, -257, -256, -255, -1, 0, 1, 255, 256, 4097, 32767};
+    int32_t i32[] = {INT32_MIN, -65537, -65536, -1, 0, 1, 65535, 65536, 1 << 30, INT32_MAX};
+    int64_t i64[] = {INT64_MIN, -4294967297LL, -1, 0, 1, 4294967295LL, 4294967296LL, INT64_MAX};
+    uint8_t u8[] = {0, 1, 2, 3, 127, 128, 254, 255};
+    enum { N8 = 10, N16 = 12, N32 = 10, N64 = 8, NU = 8 };
+
+    /* up: the cast, then the product by 2^(difference of value bits) */
+    enum { NMAX = 16 };
+    int16_t o16[NMAX];
+    int32_t o32[NMAX];
+    int64_t o64[NMAX];
+    uint8_t ou[NMAX];
+    int8_t o8[NMAX];
+    convert(dev, CLT_INT8, i8, N8, CLT_INT16, o16, 2);
+    for (int k = 0; k < N8; k++)
+        cr_assert_eq(o16[k], i8[k] * 256, "int8 %d to int16: %d", i8[k], o16[k]);
+    convert(dev, CLT_INT8, i8, N8, CLT_INT32, o32, 4);
+    for (int k = 0; k < N8; k++)
+        cr_assert_eq(o32[k], i8[k] * (1 << 24), "int8 %d to int32: %d", i8[k], o32[k]);
+    convert(dev, CLT_INT8, i8, N8, CLT_INT64, o64, 8);
+    for (int k = 0; k < N8; k++)
+        cr_assert_eq(o64[k], (int64_t)i8[k] * ((int64_t)1 << 56), "int8 %d to int64", i8[k]);
+    convert(dev, CLT_INT8, i8, N8, CLT_UINT8, ou, 1);
+    for (int k = 0; k < N8; k++)
+        cr_assert_eq(ou[k], (uint8_t)((uint8_t)i8[k] * 2), "int8 %d to uint8: %d", i8[k], ou[k]);
+    convert(dev, CLT_UINT8, u8, NU, CLT_INT16, o16, 2);
+    for (int k = 0; k < NU; k++)
+        cr_assert_eq(o16[k], u8[k] * 128, "uint8 %d to int16: %d", u8[k], o16[k]);
+    convert(dev, CLT_INT32, i32, N32, CLT_INT64, o64, 8);
+    for (int k = 0; k < N32; k++)
+        cr_assert_eq(o64[k], (int64_t)i32[k] * 4294967296LL, "int32 %d to int64", i32[k]);
+    /* down: the floor division, then the cast */
+    convert(dev, CLT_UINT8, u8, NU, CLT_INT8, o8, 1);
+    for (int k = 0; k < NU; k++)
+        cr_assert_eq(o8[k], u8[k] / 2, "uint8 %d to int8: %d", u8[k], o8[k]);
+    convert(dev, CLT_INT16, i16, N16, CLT_INT8, o8, 1);
+    for (int k = 0; k < N16; k++)
+        cr_assert_eq(o8[k], floor_div(i16[k], 256), "int16 %d to int8: %d", i16[k], o8[k]);
+    convert(dev, CLT_INT16, i16, N16, CLT_UINT8, ou, 1);
+    for (int k = 0; k < N16; k++)
+        cr_assert_eq(ou[k], (uint8_t)floor_div(i16[k], 128), "int16 %d to uint8: %d", i16[k],
+                     ou[k]);
+    convert(dev, CLT_INT32, i32, N32, CLT_INT16, o16, 2);
+    for (int k = 0; k < N32; k++)
+        cr_assert_eq(o16[k], floor_div(i32[k], 65536), "int32 %d to int16: %d", i32[k], o16[k]);
+    convert(dev, CLT_INT64, i64, N64, CLT_INT32, o32, 4);
+    for (int k = 0; k < N64; k++)
+        cr_assert_eq(o32[k], floor_div(i64[k], 4294967296LL), "int64 %lld to int32: %d",
+                     (long long)i64[k], o32[k]);
+
+    /* integers to floats: the cast, then the division by the largest value
+     * (in the result dtype) */
+    float f32[NMAX];
+    double f64[NMAX];
+    convert(dev, CLT_INT16, i16, N16, CLT_FLOAT32, f32, 4);
+    for (int k = 0; k < N16; k++)
+        cr_assert_eq(f32[k], (float)i16[k] / 32767.0f, "int16 %d to float32: %.9g", i16[k],
+                     f32[k]);
+    convert(dev, CLT_INT8, i8, N8, CLT_FLOAT64, f64, 8);
+    for (int k = 0; k < N8; k++)
+        cr_assert_eq(f64[k], i8[k] / 127.0, "int8 %d to float64: %.17g", i8[k], f64[k]);
+    convert(dev, CLT_INT64, i64, N64, CLT_FLOAT64, f64, 8);
+    for (int k = 0; k < N64; k++)
+        cr_assert_eq(f64[k], (double)i64[k] / 9223372036854775808.0, "int64 to float64: %.17g",
+                     f64[k]);
+
+    /* floats to integers: (x * (max + 1 - 1e-3)) truncated, the product in
+     * the source dtype */
+    float fs[] = {0.0f, 1e-3f, 0.25f, 0.5f, 0.75f, 0.999f, 0.9999f, 1.0f};
+    double ds[] = {0.0, 1e-9, 0.25, 0.5, 0.999, 0.9999999, 1.0};
+    enum { NF = 8, ND = 7 };
+    convert(dev, CLT_FLOAT32, fs, NF, CLT_INT8, o8, 1);
+    for (int k = 0; k < NF; k++)
+        cr_assert_eq(o8[k], (int8_t)(fs[k] * (float)(127.0 + 1.0 - 1e-3)), "%g to int8: %d",
+                     fs[k], o8[k]);
+    convert(dev, CLT_FLOAT32, fs, NF, CLT_INT16, o16, 2);
+    for (int k = 0; k < NF; k++)
+        cr_assert_eq(o16[k], (int16_t)(fs[k] * (float)(32767.0 + 1.0 - 1e-3)),
+                     "%g to int16: %d", fs[k], o16[k]);
+    convert(dev, CLT_FLOAT64, ds, ND, CLT_INT32, o32, 4);
+    for (int k = 0; k < ND; k++)
+        cr_assert_eq(o32[k], (int32_t)(ds[k] * (2147483647.0 + 1.0 - 1e-3)), "%g to int32: %d",
+                     ds[k], o32[k]);
+    cr_assert_eq(o32[ND - 1], INT32_MAX);
+
+    /* torchvision's refusals, and dtypes that are no images: *out NULL */
+    clt_tensor *x, *b, *y = (clt_tensor *)&y;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){NF}, fs, &x));
+    assert_error(clt_tf_convert_image_dtype(x, CLT_INT32, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "The cast from float32 to int32 cannot be performed safely");
+    cr_assert_null(y);
+    y = (clt_tensor *)&y;
+    assert_error(clt_tf_convert_image_dtype(x, CLT_INT64, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "cannot be performed safely");
+    cr_assert_null(y);
+    y = (clt_tensor *)&y;
+    assert_error(clt_tf_convert_image_dtype(x, CLT_BOOL, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "from float32 to bool");
+    cr_assert_null(y);
+    y = (clt_tensor *)&y;
+    assert_error(clt_tf_convert_image_dtype(x, (clt_dtype)99, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "an unknown dtype");
+    cr_assert_null(y);
+    clt_tensor_free(x);
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){ND}, ds, &x));
+    y = (clt_tensor *)&y;
+    assert_error(clt_tf_convert_image_dtype(x, CLT_INT64, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "The cast from float64 to int64 cannot be performed safely");
+    cr_assert_null(y);
+    clt_tensor_free(x);
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, (int64_t[]){2}, (uint8_t[]){0, 1}, &b));
+    y = (clt_tensor *)&y;
+    assert_error(clt_tf_convert_image_dtype(b, CLT_FLOAT32, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "from bool to float32");
+    cr_assert_null(y);
+    clt_tensor_free(b);
+}
+
 Test(data, transforms_random)
 {
     clt_device *dev = get_device("cpu");

@@ -3,6 +3,7 @@
  * computed here on the host (dense matrices filled from the compressed
  * arrays, products by loops), their errors, float64 gradchecks and two
  * devices. */
+#include <complex.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -1227,6 +1228,238 @@ Test(sparse_csr, gradcheck_blocks)
     gradcheck(dev, gc_blocks, NULL, 2, ins);
     free(v);
     free(b);
+}
+
+/* ---- complex values through the kernel ----------------------------------------------- */
+
+typedef clt_status (*compressed_fn)(const clt_tensor *, const clt_tensor *, const clt_tensor *,
+                                    const int64_t *, int, clt_sparse **);
+
+/* The four layouts over the arrays above: K's 7 x 6 matrix as CSR and
+ * CSC, B's blocks as a 4 x 6 BSR and a 6 x 4 BSC matrix. */
+static const struct cx_layout {
+    const char *name;
+    compressed_fn make;
+    int blocks, csc;
+    const int64_t *cmp, *plain;
+    const double *re;
+    int64_t ncmp, nnz, n, m;
+} CX[4] = {
+    {"csr", clt_sparse_csr_tensor, 0, 0, K_CROW, K_COL, K_VAL, 8, 11, 7, 6},
+    {"csc", clt_sparse_csc_tensor, 0, 1, K_CCOL, K_ROW, K_CVAL, 7, 11, 7, 6},
+    {"bsr", clt_sparse_bsr_tensor, 1, 0, B_CMP, B_PLAIN, B_VAL, 3, 3, 4, 6},
+    {"bsc", clt_sparse_bsc_tensor, 1, 1, B_CMP, B_PLAIN, B_VAL, 3, 3, 6, 4},
+};
+
+/* The imaginary parts: quarters, exact in float32. */
+static double cx_im(int64_t k)
+{
+    return (double)((k * 3) % 5 - 2) * 0.25;
+}
+
+/* The number of values (elements of the blocks for BSR and BSC). */
+static int64_t cx_nvals(const struct cx_layout *l)
+{
+    return l->blocks ? l->nnz * 4 : l->nnz;
+}
+
+/* The row r and column c of value k. */
+static void cx_coord(const struct cx_layout *l, int64_t k, int64_t *r, int64_t *c)
+{
+    int64_t e = l->blocks ? k / 4 : k, i = 0;
+    while (l->cmp[i + 1] <= e)
+        i++;
+    int64_t maj = i, pl = l->plain[e];
+    *r = l->csc ? pl : maj;
+    *c = l->csc ? maj : pl;
+    if (l->blocks) {
+        *r = *r * 2 + (k % 4) / 2;
+        *c = *c * 2 + k % 2;
+    }
+}
+
+/* A host complex array as a tensor of dt (complex64 or complex128). */
+static clt_tensor *up_cx(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                         const double complex *v, int64_t n)
+{
+    clt_tensor *t = NULL;
+    if (dt == CLT_COMPLEX128) {
+        CHECK(clt_tensor_from_host(dev, dt, nd, shape, v, &t));
+        return t;
+    }
+    float complex *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+    for (int64_t i = 0; i < n; i++)
+        f[i] = (float complex)v[i];
+    CHECK(clt_tensor_from_host(dev, dt, nd, shape, f, &t));
+    free(f);
+    return t;
+}
+
+static void assert_cx_close(const clt_tensor *t, const double complex *want, int64_t n,
+                            double tol, const char *what)
+{
+    cr_assert_eq(clt_tensor_numel(t), n, "%s: %lld elements", what,
+                 (long long)clt_tensor_numel(t));
+    double complex *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
+    if (clt_tensor_dtype(t) == CLT_COMPLEX128) {
+        CHECK(clt_tensor_read(t, h, (size_t)n * sizeof *h));
+    } else {
+        cr_assert_eq(clt_tensor_dtype(t), CLT_COMPLEX64, "%s: dtype", what);
+        float complex *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+        CHECK(clt_tensor_read(t, f, (size_t)n * sizeof *f));
+        for (int64_t i = 0; i < n; i++)
+            h[i] = f[i];
+        free(f);
+    }
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(cabs(h[i] - want[i]) <= tol * (1 + cabs(want[i])),
+                  "%s[%lld]: %.9g%+.9gi, want %.9g%+.9gi", what, (long long)i, creal(h[i]),
+                  cimag(h[i]), creal(want[i]), cimag(want[i]));
+    free(h);
+}
+
+/* mm, addmm and mv of complex64 and complex128 matrices in the four
+ * compressed layouts (through the kernel: clt__spmm_rows takes them
+ * directly too) against the dense complex product on the host, and the
+ * gradients of values and dense operand against A^H g and g x^H at the
+ * entries (torch's, conjugate Wirtinger calculus). */
+Test(sparse_csr, spmm_kernel_complex)
+{
+    clt_device *dev = get_device("cpu:0");
+    const clt_dtype dts[2] = {CLT_COMPLEX64, CLT_COMPLEX128};
+    const double tol[2] = {1e-5, 1e-13};
+    const int64_t ps[3] = {1, 5, 19};
+    for (int q = 0; q < 2; q++)
+        for (int li = 0; li < 4; li++) {
+            const struct cx_layout *l = &CX[li];
+            int64_t n = l->n, m = l->m, nv = cx_nvals(l);
+            double complex *vals = malloc((size_t)nv * sizeof *vals),
+                           *d = calloc((size_t)(n * m), sizeof *d);
+            for (int64_t k = 0; k < nv; k++) {
+                vals[k] = l->re[k] + cx_im(k) * I;
+                int64_t r, c;
+                cx_coord(l, k, &r, &c);
+                d[r * m + c] += vals[k];
+            }
+            clt_tensor *ci = up_i64(dev, 1, (int64_t[]){l->ncmp}, l->cmp),
+                       *pi = up_i64(dev, 1, (int64_t[]){l->nnz}, l->plain),
+                       *vt = up_cx(dev, dts[q], l->blocks ? 3 : 1,
+                                   l->blocks ? (int64_t[]){l->nnz, 2, 2} : (int64_t[]){nv}, vals,
+                                   nv);
+            CHECK(clt_set_requires_grad(vt, 1));
+            clt_sparse *s = NULL;
+            CHECK(l->make(ci, pi, vt, (int64_t[]){n, m}, 1, &s));
+            for (int pk = 0; pk < 3; pk++) {
+                int64_t p = ps[pk];
+                char what[96];
+                double complex *x = malloc((size_t)(m * p) * sizeof *x),
+                               *want = calloc((size_t)(n * p), sizeof *want),
+                               *row = malloc((size_t)p * sizeof *row),
+                               *w2 = malloc((size_t)(n * p) * sizeof *w2);
+                for (int64_t i = 0; i < m * p; i++)
+                    x[i] = (double)((i * 5) % 7 - 3) / 4 + (double)((i * 3) % 5 - 2) / 8 * I;
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t k = 0; k < m; k++)
+                        for (int64_t j = 0; j < p; j++)
+                            want[i * p + j] += d[i * m + k] * x[k * p + j];
+                clt_tensor *xt = up_cx(dev, dts[q], 2, (int64_t[]){m, p}, x, m * p), *y = NULL;
+                CHECK(clt_set_requires_grad(xt, 1));
+                snprintf(what, sizeof what, "%s %s mm p=%lld", clt_dtype_name(dts[q]), l->name,
+                         (long long)p);
+                CHECK(clt_sparse_mm(s, xt, &y));
+                assert_shape(y, 2, (int64_t[]){n, p});
+                assert_cx_close(y, want, n * p, tol[q], what);
+                if (p == 5) {
+                    /* y.backward(g): values' gradient g x^H at the entries,
+                     * x's A^H g */
+                    double complex *g = malloc((size_t)(n * p) * sizeof *g),
+                                   *gv = calloc((size_t)nv, sizeof *gv),
+                                   *gx = calloc((size_t)(m * p), sizeof *gx);
+                    for (int64_t i = 0; i < n * p; i++)
+                        g[i] = (double)(i % 3 - 1) / 2 + (double)(i % 4) / 4 * I;
+                    for (int64_t k = 0; k < nv; k++) {
+                        int64_t r, c;
+                        cx_coord(l, k, &r, &c);
+                        for (int64_t j = 0; j < p; j++) {
+                            gv[k] += g[r * p + j] * conj(x[c * p + j]);
+                            gx[c * p + j] += conj(vals[k]) * g[r * p + j];
+                        }
+                    }
+                    clt_tensor *gt = up_cx(dev, dts[q], 2, (int64_t[]){n, p}, g, n * p),
+                               *got = NULL;
+                    CHECK(clt_backward(y, gt, 0));
+                    CHECK(clt_grad(vt, &got));
+                    snprintf(what, sizeof what, "%s %s values' gradient", clt_dtype_name(dts[q]),
+                             l->name);
+                    assert_cx_close(got, gv, nv, tol[q], what);
+                    clt_tensor_free(got);
+                    CHECK(clt_grad(xt, &got));
+                    snprintf(what, sizeof what, "%s %s x's gradient", clt_dtype_name(dts[q]),
+                             l->name);
+                    assert_cx_close(got, gx, m * p, tol[q], what);
+                    clt_tensor_free(got);
+                    clt_tensor_free(gt);
+                    free(g);
+                    free(gv);
+                    free(gx);
+                }
+                clt_tensor_free(y);
+                /* addmm with a broadcast complex row: beta 0.5, alpha -2 */
+                for (int64_t j = 0; j < p; j++)
+                    row[j] = (double)(j % 3) / 2 - (double)(j % 2) * I;
+                for (int64_t i = 0; i < n * p; i++)
+                    w2[i] = 0.5 * row[i % p] - 2 * want[i];
+                clt_tensor *rt = up_cx(dev, dts[q], 1, (int64_t[]){p}, row, p);
+                CHECK(clt_sparse_addmm(rt, s, xt, 0.5, -2, &y));
+                snprintf(what, sizeof what, "%s %s addmm p=%lld", clt_dtype_name(dts[q]),
+                         l->name, (long long)p);
+                assert_cx_close(y, w2, n * p, tol[q], what);
+                clt_tensor_free(y);
+                if (p == 1) { /* mv: the column as a vector */
+                    clt_tensor *v = up_cx(dev, dts[q], 1, (int64_t[]){m}, x, m);
+                    CHECK(clt_sparse_mv(s, v, &y));
+                    assert_shape(y, 1, (int64_t[]){n});
+                    snprintf(what, sizeof what, "%s %s mv", clt_dtype_name(dts[q]), l->name);
+                    assert_cx_close(y, want, n, tol[q], what);
+                    clt_tensor_free(y);
+                    clt_tensor_free(v);
+                }
+                clt_tensor_free(rt);
+                clt_tensor_free(xt);
+                free(x);
+                free(want);
+                free(row);
+                free(w2);
+            }
+            clt_sparse_free(s);
+            clt_tensor_free(ci);
+            clt_tensor_free(pi);
+            clt_tensor_free(vt);
+            free(vals);
+            free(d);
+        }
+    /* the kernel itself on complex arrays: CSR K times x [6, 9] (a block
+     * of 8 columns and one more) */
+    double complex vals[11], x[54], want[63] = {0};
+    for (int k = 0; k < 11; k++)
+        vals[k] = K_VAL[k] + cx_im(k) * I;
+    for (int i = 0; i < 54; i++)
+        x[i] = (double)(i % 7) - 3 + (double)(i % 5) / 4 * I;
+    for (int64_t i = 0; i < 7; i++)
+        for (int64_t k = K_CROW[i]; k < K_CROW[i + 1]; k++)
+            for (int j = 0; j < 9; j++)
+                want[i * 9 + j] += vals[k] * x[K_COL[k] * 9 + j];
+    for (int q = 0; q < 2; q++) {
+        clt_tensor *c = up_i64(dev, 1, (int64_t[]){8}, K_CROW),
+                   *p = up_i64(dev, 1, (int64_t[]){11}, K_COL),
+                   *v = up_cx(dev, dts[q], 1, (int64_t[]){11}, vals, 11),
+                   *xt = up_cx(dev, dts[q], 2, (int64_t[]){6, 9}, x, 54), *y = NULL;
+        CHECK(clt__spmm_rows(c, p, v, xt, &y, "test"));
+        assert_cx_close(y, want, 63, tol[q], "clt__spmm_rows of complex values");
+        clt_tensor *ts[] = {c, p, v, xt, y};
+        for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+            clt_tensor_free(ts[k]);
+    }
 }
 
 /* ---- two devices ------------------------------------------------------------------- */

@@ -266,10 +266,26 @@ CLT_API clt_status clt_tf_pad(const clt_tensor *x, const int64_t *padding, int n
  * short).  mode: nearest, nearest-exact, bilinear or bicubic. */
 CLT_API clt_status clt_tf_resize(const clt_tensor *x, const int64_t *size, int nsize,
                                  clt_interp_mode mode, clt_tensor **out);
-/* F.convert_image_dtype between uint8 (0 .. 255) and floating (0 .. 1):
- * uint8 to float divides by 255; float to uint8 is
- * (x * (256 - 1e-3)) truncated; floats convert; the same dtype copies.
- * Other dtypes: CLT_ERR_DTYPE_UNSUPPORTED. */
+/* F.convert_image_dtype (torchvision 0.14) between integer images
+ * (uint8, int8, int16, int32, int64: 0 .. their largest value, max) and
+ * floating ones (0 .. 1): an integer to a float is x.to(dtype) / max (the
+ * division in the result dtype); a float to an integer (x * (max + 1 -
+ * 1e-3)) in the source dtype, truncated as clt_to_dtype casts; an integer
+ * to an integer shifts by the difference of the value bits, down as a
+ * floor division by 2^k then the cast, up as the cast then a product by
+ * 2^k (values outside 0 .. max wrap as the casts and products wrap:
+ * int8 -1 to uint8 is 254, as in torchvision); floats convert; the same
+ * dtype copies (torchvision returns the image itself).  float32 to int32
+ * or int64 and float64 to int64 are refused as torchvision refuses them
+ * (CLT_ERR_DTYPE_UNSUPPORTED, "The cast from float32 to int32 cannot be
+ * performed safely."); so are bool, the complex dtypes and unknown ones.
+ * Differences from torch: torch multiplies and divides float16 by its
+ * scalar rounded to float16, where int32's and int64's largest values are
+ * inf (int32 and int64 to float16 give 0 and NaN, float16 to int32 and
+ * int64 values out of range); cltensor keeps the scalar in float32 as its
+ * scalar ops do, which gives inf for int32 or int64 values past
+ * float16's range and out-of-range casts for float16 to int32 or int64.
+ * New tensor (release with clt_tensor_free). */
 CLT_API clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype,
                                               clt_tensor **out);
 /* F.to_tensor of uint8 images [..., H, W, C] (as a loader holds decoded

@@ -222,13 +222,15 @@ CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_spar
  * masks).
  * Products.  clt_sparse_mm, clt_sparse_addmm and clt_sparse_mv of a CSR
  * or CSC matrix of a floating dtype (float16, bfloat16, float32, float64)
- * run one kernel over the compressed rows (each output element the sum of
- * its row's products in the entries' order, 16-bit dtypes accumulated in
- * float32 and rounded once); a CSC matrix's entries are put in row order
- * first by a stable sort on the device (enqueued, no wait).  The
- * gradients are the sampled product g b^T at the entries (the values) and
- * a scatter-add of g's rows (the dense operand), both differentiable
- * again.  COO matrices, and the other dtypes, add each entry's scaled row
+ * or a complex one (complex64, complex128) run one kernel over the
+ * compressed rows (each output element the sum of its row's products in
+ * the entries' order, 16-bit dtypes accumulated in float32 and rounded
+ * once, complex products as (ac - bd, ad + bc)); a CSC matrix's entries
+ * are put in row order first by a stable sort on the device (enqueued, no
+ * wait).  The gradients are the sampled product g b^T at the entries (the
+ * values) and a scatter-add of g's rows (the dense operand), both
+ * differentiable again; complex ones conjugate b and the values there (g
+ * b^H and A^H g, torch's conjugate Wirtinger calculus).  COO matrices, and the other dtypes, add each entry's scaled row
  * of b at its row (index_add).  Indices trusted without check_invariants
  * that are wrong give unspecified values in the kernel too, never a read
  * outside a buffer.

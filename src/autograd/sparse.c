@@ -604,8 +604,10 @@ static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, c
 /* saved: major, plain, val, x of spmm_rec.  out = A x with A[major[k],
  * plain[k]] = val[k]: x's gradient A^T g is g's rows major scaled by val
  * and added up at plain (index_add, a scatter-add), val's the sampled
- * product g x^T at the entries; both recorded, so that a pass that creates
- * a graph differentiates them again (clt__twice). */
+ * product g x^T at the entries; for complex values val and x conjugated
+ * there, as torch's (conjugate Wirtinger calculus: A^H g and g x^H); all
+ * recorded, so that a pass that creates a graph differentiates them again
+ * (clt__twice). */
 static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -616,15 +618,20 @@ static clt_status bw_spmm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         return st;
     clt_tensor *gr, *xr, *p, *v, *sc, *z, *keep[2];
     size_t nk = 0;
+    bool cx = clt__dtype_is_complex(val->dtype);
     CLT__TRY(clt__index_select_rec(fn, g, 0, major, &gr));
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__index_select_rec(fn, x, 0, plain, &xr));
+        if (cx)
+            CLT__TRY(clt_conj(xr, &xr));
         CLT__TRY(clt__mul_rec(fn, gr, xr, &p));
         CLT__TRY(clt__sum_dim_rec(fn, p, 1, 0, &gin[0]));
         keep[nk++] = gin[0];
     }
     if (CLT__NEED(n, 1)) {
         CLT__TRY(clt__reshape_rec(fn, val, 2, (int64_t[]){val->shape[0], 1}, &v));
+        if (cx)
+            CLT__TRY(clt_conj(v, &v));
         CLT__TRY(clt__mul_rec(fn, gr, v, &sc));
         CLT__TRY(clt__error_in(clt__full(x->dev, g->dtype, 2, x->shape, 0.0, &z), fn));
         CLT__TRY(clt_index_add(z, 0, plain, sc, 1.0, &gin[1]));
@@ -653,7 +660,7 @@ static clt_status spmm_rec(const char *fn, const clt_tensor *cmp, const clt_tens
     return st;
 }
 
-/* a @ b for a compressed a of a floating dtype, by the kernel: a CSR
+/* a @ b for a compressed a of a floating or complex dtype, by the kernel: a CSR
  * matrix's own arrays; the elements of CSC, BSR and BSC ones put in row
  * order first (a stable sort of the row indices keeps each row's columns
  * ascending, and the compressed rows come from a search: it enqueues
@@ -1426,19 +1433,26 @@ clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out)
     return compressed_part("clt_sparse_row_indices", s, CLT_SPARSE_CSC, "row_indices", false, out);
 }
 
+/* The dense matrix that the conversions to the compressed and blocked
+ * layouts take: 2-D. */
+static clt_status need_matrix(const clt_tensor *t, const char *fn)
+{
+    if (t->ndim == 2)
+        return CLT_OK;
+    return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                      "%s: expected a 2-D tensor (batch and dense dimensions are not "
+                      "supported), but got %d dimensions",
+                      fn, t->ndim);
+}
+
 static clt_status tensor_to_compressed(const char *fn, const clt_tensor *t, clt_layout layout,
                                        clt_sparse **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
-    if (t->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
-                          "supported), but got %d dimensions",
-                          fn, t->ndim);
-    clt_status st = clt_scope_begin();
-    if (st != CLT_OK)
+    clt_status st = need_matrix(t, fn);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *coo = NULL, *made = NULL;
     CLT__TRY(clt_tensor_to_sparse(t, 2, &coo));
@@ -1468,11 +1482,9 @@ static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const i
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(blocksize, fn);
-    if (t->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected a 2-D tensor (batch and dense dimensions are not "
-                          "supported), but got %d dimensions",
-                          fn, t->ndim);
+    clt_status st = need_matrix(t, fn);
+    if (st != CLT_OK)
+        return st;
     int64_t R = blocksize[0], C = blocksize[1];
     if (R < 1 || C < 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1484,8 +1496,8 @@ static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const i
                           "%lld]",
                           fn, (long long)t->shape[0], (long long)t->shape[1], (long long)R,
                           (long long)C);
-    clt_status st = check_linear_range(2, t->shape, fn);
-    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+    if ((st = check_linear_range(2, t->shape, fn)) != CLT_OK ||
+        (st = clt_scope_begin()) != CLT_OK)
         return st;
     bool csc = layout == CLT_SPARSE_BSC;
     int64_t nbr = t->shape[0] / R, nbc = t->shape[1] / C;

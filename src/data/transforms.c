@@ -367,6 +367,26 @@ clt_status clt_tf_resize(const clt_tensor *x, const int64_t *size, int nsize,
     return resize_to(x, oh, ow, mode, out, fn);
 }
 
+/* torchvision's _max_value: the largest value of an integer image dtype,
+ * 1 for the floating ones; 0 for the dtypes images do not take. */
+static double image_max(clt_dtype dt)
+{
+    switch (dt) {
+    case CLT_UINT8:
+        return 255.0;
+    case CLT_INT8:
+        return 127.0;
+    case CLT_INT16:
+        return 32767.0;
+    case CLT_INT32:
+        return 2147483647.0;
+    case CLT_INT64:
+        return 9223372036854775807.0; /* 2^63 as a double, as Python's float() */
+    default:
+        return is_float(dt) ? 1.0 : 0.0;
+    }
+}
+
 clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype, clt_tensor **out)
 {
     static const char fn[] = "clt_tf_convert_image_dtype";
@@ -375,10 +395,18 @@ clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype, clt_
     CLT__REQUIRE_ARG(x, fn);
     clt_dtype dt = clt_tensor_dtype(x);
     bool fin = is_float(dt), fout = is_float(dtype);
-    if ((!fin && dt != CLT_UINT8) || (!fout && dtype != CLT_UINT8))
+    double imax = image_max(dt), omax = clt__dtype_valid(dtype) ? image_max(dtype) : 0.0;
+    if (imax == 0.0 || omax == 0.0)
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: from %s to %s: images are uint8 (0 .. 255) or floating (0 .. 1)",
-                          fn, clt_dtype_name(dt), clt_dtype_name(dtype));
+                          "%s: from %s to %s: images are uint8, int8, int16, int32, int64 (0 .. "
+                          "their largest value) or floating (0 .. 1)",
+                          fn, clt_dtype_name(dt),
+                          clt__dtype_valid(dtype) ? clt_dtype_name(dtype) : "an unknown dtype");
+    if (fin && ((dt == CLT_FLOAT32 && (dtype == CLT_INT32 || dtype == CLT_INT64)) ||
+                (dt == CLT_FLOAT64 && dtype == CLT_INT64)))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: The cast from %s to %s cannot be performed safely.", fn,
+                          clt_dtype_name(dt), clt_dtype_name(dtype));
     if (dt == dtype)
         return clt__error_in(clt_clone(x, out), fn);
     if (fin && fout)
@@ -387,14 +415,22 @@ clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype, clt_
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
-    if (fout) {
-        /* image.to(dtype) / 255 */
+    if (fin) {
+        /* (image * (max + 1 - eps)).to(dtype), eps 1e-3, as torchvision */
+        CLT__TRY(clt_mul_scalar(x, omax + 1.0 - 1e-3, &a));
+        CLT__TRY(clt_to_dtype(a, dtype, out));
+    } else if (fout) {
+        /* image.to(dtype) / max */
         CLT__TRY(clt_to_dtype(x, dtype, &a));
-        CLT__TRY(clt_div_scalar(a, 255.0, out));
+        CLT__TRY(clt_div_scalar(a, imax, out));
+    } else if (imax > omax) {
+        /* floor division by the ratio of the ranges, then the cast */
+        CLT__TRY(clt_floor_divide_scalar(x, floor((imax + 1.0) / (omax + 1.0)), &a));
+        CLT__TRY(clt_to_dtype(a, dtype, out));
     } else {
-        /* (image * (255 + 1 - eps)).to(uint8), eps 1e-3, as torchvision */
-        CLT__TRY(clt_mul_scalar(x, 256.0 - 1e-3, &a));
-        CLT__TRY(clt_to_dtype(a, CLT_UINT8, out));
+        /* the cast, then the product by the ratio of the ranges */
+        CLT__TRY(clt_to_dtype(x, dtype, &a));
+        CLT__TRY(clt_mul_scalar(a, floor((omax + 1.0) / (imax + 1.0)), out));
     }
 done:
     return clt__scope_finish(clt__error_in(st, fn), out);

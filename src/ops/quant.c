@@ -108,29 +108,34 @@ done:
     return st;
 }
 
-clt_status clt__quantize(const char *fn, const clt_tensor *x, double scale, int64_t zero_point,
-                         clt_dtype qt, int64_t qmin, int64_t qmax, clt_tensor **out)
+/* The frame of the launches that map x elementwise to a new tensor of
+ * dtype rt: quant.cl built for T = t and Q = q, `kernel`'s arguments the
+ * result, x (contiguous in its own dtype), the n extra ones and the
+ * element count. */
+static clt_status quant_map(const char *fn, const clt_tensor *x, clt_dtype t, clt_dtype q,
+                            clt_dtype rt, const char *kernel, size_t n, const clt__arg *extra,
+                            clt_tensor **out)
 {
     *out = NULL;
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *r = NULL;
-    CLT__TRY(clt__result_new(fn, x->dev, qt, x->ndim, x->shape, &r));
+    CLT__TRY(clt__result_new(fn, x->dev, rt, x->ndim, x->shape, &r));
     if (x->numel > 0) {
-        const char *opts = quant_options(x->dtype, qt, fn);
+        const char *opts = quant_options(t, q, fn);
         if (opts == NULL) {
             st = CLT_ERR_OUT_OF_HOST_MEMORY;
             goto done;
         }
         CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
         cl_mem mo = clt__mem(r), mx = clt__mem(xc);
-        cl_float inv = 1.0f / (float)scale, z = (cl_float)zero_point;
-        cl_long lo = qmin, hi = qmax;
         cl_ulong cnt = (cl_ulong)x->numel;
         size_t gws = (size_t)x->numel;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mx), CLT__ARG(inv), CLT__ARG(z),
-                           CLT__ARG(lo), CLT__ARG(hi), CLT__ARG(cnt)};
+        clt__arg args[12] = {CLT__ARG(mo), CLT__ARG(mx)};
+        for (size_t k = 0; k < n; k++)
+            args[2 + k] = extra[k];
+        args[2 + n] = CLT__ARG(cnt);
         CLT__TRY(clt__error_in(
-            clt__launch(x->dev, "quant", opts, "quantize", 1, &gws, NULL, 7, args), fn));
+            clt__launch(x->dev, "quant", opts, kernel, 1, &gws, NULL, n + 3, args), fn));
     }
     *out = r;
     r = NULL;
@@ -138,70 +143,36 @@ done:
     clt_tensor_free(xc);
     clt_tensor_free(r);
     return st;
+}
+
+clt_status clt__quantize(const char *fn, const clt_tensor *x, double scale, int64_t zero_point,
+                         clt_dtype qt, int64_t qmin, int64_t qmax, clt_tensor **out)
+{
+    cl_float inv = 1.0f / (float)scale, z = (cl_float)zero_point;
+    cl_long lo = qmin, hi = qmax;
+    clt__arg args[] = {CLT__ARG(inv), CLT__ARG(z), CLT__ARG(lo), CLT__ARG(hi)};
+    return quant_map(fn, x, x->dtype, qt, qt, "quantize", 4, args, out);
 }
 
 clt_status clt__quantize_channel(const char *fn, const clt_tensor *x, const clt_tensor *scale,
                                  const clt_tensor *zp, int64_t inner, int64_t nch, clt_dtype qt,
                                  int64_t qmin, int64_t qmax, clt_tensor **out)
 {
-    *out = NULL;
-    clt_status st = CLT_OK;
-    clt_tensor *xc = NULL, *r = NULL;
-    CLT__TRY(clt__result_new(fn, x->dev, qt, x->ndim, x->shape, &r));
-    if (x->numel > 0) {
-        const char *opts = quant_options(x->dtype, qt, fn);
-        if (opts == NULL) {
-            st = CLT_ERR_OUT_OF_HOST_MEMORY;
-            goto done;
-        }
-        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
-        cl_mem mo = clt__mem(r), mx = clt__mem(xc), ms = clt__mem(scale), mz = clt__mem(zp);
-        cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch,
-                 cnt = (cl_ulong)x->numel;
-        cl_long lo = qmin, hi = qmax;
-        size_t gws = (size_t)x->numel;
-        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mx), CLT__ARG(ms), CLT__ARG(mz), CLT__ARG(cin),
-                           CLT__ARG(cch), CLT__ARG(lo), CLT__ARG(hi), CLT__ARG(cnt)};
-        CLT__TRY(clt__error_in(
-            clt__launch(x->dev, "quant", opts, "quantize_channel", 1, &gws, NULL, 9, args), fn));
-    }
-    *out = r;
-    r = NULL;
-done:
-    clt_tensor_free(xc);
-    clt_tensor_free(r);
-    return st;
+    cl_mem ms = clt__mem(scale), mz = clt__mem(zp);
+    cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch;
+    cl_long lo = qmin, hi = qmax;
+    clt__arg args[] = {CLT__ARG(ms),  CLT__ARG(mz), CLT__ARG(cin),
+                       CLT__ARG(cch), CLT__ARG(lo), CLT__ARG(hi)};
+    return quant_map(fn, x, x->dtype, qt, qt, "quantize_channel", 6, args, out);
 }
 
 clt_status clt__dequantize_channel(const char *fn, const clt_tensor *q, const clt_tensor *scale,
                                    const clt_tensor *zp, int64_t inner, int64_t nch,
                                    clt_tensor **out)
 {
-    *out = NULL;
-    clt_status st = CLT_OK;
-    clt_tensor *qc = NULL, *r = NULL;
-    CLT__TRY(clt__result_new(fn, q->dev, CLT_FLOAT32, q->ndim, q->shape, &r));
-    if (q->numel > 0) {
-        const char *opts = quant_options(CLT_FLOAT32, q->dtype, fn);
-        if (opts == NULL) {
-            st = CLT_ERR_OUT_OF_HOST_MEMORY;
-            goto done;
-        }
-        CLT__TRY(clt__contiguous_as(fn, q, q->dtype, &qc));
-        cl_mem mo = clt__mem(r), mq = clt__mem(qc), ms = clt__mem(scale), mz = clt__mem(zp);
-        cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch,
-                 cnt = (cl_ulong)q->numel;
-        size_t gws = (size_t)q->numel;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mq),  CLT__ARG(ms), CLT__ARG(mz),
-                           CLT__ARG(cin), CLT__ARG(cch), CLT__ARG(cnt)};
-        CLT__TRY(clt__error_in(
-            clt__launch(q->dev, "quant", opts, "dequantize_channel", 1, &gws, NULL, 7, args),
-            fn));
-    }
-    *out = r;
-    r = NULL;
-done:
-    clt_tensor_free(qc);
-    clt_tensor_free(r);
-    return st;
+    cl_mem ms = clt__mem(scale), mz = clt__mem(zp);
+    cl_ulong cin = (cl_ulong)(inner > 0 ? inner : 1), cch = (cl_ulong)nch;
+    clt__arg args[] = {CLT__ARG(ms), CLT__ARG(mz), CLT__ARG(cin), CLT__ARG(cch)};
+    return quant_map(fn, q, CLT_FLOAT32, q->dtype, CLT_FLOAT32, "dequantize_channel", 4, args,
+                     out);
 }

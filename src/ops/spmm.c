@@ -1,6 +1,7 @@
 /* spmm.c: a compressed sparse matrix times a dense one without autograd,
  * the launch of cl/spmm.cl; src/autograd/sparse.c records it (with its
- * gradients) for torch.sparse.mm, addmm and mv of CSR and CSC handles. */
+ * gradients) for torch.sparse.mm, addmm and mv of CSR and CSC handles,
+ * floating and complex. */
 #include "internal.h"
 
 /* Must match clt_spmm_geom in cl/spmm.cl. */
@@ -14,7 +15,7 @@ typedef struct spmm_geom {
 
 bool clt__spmm_supports(clt_dtype dtype)
 {
-    return clt__dtype_is_float(dtype);
+    return clt__dtype_is_float(dtype) || clt__dtype_is_complex(dtype);
 }
 
 clt_status clt__spmm_rows(const clt_tensor *cmp, const clt_tensor *plain, const clt_tensor *val,
@@ -58,8 +59,16 @@ clt_status clt__spmm_rows(const clt_tensor *cmp, const clt_tensor *plain, const 
          * on PoCL 4 to 9 times the per-element kernel at 64 columns */
         bool blocks = dev->info.type == CLT_DEVICE_TYPE_CPU && g.p >= SPMM_NB;
         int64_t items = g.n * (blocks ? (g.p + SPMM_NB - 1) / SPMM_NB : g.p);
-        CLT__TRY(clt__launch_items(dev, "spmm", slots, val->dtype,
-                                   blocks ? "spmm_rows_nb" : "spmm_rows", items, 6, args, fn));
+        const char *kernel = blocks ? "spmm_rows_nb" : "spmm_rows";
+        if (clt__dtype_is_complex(val->dtype)) {
+            /* pairs: R defined by the host, as for cl/complex.cl */
+            size_t gws = (size_t)items;
+            const char *opts = clt__complex_options(clt__complex_part_dtype(val->dtype));
+            CLT__TRY(clt__error_in(clt__launch(dev, "spmm", opts, kernel, 1, &gws, NULL, 6, args),
+                                   fn));
+        } else {
+            CLT__TRY(clt__launch_items(dev, "spmm", slots, val->dtype, kernel, items, 6, args, fn));
+        }
     }
     *out = r;
     r = NULL;
