@@ -3,7 +3,8 @@
  * (torch.fake_quantize_per_tensor_affine, per_channel_affine and the
  * learnable LSQ forms), the observers that choose scales and zero points
  * (MinMaxObserver, MovingAverageMinMaxObserver, PerChannelMinMaxObserver,
- * MovingAveragePerChannelMinMaxObserver), the FakeQuantize module, and
+ * MovingAveragePerChannelMinMaxObserver, HistogramObserver), the
+ * FakeQuantize module, and
  * torch.quantize_per_tensor / dequantize.
  *
  * Quantized dtypes.  cltensor has no quantized tensor type: a quantized
@@ -189,7 +190,8 @@ typedef enum clt_observer_kind {
     CLT_MIN_MAX_OBSERVER,                           /* MinMaxObserver */
     CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER,            /* MovingAverageMinMaxObserver */
     CLT_PER_CHANNEL_MIN_MAX_OBSERVER,               /* PerChannelMinMaxObserver */
-    CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER /* MovingAveragePerChannelMinMaxObserver */
+    CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER, /* MovingAveragePerChannelMinMaxObserver */
+    CLT_HISTOGRAM_OBSERVER                           /* HistogramObserver */
 } clt_observer_kind;
 
 /* An observer's settings, as the observer classes' arguments. */
@@ -205,15 +207,19 @@ typedef struct clt_observer_opts {
     int ch_axis;               /* the per-channel kinds: 0 */
     int64_t num_channels;      /* the per-channel kinds: > 0, see clt_observer */
     double eps;                /* the smallest scale: torch.finfo(torch.float32).eps */
+    int64_t bins;              /* HistogramObserver: 2048 */
+    int64_t upsample_rate;     /* HistogramObserver: 128 */
 } clt_observer_opts;
 
 /* PyTorch's defaults for a kind:
  *     clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER); */
+#define CLT_OBSERVER_PER_CHANNEL_(kind)                                              \
+    ((kind) == CLT_PER_CHANNEL_MIN_MAX_OBSERVER ||                                    \
+     (kind) == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER)
 #define CLT_OBSERVER_DEFAULTS(kind)                                                   \
     {(kind), CLT_QUINT8,                                                             \
-     (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_AFFINE              \
-                                                : CLT_PER_TENSOR_AFFINE,              \
-     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
+     CLT_OBSERVER_PER_CHANNEL_(kind) ? CLT_PER_CHANNEL_AFFINE : CLT_PER_TENSOR_AFFINE,  \
+     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07, 2048, 128}
 
 /* The same for weights, as torch's default_weight_observer and
  * default_per_channel_weight_observer: qint8 with the symmetric scheme
@@ -221,9 +227,9 @@ typedef struct clt_observer_opts {
  *     clt_observer_opts o = CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER); */
 #define CLT_WEIGHT_OBSERVER_DEFAULTS(kind)                                            \
     {(kind), CLT_QINT8,                                                              \
-     (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_SYMMETRIC           \
-                                                : CLT_PER_TENSOR_SYMMETRIC,           \
-     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
+     CLT_OBSERVER_PER_CHANNEL_(kind) ? CLT_PER_CHANNEL_SYMMETRIC                      \
+                                     : CLT_PER_TENSOR_SYMMETRIC,                      \
+     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07, 2048, 128}
 
 /* A new observer module on dev (opts required): its forward records the
  * running minimum and maximum of what it is given (a detached float32
