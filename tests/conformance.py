@@ -15572,6 +15572,13 @@ def histobs():
                {"bins": 32, "dtype": torch.qint32}, {"bins": 32, "eps": 2.0 ** -4}):
         hist_case("HistogramObserver growing %s" % kw, kw, grow)
     hist_case("HistogramObserver one batch", {"bins": 8}, grow[:1])
+    # bins + 1 edges a multiple of 16: histc's last edge is not max itself
+    # but what torch's vectorised linspace makes, which can leave max out
+    for bins, lo, hi in ((15, -5.0, 1.0), (31, -5.0, -4.0), (47, -3.0, 4.0), (15, 0.0, 7.0)):
+        edge = torch.linspace(lo, hi, bins + 1)
+        hist_case("HistogramObserver bins %d over [%g, %g]" % (bins, lo, hi), {"bins": bins},
+                  [torch.cat([torch.tensor([lo, hi]), edge, rnd((20,), lo, hi)]),
+                   torch.cat([torch.tensor([lo - 1, hi]), edge * 1.5])])
     hist_case("HistogramObserver unobserved", {"bins": 8}, [])
     hist_case("HistogramObserver empty batch", {"bins": 8}, [torch.zeros(0, 3)])
     # the range kept (the histograms added) and shrinking inputs

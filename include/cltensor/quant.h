@@ -255,6 +255,37 @@ typedef struct clt_observer_opts {
  * take the channel count of their first input; here their size is
  * num_channels from the start, +inf and -inf until the first observation,
  * and an input whose size along ch_axis differs is refused.)
+ *
+ * CLT_HISTOGRAM_OBSERVER (HistogramObserver(bins, upsample_rate, dtype,
+ * qscheme, reduce_range, quant_min, quant_max, eps), per-tensor schemes
+ * only): buffers "eps", "histogram" (float32 [bins], zeros), "min_val"
+ * and "max_val" (float32 0-d, +inf and -inf), torch's order.  Its forward
+ * is torch 1.13's, on the host (the input is read back as float32 and
+ * binned there): the first batch, or one after a range of one value,
+ * takes the input's min and max and torch.histc(x, bins, int(min),
+ * int(max)) (the ends truncated to integers, as torch does: values
+ * outside them are not counted, and equal integer ends take the data's
+ * own range); a later batch widens the range to a whole multiple
+ * (downsample rate) of the old one's bins * upsample_rate grid, bins x
+ * over it as above and adds the old histogram, repeated upsample_rate
+ * times at its offset in the grid and summed every downsample rate in
+ * double (_combine_histograms), all in torch's float32 arithmetic
+ * (histc's last edge as its AVX2 linspace makes it).  calculate_qparams
+ * runs _non_linear_param_search (the L2 search that drops tail bins while
+ * the quantization error into 2^bits bins falls) and _calculate_qparams
+ * on the range it keeps.  Refused: bins < 1, upsample_rate < 1, bins *
+ * upsample_rate > 2^31; an input with NaN, infinities or values past
+ * int64 (torch's forward raises ValueError or OverflowError there, after
+ * it has overwritten min_val and max_val; here the state is kept), and a
+ * batch whose upsampled histogram does not fit the combined grid (torch
+ * fails in _combine_histograms).  (Differences: torch's search sums the
+ * histogram and the per-bin errors in float32 in its vectorised order;
+ * here they are summed in double and rounded to float32, which may differ
+ * in the last bit; torch allocates the bins * downsample rate grid and
+ * runs out of memory when the range grows by large factors, which here
+ * succeeds; a float64 input is rounded to float32 before it is binned,
+ * where torch bins float64 values.)  Use it in clt_fake_quantize_layer
+ * too (FakeQuantize(observer=HistogramObserver)).
  * New module: release with clt_module_free. */
 CLT_API clt_status clt_observer(clt_device *dev, const clt_observer_opts *opts,
                                 clt_module **out);
