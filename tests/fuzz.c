@@ -12559,8 +12559,11 @@ static void op_quant(fz *f)
     }
     default: {
         clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
-        o.kind = (clt_observer_kind)(int)pick(f, chance(f, 10) ? 6 : 4);
-        o.qscheme = (clt_qscheme)(o.kind >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? 2 : 0) +
+        o.kind = (clt_observer_kind)(int)pick(f, chance(f, 10) ? 7 : 5);
+        o.qscheme = (clt_qscheme)(o.kind == CLT_PER_CHANNEL_MIN_MAX_OBSERVER ||
+                                          o.kind == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER
+                                      ? 2
+                                      : 0) +
                     (int)pick(f, 2);
         if (chance(f, 10))
             o.qscheme = (clt_qscheme)(int)pick(f, 5);
@@ -12572,6 +12575,10 @@ static void op_quant(fz *f)
         o.averaging_constant = chance(f, 10) ? rand_scalar(f) : 0.25;
         o.ch_axis = axis;
         o.num_channels = chance(f, 10) ? 0 : nch;
+        /* HistogramObserver: few bins (its search is linear in them), at
+         * times none or too many */
+        o.bins = chance(f, 10) ? (chance(f, 2) ? 0 : ((int64_t)1 << 32)) : (int64_t)pick(f, 40) + 1;
+        o.upsample_rate = chance(f, 10) ? 0 : (int64_t)pick(f, 16) + 1;
         clt_module *m = NULL;
         int fq = pick(f, 2) == 1;
         if (fq)
