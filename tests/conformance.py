@@ -15609,6 +15609,10 @@ def histobs():
     hist_case("HistogramObserver default bins, normal data", {},
               [torch.randn(500, generator=g), torch.randn(500, generator=g) * 3,
                torch.randn(200, generator=g) * 0.5 + 2])
+    # a long search: many samples, a few far out
+    hist_case("HistogramObserver default bins, outliers", {},
+              [torch.cat([torch.randn(5000, generator=g), torch.tensor([-40.0, 55.0])]),
+               torch.randn(5000, generator=g) * 2])
     hist_case("FakeQuantize HistogramObserver", {"bins": 16}, grow, fq=True)
     hist_case("FakeQuantize HistogramObserver symmetric",
               {"bins": 32, "dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric,
