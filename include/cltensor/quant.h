@@ -278,10 +278,9 @@ typedef struct clt_observer_opts {
  * int64 (torch's forward raises ValueError or OverflowError there, after
  * it has overwritten min_val and max_val; here the state is kept), and a
  * batch whose upsampled histogram does not fit the combined grid (torch
- * fails in _combine_histograms).  (Differences: torch's search sums the
- * histogram and the per-bin errors in float32 in its vectorised order;
- * here they are summed in double and rounded to float32, which may differ
- * in the last bit; torch allocates the bins * downsample rate grid and
+ * fails in _combine_histograms).  The search's sums are torch.sum's
+ * float32 sums in the order of its AVX2 kernel.  (Differences: torch
+ * allocates the bins * downsample rate grid and
  * runs out of memory when the range grows by large factors, which here
  * succeeds; a float64 input is rounded to float32 before it is binned,
  * where torch bins float64 values.)  Use it in clt_fake_quantize_layer

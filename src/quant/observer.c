@@ -650,11 +650,59 @@ static float l2_norm(float begin, float end, float density)
     return density * d;
 }
 
+/* torch.sum of n float32 values as 1.13's CPU kernel adds them (AVX2):
+ * vectors of 8 floats, 4 rows of them at a time, in a cascade of 4 levels
+ * of 2^4 rows each; the vectors' lanes and the tail summed last. */
+static float torch_sum(const float *x, int64_t n)
+{
+    int w = n >= 8 ? 8 : 1; /* lanes */
+    int64_t count = n / w, rows = count / 4;
+    float acc[4][4][8] = {{{0}}};
+    int64_t i = 0;
+    for (; i + 16 <= rows;) {
+        for (int j = 0; j < 16; j++, i++)
+            for (int k = 0; k < 4; k++)
+                for (int l = 0; l < w; l++)
+                    acc[0][k][l] += x[(i * 4 + k) * w + l];
+        for (int j = 1; j < 4; j++) {
+            for (int k = 0; k < 4; k++)
+                for (int l = 0; l < w; l++) {
+                    acc[j][k][l] += acc[j - 1][k][l];
+                    acc[j - 1][k][l] = 0.0f;
+                }
+            if ((i & ((int64_t)15 << (j * 4))) != 0)
+                break;
+        }
+    }
+    for (; i < rows; i++)
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < w; l++)
+                acc[0][k][l] += x[(i * 4 + k) * w + l];
+    for (int j = 1; j < 4; j++)
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < w; l++)
+                acc[0][k][l] += acc[j][k][l];
+    for (int64_t v = rows * 4; v < count; v++)
+        for (int l = 0; l < w; l++)
+            acc[0][0][l] += x[v * w + l];
+    for (int k = 1; k < 4; k++)
+        for (int l = 0; l < w; l++)
+            acc[0][0][l] += acc[0][k][l];
+    if (w == 1)
+        return acc[0][0][0];
+    float sum = 0.0f;
+    for (int64_t k = count * w; k < n; k++)
+        sum += x[k];
+    for (int l = 0; l < w; l++)
+        sum += acc[0][0][l];
+    return sum;
+}
+
 /* _compute_quantization_error(s, e) of the histogram h (bins values over
- * [mn, mx]) into dst_nbins bins: the float32 norms summed in double and
- * rounded to float32 (torch sums them in float32 in its own order). */
+ * [mn, mx]) into dst_nbins bins, the float32 norms (into norms[bins])
+ * summed as torch.sum does. */
 static double quant_error(const float *h, int64_t bins, float mn, float mx, double dst_nbins,
-                          int64_t s, int64_t e)
+                          int64_t s, int64_t e, float *norms)
 {
     double bin_width = ((double)mx - (double)mn) / (double)bins;
     double dst_width = bin_width * (double)(e - s + 1) / dst_nbins;
@@ -663,7 +711,6 @@ static double quant_error(const float *h, int64_t bins, float mn, float mx, doub
     float bw = (float)bin_width, dw = (float)dst_width, half = (float)(dst_width / 2);
     float top = (float)(dst_nbins - 1);
     float mid = l2_norm(-half, half, 1.0f);
-    double sum = 0.0;
     for (int64_t k = 0; k < bins; k++) {
         float begin = (float)(k - s) * bw;
         float end = begin + bw;
@@ -679,10 +726,9 @@ static double quant_error(const float *h, int64_t bins, float mn, float mx, doub
         norm = norm + inner * (density * mid);
         float de_center = de * dw;
         de_center = de_center + half;
-        norm = norm + l2_norm(-half, end - de_center, density);
-        sum += (double)norm;
+        norms[k] = norm + l2_norm(-half, end - de_center, density);
     }
-    return (double)(float)sum;
+    return (double)torch_sum(norms, bins);
 }
 
 /* _non_linear_param_search: the min and max of the bins that the L2
@@ -694,12 +740,13 @@ static void hist_search(const clt_module *m, const float *h, float mn, float mx,
     double dst_nbins = m->i[OB_DTYPE] == CLT_QINT32 ? 4294967296.0 : 256.0;
     float bin_width = (mx - mn) / (float)bins;
     double cum = 0.0;
-    float *csum = (float *)h + bins; /* the caller's room after h */
+    /* torch.cumsum adds float32 values in double */
+    float *csum = (float *)h + bins, *norms = (float *)h + 2 * bins; /* the caller's room */
     for (int64_t k = 0; k < bins; k++) {
         cum += (double)h[k];
         csum[k] = (float)cum;
     }
-    double total = (double)(float)cum;
+    double total = (double)torch_sum(h, bins);
     double alpha = 0.0, beta = 1.0, norm_min = INFINITY;
     int64_t start = 0, end = bins - 1;
     while (alpha < beta) {
@@ -722,7 +769,7 @@ static void hist_search(const clt_module *m, const float *h, float mn, float mx,
         }
         if (next_start == start && next_end == end)
             continue;
-        double norm = quant_error(h, bins, mn, mx, dst_nbins, next_start, next_end);
+        double norm = quant_error(h, bins, mn, mx, dst_nbins, next_start, next_end, norms);
         if (norm > norm_min)
             break;
         norm_min = norm;
@@ -735,7 +782,7 @@ static void hist_search(const clt_module *m, const float *h, float mn, float mx,
 }
 
 /* The HistogramObserver m's state on the host: *mn, *mx and h (bins
- * values, with room for bins more after them). */
+ * values, with room for 2 bins more after them). */
 static clt_status hist_read(const char *fn, const clt_module *m, float *mn, float *mx,
                             float **h)
 {
@@ -746,7 +793,7 @@ static clt_status hist_read(const char *fn, const clt_module *m, float *mn, floa
                           "%s: HistogramObserver's histogram has %lld values for %lld bins "
                           "(min_val and max_val must hold one value each)",
                           fn, (long long)th->numel, (long long)bins);
-    *h = clt__malloc(sizeof(float) * 2 * (size_t)bins);
+    *h = clt__malloc(sizeof(float) * 3 * (size_t)bins);
     if (*h == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     clt_status st = read_f32(fn, min_buf(m), mn);
@@ -762,7 +809,7 @@ static clt_status hist_read(const char *fn, const clt_module *m, float *mn, floa
 }
 
 /* calculate_qparams of the HistogramObserver m with the state mn, mx, h
- * (h with room for bins more values after it). */
+ * (h with room for 2 bins more values after it). */
 static clt_status hist_qparams(const char *fn, const clt_module *m, clt_device *dev, float mn,
                                float mx, float *h, clt_tensor **scale, clt_tensor **zp)
 {
