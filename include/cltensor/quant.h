@@ -280,11 +280,11 @@ typedef struct clt_observer_opts {
  * batch whose upsampled histogram does not fit the combined grid (torch
  * fails in _combine_histograms).  The search's sums are torch.sum's
  * float32 sums in the order of its AVX2 kernel.  (Differences: torch
- * allocates the bins * downsample rate grid and
- * runs out of memory when the range grows by large factors, which here
- * succeeds; a float64 input is rounded to float32 before it is binned,
- * where torch bins float64 values.)  Use it in clt_fake_quantize_layer
- * too (FakeQuantize(observer=HistogramObserver)).
+ * allocates the bins * downsample rate grid and runs out of memory when
+ * the range grows by large factors, which here succeeds; a float64 input
+ * is rounded to float32 before it is binned, where torch bins float64
+ * values.)  Use it in clt_fake_quantize_layer too
+ * (FakeQuantize(observer=HistogramObserver)).
  * New module: release with clt_module_free. */
 CLT_API clt_status clt_observer(clt_device *dev, const clt_observer_opts *opts,
                                 clt_module **out);
