@@ -9226,8 +9226,13 @@ static void op_complex4(fz *f)
         if (!status_ok(f, st))
             goto done; /* another group's pending error, or a memory limit */
         CALL("clt_grad", clt_grad(z, &g));
-        /* an empty result (z broadcast against an empty tensor) sends none */
-        if (!status_ok(f, st) || (g == NULL && clt_tensor_numel(out) > 0))
+        /* an empty result (z broadcast against an empty tensor) sends none;
+         * op_data may refuse host memory from some point, which the
+         * gradient's view needs */
+        int got = status_ok(f, st);
+        if (!got && f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY)
+            goto done;
+        if (!got || (g == NULL && clt_tensor_numel(out) > 0))
             die(f, "the complex leaf has no gradient");
         if (g)
             expect_meta(f, g, nd, shape, dt, d);
