@@ -14649,7 +14649,8 @@ class _ObsOpts(C.Structure):
     _fields_ = [("kind", C.c_int), ("dtype", C.c_int), ("qscheme", C.c_int),
                 ("reduce_range", C.c_int), ("has_range", C.c_int), ("quant_min", C.c_int64),
                 ("quant_max", C.c_int64), ("averaging_constant", C.c_double),
-                ("ch_axis", C.c_int), ("num_channels", C.c_int64), ("eps", C.c_double)]
+                ("ch_axis", C.c_int), ("num_channels", C.c_int64), ("eps", C.c_double),
+                ("bins", C.c_int64), ("upsample_rate", C.c_int64)]
 
 
 def quant():
@@ -14911,6 +14912,7 @@ def quant():
         o.ch_axis = kw.get("ch_axis", 0)
         o.num_channels = nch
         o.eps = kw.get("eps", torch.finfo(torch.float32).eps)
+        o.bins, o.upsample_rate = 2048, 128
         return o
 
     def same(name, what, e, got, tol):
@@ -15477,6 +15479,215 @@ def image_dtype():
           [torch.tensor([True, False])])
 
 
+def histobs():
+    """HistogramObserver (clt_observer with CLT_HISTOGRAM_OBSERVER) against
+    torch.ao.quantization.HistogramObserver: min_val, max_val and the
+    histogram after batches that grow, keep and shrink the range, the
+    qparams of its L2 search, FakeQuantize over it, and the state through
+    torch's file format both ways."""
+    import tempfile
+    import warnings
+    from torch.ao import quantization as Q
+    f = torch.float32
+    proto("clt_observer", [P, C.POINTER(_ObsOpts), PP])
+    proto("clt_fake_quantize_layer", [P, C.POINTER(_ObsOpts), PP])
+    proto("clt_observer_calculate_qparams", [P, PP, PP])
+    proto("clt_module_save_torch", [P, C.c_char_p])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_module_child", [P, C.c_char_p], P)
+    QD = {torch.quint8: 0, torch.qint8: 1, torch.qint32: 2}
+    QS = {torch.per_tensor_affine: 0, torch.per_tensor_symmetric: 1}
+
+    def opts_of(kw):
+        o = _ObsOpts()
+        o.kind = 4
+        o.dtype = QD[kw.get("dtype", torch.quint8)]
+        o.qscheme = QS[kw.get("qscheme", torch.per_tensor_affine)]
+        o.reduce_range = int(kw.get("reduce_range", False))
+        o.has_range = int("quant_min" in kw)
+        o.quant_min, o.quant_max = kw.get("quant_min", 0), kw.get("quant_max", 0)
+        o.averaging_constant = 0.01
+        o.eps = kw.get("eps", torch.finfo(torch.float32).eps)
+        o.bins = kw.get("bins", 2048)
+        o.upsample_rate = kw.get("upsample_rate", 128)
+        return o
+
+    def same(name, what, e, got, tol=0):
+        e = np.asarray(e)
+        if e.shape != got.shape or e.dtype != got.dtype:
+            return fail(name, "%s: torch %s %s, cltensor %s %s" % (
+                what, e.dtype, e.shape, got.dtype, got.shape))
+        if not np.allclose(got, e, rtol=tol, atol=0, equal_nan=True):
+            k = np.nonzero(~np.isclose(got, e, rtol=tol, atol=0, equal_nan=True))[0][:4] \
+                if e.ndim else []
+            return fail(name, "%s: torch %s, cltensor %s (at %s)" % (
+                what, e.ravel()[:6], got.ravel()[:6], list(k)))
+        return True
+
+    def hist_case(name, kw, batches, fq=False, fails_at=None):
+        """Each batch observed by both; fails_at: the batch torch raises
+        on, which cltensor refuses without changing its state."""
+        tkw = {k: v for k, v in kw.items()}
+        cls = Q.HistogramObserver
+        tm = Q.FakeQuantize(observer=cls, **tkw) if fq else cls(**tkw)
+        obs = tm.activation_post_process if fq else tm
+        o = opts_of(kw)
+        m, keep = P(), []
+        ctor = L.clt_fake_quantize_layer if fq else L.clt_observer
+        if ctor(DEV, C.byref(o), C.byref(m)) != 0:
+            return fail(name, L.clt_last_error().decode())
+        om = m
+        try:
+            for k, b in enumerate(batches):
+                cx = upload(b)
+                keep.append(cx)
+                y = P()
+                if k == fails_at:
+                    before = {n: obs.state_dict()[n].clone() for n in ("min_val", "max_val",
+                                                                       "histogram")}
+                    try:
+                        tm(b)
+                        return fail(name, "torch accepted batch %d" % k)
+                    except (ValueError, OverflowError, RuntimeError):
+                        pass
+                    if L.clt_module_forward(m, cx, C.byref(y)) == 0:
+                        keep.append(y)
+                        return fail(name, "cltensor accepted batch %d" % k)
+                    if b"HistogramObserver" not in L.clt_last_error():
+                        return fail(name, "message: " + L.clt_last_error().decode())
+                    # torch has changed min_val and max_val before raising;
+                    # cltensor keeps what it had: compare with that
+                    for n, v in before.items():
+                        obs.state_dict()[n].copy_(v)
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ty = tm(b)
+                if L.clt_module_forward(m, cx, C.byref(y)) != 0:
+                    return fail(name, "forward %d: %s" % (k, L.clt_last_error().decode()))
+                keep.append(y)
+                if same(name, "forward %d" % k, ty.detach().numpy(), download(y)[0]) is not True:
+                    return
+            for b in ("min_val", "max_val", "histogram"):
+                cb = L.clt_module_buffer(
+                    L.clt_module_child(m, b"activation_post_process") if fq else m, b.encode())
+                if not cb:
+                    return fail(name, "no buffer " + b)
+                if same(name, b, getattr(obs, b).numpy(), download(cb)[0]) is not True:
+                    return
+            s, z = P(), P()
+            if L.clt_observer_calculate_qparams(m, C.byref(s), C.byref(z)) != 0:
+                return fail(name, L.clt_last_error().decode())
+            keep += [s, z]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                es, ez = obs.calculate_qparams()
+            if same(name, "scale", es.numpy(), download(s)[0]) is not True:
+                return
+            if same(name, "zero_point", ez.numpy(), download(z)[0]) is not True:
+                return
+            with tempfile.TemporaryDirectory() as td:
+                path = os.path.join(td, "h.pt")
+                if L.clt_module_save_torch(m, path.encode()) != 0:
+                    return fail(name, "save: " + L.clt_last_error().decode())
+                fresh = Q.FakeQuantize(observer=cls, **tkw) if fq else cls(**tkw)
+                try:
+                    fresh.load_state_dict(torch.load(path), strict=True)
+                except RuntimeError as e:
+                    return fail(name, "torch's load_state_dict: %s" % e)
+                for key, v in tm.state_dict().items():
+                    if same(name, "loaded " + key, v.numpy(),
+                            fresh.state_dict()[key].numpy()) is not True:
+                        return
+                # and back: torch's own file into a new cltensor observer
+                path2 = os.path.join(td, "t.pt")
+                torch.save(tm.state_dict(), path2)
+                m2 = P()
+                if ctor(DEV, C.byref(o), C.byref(m2)) != 0:
+                    return fail(name, L.clt_last_error().decode())
+                om = m2
+                L.clt_module_free(m)
+                m = m2
+                if L.clt_module_load_torch(m, path2.encode(), 1) != 0:
+                    return fail(name, "load: " + L.clt_last_error().decode())
+                s2, z2 = P(), P()
+                if L.clt_observer_calculate_qparams(m, C.byref(s2), C.byref(z2)) != 0:
+                    return fail(name, L.clt_last_error().decode())
+                keep += [s2, z2]
+                if same(name, "scale after load", es.numpy(), download(s2)[0]) is not True:
+                    return
+            ok(name, True)
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+            L.clt_module_free(om)
+
+    g = torch.Generator().manual_seed(7)
+
+    def rnd(shape, lo, hi):
+        return (torch.rand(shape, generator=g) * (hi - lo) + lo).to(f)
+
+    grow = [rnd((40,), -2, 3), rnd((30,), -5, 4), rnd((4, 8), -1, 9), rnd((50,), -12, 2)]
+    for kw in ({"bins": 8}, {"bins": 16}, {"bins": 15}, {"bins": 31}, {"bins": 100},
+               {"bins": 8, "upsample_rate": 3}, {"bins": 64, "upsample_rate": 16}, {},
+               {"bins": 32, "reduce_range": True},
+               {"bins": 32, "dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric},
+               {"bins": 32, "qscheme": torch.per_tensor_symmetric},
+               {"bins": 32, "quant_min": 0, "quant_max": 15},
+               {"bins": 32, "dtype": torch.qint8, "quant_min": -8, "quant_max": 7},
+               {"bins": 32, "dtype": torch.qint32}, {"bins": 32, "eps": 2.0 ** -4}):
+        hist_case("HistogramObserver growing %s" % kw, kw, grow)
+    hist_case("HistogramObserver one batch", {"bins": 8}, grow[:1])
+    # bins + 1 edges a multiple of 16: histc's last edge is not max itself
+    # but what torch's vectorised linspace makes, which can leave max out
+    for bins, lo, hi in ((15, -5.0, 1.0), (31, -5.0, -4.0), (47, -3.0, 4.0), (15, 0.0, 7.0)):
+        edge = torch.linspace(lo, hi, bins + 1)
+        hist_case("HistogramObserver bins %d over [%g, %g]" % (bins, lo, hi), {"bins": bins},
+                  [torch.cat([torch.tensor([lo, hi]), edge, rnd((20,), lo, hi)]),
+                   torch.cat([torch.tensor([lo - 1, hi]), edge * 1.5])])
+    hist_case("HistogramObserver unobserved", {"bins": 8}, [])
+    hist_case("HistogramObserver empty batch", {"bins": 8}, [torch.zeros(0, 3)])
+    # the range kept (the histograms added) and shrinking inputs
+    hist_case("HistogramObserver narrower batches", {"bins": 16},
+              [rnd((60,), -6, 6), rnd((20,), -1, 1), rnd((20,), -3, 5)])
+    hist_case("HistogramObserver same batch twice", {"bins": 16}, [grow[0], grow[0]])
+    # values inside (0, 1): torch's int() of the ends makes histc take the
+    # data's own range
+    hist_case("HistogramObserver fractions", {"bins": 16},
+              [rnd((30,), 0.1, 0.9), rnd((30,), 0.05, 0.5), rnd((30,), 0.2, 0.99)])
+    hist_case("HistogramObserver large values", {"bins": 64},
+              [rnd((30,), -300, 1000), rnd((30,), -2000, 50)])
+    hist_case("HistogramObserver positive only", {"bins": 32},
+              [rnd((30,), 0.5, 7), rnd((30,), 1, 12)])
+    hist_case("HistogramObserver constant", {"bins": 8}, [torch.full((5,), 2.5)])
+    hist_case("HistogramObserver constant then wider", {"bins": 8},
+              [torch.full((5,), 2.5), grow[0], grow[1]])
+    hist_case("HistogramObserver all zeros", {"bins": 8}, [torch.zeros(6)])
+    hist_case("HistogramObserver all zeros twice", {"bins": 8}, [torch.zeros(6), torch.zeros(3)])
+    hist_case("HistogramObserver zeros then data", {"bins": 8}, [torch.zeros(6), grow[0]])
+    hist_case("HistogramObserver one value", {"bins": 2048}, [torch.tensor([-3.0])])
+    hist_case("HistogramObserver NaN first", {"bins": 8},
+              [torch.tensor([1.0, math.nan]), grow[0]], fails_at=0)
+    hist_case("HistogramObserver NaN later", {"bins": 8},
+              [grow[0], torch.tensor([1.0, math.nan]), grow[1]], fails_at=1)
+    hist_case("HistogramObserver infinity", {"bins": 8},
+              [grow[0], torch.tensor([1.0, math.inf])], fails_at=1)
+    hist_case("HistogramObserver default bins, normal data", {},
+              [torch.randn(500, generator=g), torch.randn(500, generator=g) * 3,
+               torch.randn(200, generator=g) * 0.5 + 2])
+    # a long search: many samples, a few far out
+    hist_case("HistogramObserver default bins, outliers", {},
+              [torch.cat([torch.randn(5000, generator=g), torch.tensor([-40.0, 55.0])]),
+               torch.randn(5000, generator=g) * 2])
+    hist_case("FakeQuantize HistogramObserver", {"bins": 16}, grow, fq=True)
+    hist_case("FakeQuantize HistogramObserver symmetric",
+              {"bins": 32, "dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric,
+               "quant_min": -128, "quant_max": 127}, grow[:3], fq=True)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -15515,7 +15726,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
-                transforms, nnmisc, dist5, quant, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -9263,8 +9263,13 @@ static void op_complex4(fz *f)
         if (!status_ok(f, st))
             goto done; /* another group's pending error, or a memory limit */
         CALL("clt_grad", clt_grad(z, &g));
-        /* an empty result (z broadcast against an empty tensor) sends none */
-        if (!status_ok(f, st) || (g == NULL && clt_tensor_numel(out) > 0))
+        /* an empty result (z broadcast against an empty tensor) sends none;
+         * op_data may refuse host memory from some point, which the
+         * gradient's view needs */
+        int got = status_ok(f, st);
+        if (!got && f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY)
+            goto done;
+        if (!got || (g == NULL && clt_tensor_numel(out) > 0))
             die(f, "the complex leaf has no gradient");
         if (g)
             expect_meta(f, g, nd, shape, dt, d);
@@ -12633,8 +12638,11 @@ static void op_quant(fz *f)
     }
     default: {
         clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER);
-        o.kind = (clt_observer_kind)(int)pick(f, chance(f, 10) ? 6 : 4);
-        o.qscheme = (clt_qscheme)(o.kind >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? 2 : 0) +
+        o.kind = (clt_observer_kind)(int)pick(f, chance(f, 10) ? 7 : 5);
+        o.qscheme = (clt_qscheme)(o.kind == CLT_PER_CHANNEL_MIN_MAX_OBSERVER ||
+                                          o.kind == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER
+                                      ? 2
+                                      : 0) +
                     (int)pick(f, 2);
         if (chance(f, 10))
             o.qscheme = (clt_qscheme)(int)pick(f, 5);
@@ -12646,6 +12654,10 @@ static void op_quant(fz *f)
         o.averaging_constant = chance(f, 10) ? rand_scalar(f) : 0.25;
         o.ch_axis = axis;
         o.num_channels = chance(f, 10) ? 0 : nch;
+        /* HistogramObserver: few bins (its search is linear in them), at
+         * times none or too many */
+        o.bins = chance(f, 10) ? (chance(f, 2) ? 0 : ((int64_t)1 << 32)) : (int64_t)pick(f, 40) + 1;
+        o.upsample_rate = chance(f, 10) ? 0 : (int64_t)pick(f, 16) + 1;
         clt_module *m = NULL;
         int fq = pick(f, 2) == 1;
         if (fq)

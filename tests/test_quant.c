@@ -906,3 +906,177 @@ Test(quant, quantize_per_channel_refusals)
     clt_tensor_free(s);
     clt_tensor_free(x);
 }
+
+/* ---- HistogramObserver ---------------------------------------------------------------- */
+
+/* bins equal bins over [lo, hi] in double: exact for the test's values. */
+static void ref_histc(const float *x, int n, int bins, double lo, double hi, double *h)
+{
+    for (int k = 0; k < bins; k++)
+        h[k] = 0;
+    for (int k = 0; k < n; k++) {
+        if (x[k] < lo || x[k] > hi)
+            continue;
+        int b = (int)floor((x[k] - lo) / (hi - lo) * bins);
+        h[b < bins ? b : bins - 1] += 1;
+    }
+}
+
+/* The L2 error of quantizing the histogram h (bins over [mn, mx]) into
+ * 256 bins spanning its bins s .. e, in double, from the integrals of x^2
+ * over each source bin's parts. */
+static double ref_error(const double *h, int bins, double mn, double mx, int s, int e)
+{
+    double bw = (mx - mn) / bins, dw = bw * (e - s + 1) / 256;
+    if (dw == 0)
+        return 0;
+    double sum = 0;
+    for (int k = 0; k < bins; k++) {
+        double begin = (k - s) * bw, end = begin + bw, d = h[k] / bw;
+        double db = fmin(fmax(floor(begin / dw), 0), 255), de = fmin(fmax(floor(end / dw), 0), 255);
+        double a = begin - (db + 0.5) * dw, b = end - (de + 0.5) * dw, hw = dw / 2;
+        sum += d * (hw * hw * hw - a * a * a) / 3 + (de - db - 1) * d * (2 * hw * hw * hw) / 3 +
+               d * (b * b * b + hw * hw * hw) / 3;
+    }
+    return sum;
+}
+
+/* The search over bins that torch's _non_linear_param_search does: the
+ * first and last bins kept, into *s, *e. */
+static void ref_search(const double *h, int bins, double mn, double mx, int *s, int *e)
+{
+    double csum[64], total = 0, alpha = 0, beta = 1, best = INFINITY;
+    for (int k = 0; k < bins; k++)
+        csum[k] = total += h[k];
+    *s = 0;
+    *e = bins - 1;
+    while (alpha < beta) {
+        double na = alpha + 1e-5, nb = beta - 1e-5;
+        int l = *s, r = *e, ns = *s, ne = *e;
+        while (l < *e && csum[l] < na * total)
+            l++;
+        while (r > *s && csum[r] > nb * total)
+            r--;
+        if (l - *s > *e - r) {
+            ns = l;
+            alpha = na;
+        } else {
+            ne = r;
+            beta = nb;
+        }
+        if (ns == *s && ne == *e)
+            continue;
+        double err = ref_error(h, bins, mn, mx, ns, ne);
+        if (err > best)
+            break;
+        best = err;
+        *s = ns;
+        *e = ne;
+    }
+}
+
+Test(quant, histogram_observer)
+{
+    clt_device *dev = get_device("cpu");
+    clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_HISTOGRAM_OBSERVER);
+    cr_assert(o.qscheme == CLT_PER_TENSOR_AFFINE && o.bins == 2048 && o.upsample_rate == 128);
+    o.bins = 8;
+    o.upsample_rate = 2;
+    clt_module *m = NULL;
+    CHECK(clt_observer(dev, &o, &m));
+    cr_assert_str_eq(clt_module_name(m), "HistogramObserver");
+    const char *names[] = {"eps", "histogram", "min_val", "max_val"};
+    clt_named_tensor *nb = NULL;
+    size_t nbuf = 0;
+    CHECK(clt_module_named_buffers(m, &nb, &nbuf));
+    cr_assert_eq(nbuf, 4);
+    for (int k = 0; k < 4; k++)
+        cr_assert_str_eq(nb[k].name, names[k], "buffer %d", k);
+    clt_free(nb);
+    /* first batch: min -2, max 6, bins of width 1 */
+    const float b0[8] = {-2.0f, -1.5f, 0.25f, 0.5f, 3.5f, 6.0f, 5.75f, 1.0f};
+    /* second: the range grows to [-6, 6], 3 times the old one's grid of
+     * (6 - -2) / (8 * 2) = 0.5: the old histogram's 16 upsampled values
+     * start at cell (-2 - -6) / 0.5 = 8 of 24, and every 3 make a new bin */
+    const float b1[6] = {-6.0f, -4.5f, 4.0f, 0.0f, -0.75f, 2.5f};
+    /* third: inside [-6, 6], whose grid of 0.75 it fills twice over: the
+     * histograms are added */
+    const float b2[3] = {0.0f, 1.0f, -1.0f};
+    const float *bs[3] = {b0, b1, b2};
+    int64_t n[3] = {8, 6, 3};
+    double want[8], h0[8], add[8];
+    for (int k = 0; k < 3; k++)
+        observe_all(dev, m, 1, 1, &n[k], &bs[k]);
+    ref_histc(b0, 8, 8, -2, 6, h0);
+    ref_histc(b1, 6, 8, -6, 6, want);
+    for (int j = 0; j < 8; j++) {
+        double up = 0;
+        for (int p = 3 * j; p < 3 * j + 3; p++)
+            up += p >= 8 && p < 24 ? h0[(p - 8) / 2] : 0;
+        want[j] += up / 2;
+    }
+    ref_histc(b2, 3, 8, -6, 6, add);
+    for (int j = 0; j < 8; j++)
+        want[j] += add[j];
+    float *hv = read_f32(clt_module_buffer(m, "histogram"));
+    for (int j = 0; j < 8; j++)
+        cr_assert_eq(hv[j], (float)want[j], "histogram[%d] %g, want %g", j, hv[j], want[j]);
+    free(hv);
+    float *mn = read_f32(clt_module_buffer(m, "min_val"));
+    float *mx = read_f32(clt_module_buffer(m, "max_val"));
+    cr_assert(mn[0] == -6.0f && mx[0] == 6.0f, "range [%g, %g]", mn[0], mx[0]);
+    free(mn);
+    free(mx);
+    /* the qparams of the bins the L2 search keeps */
+    int s = 0, e = 0;
+    ref_search(want, 8, -6, 6, &s, &e);
+    float lo = -6.0f + 1.5f * (float)s, hi = -6.0f + 1.5f * (float)(e + 1);
+    float want_s;
+    int64_t want_z;
+    ref_affine(lo, hi, 0, 255, &want_s, &want_z);
+    clt_tensor *ts = NULL, *tz = NULL;
+    CHECK(clt_observer_calculate_qparams(m, &ts, &tz));
+    float *sv = read_f32(ts);
+    int32_t zv = -1;
+    CHECK(clt_tensor_read(tz, &zv, sizeof zv));
+    cr_assert_eq(sv[0], want_s, "scale %g, want %g (bins %d .. %d)", sv[0], want_s, s, e);
+    cr_assert_eq(zv, want_z, "zero_point %d, want %lld", zv, (long long)want_z);
+    free(sv);
+    clt_tensor_free(ts);
+    clt_tensor_free(tz);
+    /* NaN: refused (torch's int() of it raises), the state kept */
+    const float bad[2] = {1.0f, NAN};
+    int64_t two = 2;
+    clt_tensor *x = f32(dev, 1, &two, bad), *y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(m, x, &y), CLT_ERR_INVALID_ARGUMENT, "HistogramObserver");
+    cr_assert_null(y);
+    clt_tensor_free(x);
+    mn = read_f32(clt_module_buffer(m, "min_val"));
+    hv = read_f32(clt_module_buffer(m, "histogram"));
+    cr_assert(mn[0] == -6.0f && hv[0] == (float)want[0], "the state is kept");
+    free(mn);
+    free(hv);
+    clt_module_free(m);
+    /* a constant input: histc widens its one value by 1 each way */
+    o.bins = 4;
+    CHECK(clt_observer(dev, &o, &m));
+    const float c[3] = {2.5f, 2.5f, 2.5f};
+    int64_t three = 3;
+    const float *cs[1] = {c};
+    observe_all(dev, m, 1, 1, &three, cs);
+    hv = read_f32(clt_module_buffer(m, "histogram"));
+    cr_assert(hv[0] == 0 && hv[1] == 0 && hv[2] == 3 && hv[3] == 0, "constant: %g %g %g %g", hv[0],
+              hv[1], hv[2], hv[3]);
+    free(hv);
+    clt_module_free(m);
+    /* settings torch refuses */
+    o.bins = 0;
+    m = (clt_module *)&m;
+    assert_error(clt_observer(dev, &o, &m), CLT_ERR_INVALID_ARGUMENT, "bins >= 1");
+    cr_assert_null(m);
+    o.bins = 8;
+    o.qscheme = CLT_PER_CHANNEL_AFFINE;
+    m = (clt_module *)&m;
+    assert_error(clt_observer(dev, &o, &m), CLT_ERR_INVALID_ARGUMENT, "per-tensor qscheme");
+    cr_assert_null(m);
+}

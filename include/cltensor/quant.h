@@ -3,7 +3,8 @@
  * (torch.fake_quantize_per_tensor_affine, per_channel_affine and the
  * learnable LSQ forms), the observers that choose scales and zero points
  * (MinMaxObserver, MovingAverageMinMaxObserver, PerChannelMinMaxObserver,
- * MovingAveragePerChannelMinMaxObserver), the FakeQuantize module, and
+ * MovingAveragePerChannelMinMaxObserver, HistogramObserver), the
+ * FakeQuantize module, and
  * torch.quantize_per_tensor / dequantize.
  *
  * Quantized dtypes.  cltensor has no quantized tensor type: a quantized
@@ -189,7 +190,8 @@ typedef enum clt_observer_kind {
     CLT_MIN_MAX_OBSERVER,                           /* MinMaxObserver */
     CLT_MOVING_AVERAGE_MIN_MAX_OBSERVER,            /* MovingAverageMinMaxObserver */
     CLT_PER_CHANNEL_MIN_MAX_OBSERVER,               /* PerChannelMinMaxObserver */
-    CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER /* MovingAveragePerChannelMinMaxObserver */
+    CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER, /* MovingAveragePerChannelMinMaxObserver */
+    CLT_HISTOGRAM_OBSERVER                           /* HistogramObserver */
 } clt_observer_kind;
 
 /* An observer's settings, as the observer classes' arguments. */
@@ -205,15 +207,19 @@ typedef struct clt_observer_opts {
     int ch_axis;               /* the per-channel kinds: 0 */
     int64_t num_channels;      /* the per-channel kinds: > 0, see clt_observer */
     double eps;                /* the smallest scale: torch.finfo(torch.float32).eps */
+    int64_t bins;              /* HistogramObserver: 2048 */
+    int64_t upsample_rate;     /* HistogramObserver: 128 */
 } clt_observer_opts;
 
 /* PyTorch's defaults for a kind:
  *     clt_observer_opts o = CLT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER); */
+#define CLT_OBSERVER_PER_CHANNEL_(kind)                                              \
+    ((kind) == CLT_PER_CHANNEL_MIN_MAX_OBSERVER ||                                    \
+     (kind) == CLT_MOVING_AVERAGE_PER_CHANNEL_MIN_MAX_OBSERVER)
 #define CLT_OBSERVER_DEFAULTS(kind)                                                   \
     {(kind), CLT_QUINT8,                                                             \
-     (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_AFFINE              \
-                                                : CLT_PER_TENSOR_AFFINE,              \
-     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
+     CLT_OBSERVER_PER_CHANNEL_(kind) ? CLT_PER_CHANNEL_AFFINE : CLT_PER_TENSOR_AFFINE,  \
+     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07, 2048, 128}
 
 /* The same for weights, as torch's default_weight_observer and
  * default_per_channel_weight_observer: qint8 with the symmetric scheme
@@ -221,9 +227,9 @@ typedef struct clt_observer_opts {
  *     clt_observer_opts o = CLT_WEIGHT_OBSERVER_DEFAULTS(CLT_MIN_MAX_OBSERVER); */
 #define CLT_WEIGHT_OBSERVER_DEFAULTS(kind)                                            \
     {(kind), CLT_QINT8,                                                              \
-     (kind) >= CLT_PER_CHANNEL_MIN_MAX_OBSERVER ? CLT_PER_CHANNEL_SYMMETRIC           \
-                                                : CLT_PER_TENSOR_SYMMETRIC,           \
-     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07}
+     CLT_OBSERVER_PER_CHANNEL_(kind) ? CLT_PER_CHANNEL_SYMMETRIC                      \
+                                     : CLT_PER_TENSOR_SYMMETRIC,                      \
+     0, 0, 0, 0, 0.01, 0, 0, 1.1920928955078125e-07, 2048, 128}
 
 /* A new observer module on dev (opts required): its forward records the
  * running minimum and maximum of what it is given (a detached float32
@@ -249,6 +255,36 @@ typedef struct clt_observer_opts {
  * take the channel count of their first input; here their size is
  * num_channels from the start, +inf and -inf until the first observation,
  * and an input whose size along ch_axis differs is refused.)
+ *
+ * CLT_HISTOGRAM_OBSERVER (HistogramObserver(bins, upsample_rate, dtype,
+ * qscheme, reduce_range, quant_min, quant_max, eps), per-tensor schemes
+ * only): buffers "eps", "histogram" (float32 [bins], zeros), "min_val"
+ * and "max_val" (float32 0-d, +inf and -inf), torch's order.  Its forward
+ * is torch 1.13's, on the host (the input is read back as float32 and
+ * binned there): the first batch, or one after a range of one value,
+ * takes the input's min and max and torch.histc(x, bins, int(min),
+ * int(max)) (the ends truncated to integers, as torch does: values
+ * outside them are not counted, and equal integer ends take the data's
+ * own range); a later batch widens the range to a whole multiple
+ * (downsample rate) of the old one's bins * upsample_rate grid, bins x
+ * over it as above and adds the old histogram, repeated upsample_rate
+ * times at its offset in the grid and summed every downsample rate in
+ * double (_combine_histograms), all in torch's float32 arithmetic
+ * (histc's last edge as its AVX2 linspace makes it).  calculate_qparams
+ * runs _non_linear_param_search (the L2 search that drops tail bins while
+ * the quantization error into 2^bits bins falls) and _calculate_qparams
+ * on the range it keeps.  Refused: bins < 1, upsample_rate < 1, bins *
+ * upsample_rate > 2^31; an input with NaN, infinities or values past
+ * int64 (torch's forward raises ValueError or OverflowError there, after
+ * it has overwritten min_val and max_val; here the state is kept), and a
+ * batch whose upsampled histogram does not fit the combined grid (torch
+ * fails in _combine_histograms).  The search's sums are torch.sum's
+ * float32 sums in the order of its AVX2 kernel.  (Differences: torch
+ * allocates the bins * downsample rate grid and runs out of memory when
+ * the range grows by large factors, which here succeeds; a float64 input
+ * is rounded to float32 before it is binned, where torch bins float64
+ * values.)  Use it in clt_fake_quantize_layer too
+ * (FakeQuantize(observer=HistogramObserver)).
  * New module: release with clt_module_free. */
 CLT_API clt_status clt_observer(clt_device *dev, const clt_observer_opts *opts,
                                 clt_module **out);
