@@ -2385,6 +2385,12 @@ for d in (0, 1):
          lambda x, d=d: call("clt_prod_dim", x, d, 0), [z])
 case("prod one zero and an infinity", torch.prod, lambda x: call("clt_prod", x),
      [[float("inf"), 0.0, 2.0]])
+# two zeros: the reference is the product written out, whose second
+# derivative torch finds (torch.prod's is 0 there in torch 1.13)
+for z2 in ([0.0, 2.0, 0.0, -3.0], [[0.0, 1.5], [0.0, 0.0]]):
+    case("prod two or more zeros times the sum %s" % (z2,),
+         lambda x: (lambda f: f[0] * f[1] * f[2] * f[3])(x.reshape(-1)) * x.sum(),
+         lambda x: call("clt_mul", call("clt_prod", x), call("clt_sum", x)), [z2])
 for n in ("var", "std"):
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
