@@ -88,7 +88,14 @@ CLT_API clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
 /* torch.linalg.det(A): [...], the product of the LU factor's diagonal with
- * the pivots' sign; 0 (or -0) for a singular matrix, no error. */
+ * the pivots' sign; 0 (or -0) for a singular matrix, no error.  Gradient
+ * (LinalgDetBackward0, differentiable twice): g det inv(A)^T, and for a
+ * singular matrix (det exactly 0: finding one reads the dets back) its
+ * cofactor matrix times g, computed as torch's formula of grad mode does,
+ * through the SVD.  (Difference: torch 1.13 gives 0 there at first order,
+ * its formula multiplying by det = 0, and its second derivatives there
+ * miss the terms that run through g; here both are the polynomial det's
+ * own.) */
 CLT_API clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out);
 
 /* torch.linalg.slogdet(A): *sign (-1, 1, or 0 for a singular matrix) and
