@@ -100,8 +100,11 @@ CLT_API clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out);
 
 /* torch.linalg.slogdet(A): *sign (-1, 1, or 0 for a singular matrix) and
  * *logabsdet (log|det|, -inf for a singular matrix), both [...]; no error
- * for a singular matrix.  Only *logabsdet carries a gradient.  Two new
- * tensors (both NULL on failure). */
+ * for a singular matrix.  Only *logabsdet carries a gradient, inv(A)^T
+ * times g; a backward through a singular matrix's is refused (the
+ * inversion's "The diagonal element 2 is zero" message), where torch 1.13
+ * gives infinities of its perturbed LU's signs.  Two new tensors (both
+ * NULL on failure). */
 CLT_API clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign,
                                       clt_tensor **logabsdet);
 

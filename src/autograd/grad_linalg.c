@@ -480,7 +480,7 @@ done:;
  * cofactors times g, as torch's formula of grad mode computes them
  * (det_grad_singular; finding them reads the dets back).  slogdet's
  * log|det| (i[0] 1; saved: A): gA = g inv(A)^T, refused for a singular
- * matrix as torch's solve refuses it. */
+ * matrix (the gradient is infinite there; torch gives infinities). */
 static clt_status bw_det(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
