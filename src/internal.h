@@ -201,8 +201,9 @@ int64_t clt__trunc_int64(double v);
 /* How a scalar must fit a dtype: WRAP as an operand of a binary op (an
  * integer dtype takes any value of the int64 range, wrapped), EXACT as a
  * fill value or clamp bound (the dtype's own range, as c10's overflow
- * check: uint8 takes -255..255, floats any finite value up to their
- * largest, and inf or NaN). */
+ * check: uint8 takes -255..255, a fractional value must lie in the
+ * integer dtype's range before truncation, floats any finite value up to
+ * their largest, and inf or NaN). */
 typedef enum clt__scalar_rule { CLT__SCALAR_WRAP, CLT__SCALAR_EXACT } clt__scalar_rule;
 clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rule,
                              const char *fn);

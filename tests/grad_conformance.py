@@ -2497,6 +2497,12 @@ for d in (0, 1):
          lambda x, d=d: call("clt_prod_dim", x, d, 0), [z])
 case("prod one zero and an infinity", torch.prod, lambda x: call("clt_prod", x),
      [[float("inf"), 0.0, 2.0]])
+# two zeros: the reference is the product written out, whose second
+# derivative torch finds (torch.prod's is 0 there in torch 1.13)
+for z2 in ([0.0, 2.0, 0.0, -3.0], [[0.0, 1.5], [0.0, 0.0]]):
+    case("prod two or more zeros times the sum %s" % (z2,),
+         lambda x: (lambda f: f[0] * f[1] * f[2] * f[3])(x.reshape(-1)) * x.sum(),
+         lambda x: call("clt_mul", call("clt_prod", x), call("clt_sum", x)), [z2])
 for n in ("var", "std"):
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
@@ -3031,6 +3037,37 @@ for sh in ((1, 1), (3, 3), (2, 4, 4), (2, 1, 3, 3)):
         case("linalg.cholesky %s upper=%d" % (sh, up_),
              lambda x, u=up_: torch.linalg.cholesky(x, upper=bool(u)),
              lambda x, u=up_: call("clt_linalg_cholesky", x, u), [spd])
+
+
+def _det_leibniz(x):
+    """det as the polynomial sum over permutations: its derivatives of every
+    order are the cofactors' wherever the matrix is singular too (torch
+    1.13's linalg.det gives 0 there at first order: its formula multiplies
+    by det)."""
+    import itertools
+    n = x.shape[-1]
+    tot = 0
+    for p in itertools.permutations(range(n)):
+        sign = (-1) ** sum(1 for i in range(n) for j in range(i) if p[j] > p[i])
+        term = sign
+        for i in range(n):
+            term = term * x[..., i, p[i]]
+        tot = tot + term
+    return tot
+
+
+# singular matrices (det exactly 0): the cofactors times g, through the SVD
+for nm, m_ in (("1x1 zero", [[0.0]]), ("2x2 rank 1", [[1.0, 2.0], [2.0, 4.0]]),
+               ("3x3 rank 2", [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+               ("3x3 zero row", [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [4.0, 5.0, 7.0]]),
+               ("batch singular and not", [[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [0.5, 3.0]],
+                                           [[0.0, 0.0], [3.0, 1.0]]])):
+    case("linalg.det singular %s" % nm, _det_leibniz, lambda x: call("clt_linalg_det", x), [m_])
+    case("linalg.det singular %s times its sum" % nm,
+         lambda x: _det_leibniz(x) * x.sum(),
+         lambda x: call("clt_mul", call("clt_linalg_det", x), call("clt_sum", x)), [m_])
+    case("linalg.det singular %s squared" % nm, lambda x: _det_leibniz(x) ** 2,
+         lambda x: (lambda d: call("clt_mul", d, d))(call("clt_linalg_det", x)), [m_])
 for sa, sb in (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3)), ((2, 3, 3), (3,)),
                ((2, 1, 3, 3), (4, 3, 2)), ((3, 3), (2, 3, 1))):
     case("linalg.solve %s %s" % (sa, sb), torch.linalg.solve,

@@ -1947,6 +1947,14 @@ Test(double_backward, linear_algebra)
     gc_in one[1] = {{2, {3, 3}, X9, 1}};
     for (int kind = 0; kind <= 14; kind++)
         gradgradcheck_tol(dev, call_linalg, &kind, 1, one, 1e-4, 1e-5);
+    /* det at singular matrices: its formula there goes through the SVD */
+    static const double rank2[9] = {1, 2, 3, 2, 4, 6, 1, 0, 1};
+    static const double rank1[9] = {1, 2, 3, 2, 4, 6, 3, 6, 9};
+    int det = 3;
+    gc_in sing[1] = {{2, {3, 3}, rank2, 1}};
+    gradgradcheck_tol(dev, call_linalg, &det, 1, sing, 1e-4, 1e-5);
+    sing[0].data = rank1;
+    gradgradcheck_tol(dev, call_linalg, &det, 1, sing, 1e-4, 1e-5);
 }
 
 /* linalg.eig and eigvals of the matrix in[0] ([3, 3] or [2, 3, 3]; kind 4

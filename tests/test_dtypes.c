@@ -480,6 +480,20 @@ Test(dtypes, fill_values_and_clamp_bounds_must_fit)
     expect_overflow(clt_full(dev, CLT_UINT8, 1, &n, 300, &t), "full uint8 300");
     expect_overflow(clt_full(dev, CLT_FLOAT32, 1, &n, 1e300, &t), "full float32 1e300");
     expect_overflow(clt_full(dev, CLT_INT64, 1, &n, 1e19, &t), "full int64 1e19");
+    /* A fractional value is torch's floating Scalar: it must lie in the
+     * dtype's own range before truncation (torch.full((2,), 127.5,
+     * dtype=torch.int8) and torch.full((2,), -0.5, dtype=torch.uint8)
+     * raise), where an integral one has uint8's wrapping. */
+    expect_overflow(clt_full(dev, CLT_INT8, 1, &n, 127.5, &t), "full int8 127.5");
+    cr_assert_null(t);
+    cr_assert(strstr(clt_last_error(), "[-128, 127]") != NULL, "%s", clt_last_error());
+    expect_overflow(clt_full(dev, CLT_INT8, 1, &n, -128.9, &t), "full int8 -128.9");
+    expect_overflow(clt_full(dev, CLT_INT16, 1, &n, -32768.5, &t), "full int16 -32768.5");
+    expect_overflow(clt_full(dev, CLT_INT32, 1, &n, 2147483647.5, &t), "full int32 2^31-0.5");
+    expect_overflow(clt_full(dev, CLT_UINT8, 1, &n, -0.5, &t), "full uint8 -0.5");
+    cr_assert(strstr(clt_last_error(), "[0, 255]") != NULL, "%s", clt_last_error());
+    expect_overflow(clt_full(dev, CLT_UINT8, 1, &n, 255.5, &t), "full uint8 255.5");
+    cr_assert_null(t);
 
     /* Values that fit, at the edges: kept, truncated or wrapped as torch.full. */
     double v = 0;
@@ -491,6 +505,14 @@ Test(dtypes, fill_values_and_clamp_bounds_must_fit)
     CHECK(clt_full(dev, CLT_INT32, 0, NULL, 2.9, &s));
     CHECK(clt_tensor_item(s, &v));
     cr_assert_eq(v, 2.0);
+    clt_tensor_free(s);
+    CHECK(clt_full(dev, CLT_INT8, 0, NULL, 126.75, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert_eq(v, 126.0);
+    clt_tensor_free(s);
+    CHECK(clt_full(dev, CLT_UINT8, 0, NULL, 254.5, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert_eq(v, 254.0);
     clt_tensor_free(s);
     CHECK(clt_full(dev, CLT_UINT8, 0, NULL, -1, &s));
     CHECK(clt_tensor_item(s, &v));

@@ -620,6 +620,27 @@ Test(linalg, gradients)
     free(b);
 }
 
+/* det's gradient at singular matrices (det exactly 0, no inverse): the
+ * cofactors times g, which finite differences of the polynomial det find
+ * (torch 1.13's first-order formula gives 0 there); a batch mixes them
+ * with invertible ones, and a 1 x 1 zero has cofactor 1. */
+Test(linalg, det_gradient_at_singular_matrices)
+{
+    clt_device *dev = get_device("cpu");
+    static const double rank2[9] = {1, 2, 3, 2, 4, 6, 1, 0, 1};
+    static const double zero_row[9] = {1, 2, 3, 0, 0, 0, 4, 5, 7};
+    static const double zero3[9] = {0};
+    static const double mixed[12] = {1, 2, 2, 4, 2, 1, 0.5, 3, 0, 0, 3, 1};
+    static const double one_zero[1] = {0};
+    gc_in a = {2, {3, 3}, rank2, 1}, b = {2, {3, 3}, zero_row, 1}, z = {2, {3, 3}, zero3, 1};
+    gc_in m = {3, {3, 2, 2}, mixed, 1}, o = {2, {1, 1}, one_zero, 1};
+    gradcheck(dev, f_det, NULL, 1, &a);
+    gradcheck(dev, f_det, NULL, 1, &b);
+    gradcheck(dev, f_det, NULL, 1, &z);
+    gradcheck(dev, f_det, NULL, 1, &m);
+    gradcheck(dev, f_det, NULL, 1, &o);
+}
+
 Test(linalg, grad_fn_names)
 {
     clt_device *dev = get_device("cpu");

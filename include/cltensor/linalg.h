@@ -88,13 +88,23 @@ CLT_API clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
 /* torch.linalg.det(A): [...], the product of the LU factor's diagonal with
- * the pivots' sign; 0 (or -0) for a singular matrix, no error. */
+ * the pivots' sign; 0 (or -0) for a singular matrix, no error.  Gradient
+ * (LinalgDetBackward0, differentiable twice): g det inv(A)^T, and for a
+ * singular matrix (det exactly 0: finding one reads the dets back) its
+ * cofactor matrix times g, computed as torch's formula of grad mode does,
+ * through the SVD.  (Difference: torch 1.13 gives 0 there at first order,
+ * its formula multiplying by det = 0, and its second derivatives there
+ * miss the terms that run through g; here both are the polynomial det's
+ * own.) */
 CLT_API clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out);
 
 /* torch.linalg.slogdet(A): *sign (-1, 1, or 0 for a singular matrix) and
  * *logabsdet (log|det|, -inf for a singular matrix), both [...]; no error
- * for a singular matrix.  Only *logabsdet carries a gradient.  Two new
- * tensors (both NULL on failure). */
+ * for a singular matrix.  Only *logabsdet carries a gradient, inv(A)^T
+ * times g; a backward through a singular matrix's is refused (the
+ * inversion's "The diagonal element 2 is zero" message), where torch 1.13
+ * gives infinities of its perturbed LU's signs.  Two new tensors (both
+ * NULL on failure). */
 CLT_API clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign,
                                       clt_tensor **logabsdet);
 

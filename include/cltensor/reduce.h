@@ -85,12 +85,16 @@ CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_t
  * element other than the slice's only zero that is 0, or NaN when the
  * others hold an inf or NaN: 0 * inf); clt_prod of a tensor with two or
  * more zeros has gradient 0 throughout.  clt_prod's gradient is PyTorch
- * 1.13's.  For clt_prod_dim PyTorch 1.13 instead takes the product of the
- * others for every element of every slice as soon as the whole tensor
- * holds a zero, so with a zero in one slice and an inf or NaN in another
- * slice that has none, the two differ there (PyTorch's inf or finite
- * values where this gives NaN).  A deliberate difference: PyTorch's choice
- * needs the host to wait for the count of zeros. */
+ * 1.13's, but not its second derivative with two or more zeros, which is
+ * the product's own here (the gradient's formula differentiated, as
+ * torch's prod_dim does) and 0 in torch 1.13 (its prod_backward then
+ * returns zeros that carry no history).  For clt_prod_dim PyTorch 1.13
+ * instead takes the product of the others for every element of every
+ * slice as soon as the whole tensor holds a zero, so with a zero in one
+ * slice and an inf or NaN in another slice that has none, the two differ
+ * there (PyTorch's inf or finite values where this gives NaN).  A
+ * deliberate difference: PyTorch's choice needs the host to wait for the
+ * count of zeros. */
 CLT_API clt_status clt_prod(const clt_tensor *a, clt_tensor **out);
 /* Product along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);

@@ -57,8 +57,12 @@ CLT_API clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const in
 /* value converted to dtype (integers truncate towards zero); a value the
  * dtype cannot hold is CLT_ERR_INVALID_ARGUMENT, as torch.full's "cannot be
  * converted ... without overflow" (uint8 takes -255..255, wrapping the
- * negative ones; floats take inf and NaN but no finite value beyond their
- * largest). */
+ * negative ones; a fractional value, torch's floating Scalar, must lie in
+ * the dtype's own range before truncation: 127.5 is refused for int8 and
+ * -0.5 for uint8; floats take inf and NaN but no finite value beyond their
+ * largest).  The same check applies wherever a value fills an integer
+ * tensor (clt_fill_, clt_masked_fill, clt_index_fill, clt_fill_diagonal_,
+ * the integer clt_linspace's ends). */
 CLT_API clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                             double value, clt_tensor **out);
 

@@ -146,6 +146,12 @@ void clt__twice(clt__node *n);
  * pass that creates a graph (src/autograd/grad_elementwise.c). */
 clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out);
 
+/* torch's prod_safe_zeros_backward, recorded in a pass that creates a
+ * graph: g (broadcast) times the product of the other elements of a's
+ * slice along dim, which zeros leave safe; a's size along dim is at least
+ * 2 (src/autograd/grad_reduce.c). */
+clt_status clt__prod_others(const clt_tensor *g, const clt_tensor *a, int dim, clt_tensor **out);
+
 /* The identity gradient in a formula that clt__twice marks: clt__alias,
  * and in a pass that creates a graph a handle that keeps g's history. */
 clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out);

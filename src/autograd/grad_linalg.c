@@ -362,28 +362,150 @@ clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_
     return st;
 }
 
-/* det (i[0] 0; saved: A, det): gA = g det inv(A)^T; slogdet's log|det|
- * (i[0] 1; saved: A): gA = g inv(A)^T.  A singular matrix has no inverse:
- * its gradient is refused (torch takes it through an SVD). */
-static clt_status bw_det(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* The cofactor matrices of the nb matrices A [nb, m, m] (m >= 2), all
+ * singular, times g [nb]: torch's formula for a singular matrix, through
+ * the SVD A = U diag(s) Vh, U diag(g det(U) det(Vh) prod_{j != i} s_j) Vh
+ * (clt__prod_others keeps the zero singular values safe), recorded in a
+ * pass that creates a graph. */
+static clt_status det_cofactors_svd(const clt_tensor *A, const clt_tensor *g, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    int64_t nb = A->shape[0], m = A->shape[1];
+    clt_tensor *u = NULL, *sv = NULL, *vh = NULL, *du = NULL, *dv = NULL, *al = NULL,
+               *ga = NULL, *g2 = NULL, *d = NULL, *d3 = NULL, *ud = NULL;
+    CLT__TRY(clt_linalg_svd(A, 0, &u, &sv, &vh));
+    CLT__TRY(clt_linalg_det(u, &du));
+    CLT__TRY(clt_linalg_det(vh, &dv));
+    CLT__TRY(clt__mul_rec(fn, du, dv, &al));
+    CLT__TRY(clt__mul_rec(fn, g, al, &ga));
+    CLT__TRY(clt__reshape_rec(fn, ga, 2, (int64_t[]){nb, 1}, &g2));
+    CLT__TRY(clt__prod_others(g2, sv, 1, &d));
+    CLT__TRY(clt__reshape_rec(fn, d, 3, (int64_t[]){nb, 1, m}, &d3));
+    CLT__TRY(clt__mul_rec(fn, u, d3, &ud));
+    CLT__TRY(clt__matmul_rec(fn, ud, vh, out));
+done:;
+    clt_tensor *all[] = {u, sv, vh, du, dv, al, ga, g2, d, d3, ud};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    return st;
+}
+
+/* g det inv(A)^T for A [..., m, m] (every matrix invertible) and g, det
+ * [...]. */
+static clt_status det_grad_inv(const clt_tensor *A, const clt_tensor *g, const clt_tensor *det,
+                               clt_tensor **out)
 {
     static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
     clt_tensor *inv = NULL, *it = NULL, *s = NULL, *s2 = NULL;
     int64_t shape[CLT_MAX_DIMS];
-    CLT__TRY(clt__linalg_inv_rec(fn, S(0), &inv));
+    CLT__TRY(clt__linalg_inv_rec(fn, A, &inv));
     CLT__TRY(mT(inv, &it));
-    CLT__TRY(n->i[0] ? clt__alias_grad(g, &s) : clt__mul_rec(fn, g, S(1), &s));
+    CLT__TRY(det ? clt__mul_rec(fn, g, det, &s) : clt__alias_grad(g, &s));
     for (int d = 0; d < s->ndim; d++)
         shape[d] = s->shape[d];
     shape[s->ndim] = shape[s->ndim + 1] = 1;
     CLT__TRY(clt__reshape_rec(fn, s, s->ndim + 2, shape, &s2));
-    CLT__TRY(clt__mul_rec(fn, s2, it, &gin[0]));
+    CLT__TRY(clt__mul_rec(fn, s2, it, out));
 done:
     clt_tensor_free(inv);
     clt_tensor_free(it);
     clt_tensor_free(s);
     clt_tensor_free(s2);
+    return st;
+}
+
+/* det's gradient for A [..., m, m] of which some matrices are singular
+ * (sing[b] nonzero for matrix b of the nb flattened ones): the singular
+ * ones' cofactors (a 1 x 1 matrix's is 1; det_cofactors_svd otherwise),
+ * the others' det_grad_inv; the batch flattened, split into the two sets
+ * by index_select and put back in its order by one index_select of their
+ * cat, all recorded in a pass that creates a graph. */
+static clt_status det_grad_singular(const clt_tensor *a, const clt_tensor *g,
+                                    const clt_tensor *det, const unsigned char *sing, int64_t nb,
+                                    clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    int64_t m = a->shape[a->ndim - 1], k = 0;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(2 * nb)), *back = idx + nb;
+    clt_tensor *A = NULL, *g1 = NULL, *d1 = NULL, *is = NULL, *in = NULL, *ib = NULL, *As = NULL,
+               *gs = NULL, *rs = NULL, *An = NULL, *gn = NULL, *dn = NULL, *rn = NULL,
+               *r = NULL, *rp = NULL;
+    if (idx == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (int64_t b = 0; b < nb; b++) /* the singular ones first, then the others */
+        if (sing[b])
+            back[b] = k, idx[k++] = b;
+    for (int64_t b = 0, j = k; b < nb; b++)
+        if (!sing[b])
+            back[b] = j, idx[j++] = b;
+    CLT__TRY(clt__reshape_rec(fn, a, 3, (int64_t[]){nb, m, m}, &A));
+    CLT__TRY(clt__reshape_rec(fn, g, 1, &nb, &g1));
+    CLT__TRY(clt__tensor_from_host_in(fn, a->dev, CLT_INT64, 1, &k, idx, &is));
+    CLT__TRY(clt__index_select_rec(fn, g1, 0, is, &gs));
+    if (m == 1) {
+        CLT__TRY(clt__reshape_rec(fn, gs, 3, (int64_t[]){k, 1, 1}, &rs));
+    } else {
+        CLT__TRY(clt__index_select_rec(fn, A, 0, is, &As));
+        CLT__TRY(det_cofactors_svd(As, gs, &rs));
+    }
+    if (k == nb) {
+        r = rs;
+        rs = NULL;
+    } else {
+        int64_t nn = nb - k;
+        CLT__TRY(clt__reshape_rec(fn, det, 1, &nb, &d1));
+        CLT__TRY(clt__tensor_from_host_in(fn, a->dev, CLT_INT64, 1, &nn, idx + k, &in));
+        CLT__TRY(clt__index_select_rec(fn, A, 0, in, &An));
+        CLT__TRY(clt__index_select_rec(fn, g1, 0, in, &gn));
+        CLT__TRY(clt__index_select_rec(fn, d1, 0, in, &dn));
+        CLT__TRY(det_grad_inv(An, gn, dn, &rn));
+        CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){rs, rn}, 2, 0, &rp));
+        CLT__TRY(clt__tensor_from_host_in(fn, a->dev, CLT_INT64, 1, &nb, back, &ib));
+        CLT__TRY(clt__index_select_rec(fn, rp, 0, ib, &r));
+    }
+    CLT__TRY(clt__reshape_rec(fn, r, a->ndim, a->shape, out));
+done:;
+    clt_tensor *all[] = {A, g1, d1, is, in, ib, As, gs, rs, An, gn, dn, rn, r, rp};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+    free(idx);
+    return st;
+}
+
+/* det (i[0] 0; saved: A, det): gA = g det inv(A)^T where A is invertible;
+ * where a matrix is singular (det exactly 0: inv(A) does not exist) its
+ * cofactors times g, as torch's formula of grad mode computes them
+ * (det_grad_singular; finding them reads the dets back).  slogdet's
+ * log|det| (i[0] 1; saved: A): gA = g inv(A)^T, refused for a singular
+ * matrix (the gradient is infinite there; torch gives infinities). */
+static clt_status bw_det(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *z = NULL, *any = NULL;
+    unsigned char one = 0, *sing = NULL;
+    const clt_tensor *det = n->i[0] ? NULL : S(1);
+    if (det != NULL && det->numel > 0) {
+        CLT__TRY(clt__eq_scalar_in(fn, det, 0.0, &z));
+        CLT__TRY(clt__any(z, &any, fn));
+        CLT__TRY(clt__tensor_read_at(any, &one, 1, fn, __builtin_return_address(0)));
+    }
+    if (!one) {
+        st = det_grad_inv(S(0), g, det, &gin[0]);
+        goto done;
+    }
+    sing = malloc((size_t)det->numel);
+    if (sing == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    CLT__TRY(clt__tensor_read_at(z, sing, (size_t)det->numel, fn, __builtin_return_address(0)));
+    CLT__TRY(det_grad_singular(S(0), g, det, sing, det->numel, &gin[0]));
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(any);
+    free(sing);
     return st;
 }
 

@@ -123,7 +123,7 @@ static clt_status ones_but(const clt_tensor *a, int dim, clt_tensor **out)
  * products from either end (cat of ones and a shifted, cumprod; the same
  * of a flipped), which zeros leave safe.  a's size along dim is at least
  * 2. */
-static clt_status prod_others(const clt_tensor *g, const clt_tensor *a, int dim, clt_tensor **out)
+clt_status clt__prod_others(const clt_tensor *g, const clt_tensor *a, int dim, clt_tensor **out)
 {
     static const char fn[] = "clt_backward";
     int64_t len = a->shape[dim];
@@ -150,7 +150,7 @@ done:;
 
 /* prod's gradient in recorded ops, for a pass that creates a graph
  * (clt__twice): torch's prod_backward when grad mode is on, g * (out / a)
- * when a has no zero, else prod_others along the dim (of a flattened, for
+ * when a has no zero, else clt__prod_others along the dim (of a flattened, for
  * the full product). */
 static clt_status prod_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
@@ -173,13 +173,13 @@ static clt_status prod_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin
         CLT__TRY(clt__expand_rec(fn, gu, a->ndim, a->shape, &gin[0]));
     } else if (dim >= 0) {
         CLT__TRY(unreduce(n, g, &gu));
-        CLT__TRY(prod_others(gu, a, dim, &gin[0]));
+        CLT__TRY(clt__prod_others(gu, a, dim, &gin[0]));
     } else if (a->numel == 1) {
         CLT__TRY(clt__expand_rec(fn, g, a->ndim, a->shape, &gin[0]));
     } else {
         int64_t numel = a->numel;
         CLT__TRY(clt__reshape_rec(fn, a, 1, &numel, &flat));
-        CLT__TRY(prod_others(g, flat, 0, &r));
+        CLT__TRY(clt__prod_others(g, flat, 0, &r));
         CLT__TRY(clt__reshape_rec(fn, r, a->ndim, a->shape, &gin[0]));
     }
 done:

@@ -291,6 +291,17 @@ clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, c
                                   "overflow (an integer scalar for a %s operand must lie in "
                                   "int64's range [%.17g, %.17g]; inside it, it wraps to %s)",
                                   fn, v, clt_dtype_name(dtype), lo, hi, clt_dtype_name(dtype));
+        } else if (isfinite(v) && v != trunc(v)) {
+            /* a fractional value is c10's floating Scalar, checked against
+             * the dtype's own range without the slack of truncation (127.5
+             * does not fit int8, nor -0.5 uint8) */
+            hi = dtype == CLT_INT8    ? 127.0
+                 : dtype == CLT_INT16 ? 32767.0
+                 : dtype == CLT_INT32 ? 2147483647.0
+                                      : 255.0;
+            lo = dtype == CLT_UINT8 ? 0.0 : -hi - 1;
+            if (v >= lo && v <= hi)
+                return CLT_OK;
         } else if (dtype == CLT_INT32) {
             if (v > -2147483649.0 && v < 2147483648.0)
                 return CLT_OK;
