@@ -652,7 +652,10 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
 {
     clt__meta *src = meta_of(in);
     const clt_tensor *base = src && src->base ? src->base : in;
-    if (grad_disabled && !requires_grad(base))
+    /* A pass that creates a graph makes its gradients' views untracked: a
+     * base held by one would keep a leaf's gradient from being its own
+     * buffer (exclusive) and so cost a copy. */
+    if (creating || (grad_disabled && !requires_grad(base)))
         return CLT_OK;
     for (int s = 0; s < nout; s++) {
         clt_tensor *o = outs[s];
