@@ -86,7 +86,9 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);
 
 /* Like t.detach(): a new handle on t's data that requires no gradients and
- * has no history.  New tensor: release with clt_tensor_free. */
+ * has no history.  Not a differentiable view (ops.h): an in-place op on it
+ * bumps the storage's version, which backward checks, and never touches
+ * t's history.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_detach(const clt_tensor *t, clt_tensor **out);
 
 /* Turns recording on or off for the calling thread (torch.no_grad is
@@ -189,7 +191,8 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * special_i1e, special_ndtr, special_ndtri, special_log_ndtr,
  * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
  * in-place add_, sub_, add_scalar_, sub_scalar_, mul_scalar_ and
- * div_scalar_, and the fake quantizations' straight-through gradient;
+ * div_scalar_ (on views too: CopySlices and AsStridedBackward0 apply the
+ * in-place formula twice when it is), and the fake quantizations' straight-through gradient;
  * in linear algebra trace, diag,
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,
