@@ -366,7 +366,7 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
 {
     if (node)
         *node = NULL;
-    if (st == CLT_OK && nin > 0 && (*out)->storage == in[0]->storage &&
+    if (st == CLT_OK && nin > 0 && in[0] && (*out)->storage == in[0]->storage &&
         clt__mark_views(in[0], out, 1, NULL) != CLT_OK)
         goto oom;
     if (st != CLT_OK || !clt__grad_needed(nin, in))
@@ -635,7 +635,13 @@ static clt_status refresh(const clt_tensor *t)
         edge_set(&n->in[0], m->base);
         if (m->retains_grad)
             move_retain_hook(t, m->grad_fn, n);
-    } else {
+    } else if (m->retains_grad) {
+        /* no history to retain a gradient of: the old node forgets t */
+        for (clt_hook *h = m->grad_fn ? m->grad_fn->hooks : NULL; h; h = h->next)
+            if (h->kind == HOOK_RETAIN && h->retainer == t) {
+                h->retainer = NULL;
+                h->removed = true;
+            }
         m->retains_grad = false;
     }
     clt__node *old = m->grad_fn;
@@ -650,6 +656,8 @@ static clt_status refresh(const clt_tensor *t)
 clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int nout,
                            const char *name)
 {
+    if (in == NULL)
+        return CLT_OK;
     clt__meta *src = meta_of(in);
     const clt_tensor *base = src && src->base ? src->base : in;
     /* A pass that creates a graph makes its gradients' views untracked: a
