@@ -599,13 +599,14 @@ static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, con
          * would need a gradient (clt__mark_views) */
         if (k <= INT_MAX)
             st = clt__mark_views(t, arr, (int)k, name);
-    } else if (k > INT_MAX)
+    } else if (k > INT_MAX) {
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: %zu pieces are more than one node records (at most %d)", name, k,
                         INT_MAX);
-    else if ((len = clt__malloc(k * sizeof *len)) == NULL)
+    } else if ((len = clt__malloc(k * sizeof *len)) == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory recording the graph",
                         name);
+    }
     if (st == CLT_OK && len) {
         for (size_t p = 0; p < k; p++)
             len[p] = unbind ? 1 : arr[p]->shape[d];
