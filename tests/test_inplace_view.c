@@ -470,3 +470,42 @@ Test(inplace_view, nothing_requires_grad)
     clt_tensor_free(b);
     (void)s44;
 }
+
+/* Retained gradients move to the new nodes, as for an in-place op on a
+ * non-view: y = x * 2 and v = y[1:3] retained, v *= 3, L = sum(y * y):
+ * y.grad = 2 y (its new values), x.grad = 2 * 2 y * (3 on the slice), and
+ * v, which L does not use after the op, gets none (as in torch).  torch
+ * 1.13 leaves y's on y's old history (y.grad [4, 72, 108, 16], the
+ * gradient of y's old value). */
+Test(inplace_view, base_retains_its_gradient)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *yy = NULL, *loss = NULL, *gy = NULL, *gx = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_retain_grad(y));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_retain_grad(v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    CHECK(clt_mul(y, y, &yy));
+    CHECK(clt_sum(yy, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor *gv = NULL;
+    CHECK(clt_grad(y, &gy));
+    CHECK(clt_grad(v, &gv));
+    CHECK(clt_grad(x, &gx));
+    cr_assert_not_null(gy, "y's retained gradient is gone");
+    cr_assert_null(gv, "v, unused after the op, has a gradient");
+    const double wy[] = {4, 24, 36, 16}, wx[] = {8, 144, 216, 32};
+    assert_tensor_close(gy, wy, 4, 0, 0, "y.grad");
+    assert_tensor_close(gx, wx, 4, 0, 0, "x.grad");
+    clt_tensor_free(gv);
+    clt_tensor_free(gx);
+    clt_tensor_free(gy);
+    clt_tensor_free(loss);
+    clt_tensor_free(yy);
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}

@@ -588,8 +588,11 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * no-grad mode of a tensor that did not require grad is not tracked (torch
  * refuses it later too, here the op is recorded on the view alone); a view
  * of another dtype (clt_view_as_real, real/imag parts) is not tracked; the
- * gradients a pass with create_graph computes are not tracked views.  On
- * error t is unchanged. */
+ * gradients a pass with create_graph computes are not tracked views; the
+ * base's retained gradient (clt_retain_grad) moves to its CopySlices, as
+ * for an in-place op on a non-view, and so is the gradient of its new
+ * values (torch 1.13 leaves it on the old history: that of the old
+ * values).  On error t is unchanged. */
 
 /* t += alpha * other, computed in the result type of t and other and, for
  * floating types, rounded once (fma), as PyTorch's kernels: 3e38 + (-2) *
