@@ -180,6 +180,21 @@ static clt_status plain_base(clt_tensor *const *in, clt_tensor **out, const void
     return clt_mul(b, b, out);
 }
 
+/* a base of any strides: b = detach(zeros(3, 2).T) (2x3, strides 1, 2);
+ * b[1] += x; b * b. */
+static clt_status strided_base(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    const int64_t s32[] = {3, 2};
+    clt_tensor *z = NULL, *zt = NULL, *b = NULL, *r = NULL;
+    CHECK(clt_zeros(clt_tensor_device(in[0]), CLT_FLOAT64, 2, s32, &z));
+    CHECK(clt_transpose(z, 0, 1, &zt));
+    CHECK(clt_detach(zt, &b));
+    CHECK(select_view(b, 0, 1, &r));
+    CHECK(clt_add_(r, in[0], 1.0));
+    return clt_mul(b, b, out);
+}
+
 static const double xv4[] = {1.0, 2.0, 3.0, 4.0};
 static const double xv6[] = {0.3, -0.7, 1.1, 0.5, -1.3, 0.9};
 static const double wv6[] = {0.2, -0.4, 0.6, 0.1, 0.8, -0.5};
@@ -279,6 +294,13 @@ Test(inplace_view, base_without_grad_and_an_operand_with)
     static const double w2[] = {-0.6, 1.7};
     gc_in ins[2] = {{1, {2}, xv4, 1}, {1, {2}, w2, 1}};
     gradcheck(get_device("cpu"), plain_base, NULL, 2, ins);
+}
+
+Test(inplace_view, base_of_any_strides)
+{
+    static const double x3[] = {0.4, -1.1, 2.3};
+    gc_in ins[1] = {{1, {3}, x3, 1}};
+    gradcheck(get_device("cpu"), strided_base, NULL, 1, ins);
 }
 
 /* x (4, a leaf) and y = x * 2 with its data read back. */

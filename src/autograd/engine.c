@@ -397,6 +397,7 @@ oom:
  * the view's elements among the base's (AsStridedBackward0, CopySlices). */
 typedef struct geom {
     int ndim;
+    bool contiguous;
     int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS], offset, numel;
 } geom;
 
@@ -411,17 +412,7 @@ static void geom_of(geom *g, const clt_tensor *t)
     memcpy(g->strides, t->strides, sizeof g->strides);
     g->offset = t->offset;
     g->numel = t->numel;
-}
-
-static bool geom_contiguous(const geom *g)
-{
-    int64_t expect = 1;
-    for (int d = g->ndim - 1; d >= 0; d--) {
-        if (g->shape[d] != 1 && g->strides[d] != expect)
-            return false;
-        expect *= g->shape[d];
-    }
-    return true;
+    g->contiguous = clt__is_contiguous(t);
 }
 
 /* The storage position of element k (row-major) of g. */
@@ -445,12 +436,14 @@ static clt_status view_index(const view_geom *vg, clt_device *dev, clt_tensor **
     clt_status st = CLT_OK;
     int64_t span = 0, *map = NULL;
     int64_t *idx = clt__malloc((size_t)(v->numel > 0 ? v->numel : 1) * sizeof *idx);
-    bool direct = geom_contiguous(b);
+    bool direct = b->contiguous;
     if (idx == NULL)
         goto oom;
     if (!direct) {
-        if (!clt__strided_extent(b->ndim, b->shape, b->strides, b->offset, &span))
+        if (!clt__strided_extent(b->ndim, b->shape, b->strides, b->offset, &span)) {
+            free(idx);
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_backward: a view's base overflows");
+        }
         span -= b->offset;
         map = clt__malloc((size_t)(span > 0 ? span : 1) * sizeof *map);
         if (map == NULL)
