@@ -2322,7 +2322,7 @@ static void op_autograd(fz *f)
 {
     clt_tensor *t = rt(f);
     clt_status st;
-    switch (pick(f, 7)) {
+    switch (pick(f, 8)) {
     case 0:
     case 1: {
         int on = chance(f, 85);
@@ -2387,6 +2387,26 @@ static void op_autograd(fz *f)
         int was;
         CALL_VOID("clt_set_grad_enabled", was = clt_set_grad_enabled(!clt_is_grad_enabled()));
         (void)was;
+        break;
+    }
+    case 6: { /* an in-place op on a view of t reaches t's history (CopySlices) */
+        clt_tensor *v = NULL;
+        int64_t len = t && clt_tensor_ndim(t) > 0 ? clt_tensor_size(t, 0) : 0;
+        CALL("clt_narrow", clt_narrow(t, 0, len > 1, len > 1 ? len - 1 : len, &v));
+        if (!outcome(f, st, v))
+            break;
+        int rg = clt_requires_grad(t), leaf = clt_is_leaf(t), on = clt_is_grad_enabled();
+        CALL("clt_add_scalar_", clt_add_scalar_(v, rand_scalar(f)));
+        if (status_ok(f, st) && on && rg) {
+            const char *b = clt_grad_fn_name(t), *n = clt_grad_fn_name(v);
+            if (leaf)
+                die(f, "a view of a leaf that requires grad was modified in place");
+            if (!b || !n || strcmp(n, "AsStridedBackward0") ||
+                (strcmp(b, "CopySlices") && strcmp(b, "AsStridedBackward0")))
+                die(f, "after an in-place op on a view: base %s, view %s", b ? b : "none",
+                    n ? n : "none");
+        }
+        tfree(f, v, 0);
         break;
     }
     default:

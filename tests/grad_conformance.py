@@ -2384,6 +2384,226 @@ def _div3(x, o):
     return y
 
 
+# ---- in-place ops on views (inplace_view) -------------------------------------------
+# An in-place op on a view of a tensor with a history reaches the base's
+# history (CopySlices) and the view's becomes AsStridedBackward0 of it; a
+# view made before an in-place op on its base follows the base.  Gradients
+# and grad_fn names against torch's, at both orders.
+def inplace_view():
+    global failed, passed
+    proto("clt_slice", [P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
+    proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_squeeze", [P, C.c_int, PP])
+    proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+    proto("clt_diagonal", [P, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_flatten", [P, C.c_int, C.c_int, PP])
+    proto("clt_cat", [PP, C.c_size_t, C.c_int, PP])
+    proto("clt_zeros", [P, C.c_int, C.c_int, I64P, PP])
+    proto("clt_exp", [P, PP])
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+    proto("clt_mul_scalar_", [P, C.c_double])
+    proto("clt_add_scalar_", [P, C.c_double])
+    proto("clt_add_", [P, P, C.c_double])
+    proto("clt_sub_", [P, P, C.c_double])
+    proto("clt_clamp_tensor_", [P, P, P])
+    proto("clt_fill_diagonal_", [P, C.c_double, C.c_int])
+    proto("clt_grad_fn_name", [P], C.c_char_p)
+
+    def ok(st):
+        if st != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+
+    def sl(t, d, a, b):
+        return call("clt_slice", t, d, a, b, 1)
+
+    def sel(t, d, i):
+        return call("clt_squeeze", call("clt_narrow", t, d, i, 1), d)
+
+    def cat2(a, b):
+        fs = (P * 2)(call("clt_flatten", a, 0, -1), call("clt_flatten", b, 0, -1))
+        return call("clt_cat", fs, 2, 0)
+
+    names = []
+
+    def named_case(name, tfn, cfn, inputs, watch):
+        """case(), and at first order the grad_fn names of the tensors that
+        tfn and cfn hand to `seen` (in order) must be torch's."""
+        got, want = [], []
+
+        def t2(*tx):
+            want.clear()
+            # torch names CopySlices with its C++ namespace
+            return tfn(lambda t: want.append(t.grad_fn.name().split("::")[-1] if t.grad_fn
+                                             else None), *tx)
+
+        def c2(*cx):
+            got.clear()
+            def seen(t):
+                n = L.clt_grad_fn_name(t)
+                got.append(n.decode() if n else None)
+            return cfn(seen, *cx)
+
+        case(name, t2, c2, inputs)
+        if ORDER == 1 and (not MATCH or re.search(MATCH, name)):
+            names.append((name, want[:watch], got[:watch]))
+
+    x4 = np.array([1.0, 2.0, 3.0, 4.0])
+    x23 = np.array([[0.3, -0.7, 1.1], [0.5, -1.3, 0.9]])
+    w3 = np.array([0.2, -0.4, 0.6])
+    w32 = np.array([[0.2, -0.4], [0.6, 0.1], [0.8, -0.5]])
+    x33 = np.array([[0.5, -1.2, 0.3], [0.8, 1.5, -0.4], [0.1, -0.9, 0.7]])
+    x44 = np.linspace(-1.6, 1.5, 16).reshape(4, 4)
+
+    def t_slice(seen, x):
+        y = x * 2
+        v = y[1:3]
+        v.mul_(3)
+        seen(y), seen(v)
+        return y
+
+    def c_slice(seen, x):
+        y = call("clt_mul_scalar", x, 2.0)
+        v = sl(y, 0, 1, 3)
+        ok(L.clt_mul_scalar_(v, 3.0))
+        seen(y), seen(v)
+        return y
+    named_case("inplace_view slice mul_", t_slice, c_slice, [x4], 2)
+
+    def t_select(seen, x, w):
+        y = x * x
+        y[1].add_(w, alpha=2.0)
+        seen(y)
+        return y * y
+
+    def c_select(seen, x, w):
+        y = call("clt_mul", x, x)
+        ok(L.clt_add_(sel(y, 0, 1), w, 2.0))
+        seen(y)
+        return call("clt_mul", y, y)
+    named_case("inplace_view select add_", t_select, c_select, [x23, w3], 1)
+
+    def t_transpose(seen, x, w):
+        y = x * 1.5
+        v = y.t()
+        v.sub_(w, alpha=0.5)
+        seen(y), seen(v)
+        return torch.exp(y)
+
+    def c_transpose(seen, x, w):
+        y = call("clt_mul_scalar", x, 1.5)
+        v = call("clt_transpose", y, 0, 1)
+        ok(L.clt_sub_(v, w, 0.5))
+        seen(y), seen(v)
+        return call("clt_exp", y)
+    named_case("inplace_view transpose sub_", t_transpose, c_transpose, [x23, w32], 2)
+
+    def t_diag(seen, x, lo, hi):
+        y = x * 2
+        d = y.diagonal()
+        d.clamp_(lo, hi)
+        seen(y), seen(d)
+        return y * y
+
+    def c_diag(seen, x, lo, hi):
+        y = call("clt_mul_scalar", x, 2.0)
+        d = call("clt_diagonal", y, 0, 0, 1)
+        ok(L.clt_clamp_tensor_(d, lo, hi))
+        seen(y), seen(d)
+        return call("clt_mul", y, y)
+    named_case("inplace_view diagonal clamp_", t_diag, c_diag,
+               [x33, np.array([-1.0, 0.0, -0.5]), np.array([0.5, 2.0, 1.0])], 2)
+
+    def t_chain(seen, x, w):
+        y = x * 1
+        a = y[1:3]
+        b = a[:, 2]
+        b.add_(w)
+        seen(y), seen(a), seen(b)
+        return torch.cat([y.flatten(), (a * a).flatten()])
+
+    def c_chain(seen, x, w):
+        y = call("clt_mul_scalar", x, 1.0)
+        a = call("clt_narrow", y, 0, 1, 2)
+        b = sel(a, 1, 2)
+        ok(L.clt_add_(b, w, 1.0))
+        seen(y), seen(a), seen(b)
+        return cat2(y, call("clt_mul", a, a))
+    named_case("inplace_view chain of views", t_chain, c_chain, [x44, np.array([0.3, -0.8])], 3)
+
+    def t_after(seen, x):
+        y = x * 2
+        v = y[0:2]
+        y.mul_(5)
+        seen(v)
+        return v * v
+
+    def c_after(seen, x):
+        y = call("clt_mul_scalar", x, 2.0)
+        v = sl(y, 0, 0, 2)
+        ok(L.clt_mul_scalar_(y, 5.0))
+        seen(v)
+        return call("clt_mul", v, v)
+    named_case("inplace_view base modified after the view", t_after, c_after, [x4], 1)
+
+    def t_twice(seen, x, w):
+        y = x * 2
+        v = y[1:4]
+        v.mul_(3)
+        v.add_(w)
+        y.mul_(0.5)
+        seen(v)
+        return torch.cat([(v * v).flatten(), y.flatten()])
+
+    def c_twice(seen, x, w):
+        y = call("clt_mul_scalar", x, 2.0)
+        v = sl(y, 0, 1, 4)
+        ok(L.clt_mul_scalar_(v, 3.0))
+        ok(L.clt_add_(v, w, 1.0))
+        ok(L.clt_mul_scalar_(y, 0.5))
+        seen(v)
+        return cat2(call("clt_mul", v, v), y)
+    named_case("inplace_view view and base in turn", t_twice, c_twice, [x4, w3], 1)
+
+    def t_plain(seen, x, w):
+        b = torch.zeros(2, 3, dtype=torch.float64)
+        c = b[1]
+        b[0].add_(x)
+        seen(b), seen(c)
+        c.add_(w, alpha=-1.5)
+        return b * b
+
+    def c_plain(seen, x, w):
+        b = call("clt_zeros", dev, F64, 2, (C.c_int64 * 2)(2, 3))
+        c = sel(b, 0, 1)
+        ok(L.clt_add_(sel(b, 0, 0), x, 1.0))
+        seen(b), seen(c)
+        ok(L.clt_add_(c, w, -1.5))
+        return call("clt_mul", b, b)
+    named_case("inplace_view base without grad", t_plain, c_plain, [w3 * 2 + 0.1, w3], 2)
+
+    def t_filld(seen, x):
+        y = x * 2
+        v = y[0:2]
+        v.fill_diagonal_(5.0)
+        seen(y)
+        return y * y
+
+    def c_filld(seen, x):
+        y = call("clt_mul_scalar", x, 2.0)
+        v = sl(y, 0, 0, 2)
+        ok(L.clt_fill_diagonal_(v, 5.0, 0))
+        seen(y)
+        return call("clt_mul", y, y)
+    named_case("inplace_view fill_diagonal_ on a slice", t_filld, c_filld, [x33], 1)
+
+    for name, want, got in names:
+        if want != got:
+            failed += 1
+            print("FAIL %s: grad_fn names %s, torch %s" % (name, got, want))
+        else:
+            passed += 1
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -6336,6 +6556,7 @@ sparsecsrgrad()
 sparsebsrgrad()
 transforms()
 inplace()
+inplace_view()
 
 summary()
 sys.exit(1 if failed else 0)

@@ -957,12 +957,14 @@ static clt_status pieces_fn(clt_tensor *const *in, clt_tensor **out, const void 
         if (st == CLT_OK)
             st = clt_cat((const clt_tensor *[]){a, ps[0], ps[3]}, 3, 1, out);
         break;
-    case 1: /* unbind rows: row 1 scaled in place, then squared; row 0 unused */
+    case 1: /* unbind rows: row 1 scaled (out of place: the pieces are views of
+             * one function of several, which refuse in-place ops as torch's),
+             * then squared; row 0 unused */
         st = clt_unbind(c, 0, &ps, &n);
         if (st == CLT_OK)
-            st = clt_mul_scalar_(ps[1], -2);
+            st = clt_mul_scalar(ps[1], -2, &b);
         if (st == CLT_OK)
-            st = clt_mul(ps[1], ps[1], &a);
+            st = clt_mul(b, b, &a);
         if (st == CLT_OK)
             st = clt_stack((const clt_tensor *[]){a, ps[2], ps[2]}, 3, 0, out);
         break;

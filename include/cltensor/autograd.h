@@ -87,7 +87,9 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);
 
 /* Like t.detach(): a new handle on t's data that requires no gradients and
- * has no history.  New tensor: release with clt_tensor_free. */
+ * has no history.  Not a differentiable view (ops.h): an in-place op on it
+ * bumps the storage's version, which backward checks, and never touches
+ * t's history.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_detach(const clt_tensor *t, clt_tensor **out);
 
 /* Turns recording on or off for the calling thread (torch.no_grad is
@@ -191,7 +193,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
  * in-place ops (add_, sub_, the scalar forms, mul_, div_, the clamps,
  * fill_, zero_, copy_, the random fills, fill_diagonal_ and the in-place
- * index ops), and the fake quantizations' straight-through gradient;
+ * index ops; on views too: CopySlices and AsStridedBackward0 apply the
+ * in-place formula twice when it is), and the fake quantizations'
+ * straight-through gradient;
  * in linear algebra trace, diag,
  * diag_embed, block_diag, linalg.cross, det, slogdet, inv and inv_ex,
  * solve and solve_ex, solve_triangular, cholesky and cholesky_ex,

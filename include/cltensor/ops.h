@@ -581,8 +581,33 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * never requires grad: copy_ into one records nothing, as torch.  mul_ and
  * div_ on complex tensors that require grad are refused
  * (CLT_ERR_INVALID_ARGUMENT; the conjugates are not written).  A failed
- * op leaves t and its history unchanged.  In-place ops on a view do not
- * reach its base's history.  On error t is unchanged. */
+ * op leaves t and its history unchanged.
+ *
+ * In-place ops on a view (view.h: slices, selects, transposes, diagonals,
+ * chains of them ...) reach its base's history, as torch's: the base's
+ * grad_fn becomes CopySlices (the base's old history, and the op's other
+ * operands; its gradient passes as it is but for the view's elements,
+ * which go through the op's formula) and the view's AsStridedBackward0 of
+ * it; a base that did not require grad does once an operand does.  A view
+ * made before an in-place op on its base (or on another view of it) takes
+ * the base's new history (AsStridedBackward0) when next used.  Refused
+ * with CLT_ERR_INVALID_ARGUMENT, nothing changed, in grad mode when an
+ * operand or the base requires grad: a view of a leaf that requires grad
+ * ("a view of a leaf Variable that requires grad is being used in an
+ * in-place operation"), a piece of clt_split, clt_chunk, clt_unbind
+ * ("output 0 of SplitBackward0 is a view and is being modified in
+ * place ..."), a view made in no-grad mode ("a view was created in no_grad
+ * mode and is being modified in place with grad mode enabled ...").
+ * clt_detach's result is no such view: an in-place op on it (or a view of
+ * it) bumps the version only.  Differences from torch: a view made in
+ * no-grad mode of a tensor that did not require grad is not tracked (torch
+ * refuses it later too, here the op is recorded on the view alone); a view
+ * of another dtype (clt_view_as_real, real/imag parts) is not tracked; the
+ * gradients a pass with create_graph computes are not tracked views; the
+ * base's retained gradient (clt_retain_grad) moves to its CopySlices, as
+ * for an in-place op on a non-view, and so is the gradient of its new
+ * values (torch 1.13 leaves it on the old history: that of the old
+ * values).  On error t is unchanged. */
 
 /* t += alpha * other, computed in the result type of t and other and, for
  * floating types, rounded once (fma), as PyTorch's kernels: 3e38 + (-2) *
@@ -634,10 +659,8 @@ CLT_API clt_status clt_zero_(clt_tensor *t);
  * t (a non-leaf) requires grad: its gradient is the incoming one with the
  * filled positions zeroed (FillDiagonalBackward; torch records
  * CopySlices); a leaf that requires grad is refused as by every in-place
- * op.  As every in-place op here, on a view of a tensor that requires
- * grad it does not reach the base's history: the base's other uses still
- * pass gradients to the filled positions (torch rebases the base; a
- * difference).  On error t is unchanged. */
+ * op.  On a view of a tensor with a history it reaches the base's
+ * history (CopySlices, above), as torch's.  On error t is unchanged. */
 CLT_API clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap);
 /* dst = src converted to dst's dtype (any pair: floats into integers
  * truncate, as PyTorch's copy_), src broadcast to dst's shape; src may be on

@@ -10,7 +10,12 @@
  * expand, and reshape or flatten when a view is possible) share storage with
  * their input: they change shape, strides and offset only, and launch no
  * kernel.  Every op accepts them as inputs, and an in-place op on a view
- * (ops.h's clt_add_, ...) changes its input, as in PyTorch.  Each function
+ * (ops.h's clt_add_, ...) changes its input, as in PyTorch.  They (and
+ * split, chunk, unbind, diagonal, select, unfold, as_strided, ...: every
+ * recorded op whose result shares its input's storage and dtype) are
+ * differentiable views, as torch's: an in-place op on one reaches its
+ * base's history (CopySlices), and one whose base changed in place since
+ * takes the base's new history (AsStridedBackward0); see ops.h.  Each function
  * hands out a new handle: release it with clt_tensor_free (the input stays
  * valid and must be released on its own).
  *

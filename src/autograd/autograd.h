@@ -62,6 +62,13 @@ struct clt__node {
      * constant), for that pass to give it back its history. */
     bool twice;
     signed char saved_from[CLT__SAVED_MAX];
+    /* CopySlices (the history of a base after an in-place op on one of
+     * its views): the in-place op's node, whose formula it applies to the
+     * view's part of the base's gradient (a reference).  An in-place op's
+     * node on a view between clt__inplace_node and clt__inplace_commit:
+     * the view's new AsStridedBackward0 node, made in advance (whose edge
+     * holds the CopySlices), for the commit to install without failing. */
+    clt__node *wrapped, *rebase;
     /* Backward-pass state. */
     uint64_t pass;
     int deps;
@@ -92,7 +99,13 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
  * history first; clt__inplace_commit, after the op succeeded, makes it t's
  * grad_fn (t becomes a non-leaf that requires grad); clt__inplace_drop
  * releases it when the op failed.  The formula gets the gradient of t's new
- * value and gives in[0] the part that flows to t's old one. */
+ * value and gives in[0] the part that flows to t's old one.  When t is a
+ * differentiable view (clt__mark_views), clt__inplace_node refuses what
+ * torch refuses (a view of a leaf that requires grad, an output of a
+ * function of several views, a view made in no-grad mode) and prepares,
+ * and clt__inplace_commit installs, torch's rebase: t's base's grad_fn
+ * becomes a CopySlices node that applies the formula to t's part of the
+ * base's gradient, and t's an AsStridedBackward0 of it. */
 clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
                              const clt_tensor *const *in, clt__node **node);
 void clt__inplace_commit(clt_tensor *t, clt__node *n);
@@ -127,6 +140,19 @@ clt_status clt__record_decomposition(const clt_tensor *a, clt_tensor **outs, int
  * observation this one interrupts, for clt__observe_end to resume.  clt_checkpoint finds the parameters fn reads this way. */
 clt_status clt__observe_begin(void **saved);
 clt_status clt__observe_end(void *saved, clt_tensor ***list, size_t *n);
+
+/* After a recorded view op made outs[0 .. nout) of in: each that shares
+ * in's storage (and dtype) becomes a differentiable view, as torch's: it
+ * keeps in's base (in itself, or the base in is a view of; a reference),
+ * whether grad mode was on and, for a function of several outputs
+ * (name, or NULL for one), which output it is; its grad_fn is made again
+ * from the base's history (AsStridedBackward0) when the storage's version
+ * changed since.  Done with grad mode on, or off when the base requires
+ * grad (a view made in no-grad mode is refused later only then); nothing
+ * for the rest, so that the plain paths allocate nothing more.  Fails
+ * only when out of memory (nothing is changed then). */
+clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int nout,
+                           const char *name);
 
 /* Whether t requires grad (leaf or not). */
 bool clt__requires_grad(const clt_tensor *t);

@@ -13,6 +13,15 @@ typedef struct clt__meta {
     clt_tensor *grad;   /* a leaf's accumulated gradient (owned), or a retained one */
     clt__node *grad_fn; /* a non-leaf's node (a reference) */
     clt_hook *hooks;    /* a leaf's hooks, in registration order */
+    /* A differentiable view (clt__mark_views): its base (a reference),
+     * the storage's version when grad_fn was made, the function of several
+     * outputs it is output multi_slot of (or NULL), and whether it was
+     * made in no-grad mode. */
+    clt_tensor *base;
+    uint64_t version;
+    const char *multi;
+    int multi_slot;
+    bool no_grad_view;
 } clt__meta;
 
 /* A hook, in the list of its leaf's meta or of its tensor's node. */
@@ -54,9 +63,23 @@ static clt__meta *meta_of(const clt_tensor *t)
     return t ? (clt__meta *)t->meta : NULL;
 }
 
+/* Whether view t's grad_fn is to be made again from its base's history:
+ * the storage changed since it was made, and t or its base has one. */
+static bool stale(const clt_tensor *t, const clt__meta *m)
+{
+    if (m->base == NULL || clt__version(t) == m->version)
+        return false;
+    const clt__meta *bm = meta_of(m->base);
+    return m->grad_fn || (bm && bm->requires_grad);
+}
+
 static bool requires_grad(const clt_tensor *t)
 {
     clt__meta *m = meta_of(t);
+    if (m && stale(t, m)) {
+        const clt__meta *bm = meta_of(m->base);
+        return bm && bm->requires_grad;
+    }
     return m && m->requires_grad;
 }
 
@@ -122,9 +145,10 @@ static void node_unref(clt__node *n)
         if (x->ctx_free)
             x->ctx_free(x->ctx);
         hooks_free(x->hooks);
-        for (int k = 0; k < x->nin; k++) {
-            clt__tensor_unref(x->in[k].leaf);
-            clt__node *c = x->in[k].node;
+        for (int k = -2; k < x->nin; k++) {
+            clt__node *c = k == -2 ? x->wrapped : k == -1 ? x->rebase : x->in[k].node;
+            if (k >= 0)
+                clt__tensor_unref(x->in[k].leaf);
             if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
                 if (top == cap) {
                     size_t ncap = cap * 2;
@@ -166,12 +190,16 @@ static void meta_free(clt_tensor *t)
     clt_tensor_free(m->grad);
     node_unref(m->grad_fn);
     hooks_free(m->hooks);
+    clt__tensor_unref(m->base);
     free(m);
 }
+
+static clt_status refresh(const clt_tensor *t);
 
 /* For clt_tensor_repr's suffixes (registered by meta_get). */
 static const char *describe(const clt_tensor *t, int *requires)
 {
+    refresh(t); /* out of memory: the name it had */
     clt__meta *m = meta_of(t);
     *requires = m && m->requires_grad;
     return m && m->grad_fn ? m->grad_fn->name : NULL;
@@ -322,8 +350,13 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
             if (saved[k] == in[j])
                 n->saved_from[k] = (signed char)(j + 1);
     }
-    for (int k = 0; k < nin; k++)
+    for (int k = 0; k < nin; k++) {
+        if (refresh(in[k]) != CLT_OK) {
+            node_unref(n);
+            return NULL;
+        }
         edge_set(&n->in[k], in[k]);
+    }
     return n;
 }
 
@@ -333,6 +366,9 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
 {
     if (node)
         *node = NULL;
+    if (st == CLT_OK && nin > 0 && in[0] && (*out)->storage == in[0]->storage &&
+        clt__mark_views(in[0], out, 1, NULL) != CLT_OK)
+        goto oom;
     if (st != CLT_OK || !clt__grad_needed(nin, in))
         return st;
     /* Complex results are recorded as torch records them: their
@@ -355,17 +391,386 @@ oom:
                       name);
 }
 
+/* ---- views ---------------------------------------------------------------------- */
+
+/* A geometry in its storage, and a view's with its base's: enough to find
+ * the view's elements among the base's (AsStridedBackward0, CopySlices). */
+typedef struct geom {
+    int ndim;
+    bool contiguous;
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS], offset, numel;
+} geom;
+
+typedef struct view_geom {
+    geom base, view;
+} view_geom;
+
+static void geom_of(geom *g, const clt_tensor *t)
+{
+    g->ndim = t->ndim;
+    memcpy(g->shape, t->shape, sizeof g->shape);
+    memcpy(g->strides, t->strides, sizeof g->strides);
+    g->offset = t->offset;
+    g->numel = t->numel;
+    g->contiguous = clt__is_contiguous(t);
+}
+
+/* The storage position of element k (row-major) of g. */
+static int64_t geom_pos(const geom *g, int64_t k)
+{
+    int64_t pos = g->offset;
+    for (int d = g->ndim - 1; d >= 0; d--) {
+        pos += (k % g->shape[d]) * g->strides[d];
+        k /= g->shape[d];
+    }
+    return pos;
+}
+
+/* Which element of the base (row-major in its shape) each element of the
+ * view is: a new 1-D int64 tensor on dev, in the view's row-major order.
+ * A base of any strides is read through the map from its storage
+ * positions to its elements. */
+static clt_status view_index(const view_geom *vg, clt_device *dev, clt_tensor **out)
+{
+    const geom *b = &vg->base, *v = &vg->view;
+    clt_status st = CLT_OK;
+    int64_t span = 0, *map = NULL;
+    int64_t *idx = clt__malloc((size_t)(v->numel > 0 ? v->numel : 1) * sizeof *idx);
+    bool direct = b->contiguous;
+    if (idx == NULL)
+        goto oom;
+    if (!direct) {
+        if (!clt__strided_extent(b->ndim, b->shape, b->strides, b->offset, &span)) {
+            free(idx);
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_backward: a view's base overflows");
+        }
+        span -= b->offset;
+        map = clt__malloc((size_t)(span > 0 ? span : 1) * sizeof *map);
+        if (map == NULL)
+            goto oom;
+        for (int64_t p = 0; p < span; p++)
+            map[p] = -1;
+        for (int64_t k = 0; k < b->numel; k++)
+            map[geom_pos(b, k) - b->offset] = k;
+    }
+    for (int64_t k = 0; k < v->numel && st == CLT_OK; k++) {
+        int64_t p = geom_pos(v, k) - b->offset;
+        idx[k] = direct ? (p >= 0 && p < b->numel ? p : -1) : (p >= 0 && p < span ? map[p] : -1);
+        if (idx[k] < 0)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "clt_backward: a view reaches storage outside its base's elements; "
+                            "its gradient cannot be written into the base's");
+    }
+    if (st == CLT_OK)
+        st = clt__tensor_from_host_in("clt_backward", dev, CLT_INT64, 1, &v->numel, idx, out);
+    free(idx);
+    free(map);
+    return st;
+oom:
+    free(idx);
+    return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+}
+
+static clt_status g_reshape(const clt_tensor *g, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return creating ? clt__reshape_rec("clt_backward", g, ndim, shape, out)
+                    : clt__reshape(g, ndim, shape, out, "clt_backward");
+}
+
+/* AsStridedBackward0 of a view: g added into zeros of the base's shape at
+ * the view's elements (index_add, so that elements a view reaches twice
+ * sum).  Records in a pass that creates a graph (clt__twice). */
+static clt_status bw_view_as_strided(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const view_geom *vg = n->ctx;
+    clt_tensor *idx = NULL, *flat = NULL, *zero = NULL, *sum = NULL;
+    clt_status st = view_index(vg, g->dev, &idx);
+    if (st == CLT_OK)
+        st = g_reshape(g, 1, &vg->view.numel, &flat);
+    if (st == CLT_OK)
+        st = clt__full(g->dev, g->dtype, 1, &vg->base.numel, 0.0, &zero);
+    if (st == CLT_OK)
+        st = creating ? clt_index_add(zero, 0, idx, flat, 1.0, &sum)
+                      : clt__index_add(zero, 0, idx, flat, 1.0, &sum, "clt_backward");
+    if (st == CLT_OK)
+        st = g_reshape(sum, vg->base.ndim, vg->base.shape, &gin[0]);
+    clt_tensor_free(idx);
+    clt_tensor_free(flat);
+    clt_tensor_free(zero);
+    clt_tensor_free(sum);
+    return st;
+}
+
+static clt_status check_saved(const clt__node *n);
+static clt_status backward_creating(clt__node *x, clt_tensor **gin);
+static clt_status conform(clt_tensor **g, const clt__edge *e);
+
+/* CopySlices, as torch's: the base's gradient g passes as it is but for the
+ * view's elements, which go through the in-place op's formula (n->wrapped):
+ * its gradient for the view's old value takes their place, its others go
+ * to the op's other inputs (this node's inputs past the first). */
+static clt_status bw_copy_slices(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const view_geom *vg = n->ctx;
+    clt__node *w = n->wrapped;
+    clt_tensor *idx = NULL, *flat = NULL, *part = NULL, *slice = NULL, *r0 = NULL, *r0flat = NULL,
+               *res = NULL;
+    clt_tensor *wg_small[8] = {0}, **wg = wg_small;
+    clt_status st = check_saved(w);
+    if (st != CLT_OK)
+        return st;
+    if (w->nin > 8 && (wg = clt__calloc((size_t)w->nin, sizeof *wg)) == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    CLT__TRY(view_index(vg, g->dev, &idx));
+    CLT__TRY(g_reshape(g, 1, &vg->base.numel, &flat));
+    CLT__TRY(creating ? clt_take(flat, idx, &part) : clt__take(flat, idx, &part, "clt_backward"));
+    CLT__TRY(g_reshape(part, vg->view.ndim, vg->view.shape, &slice));
+    if (creating) {
+        w->gbuf = slice;
+        st = backward_creating(w, wg);
+        w->gbuf = NULL;
+        CLT__TRY(st);
+    } else {
+        CLT__TRY(w->backward(w, slice, wg));
+    }
+    for (int k = 1; k < w->nin; k++) {
+        gin[k] = wg[k];
+        wg[k] = NULL;
+    }
+    if (CLT__NEED(n, 0)) {
+        r0 = wg[0];
+        wg[0] = NULL;
+        if (r0 == NULL)
+            CLT__TRY(clt__full(g->dev, g->dtype, 1, &vg->view.numel, 0.0, &r0));
+        else
+            CLT__TRY(conform(&r0, &w->in[0]));
+        CLT__TRY(g_reshape(r0, 1, &vg->view.numel, &r0flat));
+        CLT__TRY(creating ? clt_index_copy(flat, 0, idx, r0flat, &res)
+                          : clt__index_copy(flat, 0, idx, r0flat, &res, "clt_backward"));
+        CLT__TRY(g_reshape(res, vg->base.ndim, vg->base.shape, &gin[0]));
+    }
+done:
+    for (int k = 0; k < w->nin; k++)
+        clt_tensor_free(wg[k]);
+    if (wg != wg_small)
+        free(wg);
+    clt_tensor_free(idx);
+    clt_tensor_free(flat);
+    clt_tensor_free(part);
+    clt_tensor_free(slice);
+    clt_tensor_free(r0);
+    clt_tensor_free(r0flat);
+    clt_tensor_free(res);
+    return st;
+}
+
+/* A node without edges yet (the caller sets them), its ctx a copy of vg;
+ * NULL when memory runs out. */
+static clt__node *view_node(const char *name, clt__backward_fn bw, int nin, const view_geom *vg)
+{
+    clt__node *n = clt__calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
+    view_geom *c = clt__malloc(sizeof *c);
+    if (n == NULL || c == NULL) {
+        free(n);
+        free(c);
+        return NULL;
+    }
+    *c = *vg;
+    n->refs = 1;
+    n->nout = 1;
+    n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
+    n->name = name;
+    n->backward = bw;
+    n->nin = nin;
+    n->ctx = c;
+    n->ctx_free = free;
+    n->ctx_kept = true;
+    n->twice = true;
+    return n;
+}
+
+/* Moves t's retain hook from node `from` to node `to` (output 0), as
+ * torch moves it to a tensor's new grad_fn. */
+static void move_retain_hook(const clt_tensor *t, clt__node *from, clt__node *to)
+{
+    for (clt_hook **p = from ? &from->hooks : NULL; p && *p; p = &(*p)->next) {
+        clt_hook *h = *p;
+        if (h->kind == HOOK_RETAIN && h->retainer == t) {
+            *p = h->next;
+            h->slot = 0;
+            hook_append(&to->hooks, h);
+            return;
+        }
+    }
+}
+
+/* Makes view t's grad_fn again from its base's history when the storage
+ * changed since it was made (torch's AsStridedBackward0 regeneration):
+ * before t is read as an op's input, backward's root, or for its grad_fn. */
+static clt_status refresh(const clt_tensor *t)
+{
+    clt__meta *m = meta_of(t);
+    if (m == NULL || m->base == NULL)
+        return CLT_OK;
+    uint64_t now = clt__version(t);
+    if (!stale(t, m)) {
+        m->version = now;
+        return CLT_OK;
+    }
+    clt__node *n = NULL;
+    if (requires_grad(m->base)) {
+        view_geom vg;
+        geom_of(&vg.base, m->base);
+        geom_of(&vg.view, t);
+        n = view_node("AsStridedBackward0", bw_view_as_strided, 1, &vg);
+        if (n == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        edge_set(&n->in[0], m->base);
+        if (m->retains_grad)
+            move_retain_hook(t, m->grad_fn, n);
+    } else if (m->retains_grad) {
+        /* no history to retain a gradient of: the old node forgets t */
+        for (clt_hook *h = m->grad_fn ? m->grad_fn->hooks : NULL; h; h = h->next)
+            if (h->kind == HOOK_RETAIN && h->retainer == t) {
+                h->retainer = NULL;
+                h->removed = true;
+            }
+        m->retains_grad = false;
+    }
+    clt__node *old = m->grad_fn;
+    m->grad_fn = n;
+    m->slot = 0;
+    m->requires_grad = n != NULL;
+    m->version = now;
+    node_unref(old);
+    return CLT_OK;
+}
+
+clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int nout,
+                           const char *name)
+{
+    if (in == NULL)
+        return CLT_OK;
+    clt__meta *src = meta_of(in);
+    const clt_tensor *base = src && src->base ? src->base : in;
+    /* A pass that creates a graph makes its gradients' views untracked: a
+     * base held by one would keep a leaf's gradient from being its own
+     * buffer (exclusive) and so cost a copy. */
+    if (creating || (grad_disabled && !requires_grad(base)))
+        return CLT_OK;
+    for (int s = 0; s < nout; s++) {
+        clt_tensor *o = outs[s];
+        if (o == in || o->storage != in->storage || o->storage == NULL ||
+            o->dtype != base->dtype || o->dtype != in->dtype ||
+            (!clt__dtype_is_float(o->dtype) && !clt__dtype_is_complex(o->dtype)))
+            continue;
+        clt__meta *m = meta_get(o);
+        if (m == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory recording a view");
+        if (m->base)
+            continue;
+        m->base = clt_tensor_retain((clt_tensor *)base);
+        m->version = clt__version(o);
+        m->no_grad_view = grad_disabled || (src && src->no_grad_view);
+        m->multi = nout > 1 ? name : src ? src->multi : NULL;
+        m->multi_slot = nout > 1 ? s : src ? src->multi_slot : 0;
+    }
+    return CLT_OK;
+}
+
+/* torch's refusals of an in-place op on view t in grad mode when the
+ * result needs a gradient (need: an input of the op requires grad). */
+static clt_status view_check(const clt_tensor *t, bool need, const char *fn)
+{
+    clt__meta *m = meta_of(t);
+    if (grad_disabled || m == NULL || m->base == NULL)
+        return CLT_OK;
+    const clt__meta *bm = meta_of(m->base);
+    bool base_rg = bm && bm->requires_grad;
+    if (!need && !base_rg)
+        return CLT_OK;
+    if (m->multi)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: output %d of %s is a view and is being modified in place.  This "
+                          "view is the output of a function that returns multiple views; such "
+                          "functions do not allow the output views to be modified in place.  "
+                          "Replace the in-place operation by an out-of-place one",
+                          fn, m->multi_slot, m->multi);
+    if (m->no_grad_view)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a view was created in no_grad mode and is being modified in "
+                          "place with grad mode enabled.  Given that this use case is "
+                          "ambiguous and error-prone, it is forbidden: make both the view and "
+                          "the in-place op with grad mode off (clt_set_grad_enabled(0)) if the "
+                          "in-place op is not to be recorded, or both with it on",
+                          fn);
+    if (base_rg && bm->grad_fn == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a view of a leaf Variable that requires grad is being used in an "
+                          "in-place operation",
+                          fn);
+    return CLT_OK;
+}
+
+/* Prepares the rebase of view t's base for in-place node inner (see
+ * clt__inplace_node): the CopySlices node and t's AsStridedBackward0 node,
+ * kept in inner->rebase. */
+static clt_status prepare_rebase(const clt_tensor *t, clt__node *inner)
+{
+    clt__meta *m = meta_of(t);
+    view_geom vg;
+    geom_of(&vg.base, m->base);
+    geom_of(&vg.view, t);
+    if (meta_get(m->base) == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    clt__node *cs = view_node("CopySlices", bw_copy_slices, inner->nin, &vg);
+    clt__node *as = cs ? view_node("AsStridedBackward0", bw_view_as_strided, 1, &vg) : NULL;
+    if (as == NULL) {
+        node_unref(cs);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    cs->wrapped = inner;
+    __atomic_add_fetch(&inner->refs, 1, __ATOMIC_RELAXED);
+    edge_set(&cs->in[0], m->base);
+    for (int k = 1; k < inner->nin; k++) {
+        cs->in[k] = inner->in[k];
+        if (cs->in[k].node)
+            __atomic_add_fetch(&cs->in[k].node->refs, 1, __ATOMIC_RELAXED);
+        clt_tensor_retain(cs->in[k].leaf);
+    }
+    const clt_tensor *base = m->base;
+    as->in[0] = (clt__edge){.node = cs, .dev = base->dev, .dtype = base->dtype,
+                            .ndim = base->ndim};
+    memcpy(as->in[0].shape, base->shape, sizeof as->in[0].shape);
+    inner->rebase = as; /* as's edge holds cs */
+    return CLT_OK;
+}
+
 clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
                              const clt_tensor *const *in, clt__node **node)
 {
     *node = NULL;
+    for (int k = 0; k < nin; k++)
+        if (in[k] && refresh(in[k]) != CLT_OK)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                              "%s: out of host memory recording the graph", name);
     if (!clt__grad_needed(nin, in))
         return CLT_OK;
+    clt_status st = view_check(in[0], true, "in-place op");
+    if (st != CLT_OK)
+        return st;
     if (meta_get((clt_tensor *)in[0]) != NULL)
         *node = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (*node == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "%s: out of host memory recording the graph", name);
+    clt__meta *m = meta_of(in[0]);
+    if (m->base && prepare_rebase(in[0], *node) != CLT_OK) {
+        node_unref(*node);
+        *node = NULL;
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory recording the graph", name);
+    }
     return CLT_OK;
 }
 
@@ -375,33 +780,52 @@ void clt__inplace_commit(clt_tensor *t, clt__node *n)
         return;
     clt__meta *m = t->meta; /* made by clt__inplace_node */
     clt__node *old = m->grad_fn;
-    if (m->retains_grad && old) {
-        /* t's retain hook moves to t's new node, as torch moves it. */
-        for (clt_hook **p = &old->hooks; *p; p = &(*p)->next) {
-            clt_hook *h = *p;
-            if (h->kind == HOOK_RETAIN && h->retainer == t) {
-                *p = h->next;
-                h->slot = 0;
-                hook_append(&n->hooks, h);
-                break;
-            }
-        }
+    if (n->rebase) {
+        /* t's base takes the CopySlices, t its AsStridedBackward0 */
+        clt__node *as = n->rebase, *cs = as->in[0].node;
+        clt__meta *bm = m->base->meta;
+        clt__node *bold = bm->grad_fn;
+        n->rebase = NULL;
+        if (bm->retains_grad)
+            move_retain_hook(m->base, bold, cs);
+        __atomic_add_fetch(&cs->refs, 1, __ATOMIC_RELAXED);
+        bm->grad_fn = cs;
+        bm->slot = 0;
+        bm->requires_grad = true;
+        node_unref(bold); /* cs's first edge holds it */
+        node_unref(n);    /* cs holds it */
+        n = as;
     }
+    if (m->retains_grad && old)
+        move_retain_hook(t, old, n); /* as torch moves it */
     m->grad_fn = n;
     m->slot = 0;
     m->requires_grad = true;
-    node_unref(old); /* the new node's first edge holds it now */
+    m->version = clt__version(t);
+    node_unref(old); /* the new node's first edge holds it */
 }
 
 void clt__inplace_drop(clt__node *n)
 {
+    if (n && n->rebase) {
+        clt__node *as = n->rebase;
+        n->rebase = NULL;
+        node_unref(as);
+    }
     node_unref(n);
 }
 
 clt_status clt__check_inplace(const clt_tensor *t, const char *fn)
 {
     clt__meta *m = meta_of(t);
-    if (!grad_disabled && m && m->requires_grad && m->grad_fn == NULL)
+    if (grad_disabled || m == NULL)
+        return CLT_OK;
+    clt_status st = refresh(t);
+    if (st == CLT_OK)
+        st = view_check(t, false, fn);
+    if (st != CLT_OK)
+        return st;
+    if (m->requires_grad && m->grad_fn == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a leaf tensor that requires grad is being used in an in-place "
                           "operation; use clt_set_grad_enabled(0) around it (torch.no_grad) or "
@@ -455,7 +879,12 @@ static clt_status give_history(clt_tensor *t, clt__node *node, int slot, clt_ten
 /* A new handle on g's data with g's history. */
 static clt_status history_alias(const clt_tensor *g, clt_tensor **out)
 {
-    clt_status st = clt__alias(g, out);
+    clt_status st = refresh(g);
+    if (st != CLT_OK) {
+        *out = NULL;
+        return st;
+    }
+    st = clt__alias(g, out);
     clt__meta *m = meta_of(g);
     if (st != CLT_OK || m == NULL || !m->requires_grad)
         return st;
@@ -656,6 +1085,9 @@ int clt_is_anomaly_check_nan_enabled(void)
 clt_status clt_set_requires_grad(clt_tensor *t, int on)
 {
     CLT__REQUIRE_ARG(t, "clt_set_requires_grad");
+    clt_status rs = refresh(t);
+    if (rs != CLT_OK)
+        return clt__error_in(rs, "clt_set_requires_grad");
     clt__meta *m = meta_of(t);
     if (m && m->grad_fn) {
         if (on)
@@ -687,11 +1119,14 @@ int clt_requires_grad(const clt_tensor *t)
 int clt_is_leaf(const clt_tensor *t)
 {
     clt__meta *m = meta_of(t);
+    if (m && stale(t, m))
+        return !requires_grad(t);
     return t != NULL && (m == NULL || m->grad_fn == NULL);
 }
 
 const char *clt_grad_fn_name(const clt_tensor *t)
 {
+    refresh(t); /* out of memory: the name it had */
     clt__meta *m = meta_of(t);
     return m && m->grad_fn ? m->grad_fn->name : NULL;
 }
@@ -1419,6 +1854,10 @@ static clt_status run_node(pass *p, clt__node *x)
          * unused input of the node above) must not forget that the first
          * one freed x's state (a ctx-only node would run on freed state) */
         x->released = x->released || x->nsaved > 0;
+        if (x->wrapped) { /* CopySlices: its in-place node's state too */
+            release_saved(x->wrapped);
+            x->wrapped->released = x->wrapped->released || x->wrapped->nsaved > 0;
+        }
         if (x->ctx_free && !x->ctx_kept) {
             x->ctx_free(x->ctx);
             x->ctx = NULL;
@@ -1620,6 +2059,9 @@ clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad, const clt_grad
     static const clt_grad_opts defaults = {0, 0, 0};
     const clt_grad_opts *o = opts ? opts : &defaults;
     CLT__REQUIRE_ARG(t, "clt_backward");
+    clt_status rs = refresh(t);
+    if (rs != CLT_OK)
+        return clt__error_in(rs, "clt_backward");
     clt__meta *m = meta_of(t);
     if (m == NULL || !m->requires_grad)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1706,6 +2148,8 @@ clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
     for (size_t i = 0; i < noutputs; i++) {
         if (outputs[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: output %zu is NULL", fn, i);
+        if (refresh(outputs[i]) != CLT_OK)
+            return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, fn);
         if (!requires_grad(outputs[i]))
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: element %zu of the outputs does not require grad and has "
@@ -1715,6 +2159,8 @@ clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
     for (size_t k = 0; k < ninputs; k++) {
         if (inputs[k] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: input %zu is NULL", fn, k);
+        if (refresh(inputs[k]) != CLT_OK)
+            return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, fn);
         if (!requires_grad(inputs[k]))
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: input %zu, one of the differentiated tensors, does not "
@@ -1791,6 +2237,8 @@ static clt_status hook_add(clt_tensor *t, int kind, clt_tensor_hook_fn fn,
     CLT__REQUIRE_ARG(t, name);
     if (kind != HOOK_RETAIN && fn == NULL && post == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument 'fn' is NULL", name);
+    if (refresh(t) != CLT_OK)
+        return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, name);
     clt__meta *m = meta_of(t);
     if (!requires_grad(t))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1892,6 +2340,8 @@ void clt_hook_remove(clt_hook *handle)
 clt_status clt_retain_grad(clt_tensor *t)
 {
     CLT__REQUIRE_ARG(t, "clt_retain_grad");
+    if (refresh(t) != CLT_OK)
+        return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_retain_grad");
     clt__meta *m = meta_of(t);
     if (!requires_grad(t))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1923,6 +2373,10 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
                                void *ctx, void (*ctx_free)(void *), clt__node **node)
 {
     *node = NULL;
+    if (nin > 0 && clt__mark_views(in[0], outs, nout, name) != CLT_OK) {
+        ctx_free(ctx);
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
+    }
     if (!clt__grad_needed(nin, in)) {
         ctx_free(ctx);
         return CLT_OK;

@@ -587,21 +587,27 @@ done:
 static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, const char *name,
                                 bool unbind, clt_tensor ***outs, size_t *n_)
 {
-    if (st != CLT_OK || *n_ == 0 || !clt__grad_needed(1, &t))
+    if (st != CLT_OK || *n_ == 0)
         return st;
     clt_tensor **arr = *outs;
     size_t k = *n_;
     int64_t *len = NULL;
     clt__node *n = NULL;
     int d = wrap(dim, t->ndim);
-    if (k > INT_MAX)
+    if (!clt__grad_needed(1, &t)) {
+        /* the pieces are views still, which refuse in-place ops that
+         * would need a gradient (clt__mark_views) */
+        if (k <= INT_MAX)
+            st = clt__mark_views(t, arr, (int)k, name);
+    } else if (k > INT_MAX) {
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: %zu pieces are more than one node records (at most %d)", name, k,
                         INT_MAX);
-    else if ((len = clt__malloc(k * sizeof *len)) == NULL)
+    } else if ((len = clt__malloc(k * sizeof *len)) == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory recording the graph",
                         name);
-    if (st == CLT_OK) {
+    }
+    if (st == CLT_OK && len) {
         for (size_t p = 0; p < k; p++)
             len[p] = unbind ? 1 : arr[p]->shape[d];
         st = clt__record_outputs(arr, (int)k, name, bw_pieces, 1, &t, len, free, &n);

@@ -1,0 +1,533 @@
+/* test_inplace_view.c: in-place ops on views reach their base's history
+ * (torch's CopySlices) and views made before an in-place op on their base
+ * follow its new history (AsStridedBackward0): gradients against central
+ * finite differences in float64, grad_fn names as torch 1.13 gives them,
+ * torch's three refusals (nothing changed), detach views and second
+ * derivatives. */
+#include "gradcheck.h"
+
+static const int64_t s4[] = {4}, s23[] = {2, 3}, s33[] = {3, 3}, s44[] = {4, 4};
+
+/* The elements of a 1-D or flattened t, as one 1-D tensor. */
+static clt_status flat(const clt_tensor *t, clt_tensor **out)
+{
+    return clt_flatten(t, 0, -1, out);
+}
+
+/* a and b flattened, one after the other. */
+static clt_status join2(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    clt_tensor *fa = NULL, *fb = NULL;
+    clt_status st = flat(a, &fa);
+    if (st == CLT_OK)
+        st = flat(b, &fb);
+    const clt_tensor *both[2] = {fa, fb};
+    if (st == CLT_OK)
+        st = clt_cat(both, 2, 0, out);
+    clt_tensor_free(fa);
+    clt_tensor_free(fb);
+    return st;
+}
+
+/* t.select(dim, i), as a narrow and a squeeze (a chain of two views). */
+static clt_status select_view(const clt_tensor *t, int dim, int64_t i, clt_tensor **out)
+{
+    clt_tensor *n = NULL;
+    clt_status st = clt_narrow(t, dim, i, 1, &n);
+    if (st == CLT_OK)
+        st = clt_squeeze(n, dim, out);
+    clt_tensor_free(n);
+    return st;
+}
+
+static void expect_name(const clt_tensor *t, const char *want)
+{
+    const char *got = clt_grad_fn_name(t);
+    if (want == NULL)
+        cr_assert_null(got, "grad_fn is %s, expected none", got);
+    else
+        cr_assert(got && strcmp(got, want) == 0, "grad_fn is %s, expected %s",
+                  got ? got : "(none)", want);
+}
+
+/* ---- scenes: each returns a tensor whose weighted sum is differentiated ---- */
+
+/* y = x * 2; y[1:3] *= 3 (a slice of a non-leaf); the base y. */
+static clt_status slice_mul(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *v = NULL;
+    CHECK(clt_mul_scalar(in[0], 2.0, &y));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    *out = y;
+    return CLT_OK;
+}
+
+/* y = x * x (2x3); y[1] += 2 w (a select, an operand that requires grad);
+ * the base y squared. */
+static clt_status select_add(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *v = NULL;
+    CHECK(clt_mul(in[0], in[0], &y));
+    CHECK(select_view(y, 0, 1, &v));
+    CHECK(clt_add_(v, in[1], 2.0));
+    return clt_mul(y, y, out);
+}
+
+/* y = x * 1.5 (2x3); y.T -= w / 2 (a transpose, w 3x2); exp(y). */
+static clt_status transpose_sub(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *v = NULL;
+    CHECK(clt_mul_scalar(in[0], 1.5, &y));
+    CHECK(clt_transpose(y, 0, 1, &v));
+    CHECK(clt_sub_(v, in[1], 0.5));
+    return clt_exp(y, out);
+}
+
+/* y = x * 2 (3x3); diagonal(y) clamped to [lo, hi] with tensor bounds (a
+ * recorded formula that saves tensors); y * y. */
+static clt_status diagonal_clamp(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *d = NULL;
+    CHECK(clt_mul_scalar(in[0], 2.0, &y));
+    CHECK(clt_diagonal(y, 0, 0, 1, &d));
+    CHECK(clt_clamp_tensor_(d, in[1], in[2]));
+    return clt_mul(y, y, out);
+}
+
+/* a chain of views: y = x * 1 (4x4); a = y[1:3]; b = a[:, 2]; b += w; then
+ * the base, and a used after. */
+static clt_status chain(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *a = NULL, *b = NULL, *aa = NULL;
+    CHECK(clt_mul_scalar(in[0], 1.0, &y));
+    CHECK(clt_narrow(y, 0, 1, 2, &a));
+    CHECK(select_view(a, 1, 2, &b));
+    CHECK(clt_add_(b, in[1], 1.0));
+    if (clt_is_grad_enabled()) {
+        expect_name(b, "AsStridedBackward0");
+        expect_name(a, "AsStridedBackward0");
+        expect_name(y, "CopySlices");
+    }
+    CHECK(clt_mul(a, a, &aa));
+    return join2(y, aa, out);
+}
+
+/* the base used before and after: y = x * 2; p = y + y (which saves
+ * nothing: torch refuses a saved y changed since); y[1:3] *= 3; p and
+ * y * y. */
+static clt_status before_after(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *p = NULL, *v = NULL;
+    CHECK(clt_mul_scalar(in[0], 2.0, &y));
+    clt_tensor *yy = NULL;
+    CHECK(clt_add(y, y, &p));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    CHECK(clt_mul(y, y, &yy));
+    return join2(p, yy, out);
+}
+
+/* the base modified after the view was made: y = x * 2; v = y[0:2];
+ * y *= 5; v * v. */
+static clt_status base_after_view(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *v = NULL;
+    CHECK(clt_mul_scalar(in[0], 2.0, &y));
+    CHECK(clt_slice(y, 0, 0, 2, 1, &v));
+    CHECK(clt_mul_scalar_(y, 5.0));
+    return clt_mul(v, v, out);
+}
+
+/* the view used after: y = x * 2; v = y[1:3]; v *= 3; v * v and y. */
+static clt_status view_after(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *y = NULL, *v = NULL, *vv = NULL;
+    CHECK(clt_mul_scalar(in[0], 2.0, &y));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    CHECK(clt_mul(v, v, &vv));
+    return join2(vv, y, out);
+}
+
+/* a base that needs no grad and an operand that does: b = zeros (2x2),
+ * c = b[1] made before; b[0] += x; then b[1] += w through c; b * b. */
+static clt_status plain_base(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    const int64_t s22[] = {2, 2};
+    clt_tensor *b = NULL, *r = NULL, *c = NULL;
+    CHECK(clt_zeros(clt_tensor_device(in[0]), CLT_FLOAT64, 2, s22, &b));
+    CHECK(select_view(b, 0, 1, &c));
+    CHECK(select_view(b, 0, 0, &r));
+    CHECK(clt_add_(r, in[0], 1.0));
+    if (clt_is_grad_enabled()) {
+        cr_assert(clt_requires_grad(b));
+        expect_name(b, "CopySlices");
+        expect_name(r, "AsStridedBackward0");
+        cr_assert(clt_requires_grad(c), "a view made before its base required grad");
+        expect_name(c, "AsStridedBackward0");
+    }
+    CHECK(clt_add_(c, in[1], 1.0));
+    return clt_mul(b, b, out);
+}
+
+/* a base of any strides: b = detach(zeros(3, 2).T) (2x3, strides 1, 2);
+ * b[1] += x; b * b. */
+static clt_status strided_base(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    const int64_t s32[] = {3, 2};
+    clt_tensor *z = NULL, *zt = NULL, *b = NULL, *r = NULL;
+    CHECK(clt_zeros(clt_tensor_device(in[0]), CLT_FLOAT64, 2, s32, &z));
+    CHECK(clt_transpose(z, 0, 1, &zt));
+    CHECK(clt_detach(zt, &b));
+    CHECK(select_view(b, 0, 1, &r));
+    CHECK(clt_add_(r, in[0], 1.0));
+    return clt_mul(b, b, out);
+}
+
+static const double xv4[] = {1.0, 2.0, 3.0, 4.0};
+static const double xv6[] = {0.3, -0.7, 1.1, 0.5, -1.3, 0.9};
+static const double wv6[] = {0.2, -0.4, 0.6, 0.1, 0.8, -0.5};
+static const double xv9[] = {0.5, -1.2, 0.3, 0.8, 1.5, -0.4, 0.1, -0.9, 0.7};
+static const double xv16[] = {0.1, 0.2,  -0.3, 0.4,  0.5, -0.6, 0.7,  0.8,
+                              0.9, -1.0, 1.1,  -1.2, 1.3, 1.4,  -1.5, 1.6};
+
+Test(inplace_view, slice_of_a_non_leaf)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[1] = {{1, {4}, xv4, 1}};
+    gradcheck(dev, slice_mul, NULL, 1, ins);
+    /* torch's x.grad for y.sum(): [2, 6, 6, 2]; the names */
+    clt_tensor *x = NULL, *y = NULL, *loss = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(slice_mul(&x, &y, NULL));
+    expect_name(y, "CopySlices");
+    CHECK(clt_sum(y, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    const double want[] = {2, 6, 6, 2};
+    assert_tensor_close(g, want, 4, 0, 0, "gradient");
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+Test(inplace_view, select_with_an_operand_that_requires_grad)
+{
+    gc_in ins[2] = {{2, {2, 3}, xv6, 1}, {1, {3}, wv6, 1}};
+    gradcheck(get_device("cpu"), select_add, NULL, 2, ins);
+}
+
+Test(inplace_view, transpose)
+{
+    gc_in ins[2] = {{2, {2, 3}, xv6, 1}, {2, {3, 2}, wv6, 1}};
+    gradcheck(get_device("cpu"), transpose_sub, NULL, 2, ins);
+}
+
+Test(inplace_view, diagonal_with_a_formula_that_saves)
+{
+    static const double lo[] = {-1.0, 0.0, -0.5}, hi[] = {0.5, 2.0, 1.0};
+    gc_in ins[3] = {{2, {3, 3}, xv9, 1}, {1, {3}, lo, 1}, {1, {3}, hi, 1}};
+    gradcheck(get_device("cpu"), diagonal_clamp, NULL, 3, ins);
+}
+
+Test(inplace_view, chain_of_views)
+{
+    static const double w2[] = {0.3, -0.8};
+    gc_in ins[2] = {{2, {4, 4}, xv16, 1}, {1, {2}, w2, 1}};
+    gradcheck(get_device("cpu"), chain, NULL, 2, ins);
+}
+
+Test(inplace_view, base_used_before_and_after)
+{
+    gc_in ins[1] = {{1, {4}, xv4, 1}};
+    gradcheck(get_device("cpu"), before_after, NULL, 1, ins);
+}
+
+Test(inplace_view, base_modified_after_the_view_was_made)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[1] = {{1, {4}, xv4, 1}};
+    gradcheck(dev, base_after_view, NULL, 1, ins);
+    /* torch: v.sum().backward() gives [10, 10, 0, 0]; v follows y */
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *loss = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_slice(y, 0, 0, 2, 1, &v));
+    expect_name(v, "SliceBackward0");
+    CHECK(clt_mul_scalar_(y, 5.0));
+    expect_name(y, "MulBackward1");
+    expect_name(v, "AsStridedBackward0");
+    CHECK(clt_sum(v, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    const double want[] = {10, 10, 0, 0};
+    assert_tensor_close(g, want, 4, 0, 0, "gradient");
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+Test(inplace_view, view_used_after)
+{
+    gc_in ins[1] = {{1, {4}, xv4, 1}};
+    gradcheck(get_device("cpu"), view_after, NULL, 1, ins);
+}
+
+Test(inplace_view, base_without_grad_and_an_operand_with)
+{
+    static const double w2[] = {-0.6, 1.7};
+    gc_in ins[2] = {{1, {2}, xv4, 1}, {1, {2}, w2, 1}};
+    gradcheck(get_device("cpu"), plain_base, NULL, 2, ins);
+}
+
+Test(inplace_view, base_of_any_strides)
+{
+    static const double x3[] = {0.4, -1.1, 2.3};
+    gc_in ins[1] = {{1, {3}, x3, 1}};
+    gradcheck(get_device("cpu"), strided_base, NULL, 1, ins);
+}
+
+/* x (4, a leaf) and y = x * 2 with its data read back. */
+static void leaf_and_double(clt_device *dev, clt_tensor **x, clt_tensor **y)
+{
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, x));
+    CHECK(clt_set_requires_grad(*x, 1));
+    CHECK(clt_mul_scalar(*x, 2.0, y));
+}
+
+static void expect_values(const clt_tensor *t, const double *want, size_t n)
+{
+    assert_tensor_close(t, want, n, 0, 0, "gradient");
+}
+
+Test(inplace_view, view_of_a_leaf_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL;
+    leaf_and_double(dev, &x, &y);
+    CHECK(clt_slice(x, 0, 1, 3, 1, &v));
+    assert_error(clt_add_scalar_(v, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "a view of a leaf Variable that requires grad is being used in an in-place "
+                 "operation");
+    expect_values(x, xv4, 4);
+    expect_name(v, "SliceBackward0");
+    cr_assert(clt_is_leaf(x));
+    /* with grad mode off it is allowed, and v follows x afterwards */
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_add_scalar_(v, 1.0));
+    clt_set_grad_enabled(was);
+    const double want[] = {1, 3, 4, 4};
+    expect_values(x, want, 4);
+    expect_name(v, "AsStridedBackward0");
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+Test(inplace_view, output_of_several_views_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, **parts = NULL;
+    size_t n = 0;
+    leaf_and_double(dev, &x, &y);
+    CHECK(clt_split(y, 2, 0, &parts, &n));
+    cr_assert_eq(n, 2);
+    assert_error(clt_mul_scalar_(parts[1], 3.0), CLT_ERR_INVALID_ARGUMENT,
+                 "output 1 of SplitBackward0 is a view and is being modified in place");
+    const double twice[] = {2, 4, 6, 8};
+    expect_values(y, twice, 4);
+    expect_name(y, "MulBackward1");
+    expect_name(parts[1], "SplitBackward0");
+    /* a base that needs no grad, an operand that does */
+    clt_tensor *b = NULL, **rows = NULL, *w = NULL;
+    size_t nr = 0;
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s23, &b));
+    CHECK(clt_unbind(b, 0, &rows, &nr));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4 + 0, xv4, &w));
+    clt_tensor *w3 = NULL;
+    CHECK(clt_narrow(x, 0, 0, 3, &w3));
+    assert_error(clt_add_(rows[0], w3, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "output 0 of UnbindBackward0 is a view and is being modified in place");
+    cr_assert(!clt_requires_grad(b));
+    const double zeros[6] = {0};
+    expect_values(b, zeros, 6);
+    /* without grad anywhere the pieces are written, as in torch */
+    CHECK(clt_add_scalar_(rows[1], 1.0));
+    const double ones[] = {0, 0, 0, 1, 1, 1};
+    expect_values(b, ones, 6);
+    for (size_t k = 0; k < n; k++)
+        clt_tensor_free(parts[k]);
+    for (size_t k = 0; k < nr; k++)
+        clt_tensor_free(rows[k]);
+    clt_free(parts);
+    clt_free(rows);
+    clt_tensor_free(w3);
+    clt_tensor_free(w);
+    clt_tensor_free(b);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+Test(inplace_view, view_made_in_no_grad_mode_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL;
+    leaf_and_double(dev, &x, &y);
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    clt_set_grad_enabled(was);
+    assert_error(clt_mul_scalar_(v, 3.0), CLT_ERR_INVALID_ARGUMENT,
+                 "a view was created in no_grad mode and is being modified in place with grad "
+                 "mode enabled");
+    const double twice[] = {2, 4, 6, 8};
+    expect_values(y, twice, 4);
+    expect_name(y, "MulBackward1");
+    /* both in no-grad mode: allowed, not recorded */
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_mul_scalar_(v, 3.0));
+    clt_set_grad_enabled(was);
+    const double after[] = {2, 12, 18, 8};
+    expect_values(y, after, 4);
+    expect_name(y, "MulBackward1");
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+/* clt_detach's result is no differentiable view: in-place on it (or on a
+ * view of it) bumps the version, which backward checks, and never touches
+ * the history. */
+Test(inplace_view, detach_views)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *z = NULL, *d = NULL, *dv = NULL, *loss = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_exp(x, &z));
+    CHECK(clt_detach(z, &d));
+    CHECK(clt_slice(d, 0, 1, 3, 1, &dv));
+    CHECK(clt_add_scalar_(dv, 1.0));
+    expect_name(z, "ExpBackward0");
+    expect_name(d, NULL);
+    expect_name(dv, NULL);
+    cr_assert(!clt_requires_grad(dv));
+    CHECK(clt_sum(z, &loss));
+    assert_error(clt_backward(loss, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "modified by an in-place operation");
+    clt_tensor_free(loss);
+    clt_tensor_free(dv);
+    clt_tensor_free(d);
+    clt_tensor_free(z);
+    clt_tensor_free(x);
+}
+
+/* Second derivatives through CopySlices and AsStridedBackward0: y = x * x,
+ * y[1:3] *= 3, L = sum(y * y) = sum(c x^4) with c = 9 on the slice, 1
+ * elsewhere; dL/dx = 4 c x^3, and the gradient of sum(dL/dx) is 12 c x^2. */
+Test(inplace_view, second_derivative)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *yy = NULL, *loss = NULL, *g = NULL, *gs = NULL,
+               *gg = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul(x, x, &y));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    CHECK(clt_mul(y, y, &yy));
+    CHECK(clt_sum(yy, &loss));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&loss, 1, NULL, &x, 1, &o, &g));
+    double want1[4], want2[4];
+    for (int k = 0; k < 4; k++) {
+        double c = k == 1 || k == 2 ? 9 : 1, a = xv4[k];
+        want1[k] = 4 * c * a * a * a;
+        want2[k] = 12 * c * a * a;
+    }
+    assert_tensor_close(g, want1, 4, 1e-12, 0, "first");
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &gg));
+    assert_tensor_close(gg, want2, 4, 1e-12, 0, "second");
+    clt_tensor_free(gg);
+    clt_tensor_free(gs);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(yy);
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
+/* A view of a tensor that needs no grad, made and used without any: no
+ * autograd state changes, and the base stays a leaf. */
+Test(inplace_view, nothing_requires_grad)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *b = NULL, *v = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, s33, &b));
+    CHECK(clt_diagonal(b, 0, 0, 1, &v));
+    CHECK(clt_add_scalar_(v, 2.0));
+    cr_assert(!clt_requires_grad(b));
+    cr_assert(!clt_requires_grad(v));
+    cr_assert(clt_is_leaf(v));
+    expect_name(b, NULL);
+    expect_name(v, NULL);
+    clt_tensor_free(v);
+    clt_tensor_free(b);
+    (void)s44;
+}
+
+/* Retained gradients move to the new nodes, as for an in-place op on a
+ * non-view: y = x * 2 and v = y[1:3] retained, v *= 3, L = sum(y * y):
+ * y.grad = 2 y (its new values), x.grad = 2 * 2 y * (3 on the slice), and
+ * v, which L does not use after the op, gets none (as in torch).  torch
+ * 1.13 leaves y's on y's old history (y.grad [4, 72, 108, 16], the
+ * gradient of y's old value). */
+Test(inplace_view, base_retains_its_gradient)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *yy = NULL, *loss = NULL, *gy = NULL, *gx = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_retain_grad(y));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_retain_grad(v));
+    CHECK(clt_mul_scalar_(v, 3.0));
+    CHECK(clt_mul(y, y, &yy));
+    CHECK(clt_sum(yy, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor *gv = NULL;
+    CHECK(clt_grad(y, &gy));
+    CHECK(clt_grad(v, &gv));
+    CHECK(clt_grad(x, &gx));
+    cr_assert_not_null(gy, "y's retained gradient is gone");
+    cr_assert_null(gv, "v, unused after the op, has a gradient");
+    const double wy[] = {4, 24, 36, 16}, wx[] = {8, 144, 216, 32};
+    assert_tensor_close(gy, wy, 4, 0, 0, "y.grad");
+    assert_tensor_close(gx, wx, 4, 0, 0, "x.grad");
+    clt_tensor_free(gv);
+    clt_tensor_free(gx);
+    clt_tensor_free(gy);
+    clt_tensor_free(loss);
+    clt_tensor_free(yy);
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
