@@ -2596,6 +2596,44 @@ def inplace_view():
         return call("clt_mul", y, y)
     named_case("inplace_view fill_diagonal_ on a slice", t_filld, c_filld, [x33], 1)
 
+    # the in-place ops that record since the inrec work, through views
+    proto("clt_copy_", [P, P])
+    proto("clt_mul_", [P, P])
+    proto("clt_zero_", [P])
+
+    def t_copy(seen, x, w):
+        b = torch.zeros(3, 3, dtype=torch.float64)
+        b[0].copy_(x)
+        b[:, 2].mul_(w)
+        seen(b)
+        return b * b + b
+
+    def c_copy(seen, x, w):
+        b = call("clt_zeros", dev, F64, 2, (C.c_int64 * 2)(3, 3))
+        ok(L.clt_copy_(sel(b, 0, 0), x))
+        ok(L.clt_mul_(sel(b, 1, 2), w))
+        seen(b)
+        return call("clt_add", call("clt_mul", b, b), b)
+    named_case("inplace_view copy_ into a row, mul_ of a column", t_copy, c_copy,
+               [w3 * 2 + 0.1, np.array([0.5, -1.5, 2.0])], 1)
+
+    def t_zero(seen, x, w):
+        y = x * 2
+        v = y.t()[1]
+        v.zero_()
+        y[0].mul_(w)
+        seen(y), seen(v)
+        return torch.cat([(y * y).flatten(), v * 3])
+
+    def c_zero(seen, x, w):
+        y = call("clt_mul_scalar", x, 2.0)
+        v = sel(call("clt_transpose", y, 0, 1), 0, 1)
+        ok(L.clt_zero_(v))
+        ok(L.clt_mul_(sel(y, 0, 0), w))
+        seen(y), seen(v)
+        return cat2(call("clt_mul", y, y), call("clt_mul_scalar", v, 3.0))
+    named_case("inplace_view zero_ of a column, mul_ of a row", t_zero, c_zero, [x23, w3], 2)
+
     for name, want, got in names:
         if want != got:
             failed += 1
