@@ -380,19 +380,26 @@ static clt_status qparams_from(const char *fn, const clt_module *m, const clt_te
     return st;
 }
 
+/* x must be on m's device and real. */
+static clt_status check_observable(const char *fn, const clt_module *m, const clt_tensor *x)
+{
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st == CLT_OK && (clt__dtype_is_complex(x->dtype) || x->dtype == CLT_BOOL))
+        st = clt__error(CLT_ERR_DTYPE_MISMATCH,
+                        "%s: cannot observe a %s tensor (real values are needed)", fn,
+                        clt_dtype_name(x->dtype));
+    return st;
+}
+
 /* What observing x makes of the observer m's min_val and max_val: *nmin
  * and *nmax (float32, the buffers' shape), both NULL for an empty x. */
 static clt_status observe(const char *fn, clt_module *m, const clt_tensor *x,
                           clt_tensor **nmin, clt_tensor **nmax)
 {
     *nmin = *nmax = NULL;
-    clt_status st = clt__module_check_device(m, x, fn);
+    clt_status st = check_observable(fn, m, x);
     if (st != CLT_OK)
         return st;
-    if (clt__dtype_is_complex(x->dtype) || x->dtype == CLT_BOOL)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: cannot observe a %s tensor (real "
-                          "values are needed)",
-                          fn, clt_dtype_name(x->dtype));
     if (x->numel == 0)
         return CLT_OK;
     int kind = (int)m->i[OB_KIND];
@@ -842,13 +849,9 @@ static clt_status host_like(const char *fn, const clt_tensor *buf, const float *
 static clt_status hist_forward(const char *fn, clt_module *m, const clt_tensor *x,
                                clt_tensor **scale, clt_tensor **zp)
 {
-    clt_status st = clt__module_check_device(m, x, fn);
+    clt_status st = check_observable(fn, m, x);
     if (st != CLT_OK)
         return st;
-    if (clt__dtype_is_complex(x->dtype) || x->dtype == CLT_BOOL)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: cannot observe a %s tensor (real "
-                          "values are needed)",
-                          fn, clt_dtype_name(x->dtype));
     float mn = 0.0f, mx = 0.0f, *h = NULL, *xs = NULL;
     clt_tensor *t = NULL;
     CLT__TRY(hist_read(fn, m, &mn, &mx, &h));
