@@ -531,3 +531,34 @@ Test(inplace_view, base_retains_its_gradient)
     clt_tensor_free(y);
     clt_tensor_free(x);
 }
+
+/* An in-place op on an empty view changes no element, yet, as torch, it
+ * moves the base's version: the base takes CopySlices and the base's other
+ * views (here a permutation of it) follow it, their gradients unchanged. */
+Test(inplace_view, empty_view_moves_the_other_views_along)
+{
+    clt_device *dev = get_device("cpu");
+    const double xv[6] = {1, 2, 3, 4, 5, 6};
+    clt_tensor *x = NULL, *y = NULL, *t = NULL, *v = NULL, *loss = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s23, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_permute(y, 2, (const int[]){1, 0}, &t));
+    CHECK(clt_narrow(t, 0, 1, 0, &v));
+    cr_assert_eq(clt_tensor_numel(v), 0);
+    CHECK(clt_add_scalar_(v, 1.0));
+    expect_name(y, "CopySlices");
+    expect_name(v, "AsStridedBackward0");
+    expect_name(t, "AsStridedBackward0");
+    CHECK(clt_sum(t, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    const double want[6] = {2, 2, 2, 2, 2, 2};
+    assert_tensor_close(g, want, 6, 0, 0, "gradient");
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(v);
+    clt_tensor_free(t);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}

@@ -69,6 +69,11 @@ struct clt__node {
      * the view's new AsStridedBackward0 node, made in advance (whose edge
      * holds the CopySlices), for the commit to install without failing. */
     clt__node *wrapped, *rebase;
+    /* An in-place op's node between clt__inplace_node and the commit: t's
+     * storage version before the op (an op that changed nothing, on an
+     * empty t, bumps no version: the commit bumps it, as torch always
+     * does, so that t's other views see their base's new history). */
+    uint64_t inplace_version;
     /* Backward-pass state. */
     uint64_t pass;
     int deps;

@@ -764,6 +764,7 @@ clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
     if (*node == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "%s: out of host memory recording the graph", name);
+    (*node)->inplace_version = clt__version(in[0]);
     clt__meta *m = meta_of(in[0]);
     if (m->base && prepare_rebase(in[0], *node) != CLT_OK) {
         node_unref(*node);
@@ -780,6 +781,8 @@ void clt__inplace_commit(clt_tensor *t, clt__node *n)
         return;
     clt__meta *m = t->meta; /* made by clt__inplace_node */
     clt__node *old = m->grad_fn;
+    if (clt__version(t) == n->inplace_version)
+        clt__version_bump(t);
     if (n->rebase) {
         /* t's base takes the CopySlices, t its AsStridedBackward0 */
         clt__node *as = n->rebase, *cs = as->in[0].node;
