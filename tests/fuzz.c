@@ -11549,8 +11549,8 @@ static clt_sparse *maybe_null(fz *f, clt_sparse *s)
 
 /* The backward of a sparse product's result that requires grad, from the
  * sum of its elements (of its real part when complex, since a complex
- * loss needs its gradient given); the product's own status is left to the
- * caller. */
+ * loss needs its gradient given), once the caller has checked the
+ * product's own outcome. */
 static void product_backward(fz *f, const clt_tensor *out)
 {
     clt_status st;
@@ -11573,6 +11573,7 @@ static void product_backward(fz *f, const clt_tensor *out)
  * scalar products, transposes and a backward through sparse_mm. */
 static void op_sparse(fz *f)
 {
+    int backprop = 0;
     int bad = 0, bad2 = 0;
     int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
     clt_sparse *s = fz_sparse(f, &bad, grad, k == 2 || k == 3), *s2 = NULL, *r = NULL;
@@ -11606,8 +11607,9 @@ static void op_sparse(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out))
-            product_backward(f, out);
+        /* after the product's own checks (below): a failed backward leaves its
+         * message, which they would take for the product's */
+        backprop = st == CLT_OK && op && grad && clt_requires_grad(out);
         clt_tensor_free(b2);
         clt_tensor_free(in2);
         break;
@@ -11700,8 +11702,11 @@ static void op_sparse(fz *f)
                             clt_sparse_device(r));
         }
     } else if (op || out == SENT) {
-        if (result(f, st, op, out))
+        if (result(f, st, op, out)) {
             keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            if (backprop)
+                product_backward(f, out);
+        }
     }
     clt_sparse_free(r);
     clt_sparse_free(s2);
@@ -11831,6 +11836,7 @@ static clt_tensor *dense_like(fz *f, const clt_sparse *s, int64_t cols, clt_tens
  * products, transposes, sampled_addmm, sparse_mask and hspmm. */
 static void op_sparse_csr(fz *f)
 {
+    int backprop = 0;
     int bad = 0, bad2 = 0;
     int grad = chance(f, 20), k = (int)pick(f, 15), is_sparse = 0;
     clt_sparse *s = fz_compressed(f, &bad, grad), *s2 = NULL, *r = NULL;
@@ -11871,8 +11877,9 @@ static void op_sparse_csr(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out))
-            product_backward(f, out);
+        /* after the product's own checks (below): a failed backward leaves its
+         * message, which they would take for the product's */
+        backprop = st == CLT_OK && op && grad && clt_requires_grad(out);
         break;
     }
     case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
@@ -11978,8 +11985,11 @@ static void op_sparse_csr(fz *f)
                             clt_sparse_device(r));
         }
     } else if (op || out == SENT) {
-        if (result(f, st, op, out))
+        if (result(f, st, op, out)) {
             keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            if (backprop)
+                product_backward(f, out);
+        }
     }
     clt_tensor_free(m1);
     clt_tensor_free(m2);
@@ -12076,6 +12086,7 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
  * products, sums, moves, conversions, and the ops that refuse blocks. */
 static void op_sparse_bsr(fz *f)
 {
+    int backprop = 0;
     int bad = 0, grad = chance(f, 20), k = (int)pick(f, 11), is_sparse = 0;
     clt_sparse *s = fz_blocked(f, &bad, grad), *r = NULL;
     if (!s && !chance(f, 20))
@@ -12115,8 +12126,9 @@ static void op_sparse_bsr(fz *f)
         else
             CALL("clt_sparse_addmm", clt_sparse_addmm(in, maybe_null(f, s), b, rand_scalar(f),
                                                       rand_scalar(f), op));
-        if (st == CLT_OK && op && grad && clt_requires_grad(out))
-            product_backward(f, out);
+        /* after the product's own checks (below): a failed backward leaves its
+         * message, which they would take for the product's */
+        backprop = st == CLT_OK && op && grad && clt_requires_grad(out);
         break;
     }
     case 4: CALL("clt_sparse_sum", clt_sparse_sum(maybe_null(f, s), op)); break;
@@ -12177,8 +12189,11 @@ static void op_sparse_bsr(fz *f)
                             clt_sparse_device(r));
         }
     } else if (op || out == SENT) {
-        if (result(f, st, op, out))
+        if (result(f, st, op, out)) {
             keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            if (backprop)
+                product_backward(f, out);
+        }
     }
     clt_tensor_free(m1);
     clt_tensor_free(m2);
