@@ -425,20 +425,6 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
     return clt__scalar_check(t->dtype, alpha, CLT__SCALAR_WRAP, fn);
 }
 
-/* In-place writes need a destination whose elements are distinct memory, as
- * PyTorch's assert_no_internal_overlap (an expanded tensor is refused). */
-static clt_status writable(const clt_tensor *t, const char *fn)
-{
-    for (int d = 0; d < t->ndim && t->numel > 0; d++)
-        if (t->shape[d] > 1 && t->strides[d] == 0)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: unsupported operation: more than one element of the "
-                              "written-to tensor refers to a single memory location (dimension "
-                              "%d has stride 0); clone the tensor first",
-                              fn, d);
-    return CLT_OK;
-}
-
 /* The operands of an in-place scatter into t: src and index themselves,
  * or private copies of them when they share t's storage, so that the
  * kernel reads them as they were before the write. */
@@ -473,7 +459,7 @@ static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *inde
     int d = 0;
     clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
     if (st == CLT_OK)
-        st = writable(t, fn);
+        st = clt__check_dest(t, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *ti = NULL, *ts = NULL;
@@ -823,7 +809,7 @@ clt_status clt__index_fill_(clt_tensor *t, int dim, const clt_tensor *index, dou
     CLT__REQUIRE_ARG(index, fn);
     clt_tensor *ti = NULL;
     const clt_tensor *ui;
-    clt_status st = writable(t, fn);
+    clt_status st = clt__check_dest(t, fn);
     if (st == CLT_OK)
         st = clt__same_device(t, index, fn);
     if (st != CLT_OK)
@@ -1142,7 +1128,7 @@ clt_status clt__index_put_(clt_tensor *t, const clt_tensor *const *indices, int 
     const char *fn = "clt_index_put_";
     clt_status st = put_checks(t, indices, n, values, fn);
     if (st == CLT_OK)
-        st = writable(t, fn);
+        st = clt__check_dest(t, fn);
     if (st != CLT_OK)
         return st;
     clt__put_info info = {0};

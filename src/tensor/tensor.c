@@ -84,9 +84,10 @@ clt_status clt__check_dest(const clt_tensor *t, const char *fn)
         if (t->shape[d] > 1 && t->strides[d] == 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: unsupported operation: more than one element of the "
-                              "written-to tensor refers to a single memory location; clone "
-                              "the tensor before performing the operation",
-                              fn);
+                              "written-to tensor refers to a single memory location (dimension "
+                              "%d has stride 0); clone the tensor before performing the "
+                              "operation",
+                              fn, d);
     return CLT_OK;
 }
 
