@@ -323,11 +323,11 @@ static void edge_set(clt__edge *e, const clt_tensor *x)
 /* A new node with the inputs' edges as they are now and saved views of
  * `saved` (out: the node's output, which saved may hold); NULL when memory
  * runs out. */
-static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
-                           const clt_tensor *const *in, int nsaved,
-                           const clt_tensor *const *saved, const clt_tensor *out)
+/* A node of nin inputs with room for `room` edges, numbered after every
+ * node made before it, its edges unset; NULL when memory runs out. */
+static clt__node *node_alloc(const char *name, clt__backward_fn bw, int nin, int room)
 {
-    clt__node *n = clt__calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
+    clt__node *n = clt__calloc(1, sizeof *n + (size_t)room * sizeof n->in[0]);
     if (n == NULL)
         return NULL;
     n->refs = 1;
@@ -336,6 +336,16 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
     n->name = name;
     n->backward = bw;
     n->nin = nin;
+    return n;
+}
+
+static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
+                           const clt_tensor *const *in, int nsaved,
+                           const clt_tensor *const *saved, const clt_tensor *out)
+{
+    clt__node *n = node_alloc(name, bw, nin, nin);
+    if (n == NULL)
+        return NULL;
     for (int k = 0; k < nsaved; k++) {
         if (save_view(saved[k], &n->saved[k]) != CLT_OK) {
             n->nsaved = k;
@@ -568,7 +578,7 @@ done:
  * NULL when memory runs out. */
 static clt__node *view_node(const char *name, clt__backward_fn bw, int nin, const view_geom *vg)
 {
-    clt__node *n = clt__calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
+    clt__node *n = node_alloc(name, bw, nin, nin);
     view_geom *c = clt__malloc(sizeof *c);
     if (n == NULL || c == NULL) {
         free(n);
@@ -576,12 +586,6 @@ static clt__node *view_node(const char *name, clt__backward_fn bw, int nin, cons
         return NULL;
     }
     *c = *vg;
-    n->refs = 1;
-    n->nout = 1;
-    n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
-    n->name = name;
-    n->backward = bw;
-    n->nin = nin;
     n->ctx = c;
     n->ctx_free = free;
     n->ctx_kept = true;
@@ -990,21 +994,15 @@ static clt_status bw_not_implemented(clt__node *n, const clt_tensor *g, clt_tens
 static clt_status refuse_later(clt__node *x, const clt_tensor *g, clt_tensor **t)
 {
     clt_tensor *a = NULL;
-    clt__node *n = clt__calloc(1, sizeof *n + (size_t)(x->nin + 1) * sizeof n->in[0]);
+    clt__node *n = node_alloc("NotImplemented", bw_not_implemented, x->nin, x->nin + 1);
     clt__meta *m = NULL;
     if (n == NULL || clt__alias(*t, &a) != CLT_OK || (m = meta_get(a)) == NULL) {
         free(n);
         clt_tensor_free(a);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
     }
-    n->refs = 1;
-    n->nout = 1;
-    n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
-    n->name = "NotImplemented";
-    n->backward = bw_not_implemented;
     n->ctx = (void *)x->name;
     n->ctx_kept = true;
-    n->nin = x->nin;
     for (int k = 0; k < x->nin; k++) {
         n->in[k] = x->in[k];
         if (n->in[k].node)
