@@ -317,10 +317,11 @@ Test(sparse_csr, conversions)
     clt_tensor_free(a);
     clt_tensor_free(c);
     clt_sparse_free(back);
-    /* 3-D refused */
-    clt_tensor *t3 = up_f64(dev, 3, (int64_t[]){1, 3, 4}, x);
+    /* 1-D refused (3-D is a batch: test batched_conversions) */
+    clt_tensor *t3 = up_f64(dev, 1, (int64_t[]){12}, x);
     back = (clt_sparse *)1;
-    assert_error(clt_tensor_to_sparse_csr(t3, &back), CLT_ERR_SHAPE_MISMATCH, "2-D");
+    assert_error(clt_tensor_to_sparse_csr(t3, &back), CLT_ERR_SHAPE_MISMATCH,
+                 "at least 2 dimensions");
     cr_assert_null(back);
     clt_tensor *ts[] = {t, i, v, t3};
     for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
@@ -1049,7 +1050,8 @@ Test(sparse_csr, bsr_errors)
     names_only("clt_sparse_bsr_tensor");
     s = SENTINEL_SP;
     assert_error(clt_sparse_bsr_tensor(c, p, flat, (int64_t[]){4, 6}, 1, &s), CLT_ERR_SHAPE_MISMATCH,
-                 "values must be 3-D");
+                 "values must have dimensionality > sum of batch and block dimensionalities "
+                 "(=0 + 2) but got 1");
     cr_assert_null(s);
     s = SENTINEL_SP; /* block column 2 past 4 / 2 block columns */
     assert_error(clt_sparse_bsr_tensor(c, p, v, (int64_t[]){4, 4}, 1, &s), CLT_ERR_INDEX_OUT_OF_RANGE,

@@ -11,18 +11,23 @@
 /* A CSR or CSC handle keeps its entries' coordinates in idx as a COO one
  * does (rows, then columns; in the compressed order), so that the ops
  * that only read coordinates serve every layout; cmp holds the compressed
- * indices beside them. */
+ * indices beside them.  Batch dimensions come first in idx (sd = ndim):
+ * a batched handle is, to those ops, a COO tensor whose entries are
+ * batch-major, and a 2-D one is a batch of one. */
 struct clt_sparse {
     clt_tensor *idx; /* int64 [sd, nnz]; the handle's own reference */
     clt_tensor *val; /* [nnz, *dense]; the handle's own reference */
-    clt_tensor *cmp; /* CSR / CSC: int64 [nrows + 1] / [ncols + 1]; NULL for COO */
+    clt_tensor *cmp; /* CSR / CSC: int64 [*batch, nrows + 1] / [*batch, ncols + 1]; NULL for COO */
     /* BSR / BSC: the block coordinates [2, nnzb] (block row, block column)
-     * and the values [nnzb, R, C] the caller gave; idx and val then hold
+     * and the values [*batch, nnzb, R, C] the caller gave (the batch
+     * coordinates first in bidx: [nbatch + 2, B nnzb]); idx and val then hold
      * every element of every block (val a recorded view of bval), so that
      * the ops that read coordinates serve blocks as elements. */
     clt_tensor *bidx, *bval;
     int64_t block[2];
     clt_layout layout;
+    int nbatch;  /* compressed layouts: ndim - 2 */
+    int64_t nnz; /* compressed layouts: entries (blocks) per batch */
     int ndim, sd;
     int64_t shape[CLT_MAX_DIMS];
     bool coalesced;
@@ -66,16 +71,19 @@ void clt_sparse_free(clt_sparse *s)
     free(s);
 }
 
-/* A new CSR or CSC handle over cmp, the coordinates idx [2, nnz] and val
- * [nnz] (each retained). */
+/* A new CSR or CSC handle of ndim dimensions (ndim - 2 batch ones) over
+ * cmp, the coordinates idx [ndim, B nnz] and val [B nnz] (each retained),
+ * nnz entries per batch. */
 static clt_status make_compressed(const char *fn, clt_layout layout, clt_tensor *cmp,
                                   clt_tensor *idx, clt_tensor *val, const int64_t *shape,
-                                  clt_sparse **out)
+                                  int ndim, int64_t nnz, clt_sparse **out)
 {
-    clt_status st = make(fn, idx, val, 2, 2, shape, layout == CLT_SPARSE_CSR, out);
+    clt_status st = make(fn, idx, val, ndim, ndim, shape, layout == CLT_SPARSE_CSR, out);
     if (st == CLT_OK && layout != CLT_SPARSE_COO) {
         (*out)->layout = layout;
         (*out)->cmp = clt_tensor_retain(cmp);
+        (*out)->nbatch = ndim - 2;
+        (*out)->nnz = nnz;
     }
     return st;
 }
@@ -86,7 +94,7 @@ static clt_status remake(const char *fn, const clt_sparse *s, clt_tensor *cmp, c
                          clt_tensor *val, clt_sparse **out)
 {
     if (s->layout != CLT_SPARSE_COO)
-        return make_compressed(fn, s->layout, cmp, idx, val, s->shape, out);
+        return make_compressed(fn, s->layout, cmp, idx, val, s->shape, s->ndim, s->nnz, out);
     return make(fn, idx, val, s->ndim, s->sd, s->shape, s->coalesced, out);
 }
 
@@ -132,6 +140,19 @@ static clt_status need_coo(const clt_sparse *s, const char *fn)
     return CLT_OK;
 }
 
+/* Refuses batched compressed handles where torch 1.13 does: its
+ * multiplications and masks go through sparse_mask_sparse_csr, which
+ * takes matrices only. */
+static clt_status refuse_batched(const clt_sparse *s, const char *what, const char *fn)
+{
+    if (s->layout != CLT_SPARSE_COO && s->nbatch > 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sparse_mask_sparse_csr expects %s to be 2D, but got a batched %s "
+                          "tensor of %d dimensions (as torch 1.13)",
+                          fn, what, layout_name(s->layout), s->ndim);
+    return CLT_OK;
+}
+
 /* Row-major strides of the first sd sizes (0 sizes counted as 1, so that
  * no stride is 0 and unravelling never divides by 0). */
 static void sparse_strides(int sd, const int64_t *shape, int64_t *stride)
@@ -153,11 +174,12 @@ static clt_status index_row(const char *fn, const clt_tensor *idx, int k, clt_te
 
 /* The coordinate [nnzb, R, C] along one dimension of every element of the
  * blocks whose block coordinate along it is b [nnzb] (blocks of `size`
- * there; axis 1 rows, 2 columns), in the calling scope. */
+ * there; axis 1 rows, 2 columns, 0 a batch dimension, where a block is
+ * one wide), in the calling scope. */
 static clt_status block_coord(const char *fn, const clt_tensor *b, int64_t R, int64_t C, int axis,
                               clt_tensor **out)
 {
-    int64_t nb = b->shape[0], size = axis == 1 ? R : C;
+    int64_t nb = b->shape[0], size = axis == 1 ? R : axis == 2 ? C : 1;
     int64_t ashape[3] = {1, axis == 1 ? R : 1, axis == 2 ? C : 1};
     clt_tensor *s, *s3, *ar, *a3, *sum;
     clt_status st = CLT_OK;
@@ -172,24 +194,37 @@ done:
     return clt__error_as(st, fn);
 }
 
-/* A new BSR or BSC handle over cmp, the block coordinates bidx [2, nnzb]
- * and the blocks bval [nnzb, R, C] (each retained), its element
- * coordinates and values made here (in the calling scope). */
+/* The number of batches: the product of the first nbatch sizes. */
+static int64_t batch_count(int nbatch, const int64_t *shape)
+{
+    int64_t b = 1;
+    for (int k = 0; k < nbatch; k++)
+        b *= shape[k];
+    return b;
+}
+
+/* A new BSR or BSC handle of ndim dimensions over cmp, the block
+ * coordinates bidx [ndim, B nnzb] (batch ones first) and the blocks bval
+ * [*batch, nnzb, R, C] (each retained), its element coordinates and values
+ * made here (in the calling scope). */
 static clt_status make_blocked(const char *fn, clt_layout layout, clt_tensor *cmp,
-                               clt_tensor *bidx, clt_tensor *bval, const int64_t *shape,
+                               clt_tensor *bidx, clt_tensor *bval, const int64_t *shape, int ndim,
                                clt_sparse **out)
 {
-    int64_t nb = bval->shape[0], R = bval->shape[1], C = bval->shape[2];
-    clt_tensor *r, *c, *er, *ec, *idx, *val;
+    int nb = ndim - 2;
+    int64_t nnzb = bval->shape[nb], R = bval->shape[nb + 1], C = bval->shape[nb + 2];
+    int64_t total = bidx->shape[1];
+    clt_tensor *r, *idx, *val;
+    const clt_tensor *rows[CLT_MAX_DIMS];
     clt_status st = CLT_OK;
-    CLT__TRY(index_row(fn, bidx, 0, &r));
-    CLT__TRY(index_row(fn, bidx, 1, &c));
-    CLT__TRY(block_coord(fn, r, R, C, 1, &er));
-    CLT__TRY(block_coord(fn, c, R, C, 2, &ec));
-    const clt_tensor *rows[2] = {er, ec};
-    CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &idx));
-    CLT__TRY(clt__reshape_rec(fn, bval, 1, (int64_t[]){nb * R * C}, &val));
-    CLT__TRY(make_compressed(fn, layout, cmp, idx, val, shape, out));
+    for (int k = 0; k < ndim; k++) {
+        CLT__TRY(index_row(fn, bidx, k, &r));
+        CLT__TRY(block_coord(fn, r, R, C, k < nb ? 0 : k - nb + 1, &r));
+        rows[k] = r;
+    }
+    CLT__TRY(clt__stack_rec(fn, rows, (size_t)ndim, 0, &idx));
+    CLT__TRY(clt__reshape_rec(fn, bval, 1, (int64_t[]){total * R * C}, &val));
+    CLT__TRY(make_compressed(fn, layout, cmp, idx, val, shape, ndim, nnzb, out));
     (*out)->bidx = clt_tensor_retain(bidx);
     (*out)->bval = clt_tensor_retain(bval);
     (*out)->block[0] = R;
@@ -202,7 +237,7 @@ done:
 static clt_status same_handle(const char *fn, const clt_sparse *s, clt_sparse **out)
 {
     if (blocked(s))
-        return make_blocked(fn, s->layout, s->cmp, s->bidx, s->bval, s->shape, out);
+        return make_blocked(fn, s->layout, s->cmp, s->bidx, s->bval, s->shape, s->ndim, out);
     return remake(fn, s, s->cmp, s->idx, s->val, out);
 }
 
@@ -406,18 +441,30 @@ clt_status clt_sparse_values(const clt_sparse *s, clt_tensor **out)
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = need(s, "s", fn);
-    const clt_tensor *v = s && blocked(s) ? s->bval : s ? s->val : NULL;
-    return st != CLT_OK ? st : clt__view_rec(fn, v, v->ndim, v->shape, out);
+    if (st != CLT_OK)
+        return st;
+    if (blocked(s))
+        return clt__view_rec(fn, s->bval, s->bval->ndim, s->bval->shape, out);
+    /* a batched handle's values [*batch, nnz] (val is their flat view) */
+    int64_t shape[CLT_MAX_DIMS];
+    int nd = s->layout == CLT_SPARSE_COO ? s->val->ndim : s->nbatch + 1;
+    if (s->layout == CLT_SPARSE_COO)
+        memcpy(shape, s->val->shape, (size_t)nd * sizeof *shape);
+    else {
+        memcpy(shape, s->shape, (size_t)s->nbatch * sizeof *shape);
+        shape[s->nbatch] = s->nnz;
+    }
+    return clt__view_rec(fn, s->val, nd, shape, out);
 }
 
 int64_t clt_sparse_nnz(const clt_sparse *s)
 {
-    return s ? (blocked(s) ? s->bidx : s->idx)->shape[1] : 0;
+    return s ? (s->layout != CLT_SPARSE_COO ? s->nnz : s->idx->shape[1]) : 0;
 }
 
 int clt_sparse_sparse_dim(const clt_sparse *s)
 {
-    return s ? s->sd : 0;
+    return s ? (s->layout != CLT_SPARSE_COO ? 2 : s->sd) : 0;
 }
 
 int clt_sparse_dense_dim(const clt_sparse *s)
@@ -584,7 +631,7 @@ clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_sparse **out)
         CLT__TRY(clt_to(s->cmp, dev, &cmp));
         CLT__TRY(clt_to(s->bidx, dev, &bidx));
         CLT__TRY(clt_to(s->bval, dev, &bval));
-        CLT__TRY(make_blocked(fn, s->layout, cmp, bidx, bval, s->shape, &made));
+        CLT__TRY(make_blocked(fn, s->layout, cmp, bidx, bval, s->shape, s->ndim, &made));
         goto done;
     }
     CLT__TRY(clt_to(s->idx, dev, &idx));
@@ -599,7 +646,8 @@ done:
 /* ---- products and sums --------------------------------------------------------- */
 
 /* a @ b inside the caller's scope. */
-static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, clt_tensor **out);
+static clt_status compress(const char *fn, const clt_tensor *major, int64_t B, int64_t n,
+                           clt_tensor **out);
 
 /* saved: major, plain, val, x of spmm_rec.  out = A x with A[major[k],
  * plain[k]] = val[k]: x's gradient A^T g is g's rows major scaled by val
@@ -660,25 +708,30 @@ static clt_status spmm_rec(const char *fn, const clt_tensor *cmp, const clt_tens
     return st;
 }
 
-/* a @ b for a compressed a of a floating or complex dtype, by the kernel: a CSR
- * matrix's own arrays; the elements of CSC, BSR and BSC ones put in row
- * order first (a stable sort of the row indices keeps each row's columns
- * ascending, and the compressed rows come from a search: it enqueues
- * only). */
-static clt_status mm_compressed(const char *fn, const clt_sparse *a, const clt_tensor *b,
+/* a @ b for a compressed a of a floating or complex dtype, by the kernel,
+ * given the entries' rows and columns in the batch's block-diagonal matrix
+ * (batch k's rows and columns offset by k n and k m: to the kernel a batch
+ * is one matrix of B n rows, b its B m rows) and b as [B m, p]: a 2-D CSR
+ * matrix's own arrays; otherwise the entries put in row order first (a
+ * stable sort of the row indices keeps each row's columns ascending; a
+ * batched CSR matrix's are in order already), the compressed rows from a
+ * search: it enqueues only. */
+static clt_status mm_compressed(const char *fn, const clt_sparse *a, clt_tensor *rows,
+                                clt_tensor *cols, int64_t nrows, const clt_tensor *b,
                                 clt_tensor **out)
 {
-    clt_tensor *rows, *cols, *perm, *val, *cmp;
+    clt_tensor *perm, *val = a->val, *cmp;
     clt_status st = CLT_OK;
-    CLT__TRY(index_row(fn, a->idx, 0, &rows));
-    CLT__TRY(index_row(fn, a->idx, 1, &cols));
-    if (a->layout == CLT_SPARSE_CSR)
+    if (a->layout == CLT_SPARSE_CSR && a->nbatch == 0)
         return spmm_rec(fn, a->cmp, rows, cols, a->val, b, out);
-    CLT__TRY(clt_argsort(rows, 0, 0, &perm));
-    CLT__TRY(clt__index_select_rec(fn, rows, 0, perm, &rows));
-    CLT__TRY(clt__index_select_rec(fn, cols, 0, perm, &cols));
-    CLT__TRY(clt__index_select_rec(fn, a->val, 0, perm, &val));
-    CLT__TRY(compress(fn, rows, a->shape[0], &cmp));
+    if (a->layout != CLT_SPARSE_CSR) {
+        CLT__TRY(clt_argsort(rows, 0, 0, &perm));
+        CLT__TRY(clt__index_select_rec(fn, rows, 0, perm, &rows));
+        CLT__TRY(clt__index_select_rec(fn, cols, 0, perm, &cols));
+        CLT__TRY(clt__index_select_rec(fn, a->val, 0, perm, &val));
+    }
+    CLT__TRY(compress(fn, rows, 1, nrows, &cmp));
+    CLT__TRY(clt__reshape_rec(fn, cmp, 1, (int64_t[]){nrows + 1}, &cmp));
     CLT__TRY(spmm_rec(fn, cmp, rows, cols, val, b, out));
 done:
     return clt__error_as(st, fn);
@@ -686,38 +739,66 @@ done:
 
 static clt_status mm_in(const char *fn, const clt_sparse *a, const clt_tensor *b, clt_tensor **out)
 {
-    char b1[96];
-    if (a->ndim != 2 || a->sd != 2)
+    char b1[96], b2[96];
+    int nb = a->layout != CLT_SPARSE_COO ? a->nbatch : 0;
+    if (a->ndim != nb + 2 || a->sd != a->ndim)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: sparse.mm: expected a 2-D sparse tensor with 2 sparse dimensions, "
                           "but got %d dimensions with %d sparse ones",
                           fn, a->ndim, a->sd);
-    if (b->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: sparse.mm: expected 2-D dense, but got %s",
-                          fn, clt__shape_str(b1, sizeof b1, b->ndim, b->shape));
+    if (b->ndim != nb + 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sparse.mm: expected %d-D dense%s, but got %s", fn, nb + 2,
+                          nb ? " (the sparse operand's batch dimensions first)" : "",
+                          clt__shape_str(b1, sizeof b1, b->ndim, b->shape));
+    if (memcmp(a->shape, b->shape, (size_t)nb * sizeof *b->shape) != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: sparse.mm: expected the batch sizes of both operands to match, but "
+                          "got %s and %s",
+                          fn, clt__shape_str(b1, sizeof b1, nb, a->shape),
+                          clt__shape_str(b2, sizeof b2, nb, b->shape));
     clt_status st = clt__same_device(b, a->val, fn);
     if (st != CLT_OK)
         return st;
-    if (b->shape[0] != a->shape[1])
+    if (b->shape[nb] != a->shape[nb + 1])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: addmm: Argument #3 (dense): Expected dim 0 size %lld, got %lld", fn,
-                          (long long)a->shape[1], (long long)b->shape[0]);
+                          "%s: addmm: Argument #3 (dense): Expected dim %d size %lld, got %lld", fn,
+                          nb, (long long)a->shape[nb + 1], (long long)b->shape[nb]);
     if (b->dtype != a->val->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected scalar type %s but found %s", fn,
                           clt_dtype_name(a->val->dtype), clt_dtype_name(b->dtype));
-    if (a->layout != CLT_SPARSE_COO && clt__spmm_supports(b->dtype))
-        return mm_compressed(fn, a, b, out);
-    /* COO (entries in any order, duplicates) and the other dtypes: each
-     * entry's row of b scaled, added up at its row */
-    int64_t nnz = a->idx->shape[1];
-    clt_tensor *rows, *cols, *g, *v, *sc, *z;
-    CLT__TRY(index_row(fn, a->idx, 0, &rows));
-    CLT__TRY(index_row(fn, a->idx, 1, &cols));
-    CLT__TRY(clt__index_select_rec(fn, b, 0, cols, &g));
-    CLT__TRY(clt__reshape_rec(fn, a->val, 2, (int64_t[]){nnz, 1}, &v));
-    CLT__TRY(clt__mul_rec(fn, g, v, &sc));
-    CLT__TRY(clt__full(b->dev, b->dtype, 2, (int64_t[]){a->shape[0], b->shape[1]}, 0.0, &z));
-    CLT__TRY(clt_index_add(z, 0, rows, sc, 1.0, out));
+    /* a batch is one block-diagonal matrix [B n, B m] times b [B m, p] */
+    int64_t B = batch_count(nb, a->shape), n = a->shape[nb], m = a->shape[nb + 1],
+            p = b->shape[nb + 1];
+    int64_t nnz = a->idx->shape[1], oshape[CLT_MAX_DIMS];
+    memcpy(oshape, a->shape, (size_t)nb * sizeof *oshape);
+    oshape[nb] = n;
+    oshape[nb + 1] = p;
+    clt_tensor *rows, *cols, *lin, *off, *bm, *o, *g, *v, *sc, *z;
+    CLT__TRY(index_row(fn, a->idx, nb, &rows));
+    CLT__TRY(index_row(fn, a->idx, nb + 1, &cols));
+    if (nb > 0) {
+        CLT__TRY(linear_index(fn, a->idx, nb, a->shape, &lin));
+        CLT__TRY(clt__mul_scalar_rec(fn, lin, (double)n, &off));
+        CLT__TRY(clt__add_rec(fn, rows, off, &rows));
+        CLT__TRY(clt__mul_scalar_rec(fn, lin, (double)m, &off));
+        CLT__TRY(clt__add_rec(fn, cols, off, &cols));
+    }
+    CLT__TRY(clt__reshape_rec(fn, b, 2, (int64_t[]){B * m, p}, &bm));
+    if (a->layout != CLT_SPARSE_COO && clt__spmm_supports(b->dtype)) {
+        CLT__TRY(mm_compressed(fn, a, rows, cols, B * n, bm, &o));
+    } else {
+        /* COO (entries in any order, duplicates) and the other dtypes: each
+         * entry's row of b scaled, added up at its row */
+        CLT__TRY(clt__index_select_rec(fn, bm, 0, cols, &g));
+        CLT__TRY(clt__reshape_rec(fn, a->val, 2, (int64_t[]){nnz, 1}, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &sc));
+        CLT__TRY(clt__full(b->dev, b->dtype, 2, (int64_t[]){B * n, p}, 0.0, &z));
+        CLT__TRY(clt_index_add(z, 0, rows, sc, 1.0, &o));
+    }
+    if (nb > 0)
+        CLT__TRY(clt__reshape_rec(fn, o, nb + 2, oshape, &o));
+    *out = o;
 done:
     return clt__error_as(st, fn);
 }
@@ -754,7 +835,7 @@ clt_status clt_sparse_addmm(const clt_tensor *input, const clt_sparse *a, const 
         return st;
     clt_tensor *p, *e, *bi, *r = NULL;
     CLT__TRY(mm_in(fn, a, b, &p));
-    CLT__TRY(clt__expand_rec(fn, input, 2, p->shape, &e));
+    CLT__TRY(clt__expand_rec(fn, input, p->ndim, p->shape, &e));
     if (alpha != 1)
         CLT__TRY(clt__mul_scalar_rec(fn, p, alpha, &p));
     if (beta == 0) {
@@ -855,6 +936,11 @@ done:
 
 static clt_status to_compressed_in(const char *fn, const clt_sparse *s, clt_layout layout,
                                    clt_sparse **out);
+static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layout want,
+                                  const char *name, bool compressed, clt_tensor **out);
+static clt_status assemble(const char *fn, clt_layout layout, clt_tensor *cmp,
+                           const clt_tensor *plain, const clt_tensor *values,
+                           const int64_t *shape, int ndim, clt_sparse **out);
 
 clt_status clt_sparse_add(const clt_sparse *a, const clt_sparse *b, clt_sparse **out)
 {
@@ -942,13 +1028,15 @@ clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = need(s, "s", fn);
+    if (st == CLT_OK)
+        st = refuse_batched(s, "self", fn);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
     clt_tensor *val;
     if (blocked(s)) {
         CLT__TRY(clt__mul_scalar_rec(fn, s->bval, v, &val));
-        CLT__TRY(make_blocked(fn, s->layout, s->cmp, s->bidx, val, s->shape, &made));
+        CLT__TRY(make_blocked(fn, s->layout, s->cmp, s->bidx, val, s->shape, s->ndim, &made));
         goto done;
     }
     CLT__TRY(clt__mul_scalar_rec(fn, s->val, v, &val));
@@ -974,6 +1062,12 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
                           "%s: transpose of a sparse tensor's dense dimensions is not supported "
                           "(dims %d and %d of %d sparse ones)",
                           fn, a, b, s->sd);
+    int nb = s->layout != CLT_SPARSE_COO ? s->nbatch : 0;
+    if ((a < nb) != (b < nb))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: transpose(): can only transpose dimensions of the same type (Batch, "
+                          "Sparse, Dense), got %d(%s) and %d(%s)",
+                          fn, a, a < nb ? "Batch" : "Sparse", b, b < nb ? "Batch" : "Sparse");
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
@@ -986,16 +1080,27 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
     shape[a] = s->shape[b];
     shape[b] = s->shape[a];
     clt_tensor *p, *idx, *bidx, *bval;
+    if (a < nb && a != b) { /* two batch dimensions: the arrays transposed */
+        clt_tensor *cmp, *plain, *vals;
+        CLT__TRY(compressed_part(fn, s, s->layout, "", true, &cmp));
+        CLT__TRY(compressed_part(fn, s, s->layout, "", false, &plain));
+        CLT__TRY(clt_sparse_values(s, &vals));
+        CLT__TRY(clt__transpose_rec(fn, cmp, a, b, &cmp));
+        CLT__TRY(clt__transpose_rec(fn, plain, a, b, &plain));
+        CLT__TRY(clt__transpose_rec(fn, vals, a, b, &vals));
+        CLT__TRY(assemble(fn, s->layout, cmp, plain, vals, shape, s->ndim, &made));
+        goto done;
+    }
     CLT__TRY(clt__tensor_from_host_in(fn, s->val->dev, CLT_INT64, 1, (int64_t[]){s->sd}, perm, &p));
     if (blocked(s)) { /* BSR.t() is BSC on the same arrays, each block transposed */
         if (a == b) {
             CLT__TRY(same_handle(fn, s, &made));
         } else {
             CLT__TRY(clt__index_select_rec(fn, s->bidx, 0, p, &bidx));
-            CLT__TRY(clt__transpose_rec(fn, s->bval, 1, 2, &bval));
+            CLT__TRY(clt__transpose_rec(fn, s->bval, nb + 1, nb + 2, &bval));
             CLT__TRY(make_blocked(fn, s->layout == CLT_SPARSE_BSR ? CLT_SPARSE_BSC
                                                                  : CLT_SPARSE_BSR,
-                                  s->cmp, bidx, bval, shape, &made));
+                                  s->cmp, bidx, bval, shape, s->ndim, &made));
         }
         goto done;
     }
@@ -1006,7 +1111,7 @@ clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse 
         CLT__TRY(remake(fn, s, s->cmp, idx, s->val, &made));
     else
         CLT__TRY(make_compressed(fn, s->layout == CLT_SPARSE_CSR ? CLT_SPARSE_CSC : CLT_SPARSE_CSR,
-                                 s->cmp, idx, s->val, shape, &made));
+                                 s->cmp, idx, s->val, shape, s->ndim, s->nnz, &made));
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
@@ -1118,75 +1223,135 @@ clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_sparse **out
 
 /* ---- compressed layouts (CSR, CSC) ------------------------------------------------------- */
 
-/* The major index [nnz] (row for CSR) of each entry of the compressed
- * indices cmp [n + 1], as torch's _convert_indices_from_csr_to_coo: the
- * number of cmp[1:] entries not above the entry's position. */
-static clt_status expand_compressed(const char *fn, const clt_tensor *cmp, int64_t nnz,
-                                    clt_tensor **out)
+/* The major index [B nnz] (row for CSR) of each entry of the compressed
+ * indices cmp [*batch, n + 1] (B batches of nnz entries), as torch's
+ * _convert_indices_from_csr_to_coo: the number of cmp[..., 1:] entries of
+ * its batch not above the entry's position. */
+static clt_status expand_compressed(const char *fn, const clt_tensor *cmp, int64_t B, int64_t n,
+                                    int64_t nnz, clt_tensor **out)
 {
-    if (nnz == 0 || cmp->shape[0] <= 1)
-        return clt__error_in(clt__full(cmp->dev, CLT_INT64, 1, &nnz, 0.0, out), fn);
-    clt_tensor *tail, *pos;
+    int64_t total = B * nnz;
+    if (total == 0 || n == 0)
+        return clt__error_in(clt__full(cmp->dev, CLT_INT64, 1, &total, 0.0, out), fn);
+    clt_tensor *c2, *tail, *pos, *r;
     clt_status st = CLT_OK;
-    CLT__TRY(clt__narrow_rec(fn, cmp, 0, 1, cmp->shape[0] - 1, &tail));
+    CLT__TRY(clt__reshape_rec(fn, cmp, 2, (int64_t[]){B, n + 1}, &c2));
+    CLT__TRY(clt__narrow_rec(fn, c2, 1, 1, n, &tail));
     CLT__TRY(clt_arange(cmp->dev, CLT_INT64, 0, (double)nnz, 1, &pos));
-    CLT__TRY(clt_searchsorted(tail, pos, 1, out));
+    CLT__TRY(clt__expand_rec(fn, pos, 2, (int64_t[]){B, nnz}, &pos));
+    CLT__TRY(clt_searchsorted(tail, pos, 1, &r));
+    CLT__TRY(clt__reshape_rec(fn, r, 1, &total, out));
 done:
     return clt__error_as(st, fn);
 }
 
-/* The compressed indices [n + 1] of the sorted major indices major
- * [nnz]: for each k, the number of entries whose major index is below k. */
-static clt_status compress(const char *fn, const clt_tensor *major, int64_t n, clt_tensor **out)
+/* The compressed indices [B, n + 1] of the major indices major [B nnz],
+ * sorted within each of B batches of nnz: for each k, the number of the
+ * batch's entries whose major index is below k. */
+static clt_status compress(const char *fn, const clt_tensor *major, int64_t B, int64_t n,
+                           clt_tensor **out)
 {
-    int64_t len = n + 1;
-    if (major->shape[0] == 0)
-        return clt__error_in(clt__full(major->dev, CLT_INT64, 1, &len, 0.0, out), fn);
-    clt_tensor *pos;
+    int64_t shape[2] = {B, n + 1}, nnz = B > 0 ? major->shape[0] / B : 0;
+    if (nnz == 0)
+        return clt__error_in(clt__full(major->dev, CLT_INT64, 2, shape, 0.0, out), fn);
+    clt_tensor *m2, *pos;
     clt_status st = CLT_OK;
-    CLT__TRY(clt_arange(major->dev, CLT_INT64, 0, (double)len, 1, &pos));
-    CLT__TRY(clt_searchsorted(major, pos, 0, out));
+    CLT__TRY(clt__reshape_rec(fn, major, 2, (int64_t[]){B, nnz}, &m2));
+    CLT__TRY(clt_arange(major->dev, CLT_INT64, 0, (double)(n + 1), 1, &pos));
+    CLT__TRY(clt__expand_rec(fn, pos, 2, shape, &pos));
+    CLT__TRY(clt_searchsorted(m2, pos, 0, out));
 done:
     return clt__error_as(st, fn);
 }
 
-/* idx [2, nnz] with its two rows exchanged. */
+/* idx [sd, nnz] with its last two rows exchanged. */
 static clt_status swap_rows(const char *fn, const clt_tensor *idx, clt_tensor **out)
 {
+    int sd = (int)idx->shape[0];
+    int64_t perm[CLT_MAX_DIMS];
+    for (int k = 0; k < sd; k++)
+        perm[k] = k;
+    perm[sd - 2] = sd - 1;
+    perm[sd - 1] = sd - 2;
     clt_tensor *p;
-    clt_status st = clt__tensor_from_host_in(fn, idx->dev, CLT_INT64, 1, (int64_t[]){2},
-                                             (int64_t[]){1, 0}, &p);
+    clt_status st = clt__tensor_from_host_in(fn, idx->dev, CLT_INT64, 1, (int64_t[]){sd}, perm, &p);
     return st != CLT_OK ? st : clt__index_select_rec(fn, idx, 0, p, out);
 }
 
-/* s's entries (its coordinates and values; any layout) as a CSR or CSC
- * handle, duplicates summed, inside the caller's scope. */
+/* torch's rule for batches: the entries [total] of B batches, whose batch
+ * (linear) index blin [total] is sorted, are the same number in every
+ * batch, *nnz.  Reads the counts back (it synchronises). */
+static clt_status equal_batches(const char *fn, const clt_tensor *blin, int64_t B, int64_t *nnz)
+{
+    int64_t total = blin->shape[0], *host = NULL;
+    *nnz = B > 0 ? total / B : 0;
+    if (B <= 1)
+        return CLT_OK;
+    clt_tensor *c;
+    clt_status st = CLT_OK;
+    if (total % B == 0) {
+        host = clt__malloc((size_t)(B + 1) * sizeof *host);
+        if (host == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                              "%s: out of host memory for the batches' counts", fn);
+        CLT__TRY(compress(fn, blin, 1, B, &c));
+        CLT__TRY(clt_tensor_read(c, host, (size_t)(B + 1) * sizeof *host));
+        for (int64_t b = 0; b <= B; b++)
+            if (host[b] != b * *nnz)
+                break;
+            else if (b == B)
+                goto done;
+    }
+    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                    "%s: Expect the same number of specified elements per batch.", fn);
+done:
+    free(host);
+    return clt__error_as(st, fn);
+}
+
+/* s's entries (its coordinates and values; any layout without dense
+ * dimensions, those past the last two batch ones) as a CSR or CSC handle,
+ * duplicates summed, each batch holding as many (torch's rule), inside the
+ * caller's scope.  Synchronises. */
 static clt_status to_compressed_in(const char *fn, const clt_sparse *s, clt_layout layout,
                                    clt_sparse **out)
 {
-    if (s->ndim != 2 || s->sd != 2)
+    if (s->ndim < 2 || s->sd != s->ndim)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected a 2-D sparse tensor with 2 sparse dimensions (batch and "
-                          "dense dimensions are not supported), but got %d dimensions with %d "
+                          "%s: expected a sparse tensor of at least 2 dimensions, all sparse "
+                          "(dense dimensions are not supported), but got %d dimensions with %d "
                           "sparse ones",
                           fn, s->ndim, s->sd);
+    int nb = s->ndim - 2;
+    int64_t B = batch_count(nb, s->shape), nnz;
     /* CSC sorts the transposed coordinates (column-major order) */
     bool csc = layout == CLT_SPARSE_CSC;
-    int64_t tshape[2] = {s->shape[csc], s->shape[!csc]};
+    int64_t tshape[CLT_MAX_DIMS];
+    memcpy(tshape, s->shape, (size_t)s->ndim * sizeof *tshape);
+    tshape[nb] = s->shape[nb + csc];
+    tshape[nb + 1] = s->shape[nb + !csc];
     clt_sparse *t = NULL, *c = NULL;
-    clt_tensor *idx = s->idx, *major, *cmp;
+    clt_tensor *idx = s->idx, *major, *lin, *cmp;
     clt_status st = CLT_OK;
     if (csc)
         CLT__TRY(swap_rows(fn, s->idx, &idx));
-    CLT__TRY(make(fn, idx, s->val, 2, 2, tshape,
+    CLT__TRY(make(fn, idx, s->val, s->ndim, s->ndim, tshape,
                   csc ? s->layout == CLT_SPARSE_CSC : s->coalesced, &t));
     CLT__TRY(coalesce_in(fn, t, &c));
-    CLT__TRY(index_row(fn, c->idx, 0, &major));
-    CLT__TRY(compress(fn, major, tshape[0], &cmp));
+    if (nb > 0 && B > 0) {
+        CLT__TRY(linear_index(fn, c->idx, nb, tshape, &lin));
+        CLT__TRY(equal_batches(fn, lin, B, &nnz));
+    } else {
+        nnz = B > 0 ? c->idx->shape[1] : s->layout != CLT_SPARSE_COO ? s->nnz : 0;
+    }
+    CLT__TRY(index_row(fn, c->idx, nb, &major));
+    CLT__TRY(compress(fn, major, B, tshape[nb], &cmp));
+    tshape[nb] += 1; /* cmp [*batch, n + 1] */
+    CLT__TRY(clt__reshape_rec(fn, cmp, nb + 1, tshape, &cmp));
     idx = c->idx;
     if (csc)
         CLT__TRY(swap_rows(fn, c->idx, &idx));
-    CLT__TRY(make_compressed(fn, layout, cmp, idx, c->val, s->shape, out));
+    CLT__TRY(make_compressed(fn, layout, cmp, idx, c->val, s->shape, s->ndim, nnz, out));
 done:
     clt_sparse_free(t);
     clt_sparse_free(c);
@@ -1194,7 +1359,8 @@ done:
 }
 
 /* Checks torch's invariants of the compressed indices c [n + 1] and plain
- * ones p [nnz] on the host (nminor: the other dimension's size). */
+ * ones p [nnz] of one batch on the host (nminor: the other dimension's
+ * size). */
 static clt_status check_compressed(const char *fn, bool csc, const int64_t *c, int64_t n,
                                    const int64_t *p, int64_t nnz, int64_t nminor)
 {
@@ -1226,9 +1392,48 @@ static clt_status check_compressed(const char *fn, bool csc, const int64_t *c, i
     return CLT_OK;
 }
 
+/* A new handle of a compressed layout and ndim dimensions (ndim - 2 batch
+ * ones) over the int64 compressed indices cmp [*batch, n + 1], plain ones
+ * [*batch, nnz] and values [*batch, nnz] ([*batch, nnz, R, C] blocked),
+ * each retained or viewed (gradients reach values), their coordinates made
+ * here (in the calling scope).  shape in elements. */
+static clt_status assemble(const char *fn, clt_layout layout, clt_tensor *cmp,
+                           const clt_tensor *plain, const clt_tensor *values,
+                           const int64_t *shape, int ndim, clt_sparse **out)
+{
+    bool csc = layout == CLT_SPARSE_CSC || layout == CLT_SPARSE_BSC;
+    int nb = ndim - 2;
+    int64_t B = batch_count(nb, shape), n = cmp->shape[nb] - 1, nnz = plain->shape[nb];
+    int64_t total = B * nnz;
+    clt_tensor *maj, *pl, *rows, *idx, *blin, *bidx, *val;
+    clt_status st = CLT_OK;
+    CLT__TRY(expand_compressed(fn, cmp, B, n, nnz, &maj));
+    CLT__TRY(clt__reshape_rec(fn, plain, 1, &total, &pl));
+    const clt_tensor *two[2] = {csc ? pl : maj, csc ? maj : pl};
+    CLT__TRY(clt__stack_rec(fn, two, 2, 0, &idx));
+    if (nb > 0) { /* the batch coordinates of each entry, first */
+        CLT__TRY(clt_arange(cmp->dev, CLT_INT64, 0, (double)B, 1, &blin));
+        CLT__TRY(clt__reshape_rec(fn, blin, 2, (int64_t[]){B, 1}, &blin));
+        CLT__TRY(clt__expand_rec(fn, blin, 2, (int64_t[]){B, nnz}, &blin));
+        CLT__TRY(clt__reshape_rec(fn, blin, 1, &total, &blin));
+        CLT__TRY(unravel(fn, blin, nb, shape, &rows));
+        const clt_tensor *both[2] = {rows, idx};
+        CLT__TRY(clt__cat_rec(fn, both, 2, 0, &idx));
+    }
+    if (layout == CLT_SPARSE_BSR || layout == CLT_SPARSE_BSC) {
+        bidx = idx;
+        CLT__TRY(make_blocked(fn, layout, cmp, bidx, (clt_tensor *)values, shape, ndim, out));
+    } else {
+        CLT__TRY(clt__reshape_rec(fn, values, 1, &total, &val));
+        CLT__TRY(make_compressed(fn, layout, cmp, idx, val, shape, ndim, nnz, out));
+    }
+done:
+    return clt__error_as(st, fn);
+}
+
 /* torch.sparse_csr_tensor / sparse_csc_tensor / sparse_bsr_tensor /
  * sparse_bsc_tensor: the checks and the invariants on the blocks (an
- * element of a CSR or CSC matrix being a 1 x 1 block). */
+ * element of a CSR or CSC matrix being a 1 x 1 block), batch by batch. */
 static clt_status compressed_tensor(const char *fn, clt_layout layout,
                                     const clt_tensor *compressed_indices,
                                     const clt_tensor *plain_indices, const clt_tensor *values,
@@ -1244,16 +1449,19 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
     bool blk = layout == CLT_SPARSE_BSR || layout == CLT_SPARSE_BSC;
     int major = csc, minor = !csc;
     const char *cn = csc ? "ccol_indices" : "crow_indices", *pn = csc ? "row_indices" : "col_indices";
-    char b1[96];
+    char b1[96], b2[96], b3[96], b4[96];
     if (ci->ndim != pi->ndim)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: %s and %s dimensionalities must be equal but got %d and %d, "
                           "respectively",
                           fn, cn, pn, ci->ndim, pi->ndim);
-    if (ci->ndim != 1)
+    if (ci->ndim < 1 || ci->ndim + 1 > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: %s must be 1-D (batch dimensions are not supported), but got %s",
-                          fn, cn, clt__shape_str(b1, sizeof b1, ci->ndim, ci->shape));
+                          "%s: %s must have 1 to %d dimensions (its batch dimensions first), but "
+                          "got %s",
+                          fn, cn, CLT_MAX_DIMS - 1,
+                          clt__shape_str(b1, sizeof b1, ci->ndim, ci->shape));
+    int nb = ci->ndim - 1, ndim = nb + 2;
     if (ci->dtype != pi->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: %s and %s must have the same dtype, but got %s and %s, "
@@ -1266,92 +1474,107 @@ static clt_status compressed_tensor(const char *fn, clt_layout layout,
     clt_status st = clt__same_device(ci, pi, fn);
     if (st != CLT_OK || (st = clt__same_device(ci, values, fn)) != CLT_OK)
         return st;
-    if (values->ndim != (blk ? 3 : 1))
+    if (values->ndim < nb + (blk ? 3 : 1))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: values must have dimensionality > sum of batch and block "
+                          "dimensionalities (=%d + %d) but got %d",
+                          fn, nb, blk ? 2 : 0, values->ndim);
+    if (values->ndim != nb + (blk ? 3 : 1))
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: values must be %s (hybrid dense dimensions are not supported), "
                           "but got %s",
-                          fn, blk ? "3-D, [nnz, blocksize[0], blocksize[1]]" : "1-D",
+                          fn, blk ? "[*batch, nnz, blocksize[0], blocksize[1]]" : "[*batch, nnz]",
                           clt__shape_str(b1, sizeof b1, values->ndim, values->shape));
+    const int64_t *want = size != NULL ? size : ci->shape;
+    if (memcmp(ci->shape, want, (size_t)nb * sizeof *want) != 0 ||
+        memcmp(pi->shape, want, (size_t)nb * sizeof *want) != 0 ||
+        memcmp(values->shape, want, (size_t)nb * sizeof *want) != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: all batch dimensions of %s (=%s), %s (=%s), and values (=%s) must "
+                          "be equal to tensor batch dimensions (=%s)",
+                          fn, cn, clt__shape_str(b1, sizeof b1, nb, ci->shape), pn,
+                          clt__shape_str(b2, sizeof b2, nb, pi->shape),
+                          clt__shape_str(b3, sizeof b3, nb, values->shape),
+                          clt__shape_str(b4, sizeof b4, nb, want));
     /* shape: in blocks until the end */
-    int64_t nnz = values->shape[0], shape[2], block[2] = {1, 1};
+    int64_t nnz = values->shape[nb], shape[CLT_MAX_DIMS], block[2] = {1, 1};
+    int64_t B = batch_count(nb, want);
+    memcpy(shape, want, (size_t)nb * sizeof *shape);
+    int64_t *sh = shape + nb;
     if (blk) {
-        block[0] = values->shape[1];
-        block[1] = values->shape[2];
+        block[0] = values->shape[nb + 1];
+        block[1] = values->shape[nb + 2];
         if (block[0] < 1 || block[1] < 1)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                              "%s: blocksize (values.shape[1:] = [%lld, %lld]) must be positive",
+                              "%s: blocksize (values.shape[-2:] = [%lld, %lld]) must be positive",
                               fn, (long long)block[0], (long long)block[1]);
     }
-    if (pi->shape[0] != nnz)
+    if (pi->shape[nb] != nnz)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: %s.shape[-1] must be equal to nnz (=%lld) as defined by "
-                          "values.shape[0], but got %lld",
-                          fn, pn, (long long)nnz, (long long)pi->shape[0]);
+                          "values.shape[%d], but got %lld",
+                          fn, pn, (long long)nnz, nb, (long long)pi->shape[nb]);
     if (size != NULL) {
-        if ((st = clt__check_shape(2, size, fn)) != CLT_OK)
+        if ((st = clt__check_shape(ndim, size, fn)) != CLT_OK)
             return st;
         for (int k = 0; k < 2; k++)
-            if (size[k] % block[k] != 0)
+            if (size[nb + k] % block[k] != 0)
                 return clt__error(CLT_ERR_SHAPE_MISMATCH,
                                   "%s: tensor shape[%d] (=%lld) must be divisible with "
                                   "blocksize[%d] (=%lld) as defined by values shape",
-                                  fn, k, (long long)size[k], k, (long long)block[k]);
-        shape[0] = size[0] / block[0];
-        shape[1] = size[1] / block[1];
+                                  fn, nb + k, (long long)size[nb + k], k, (long long)block[k]);
+        sh[0] = size[nb] / block[0];
+        sh[1] = size[nb + 1] / block[1];
     } else {
-        shape[major] = ci->shape[0] > 0 ? ci->shape[0] - 1 : 0;
-        shape[minor] = 0;
+        sh[major] = ci->shape[nb] > 0 ? ci->shape[nb] - 1 : 0;
+        sh[minor] = 0;
     }
-    if (ci->shape[0] - 1 != shape[major]) /* not shape + 1: a size of INT64_MAX */
+    if (ci->shape[nb] - 1 != sh[major]) /* not shape + 1: a size of INT64_MAX */
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: %s.shape[-1] must be equal to the number of %s + 1 (=%llu), but got "
                           "%lld",
-                          fn, cn, csc ? "columns" : "rows", (unsigned long long)shape[major] + 1,
-                          (long long)ci->shape[0]);
+                          fn, cn, csc ? "columns" : "rows", (unsigned long long)sh[major] + 1,
+                          (long long)ci->shape[nb]);
 
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
-    clt_tensor *cmp = (clt_tensor *)ci, *plain = (clt_tensor *)pi, *maj, *idx;
-    int64_t *host = NULL, n = shape[major];
+    clt_tensor *cmp = (clt_tensor *)ci, *plain = (clt_tensor *)pi;
+    int64_t *host = NULL, n = sh[major];
     if (ci->dtype != CLT_INT64) {
         CLT__TRY(clt_to_dtype(ci, CLT_INT64, &cmp));
         CLT__TRY(clt_to_dtype(pi, CLT_INT64, &plain));
     }
     if (check_invariants || size == NULL) {
-        size_t count = (size_t)(n + 1) + (size_t)nnz;
-        host = clt__malloc(count * sizeof *host);
+        size_t nc = (size_t)B * (size_t)(n + 1), count = nc + (size_t)B * (size_t)nnz;
+        host = clt__malloc(count ? count * sizeof *host : 1);
         if (host == NULL) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory for the indices",
                             fn);
             goto done;
         }
-        CLT__TRY(clt_tensor_read(cmp, host, (size_t)(n + 1) * sizeof *host));
-        if (nnz > 0)
-            CLT__TRY(clt_tensor_read(plain, host + n + 1, (size_t)nnz * sizeof *host));
+        CLT__TRY(clt_tensor_read(cmp, host, nc * sizeof *host));
+        if (count > nc)
+            CLT__TRY(clt_tensor_read(plain, host + nc, (count - nc) * sizeof *host));
         if (size == NULL)
-            for (int64_t i = 0; i < nnz; i++)
-                if (host[n + 1 + i] + 1 > shape[minor])
-                    shape[minor] = host[n + 1 + i] + 1;
-        CLT__TRY(check_compressed(fn, csc, host, n, host + n + 1, nnz, shape[minor]));
+            for (size_t i = nc; i < count; i++)
+                if (host[i] + 1 > sh[minor])
+                    sh[minor] = host[i] + 1;
+        for (int64_t b = 0; b < B; b++)
+            CLT__TRY(check_compressed(fn, csc, host + (size_t)b * (size_t)(n + 1), n,
+                                      host + nc + (size_t)b * (size_t)nnz, nnz, sh[minor]));
     }
     if (blk) {
-        if ((double)shape[0] * (double)block[0] > (double)INT64_MAX ||
-            (double)shape[1] * (double)block[1] > (double)INT64_MAX) {
+        if ((double)sh[0] * (double)block[0] > (double)INT64_MAX ||
+            (double)sh[1] * (double)block[1] > (double)INT64_MAX) {
             st = clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: the size in elements passes int64", fn);
             goto done;
         }
-        shape[0] *= block[0];
-        shape[1] *= block[1];
+        sh[0] *= block[0];
+        sh[1] *= block[1];
     }
-    CLT__TRY(check_linear_range(2, shape, fn));
-    CLT__TRY(expand_compressed(fn, cmp, nnz, &maj));
-    const clt_tensor *rows[2] = {csc ? plain : maj, csc ? maj : plain};
-    CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &idx));
-    if (blk)
-        CLT__TRY(make_blocked(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
-    else
-        CLT__TRY(make_compressed(fn, layout, cmp, idx, (clt_tensor *)values, shape, &made));
+    CLT__TRY(check_linear_range(ndim, shape, fn));
+    CLT__TRY(assemble(fn, layout, cmp, plain, values, shape, ndim, &made));
 done:
     free(host);
     return finish(clt__error_as(st, fn), out, made);
@@ -1400,16 +1623,24 @@ static clt_status compressed_part(const char *fn, const clt_sparse *s, clt_layou
     if (st != CLT_OK)
         return st;
     /* BSR's indices are CSR's, BSC's CSC's */
-    clt_layout also = want == CLT_SPARSE_CSR ? CLT_SPARSE_BSR : CLT_SPARSE_BSC;
+    bool rowwise = want == CLT_SPARSE_CSR || want == CLT_SPARSE_BSR;
+    clt_layout also = rowwise ? CLT_SPARSE_BSR : CLT_SPARSE_BSC;
     if (s->layout != want && s->layout != also)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: \"%s\" expected sparse %s compressed tensor layout but got %s", fn,
-                          name, want == CLT_SPARSE_CSR ? "row" : "column", layout_name(s->layout));
+                          name, rowwise ? "row" : "column", layout_name(s->layout));
     if (compressed)
-        return clt__view_rec(fn, s->cmp, 1, s->cmp->shape, out);
+        return clt__view_rec(fn, s->cmp, s->cmp->ndim, s->cmp->shape, out);
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
-    st = index_row(fn, blocked(s) ? s->bidx : s->idx, want == CLT_SPARSE_CSR ? 1 : 0, out);
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, s->shape, (size_t)s->nbatch * sizeof *shape);
+    shape[s->nbatch] = s->nnz;
+    clt_tensor *r;
+    CLT__TRY(index_row(fn, blocked(s) ? s->bidx : s->idx,
+                       s->nbatch + (rowwise ? 1 : 0), &r));
+    CLT__TRY(clt__reshape_rec(fn, r, s->nbatch + 1, shape, out));
+done:
     return clt__scope_finish(st, out);
 }
 
@@ -1433,16 +1664,20 @@ clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out)
     return compressed_part("clt_sparse_row_indices", s, CLT_SPARSE_CSC, "row_indices", false, out);
 }
 
-/* The dense matrix that the conversions to the compressed and blocked
- * layouts take: 2-D. */
-static clt_status need_matrix(const clt_tensor *t, const char *fn)
+/* The dense tensor that the conversions to the compressed and blocked
+ * layouts take: a matrix or a batch of them, the batch not empty (torch's
+ * rule). */
+static clt_status need_matrix(const clt_tensor *t, const char *what, const char *fn)
 {
-    if (t->ndim == 2)
-        return CLT_OK;
-    return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                      "%s: expected a 2-D tensor (batch and dense dimensions are not "
-                      "supported), but got %d dimensions",
-                      fn, t->ndim);
+    if (t->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected a tensor of at least 2 dimensions (batch dimensions "
+                          "first; dense dimensions are not supported), but got %d dimensions",
+                          fn, t->ndim);
+    if (batch_count(t->ndim - 2, t->shape) == 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s: Expected product of batch dimensions to be non-zero.", fn, what);
+    return CLT_OK;
 }
 
 static clt_status tensor_to_compressed(const char *fn, const clt_tensor *t, clt_layout layout,
@@ -1451,11 +1686,12 @@ static clt_status tensor_to_compressed(const char *fn, const clt_tensor *t, clt_
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
-    clt_status st = need_matrix(t, fn);
+    clt_status st = need_matrix(t, layout == CLT_SPARSE_CSR ? "to_sparse_csr" : "to_sparse_csc",
+                                fn);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *coo = NULL, *made = NULL;
-    CLT__TRY(clt_tensor_to_sparse(t, 2, &coo));
+    CLT__TRY(clt_tensor_to_sparse(t, t->ndim, &coo));
     CLT__TRY(to_compressed_in(fn, coo, layout, &made));
 done:
     clt_sparse_free(coo);
@@ -1472,9 +1708,9 @@ clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **out)
     return tensor_to_compressed("clt_tensor_to_sparse_csc", t, CLT_SPARSE_CSC, out);
 }
 
-/* t.to_sparse_bsr(blocksize) / to_sparse_bsc(blocksize) of a dense 2-D t:
- * the blocks holding a nonzero, in row-major (BSR) or column-major (BSC)
- * block order. */
+/* t.to_sparse_bsr(blocksize) / to_sparse_bsc(blocksize) of a dense t
+ * [*batch, H, W]: the blocks holding a nonzero, in row-major (BSR) or
+ * column-major (BSC) block order, batch by batch, as many in each. */
 static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const int64_t *blocksize,
                                     clt_layout layout, clt_sparse **out)
 {
@@ -1482,43 +1718,61 @@ static clt_status tensor_to_blocked(const char *fn, const clt_tensor *t, const i
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(blocksize, fn);
-    clt_status st = need_matrix(t, fn);
+    bool csc = layout == CLT_SPARSE_BSC;
+    clt_status st = need_matrix(t, csc ? "to_sparse_bsc" : "to_sparse_bsr", fn);
     if (st != CLT_OK)
         return st;
-    int64_t R = blocksize[0], C = blocksize[1];
+    int nb = t->ndim - 2;
+    int64_t R = blocksize[0], C = blocksize[1], H = t->shape[nb], W = t->shape[nb + 1];
     if (R < 1 || C < 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: blocksize must be positive, but got [%lld, %lld]", fn, (long long)R,
                           (long long)C);
-    if (t->shape[0] % R != 0 || t->shape[1] % C != 0)
+    if (H % R != 0 || W % C != 0)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: tensor shape [%lld, %lld] must be divisible by blocksize [%lld, "
                           "%lld]",
-                          fn, (long long)t->shape[0], (long long)t->shape[1], (long long)R,
-                          (long long)C);
-    if ((st = check_linear_range(2, t->shape, fn)) != CLT_OK ||
+                          fn, (long long)H, (long long)W, (long long)R, (long long)C);
+    if ((st = check_linear_range(t->ndim, t->shape, fn)) != CLT_OK ||
         (st = clt_scope_begin()) != CLT_OK)
         return st;
-    bool csc = layout == CLT_SPARSE_BSC;
-    int64_t nbr = t->shape[0] / R, nbc = t->shape[1] / C;
-    int64_t nmaj = csc ? nbc : nbr, nmin = csc ? nbr : nbc, nb = nmaj * nmin;
+    int64_t B = batch_count(nb, t->shape), nbr = H / R, nbc = W / C;
+    int64_t nmaj = csc ? nbc : nbr, nmin = csc ? nbr : nbc, per = nmaj * nmin, nnzb;
     clt_sparse *made = NULL;
-    clt_tensor *t4, *pm, *flat, *f2, *mask, *any, *nz, *lin, *bval, *maj, *mnr, *cmp, *bidx;
-    CLT__TRY(clt__reshape_rec(fn, t, 4, (int64_t[]){nbr, R, nbc, C}, &t4));
-    CLT__TRY(clt__permute_rec(fn, t4, 4, csc ? (int[]){2, 0, 1, 3} : (int[]){0, 2, 1, 3}, &pm));
-    CLT__TRY(clt__reshape_rec(fn, pm, 3, (int64_t[]){nb, R, C}, &flat));
-    CLT__TRY(clt__reshape_rec(fn, flat, 2, (int64_t[]){nb, R * C}, &f2));
+    clt_tensor *t5, *pm, *flat, *f2, *mask, *any, *nz, *lin, *bval, *bat, *rest, *maj, *mnr, *cmp,
+        *bidx, *brows;
+    int64_t vshape[CLT_MAX_DIMS];
+    CLT__TRY(clt__reshape_rec(fn, t, 5, (int64_t[]){B, nbr, R, nbc, C}, &t5));
+    CLT__TRY(clt__permute_rec(fn, t5, 5, csc ? (int[]){0, 3, 1, 2, 4} : (int[]){0, 1, 3, 2, 4},
+                              &pm));
+    CLT__TRY(clt__reshape_rec(fn, pm, 3, (int64_t[]){B * per, R, C}, &flat));
+    CLT__TRY(clt__reshape_rec(fn, flat, 2, (int64_t[]){B * per, R * C}, &f2));
     CLT__TRY(clt_ne_scalar(f2, 0.0, &mask));
     CLT__TRY(clt_any_dim(mask, 1, 0, &any));
     CLT__TRY(clt_nonzero(any, &nz));
     CLT__TRY(clt__reshape_rec(fn, nz, 1, (int64_t[]){nz->shape[0]}, &lin));
+    CLT__TRY(clt_floor_divide_scalar(lin, (double)(per > 0 ? per : 1), &bat));
+    CLT__TRY(clt_remainder_scalar(lin, (double)(per > 0 ? per : 1), &rest));
+    CLT__TRY(equal_batches(fn, bat, B, &nnzb));
     CLT__TRY(clt__index_select_rec(fn, flat, 0, lin, &bval));
-    CLT__TRY(clt_floor_divide_scalar(lin, (double)(nmin > 0 ? nmin : 1), &maj));
-    CLT__TRY(clt_remainder_scalar(lin, (double)(nmin > 0 ? nmin : 1), &mnr));
-    CLT__TRY(compress(fn, maj, nmaj, &cmp));
+    memcpy(vshape, t->shape, (size_t)nb * sizeof *vshape);
+    vshape[nb] = nnzb;
+    vshape[nb + 1] = R;
+    vshape[nb + 2] = C;
+    CLT__TRY(clt__reshape_rec(fn, bval, nb + 3, vshape, &bval));
+    CLT__TRY(clt_floor_divide_scalar(rest, (double)(nmin > 0 ? nmin : 1), &maj));
+    CLT__TRY(clt_remainder_scalar(rest, (double)(nmin > 0 ? nmin : 1), &mnr));
+    CLT__TRY(compress(fn, maj, B, nmaj, &cmp));
+    vshape[nb] = nmaj + 1;
+    CLT__TRY(clt__reshape_rec(fn, cmp, nb + 1, vshape, &cmp));
     const clt_tensor *rows[2] = {csc ? mnr : maj, csc ? maj : mnr};
     CLT__TRY(clt__stack_rec(fn, rows, 2, 0, &bidx));
-    CLT__TRY(make_blocked(fn, layout, cmp, bidx, bval, t->shape, &made));
+    if (nb > 0) {
+        CLT__TRY(unravel(fn, bat, nb, t->shape, &brows));
+        const clt_tensor *both[2] = {brows, bidx};
+        CLT__TRY(clt__cat_rec(fn, both, 2, 0, &bidx));
+    }
+    CLT__TRY(make_blocked(fn, layout, cmp, bidx, bval, t->shape, t->ndim, &made));
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
@@ -1544,8 +1798,21 @@ static clt_status sparse_to_layout(const char *fn, const clt_sparse *s, clt_layo
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_sparse *made = NULL;
+    char b1[96];
     if (s->layout == layout)
         st = same_handle(fn, s, &made);
+    else if (s->layout == CLT_SPARSE_COO && s->ndim != 2)
+        st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                        "%s: Only 2D tensors can be converted to the %s layout but got shape: %s",
+                        fn, layout_name(layout), clt__shape_str(b1, sizeof b1, s->ndim, s->shape));
+    else if (layout == CLT_SPARSE_COO && s->nbatch > 0)
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: a batched %s tensor cannot be converted to the Sparse layout (torch "
+                        "1.13: \"%s is supposed to be a vector\")",
+                        fn, layout_name(s->layout),
+                        s->layout == CLT_SPARSE_CSR || s->layout == CLT_SPARSE_BSR
+                            ? "crow_indices"
+                            : "ccol_indices");
     else if (layout == CLT_SPARSE_COO) /* the compressed order: sorted for CSR only */
         st = make(fn, s->idx, s->val, 2, 2, s->shape, s->layout == CLT_SPARSE_CSR, &made);
     else
@@ -1614,6 +1881,8 @@ clt_status clt_sparse_sampled_addmm(const clt_sparse *input, const clt_tensor *m
                           "%s: sampled_addmm: Expected result to have sparse csr layout, but got "
                           "%s",
                           fn, layout_name(input->layout));
+    if ((st = refuse_batched(input, "self", fn)) != CLT_OK)
+        return st;
     const clt_tensor *m[2] = {mat1, mat2};
     for (int k = 0; k < 2; k++)
         if (m[k]->ndim != 2)
@@ -1735,6 +2004,8 @@ clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask, c
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: sparse_mask_sparse_csr expects mask to be sparse csr, not %s", fn,
                           layout_name(mask->layout));
+    if ((st = refuse_batched(mask, "self", fn)) != CLT_OK)
+        return st;
     if (mask->layout == CLT_SPARSE_COO && !mask->coalesced)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sparse_mask: mask is uncoalesced", fn);
     if ((st = clt_scope_begin()) != CLT_OK)
