@@ -137,13 +137,17 @@ CLT_API clt_status clt_sparse_to(const clt_sparse *s, clt_device *dev, clt_spars
  * [n, m] with two sparse dimensions, b dense [m, p] of a's dtype
  * (CLT_ERR_DTYPE_MISMATCH, "expected scalar type Float but found Double")
  * and device; the dense [n, p] product.  a's entries need not be
- * coalesced.  Gradients reach a's values and b.  New tensor: release with
- * clt_tensor_free. */
+ * coalesced.  A batched compressed a [*batch, n, m] takes b [*batch, m, p]
+ * of the same batch sizes (no broadcasting; CLT_ERR_SHAPE_MISMATCH, "expected
+ * 3-D dense", "expected the batch sizes of both operands to match") and
+ * gives [*batch, n, p], each batch's product (torch 1.13 on CUDA; its CPU
+ * build refuses, "mat1 must be a matrix, got 3-D tensor").  Gradients
+ * reach a's values and b.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_sparse_mm(const clt_sparse *a, const clt_tensor *b, clt_tensor **out);
 
 /* torch.sparse.addmm(input, a, b, beta, alpha): beta * input + alpha *
- * (a @ b), input dense and broadcastable to [n, p] (beta 0 ignores its
- * values, NaN included, as torch).  New tensor: release with
+ * (a @ b), input dense and broadcastable to [n, p] ([*batch, n, p] for a
+ * batched a; beta 0 ignores its values, NaN included, as torch).  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_sparse_addmm(const clt_tensor *input, const clt_sparse *a,
                                     const clt_tensor *b, double beta, double alpha,
@@ -178,13 +182,21 @@ CLT_API clt_status clt_sparse_add_dense(const clt_tensor *dense, const clt_spars
                                         clt_tensor **out);
 
 /* s * v: the values times v (dtype as clt_mul_scalar's), the indices and
- * coalescedness kept.  New handle: release with clt_sparse_free. */
+ * coalescedness kept.  A batched compressed s is refused as torch 1.13
+ * does (CLT_ERR_SHAPE_MISMATCH, "sparse_mask_sparse_csr expects self to be
+ * 2D").  New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_sparse **out);
 
 /* s.transpose(d0, d1) of two sparse dimensions (s.t() of a 2-D one): the
  * two rows of the indices swapped, the values shared; not coalesced (as
- * torch's).  Dense dimensions are refused (CLT_ERR_INVALID_ARGUMENT).  New
- * handle: release with clt_sparse_free. */
+ * torch's).  Dense dimensions are refused (CLT_ERR_INVALID_ARGUMENT).  Of
+ * a batched compressed s, the last two dims (as for a 2-D one: CSR to
+ * CSC, BSR to BSC) or two batch dims (the layout kept; the compressed
+ * indices, plain ones and values transposed and copied, recorded); a
+ * batch dim with another is refused as torch does
+ * (CLT_ERR_INVALID_ARGUMENT, "transpose(): can only transpose dimensions
+ * of the same type (Batch, Sparse, Dense), got 0(Batch) and 1(Sparse)").
+ * New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse **out);
 
 /* torch.sparse.softmax(s, dim) and torch.sparse.log_softmax: over the
@@ -208,9 +220,28 @@ CLT_API clt_status clt_sparse_log_softmax(const clt_sparse *s, int dim, clt_spar
  * col_indices [nnz] (sorted and distinct within a row) and values [nnz];
  * a CSC handle the same by columns: ccol_indices [ncols + 1], row_indices
  * [nnz], values [nnz].  Indices are int64 (int32 ones are copied to int64,
- * where torch keeps int32).  Unlike torch 1.13, batch dimensions and
- * hybrid (dense) dimensions are not supported: the indices are 1-D and the
- * values 1-D.
+ * where torch keeps int32).
+ *
+ * Batches.  As torch 1.13, a compressed handle (any of CSR, CSC, BSR, BSC)
+ * may have batch dimensions first: [*batch, nrows, ncols] held as
+ * crow_indices [*batch, nrows + 1], col_indices [*batch, nnz] and values
+ * [*batch, nnz] (BSR: [*batch, nnz, R, C]), every batch with the same nnz,
+ * each batch's indices relative to its own entries.  clt_sparse_nnz is
+ * the entries (blocks) of one batch, clt_sparse_sparse_dim 2 and
+ * clt_sparse_dense_dim 0, as torch.  Batched handles serve the
+ * constructors, the getters, clt_sparse_to_dense, clt_sparse_to,
+ * clt_sparse_sum, clt_sparse_add_dense, clt_sparse_add, clt_sparse_mm and
+ * clt_sparse_addmm (each batch's product), clt_sparse_transpose and the
+ * conversions between compressed layouts; these are refused for batches
+ * as torch 1.13 refuses them: clt_sparse_mul_scalar,
+ * clt_tensor_sparse_mask (as a mask) and clt_sparse_sampled_addmm
+ * ("sparse_mask_sparse_csr expects self to be 2D"), clt_sparse_mv ("mv:
+ * two tensor dim should be 2 and 1") and clt_sparse_to_sparse_coo
+ * ("crow_indices is supposed to be a vector"); a COO tensor of other than
+ * 2 dims converts to no compressed layout ("Only 2D tensors can be
+ * converted to the SparseCsr layout").  Unlike torch 1.13, hybrid (dense)
+ * dimensions are not supported: the values have no dimension past nnz
+ * (past the blocks).
  *
  * These ops take any layout: clt_sparse_values, clt_sparse_nnz and the
  * other properties, clt_sparse_to_dense, clt_sparse_to, clt_sparse_mm,
@@ -254,22 +285,28 @@ typedef enum clt_layout {
 CLT_API clt_layout clt_sparse_layout(const clt_sparse *s);
 
 /* torch.sparse_csr_tensor(crow_indices, col_indices, values, size):
- * crow_indices [nrows + 1] and col_indices [nnz] of one integer dtype,
+ * crow_indices [*batch, nrows + 1] and col_indices [*batch, nnz] of one
+ * integer dtype,
  * int64 or int32 (CLT_ERR_DTYPE_MISMATCH: "crow_indices and col_indices
  * must have the same dtype, but got int64 and int32, respectively",
  * "crow_indices and col_indices dtype must be Int or Long, but got
- * float32"), values [nnz] of any dtype, the three on one device.  size
- * holds {nrows, ncols}; NULL infers nrows from crow_indices and ncols as
- * the largest column index plus one (0 without entries), as torch.
+ * float32"), values [*batch, nnz] of any dtype, the three on one device.
+ * size holds crow_indices' ndim + 1 sizes, {*batch, nrows, ncols}; NULL
+ * infers the batch sizes and nrows from crow_indices and ncols as the
+ * largest column index plus one (0 without entries), as torch.
  * Errors (CLT_ERR_SHAPE_MISMATCH): index tensors of different ndims
  * ("crow_indices and col_indices dimensionalities must be equal but got 2
- * and 1, respectively") or not 1-D (batches: not supported), values not
- * 1-D (hybrid: not supported), "col_indices.shape[-1] must be equal to nnz
- * (=3) as defined by values.shape[0], but got 2", "crow_indices.shape[-1]
- * must be equal to the number of rows + 1 (=4), but got 3".
+ * and 1, respectively") or 0-D, other batch sizes ("all batch dimensions
+ * of crow_indices (=[2]), col_indices (=[1]), and values (=[2]) must be
+ * equal to tensor batch dimensions (=[2])"), values of fewer dimensions
+ * ("values must have dimensionality > sum of batch and block
+ * dimensionalities (=1 + 0) but got 1") or more (hybrid: not supported),
+ * "col_indices.shape[-1] must be equal to nnz (=3) as defined by
+ * values.shape[0], but got 2", "crow_indices.shape[-1] must be equal to
+ * the number of rows + 1 (=4), but got 3".
  * check_invariants nonzero (or size NULL) reads the indices back (it
  * synchronises) and checks torch's invariants in torch's order, with its
- * messages (CLT_ERR_INVALID_ARGUMENT): "`crow_indices[..., 0] == 0` is not
+ * messages, in every batch (CLT_ERR_INVALID_ARGUMENT): "`crow_indices[..., 0] == 0` is not
  * satisfied.", "`crow_indices[..., -1] == nnz` is not satisfied.", "`0 <=
  * crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not
  * satisfied.", "`0 <= col_indices < ncols` is not satisfied." (this one
@@ -295,8 +332,9 @@ CLT_API clt_status clt_sparse_csc_tensor(const clt_tensor *ccol_indices,
                                          clt_sparse **out);
 
 /* s.crow_indices(), s.col_indices() of a CSR handle; s.ccol_indices(),
- * s.row_indices() of a CSC one: int64 tensors, a new handle each on the
- * handle's own (do not write into them).  Another layout is
+ * s.row_indices() of a CSC one: int64 tensors ([*batch, n + 1] and
+ * [*batch, nnz]), a new handle each on the handle's own (do not write
+ * into them).  Another layout is
  * CLT_ERR_INVALID_ARGUMENT ("\"ccol_indices\" expected sparse column
  * compressed tensor layout but got SparseCsr").  New tensor: release with
  * clt_tensor_free. */
@@ -305,17 +343,23 @@ CLT_API clt_status clt_sparse_col_indices(const clt_sparse *s, clt_tensor **out)
 CLT_API clt_status clt_sparse_ccol_indices(const clt_sparse *s, clt_tensor **out);
 CLT_API clt_status clt_sparse_row_indices(const clt_sparse *s, clt_tensor **out);
 
-/* t.to_sparse_csr(), t.to_sparse_csc() of a dense 2-D t (other ndims:
- * CLT_ERR_SHAPE_MISMATCH; torch makes 3-D ones batched): its nonzero
- * entries in row-major (CSR) or column-major (CSC) order; the values are
- * recorded (gradients reach t).  Synchronises.  New handle: release with
- * clt_sparse_free. */
+/* t.to_sparse_csr(), t.to_sparse_csc() of a dense t [*batch, n, m] (at
+ * least 2-D, else CLT_ERR_SHAPE_MISMATCH): its nonzero entries in
+ * row-major (CSR) or column-major (CSC) order, batch by batch; as torch,
+ * every batch must hold as many (CLT_ERR_INVALID_ARGUMENT, "Expect the
+ * same number of specified elements per batch.") and the batch must not
+ * be empty (CLT_ERR_SHAPE_MISMATCH, "to_sparse_csr: Expected product of
+ * batch dimensions to be non-zero.").  The values are recorded (gradients
+ * reach t).  Synchronises.  New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_tensor_to_sparse_csr(const clt_tensor *t, clt_sparse **out);
 CLT_API clt_status clt_tensor_to_sparse_csc(const clt_tensor *t, clt_sparse **out);
 
 /* s.to_sparse_csr(), s.to_sparse_csc(), s.to_sparse() (COO) of a handle of
  * any layout.  A COO s must be 2-D with 2 sparse dimensions
- * (CLT_ERR_SHAPE_MISMATCH); its duplicates are summed (recorded).  The
+ * (CLT_ERR_SHAPE_MISMATCH); its duplicates are summed (recorded).  A
+ * batched s converts between compressed layouts batch by batch (torch's
+ * rule of equal nnz per batch holds: the entries of BSR blocks that hold
+ * zeros count), and not to COO (CLT_ERR_INVALID_ARGUMENT, as torch 1.13).  The
  * same layout gives a new handle on s's tensors.  CSR and CSC to COO give
  * the entries in the compressed order (column-major for CSC, as torch's),
  * marked coalesced for CSR only (torch marks the CSC one coalesced too,
@@ -340,8 +384,8 @@ CLT_API clt_status clt_sparse_to_sparse_coo(const clt_sparse *s, clt_sparse **ou
  * values must be 3-D with positive blocksize; size (whose sizes must be
  * multiples of the blocksize: CLT_ERR_SHAPE_MISMATCH, "tensor shape[0]
  * (=3) must be divisible with blocksize[0] (=2) as defined by values
- * shape") NULL infers it from the indices, as torch.  Batch and dense
- * dimensions are not supported.
+ * shape") NULL infers it from the indices, as torch.  Batches as for CSR
+ * (values [*batch, nnz, R, C]); dense dimensions are not supported.
  *
  * Ops: clt_sparse_values ([nnz, R, C]: a new handle on the values given),
  * clt_sparse_nnz (blocks), clt_sparse_crow_indices / col_indices (BSR),
@@ -369,8 +413,10 @@ CLT_API clt_status clt_sparse_bsc_tensor(const clt_tensor *ccol_indices,
                                          const int64_t *size, int check_invariants,
                                          clt_sparse **out);
 
-/* t.to_sparse_bsr(blocksize), t.to_sparse_bsc(blocksize) of a dense 2-D t
- * (other ndims: CLT_ERR_SHAPE_MISMATCH) whose sizes are multiples of
+/* t.to_sparse_bsr(blocksize), t.to_sparse_bsc(blocksize) of a dense t
+ * [*batch, n, m] (at least 2-D, else CLT_ERR_SHAPE_MISMATCH; batches with
+ * torch's rules, as clt_tensor_to_sparse_csr: as many blocks in each)
+ * whose last two sizes are multiples of
  * blocksize {R, C} (CLT_ERR_SHAPE_MISMATCH otherwise; a blocksize below 1
  * is CLT_ERR_INVALID_ARGUMENT): the R x C blocks that hold a nonzero, in
  * row-major (BSR) or column-major (BSC) block order; the values are
@@ -382,7 +428,7 @@ CLT_API clt_status clt_tensor_to_sparse_bsc(const clt_tensor *t, const int64_t *
                                             clt_sparse **out);
 
 /* torch.mv(s, v): s a 2-D sparse matrix [n, m] of any layout with 2
- * sparse dimensions, v dense [m] of s's dtype and device; the dense [n]
+ * sparse dimensions (batched ones refused, as torch), v dense [m] of s's dtype and device; the dense [n]
  * product.  Errors: v not 1-D (CLT_ERR_SHAPE_MISMATCH, "mv: two tensor dim
  * should be 2 and 1"), "mv: expected self.size(-1) == vec.size(-1)"
  * (CLT_ERR_SHAPE_MISMATCH), another dtype (CLT_ERR_DTYPE_MISMATCH).
@@ -394,7 +440,9 @@ CLT_API clt_status clt_sparse_mv(const clt_sparse *s, const clt_tensor *v, clt_t
 /* torch.sparse.sampled_addmm(input, mat1, mat2, beta, alpha): a CSR handle
  * with input's pattern (and index tensors) whose values are beta *
  * input's values + alpha * (mat1 @ mat2) at those places; mat1 [n, k] and
- * mat2 [k, m] dense, input [n, m] CSR (another layout:
+ * mat2 [k, m] dense, input [n, m] CSR (batched: refused as torch 1.13,
+ * CLT_ERR_SHAPE_MISMATCH, "sparse_mask_sparse_csr expects self to be 2D";
+ * another layout:
  * CLT_ERR_INVALID_ARGUMENT, "sampled_addmm: Expected result to have sparse
  * csr layout, but got SparseCsc"), all three float32 or float64
  * (CLT_ERR_DTYPE_UNSUPPORTED) of one dtype (CLT_ERR_DTYPE_MISMATCH,
@@ -434,7 +482,8 @@ CLT_API clt_status clt_sparse_hspmm(const clt_sparse *a, const clt_tensor *b, cl
  * mask must be coalesced (CLT_ERR_INVALID_ARGUMENT, "sparse_mask: mask is
  * uncoalesced", as torch: clt_sparse_coalesce first); a CSC mask is
  * refused as torch 1.13 does (CLT_ERR_INVALID_ARGUMENT, "sparse_mask_sparse_csr
- * expects mask to be sparse csr").  Enqueues only.  New
+ * expects mask to be sparse csr"), and so is a batched one
+ * (CLT_ERR_SHAPE_MISMATCH, "... expects self to be 2D").  Enqueues only.  New
  * handle: release with clt_sparse_free. */
 CLT_API clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask,
                                           clt_sparse **out);
