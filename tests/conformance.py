@@ -13623,6 +13623,185 @@ def _bsr_t(then):
     return f
 
 
+def _batched_rand(shape, dt, k=None):
+    """A dense [*batch, n, m] with k nonzeros (default 40%) in every batch,
+    at random places (torch's compressed batches hold as many entries)."""
+    *batch, n, m = shape
+    nb = 1
+    for b in batch:
+        nb *= b
+    k = max(1, (n * m * 2) // 5) if k is None else k
+    flat = torch.zeros((nb, n * m), dtype=dt)
+    for b in range(nb):
+        at = torch.randperm(n * m, generator=G)[:k]
+        v = data((k,), dt)
+        flat[b, at] = torch.where(v == 0, torch.ones((), dtype=dt), v)
+    return flat.reshape(shape)
+
+
+def _batched_t(then, d0, d1):
+    """then() of the handle's transpose(d0, d1)."""
+    def f(s, *rest):
+        t = P()
+        st = L.clt_sparse_transpose(s, d0, d1, C.byref(t))
+        if st:
+            rest[-1]._obj.value = None
+            return st
+        try:
+            return then(t, *rest)
+        finally:
+            L.clt_sparse_free(t)
+    return f
+
+
+def _nulled(cfn):
+    """cfn whose first step (making a handle) may fail before the out
+    pointer is touched: on failure the out is NULL, as nothing wrote it."""
+    def f(*a):
+        st = cfn(*a)
+        if st:
+            a[-1]._obj.value = None
+        return st
+    return f
+
+
+def sparse_batched():
+    """Batched CSR, CSC, BSR and BSC tensors ([*batch, n, m]) against torch
+    1.13: construction (sizes given and inferred), to_dense, dense
+    to_sparse_csr/_csc/_bsr/_bsc and their parts, conversions between CSR
+    and CSC, sum, transposes (last two dims; two batch dims) and torch's
+    refusals (uneven batches, an empty batch, a batch dim with a sparse
+    one, mul, to COO).  torch's CPU build refuses batched products ("mat1
+    must be a matrix, got 3-D tensor"): mm and addmm compare with torch's
+    batched dense product of to_dense()."""
+    _csr_protos()
+    for n in ("bsr", "bsc"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+        proto("clt_tensor_to_sparse_%s" % n, [P, I64P, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    mk = {0: torch.sparse_csr_tensor, 1: torch.sparse_csc_tensor}
+    for dt in FLOATS:
+        for shape in [(2, 3, 4), (1, 2, 3, 5), (3, 1, 1), (2, 4, 2)]:
+            x = _batched_rand(shape, dt)
+            nd = len(shape)
+            for csc in (0, 1):
+                lay = "csc" if csc else "csr"
+                sp = x.to_sparse_csc() if csc else x.to_sparse_csr()
+                args = _csr_args(sp)
+                tag = "%s %s %s nnz=%d" % (lay, dn(dt), list(shape), sp._nnz())
+                ts = lambda c, p, v, csc=csc, shape=shape: mk[csc](c, p, v, shape)
+                check("sparse_batched to_dense " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).to_dense(),
+                      _csr_then(csc, shape, L.clt_sparse_to_dense), args, tol="exact")
+                check("sparse_batched inferred size " + tag,
+                      lambda c, p, v, csc=csc: mk[csc](c, p, v).to_dense(),
+                      _csr_then(csc, None, L.clt_sparse_to_dense), args, tol="exact")
+                for part in range(3):
+                    check("sparse_batched of dense part %d %s" % (part, tag),
+                          lambda t, part=part, csc=csc: _tpart(t.to_sparse_csc() if csc
+                                                             else t.to_sparse_csr(), part),
+                          _csr_dense_part(csc, part), [x], tol="exact")
+                    check("sparse_batched to other layout part %d %s" % (part, tag),
+                          lambda c, p, v, ts=ts, part=part, csc=csc:
+                              _tpart(ts(c, p, v).to_sparse_csr() if csc
+                                     else ts(c, p, v).to_sparse_csc(), part),
+                          _csr_then(csc, shape, _csr_part(
+                              L.clt_sparse_to_sparse_csr if csc else L.clt_sparse_to_sparse_csc,
+                              part)), args, tol="exact")
+                check("sparse_batched sum " + tag, lambda c, p, v, ts=ts: ts(c, p, v).sum(),
+                      _csr_then(csc, shape, L.clt_sparse_sum), args, tol="red")
+                check("sparse_batched transpose(-1, -2) " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).transpose(-1, -2).to_dense(),
+                      _csr_then(csc, shape, _batched_t(L.clt_sparse_to_dense, -1, -2)), args,
+                      tol="exact")
+                check("sparse_batched transpose(0, 1) " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).transpose(0, 1).to_dense(),
+                      _csr_then(csc, shape, _batched_t(L.clt_sparse_to_dense, 0, 1)), args,
+                      tol="exact")
+                check("sparse_batched to coo refused " + tag,
+                      lambda c, p, v, ts=ts: ts(c, p, v).to_sparse().indices(),
+                      _csr_then(csc, shape, _nulled(_sp_chain_idx)), args)
+                check("sparse_batched mul refused " + tag,
+                      lambda c, p, v, ts=ts: (ts(c, p, v) * 2.5).to_dense(),
+                      _csr_then(csc, shape, lambda s, o: _sp_chain(
+                          L.clt_sparse_mul_scalar(s, 2.5, C.byref(_SPT)), o)), args)
+                b = data(shape[:-2] + (shape[-1], 3), dt)
+                check("sparse_batched mm " + tag,
+                      lambda c, p, v, b, ts=ts: torch.matmul(ts(c, p, v).to_dense(), b),
+                      _csr_then(csc, shape, L.clt_sparse_mm), args + [b], tol="mm")
+                inp = data((3,), dt)
+                check("sparse_batched addmm " + tag,
+                      lambda c, p, v, b, i, ts=ts: 0.5 * i - 2 * torch.matmul(ts(c, p, v).to_dense(), b),
+                      _csr_then(csc, shape, lambda s, b, i, o: L.clt_sparse_addmm(i, s, b, 0.5, -2, o)),
+                      args + [b, inp], tol="mm")
+            # blocks: each batch holding as many nonzero blocks
+            for R, Cb in [(1, 1), (shape[-2], 1)]:
+                *bt, n, m = shape
+                xb = _batched_rand(tuple(bt) + (n // R, m // Cb), dt)
+                xb = xb.repeat_interleave(R, -2).repeat_interleave(Cb, -1) * data(shape, dt)
+                for bsc in (0, 1):
+                    lay = "bsc" if bsc else "bsr"
+                    conv = L.clt_tensor_to_sparse_bsc if bsc else L.clt_tensor_to_sparse_bsr
+                    tag = "%s %s %s blocks %dx%d" % (lay, dn(dt), list(shape), R, Cb)
+                    for part in range(3):
+                        def cfn(t, o, conv=conv, part=part, R=R, Cb=Cb):
+                            s = P()
+                            st = conv(t, shape_arr((R, Cb)), C.byref(s))
+                            if st:
+                                return st
+                            try:
+                                return _bsr_part(part)(s, o)
+                            finally:
+                                L.clt_sparse_free(s)
+                        check("sparse_batched of dense part %d %s" % (part, tag),
+                              lambda t, part=part, bsc=bsc, R=R, Cb=Cb: _bsr_tpart(
+                                  t.to_sparse_bsc((R, Cb)) if bsc else t.to_sparse_bsr((R, Cb)), part),
+                              cfn, [xb], tol="exact")
+                    sp = xb.to_sparse_bsc((R, Cb)) if bsc else xb.to_sparse_bsr((R, Cb))
+                    bmk = torch.sparse_bsc_tensor if bsc else torch.sparse_bsr_tensor
+                    check("sparse_batched to_dense " + tag,
+                          lambda c, p, v, bmk=bmk, shape=shape: bmk(c, p, v, shape).to_dense(),
+                          _bsr_then(bsc, shape, L.clt_sparse_to_dense), _bsr_args(sp), tol="exact")
+                    check("sparse_batched transpose(-2, -1) " + tag,
+                          lambda c, p, v, bmk=bmk, shape=shape:
+                              bmk(c, p, v, shape).transpose(-2, -1).to_dense(),
+                          _bsr_then(bsc, shape, _batched_t(L.clt_sparse_to_dense, -2, -1)),
+                          _bsr_args(sp), tol="exact")
+                    b = data(shape[:-2] + (shape[-1], 2), dt)
+                    check("sparse_batched mm " + tag,
+                          lambda c, p, v, b, bmk=bmk, shape=shape:
+                              torch.matmul(bmk(c, p, v, shape).to_dense(), b),
+                          _bsr_then(bsc, shape, L.clt_sparse_mm), _bsr_args(sp) + [b], tol="mm")
+    # torch's refusals of batches
+    x = _batched_rand((2, 3, 4), torch.float32)
+    x[0, 0, 0] = 0
+    x[0, 1, 1] = 0
+    x[0, 2, 2] = 0
+    x[1, 0, 0] = 1
+    x[1, 1, 1] = 1
+    x[1, 2, 2] = 1
+    for csc in (0, 1):
+        for what, t in [("uneven batches", x), ("an empty batch", torch.zeros(0, 3, 4))]:
+            check("sparse_batched %s refused %s" % (what, "csc" if csc else "csr"),
+                  lambda t, csc=csc: _tpart(t.to_sparse_csc() if csc else t.to_sparse_csr(), 2),
+                  _nulled(_csr_dense_part(csc, 2)), [t], tol="exact")
+    sp = _batched_rand((2, 3, 4), torch.float32).to_sparse_csr()
+    check("sparse_batched transpose batch with sparse refused",
+          lambda c, p, v: torch.sparse_csr_tensor(c, p, v, (2, 3, 4)).transpose(0, 1).to_dense(),
+          _csr_then(0, (2, 3, 4), _batched_t(L.clt_sparse_to_dense, 0, 1)), _csr_args(sp))
+    L64 = lambda v: torch.tensor(v, dtype=torch.int64)
+    for name, c, p, v in [
+            ("crow[1][0] != 0", L64([[0, 1, 2], [1, 1, 2]]), L64([[0, 1], [0, 1]]), torch.ones(2, 2)),
+            ("crow[1][-1] != nnz", L64([[0, 1, 2], [0, 1, 1]]), L64([[0, 1], [0, 1]]), torch.ones(2, 2)),
+            ("col[1] out of range", L64([[0, 1, 2], [0, 1, 2]]), L64([[0, 1], [0, 3]]), torch.ones(2, 2)),
+            ("col[1] unsorted", L64([[0, 1, 2], [0, 2, 2]]), L64([[0, 1], [2, 0]]), torch.ones(2, 2)),
+            ("batch sizes", L64([[0, 1, 2], [0, 1, 2]]), L64([[0, 1]]), torch.ones(2, 2)),
+            ("values 1-D", L64([[0, 1, 2], [0, 1, 2]]), L64([[0, 1], [0, 1]]), torch.ones(2))]:
+        check("sparse_batched constructor refuses: " + name,
+              lambda c, p, v: torch.sparse_csr_tensor(c, p, v, (2, 2, 3)).to_dense(),
+              _csr_then(0, (2, 2, 3), L.clt_sparse_to_dense), [c, p, v])
+
+
 def sparse_bsr():
     """BSR and BSC block matrices against torch 1.13: construction (sizes
     given and inferred), the parts, to_dense, dense to_sparse_bsr/_bsc, the
@@ -15731,7 +15910,7 @@ def main():
                 nn_prune,
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
-                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
+                dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
