@@ -1771,6 +1771,92 @@ def sparsecsrgrad():
              lambda t, csc=csc: _to_compressed_values(t, csc), [x], wrt=[0])
 
 
+# ---- batched CSR, CSC and BSR tensors (sparsebatchedgrad) ----------------------------
+# Gradients of batched products reaching the values [*batch, nnz] given to
+# the constructors and the dense operands [*batch, m, p].  torch 1.13's CPU
+# build refuses batched sparse products, so the reference scatters the
+# values into a dense batch (index_put, recorded) and multiplies that.
+def sparsebatchedgrad():
+    for n in ("csr", "csc", "bsr"):
+        proto("clt_sparse_%s_tensor" % n, [P, P, P, I64P, C.c_int, PP])
+    proto("clt_sparse_free", [P], None)
+    proto("clt_sparse_mm", [P, P, PP])
+    proto("clt_sparse_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_sparse_to_dense", [P, PP])
+    proto("clt_sparse_transpose", [P, C.c_int, C.c_int, PP])
+    mkf = {"csr": "clt_sparse_csr_tensor", "csc": "clt_sparse_csc_tensor",
+           "bsr": "clt_sparse_bsr_tensor"}
+
+    def then(lay, size, f):
+        def cfn(c, p_, v, *rest):
+            s = P()
+            if getattr(L, mkf[lay])(c, p_, v, (C.c_int64 * len(size))(*size), 1, C.byref(s)):
+                raise RuntimeError(L.clt_last_error().decode())
+            try:
+                return f(s, *rest)
+            finally:
+                L.clt_sparse_free(s)
+        return cfn
+
+    def transposed(f):
+        """f of the handle's transpose(-2, -1) (CSR to CSC: the sorting path)."""
+        def g(s, *rest):
+            t = P()
+            if L.clt_sparse_transpose(s, -2, -1, C.byref(t)):
+                raise RuntimeError(L.clt_last_error().decode())
+            try:
+                return f(t, *rest)
+            finally:
+                L.clt_sparse_free(t)
+        return g
+
+    rng = np.random.default_rng(23)
+    for shape, lay, blk in [((2, 3, 4), "csr", None), ((2, 3, 4), "csc", None),
+                            ((1, 2, 3, 5), "csr", None), ((2, 4, 6), "bsr", (2, 3))]:
+        nb = int(np.prod(shape[:-2]))
+        R, Cb = blk if blk else (1, 1)
+        n, m = shape[-2] // R, shape[-1] // Cb
+        k = max(1, (n * m) // 2)
+        pat = np.zeros((nb, n, m))
+        for q in range(nb):
+            pat[q].flat[rng.permutation(n * m)[:k]] = 1
+        pat = pat.reshape(shape[:-2] + (n, m))
+        tp = torch.tensor(pat)
+        sp = (tp.transpose(-2, -1).contiguous().to_sparse_csr() if lay == "csc"
+              else tp.to_sparse_csr())
+        c, p_ = sp.crow_indices().numpy(), sp.col_indices().numpy()
+        # each stored entry's (batch, row, col) in the stored order, for the reference
+        ent = np.argwhere(pat.reshape((nb,) + pat.shape[-2:]) != 0)
+        if lay == "csc":
+            ent = ent[np.lexsort((ent[:, 1], ent[:, 2], ent[:, 0]))]
+        bi, ri, ci = (torch.tensor(ent[:, j]) for j in range(3))
+        vshape = shape[:-2] + (k,) + ((R, Cb) if blk else ())
+        v = rng.uniform(-1, 1, vshape)
+
+        def dense(v, bi=bi, ri=ri, ci=ci, shape=shape, nb=nb, R=R, Cb=Cb, n=n, m=m):
+            z = torch.zeros((nb, n, m, R, Cb), dtype=torch.float64)
+            z = z.index_put((bi, ri, ci), v.reshape(-1, R, Cb), accumulate=True)
+            return z.permute(0, 1, 3, 2, 4).reshape(shape)
+        b = rng.uniform(-1, 1, shape[:-2] + (shape[-1], 3))
+        size = shape
+        tag = "%s %s" % (lay, list(shape))
+        case("sparse batched %s mm" % tag,
+             lambda c, p_, v, b, dense=dense: torch.matmul(dense(v), b),
+             then(lay, size, lambda s, b: call("clt_sparse_mm", s, b)), [c, p_, v, b], wrt=[2, 3])
+        inp = rng.uniform(-1, 1, (shape[-2], 3))
+        case("sparse batched %s addmm" % tag,
+             lambda c, p_, v, b, x_, dense=dense: 0.5 * x_ + 2.0 * torch.matmul(dense(v), b),
+             then(lay, size, _addmm), [c, p_, v, b, inp], wrt=[2, 3, 4])
+        case("sparse batched %s to_dense" % tag, lambda c, p_, v, dense=dense: dense(v),
+             then(lay, size, lambda s: call("clt_sparse_to_dense", s)), [c, p_, v], wrt=[2])
+        if not blk:
+            bt = rng.uniform(-1, 1, shape[:-2] + (shape[-2], 2))
+            case("sparse batched %s transpose mm" % tag,
+                 lambda c, p_, v, b, dense=dense: torch.matmul(dense(v).transpose(-2, -1), b),
+                 then(lay, size, transposed(lambda s, b: call("clt_sparse_mm", s, b))),
+                 [c, p_, v, bt], wrt=[2, 3])
+
+
 def _hspmm_values(i, v, b):
     s, r = P(), P()
     if L.clt_sparse_coo_tensor(i, v, (C.c_int64 * 2)(4, 5), 2, 1, C.byref(s)) != 0:
@@ -6591,6 +6677,7 @@ shape2()
 # nowhere else
 sparsegrad()
 sparsecsrgrad()
+sparsebatchedgrad()
 sparsebsrgrad()
 transforms()
 inplace()
