@@ -11458,8 +11458,11 @@ static clt_sparse *sp_result(fz *f, clt_status st, clt_sparse **sp, clt_sparse *
     }
     if (!outcome(f, st, got))
         return NULL;
+    /* compressed layouts: batch dims first, 2 sparse ones, no dense ones */
     int nd = clt_sparse_ndim(got), sd = clt_sparse_sparse_dim(got);
-    if (nd < 1 || nd > CLT_MAX_DIMS || sd < 1 || sd > nd || clt_sparse_dense_dim(got) != nd - sd)
+    int batch = clt_sparse_layout(got) != CLT_SPARSE_COO ? nd - 2 : 0;
+    if (nd < 1 || nd > CLT_MAX_DIMS || sd < 1 || sd > nd || batch < 0 ||
+        clt_sparse_dense_dim(got) != nd - sd - batch)
         die(f, "a sparse tensor of %d dims, %d sparse", nd, sd);
     if (clt_sparse_nnz(got) < 0 || !clt_sparse_shape(got))
         die(f, "a sparse tensor with %lld entries", (long long)clt_sparse_nnz(got));
@@ -11715,17 +11718,32 @@ static void op_sparse(fz *f)
 
 /* ---- sparse: CSR and CSC matrices (cltensor/sparse.h) -------------------------- */
 
-/* A CSR or CSC matrix of random sizes and entries, built from compressed
- * arrays that are sometimes broken (*bad: 1 a plain index past the other
- * size, 2 a negative one, 4 the compressed indices' end), of random
- * dtypes and devices, or NULL where it is refused. */
+/* The batch of a compressed tensor: one batch dim of 0 to 3 (*nb 1) a
+ * quarter of the time, else none; the first batch's compressed arrays cmp
+ * [major + 1] and plain [nnz] repeated in every batch (as many entries:
+ * torch's rule). */
+static int64_t fz_batch(fz *f, int *nb, int64_t major, int64_t *cmp, int64_t nnz, int64_t *plain)
+{
+    *nb = chance(f, 25);
+    int64_t B = *nb ? (chance(f, 10) ? 0 : 1 + (int64_t)pick(f, 3)) : 1;
+    for (int64_t b = 1; b < B; b++) {
+        memcpy(cmp + b * (major + 1), cmp, (size_t)(major + 1) * sizeof *cmp);
+        memcpy(plain + b * nnz, plain, (size_t)nnz * sizeof *plain);
+    }
+    return B;
+}
+
+/* A CSR or CSC matrix (or a batch of them) of random sizes and entries,
+ * built from compressed arrays that are sometimes broken (*bad: 1 a plain
+ * index past the other size, 2 a negative one, 4 the compressed indices'
+ * end), of random dtypes and devices, or NULL where it is refused. */
 static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
 {
     int csc = chance(f, 50);
     int64_t n = chance(f, 6) ? 0 : 1 + (int64_t)pick(f, 4);
     int64_t m = chance(f, 6) ? 0 : 1 + (int64_t)pick(f, 4);
-    int64_t major = csc ? m : n, minor = csc ? n : m, cmp[8], plain[32], nnz = 0;
-    double val[32];
+    int64_t major = csc ? m : n, minor = csc ? n : m, cmp[24], plain[96], nnz = 0;
+    double val[96];
     cmp[0] = 0;
     for (int64_t i = 0; i < major; i++) {
         for (int64_t j = 0; j < minor; j++)
@@ -11745,6 +11763,12 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
         cmp[major] += 1 + (int64_t)pick(f, 2);
         *bad |= 4;
     }
+    int nb;
+    int64_t B = fz_batch(f, &nb, major, cmp, nnz, plain);
+    for (int64_t k = nnz; k < B * nnz; k++)
+        val[k] = (double)((int)pick(f, 7) - 3) * 0.5;
+    if (B == 0)
+        *bad = 0; /* no batch to hold the broken indices */
     clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
     clt_device *vdev = chance(f, 8) ? f->dev[pick(f, (uint32_t)f->ndev)] : dev;
     clt_tensor *ct = NULL, *pt = NULL, *v64 = NULL, *vt = NULL, *c2 = NULL, *p2 = NULL;
@@ -11754,16 +11778,19 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
                     : chance(f, 70) ? CLT_FLOAT64
                     : chance(f, 50) ? CLT_COMPLEX64
                                     : CLT_INT32;
+    int64_t cshape[2] = {B, major + 1}, pshape[2] = {B, nnz};
     CALL("clt_tensor_from_host",
-         clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){major + 1}, cmp, &ct));
+         clt_tensor_from_host(dev, CLT_INT64, nb + 1, cshape + !nb, cmp, &ct));
     if (!outcome(f, st, ct))
         return NULL;
-    CALL("clt_tensor_from_host", clt_tensor_from_host(dev, CLT_INT64, 1, &nnz, plain, &pt));
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(dev, CLT_INT64, nb + 1, pshape + !nb, plain, &pt));
     if (!outcome(f, st, pt)) {
         clt_tensor_free(ct);
         return NULL;
     }
-    CALL("clt_tensor_from_host", clt_tensor_from_host(vdev, CLT_FLOAT64, 1, &nnz, val, &v64));
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(vdev, CLT_FLOAT64, nb + 1, pshape + !nb, val, &v64));
     if (outcome(f, st, v64)) {
         CALL("clt_to_dtype", clt_to_dtype(v64, vdt, &vt));
         outcome(f, st, vt);
@@ -11788,9 +11815,9 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
         }
     }
     int check = (int)pick(f, 2), nosize = chance(f, 8);
-    int64_t size[2] = {n, m};
+    int64_t size3[3] = {B, n, m}, *size = size3 + !nb;
     if (chance(f, 10))
-        size[pick(f, 2)] += chance(f, 50) ? 1 : -1 - (int64_t)pick(f, 2);
+        size[nb + (int)pick(f, 2)] += chance(f, 50) ? 1 : -1 - (int64_t)pick(f, 2);
     clt_sparse *got = SENT, **sp = chance(f, 3) ? NULL : &got;
     if (csc)
         CALL("clt_sparse_csc_tensor",
@@ -11803,7 +11830,7 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
     clt_sparse *s = sp_result(f, st, sp, got);
     if (s && ((*bad && check && !nosize) || (*bad & 6 && nosize)))
         die(f, "broken compressed indices were accepted with their checks on");
-    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 ||
+    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 + nb ||
               clt_sparse_layout(s) != (csc ? CLT_SPARSE_CSC : CLT_SPARSE_CSR)))
         die(f, "a compressed tensor of %lld entries, %d dims, layout %d", (long long)clt_sparse_nnz(s),
             clt_sparse_ndim(s), (int)clt_sparse_layout(s));
@@ -11814,6 +11841,22 @@ static clt_sparse *fz_compressed(fz *f, int *bad, int grad)
     return s;
 }
 
+/* The shape of a dense right operand of s [*batch, n, m] with p columns:
+ * [*batch, m, p] (mat) or [m] (a vector); returns its ndim. */
+static int fz_operand_shape(const clt_sparse *s, int64_t p, int mat, int64_t *shape)
+{
+    int nd = clt_sparse_ndim(s);
+    const int64_t *sh = clt_sparse_shape(s);
+    if (!mat) {
+        shape[0] = sh[nd - 1];
+        return 1;
+    }
+    memcpy(shape, sh, (size_t)(nd - 2) * sizeof *shape);
+    shape[nd - 2] = sh[nd - 1];
+    shape[nd - 1] = p;
+    return nd;
+}
+
 /* A dense tensor of s's shape, dtype (mostly) and device (mostly), or a
  * slot's tensor; *made is the one to free. */
 static clt_tensor *dense_like(fz *f, const clt_sparse *s, int64_t cols, clt_tensor **made)
@@ -11821,8 +11864,11 @@ static clt_tensor *dense_like(fz *f, const clt_sparse *s, int64_t cols, clt_tens
     *made = NULL;
     if (!s || chance(f, 20))
         return rt(f);
-    const int64_t *sh = clt_sparse_shape(s);
-    int64_t shape[2] = {sh[0], cols >= 0 ? cols : sh[1]};
+    int nd = clt_sparse_ndim(s);
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, clt_sparse_shape(s), (size_t)nd * sizeof *shape);
+    if (cols >= 0)
+        shape[nd - 1] = cols;
     clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
     clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
     clt_status st;
@@ -11860,10 +11906,11 @@ static void op_sparse_csr(fz *f)
         int64_t p = chance(f, 25) ? 8 + (int64_t)pick(f, 10) : 1 + (int64_t)pick(f, 3);
         clt_tensor *b = NULL, *in = NULL;
         if (s && chance(f, 80)) {
-            const int64_t *sh = clt_sparse_shape(s);
+            int64_t bsh[CLT_MAX_DIMS];
+            int bnd = fz_operand_shape(s, p, k == 2, bsh);
             clt_device *d = chance(f, 90) ? clt_sparse_device(s) : f->dev[pick(f, (uint32_t)f->ndev)];
             clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
-            CALL("clt_ones", clt_ones(d, dt, k == 2 ? 2 : 1, (int64_t[]){sh[1], p}, &m1));
+            CALL("clt_ones", clt_ones(d, dt, bnd, bsh, &m1));
             outcome(f, st, m1);
             CALL("clt_ones", clt_ones(d, dt, 1, &p, &m2));
             outcome(f, st, m2);
@@ -11895,7 +11942,8 @@ static void op_sparse_csr(fz *f)
     case 7:
         is_sparse = 1;
         CALL("clt_sparse_transpose",
-             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, 2), rand_dim(f, 2), sp));
+             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, s ? clt_sparse_ndim(s) : 2),
+                                  rand_dim(f, s ? clt_sparse_ndim(s) : 2), sp));
         break;
     case 8:
         is_sparse = 1;
@@ -12008,8 +12056,8 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
     int bsc = chance(f, 50);
     int64_t R = 1 + (int64_t)pick(f, 3), C = 1 + (int64_t)pick(f, 3);
     int64_t nbr = (int64_t)pick(f, 4), nbc = (int64_t)pick(f, 4);
-    int64_t major = bsc ? nbc : nbr, minor = bsc ? nbr : nbc, cmp[8], plain[16], nnz = 0;
-    double val[16 * 9];
+    int64_t major = bsc ? nbc : nbr, minor = bsc ? nbr : nbc, cmp[24], plain[48], nnz = 0;
+    double val[48 * 9];
     cmp[0] = 0;
     for (int64_t i = 0; i < major; i++) {
         for (int64_t j = 0; j < minor; j++)
@@ -12017,8 +12065,6 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
                 plain[nnz++] = j;
         cmp[i + 1] = nnz;
     }
-    for (int64_t k = 0; k < nnz * R * C; k++)
-        val[k] = (double)((int)pick(f, 7) - 3) * 0.5;
     *bad = 0;
     if (nnz > 0 && chance(f, 6)) {
         int64_t i = (int64_t)pick(f, (uint32_t)nnz);
@@ -12029,18 +12075,26 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
         cmp[major] += 1 + (int64_t)pick(f, 2);
         *bad |= 4;
     }
+    int nb;
+    int64_t B = fz_batch(f, &nb, major, cmp, nnz, plain);
+    for (int64_t k = 0; k < B * nnz * R * C; k++)
+        val[k] = (double)((int)pick(f, 7) - 3) * 0.5;
+    if (B == 0)
+        *bad = 0; /* no batch to hold the broken indices */
     clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
     clt_tensor *ct = NULL, *pt = NULL, *vt = NULL;
     clt_status st;
     clt_dtype vdt = chance(f, 70) ? CLT_FLOAT32 : CLT_FLOAT64;
+    int64_t cshape[2] = {B, major + 1}, pshape[2] = {B, nnz}, vshape[4] = {B, nnz, R, C};
     CALL("clt_tensor_from_host",
-         clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){major + 1}, cmp, &ct));
+         clt_tensor_from_host(dev, CLT_INT64, nb + 1, cshape + !nb, cmp, &ct));
     outcome(f, st, ct);
-    CALL("clt_tensor_from_host", clt_tensor_from_host(dev, CLT_INT64, 1, &nnz, plain, &pt));
+    CALL("clt_tensor_from_host",
+         clt_tensor_from_host(dev, CLT_INT64, nb + 1, pshape + !nb, plain, &pt));
     outcome(f, st, pt);
     clt_tensor *v64 = NULL;
     CALL("clt_tensor_from_host",
-         clt_tensor_from_host(dev, CLT_FLOAT64, 3, (int64_t[]){nnz, R, C}, val, &v64));
+         clt_tensor_from_host(dev, CLT_FLOAT64, nb + 3, vshape + !nb, val, &v64));
     if (outcome(f, st, v64)) {
         CALL("clt_to_dtype", clt_to_dtype(v64, vdt, &vt));
         outcome(f, st, vt);
@@ -12050,10 +12104,10 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
         status_ok(f, st);
     }
     int check = (int)pick(f, 2), nosize = chance(f, 8), odd = 0;
-    int64_t size[2] = {nbr * R, nbc * C};
+    int64_t size3[3] = {B, nbr * R, nbc * C}, *size = size3 + !nb;
     if (chance(f, 10)) {
         int d = (int)pick(f, 2);
-        size[d] += 1;
+        size[nb + d] += 1;
         odd = (d == 0 ? R : C) > 1; /* no longer a multiple of the blocksize */
     }
     clt_sparse *got = SENT, **sp = chance(f, 3) ? NULL : &got;
@@ -12069,7 +12123,7 @@ static clt_sparse *fz_blocked(fz *f, int *bad, int grad)
     if (s && ((*bad && check && !nosize) || (*bad & 6 && nosize) || (odd && !nosize)))
         die(f, "a broken block matrix was accepted (bad %d, check %d, size %s, odd %d)", *bad,
             check, nosize ? "inferred" : "given", odd);
-    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 ||
+    if (s && (clt_sparse_nnz(s) != nnz || clt_sparse_ndim(s) != 2 + nb ||
               clt_sparse_layout(s) != (bsc ? CLT_SPARSE_BSC : CLT_SPARSE_BSR)))
         die(f, "a block tensor of %lld blocks, %d dims, layout %d", (long long)clt_sparse_nnz(s),
             clt_sparse_ndim(s), (int)clt_sparse_layout(s));
@@ -12109,10 +12163,10 @@ static void op_sparse_bsr(fz *f)
         int64_t p = chance(f, 25) ? 8 + (int64_t)pick(f, 10) : 1 + (int64_t)pick(f, 3);
         clt_tensor *b = rt(f), *in = rt(f);
         if (s && chance(f, 80)) {
-            const int64_t *sh = clt_sparse_shape(s);
+            int64_t bsh[CLT_MAX_DIMS];
+            int bnd = fz_operand_shape(s, p, k == 2, bsh);
             clt_dtype dt = chance(f, 90) ? clt_sparse_dtype(s) : CLT_FLOAT64;
-            CALL("clt_ones", clt_ones(clt_sparse_device(s), dt, k == 2 ? 2 : 1,
-                                      (int64_t[]){sh[1], p}, &m1));
+            CALL("clt_ones", clt_ones(clt_sparse_device(s), dt, bnd, bsh, &m1));
             if (outcome(f, st, m1))
                 b = m1;
             CALL("clt_ones", clt_ones(clt_sparse_device(s), dt, 1, &p, &m2));
@@ -12135,7 +12189,8 @@ static void op_sparse_bsr(fz *f)
     case 5:
         is_sparse = 1;
         CALL("clt_sparse_transpose",
-             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, 2), rand_dim(f, 2), sp));
+             clt_sparse_transpose(maybe_null(f, s), rand_dim(f, s ? clt_sparse_ndim(s) : 2),
+                                  rand_dim(f, s ? clt_sparse_ndim(s) : 2), sp));
         break;
     case 6:
         is_sparse = 1;
