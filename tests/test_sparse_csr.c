@@ -1564,7 +1564,14 @@ Test(sparse_csr, batched_construct_accessors_dense)
             assert_dense_of(s, want, 24, csc ? "batched csc to_dense" : "batched csr to_dense");
             CHECK(clt_sparse_sum(s, &tot));
             assert_tensor_close(tot, (double[]){5.5}, 1, 1e-12, 0, "batched sum");
-            clt_tensor *ts[] = {cr, co, v, tot};
+            /* dense + s: every element doubled */
+            clt_tensor *dn = up_f64(dev, 3, (int64_t[]){2, n, m}, want), *twice = NULL;
+            CHECK(clt_sparse_add_dense(dn, s, &twice));
+            double w2[24];
+            for (int k = 0; k < 24; k++)
+                w2[k] = 2 * want[k];
+            assert_tensor_close(twice, w2, 24, 0, 0, "batched add_dense");
+            clt_tensor *ts[] = {cr, co, v, tot, dn, twice};
             for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
                 clt_tensor_free(ts[k]);
             clt_sparse_free(s);
