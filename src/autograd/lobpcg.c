@@ -897,6 +897,9 @@ clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const
             nd->i[0] = w.largest;
             nd->i[1] = b != NULL;
             CLT__TRY(clt__node_save(nd, 3, saved));
+            /* the symmetrised A is input 0: it keeps its history in a pass
+             * that creates a graph, for the second derivative */
+            nd->saved_from[0] = 1;
             clt__twice(nd);
         }
     }
