@@ -194,6 +194,17 @@ Test(lobpcg, refusals)
     assert_error(clt_lobpcg(a, 1, NULL, NULL, 0, NULL, 10, NULL, 1, NULL, NULL, NULL, NULL, &v),
                  CLT_ERR_NULL_ARGUMENT, NULL);
     cr_assert(v == NULL);
+    /* linearly dependent columns of X: the Rayleigh-Ritz Cholesky fails,
+     * named as this call's */
+    double dep[16];
+    for (int i = 0; i < 8; i++)
+        dep[2 * i] = dep[2 * i + 1] = 1.0 + i;
+    clt_tensor *xd = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){8, 2}, dep);
+    assert_error(clt_lobpcg(a, 2, NULL, xd, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e, &v),
+                 CLT_ERR_INVALID_ARGUMENT, "not positive-definite");
+    cr_assert(e == NULL && v == NULL);
+    names_only("clt_lobpcg");
+    clt_tensor_free(xd);
     /* inf in A: no endless iteration */
     clt_tensor *inf = NULL;
     CHECK(clt_full(dev, CLT_FLOAT64, 2, (int64_t[]){8, 8}, INFINITY, &inf));

@@ -382,7 +382,8 @@ typedef struct clt_lobpcg_ortho {
  * none) is the preconditioner of "basic" ("ortho" ignores it, as
  * torch's).  niter bounds the steps (torch's default None is 1000); 0 or
  * negative iterates until the k leading pairs' backward errors |R_j| /
- * (|X_j| (|A X| + E_j |B X|) / |X|) are below tol (NULL: sqrt(feps),
+ * (|X_j| (|A X0| + E_j |B X0|) / |X0|) (R = A X - B X diag(E), X0 the
+ * initial X, Frobenius norms) are below tol (NULL: sqrt(feps),
  * feps 1.2e-7 for float32, 2.23e-16 for float64).  Each step reads a few
  * norms back (waits).  Errors: m < 3 n "LPBPCG algorithm is not applicable
  * when the number of A rows (=m) is smaller than 3 x the number of

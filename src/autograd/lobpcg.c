@@ -73,10 +73,11 @@ static clt_status norm_all(const clt_tensor *t, double *v)
 
 /* torch's _utils.symeig: eigh of the upper triangle, descending when
  * largest. */
-static clt_status symeig(const clt_tensor *a, bool largest, clt_tensor **e, clt_tensor **z)
+static clt_status symeig(const lob *w, const clt_tensor *a, bool largest, clt_tensor **e,
+                         clt_tensor **z)
 {
     clt_tensor *e0 = NULL, *z0 = NULL;
-    clt_status st = clt_linalg_eigh(a, "U", &e0, &z0);
+    clt_status st = clt__linalg_eigh(a, true, true, &e0, &z0, w->fn);
     if (st != CLT_OK || !largest) {
         *e = e0;
         *z = z0;
@@ -119,9 +120,9 @@ static clt_status rr_transform(const lob *w, const clt_tensor *s, clt_tensor **r
     CLT__TRY(clt_unsqueeze(drow, -1, &dcol));
     CLT__TRY(clt_mul(sbs, drow, &t));
     CLT__TRY(clt_mul(t, dcol, &u));
-    CLT__TRY(clt_linalg_cholesky(u, 1, &r));
+    CLT__TRY(clt__linalg_cholesky(u, true, &r, w->fn));
     CLT__TRY(clt_diag_embed(drow, 0, -2, -1, &dd));
-    CLT__TRY(clt_linalg_solve_triangular(r, dd, 1, 0, 0, ri));
+    CLT__TRY(clt__linalg_solve_triangular(r, dd, true, false, false, ri, w->fn));
 done:
     clt_tensor_free(sbs);
     clt_tensor_free(d);
@@ -193,7 +194,7 @@ static clt_status svqb(const lob *w, const clt_tensor *u0, bool drop, double tau
     CLT__TRY(clt_unsqueeze(dr, -1, &dc));
     CLT__TRY(clt_mul(ubu, dc, &t));
     CLT__TRY(clt_mul(t, dr, &x));
-    CLT__TRY(symeig(x, false, &e, &z));
+    CLT__TRY(symeig(w, x, false, &e, &z));
     CLT__TRY(clt__read_doubles(w->fn, e, &he));
     double emax = 0.0;
     for (int64_t i = 0; i < nz; i++)
@@ -408,7 +409,7 @@ static clt_status update(lob *w)
         CLT__TRY(rr_transform(w, w->X, &ri));
         CLT__TRY(qform(w->A, w->X, &m1));
         CLT__TRY(qform(m1, ri, &m2));
-        CLT__TRY(symeig(m2, w->largest, &e, &z));
+        CLT__TRY(symeig(w, m2, w->largest, &e, &z));
         CLT__TRY(clt_matmul(ri, z, &t));
         CLT__TRY(clt_matmul(w->X, t, &x));
         CLT__TRY(put(&w->X, x));
@@ -432,7 +433,7 @@ static clt_status update(lob *w)
     CLT__TRY(cols(w->S, nc, ns - nc, &s_));
     if (w->ortho) {
         CLT__TRY(qform(w->A, s_, &m1));
-        CLT__TRY(symeig(m1, w->largest, &e, &z));
+        CLT__TRY(symeig(w, m1, w->largest, &e, &z));
         CLT__TRY(cols(z, 0, n - nc, &zx));
         CLT__TRY(clt_matmul(s_, zx, &x));
         zc = z->shape[1];
@@ -441,7 +442,7 @@ static clt_status update(lob *w)
             CLT__TRY(cols(z, n - nc, zc - (n - nc), &zr));
             CLT__TRY(clt_narrow(zr, 0, 0, n - nc, &zrt));
             CLT__TRY(mT(zrt, &t));
-            CLT__TRY(clt_linalg_qr(t, "reduced", &zq, &zrr));
+            CLT__TRY(clt__linalg_qr(t, CLT__QR_REDUCED, &zq, &zrr, w->fn));
             CLT__TRY(clt_matmul(zr, zq, &zp));
             CLT__TRY(clt_matmul(s_, zp, &p));
         }
@@ -449,7 +450,7 @@ static clt_status update(lob *w)
         CLT__TRY(rr_transform(w, s_, &ri));
         CLT__TRY(qform(w->A, s_, &m1));
         CLT__TRY(qform(m1, ri, &m2));
-        CLT__TRY(symeig(m2, w->largest, &e, &z));
+        CLT__TRY(symeig(w, m2, w->largest, &e, &z));
         CLT__TRY(clt_matmul(s_, ri, &t));
         CLT__TRY(cols(z, 0, n - nc, &zx));
         CLT__TRY(clt_matmul(t, zx, &x));
