@@ -14838,6 +14838,93 @@ class _ObsOpts(C.Structure):
                 ("bins", C.c_int64), ("upsample_rate", C.c_int64)]
 
 
+def lobpcg():
+    """torch.lobpcg from the same initial X: the values after 1 or 3 steps
+    and at convergence (torch's iteration is deterministic then), both
+    methods, largest and smallest, batched; at convergence also numpy's
+    eigh values and A X = X diag(E); torch's refusals."""
+    proto("clt_lobpcg", [P, C.c_int64, P, P, C.c_int64, P, C.c_int64, C.POINTER(C.c_double),
+                         C.c_int, C.c_char_p, P, P, PP, PP])
+
+    def call(a, k, b, x, n, niter, largest, method):
+        e, v = P(0xdead), P(0xdead)
+        st = L.clt_lobpcg(a, k, b, x, n, None, niter, None, largest, method, None, None,
+                          C.byref(e), C.byref(v))
+        return st, e, v
+
+    for dt in FLOATS:
+        for method in ("ortho", "basic"):
+            for largest in (1, 0):
+                for sh, k, n in (((12, 12), 2, 2), ((2, 20, 20), 2, 3), ((9, 9), 1, 1)):
+                    m = sh[-1]
+                    q = torch.randn(sh, generator=G, dtype=torch.float64)
+                    d = torch.diag_embed(torch.arange(m, dtype=torch.float64).expand(sh[:-1]))
+                    a = (q @ q.mT / m + d).to(dt)
+                    x = torch.randn(sh[:-1] + (n,), generator=G, dtype=torch.float64).to(dt)
+                    ref = np.linalg.eigh(a.double().numpy())[0]
+                    scale = float(np.abs(ref).max())
+                    for niter in (1, 3, -1):
+                        name = "lobpcg %s %s largest=%d %s k=%d n=%d niter=%d" % (
+                            dt, method, largest, list(sh), k, n, niter)
+                        et, vt = torch.lobpcg(a, k=k, X=x.clone(), niter=niter,
+                                              largest=bool(largest), method=method)
+                        keep = [upload(a), upload(x)]
+                        st, e, v = call(keep[0], k, None, keep[1], 0, niter, largest,
+                                        method.encode())
+                        if st:
+                            fail(name, "cltensor fails: %s" % L.clt_last_error())
+                            continue
+                        keep += [e, v]
+                        ge, gv = download(e)[0], download(v)[0]
+                        tol = (2e-4 if dt == torch.float32 else 1e-9) * scale
+                        ok(name + " shapes", ge.shape == tuple(et.shape) and
+                           gv.shape == tuple(vt.shape), "%s %s, torch %s %s" % (
+                               ge.shape, gv.shape, tuple(et.shape), tuple(vt.shape)))
+                        ok(name + " values", np.abs(ge - et.numpy()).max() <= tol,
+                           "%s, torch %s" % (ge, et))
+                        if niter == -1:
+                            want = ref[..., ::-1][..., :k] if largest else ref[..., :k]
+                            rtol = (1e-3 if dt == torch.float32 else 1e-7) * scale
+                            ok(name + " eigh", np.abs(ge - want).max() <= rtol,
+                               "%s, numpy %s" % (ge, want))
+                            an = a.numpy()
+                            res = an @ gv - gv * ge[..., None, :]
+                            ok(name + " AX = XE", np.abs(res).max() <= 10 * rtol,
+                               "off by %g" % np.abs(res).max())
+                        for p in keep:
+                            L.clt_tensor_free(p)
+    # torch's refusals: m < 3 n (its message), an integer A, B or X of
+    # another shape, X of another dtype
+    a8 = torch.eye(8, dtype=torch.float64)
+    cases = [("m < 3n", a8, 3, None, None, 0),
+             ("m < 3n from X", a8, 0, None, torch.randn(8, 3, dtype=torch.float64), 0),
+             ("int A", torch.eye(8, dtype=torch.int64), 1, None, None, 0),
+             ("B shape", a8, 1, torch.eye(9, dtype=torch.float64), None, 0),
+             ("X rows", a8, 1, None, torch.randn(7, 1, dtype=torch.float64), 0),
+             ("X dtype", a8, 1, None, torch.randn(8, 1, dtype=torch.float32), 0)]
+    for what, a, k, b, x, n in cases:
+        name = "lobpcg refuses %s" % what
+        try:
+            torch.lobpcg(a, k=k or None, B=b, X=x, n=n or None, niter=3)
+            fail(name, "torch accepts it")
+            continue
+        except Exception as ex:
+            terr = str(ex)
+        keep = [upload(t) for t in (a, b, x) if t is not None]
+        ps = iter(keep)
+        ca = next(ps)
+        cb = next(ps) if b is not None else None
+        cx = next(ps) if x is not None else None
+        st, e, v = call(ca, k, cb, cx, n, 3, 1, None)
+        ok(name, st != 0 and e.value is None and v.value is None and L.clt_last_error(),
+           "status %d, outs %s %s" % (st, e.value, v.value))
+        if what.startswith("m < 3n"):
+            ok(name + " message", terr in L.clt_last_error().decode(),
+               "%s, torch %s" % (L.clt_last_error(), terr))
+        for p in keep:
+            L.clt_tensor_free(p)
+
+
 def quant():
     """fake quantization (ties, masks, per channel, learnable), quantize_per_tensor,
     dequantize, the observers' qparams and FakeQuantize against torch.ao.quantization."""
@@ -15911,7 +15998,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
-                transforms, nnmisc, dist5, quant, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, lobpcg, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

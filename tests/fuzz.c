@@ -12848,6 +12848,102 @@ static void op_misc3(fz *f)
     keep_result(f, out, 0, NULL, CLT_DTYPE_COUNT, clt_tensor_device(a));
 }
 
+/* clt_lobpcg on small symmetric batches (R + R^T for R standard normal, now
+ * and then a slot's tensor), with B, X, iK, k, n, niter (a few steps:
+ * never until convergence, which may not come), largest, a method and the
+ * ortho parameters drawn; a success has [..., k] and [..., m, k] of A's
+ * dtype; its backward (sum of the values) may be refused (B given, a
+ * repeated value), never silently. */
+static void op_lobpcg(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+    clt_tensor *own[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int64_t m = 3 + (int64_t)pick(f, 7), bt = (int64_t)pick(f, 3);
+    int nd = chance(f, 70) ? 2 : 3;
+    int64_t shape[3] = {bt, m, m};
+    const int64_t *sp = nd == 2 ? shape + 1 : shape;
+    clt_dtype dt = chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32;
+    clt_tensor *a = NULL, *b = NULL, *x = NULL, *ik = NULL, *r = SENT, *rt_ = SENT, *sum = SENT;
+    if (chance(f, 90)) {
+        CALL("clt_randn", clt_randn(f->gen, d, dt, nd, sp, &r));
+        if (outcome(f, st, r)) {
+            own[0] = r;
+            CALL("clt_transpose", clt_transpose(r, -2, -1, &rt_));
+            if (outcome(f, st, rt_)) {
+                own[1] = rt_;
+                clt_tensor *s2 = SENT;
+                CALL("clt_add", clt_add(r, rt_, &s2));
+                if (outcome(f, st, s2))
+                    a = own[2] = s2;
+            }
+        }
+    } else {
+        a = own[4] = clt_tensor_retain(rt(f));
+    }
+    if (a && a == own[2] && chance(f, 20)) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(a, 1));
+        status_ok(f, st);
+    }
+    if (chance(f, 25)) {
+        clt_tensor *e = SENT;
+        CALL("clt_eye", clt_eye(d, chance(f, 90) ? dt : CLT_FLOAT32, m, m, &e));
+        b = outcome(f, st, e) ? e : NULL;
+    } else if (chance(f, 5)) {
+        b = clt_tensor_retain(rt(f));
+    }
+    int64_t n = (int64_t)pick(f, 4), k = (int64_t)pick(f, 4);
+    if (chance(f, 40)) {
+        int64_t xs[3] = {bt, m, n > 0 ? n : 1};
+        clt_tensor *t = SENT;
+        CALL("clt_randn", clt_randn(f->gen, d, dt, nd, nd == 2 ? xs + 1 : xs, &t));
+        x = outcome(f, st, t) ? t : NULL;
+    }
+    if (chance(f, 15)) {
+        clt_tensor *t = SENT;
+        CALL("clt_eye", clt_eye(d, dt, m, m, &t));
+        ik = outcome(f, st, t) ? t : NULL;
+    }
+    static const char *methods[] = {NULL, "ortho", "basic", "svqb"};
+    const char *method = methods[pick(f, 4)];
+    clt_lobpcg_ortho ortho = {(int64_t)pick(f, 4), (int64_t)pick(f, 4), 0, 0, 0,
+                              (int)pick(f, 2)};
+    double tol = chance(f, 50) ? 1e-3 : 1e-6;
+    int64_t niter = 1 + (int64_t)pick(f, 6);
+    CALL("clt_lobpcg", clt_lobpcg(a, k, b, x, n, ik, niter, chance(f, 50) ? &tol : NULL,
+                                  (int)pick(f, 2), method, chance(f, 50) ? &ortho : NULL,
+                                  f->gen, op, op2));
+    if (two_outcome(f, st, op, out, op2, out2)) {
+        if (!a)
+            die(f, "clt_lobpcg succeeded on a NULL tensor");
+        int ad = clt_tensor_ndim(a);
+        int64_t kk = k > 0 ? k : x ? clt_tensor_shape(x)[ad - 1] : 1, es[3], vs[4];
+        for (int i = 0; i < ad - 2; i++)
+            es[i] = vs[i] = clt_tensor_shape(a)[i];
+        es[ad - 2] = kk;
+        vs[ad - 2] = clt_tensor_shape(a)[ad - 1];
+        vs[ad - 1] = kk;
+        expect_meta(f, out, ad - 1, es, clt_tensor_dtype(a), clt_tensor_device(a));
+        expect_meta(f, out2, ad, vs, clt_tensor_dtype(a), clt_tensor_device(a));
+        if (clt_requires_grad(out) && chance(f, 50)) {
+            CALL("clt_sum", clt_sum(out, &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                status_ok(f, st);
+                tfree(f, sum, 0);
+            }
+        }
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        keep_result(f, out2, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    tfree(f, b, 0);
+    tfree(f, x, 0);
+    tfree(f, ik, 0);
+    for (int i = 5; i >= 0; i--)
+        tfree(f, own[i], 0);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -12913,6 +13009,7 @@ static struct {
     {"collectives", op_collectives, 2},
     {"dist5", op_dist5, 3},
     {"quant", op_quant, 3},
+    {"lobpcg", op_lobpcg, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

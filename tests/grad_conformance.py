@@ -4378,6 +4378,32 @@ for sh in ((1, 1), (3, 3), (2, 4, 4)):
             case("linalg.eigh %s %s %s" % (sh, uplo, "V^2" if what == 1 else "V^2 + w"),
                  lambda x, u=uplo, wh=what: _t_eigh(x, u, wh),
                  lambda x, u=uplo, wh=what: _c_eigh(x, u, wh), [_sym(sh)])
+# lobpcg from a fixed X to a tight tol: E and V^2 (V's signs are arbitrary)
+proto("clt_lobpcg", [P, C.c_int64, P, P, C.c_int64, P, C.c_int64, C.POINTER(C.c_double),
+                     C.c_int, C.c_char_p, P, P, PP, PP])
+
+
+def _c_lobpcg(a, x, k, largest):
+    tol = C.c_double(1e-10)
+    e, v = P(), P()
+    if L.clt_lobpcg(a, k, None, x, 0, None, -1, C.byref(tol), largest, None, None, None,
+                    C.byref(e), C.byref(v)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return call("clt_add", call("clt_mul", v, v), call("clt_unsqueeze", e, -2))
+
+
+def _t_lobpcg(a, x, k, largest):
+    e, v = torch.lobpcg(a, k=k, X=x, niter=-1, tol=1e-10, largest=bool(largest))
+    return v * v + e.unsqueeze(-2)
+
+
+for sh, k in (((6, 6), 1), ((7, 7), 2), ((2, 9, 9), 3)):
+    for largest in (1, 0):
+        _a = _sym(sh) + np.diag(np.arange(sh[-1], dtype=np.float64))
+        case("lobpcg %s k=%d largest=%d E + V^2" % (sh, k, largest),
+             lambda a, x, k=k, lg=largest: _t_lobpcg(a, x, k, lg),
+             lambda a, x, k=k, lg=largest: _c_lobpcg(a, x, k, lg),
+             [_a, rng.standard_normal(sh[:-1] + (k,))], wrt=[0])
 for sh in ((3, 3), (2, 5, 3), (2, 3, 5), (1, 4), (4, 1), (2, 4, 4)):
     case("linalg.svdvals %s" % (sh,), torch.linalg.svdvals,
          lambda x: call("clt_linalg_svdvals", x), [rng.standard_normal(sh)])

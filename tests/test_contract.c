@@ -844,6 +844,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_lu_unpack, T | T2 | T3, clt_lu_unpack(f->f, f->f, 1, 1, &o->t, &o->t2, &o->t3))    \
     X(clt_svd_lowrank, T | T2 | T3, clt_svd_lowrank(f->i32, 2, 1, NULL, NULL, &o->t, &o->t2, &o->t3))\
     X(clt_pca_lowrank, T | T2 | T3, clt_pca_lowrank(f->f, 9, 1, 1, NULL, &o->t, &o->t2, &o->t3))\
+    X(clt_lobpcg, T | T2,                                                                    \
+      clt_lobpcg(f->i32, 1, NULL, NULL, 0, NULL, 10, NULL, 1, NULL, NULL, NULL, &o->t, &o->t2))\
     X(clt_linalg_svd, T | T2 | T3, clt_linalg_svd(f->i32, 0, &o->t, &o->t2, &o->t3))          \
     X(clt_linalg_svdvals, T, clt_linalg_svdvals(f->e, &o->t))                                 \
     X(clt_svd, T | T2 | T3, clt_svd(f->bl, 1, 1, &o->t, &o->t2, &o->t3))                      \

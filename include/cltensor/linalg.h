@@ -357,6 +357,69 @@ CLT_API clt_status clt_pca_lowrank(const clt_tensor *a, int64_t q, int center, i
                                    clt_generator *gen, clt_tensor **u, clt_tensor **s,
                                    clt_tensor **v);
 
+/* torch.lobpcg's ortho_iparams and ortho_fparams ("ortho" method only):
+ * i_max, j_max (ortho_i_max, ortho_j_max; 0: torch's 3), tol, tol_drop,
+ * tol_replace (ortho_tol, ortho_tol_drop, ortho_tol_replace; 0: lobpcg's
+ * tol) and use_drop (ortho_bparams' ortho_use_drop; default 0). */
+typedef struct clt_lobpcg_ortho {
+    int64_t i_max, j_max;
+    double tol, tol_drop, tol_replace;
+    int use_drop;
+} clt_lobpcg_ortho;
+
+/* torch.lobpcg(A, k, B, X, n, iK, niter, tol, largest, method): the k
+ * largest (largest non-zero) or smallest eigenvalues *eigenvalues [..., k]
+ * and B-orthonormal eigenvectors *eigenvectors [..., m, k] (columns, A X =
+ * B X diag(E), X^T B X = I) of the symmetric (positive definite, for B)
+ * problem A x = e B x, A and B [..., m, m] float32 or float64 (B NULL: the
+ * identity), by torch 1.13's LOBPCG iteration on each matrix of the batch:
+ * method NULL or "ortho" (torch's default, Stathopoulos and Wu's
+ * orthogonal basis, parameters from ortho, NULL for torch's defaults) or
+ * "basic" (Knyazev's).  X [..., m, n] (A's batch dims) is the initial
+ * approximation, else n (<= 0: k) columns are drawn standard normal from
+ * gen (NULL: the default generator) for each matrix in turn; k <= 0 means
+ * X's columns, or 1; with X given n is its columns.  iK [m, m] (NULL:
+ * none) is the preconditioner of "basic" ("ortho" ignores it, as
+ * torch's).  niter bounds the steps (torch's default None is 1000); 0 or
+ * negative iterates until the k leading pairs' backward errors |R_j| /
+ * (|X_j| (|A X0| + E_j |B X0|) / |X0|) (R = A X - B X diag(E), X0 the
+ * initial X, Frobenius norms) are below tol (NULL: sqrt(feps),
+ * feps 1.2e-7 for float32, 2.23e-16 for float64).  Each step reads a few
+ * norms back (waits).  Errors: m < 3 n "LPBPCG algorithm is not applicable
+ * when the number of A rows (=m) is smaller than 3 x the number of
+ * requested eigenpairs (=n)", k > n, a method other than the two, tol <= 0
+ * (CLT_ERR_INVALID_ARGUMENT); A not square, B not of A's shape, X not
+ * [..., m, n] on A's batch, iK not [m, m] (CLT_ERR_SHAPE_MISMATCH); a dtype
+ * other than float32/float64 (CLT_ERR_DTYPE_UNSUPPORTED) or B, X, iK not
+ * of A's (CLT_ERR_DTYPE_MISMATCH); another device's operand; a failed
+ * Cholesky factorisation of a step's Gram matrix (linear dependence, B not
+ * positive definite: clt_linalg_cholesky's message), the "ortho" basis's
+ * "Overdetermined shape of U" and a converged count that decreases, as
+ * torch's.  Unlike torch: with niter <= 0 a run that has not converged
+ * within 10000 steps, and a residual that is not finite (inf or NaN in
+ * the input), are errors (CLT_ERR_INVALID_ARGUMENT) where torch's loops
+ * for ever; k > n and unknown methods are refused (torch returns n pairs,
+ * or runs "basic"); "basic" leaves X unchanged (torch's writes into it).
+ * With a fixed X the steps are torch's, so the values agree with torch's
+ * to rounding; the vectors' signs are arbitrary.  Gradient (grad_fn
+ * LOBPCGAutogradFunctionBackward, one node for both outputs): when A or B
+ * requires grad the iteration runs on (A + A^T) / 2 (and (B + B^T) / 2),
+ * recorded, as torch's, and the backward is torch's
+ * _symeig_backward for a part of the eigenspace, gA = U (diag(gE) +
+ * (U^T gU) * F) U^T (F_ij = 1 / (e_j - e_i), 0 on the diagonal) minus
+ * the solution of the Sylvester equation in the orthogonal complement of
+ * U (through the characteristic polynomial of E at A and a Cholesky
+ * solve), recorded ops, so differentiable again; X gets no gradient; with
+ * B given the backward fails "lobpcg.backward does not support backward
+ * with B != I yet." as torch's.  Repeated eigenvalues give inf or NaN.
+ * New tensors: release each with clt_tensor_free; on failure both are
+ * NULL. */
+CLT_API clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b,
+                              const clt_tensor *x, int64_t n, const clt_tensor *ik, int64_t niter,
+                              const double *tol, int largest, const char *method,
+                              const clt_lobpcg_ortho *ortho, clt_generator *gen,
+                              clt_tensor **eigenvalues, clt_tensor **eigenvectors);
+
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
  * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and
  * *vh [..., k, n], with full_matrices non-zero *u [..., m, m] and *vh
