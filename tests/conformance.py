@@ -8145,6 +8145,34 @@ def check_layout(name, tfn, cfn, inputs):
             L.clt_tensor_free(p)
 
 
+def select_view():
+    """torch.select (t[i], h_n[-1]): values, dtypes, the view's strides on
+    contiguous, transposed and sliced inputs, and torch's refusals."""
+    _more_protos()
+    proto("clt_select", [P, C.c_int, C.c_int64, PP])
+    f = torch.float32
+    for dt in (torch.float32, torch.float64, torch.int64, torch.bool, torch.float16):
+        a = data((4, 6, 5), dt)
+        for d, i in ((0, 0), (0, -1), (1, 3), (-1, -5), (2, 4), (-3, 2)):
+            check("select %s %d %d" % (dn(dt), d, i), lambda t, d=d, i=i: t.select(d, i),
+                  lambda p, o, d=d, i=i: L.clt_select(p, d, i, o), [a], tol="exact")
+    for name, x in (("transposed", In(data((5, 4), f), ("T",))),
+                    ("sliced", In(data((4, 9), f), ("S", 1, 0, 9, 2))),
+                    ("contiguous", data((3, 4, 5), f))):
+        for d, i in ((0, 1), (1, -1), (-1, 0)):
+            check_layout("select %s %d %d" % (name, d, i), lambda t, d=d, i=i: t.select(d, i),
+                         lambda p, o, d=d, i=i: L.clt_select(p, d, i, o), [x])
+    check("select of 1-d", lambda t: t.select(0, -3), lambda p, o: L.clt_select(p, 0, -3, o),
+          [data((3,), f)], tol="exact")
+    check("select of empty dim", lambda t: t.select(1, 0), lambda p, o: L.clt_select(p, 1, 0, o),
+          [data((0, 2), f)], tol="exact")
+    for name, shape, d, i in (("index past", (3, 4), 0, 3), ("index below", (3, 4), 1, -5),
+                              ("empty dim", (0, 2), 0, 0), ("0-d", (), 0, 0),
+                              ("dim past", (3, 4), 2, 0), ("dim below", (3, 4), -3, 0)):
+        check("select refused: %s" % name, lambda t, d=d, i=i: t.select(d, i),
+              lambda p, o, d=d, i=i: L.clt_select(p, d, i, o), [data(shape, f)])
+
+
 def shapes_more():
     """unflatten, movedim, swapaxes, ravel, view_as/reshape_as/expand_as,
     as_strided, atleast_*d, tensor_split and h/v/dsplit, the stacks, rot90,
@@ -15992,6 +16020,7 @@ def main():
                 amp_swa,
                 spatial,
                 shapes_more,
+                select_view,
                 linalg_lu,
                 nn_utils,
                 nn_prune,

@@ -6122,6 +6122,35 @@ static void op_shape_more(fz *f)
     keep_result(f, out, -1, NULL, clt_tensor_dtype(out), clt_tensor_device(out));
 }
 
+/* torch.select on slot tensors (views, 0-d, complex, empty dims) at dims and
+ * indices mostly near the valid ones: torch's rules decide, here, whether
+ * it may succeed, and the result drops the dim. */
+static void op_select(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = t ? clt_tensor_ndim(t) : 0;
+    int d = rand_dim(f, nd), w = d < 0 ? d + nd : d;
+    int valid_dim = nd > 0 && w >= 0 && w < nd;
+    int64_t size = valid_dim ? clt_tensor_shape(t)[w] : 0;
+    int64_t index = chance(f, 10) || size > 1000000
+                        ? rand_int64(f)
+                        : (int64_t)pick(f, (uint32_t)(2 * size + 2)) - size - 1;
+    CALL("clt_select", clt_select(t, d, index, op));
+    if (!result(f, st, op, out))
+        return;
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    if (!valid_dim || index < -size || index >= size)
+        die(f, "clt_select took dim %d index %lld of a %d-dim tensor", d, (long long)index, nd);
+    int64_t shape[CLT_MAX_DIMS];
+    for (int i = 0, k = 0; i < nd; i++)
+        if (i != w)
+            shape[k++] = clt_tensor_shape(t)[i];
+    keep_result(f, out, nd - 1, shape, clt_tensor_dtype(t), clt_tensor_device(t));
+}
+
 /* ---- custom functions, torch.autograd.functional and gradcheck ---------------------------------- */
 
 /* What a custom function's forward and backward do, and the function the
@@ -12979,6 +13008,7 @@ static struct {
     {"spatial", op_spatial, 3},
     {"autograd_api", op_autograd_api, 3},
     {"shape_more", op_shape_more, 3},
+    {"select", op_select, 2},
     {"linalg_lu", op_linalg_lu, 3},
     {"nnutils", op_nnutils, 3},
     {"settings", op_settings, 2},

@@ -5630,6 +5630,7 @@ proto("clt_tensor_split", [P, C.c_int64, C.c_int, PPP_, SZ_])
 proto("clt_tensor_split_indices", [P, I64P, C.c_size_t, C.c_int, PPP_, SZ_])
 proto("clt_hsplit", [P, C.c_int64, PPP_, SZ_])
 proto("clt_select_scatter", [P, P, C.c_int, C.c_int64, PP])
+proto("clt_select", [P, C.c_int, C.c_int64, PP])
 proto("clt_slice_scatter", [P, P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
 proto("clt_diagonal_scatter", [P, P, C.c_int64, C.c_int, C.c_int, PP])
 
@@ -5694,6 +5695,11 @@ named("diagonal_scatter", lambda t, s_: torch.diagonal_scatter(t, s_, 1, 2, 0),
       [sx, np.random.default_rng(12).standard_normal((6, 3))])
 case("narrow_copy", lambda t: t.narrow(2, 1, 3).clone(),
      lambda x: call("clt_narrow_copy", x, 2, 1, 3), [sx])
+named("select", lambda t: t.select(1, -2), lambda x: call("clt_select", x, 1, -2), [sx])
+case("select squared, twice", lambda t: t.select(0, 1) ** 2 + t.select(0, -1)[2] ** 2,
+     lambda x: call("clt_add", (lambda a: call("clt_mul", a, a))(call("clt_select", x, 0, 1)),
+                    (lambda a: call("clt_mul", a, a))(call(
+                        "clt_select", call("clt_select", x, 0, -1), 0, 2))), [sx])
 compare_names(more_first)
 
 

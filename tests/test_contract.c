@@ -179,6 +179,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_transpose, T, clt_transpose(f->f, 0, 5, &o->t))                                    \
     X(clt_permute, T, clt_permute(f->f, 2, perm00, &o->t))                                   \
     X(clt_narrow, T, clt_narrow(f->f, 0, 0, 9, &o->t))                                       \
+    X(clt_select, T, clt_select(f->f, 0, 2, &o->t))                                          \
     X(clt_slice, T, clt_slice(f->f, 0, 0, 2, 0, &o->t))                                      \
     X(clt_squeeze, T, clt_squeeze(f->f, 7, &o->t))                                           \
     X(clt_squeeze_all, T, clt_squeeze_all(NULL, &o->t))                                      \

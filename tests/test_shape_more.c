@@ -1,7 +1,7 @@
 /* test_shape_more.c: the remaining shape functions of view.h (unflatten,
  * movedim, swapaxes, ravel, view_as/reshape_as/expand_as, as_strided,
  * atleast_*d, tensor_split and h/v/dsplit, the stacks, rot90,
- * cartesian_prod, combinations, pdist, narrow_copy and the scatters)
+ * cartesian_prod, combinations, pdist, select, narrow_copy and the scatters)
  * against references computed here on the host: values, shapes, strides,
  * storage shared exactly where torch shares it; gradients against float64
  * finite differences and node names; errors, with nothing handed out. */
@@ -607,6 +607,52 @@ Test(shape_more, pdist_values)
     free(x);
 }
 
+/* ---- select -------------------------------------------------------------------------- */
+
+Test(shape_more, select_is_a_view)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = iota64(dev, 3, (int64_t[]){3, 4, 5}), *o = NULL;
+    double want[60];
+    /* x[:, -1] of [3, 4, 5]: x[i, 3, j] = 20 i + 15 + j, strides of x without dim 1 */
+    CHECK(clt_select(x, 1, -1, &o));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+            want[i * 5 + j] = 20 * i + 15 + j;
+    assert_values(o, 2, (int64_t[]){3, 5}, want, "select(x, 1, -1)");
+    assert_strides(o, 2, (int64_t[]){20, 1});
+    double after[60];
+    for (int k = 0; k < 60; k++)
+        after[k] = k + (k % 20 >= 15 ? 1 : 0);
+    assert_writes_through(o, x, after);
+    clt_tensor_free(o);
+    /* x[2] (after the add above), and a 1-D tensor's element: 0-dim */
+    CHECK(clt_select(x, 0, 2, &o));
+    assert_values(o, 2, (int64_t[]){4, 5}, after + 40, "select(x, 0, 2)");
+    clt_tensor *e = NULL;
+    CHECK(clt_select(o, 1, 0, &e));
+    clt_tensor *e0 = NULL;
+    CHECK(clt_select(e, 0, -4, &e0));
+    cr_assert_eq(clt_tensor_ndim(e0), 0);
+    cr_assert_eq(first_value(e0), 40);
+    /* errors, in torch's words, with nothing handed out */
+    clt_tensor *o2 = (clt_tensor *)0x1;
+    assert_error_null(clt_select(x, 1, 4, &o2), &o2, CLT_ERR_INDEX_OUT_OF_RANGE,
+                      "select(): index 4 out of range for tensor of size [3, 4, 5] at "
+                      "dimension 1");
+    assert_error_null(clt_select(x, 0, -4, &o2), &o2, CLT_ERR_INDEX_OUT_OF_RANGE,
+                      "index -4 out of range");
+    assert_error_null(clt_select(e0, 0, 0, &o2), &o2, CLT_ERR_INDEX_OUT_OF_RANGE,
+                      "select() cannot be applied to a 0-dim tensor.");
+    assert_error_null(clt_select(x, 3, 0, &o2), &o2, CLT_ERR_DIM_OUT_OF_RANGE,
+                      "Dimension out of range");
+    assert_error_null(clt_select(NULL, 0, 0, &o2), &o2, CLT_ERR_NULL_ARGUMENT, "clt_select");
+    clt_tensor_free(e0);
+    clt_tensor_free(e);
+    clt_tensor_free(o);
+    clt_tensor_free(x);
+}
+
 /* ---- narrow_copy and the scatters ----------------------------------------------------- */
 
 Test(shape_more, narrow_copy_is_a_copy)
@@ -721,6 +767,8 @@ static clt_status shape_fn(clt_tensor *const *in, clt_tensor **out, const void *
             free_pieces(ps, n);
         }
         return st;
+    case 11:
+        return clt_select(in[0], (int)c->k, -2, out);
     case 9:
         return clt_column_stack((const clt_tensor *[]){in[1], in[0]}, 2, out);
     default:
@@ -753,6 +801,8 @@ Test(shape_more, gradients_by_finite_differences)
     gradcheck(dev, shape_fn, &(gc_case){9, 0}, 2, col);
     gc_in cart[2] = {{1, {5}, x, 0}, {1, {3}, y, 1}};
     gradcheck(dev, shape_fn, &(gc_case){10, 0}, 2, cart);
+    for (int64_t d = 0; d < 3; d++)
+        gradcheck(dev, shape_fn, &(gc_case){11, d}, 1, &x345);
     free(x);
     free(y);
 }
@@ -787,6 +837,7 @@ Test(shape_more, node_names)
     NAMED("StackBackward0", clt_combinations(v, 2, 0, &outs[k]));
     NAMED("PdistBackward0", clt_pdist(x, 2.0, &outs[k]));
     NAMED("SelectScatterBackward0", clt_select_scatter(x, v, 1, 0, &outs[k]));
+    NAMED("SelectBackward0", clt_select(x, 0, -1, &outs[k]));
     NAMED("SliceScatterBackward0", clt_slice_scatter(x, x, 0, 0, INT64_MAX, 1, &outs[k]));
     NAMED("DiagonalScatterBackward0", clt_diagonal_scatter(x, v, 0, 0, 1, &outs[k]));
     clt_tensor *wide = iota64(dev, 2, (int64_t[]){3, 4});

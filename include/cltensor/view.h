@@ -66,6 +66,17 @@ CLT_API clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims,
 CLT_API clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
                               clt_tensor **out);
 
+/* torch.select(t, dim, index), t[index] on dim 0 in Python (h_n[-1] of a
+ * recurrent layer): t without dim, at index along it (negative counts from
+ * the end).  Errors in torch's words: a 0-dim t (CLT_ERR_INDEX_OUT_OF_RANGE,
+ * "select() cannot be applied to a 0-dim tensor."), dim out of range
+ * (CLT_ERR_DIM_OUT_OF_RANGE), index outside [-size, size)
+ * (CLT_ERR_INDEX_OUT_OF_RANGE, "select(): index 5 out of range for tensor
+ * of size [3, 4] at dimension 0").  SelectBackward0: the gradient is g
+ * written into zeros at index (clt_select_scatter).  New tensor sharing
+ * t's storage. */
+CLT_API clt_status clt_select(const clt_tensor *t, int dim, int64_t index, clt_tensor **out);
+
 /* Like t[..., start:end:step, ...] on dim in Python: negative start and end
  * count from the end, both are clamped to the dimension as Python does
  * (pass INT64_MAX as end for "to the end"), step must be positive.  New

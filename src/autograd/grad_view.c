@@ -470,6 +470,37 @@ clt_status clt__narrow_rec(const char *fn, const clt_tensor *t, int dim, int64_t
     return st;
 }
 
+/* i[0] dim, i[1] index: g written into zeros of the input's shape at index
+ * (recorded as clt_select_scatter when the pass creates a graph). */
+static clt_status bw_select(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *z = NULL;
+    clt_status st = clt__full(g->dev, g->dtype, n->in[0].ndim, n->in[0].shape, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__creating_graph()
+                 ? clt_select_scatter(z, g, (int)n->i[0], n->i[1], &gin[0])
+                 : clt__embed(z, g, CLT__EMBED_SELECT, n->i, &gin[0], "clt_backward");
+    clt_tensor_free(z);
+    return st;
+}
+
+clt_status clt_select(const clt_tensor *t, int dim, int64_t index, clt_tensor **out)
+{
+    static const char fn[] = "clt_select";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    const int64_t p[2] = {dim, index};
+    clt__node *n = NULL;
+    clt_status st = clt__embed_view(t, CLT__EMBED_SELECT, p, out, fn);
+    st = one(st, out, "SelectBackward0", bw_select, t, &n);
+    if (n) {
+        n->i[0] = wrap(dim, t->ndim);
+        n->i[1] = index;
+    }
+    return st;
+}
+
 clt_status clt__slice_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
                           int64_t end, int64_t step, clt_tensor **out)
 {
