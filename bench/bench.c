@@ -1976,6 +1976,109 @@ done:
     free(x);
 }
 
+/* ---- CTC: a work-group per sample against one work-item per sample ---------------- */
+
+/* One step of clt_ctc_loss (MEAN, blank 0) of the float32 leaf lp and its
+ * backward, waited for; the loss and lp's gradient (n values) read into
+ * loss and g where they are not NULL; the gradient released. */
+static clt_status ctc_step(clt_tensor *lp, const clt_tensor *tg, const clt_tensor *il,
+                           const clt_tensor *tl, float *loss, float *g, size_t n)
+{
+    clt_tensor *out = NULL, *gr = NULL;
+    clt_status st = clt_ctc_loss(lp, tg, il, tl, 0, CLT_REDUCTION_MEAN, 0, &out);
+    if (st == CLT_OK)
+        st = clt_backward(out, NULL, 0);
+    if (st == CLT_OK && loss)
+        st = clt_tensor_read(out, loss, sizeof *loss);
+    if (st == CLT_OK)
+        st = clt_grad(lp, &gr);
+    if (st == CLT_OK && g)
+        st = clt_tensor_read(gr, g, n * sizeof *g);
+    if (st == CLT_OK)
+        st = clt_device_synchronize(clt_tensor_device(lp));
+    clt_tensor_free(out);
+    clt_tensor_free(gr);
+    return st == CLT_OK ? clt_zero_grad(lp, 1) : st;
+}
+
+/* ctc_step over log_softmax of random logits [T, N, C] and padded targets
+ * of L labels in [1, C) (sample b's input T - b % 3 steps, its target L -
+ * b % 2 labels), against the same call with CLTENSOR_CTC=serial (the
+ * kernels before the work-groups), timed in alternation; losses and
+ * gradients must be the same bits.  ms per step, ratio value / baseline. */
+static void case_ctc(bench *b, int64_t T, int64_t N, int64_t C, int64_t L, const char *name)
+{
+    enum { REPS = 7 };
+    size_t n = (size_t)(T * N * C);
+    float *x = malloc(n * sizeof *x), *g[2] = {malloc(n * sizeof(float)),
+                                              malloc(n * sizeof(float))};
+    int64_t *y = malloc((size_t)(N * L) * sizeof *y), *il = malloc((size_t)N * sizeof *il),
+            *tl = malloc((size_t)N * sizeof *tl);
+    clt_tensor *lp = NULL, *ty = NULL, *ti = NULL, *tt = NULL;
+    double t[2][REPS];
+    float loss[2];
+    if (!x || !g[0] || !g[1] || !y || !il || !tl) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(x, n);
+    for (size_t r = 0; r < n / (size_t)C; r++) {
+        float *row = x + r * (size_t)C;
+        double m = 0;
+        for (int64_t c = 0; c < C; c++)
+            m += exp(3.0 * row[c]);
+        for (int64_t c = 0; c < C; c++)
+            row[c] = (float)(3.0 * row[c] - log(m));
+    }
+    for (int64_t k = 0; k < N * L; k++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        y[k] = 1 + (int64_t)((rng_state >> 8) % (uint32_t)(C - 1));
+    }
+    for (int64_t k = 0; k < N; k++) {
+        il[k] = T - k % 3;
+        tl[k] = L - k % 2;
+    }
+    int64_t sh[3] = {T, N, C}, ys[2] = {N, L};
+    if (!(lp = from_host(b, x, 3, sh)) || clt_set_requires_grad(lp, 1) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 2, ys, y, &ty) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 1, &N, il, &ti) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 1, &N, tl, &tt) != CLT_OK) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int side = 0; side < 2; side++) {
+            if (side)
+                setenv("CLTENSOR_CTC", "serial", 1);
+            double t0 = now();
+            clt_status st = ctc_step(lp, ty, ti, tt, r < 0 ? &loss[side] : NULL,
+                                     r < 0 ? g[side] : NULL, n);
+            if (r >= 0)
+                t[side][r] = now() - t0;
+            unsetenv("CLTENSOR_CTC");
+            if (st != CLT_OK) {
+                fail(b, name, side ? "the serial kernels" : "clt_ctc_loss");
+                goto done;
+            }
+        }
+    if (memcmp(&loss[0], &loss[1], sizeof *loss) != 0 || memcmp(g[0], g[1], n * sizeof *x) != 0)
+        wrong(b, name, "clt_ctc_loss", fmax(fabs((double)loss[0] - loss[1]),
+                                            max_abs_diff(g[0], g[1], n)));
+    double mw = median(t[0], REPS) * 1e3, ms = median(t[1], REPS) * 1e3;
+    report(b, name, mw, "ms", "CLTENSOR_CTC=serial", ms, mw / ms, "<= 1.0 (lower is better)");
+done:
+    clt_tensor_free(lp);
+    clt_tensor_free(ty);
+    clt_tensor_free(ti);
+    clt_tensor_free(tt);
+    free(x);
+    free(g[0]);
+    free(g[1]);
+    free(y);
+    free(il);
+    free(tl);
+}
+
 /* ---- sparse CSR @ dense: the kernel against the index_add path and matmul ------- */
 
 /* a @ x with a CSR (kind 0: cl/spmm.cl), the same entries as a COO handle
@@ -3304,7 +3407,7 @@ static void usage(FILE *f)
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, sin, erf, sort, topk, cumsum,\n"
                "  logsumexp, layer_norm, sdpa, copy, matmul, matmul_1024, matmul_f64, matvec,\n"
-               "  conv2d, overhead, train, first_op, linalg, grid_sample); --quick\n"
+               "  conv2d, overhead, train, first_op, linalg, grid_sample, ctc); --quick\n"
                "  skips matmul 2048 and sdpa_sweep and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
@@ -3374,7 +3477,8 @@ int cltensor_bench(int argc, char **argv)
                                         "spmm_csr_1024x64x1",
                                         "grad_scaler_step_64x16384",
                                         "grid_sample_fwd_bwd_8x16x32x32",
-                                        "linalg_solve_triangular_256x64x16"};
+                                        "linalg_solve_triangular_256x64x16",
+                                        "ctc_fwd_bwd_200x16x30x50", "ctc_fwd_bwd_50x4x10x10"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -3475,6 +3579,10 @@ int cltensor_bench(int argc, char **argv)
         case_spmm(&b, 1024, 32, 64, 1, "spmm_csr_c64_1024x32x64");
     if (selected(&b, "spmm_csr_1024x64x1"))
         case_spmm(&b, 1024, 64, 1, 0, "spmm_csr_1024x64x1");
+    if (selected(&b, "ctc_fwd_bwd_200x16x30x50"))
+        case_ctc(&b, 200, 16, 30, 50, "ctc_fwd_bwd_200x16x30x50");
+    if (selected(&b, "ctc_fwd_bwd_50x4x10x10"))
+        case_ctc(&b, 50, 4, 10, 10, "ctc_fwd_bwd_50x4x10x10");
     if (selected(&b, "grad_scaler_step_64x16384"))
         case_grad_scaler(&b, 64, 16384, "grad_scaler_step_64x16384");
     static const char *const copies[] = {

@@ -375,15 +375,21 @@ CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
 }
 
 /* ---- CTC: torch's forward-backward (alpha/beta) recursions in log space ---------------
- * One work-item per sample b, over the contiguous log-probabilities lp
- * [Tm, N, C]; the targets are concatenated (sample b's tl[b] labels from
- * tg[off[b]]), the extended sequence l' puts a blank before, between and
- * after them (S = 2 tl + 1 states).  la and lb are [N, Tm, Sm] work
- * areas. */
+ * Over the contiguous log-probabilities lp [Tm, N, C]; the targets are
+ * concatenated (sample b's tl[b] labels from tg[off[b]]), the extended
+ * sequence l' puts a blank before, between and after them (S = 2 tl + 1
+ * states).  la and lb are [N, Tm, Sm] work areas.  ctc_alpha_wg and
+ * ctc_beta_wg take a work-group per sample, its states spread over the
+ * work-items (s, s + lws, ...), a barrier between time steps, as torch's
+ * LossCTC.cu; ctc_grad_map then takes one work-item per (t, b, c), a
+ * log-sum-exp over the states whose label is c.  Each state and each
+ * gradient element comes from the same expressions in the same order
+ * whatever the work-group size, so the results are the same bits on every
+ * device.  ctc_alpha and ctc_grad, one work-item per sample doing it all
+ * in turn, give the same bits: they are kept as the benchmarks' baseline
+ * (CLTENSOR_CTC=serial). */
 
 #define CTC_NEGINF (-(T_C)INFINITY)
-#define CTC_LP(t, c) T_LOAD(lp, ((ulong)(t) * N + b) * C + (c))
-#define CTC_PRIME(s) (((s) % 2 == 0) ? blank : tg[off[b] + (s) / 2])
 
 /* log(exp(a) + exp(b) + exp(c)), as torch's recursions: the maximum is
  * taken out (0 when all three are -inf). */
@@ -403,11 +409,151 @@ inline T_C ctc_lse2(T_C a, T_C b2)
     return log(exp(a - m) + exp(b2 - m)) + m;
 }
 
+/* The label of state s of the extended sequence of the targets y. */
+inline long ctc_prime(__global const long *y, long blank, long s)
+{
+    return s % 2 == 0 ? blank : y[s / 2];
+}
+
+/* alpha of state s at a step t > 0 from the row prev of step t - 1; lpt:
+ * the sample's log-probabilities at t. */
+inline T_C ctc_alpha_at(__global const T *prev, __global const T *lpt, __global const long *y,
+                        long blank, long s)
+{
+    long c = ctc_prime(y, blank, s);
+    T_C l1 = T_LOAD(prev, s);
+    T_C l2 = s > 0 ? T_LOAD(prev, s - 1) : CTC_NEGINF;
+    T_C l3 = (s > 1 && ctc_prime(y, blank, s - 2) != c) ? T_LOAD(prev, s - 2) : CTC_NEGINF;
+    return ctc_lse3(l1, l2, l3) + T_LOAD(lpt, c);
+}
+
+/* alpha of state s at t = 0 */
+inline T_C ctc_alpha_first(__global const T *lpt, __global const long *y, long blank, long s)
+{
+    return s == 0 ? T_LOAD(lpt, blank) : s == 1 ? T_LOAD(lpt, y[0]) : CTC_NEGINF;
+}
+
+/* beta of state s of S at a step t, whose row (of Sm) is row, from the
+ * next step's row after it (none at the input's last step, last). */
+inline T_C ctc_beta_at(__global const T *row, long Sm, int last, __global const T *lpt,
+                       __global const long *y, long blank, long s, long S)
+{
+    long c = ctc_prime(y, blank, s);
+    if (last)
+        return s >= S - 2 ? T_LOAD(lpt, c) : CTC_NEGINF;
+    __global const T *next = row + Sm;
+    T_C l1 = T_LOAD(next, s);
+    T_C l2 = s < S - 1 ? T_LOAD(next, s + 1) : CTC_NEGINF;
+    T_C l3 = (s < S - 2 && ctc_prime(y, blank, s + 2) != c) ? T_LOAD(next, s + 2) : CTC_NEGINF;
+    return ctc_lse3(l1, l2, l3) + T_LOAD(lpt, c);
+}
+
+/* The loss from the last step's row of alphas: -log(alpha[S - 1] +
+ * alpha[S - 2]). */
+inline T_C ctc_nll(__global const T *last, long L)
+{
+    long S = 2 * L + 1;
+    T_C l1 = T_LOAD(last, S - 1), l2 = L > 0 ? T_LOAD(last, S - 2) : CTC_NEGINF;
+    T_C m = fmax(l1, l2);
+    if (m == CTC_NEGINF)
+        m = 0;
+    return -(log(exp(l1 - m) + exp(l2 - m)) + m);
+}
+
+/* The loss of an empty input. */
+#define CTC_EMPTY_NLL(L) ((L) == 0 ? (T_C)0 : (T_C)INFINITY)
+
 /* ix holds, per sample, the targets' offsets, the input and target
  * lengths, then the concatenated targets. */
 #define CTC_IX                                                                                \
     __global const long *off = ix, *il = ix + N, *tl = ix + 2 * N, *tg = ix + 3 * N
+/* sample b's log-probabilities at step t */
+#define CTC_LPT(t) (lp + ((ulong)(t) * N + b) * C)
 
+/* The alphas of sample get_global_id(0) / get_local_size(0), its states
+ * over the work-group's items, and its loss.  No work-item returns early
+ * (an empty input runs no step instead): with returns before its barriers
+ * (taken by a whole group or by none) this kernel looped forever on PoCL
+ * 3.1's pthread device. */
+__kernel void ctc_alpha_wg(__global T *nll, __global T *la, __global const T *lp, long Tm,
+                           long N, long C, long Sm, __global const long *ix, long blank)
+{
+    CTC_IX;
+    size_t lws = get_local_size(0), lid = get_local_id(0), b = get_global_id(0) / lws;
+    long L = tl[b], S = 2 * L + 1, ti = il[b];
+    __global const long *y = tg + off[b];
+    __global T *a = la + (ulong)b * Tm * Sm;
+    for (long s = (long)lid; ti > 0 && s < S; s += (long)lws)
+        T_STORE(a, s, ctc_alpha_first(CTC_LPT(0), y, blank, s));
+    for (long t = 1; t < ti; t++) {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (long s = (long)lid; s < S; s += (long)lws)
+            T_STORE(a, t * Sm + s, ctc_alpha_at(a + (t - 1) * Sm, CTC_LPT(t), y, blank, s));
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0)
+        T_STORE(nll, b, ti == 0 ? CTC_EMPTY_NLL(L) : ctc_nll(a + (ti - 1) * Sm, L));
+}
+
+/* The betas of sample get_global_id(0) / get_local_size(0), as
+ * ctc_alpha_wg; none for an empty input, or an infinite loss with
+ * zero_inf (ctc_grad_map reads none there). */
+__kernel void ctc_beta_wg(__global T *lb, __global const T *nll, __global const T *lp, long Tm,
+                          long N, long C, long Sm, __global const long *ix, long blank,
+                          int zero_inf)
+{
+    CTC_IX;
+    size_t lws = get_local_size(0), lid = get_local_id(0), b = get_global_id(0) / lws;
+    long L = tl[b], S = 2 * L + 1, ti = il[b];
+    if (zero_inf && isinf(T_LOAD(nll, b)))
+        ti = 0;
+    __global const long *y = tg + off[b];
+    __global T *be = lb + (ulong)b * Tm * Sm;
+    for (long t = ti - 1; t >= 0; t--) {
+        if (t < ti - 1)
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        for (long s = (long)lid; s < S; s += (long)lws)
+            T_STORE(be, t * Sm + s,
+                    ctc_beta_at(be + t * Sm, Sm, t == ti - 1, CTC_LPT(t), y, blank, s, S));
+    }
+}
+
+/* grad [Tm, N, C] (contiguous), one work-item per element (t, b, c):
+ * torch's (exp(lp) - exp(lse_s(la + lb) + nll - lp)) gr[b] over the states
+ * s whose label is c, taken from the last state down; 0 past the input's
+ * length, and 0 throughout for an infinite loss with zero_inf.  gr[b]:
+ * the gradient of sample b's loss (its share of the reduced loss). */
+__kernel void ctc_grad_map(__global T *grad, __global const T *lb, __global const T *la,
+                           __global const T *nll, __global const T *gr, __global const T *lp,
+                           long Tm, long N, long C, long Sm, __global const long *ix, long blank,
+                           int zero_inf)
+{
+    CTC_IX;
+    size_t i = get_global_id(0);
+    if (i >= (size_t)(Tm * N * C))
+        return;
+    long c = (long)(i % (size_t)C), b = (long)(i / (size_t)C % (size_t)N);
+    long t = (long)(i / ((size_t)C * (size_t)N));
+    long L = tl[b], S = 2 * L + 1, ti = il[b];
+    T_C nl = T_LOAD(nll, b);
+    if (t >= ti || (zero_inf && isinf(nl))) {
+        T_STORE(grad, i, (T_C)0);
+        return;
+    }
+    __global const long *y = tg + off[b];
+    __global const T *a = la + ((ulong)b * Tm + t) * Sm, *be = lb + ((ulong)b * Tm + t) * Sm;
+    /* a label other than the blank sits only at odd states */
+    long step = c == blank ? 1 : 2, top = c == blank ? S - 1 : S - 2;
+    T_C res = CTC_NEGINF;
+    for (long s = top; s >= 0; s -= step)
+        if (ctc_prime(y, blank, s) == c)
+            res = ctc_lse2(res, T_LOAD(a, s) + T_LOAD(be, s));
+    T_C l = T_LOAD(lp, i);
+    T_STORE(grad, i, (exp(l) - exp(res + nl - l)) * T_LOAD(gr, b));
+}
+
+/* ctc_alpha_wg's alphas and loss with one work-item per sample (the
+ * benchmarks' baseline). */
 __kernel void ctc_alpha(__global T *nll, __global T *la, __global const T *lp, long Tm, long N,
                         long C, long Sm, __global const long *ix, long blank)
 {
@@ -416,35 +562,23 @@ __kernel void ctc_alpha(__global T *nll, __global T *la, __global const T *lp, l
     if (b >= (size_t)N)
         return;
     long L = tl[b], S = 2 * L + 1, ti = il[b];
+    __global const long *y = tg + off[b];
     __global T *a = la + (ulong)b * Tm * Sm;
     if (ti == 0) {
-        T_STORE(nll, b, L == 0 ? (T_C)0 : (T_C)INFINITY);
+        T_STORE(nll, b, CTC_EMPTY_NLL(L));
         return;
     }
     for (long s = 0; s < S; s++)
-        T_STORE(a, s, s == 0 ? CTC_LP(0, blank) : s == 1 ? CTC_LP(0, CTC_PRIME(1)) : CTC_NEGINF);
-    for (long t = 1; t < ti; t++) {
-        __global T *prev = a + (t - 1) * Sm, *cur = a + t * Sm;
-        for (long s = 0; s < S; s++) {
-            long c = CTC_PRIME(s);
-            T_C l1 = T_LOAD(prev, s);
-            T_C l2 = s > 0 ? T_LOAD(prev, s - 1) : CTC_NEGINF;
-            T_C l3 = (s > 1 && CTC_PRIME(s - 2) != c) ? T_LOAD(prev, s - 2) : CTC_NEGINF;
-            T_STORE(cur, s, ctc_lse3(l1, l2, l3) + CTC_LP(t, c));
-        }
-    }
-    __global T *last = a + (ti - 1) * Sm;
-    T_C l1 = T_LOAD(last, S - 1), l2 = L > 0 ? T_LOAD(last, S - 2) : CTC_NEGINF;
-    T_C m = fmax(l1, l2);
-    if (m == CTC_NEGINF)
-        m = 0;
-    T_STORE(nll, b, -(log(exp(l1 - m) + exp(l2 - m)) + m));
+        T_STORE(a, s, ctc_alpha_first(CTC_LPT(0), y, blank, s));
+    for (long t = 1; t < ti; t++)
+        for (long s = 0; s < S; s++)
+            T_STORE(a, t * Sm + s, ctc_alpha_at(a + (t - 1) * Sm, CTC_LPT(t), y, blank, s));
+    T_STORE(nll, b, ctc_nll(a + (ti - 1) * Sm, L));
 }
 
-/* The gradient of sample b's loss, gr[b] (its share of the reduced loss),
- * into grad [Tm, N, C] (contiguous): torch's (exp(lp) - exp(lse_s(la + lb)
- * + nll - lp)) gr, over the states s whose label is c; 0 past the input's
- * length, and 0 throughout for an infinite loss with zero_inf. */
+/* ctc_beta_wg and ctc_grad_map with one work-item per sample (the
+ * benchmarks' baseline): the betas of each step added into grad as they
+ * come, from the last state down. */
 __kernel void ctc_grad(__global T *grad, __global T *lb, __global const T *la,
                        __global const T *nll, __global const T *gr, __global const T *lp,
                        long Tm, long N, long C, long Sm, __global const long *ix, long blank,
@@ -455,6 +589,7 @@ __kernel void ctc_grad(__global T *grad, __global T *lb, __global const T *la,
     if (b >= (size_t)N)
         return;
     long L = tl[b], S = 2 * L + 1, ti = il[b];
+    __global const long *y = tg + off[b];
     __global const T *a = la + (ulong)b * Tm * Sm;
     __global T *be = lb + (ulong)b * Tm * Sm;
     T_C nl = T_LOAD(nll, b), g = T_LOAD(gr, b);
@@ -470,28 +605,17 @@ __kernel void ctc_grad(__global T *grad, __global T *lb, __global const T *la,
                 T_STORE(grad, CTC_G(t, c), (T_C)0);
         return;
     }
-    for (long t = ti - 1; t >= 0; t--) {
-        __global T *cur = be + t * Sm;
-        __global const T *next = be + (t + 1) * Sm;
+    for (long t = ti - 1; t >= 0; t--)
         for (long s = S - 1; s >= 0; s--) {
-            long c = CTC_PRIME(s);
-            T_C v;
-            if (t == ti - 1)
-                v = s >= S - 2 ? CTC_LP(t, c) : CTC_NEGINF;
-            else {
-                T_C l1 = T_LOAD(next, s);
-                T_C l2 = s < S - 1 ? T_LOAD(next, s + 1) : CTC_NEGINF;
-                T_C l3 = (s < S - 2 && CTC_PRIME(s + 2) != c) ? T_LOAD(next, s + 2) : CTC_NEGINF;
-                v = ctc_lse3(l1, l2, l3) + CTC_LP(t, c);
-            }
-            T_STORE(cur, s, v);
+            long c = ctc_prime(y, blank, s);
+            T_C v = ctc_beta_at(be + t * Sm, Sm, t == ti - 1, CTC_LPT(t), y, blank, s, S);
+            T_STORE(be, t * Sm + s, v);
             T_C lcab = T_LOAD(a, t * Sm + s) + v;
             T_STORE(grad, CTC_G(t, c), ctc_lse2(T_LOAD(grad, CTC_G(t, c)), lcab));
         }
-    }
     for (long t = 0; t < ti; t++)
         for (long c = 0; c < C; c++) {
-            T_C l = CTC_LP(t, c), res = T_LOAD(grad, CTC_G(t, c));
+            T_C l = T_LOAD(CTC_LPT(t), c), res = T_LOAD(grad, CTC_G(t, c));
             T_STORE(grad, CTC_G(t, c), (exp(l) - exp(res + nl - l)) * g);
         }
 #undef CTC_G

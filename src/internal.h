@@ -430,6 +430,13 @@ clt_status clt__launch_prepare(clt_device *dev, const char *family, const char *
 clt_status clt__kernel_private_bytes(clt_device *dev, const char *family, const char *options,
                                      const char *kernel, uint64_t *bytes);
 
+/* The largest work-group `kernel` runs in on the device
+ * (CL_KERNEL_WORK_GROUP_SIZE, at most its CL_DEVICE_MAX_WORK_GROUP_SIZE),
+ * into *items (0 on failure); builds the program and creates the kernel
+ * first, as clt__launch_prepare does. */
+clt_status clt__kernel_group_size(clt_device *dev, const char *family, const char *options,
+                                  const char *kernel, size_t *items);
+
 /* Work-items one enqueue hands a driver by default: drivers count
  * work-groups in 32 bits (PoCL's pthread scheduler, CUDA grids). */
 #define CLT__LAUNCH_MAX ((uint64_t)1 << 31)

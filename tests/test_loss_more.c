@@ -793,3 +793,151 @@ Test(loss_more, ctc_gradcheck_and_zero_infinity)
     for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
         clt_tensor_free(objs[k]);
 }
+
+/* ---- CTC past one work-group: a float64 host forward-backward ------------------- */
+
+/* CTC_GROUP_MAX in src/ops/loss.c is 256, so 2 L + 1 = 301 states take
+ * more than one work-group on every device; sample 1 stops early, sample
+ * 2's target is empty. */
+enum { GT = 320, GN = 3, GC = 6, GL = 150 };
+static const int64_t GIL[GN] = {GT, GT - 17, GT - 5}, GTL[GN] = {GL, GL - 9, 0};
+
+static double lse(double a, double b)
+{
+    if (a == -INFINITY)
+        return b;
+    if (b == -INFINITY)
+        return a;
+    return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
+
+/* Sample b's loss and torch's gradient for its log-probabilities lp [GT,
+ * GN, GC] (exp(lp) - exp(log sum_{s: l'(s) = c} alpha beta + nll - lp), 0
+ * past the input), by the alpha and beta recursions over the extended
+ * labels in log space. */
+static double ctc_host(const double *lp, int b, const int64_t *y, double *grad)
+{
+    int il = (int)GIL[b], L = (int)GTL[b], S = 2 * L + 1;
+    double *al = malloc(sizeof(double) * GT * S), *be = malloc(sizeof(double) * GT * S);
+    cr_assert(al && be);
+#define LPV(t, c) lp[((t)*GN + b) * GC + (c)]
+#define LAB(s) ((s) % 2 ? (int)y[(s) / 2] : 0)
+    for (int t = 0; t < il; t++)
+        for (int s = 0; s < S; s++) {
+            double v = -INFINITY;
+            if (t == 0)
+                v = s < 2 ? 0 : -INFINITY;
+            else {
+                v = al[(t - 1) * S + s];
+                if (s > 0)
+                    v = lse(v, al[(t - 1) * S + s - 1]);
+                if (s > 1 && LAB(s) != LAB(s - 2))
+                    v = lse(v, al[(t - 1) * S + s - 2]);
+            }
+            al[t * S + s] = v + LPV(t, LAB(s));
+        }
+    for (int t = il - 1; t >= 0; t--)
+        for (int s = S - 1; s >= 0; s--) {
+            double v;
+            if (t == il - 1)
+                v = s >= S - 2 ? 0 : -INFINITY;
+            else {
+                v = be[(t + 1) * S + s];
+                if (s < S - 1)
+                    v = lse(v, be[(t + 1) * S + s + 1]);
+                if (s < S - 2 && LAB(s) != LAB(s + 2))
+                    v = lse(v, be[(t + 1) * S + s + 2]);
+            }
+            be[t * S + s] = v + LPV(t, LAB(s));
+        }
+    double nll = -lse(al[(il - 1) * S + S - 1], S > 1 ? al[(il - 1) * S + S - 2] : -INFINITY);
+    for (int t = 0; t < GT; t++)
+        for (int c = 0; c < GC; c++) {
+            double acc = -INFINITY;
+            for (int s = 0; s < S && t < il; s++)
+                if (LAB(s) == c)
+                    acc = lse(acc, al[t * S + s] + be[t * S + s]);
+            grad[(t * GN + b) * GC + c] =
+                t < il ? exp(LPV(t, c)) - exp(acc + nll - LPV(t, c)) : 0;
+        }
+#undef LPV
+#undef LAB
+    free(al);
+    free(be);
+    return nll;
+}
+
+/* The losses (NONE) and the gradient of their sum on dev, in dt. */
+static void ctc_run(clt_device *dev, clt_dtype dt, const double *lp, const int64_t *tg,
+                    double *loss, double *grad)
+{
+    int64_t n = GN;
+    clt_tensor *x = f64(dev, 3, (int64_t[]){GT, GN, GC}, lp), *xd = NULL, *out = NULL,
+               *sum = NULL, *g = NULL;
+    clt_tensor *ty = i64(dev, 2, (int64_t[]){GN, GL}, tg), *ti = i64(dev, 1, &n, GIL),
+               *tt = i64(dev, 1, &n, GTL);
+    CHECK(clt_to_dtype(x, dt, &xd));
+    CHECK(clt_set_requires_grad(xd, 1));
+    CHECK(clt_ctc_loss(xd, ty, ti, tt, 0, CLT_REDUCTION_NONE, 0, &out));
+    CHECK(clt_sum(out, &sum));
+    CHECK(clt_backward(sum, NULL, 0));
+    CHECK(clt_grad(xd, &g));
+    double *lv = read_as_f64(out), *gv = read_as_f64(g);
+    memcpy(loss, lv, sizeof(double) * GN);
+    memcpy(grad, gv, sizeof(double) * GT * GN * GC);
+    free(lv);
+    free(gv);
+    clt_tensor *objs[] = {x, xd, out, sum, g, ty, ti, tt};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
+        clt_tensor_free(objs[k]);
+}
+
+Test(loss_more, ctc_states_past_a_work_group)
+{
+    clt_device *d0 = get_device("cpu:0");
+    static double lp[GT * GN * GC], lp32[GT * GN * GC], want[GT * GN * GC],
+        got[GT * GN * GC], other[GT * GN * GC];
+    for (int r = 0; r < GT * GN; r++) { /* log_softmax of sin-made logits */
+        double m = 0;
+        for (int c = 0; c < GC; c++)
+            m += exp(lp[r * GC + c] = 2 * sin(0.37 * (r * GC + c) + 0.001 * r * r));
+        for (int c = 0; c < GC; c++)
+            lp[r * GC + c] -= log(m);
+    }
+    int64_t tg[GN * GL];
+    for (int k = 0; k < GN * GL; k++) /* labels 1..5, with repeats */
+        tg[k] = 1 + (k * k + 3 * k) / 7 % (GC - 1);
+    for (int d = 0; d < 2; d++) {
+        const double *in = lp;
+        if (d == 1) { /* float32: the reference from the rounded inputs */
+            for (int k = 0; k < GT * GN * GC; k++)
+                lp32[k] = (float)lp[k];
+            in = lp32;
+        }
+        double nll[GN], loss[GN];
+        for (int b = 0; b < GN; b++)
+            nll[b] = ctc_host(in, b, tg + b * GL, want);
+        ctc_run(d0, d ? CLT_FLOAT32 : CLT_FLOAT64, lp, tg, loss, got);
+        /* float32: the gradient's exp(log(alpha beta) + nll - lp) keeps the
+         * absolute error of the hundreds that cancel in its exponent */
+        double rtol = d ? 1e-5 : 1e-11, gtol = d ? 1e-3 : 1e-10;
+        for (int b = 0; b < GN; b++)
+            cr_assert(isfinite(nll[b]) && close_enough(loss[b], nll[b], rtol, 0),
+                      "dtype %d sample %d: loss %.15g, want %.15g", d, b, loss[b], nll[b]);
+        for (int k = 0; k < GT * GN * GC; k++)
+            cr_assert(close_enough(got[k], want[k], gtol, gtol),
+                      "dtype %d grad [%d, %d, %d]: %.15g, want %.15g", d, k / (GN * GC),
+                      k / GC % GN, k % GC, got[k], want[k]);
+    }
+    /* the same bits as the serial kernels, and on a second device */
+    double loss0[GN], loss1[GN];
+    ctc_run(d0, CLT_FLOAT32, lp, tg, loss0, got);
+    setenv("CLTENSOR_CTC", "serial", 1);
+    ctc_run(d0, CLT_FLOAT32, lp, tg, loss1, other);
+    unsetenv("CLTENSOR_CTC");
+    cr_assert(memcmp(loss0, loss1, sizeof loss0) == 0 && memcmp(got, other, sizeof got) == 0,
+              "the serial kernels' bits differ");
+    ctc_run(second_device(d0), CLT_FLOAT32, lp, tg, loss1, other);
+    cr_assert(memcmp(loss0, loss1, sizeof loss0) == 0 && memcmp(got, other, sizeof got) == 0,
+              "the second device's bits differ");
+}

@@ -375,8 +375,10 @@ CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double 
 /* F.ctc_loss (blank 0, MEAN, zero_infinity 0 in torch): the negative log
  * likelihood of each target sequence under the per-step class
  * log-probabilities, summed over its alignments with torch's
- * forward-backward (alpha, beta) recursions in log space, one work-item
- * per sample (cl/loss.cl).  log_probs: [T, N, C] (or [T, C] unbatched),
+ * forward-backward (alpha, beta) recursions in log space (cl/loss.cl: a
+ * work-group per sample, its states over the work-items, a barrier per
+ * step, as torch's LossCTC.cu; the gradient one work-item per element;
+ * the same bits on every device).  log_probs: [T, N, C] (or [T, C] unbatched),
  * float32 or float64, log_softmax's output; targets: int64 class indices,
  * [N, S] padded (sample b's first target_lengths[b]) or 1-D with the
  * samples' targets concatenated ([S] unbatched); input_lengths and

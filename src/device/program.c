@@ -744,28 +744,48 @@ clt_status clt__launch_prepare(clt_device *dev, const char *family, const char *
     return st;
 }
 
-clt_status clt__kernel_private_bytes(clt_device *dev, const char *family, const char *options,
-                                     const char *kernel, uint64_t *bytes)
+/* One clGetKernelWorkGroupInfo answer (what, its name for the message) of
+ * `kernel` into value (size bytes), after building the program and creating
+ * the kernel as clt__launch_prepare does. */
+static clt_status kernel_group_info(clt_device *dev, const char *family, const char *options,
+                                    const char *kernel, cl_kernel_work_group_info what,
+                                    const char *name, size_t size, void *value)
 {
-    *bytes = 0;
     clt_status st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
     clt__program_entry *p = NULL;
     cl_kernel k = NULL;
-    cl_ulong size = 0;
     pthread_mutex_lock(&dev->lock);
     st = program_locked(dev, family, options, kernel, &p);
     if (st == CLT_OK)
         st = kernel_locked(dev, p, kernel, &k);
     if (st == CLT_OK)
-        CLT__CL_CHECK(clGetKernelWorkGroupInfo(k, dev->id, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof size,
-                                               &size, NULL),
-                      "clGetKernelWorkGroupInfo CL_KERNEL_PRIVATE_MEM_SIZE '%s' (cl/%s.cl) on %s",
-                      kernel, family, dev->label);
-    *bytes = size;
+        CLT__CL_CHECK(clGetKernelWorkGroupInfo(k, dev->id, what, size, value, NULL),
+                      "clGetKernelWorkGroupInfo %s '%s' (cl/%s.cl) on %s", name, kernel, family,
+                      dev->label);
 done:
     pthread_mutex_unlock(&dev->lock);
+    return st;
+}
+
+clt_status clt__kernel_private_bytes(clt_device *dev, const char *family, const char *options,
+                                     const char *kernel, uint64_t *bytes)
+{
+    cl_ulong size = 0;
+    clt_status st = kernel_group_info(dev, family, options, kernel, CL_KERNEL_PRIVATE_MEM_SIZE,
+                                      "CL_KERNEL_PRIVATE_MEM_SIZE", sizeof size, &size);
+    *bytes = st == CLT_OK ? size : 0;
+    return st;
+}
+
+clt_status clt__kernel_group_size(clt_device *dev, const char *family, const char *options,
+                                  const char *kernel, size_t *items)
+{
+    size_t size = 0;
+    clt_status st = kernel_group_info(dev, family, options, kernel, CL_KERNEL_WORK_GROUP_SIZE,
+                                      "CL_KERNEL_WORK_GROUP_SIZE", sizeof size, &size);
+    *items = st == CLT_OK ? size : 0;
     return st;
 }
 

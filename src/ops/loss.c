@@ -1,6 +1,7 @@
 /* loss.c: the losses of loss.h without autograd (checks, forward kernels and
  * the fused backward kernels of cl/loss.cl); src/autograd/grad_loss.c
  * records them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -693,6 +694,46 @@ done:
 
 /* ---- CTC ----------------------------------------------------------------------- */
 
+/* A CTC work-group takes at most CTC_GROUP_MAX of a sample's states at a
+ * time (more loop over them), and has at least CTC_GROUP_MIN work-items
+ * where the kernel takes them: PoCL compiles a kernel anew for each
+ * work-group size, and a few idle work-items cost less. */
+#define CTC_GROUP_MAX 256
+#define CTC_GROUP_MIN 32
+
+/* CLTENSOR_CTC=serial: one work-item per sample does the recursions and
+ * the gradient in turn (ctc_alpha, ctc_grad: the path before the
+ * work-groups, the benchmarks' baseline; the same bits). */
+static bool ctc_serial(void)
+{
+    const char *s = getenv("CLTENSOR_CTC");
+    return s && clt__strcaseeq(s, "serial");
+}
+
+/* `kernel` of cl/loss.cl with a work-group per sample of N, Sm states at
+ * most: the smallest power of two that covers them, from CTC_GROUP_MIN to
+ * CTC_GROUP_MAX, and at most what the kernel takes on the device. */
+static clt_status launch_samples(clt_device *dev, clt_dtype t, const char *kernel, int64_t N,
+                                 int64_t Sm, size_t nargs, const clt__arg *args, const char *fn)
+{
+    if (N == 0)
+        return CLT_OK;
+    const char *opts = options(t);
+    if (opts == NULL)
+        return clt_last_status();
+    size_t most = 0, lws = 1;
+    clt_status st = clt__kernel_group_size(dev, "loss", opts, kernel, &most);
+    if (st != CLT_OK)
+        return clt__error_in(st, fn);
+    if (most > dev->info.max_work_group_size)
+        most = dev->info.max_work_group_size;
+    while (lws * 2 <= CTC_GROUP_MAX && lws * 2 <= most &&
+           (lws < CTC_GROUP_MIN || lws < (size_t)Sm))
+        lws *= 2;
+    size_t gws = (size_t)N * lws;
+    return clt__error_in(clt__launch(dev, "loss", opts, kernel, 1, &gws, &lws, nargs, args), fn);
+}
+
 clt_status clt__ctc_forward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
                             int64_t blank, clt_tensor **nll, clt_tensor **la, const char *fn)
 {
@@ -707,7 +748,10 @@ clt_status clt__ctc_forward(const clt_tensor *lp, const clt_tensor *ix, int64_t 
         cl_long t = Tm, n = N, c = lp->shape[2], sm = Sm, bl = blank;
         clt__arg args[] = {CLT__ARG(mn), CLT__ARG(ma), CLT__ARG(ml), CLT__ARG(t), CLT__ARG(n),
                            CLT__ARG(c),  CLT__ARG(sm), CLT__ARG(mi), CLT__ARG(bl)};
-        CLT__TRY(launch(lp->dev, dt, "ctc_alpha", (uint64_t)N, 9, args, fn));
+        if (ctc_serial())
+            CLT__TRY(launch(lp->dev, dt, "ctc_alpha", (uint64_t)N, 9, args, fn));
+        else
+            CLT__TRY(launch_samples(lp->dev, dt, "ctc_alpha_wg", N, Sm, 9, args, fn));
     }
     return CLT_OK;
 done:
@@ -738,7 +782,15 @@ clt_status clt__ctc_backward(const clt_tensor *lp, const clt_tensor *ix, int64_t
                            CLT__ARG(mg), CLT__ARG(ml), CLT__ARG(t),  CLT__ARG(n),
                            CLT__ARG(c),  CLT__ARG(sm), CLT__ARG(mi), CLT__ARG(bl),
                            CLT__ARG(zi)};
-        CLT__TRY(launch(lp->dev, dt, "ctc_grad", (uint64_t)N, 13, args, fn));
+        if (ctc_serial()) {
+            CLT__TRY(launch(lp->dev, dt, "ctc_grad", (uint64_t)N, 13, args, fn));
+        } else {
+            clt__arg bargs[] = {CLT__ARG(mb), CLT__ARG(mn), CLT__ARG(ml), CLT__ARG(t),
+                                CLT__ARG(n),  CLT__ARG(c),  CLT__ARG(sm), CLT__ARG(mi),
+                                CLT__ARG(bl), CLT__ARG(zi)};
+            CLT__TRY(launch_samples(lp->dev, dt, "ctc_beta_wg", N, Sm, 10, bargs, fn));
+            CLT__TRY(launch(lp->dev, dt, "ctc_grad_map", (uint64_t)r->numel, 13, args, fn));
+        }
     }
     *grad = r;
     r = NULL;
