@@ -11178,9 +11178,8 @@ def half():
     def hc(name, tfn, cfn, inputs, tol="ew", f32=False, **kw):
         """f32: the reference is torch in float32 rounded to half even where
         torch's CPU has a Half kernel: torch on GPUs, whose reductions and
-        products accumulate in float32 and whose scalars stay float32 (the
-        CPU's mean of half sums in half, 64 x 3000 overflowing, and rounds
-        a scalar 1e5 to inf first)."""
+        products accumulate in float32 (the CPU's mean of half sums in half,
+        64 x 3000 overflowing)."""
         ref = _h_ref(tfn)
         if f32:
             def ref(*ts):
@@ -11213,11 +11212,13 @@ def half():
         hc(n + " with float32", tf, getattr(L, "clt_" + n), [a, data((7, 9), torch.float32)],
            tol="red")
         hc(n + " broadcast", tf, getattr(L, "clt_" + n), [a, b[:1].contiguous()])
+    # a scalar is rounded to half first, as torch's CPU does: x * 1e5 is
+    # +-inf, x / 1e5 +-0, and x ** 1e5 refused (section half_scalar); torch
+    # itself is the reference, its refusal included
     for n in ["add", "sub", "mul", "div", "pow"]:
         for sc in (2.5, -3, 1e5):
-            hc("%s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
-               lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a],
-               f32=True)
+            check("half %s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
+                  lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a])
     for n in ["eq", "ne", "lt", "le", "gt", "ge"]:
         hc(n, getattr(torch, n), getattr(L, "clt_" + n), [sp, sp.flip(1).contiguous()],
            tol="exact")
@@ -15465,16 +15466,11 @@ def image_dtype():
         ends = torch.tensor([0.0, 1.0, 0.5, 0.25, 1e-3, 0.999, 0.9999], dtype=torch.float64)
         body = torch.rand(4, 5, 6, generator=G, dtype=torch.float64).reshape(-1)
         srcs[dt] = torch.cat([ends, body]).reshape(1, 127).to(dt)
-    # torch computes float16 with its scalar rounded to float16, where
+    # float16 takes its scalar rounded to float16, as torch does, where
     # int32's and int64's largest values are inf: x / inf is 0 or NaN, and
-    # x * inf cast to an integer is out of range; cltensor's scalar stays
-    # float32 (cltensor/data.h), so these pairs are left out
-    overflow = {(torch.int32, torch.float16), (torch.int64, torch.float16),
-                (torch.float16, torch.int32), (torch.float16, torch.int64)}
+    # x * inf cast to an integer is out of range
     for src in ints + floats:
         for to in ints + floats:
-            if (src, to) in overflow:
-                continue
             check("convert_image_dtype %s to %s" % (dn(src), dn(to)),
                   lambda x, to=to: _convert_image_dtype(x, to),
                   lambda p, o, to=to: L.clt_tf_convert_image_dtype(p, T2C[to], o),
@@ -15483,6 +15479,50 @@ def image_dtype():
     check("convert_image_dtype bool refused", lambda x: 1 / 0,
           lambda p, o: L.clt_tf_convert_image_dtype(p, T2C[torch.float32], o),
           [torch.tensor([True, False])])
+
+
+def half_scalar():
+    """float16 and bfloat16 with a Python scalar, bit for bit against torch
+    1.13's CPU kernels over all 65536 values of the dtype: the scalar is
+    rounded to the tensor's dtype (through float, as c10::Half) and the op
+    computed in float32 and rounded once; comparisons compare with the
+    rounded scalar; a bfloat16 tensor to the power 2, 3 or -2 rounds each
+    product as torch's Vectorized<BFloat16>, and to 0.5 or -0.5 is sqrt or
+    rsqrt; a float16 or bfloat16 exponent past the dtype's range is refused.
+    Left out, as ops.h says: floor_divide (torch's vector and scalar loops
+    round differently), float16 pow with the few exponents where float32
+    pow's last bit decides the half rounding (checked to the ulp), and
+    bfloat16 fmod and remainder where x / s overflows float32 (torch's
+    vector loop gives NaN there)."""
+    ops = {"add": lambda x, s: x + s, "sub": lambda x, s: x - s, "rsub": lambda x, s: s - x,
+           "mul": lambda x, s: x * s, "div": lambda x, s: x / s,
+           "pow": lambda x, s: x ** s, "rpow": lambda x, s: s ** x,
+           "remainder": torch.remainder, "fmod": torch.fmod,
+           "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt,
+           "ge": torch.ge}
+    scalars = [0.1, 1 / 3, 1e-4, 65504.0, 3.14159, 1e-6, -2.7, 2.0, 3.0, -2.0, 0.5, -0.5,
+               -1.0, 1e-310, -1e-310, 1 + 2 ** -11 + 2 ** -40, 1e6, 70000.0]
+    # float16 pow and rpow whose float32 pow rounds a half tie the other way
+    # than glibc's or Sleef's powf on a value or two
+    ulp_only = {("pow", 1 / 3), ("pow", 0.5), ("rpow", 1 / 3), ("rpow", 1e-4),
+                ("rpow", 65504.0)}
+    bits = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
+    for dt in (torch.float16, torch.bfloat16):
+        every = bits.view(dt)
+        for n, tf in ops.items():
+            for sc in scalars:
+                x = every
+                if dt == torch.bfloat16 and n in ("fmod", "remainder"):
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        q = np.abs(every.float().numpy().astype(np.float64) / sc)
+                    x = every[torch.from_numpy(~(q > 3.4e38))]
+                tol = "exact"
+                if dt == torch.float16 and (n, sc) in ulp_only:
+                    tol = "ew"
+                check("half_scalar %s %s %r" % (str(dt)[6:], n, sc),
+                      lambda t, tf=tf, sc=sc: tf(t, sc),
+                      lambda p, o, n=n, sc=sc: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o),
+                      [x.contiguous()], tol=tol)
 
 
 def histobs():
@@ -15732,7 +15772,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
-                transforms, nnmisc, dist5, quant, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, half_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -279,13 +279,10 @@ CLT_API clt_status clt_tf_resize(const clt_tensor *x, const int64_t *size, int n
  * or int64 and float64 to int64 are refused as torchvision refuses them
  * (CLT_ERR_DTYPE_UNSUPPORTED, "The cast from float32 to int32 cannot be
  * performed safely."); so are bool, the complex dtypes and unknown ones.
- * Differences from torch: torch multiplies and divides float16 by its
- * scalar rounded to float16, where int32's and int64's largest values are
- * inf (int32 and int64 to float16 give 0 and NaN, float16 to int32 and
- * int64 values out of range); cltensor keeps the scalar in float32 as its
- * scalar ops do, which gives inf for int32 or int64 values past
- * float16's range and out-of-range casts for float16 to int32 or int64.
- * New tensor (release with clt_tensor_free). */
+ * float16 is multiplied and divided by its scalar rounded to float16, as
+ * torch's scalar ops do, where int32's and int64's largest values are inf:
+ * int32 and int64 to float16 give 0 and NaN, float16 to int32 and int64
+ * casts out of range, as torchvision's.  New tensor (release with clt_tensor_free). */
 CLT_API clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype,
                                               clt_tensor **out);
 /* F.to_tensor of uint8 images [..., H, W, C] (as a loader holds decoded
