@@ -7014,6 +7014,21 @@ def histc():
               lambda p, o: L.clt_histc(p, 37, -1, 2, o), [x], tol="exact")
     check("histc transposed", lambda x: torch.histc(x, 5, -3, 3),
           lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
+    # bins + 1 a multiple of 16 (float32) or 8 (float64): torch's last edge
+    # is its vectorised linspace's, which can miss max (and so leave out the
+    # values at max, or move the others' bins); the values: every edge as
+    # torch computes it, max and min, and the floats either side of each edge
+    for dt in FLOATS:
+        for bins in (7, 15, 23, 31, 47, 63, 95, 127, 14, 30):
+            for lo, hi in ((-3.3, 7.1), (0.1, 0.7), (0.0, 1.0), (1e-3, 2.9e3)):
+                e = torch.linspace(lo, hi, bins + 1, dtype=dt)
+                x = torch.cat([e, torch.tensor([hi, lo], dtype=dt),
+                               torch.nextafter(e, torch.full_like(e, -math.inf)),
+                               torch.nextafter(e, torch.full_like(e, math.inf))])
+                check("histc %s last edge %d [%g, %g]" % (dn(dt), bins, lo, hi),
+                      lambda x, b=bins, l=lo, h=hi: torch.histc(x, b, l, h),
+                      lambda p, o, b=bins, l=lo, h=hi: L.clt_histc(p, b, l, h, o), [x],
+                      tol="exact")
 
 
 def _dist_protos():
