@@ -15743,6 +15743,14 @@ def histobs():
     hist_case("HistogramObserver default bins, outliers", {},
               [torch.cat([torch.randn(5000, generator=g), torch.tensor([-40.0, 55.0])]),
                torch.randn(5000, generator=g) * 2])
+    # torch's L2 search compares its float32 cumulative sums with
+    # next_alpha * total rounded to float32 (a tensor with a Python float)
+    # and steps alpha and beta by 1e-5: with 100002 values both decide the
+    # range kept (bounds in double, or a step of 1e-4, keep another)
+    gs = torch.Generator().manual_seed(36)
+    xs = torch.cat([torch.randn(100000, generator=gs), torch.tensor([-30.0, 45.0])])
+    for bins in (64, 128):
+        hist_case("HistogramObserver long search, %d bins" % bins, {"bins": bins}, [xs])
     hist_case("FakeQuantize HistogramObserver", {"bins": 16}, grow, fq=True)
     hist_case("FakeQuantize HistogramObserver symmetric",
               {"bins": 32, "dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric,
