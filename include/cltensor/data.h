@@ -218,8 +218,12 @@ CLT_API clt_status clt_random_split(int64_t n, const double *lengths, int k, uin
  * (C order, at a 64-byte boundary); release it with one clt_free, after
  * any loader that borrows it.  Errors: CLT_ERR_IO for a file that cannot
  * be opened, is no IDX file (a magic number not 0, 0, type, ndim; an
- * unknown type), is truncated or has bytes after its values;
- * CLT_ERR_OUT_OF_HOST_MEMORY. */
+ * unknown type), is truncated or has bytes after its values, or whose
+ * dimensions announce more values than a plain file holds after its
+ * header or than host memory can address (refused before anything is
+ * allocated; the message names the file, the first dimension past the
+ * limit, the dimensions and the sizes; a dimension of 0 makes the array
+ * empty however large the others); CLT_ERR_OUT_OF_HOST_MEMORY. */
 CLT_API clt_status clt_load_idx(const char *path, clt_array_spec **out);
 
 /* ---- transforms (torchvision.transforms v0.14 on device tensors) -------
