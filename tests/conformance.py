@@ -15496,6 +15496,45 @@ def image_dtype():
           [torch.tensor([True, False])])
 
 
+def complex_pow_scalar():
+    """clt_pow_scalar_complex: torch.pow(a, re + im j) of complex tensors
+    (cpow, exp(s log a), with torch's exact forms where im is 0) and of real
+    ones (complex64, or complex128 for float64), zeros and specials
+    included; float16 refused as torch's ComplexHalf."""
+    proto("clt_pow_scalar_complex", [P, C.c_double, C.c_double, PP])
+    inf, nan = float("inf"), float("nan")
+    exps = [(0.5, 1.0), (2.0, -1.0), (-1.5, 0.25), (0.0, 2.0), (3.0, 0.0), (0.5, 0.0),
+            (0.0, 0.0), (1.7, -0.0), (-2.0, 0.0)]
+    for dt in (torch.complex64, torch.complex128):
+        tol = 5e-6 if dt == torch.complex64 else 1e-12
+        x = cdata((4, 5), dt)
+        xz = x.clone()
+        xz[0, 0] = 0
+        xz[1, 1] = complex(-2.0, 0.0)
+        for re_, im_ in exps:
+            s_ = complex(re_, im_)
+            c4_check("pow_scalar_complex %s %s" % (s_, dt), lambda t, s_=s_: torch.pow(t, s_),
+                     lambda p, o, re_=re_, im_=im_: L.clt_pow_scalar_complex(p, re_, im_, o),
+                     [xz], tol * 20)
+        c4_check("pow_scalar_complex of a transposed view %s" % dt,
+                 lambda t: t ** complex(2, -1),
+                 lambda p, o: L.clt_pow_scalar_complex(p, 2.0, -1.0, o), [In(x, ("T",))],
+                 tol * 20)
+        c4_check("pow_scalar_complex empty %s" % dt, lambda t: t ** complex(2, -1),
+                 lambda p, o: L.clt_pow_scalar_complex(p, 2.0, -1.0, o), [cdata((0, 3), dt)],
+                 tol)
+    for dt in (torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16):
+        x = torch.tensor([0.0, 1.0, 2.5, -3.0, 0.25, 7.0]).to(dt)
+        for re_, im_ in ((0.5, 1.0), (2.0, -1.0), (2.0, 0.0)):
+            s_ = complex(re_, im_)
+            c4_check("pow_scalar_complex %s %s" % (dn(dt), s_), lambda t, s_=s_: t ** s_,
+                     lambda p, o, re_=re_, im_=im_: L.clt_pow_scalar_complex(p, re_, im_, o),
+                     [x], 1e-5)
+    check("pow_scalar_complex float16 refused", lambda t: t ** complex(0.5, 1.0),
+          lambda p, o: L.clt_pow_scalar_complex(p, 0.5, 1.0, o),
+          [torch.tensor([1.0, 2.0], dtype=torch.float16)])
+
+
 def half_scalar():
     """float16 and bfloat16 with a Python scalar, bit for bit against torch
     1.13's CPU kernels over all 65536 values of the dtype: the scalar is
@@ -15795,7 +15834,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr,
-                transforms, nnmisc, dist5, quant, half_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
