@@ -106,7 +106,8 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
      * The first dimension that takes the product past the limit is
      * named. */
     char q[CLT__QUOTE_SIZE], sh[160];
-    uint64_t limit = (SIZE_MAX - DATA_AT) / es, have = UINT64_MAX, head_bytes = 4 + 4 * (uint64_t)nd;
+    uint64_t limit = (SIZE_MAX - DATA_AT) / es, have = UINT64_MAX;
+    uint64_t head_bytes = 4 + 4 * (uint64_t)nd;
     struct stat sb;
     if (limit > INT64_MAX / 8)
         limit = INT64_MAX / 8;

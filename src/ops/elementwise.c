@@ -471,9 +471,9 @@ done:
 }
 
 /* The form of cl/elementwise.cl's pow_ts for s^x (reversed) or x^s: torch.pow
- * computes a float32, float64 or bfloat16 tensor (not float16) to the power 0.5, -0.5, -1, 2, 3 or -2
- * as sqrt, rsqrt, 1/x, x*x, x*x*x or 1/(x*x), which differ from pow at the
- * edges (sqrt(-inf) is NaN). */
+ * computes a float32, float64 or bfloat16 tensor (not float16) to the power
+ * 0.5, -0.5, -1, 2, 3 or -2 as sqrt, rsqrt, 1/x, x*x, x*x*x or 1/(x*x),
+ * which differ from pow at the edges (sqrt(-inf) is NaN). */
 static cl_int pow_form(clt_dtype ct, double s, int reversed)
 {
     if (reversed)
