@@ -282,8 +282,8 @@ T_C ipow(T_C a, T_C b)
 BINARY_OPS(DEF_BINARY)
 
 /* pow: tensor with tensor, and tensor with a scalar s in one of the forms
- * that the host picks: -1 s^x, 0 x^s, and for float32 and float64 tensors
- * the exponents torch.pow computes otherwise (ATen's PowKernel.cpp):
+ * that the host picks: -1 s^x, 0 x^s, and for float32, float64 and
+ * bfloat16 tensors the exponents torch.pow computes otherwise (ATen's PowKernel.cpp):
  * 1 sqrt(x) for s = 0.5, 2 rsqrt(x) for -0.5, 3 1/x for -1, 4 x*x for 2,
  * 5 x*x*x for 3, 6 1/(x*x) for -2.  They differ from pow at the edges:
  * sqrt(-inf) is NaN and sqrt(-0.0) is -0.0 where pow gives inf and 0, and
@@ -295,17 +295,28 @@ BINARY_OPS(DEF_BINARY)
 #define VFETCH_POW_TS(o0, o1, o2)                                              \
     TY x_ = T_VLOAD(pa, o0), s_ = (TY)s;                                       \
     TY a = form < 0 ? s_ : x_, b = form < 0 ? x_ : s_;
-#if T_IS_FLOAT
-#define POW_FORM(P)                                                            \
-    (form == 1 ? sqrt(a) : form == 2 ? rsqrt(a) : form == 3 ? one / a          \
-     : form == 4 ? a * a : form == 5 ? a * a * a : form == 6 ? one / (a * a)   \
-     : P(a, b))
+/* bfloat16 takes the forms too, with each product and quotient rounded to
+ * bfloat16 as torch's Vectorized<BFloat16> arithmetic rounds them:
+ * x*x*x is bf16(bf16(x*x)*x).  R_S and R_V round a float and a float16 to
+ * the nearest bfloat16 value. */
+#if T_ID == 9
+#define R_S(v) as_float((uint)clt_float_to_bf16(v) << 16)
+#define R_V(v) as_float16(convert_uint16(clt_float16_to_bf16(v)) << 16)
 #else
-#define POW_FORM(P) P(a, b)
+#define R_S(v) (v)
+#define R_V(v) (v)
+#endif
+#if T_IS_FLOAT
+#define POW_FORM(P, R)                                                         \
+    (form == 1 ? sqrt(a) : form == 2 ? rsqrt(a) : form == 3 ? one / a          \
+     : form == 4 ? a * a : form == 5 ? R(a * a) * a                            \
+     : form == 6 ? one / R(a * a) : P(a, b))
+#else
+#define POW_FORM(P, R) P(a, b)
 #endif
 DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_VEC)
-DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
-         POW_VEC)
+DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S, R_S),
+         POW_FORM(POW_V, R_V), POW_VEC)
 
 /* remainder, fmod, floor_divide and trunc_divide, as PyTorch 1.13's CPU kernels
  * (BinaryOpsKernel.cpp).  Floats: remainder is fmod(a, b), plus b where the

@@ -7014,6 +7014,21 @@ def histc():
               lambda p, o: L.clt_histc(p, 37, -1, 2, o), [x], tol="exact")
     check("histc transposed", lambda x: torch.histc(x, 5, -3, 3),
           lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
+    # bins + 1 a multiple of 16 (float32) or 8 (float64): torch's last edge
+    # is its vectorised linspace's, which can miss max (and so leave out the
+    # values at max, or move the others' bins); the values: every edge as
+    # torch computes it, max and min, and the floats either side of each edge
+    for dt in FLOATS:
+        for bins in (7, 15, 23, 31, 47, 63, 95, 127, 14, 30):
+            for lo, hi in ((-3.3, 7.1), (0.1, 0.7), (0.0, 1.0), (1e-3, 2.9e3)):
+                e = torch.linspace(lo, hi, bins + 1, dtype=dt)
+                x = torch.cat([e, torch.tensor([hi, lo], dtype=dt),
+                               torch.nextafter(e, torch.full_like(e, -math.inf)),
+                               torch.nextafter(e, torch.full_like(e, math.inf))])
+                check("histc %s last edge %d [%g, %g]" % (dn(dt), bins, lo, hi),
+                      lambda x, b=bins, l=lo, h=hi: torch.histc(x, b, l, h),
+                      lambda p, o, b=bins, l=lo, h=hi: L.clt_histc(p, b, l, h, o), [x],
+                      tol="exact")
 
 
 def _dist_protos():
@@ -11206,9 +11221,8 @@ def half():
     def hc(name, tfn, cfn, inputs, tol="ew", f32=False, **kw):
         """f32: the reference is torch in float32 rounded to half even where
         torch's CPU has a Half kernel: torch on GPUs, whose reductions and
-        products accumulate in float32 and whose scalars stay float32 (the
-        CPU's mean of half sums in half, 64 x 3000 overflowing, and rounds
-        a scalar 1e5 to inf first)."""
+        products accumulate in float32 (the CPU's mean of half sums in half,
+        64 x 3000 overflowing)."""
         ref = _h_ref(tfn)
         if f32:
             def ref(*ts):
@@ -11241,11 +11255,13 @@ def half():
         hc(n + " with float32", tf, getattr(L, "clt_" + n), [a, data((7, 9), torch.float32)],
            tol="red")
         hc(n + " broadcast", tf, getattr(L, "clt_" + n), [a, b[:1].contiguous()])
+    # a scalar is rounded to half first, as torch's CPU does: x * 1e5 is
+    # +-inf, x / 1e5 +-0, and x ** 1e5 refused (section half_scalar); torch
+    # itself is the reference, its refusal included
     for n in ["add", "sub", "mul", "div", "pow"]:
         for sc in (2.5, -3, 1e5):
-            hc("%s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
-               lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a],
-               f32=True)
+            check("half %s_scalar %r" % (n, sc), lambda x, sc=sc, n=n: getattr(torch, n)(x, sc),
+                  lambda p, o, sc=sc, n=n: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o), [a])
     for n in ["eq", "ne", "lt", "le", "gt", "ge"]:
         hc(n, getattr(torch, n), getattr(L, "clt_" + n), [sp, sp.flip(1).contiguous()],
            tol="exact")
@@ -15759,16 +15775,11 @@ def image_dtype():
         ends = torch.tensor([0.0, 1.0, 0.5, 0.25, 1e-3, 0.999, 0.9999], dtype=torch.float64)
         body = torch.rand(4, 5, 6, generator=G, dtype=torch.float64).reshape(-1)
         srcs[dt] = torch.cat([ends, body]).reshape(1, 127).to(dt)
-    # torch computes float16 with its scalar rounded to float16, where
+    # float16 takes its scalar rounded to float16, as torch does, where
     # int32's and int64's largest values are inf: x / inf is 0 or NaN, and
-    # x * inf cast to an integer is out of range; cltensor's scalar stays
-    # float32 (cltensor/data.h), so these pairs are left out
-    overflow = {(torch.int32, torch.float16), (torch.int64, torch.float16),
-                (torch.float16, torch.int32), (torch.float16, torch.int64)}
+    # x * inf cast to an integer is out of range
     for src in ints + floats:
         for to in ints + floats:
-            if (src, to) in overflow:
-                continue
             check("convert_image_dtype %s to %s" % (dn(src), dn(to)),
                   lambda x, to=to: _convert_image_dtype(x, to),
                   lambda p, o, to=to: L.clt_tf_convert_image_dtype(p, T2C[to], o),
@@ -15777,6 +15788,89 @@ def image_dtype():
     check("convert_image_dtype bool refused", lambda x: 1 / 0,
           lambda p, o: L.clt_tf_convert_image_dtype(p, T2C[torch.float32], o),
           [torch.tensor([True, False])])
+
+
+def complex_pow_scalar():
+    """clt_pow_scalar_complex: torch.pow(a, re + im j) of complex tensors
+    (cpow, exp(s log a), with torch's exact forms where im is 0) and of real
+    ones (complex64, or complex128 for float64), zeros and specials
+    included; float16 refused as torch's ComplexHalf."""
+    proto("clt_pow_scalar_complex", [P, C.c_double, C.c_double, PP])
+    inf, nan = float("inf"), float("nan")
+    exps = [(0.5, 1.0), (2.0, -1.0), (-1.5, 0.25), (0.0, 2.0), (3.0, 0.0), (0.5, 0.0),
+            (0.0, 0.0), (1.7, -0.0), (-2.0, 0.0)]
+    for dt in (torch.complex64, torch.complex128):
+        tol = 5e-6 if dt == torch.complex64 else 1e-12
+        x = cdata((4, 5), dt)
+        xz = x.clone()
+        xz[0, 0] = 0
+        xz[1, 1] = complex(-2.0, 0.0)
+        for re_, im_ in exps:
+            s_ = complex(re_, im_)
+            c4_check("pow_scalar_complex %s %s" % (s_, dt), lambda t, s_=s_: torch.pow(t, s_),
+                     lambda p, o, re_=re_, im_=im_: L.clt_pow_scalar_complex(p, re_, im_, o),
+                     [xz], tol * 20)
+        c4_check("pow_scalar_complex of a transposed view %s" % dt,
+                 lambda t: t ** complex(2, -1),
+                 lambda p, o: L.clt_pow_scalar_complex(p, 2.0, -1.0, o), [In(x, ("T",))],
+                 tol * 20)
+        c4_check("pow_scalar_complex empty %s" % dt, lambda t: t ** complex(2, -1),
+                 lambda p, o: L.clt_pow_scalar_complex(p, 2.0, -1.0, o), [cdata((0, 3), dt)],
+                 tol)
+    for dt in (torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16):
+        x = torch.tensor([0.0, 1.0, 2.5, -3.0, 0.25, 7.0]).to(dt)
+        for re_, im_ in ((0.5, 1.0), (2.0, -1.0), (2.0, 0.0)):
+            s_ = complex(re_, im_)
+            c4_check("pow_scalar_complex %s %s" % (dn(dt), s_), lambda t, s_=s_: t ** s_,
+                     lambda p, o, re_=re_, im_=im_: L.clt_pow_scalar_complex(p, re_, im_, o),
+                     [x], 1e-5)
+    check("pow_scalar_complex float16 refused", lambda t: t ** complex(0.5, 1.0),
+          lambda p, o: L.clt_pow_scalar_complex(p, 0.5, 1.0, o),
+          [torch.tensor([1.0, 2.0], dtype=torch.float16)])
+
+
+def half_scalar():
+    """float16 and bfloat16 with a Python scalar, bit for bit against torch
+    1.13's CPU kernels over all 65536 values of the dtype: the scalar is
+    rounded to the tensor's dtype (through float, as c10::Half) and the op
+    computed in float32 and rounded once; comparisons compare with the
+    rounded scalar; a bfloat16 tensor to the power 2, 3 or -2 rounds each
+    product as torch's Vectorized<BFloat16>, and to 0.5 or -0.5 is sqrt or
+    rsqrt; a float16 or bfloat16 exponent past the dtype's range is refused.
+    Left out, as ops.h says: floor_divide (torch's vector and scalar loops
+    round differently), float16 pow with the few exponents where float32
+    pow's last bit decides the half rounding (checked to the ulp), and
+    bfloat16 fmod and remainder where x / s overflows float32 (torch's
+    vector loop gives NaN there)."""
+    ops = {"add": lambda x, s: x + s, "sub": lambda x, s: x - s, "rsub": lambda x, s: s - x,
+           "mul": lambda x, s: x * s, "div": lambda x, s: x / s,
+           "pow": lambda x, s: x ** s, "rpow": lambda x, s: s ** x,
+           "remainder": torch.remainder, "fmod": torch.fmod,
+           "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt,
+           "ge": torch.ge}
+    scalars = [0.1, 1 / 3, 1e-4, 65504.0, 3.14159, 1e-6, -2.7, 2.0, 3.0, -2.0, 0.5, -0.5,
+               -1.0, 1e-310, -1e-310, 1 + 2 ** -11 + 2 ** -40, 1e6, 70000.0]
+    # float16 pow and rpow whose float32 pow rounds a half tie the other way
+    # than glibc's or Sleef's powf on a value or two
+    ulp_only = {("pow", 1 / 3), ("pow", 0.5), ("rpow", 1 / 3), ("rpow", 1e-4),
+                ("rpow", 65504.0)}
+    bits = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
+    for dt in (torch.float16, torch.bfloat16):
+        every = bits.view(dt)
+        for n, tf in ops.items():
+            for sc in scalars:
+                x = every
+                if dt == torch.bfloat16 and n in ("fmod", "remainder"):
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        q = np.abs(every.float().numpy().astype(np.float64) / sc)
+                    x = every[torch.from_numpy(~(q > 3.4e38))]
+                tol = "exact"
+                if dt == torch.float16 and (n, sc) in ulp_only:
+                    tol = "ew"
+                check("half_scalar %s %s %r" % (str(dt)[6:], n, sc),
+                      lambda t, tf=tf, sc=sc: tf(t, sc),
+                      lambda p, o, n=n, sc=sc: getattr(L, "clt_%s_scalar" % n)(p, float(sc), o),
+                      [x.contiguous()], tol=tol)
 
 
 def histobs():
@@ -15982,6 +16076,14 @@ def histobs():
     hist_case("HistogramObserver default bins, outliers", {},
               [torch.cat([torch.randn(5000, generator=g), torch.tensor([-40.0, 55.0])]),
                torch.randn(5000, generator=g) * 2])
+    # torch's L2 search compares its float32 cumulative sums with
+    # next_alpha * total rounded to float32 (a tensor with a Python float)
+    # and steps alpha and beta by 1e-5: with 100002 values both decide the
+    # range kept (bounds in double, or a step of 1e-4, keep another)
+    gs = torch.Generator().manual_seed(36)
+    xs = torch.cat([torch.randn(100000, generator=gs), torch.tensor([-30.0, 45.0])])
+    for bins in (64, 128):
+        hist_case("HistogramObserver long search, %d bins" % bins, {"bins": bins}, [xs])
     hist_case("FakeQuantize HistogramObserver", {"bins": 16}, grow, fq=True)
     hist_case("FakeQuantize HistogramObserver symmetric",
               {"bins": 32, "dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric,
@@ -16027,7 +16129,7 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
-                transforms, nnmisc, dist5, quant, lobpcg, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

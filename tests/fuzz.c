@@ -9333,6 +9333,92 @@ done:
     tfree(f, z, 0);
 }
 
+/* clt_pow_scalar_complex: a complex128 tensor made here, or a slot's tensor
+ * (NULL, any dtype, float16 and bfloat16 now and then), to a complex power
+ * (an imaginary part 0 at times: clt_pow_scalar's forms).  A success keeps
+ * the shape and has torch's dtype (complex kept, float64 complex128, the
+ * rest complex64; float16 is refused); a complex128 input's finite values
+ * give cexp(s clog z), 0 at 0 where Re s > 0; a complex leaf that requires
+ * grad gets a gradient of its shape and dtype. */
+static void op_powc(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    int64_t shape[2] = {1 + (int64_t)pick(f, 3), (int64_t)pick(f, 4)};
+    int nd = (int)pick(f, 3);
+    int64_t n = nd == 0 ? 1 : nd == 1 ? shape[0] : shape[0] * shape[1];
+    double vals[2 * 12];
+    clt_tensor *a = SENT, *out = SENT, *r = NULL, *sum = NULL, *g = NULL;
+    int mine = chance(f, 2), grad = 0;
+    if (mine) {
+        for (int i = 0; i < 2 * 12; i++)
+            vals[i] = chance(f, 10) ? 0.0 : (double)((int)pick(f, 17) - 8) / 4;
+        CALL("clt_tensor_from_host", clt_tensor_from_host(d, CLT_COMPLEX128, nd, shape, vals, &a));
+        if (!outcome(f, st, a))
+            return;
+        if (chance(f, 3)) {
+            CALL("clt_set_requires_grad", clt_set_requires_grad(a, 1));
+            grad = status_ok(f, st);
+        }
+    } else {
+        a = half_at_times(f, input_near(f, d, nd, shape));
+    }
+    double re = (double)((int)pick(f, 9) - 4) / 2;
+    double im = chance(f, 4) ? 0.0 : (double)((int)pick(f, 9) - 4) / 4;
+    CALL("clt_pow_scalar_complex", clt_pow_scalar_complex(a, re, im, &out));
+    if (!outcome(f, st, out))
+        goto done;
+    clt_dtype at = clt_tensor_dtype(a);
+    if (at == CLT_FLOAT16)
+        die(f, "pow_scalar_complex of a float16 tensor succeeded");
+    clt_dtype want = at == CLT_COMPLEX64 || at == CLT_COMPLEX128 ? at
+                   : at == CLT_FLOAT64                        ? CLT_COMPLEX128
+                                                              : CLT_COMPLEX64;
+    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), want, clt_tensor_device(a));
+    if (mine && im != 0) {
+        double got[2 * 12];
+        CALL("clt_tensor_read", clt_tensor_read(out, got, (size_t)n * 2 * sizeof(double)));
+        if (!status_ok(f, st))
+            goto done; /* another group's pending error, or a memory limit */
+        for (int64_t i = 0; i < n; i++) {
+            double complex z = CMPLX(vals[2 * i], vals[2 * i + 1]), s = CMPLX(re, im);
+            double complex w = z == 0 ? (re > 0 ? 0 : NAN) : cexp(s * clog(z));
+            if (!isfinite(creal(w)) || !isfinite(cimag(w)) || cabs(w) > 1e6)
+                continue;
+            double err = cabs(CMPLX(got[2 * i], got[2 * i + 1]) - w);
+            if (!(err <= 1e-10 * (1 + cabs(w))))
+                die(f, "(%g%+gi) ** (%g%+gi) = %.17g%+.17gi, cexp(s clog z) %.17g%+.17gi",
+                    creal(z), cimag(z), re, im, got[2 * i], got[2 * i + 1], creal(w), cimag(w));
+        }
+    }
+    if (grad && clt_requires_grad(out)) {
+        CALL("clt_view_as_real", clt_view_as_real(out, &r));
+        if (!status_ok(f, st))
+            goto done;
+        CALL("clt_sum", clt_sum(r, &sum));
+        if (!status_ok(f, st))
+            goto done;
+        CALL("clt_backward", clt_backward(sum, NULL, 0));
+        if (!status_ok(f, st))
+            goto done; /* another group's pending error, or a memory limit */
+        CALL("clt_grad", clt_grad(a, &g));
+        int got = status_ok(f, st);
+        if (!got && f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY)
+            goto done;
+        if (!got || (g == NULL && n > 0))
+            die(f, "the complex leaf has no gradient");
+        if (g)
+            expect_meta(f, g, nd, shape, CLT_COMPLEX128, d);
+    }
+done:
+    if (out != SENT)
+        tfree(f, out, 0);
+    tfree(f, a == SENT ? NULL : a, 0);
+    tfree(f, r, 0);
+    tfree(f, sum, 0);
+    tfree(f, g, 0);
+}
+
 /* Autograd through complex tensors: a leaf (complex or real, from the
  * host, now and then a slot's tensor) that requires grad, a chain of up to
  * four complex ops and transforms (random n, dims, norms), sums and means,
@@ -13022,6 +13108,7 @@ static struct {
     {"pool2", op_pool2, 3},
     {"complexgrad", op_complexgrad, 3},
     {"complex4", op_complex4, 3},
+    {"powc", op_powc, 3},
     {"special2", op_special2, 3},
     {"linalg2", op_linalg2, 3},
     {"packed", op_packed, 3},

@@ -1568,6 +1568,22 @@ def complexgrad2():
     dd("complex pow_scalar", lambda x: tvr(torch.pow(tvc(x), 2.5) ** 2),
        lambda x: vr((lambda y: call("clt_mul", y, y))(call("clt_pow_scalar", vc(x),
                                                            C.c_double(2.5)))), [xq])
+    # a complex exponent: torch's PowBackward0, g conj(s z^(s-1)); a real
+    # base takes the real part
+    proto("clt_pow_scalar_complex", [P, C.c_double, C.c_double, PP])
+    for re_, im_ in ((0.5, 1.0), (2.0, -1.0), (-1.5, 0.25), (2.0, 0.0)):
+        ccase("complex leaves pow_scalar_complex %g%+gj" % (re_, im_),
+              lambda z, re_=re_, im_=im_: tvr(torch.pow(z, complex(re_, im_)) * z),
+              lambda z, re_=re_, im_=im_: vr(call("clt_mul", call(
+                  "clt_pow_scalar_complex", z, C.c_double(re_), C.c_double(im_)), z)), [zq])
+    case("pow_scalar_complex of a real operand",
+         lambda r: tvr(torch.pow(r, complex(0.5, 1.0)) * 2),
+         lambda r: vr(call("clt_mul_scalar", call("clt_pow_scalar_complex", r, C.c_double(0.5),
+                                                  C.c_double(1.0)), C.c_double(2.0))),
+         [0.5 + rng.random(4)])
+    dd("complex pow_scalar_complex", lambda x: tvr(torch.pow(tvc(x), complex(0.5, 1.0)) ** 2),
+       lambda x: vr((lambda y: call("clt_mul", y, y))(call(
+           "clt_pow_scalar_complex", vc(x), C.c_double(0.5), C.c_double(1.0)))), [xq])
 
 
 # ---- sparse COO tensors (sparsegrad) -------------------------------------------------

@@ -654,3 +654,75 @@ Test(complex4, refusals_leave_outputs_null)
     clt_tensor_free(z);
     clt_tensor_free(h);
 }
+
+/* torch.pow(z, 0.5+1j), z ** (2-1j): cpow (exp(s log z)) in the result
+ * dtype; 0 to a power with a positive real part is 0, as std::pow's; a real
+ * float64 tensor gives complex128 (float32 complex64); an imaginary part 0
+ * takes clt_pow_scalar's forms (2+0j squares); float16 is refused as torch's
+ * ComplexHalf. */
+Test(complex4, pow_scalar_complex)
+{
+    clt_device *dev = get_device("cpu");
+    double complex v[6] = {1 + 2 * I, -0.5 + 0.1 * I, 0, 3 - I, -2, 1e-3 + 4e3 * I};
+    double complex s[4] = {0.5 + 1 * I, 2 - 1 * I, -1.5 + 0.25 * I, 2};
+    int64_t n = 6;
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dt = d ? CLT_COMPLEX64 : CLT_COMPLEX128;
+        clt_tensor *z = ctensor(dev, dt, 1, &n, v, 6);
+        for (int k = 0; k < 4; k++) {
+            clt_tensor *p = NULL;
+            CHECK(clt_pow_scalar_complex(z, creal(s[k]), cimag(s[k]), &p));
+            cr_assert_eq(clt_tensor_dtype(p), dt);
+            double complex *g = read_c(p);
+            for (int i = 0; i < 6; i++) {
+                /* the input as the dtype holds it */
+                double complex zi = d ? CMPLX((float)creal(v[i]), (float)cimag(v[i])) : v[i];
+                double complex want = zi == 0 && creal(s[k]) > 0 ? 0
+                                      : cimag(s[k]) == 0 ? cpow(zi, creal(s[k]))
+                                                         : cexp(s[k] * clog(zi));
+                assert_parts(g[i], want, d ? 2e-5 : 1e-12, false, "pow_scalar_complex", zi);
+            }
+            free(g);
+            clt_tensor_free(p);
+        }
+        clt_tensor_free(z);
+    }
+    /* real operands: float64 to complex128, float32 and int64 to complex64 */
+    double r[4] = {0, 1, 2.5, -3};
+    int64_t ri[4] = {0, 1, 2, -3};
+    int64_t m = 4;
+    clt_tensor *x64 = NULL, *x32 = NULL, *xi = NULL, *p = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &m, r, &x64));
+    CHECK(clt_to_dtype(x64, CLT_FLOAT32, &x32));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &m, ri, &xi));
+    const clt_tensor *xs[3] = {x64, x32, xi};
+    const clt_dtype want_dt[3] = {CLT_COMPLEX128, CLT_COMPLEX64, CLT_COMPLEX64};
+    for (int k = 0; k < 3; k++) {
+        CHECK(clt_pow_scalar_complex(xs[k], 0.5, 1, &p));
+        cr_assert_eq(clt_tensor_dtype(p), want_dt[k]);
+        double complex *g = read_c(p);
+        for (int i = 0; i < 4; i++) {
+            double xv = k == 2 ? (double)ri[i] : r[i];
+            double complex want = xv == 0 ? 0 : cexp((0.5 + I) * clog(CMPLX(xv, 0)));
+            assert_parts(g[i], want, k ? 2e-5 : 1e-12, false, "pow_scalar_complex real",
+                         CMPLX(xv, 0));
+        }
+        free(g);
+        clt_tensor_free(p);
+    }
+    /* errors: float16, NULL; *out NULL and a message naming the call */
+    clt_tensor *h = NULL, *o = (clt_tensor *)&o;
+    CHECK(clt_zeros(dev, CLT_FLOAT16, 1, &m, &h));
+    assert_error(clt_pow_scalar_complex(h, 0.5, 1, &o), CLT_ERR_DTYPE_UNSUPPORTED, "ComplexHalf");
+    cr_assert_null(o);
+    cr_assert(strncmp(clt_last_error(), "clt_pow_scalar_complex: ", 24) == 0, "%s",
+              clt_last_error());
+    o = (clt_tensor *)&o;
+    assert_error(clt_pow_scalar_complex(NULL, 0.5, 1, &o), CLT_ERR_NULL_ARGUMENT,
+                 "clt_pow_scalar_complex");
+    cr_assert_null(o);
+    clt_tensor_free(h);
+    clt_tensor_free(x64);
+    clt_tensor_free(x32);
+    clt_tensor_free(xi);
+}

@@ -221,6 +221,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_div_scalar, T, clt_div_scalar(NULL, 2, &o->t))                                     \
     X(clt_rdiv_scalar, T, clt_rdiv_scalar(NULL, 2, &o->t))                                   \
     X(clt_pow_scalar, T, clt_pow_scalar(f->i32, -1, &o->t))                                  \
+    X(clt_pow_scalar_complex, T, clt_pow_scalar_complex(NULL, 0.5, 1, &o->t))                 \
     X(clt_rpow_scalar, T, clt_rpow_scalar(f->i32, big, &o->t))                               \
     X(clt_remainder_scalar, T, clt_remainder_scalar(f->i32, 0, &o->t))                       \
     X(clt_fmod_scalar, T, clt_fmod_scalar(NULL, 2, &o->t))                                   \

@@ -1215,6 +1215,34 @@ Test(data, load_idx)
     assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "unknown IDX element type 0x0a");
     write_idx(path, 0, 0x08, 0, NULL, img, 0, 0);
     assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "0 dimensions");
+    /* a header whose dimensions pass the file's size (plain: known) or what
+     * memory can address (gzip'd: the size is not known) is refused before
+     * anything is allocated, naming the file, the dimension and the sizes */
+    char want[512];
+    a = (clt_array_spec *)1;
+    write_idx(path, 0, 0x08, 3, (uint32_t[]){2, 3, 60000}, img, 12, 0);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "past the file's size");
+    cr_assert_null(a);
+    snprintf(want, sizeof want,
+             "clt_load_idx: '%s': dimension 2 (of size 60000) takes the IDX header's dimensions "
+             "[2, 3, 60000] past the file's size: 360000 values of 1 bytes where the file holds "
+             "12 bytes after its 16-byte header (truncated?)",
+             path);
+    cr_assert_str_eq(clt_last_error(), want);
+    write_idx(path, 1, 0x0E, 4, (uint32_t[]){7, 4294967295u, 4294967295u, 2}, f64, 8, 0);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "more than host memory can address");
+    cr_assert_null(a);
+    snprintf(want, sizeof want,
+             "clt_load_idx: '%s': dimension 2 (of size 4294967295) takes the IDX header's "
+             "dimensions [7, 4294967295, 4294967295, 2] past %llu values of 8 bytes",
+             path, (unsigned long long)(INT64_MAX / 8));
+    cr_assert(strncmp(clt_last_error(), want, strlen(want)) == 0, "message '%s', want '%s...'",
+              clt_last_error(), want);
+    /* a zero dimension after huge ones holds nothing */
+    write_idx(path, 0, 0x08, 3, (uint32_t[]){4294967295u, 4294967295u, 0}, img, 0, 0);
+    CHECK(clt_load_idx(path, &a));
+    cr_assert(a->ndim == 3 && a->shape[0] == 4294967295 && a->shape[2] == 0);
+    clt_free(a);
     FILE *f = fopen(path, "wb");
     fputs("PK\3\4 not idx", f);
     fclose(f);

@@ -218,8 +218,12 @@ CLT_API clt_status clt_random_split(int64_t n, const double *lengths, int k, uin
  * (C order, at a 64-byte boundary); release it with one clt_free, after
  * any loader that borrows it.  Errors: CLT_ERR_IO for a file that cannot
  * be opened, is no IDX file (a magic number not 0, 0, type, ndim; an
- * unknown type), is truncated or has bytes after its values;
- * CLT_ERR_OUT_OF_HOST_MEMORY. */
+ * unknown type), is truncated or has bytes after its values, or whose
+ * dimensions announce more values than a plain file holds after its
+ * header or than host memory can address (refused before anything is
+ * allocated; the message names the file, the first dimension past the
+ * limit, the dimensions and the sizes; a dimension of 0 makes the array
+ * empty however large the others); CLT_ERR_OUT_OF_HOST_MEMORY. */
 CLT_API clt_status clt_load_idx(const char *path, clt_array_spec **out);
 
 /* ---- transforms (torchvision.transforms v0.14 on device tensors) -------
@@ -279,13 +283,10 @@ CLT_API clt_status clt_tf_resize(const clt_tensor *x, const int64_t *size, int n
  * or int64 and float64 to int64 are refused as torchvision refuses them
  * (CLT_ERR_DTYPE_UNSUPPORTED, "The cast from float32 to int32 cannot be
  * performed safely."); so are bool, the complex dtypes and unknown ones.
- * Differences from torch: torch multiplies and divides float16 by its
- * scalar rounded to float16, where int32's and int64's largest values are
- * inf (int32 and int64 to float16 give 0 and NaN, float16 to int32 and
- * int64 values out of range); cltensor keeps the scalar in float32 as its
- * scalar ops do, which gives inf for int32 or int64 values past
- * float16's range and out-of-range casts for float16 to int32 or int64.
- * New tensor (release with clt_tensor_free). */
+ * float16 is multiplied and divided by its scalar rounded to float16, as
+ * torch's scalar ops do, where int32's and int64's largest values are inf:
+ * int32 and int64 to float16 give 0 and NaN, float16 to int32 and int64
+ * casts out of range, as torchvision's.  New tensor (release with clt_tensor_free). */
 CLT_API clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype,
                                               clt_tensor **out);
 /* F.to_tensor of uint8 images [..., H, W, C] (as a loader holds decoded

@@ -127,6 +127,23 @@ CLT_API clt_status clt_angle(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor **out);
 CLT_API clt_status clt_complex(const clt_tensor *real, const clt_tensor *imag, clt_tensor **out);
 
+/* torch.pow(a, re + im j): a to the power of a complex Python scalar, as
+ * a ** (0.5+1j).  The result is complex: a's dtype for complex a,
+ * complex128 for float64 a, complex64 for the other real dtypes (float32,
+ * bfloat16, integers and bool), as torch's promotion with a complex
+ * scalar.  im == 0 is clt_pow_scalar(a, re) on a complex a (its exact
+ * forms for 0, 1, 2, 3, -1, -2, 0.5 and -0.5, as torch's Scalar 2+0j
+ * equals 2); otherwise exp(s log a) in the result dtype, as torch's
+ * std::pow (cpow): 0 to a power with a positive real part is 0.
+ * Autograd: torch's PowBackward0, g conj(s a^(s-1)) for complex a, its
+ * real part for a real a, composed of recorded complex ops (log, product,
+ * exp), so differentiable twice; NaN at a zero base, as torch's.
+ * Errors: float16 a is CLT_ERR_DTYPE_UNSUPPORTED (torch's ComplexHalf
+ * "not implemented"); a device without float64 refuses complex128.  New
+ * tensor in *out (release with clt_tensor_free); *out is NULL on error. */
+CLT_API clt_status clt_pow_scalar_complex(const clt_tensor *a, double re, double im,
+                                          clt_tensor **out);
+
 /* ---- torch.fft ------------------------------------------------------------------ */
 
 /* The transforms compute in complex64 (float32, integer and bool inputs) or

@@ -13,7 +13,14 @@
  * int32 tensor * 2.5 becomes float32, float16 tensor * 2 stays float16.
  * An integral scalar outside the range of an integer result dtype wraps to
  * its width, as a Python int does (int32 tensor + 2^32 adds 0); outside
- * int64's range it is refused (CLT_ERR_INVALID_ARGUMENT).  clt_clamp's
+ * int64's range it is refused (CLT_ERR_INVALID_ARGUMENT).  A float16 or
+ * bfloat16 operand of the _scalar ops below takes the scalar rounded to
+ * its dtype (through float32, as c10::Half), computes in float32 and
+ * rounds once, bit for bit as torch 1.13's CPU kernels: float16 x + 0.1
+ * adds half(0.1), x == 0.1 compares with it, x * 1e5 is +-inf, x / 1e5
+ * +-0.  (torch's GPU kernels keep the scalar in float32; the other ops'
+ * scalars, clt_clamp's bounds and activations' parameters, stay float32
+ * here.)  clt_clamp's
  * bounds, like clt_full's value, must fit the result dtype ("cannot be
  * converted to type int32 without overflow", as in PyTorch).
  *
@@ -194,10 +201,17 @@ CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **o
  * tensors s = 0.5, -0.5, -1, 2, 3 and -2 are computed as PyTorch does, as
  * sqrt(a), rsqrt(a), 1 / a, a * a, a * a * a and 1 / (a * a): so
  * (-inf) ** 0.5 is NaN and (-0.0) ** 0.5 is -0.0 (pow would give inf and
- * 0.0), and 1 / (a * a) is 0 where a * a overflows.  A nonzero s below
- * float32's smallest normal keeps its sign and its being nonzero on a
- * float32 or float16 tensor, as torch's double exponent does: 0 ** 1e-310
- * is 0, (-1) ** 1e-310 NaN, inf ** -1e-310 0. */
+ * 0.0), and 1 / (a * a) is 0 where a * a overflows; on bfloat16 tensors
+ * the same, each product rounded to bfloat16 as torch's CPU rounds it
+ * (a ** 3 is bf16(bf16(a * a) * a)).  A nonzero s below float32's smallest
+ * normal keeps its sign and its being nonzero on a float32 tensor, as
+ * torch's double exponent does: 0 ** 1e-310 is 0, (-1) ** 1e-310 NaN,
+ * inf ** -1e-310 0.  On float16 and bfloat16 tensors s is rounded to the
+ * dtype first (1e-310 to 0, giving 1), and an s past the dtype's largest
+ * value is refused, as torch's "value cannot be converted to type
+ * at::Half without overflow"; float16 computes pow in float32, whose last
+ * bit can differ from torch's powf (glibc's or Sleef's) and so, rarely,
+ * the half result by one ulp. */
 CLT_API clt_status clt_pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* s ** a */
 CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
@@ -206,7 +220,13 @@ CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **o
  * fractional s is float32; an integral s wraps to the integer dtype).  An
  * integral s that is 0 in an integer result dtype (0, or 256 for uint8 and
  * int8, 65536 for int16) is
- * refused at once: CLT_ERR_ZERO_DIVISION, "ZeroDivisionError". */
+ * refused at once: CLT_ERR_ZERO_DIVISION, "ZeroDivisionError".
+ * Differences from torch's CPU on 16-bit tensors: floor_divide computes in
+ * float32 and rounds once, where torch's vectorised loop rounds each step
+ * to the 16-bit dtype and its scalar loop does not (so torch's result
+ * depends on an element's place); bfloat16 fmod and remainder give the
+ * exact remainder where a / s overflows float32, where torch's vectorised
+ * loop gives NaN. */
 CLT_API clt_status clt_remainder_scalar(const clt_tensor *a, double s, clt_tensor **out);
 CLT_API clt_status clt_fmod_scalar(const clt_tensor *a, double s, clt_tensor **out);
 CLT_API clt_status clt_floor_divide_scalar(const clt_tensor *a, double s, clt_tensor **out);

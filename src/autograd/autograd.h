@@ -354,4 +354,17 @@ clt_status clt__name_result(const char *name, clt_tensor **t);
 clt_status clt__grad_node(const char *name, int nsrc, const clt_tensor *const *src,
                           clt_tensor **t);
 
+/* The right edge of torch.histc(x, bins, lo, hi) in PyTorch 1.13's CPU
+ * kernel for float32 (f32) or float64 x: the last value of
+ * torch.linspace(lo, hi, bins + 1), which the kernel takes both as the
+ * upper end of the range it counts and in a bin's position, (v - lo) /
+ * (edge - lo) * bins.  Its vectorised linspace (AVX2: 8 float32 or 4
+ * float64 values a vector, two vectors a step) fills whole steps as
+ * base + i * step from each vector's first value, counting back from hi
+ * in the second half; so when bins + 1 is a multiple of 16 (float32) or 8
+ * (float64), the edge is fma(-step, 7, hi) + 7 * step (3 for float64),
+ * which can miss hi.  Otherwise (the scalar tail) it is hi itself
+ * (src/autograd/covariance.c). */
+double clt__histc_last_edge(bool f32, double lo, double hi, int64_t bins);
+
 #endif

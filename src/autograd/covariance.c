@@ -170,6 +170,22 @@ static clt_status extreme(const char *fn, const clt_tensor *x, bool max, double 
     return st;
 }
 
+/* float32's 8 lanes and float64's 4 (AVX2). */
+double clt__histc_last_edge(bool f32, double lo, double hi, int64_t bins)
+{
+    double lanes = f32 ? 8 : 4;
+    if ((bins + 1) % (int64_t)(2 * lanes) != 0)
+        return hi;
+    if (f32) {
+        float step = ((float)hi - (float)lo) / (float)bins;
+        float base = fmaf(-step, (float)lanes - 1, (float)hi);
+        return base + ((float)lanes - 1) * step;
+    }
+    double step = (hi - lo) / (double)bins;
+    double base = fma(-step, lanes - 1, hi);
+    return base + (lanes - 1) * step;
+}
+
 clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max, clt_tensor **out)
 {
     static const char fn[] = "clt_histc";
@@ -203,6 +219,8 @@ clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max, 
     if (lo > hi)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: torch.histc: max must be larger than min",
                           fn);
+    if (x->dtype == CLT_FLOAT32 || x->dtype == CLT_FLOAT64)
+        hi = clt__histc_last_edge(f32, lo, hi, bins);
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     /* pos = (int64)((x - lo) / (hi - lo) * bins) in x's dtype, bins - 1 at

@@ -538,6 +538,51 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt_pow_scalar_complex(const clt_tensor *a, double re, double im, clt_tensor **out)
+{
+    static const char fn[] = "clt_pow_scalar_complex";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (a->dtype == CLT_FLOAT16)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: \"pow\" not implemented for 'ComplexHalf' (a float16 tensor to "
+                          "the complex power %g%+gj is ComplexHalf in PyTorch; convert the "
+                          "tensor to float32 first)",
+                          fn, re, im);
+    /* a real tensor becomes complex first (float64 complex128, the others
+     * bfloat16 included complex64, as torch's promotion with a complex
+     * scalar), recorded: its gradient is the real part of the complex one */
+    clt_dtype ct = clt__dtype_is_complex(a->dtype) ? a->dtype
+                 : a->dtype == CLT_FLOAT64         ? CLT_COMPLEX128
+                                                   : CLT_COMPLEX64;
+    clt_tensor *z = NULL, *t = NULL, *u = NULL, *c = NULL;
+    clt_status st = clt__check_dtype(a->dev, ct, fn);
+    if (st != CLT_OK)
+        return st;
+    if (ct != a->dtype)
+        CLT__TRY(clt__to_dtype_rec(fn, a, ct, &z));
+    if (im == 0.0) {
+        /* a real exponent: clt_pow_scalar's forms, as torch's Scalar equals
+         * 2 + 0j to 2 */
+        CLT__TRY(clt__complex_pow_scalar_rec(z ? z : a, re, false, out, fn));
+    } else { /* exp(s log z), as std::pow (cpow) in torch's kernel */
+        double v[2] = {re, im};
+        float vf[2] = {(float)re, (float)im};
+        CLT__TRY(clt__tensor_from_host_in(fn, a->dev, ct, 0, NULL,
+                                          ct == CLT_COMPLEX128 ? (void *)v : (void *)vf, &c));
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_LOG, z ? z : a, &t, fn));
+        CLT__TRY(clt__complex_binary_rec(2, t, c, &u, fn));
+        CLT__TRY(clt__complex_math_rec(CLT__CMATH_EXP, u, out, fn));
+    }
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(c);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out)
 {
     return view_as_real_rec("clt_view_as_real", t, out);

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -93,21 +94,56 @@ clt_status clt_load_idx(const char *path, clt_array_spec **out)
         goto done;
     }
     CLT__TRY(read_all(f, dims, 4 * (size_t)nd, path, "the dimensions", fn));
-    uint64_t count = 1;
     int64_t shape[CLT_MAX_DIMS];
+    bool empty = false;
     for (int d = 0; d < nd; d++) {
         shape[d] = be32(dims + 4 * d);
-        if (__builtin_mul_overflow(count, (uint64_t)shape[d], &count) || count > INT64_MAX / 8) {
-            st = clt__error(CLT_ERR_IO, "%s: '%s': dimensions whose product passes int64", fn,
-                            path);
+        empty |= shape[d] == 0;
+    }
+    /* The values the dimensions announce must be addressable and, in a
+     * plain file (whose size is known), follow the header: a header of
+     * huge dimensions is refused before anything is allocated for it.
+     * The first dimension that takes the product past the limit is
+     * named. */
+    char q[CLT__QUOTE_SIZE], sh[160];
+    uint64_t limit = (SIZE_MAX - DATA_AT) / es, have = UINT64_MAX;
+    uint64_t head_bytes = 4 + 4 * (uint64_t)nd;
+    struct stat sb;
+    if (limit > INT64_MAX / 8)
+        limit = INT64_MAX / 8;
+    if (gzdirect(f) && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        have = (uint64_t)sb.st_size > head_bytes ? (uint64_t)sb.st_size - head_bytes : 0;
+    uint64_t count = 1;
+    for (int d = 0; d < nd && !empty; d++) {
+        bool over = __builtin_mul_overflow(count, (uint64_t)shape[d], &count) || count > limit;
+        if (over || count * es > have) {
+            clt__shape_str(sh, sizeof sh, nd, shape);
+            if (over)
+                st = clt__error(CLT_ERR_IO,
+                                "%s: '%s': dimension %d (of size %lld) takes the IDX header's "
+                                "dimensions %s past %llu values of %zu bytes, more than host "
+                                "memory can address",
+                                fn, CLT__QUOTE(q, path), d, (long long)shape[d], sh,
+                                (unsigned long long)limit, es);
+            else
+                st = clt__error(CLT_ERR_IO,
+                                "%s: '%s': dimension %d (of size %lld) takes the IDX header's "
+                                "dimensions %s past the file's size: %llu values of %zu bytes "
+                                "where the file holds %llu bytes after its %llu-byte header "
+                                "(truncated?)",
+                                fn, CLT__QUOTE(q, path), d, (long long)shape[d], sh,
+                                (unsigned long long)count, es, (unsigned long long)have,
+                                (unsigned long long)head_bytes);
             goto done;
         }
     }
+    if (empty)
+        count = 0;
     size_t bytes = (size_t)count * es;
-    if (bytes > SIZE_MAX - DATA_AT ||
-        (a = clt__aligned(IDX_ALIGN, DATA_AT + bytes)) == NULL) {
-        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: '%s': out of host memory for %zu bytes",
-                        fn, path, bytes);
+    if ((a = clt__aligned(IDX_ALIGN, DATA_AT + bytes)) == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                        "%s: '%s': out of host memory for %zu bytes (the dimensions %s)", fn,
+                        path, bytes, clt__shape_str(sh, sizeof sh, nd, shape));
         goto done;
     }
     unsigned char *data = (unsigned char *)a + DATA_AT;

@@ -471,14 +471,14 @@ done:
 }
 
 /* The form of cl/elementwise.cl's pow_ts for s^x (reversed) or x^s: torch.pow
- * computes a float32 or float64 tensor to the power 0.5, -0.5, -1, 2, 3 or -2
- * as sqrt, rsqrt, 1/x, x*x, x*x*x or 1/(x*x), which differ from pow at the
- * edges (sqrt(-inf) is NaN). */
+ * computes a float32, float64 or bfloat16 tensor (not float16) to the power
+ * 0.5, -0.5, -1, 2, 3 or -2 as sqrt, rsqrt, 1/x, x*x, x*x*x or 1/(x*x),
+ * which differ from pow at the edges (sqrt(-inf) is NaN). */
 static cl_int pow_form(clt_dtype ct, double s, int reversed)
 {
     if (reversed)
         return -1;
-    if (ct != CLT_FLOAT32 && ct != CLT_FLOAT64)
+    if (ct != CLT_FLOAT32 && ct != CLT_FLOAT64 && ct != CLT_BFLOAT16)
         return 0;
     return s == 0.5 ? 1 : s == -0.5 ? 2 : s == -1.0 ? 3 : s == 2.0 ? 4 : s == 3.0 ? 5
          : s == -2.0 ? 6 : 0;
@@ -499,6 +499,17 @@ static clt_status modulo_scalar_check(clt_dtype ct, double s, const char *fn)
                       "%s: ZeroDivisionError: integer division by zero (the scalar divisor "
                       "%.17g is 0 as %s)",
                       fn, s, clt_dtype_name(ct));
+}
+
+/* s as a float16 or bfloat16 tensor holds it.  PyTorch's CPU kernels cast
+ * a Python scalar to the tensor's 16-bit dtype (through float, as
+ * c10::Half's constructor takes one) and then compute in float32:
+ * half(0.1) + 0.1 is exactly 2 * half(0.1), and half(0.1) == 0.1 is true. */
+static double half_scalar(clt_dtype dt, double s)
+{
+    unsigned char h[2];
+    clt__element_from_double(dt, (double)(float)s, h);
+    return clt__element_to_double(dt, h);
 }
 
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
@@ -528,9 +539,13 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
                           fn, clt_dtype_name(a->dtype), s);
     clt_status st = clt__check_dtype(a->dev, ct, fn);
     /* An integer power's scalar must fit the dtype, as PyTorch checks it
-     * (int32 tensor ** 2^31 is refused, where int32 tensor + 2^31 wraps). */
+     * (int32 tensor ** 2^31 is refused, where int32 tensor + 2^31 wraps);
+     * so must a float16 or bfloat16 tensor's exponent (float16 ** 70000 is
+     * refused, where float16 + 70000 is inf). */
     clt__scalar_rule rule =
-        kind == POW && !clt__dtype_is_float(ct) ? CLT__SCALAR_EXACT : CLT__SCALAR_WRAP;
+        kind == POW && (!clt__dtype_is_float(ct) || (!reversed && clt__dtype_is_half(ct)))
+            ? CLT__SCALAR_EXACT
+            : CLT__SCALAR_WRAP;
     if (st == CLT_OK)
         st = clt__scalar_check(ct, s, rule, fn);
     if (st == CLT_OK && kind == MODULO)
@@ -549,15 +564,18 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         clt_tensor *w = into ? into : r;
         clt__layout L;
         geom g = layout_inputs(w, 1, &ua, &L);
+        if (clt__dtype_is_half(ct))
+            s = half_scalar(ct, s);
         cl_int rev = kind == POW ? pow_form(ct, s, reversed) : reversed;
         cl_mem mo = clt__mem(w), ma = clt__mem(ua);
-        /* A float32 (or float16) tensor to a power below float's smallest
-         * normal would get 0 (or a denormal a device may flush to 0), and
-         * x ** 0 is 1 everywhere; torch keeps the double exponent, so
-         * 0 ** 1e-310 is 0 and (-1) ** 1e-310 NaN.  +-FLT_MIN gives every
-         * float base the same result as the double exponent would. */
-        if (kind == POW && !reversed && (ct == CLT_FLOAT32 || clt__dtype_is_half(ct)) && s != 0 &&
-            fabs(s) < FLT_MIN)
+        /* A float32 tensor to a power below float's smallest normal would
+         * get 0 (or a denormal a device may flush to 0), and x ** 0 is 1
+         * everywhere; torch keeps the double exponent, so 0 ** 1e-310 is 0
+         * and (-1) ** 1e-310 NaN.  +-FLT_MIN gives every float base the
+         * same result as the double exponent would.  (A 16-bit tensor's
+         * exponent is already rounded to its dtype, 0 for 1e-310, as in
+         * torch.) */
+        if (kind == POW && !reversed && ct == CLT_FLOAT32 && s != 0 && fabs(s) < FLT_MIN)
             s = copysign(FLT_MIN, s);
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);

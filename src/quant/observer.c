@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "autograd/autograd.h"
 #include "nn/nn.h"
 
 /* An observer's settings: i[0] kind, i[1] dtype, i[2] qscheme, i[3]
@@ -492,8 +493,7 @@ static clt_status int_of(const char *fn, const char *what, float v, int64_t *out
  * float32 values: the edges are linspace(lo, hi, bins + 1) in float32, of
  * which the kernel uses the first and the last, and v goes to bin
  * (int64)((v - first) / (last - first) * bins).  The last edge is hi
- * except where the vectorised linspace (8 floats a vector, two vectors a
- * step: torch's AVX2 build) makes it: end - 7 step (fused) + 7 step. */
+ * except where the vectorised linspace makes it (clt__histc_last_edge). */
 static void histc_host(const float *x, int64_t n, int64_t bins, double lo, double hi, float *h)
 {
     if (lo == hi && n > 0) {
@@ -509,14 +509,7 @@ static void histc_host(const float *x, int64_t n, int64_t bins, double lo, doubl
         lo -= 1;
         hi += 1;
     }
-    int64_t edges = bins + 1;
-    float left = (float)lo, right = (float)hi;
-    if (edges >= 16 && edges % 16 == 0) {
-        float step = (right - left) / (float)(edges - 1);
-        float base = fmaf(-step, 7.0f, right);
-        float seven = 7.0f * step;
-        right = base + seven;
-    }
+    float left = (float)lo, right = (float)clt__histc_last_edge(true, (float)lo, (float)hi, bins);
     for (int64_t k = 0; k < bins; k++)
         h[k] = 0.0f;
     float width = right - left;
