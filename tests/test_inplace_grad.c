@@ -381,3 +381,44 @@ Test(inplace_grad, complex_mul_refused_when_grad_is_needed)
     clt_tensor_free(y);
     clt_tensor_free(w);
 }
+
+/* Every in-place op moves the version, as torch's, even one that records
+ * nothing and changes nothing (an empty tensor): an empty e that mul saved
+ * and then changed in place makes backward fail, as in torch
+ * (x.mul(e); e.add_(1); backward: "modified by an inplace operation"). */
+Test(inplace_grad, empty_tensor_changed_in_place_moves_its_version)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s03[] = {0, 3};
+    double lo = 0, hi = 1;
+    for (int op = 0; op < 9; op++) {
+        clt_tensor *x = NULL, *e = NULL, *y = NULL, *l = NULL, *idx = NULL, *src = NULL;
+        clt_generator *g = NULL;
+        CHECK(clt_generator_new(1, &g));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &x));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &e));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &src));
+        idx = i64(dev, 1, (int64_t[]){0}, NULL);
+        CHECK(clt_set_requires_grad(x, 1));
+        CHECK(clt_mul(x, e, &y));
+        switch (op) {
+        case 0: CHECK(clt_add_scalar_(e, 1.0)); break;
+        case 1: CHECK(clt_mul_(e, src)); break;
+        case 2: CHECK(clt_fill_(e, 2.0)); break;
+        case 3: CHECK(clt_zero_(e)); break;
+        case 4: CHECK(clt_clamp_(e, &lo, &hi)); break;
+        case 5: CHECK(clt_copy_(e, src)); break;
+        case 6: CHECK(clt_uniform_(e, g, 0, 1)); break;
+        case 7: CHECK(clt_fill_diagonal_(e, 1.0, 0)); break;
+        default: CHECK(clt_index_fill_(e, 0, idx, 1.0)); break;
+        }
+        cr_assert(!clt_requires_grad(e));
+        CHECK(clt_sum(y, &l));
+        assert_error(clt_backward(l, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                     "modified by an in-place operation");
+        clt_tensor *all[] = {x, e, y, l, idx, src};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clt_tensor_free(all[k]);
+        clt_generator_free(g);
+    }
+}
