@@ -422,3 +422,38 @@ Test(inplace_grad, empty_tensor_changed_in_place_moves_its_version)
         clt_generator_free(g);
     }
 }
+
+/* index_copy and index_copy_ save their source where it requires grad, as
+ * torch's: changing it afterwards fails backward; a source that needs no
+ * gradient is not saved, and changing it is fine (torch 1.13 alike). */
+Test(inplace_grad, index_copy_saves_its_source_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    for (int inplace = 0; inplace < 2; inplace++)
+        for (int src_grad = 0; src_grad < 2; src_grad++) {
+            clt_tensor *x = NULL, *o = NULL, *s = NULL, *y = NULL, *r = NULL, *l = NULL;
+            clt_tensor *idx = i64(dev, 1, (int64_t[]){2}, (int64_t[]){2, 0});
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){3, 4}, xv, &x));
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 4}, ov, &o));
+            CHECK(clt_set_requires_grad(x, 1));
+            CHECK(clt_set_requires_grad(o, src_grad));
+            CHECK(clt_mul_scalar(o, 1.0, &s));
+            CHECK(clt_mul_scalar(x, 1.5, &y));
+            if (inplace) {
+                CHECK(clt_index_copy_(y, 0, idx, s));
+                r = clt_tensor_retain(y);
+            } else {
+                CHECK(clt_index_copy(y, 0, idx, s, &r));
+            }
+            CHECK(clt_mul_scalar_(s, 2.0));
+            CHECK(clt_sum(r, &l));
+            if (src_grad)
+                assert_error(clt_backward(l, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                             "modified by an in-place operation");
+            else
+                CHECK(clt_backward(l, NULL, 0));
+            clt_tensor *all[] = {x, o, s, y, r, l, idx};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                clt_tensor_free(all[k]);
+        }
+}
