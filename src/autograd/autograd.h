@@ -245,6 +245,12 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
 clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* Their formula (i[0] the op): saved (a, b) for mul (2), (b, out) for div
+ * (3), (a, b) for the in-place div_ (4, a its old value).  ga = g conj(b)
+ * and gb = g conj(a) for mul; ga = g / conj(b) and gb = -ga conj(out),
+ * that is -ga conj(a) / conj(b), for div; a real operand takes the real
+ * part (the engine's cast). */
+clt_status clt__complex_binary_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 /* The elementary functions of complex tensors (the cmath kernel's ops,
  * cl/complex.cl), recorded with torch's complex gradients; pow of tensors
  * (one complex at least) as exp(b log a), and pow with a real scalar

@@ -169,16 +169,14 @@ static clt_status recorded(clt__binop op, bool scalar, clt_tensor *t, const clt_
     CLT__REQUIRE_ARG(t, fn);
     if (!scalar)
         CLT__REQUIRE_ARG(other, fn);
-    const clt_tensor *in[2] = {t, other};
-    if (old && (clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(other->dtype)) &&
-        clt__grad_needed(2, in))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the in-place form on complex tensors that require grad is not "
-                          "supported; use the out-of-place form",
-                          fn);
     arith_ctx c = {op, scalar ? NULL : other, s, fn};
     clt__inplace r = {name, bw, scalar ? 1 : 2, {t, other}, old, old ? 1 : 0, {other}, {fs},
                       {0},  run_arith, &c};
+    if (old && (clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(other->dtype))) {
+        /* the out-of-place ops' conjugate formulas, on t's old value */
+        r.bw = clt__complex_binary_grad;
+        r.i[0] = op == CLT__OP_MUL ? 2 : 4;
+    }
     return clt__inplace_rec(t, &r, fn);
 }
 
