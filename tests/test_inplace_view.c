@@ -603,3 +603,31 @@ Test(inplace_view, getters_change_nothing)
         cr_assert_eq(answers[1][k], answers[0][k], "answer %d: %d after the getters, %d without",
                      k, answers[1][k], answers[0][k]);
 }
+
+/* A view saved by an op after its base changed is saved with its new
+ * history: y = x * 2; v = y[0:2]; y *= 5; L = sum(v * v) = 100 sum(x[0:2]^2),
+ * dL/dx = 200 x there, and the gradient of its sum 200 (0 when v was saved
+ * with its old SliceBackward0, which y's change left behind). */
+Test(inplace_view, view_saved_after_its_base_changed)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *vv = NULL, *loss = NULL, *g = NULL, *gs = NULL,
+               *gg = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_mul_scalar(x, 2.0, &y));
+    CHECK(clt_slice(y, 0, 0, 2, 1, &v));
+    CHECK(clt_mul_scalar_(y, 5.0));
+    CHECK(clt_mul(v, v, &vv));
+    CHECK(clt_sum(vv, &loss));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&loss, 1, NULL, &x, 1, &o, &g));
+    const double want1[4] = {200 * xv4[0], 200 * xv4[1], 0, 0}, want2[4] = {200, 200, 0, 0};
+    assert_tensor_close(g, want1, 4, 1e-12, 0, "first");
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &gg));
+    assert_tensor_close(gg, want2, 4, 1e-12, 0, "second");
+    clt_tensor *all[] = {x, y, v, vv, loss, g, gs, gg};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}

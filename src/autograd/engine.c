@@ -356,6 +356,12 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
                            const clt_tensor *const *in, int nsaved,
                            const clt_tensor *const *saved, const clt_tensor *out)
 {
+    /* A view whose base changed takes its new history first: the saved
+     * views below keep the history they are saved with (for a pass that
+     * creates a graph). */
+    for (int k = 0; k < nin; k++)
+        if (refresh(in[k]) != CLT_OK)
+            return NULL;
     clt__node *n = node_alloc(name, bw, nin, nin);
     if (n == NULL)
         return NULL;
@@ -373,13 +379,8 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
             if (saved[k] == in[j])
                 n->saved_from[k] = (signed char)(j + 1);
     }
-    for (int k = 0; k < nin; k++) {
-        if (refresh(in[k]) != CLT_OK) {
-            node_unref(n);
-            return NULL;
-        }
+    for (int k = 0; k < nin; k++)
         edge_set(&n->in[k], in[k]);
-    }
     return n;
 }
 
