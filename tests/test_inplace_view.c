@@ -202,11 +202,42 @@ static const double xv9[] = {0.5, -1.2, 0.3, 0.8, 1.5, -0.4, 0.1, -0.9, 0.7};
 static const double xv16[] = {0.1, 0.2,  -0.3, 0.4,  0.5, -0.6, 0.7,  0.8,
                               0.9, -1.0, 1.1,  -1.2, 1.3, 1.4,  -1.5, 1.6};
 
+static const double w2a[] = {0.3, -0.8}, w2b[] = {-0.6, 1.7}, x3[] = {0.4, -1.1, 2.3};
+static const double lo3[] = {-1.0, 0.0, -0.5}, hi3[] = {0.5, 2.0, 1.0};
+
+/* Every scene's gradients against central finite differences. */
+Test(inplace_view, scenes_by_finite_differences)
+{
+    static const struct {
+        const char *name;
+        gc_fn f;
+        int nin;
+        gc_in in[3];
+    } scenes[] = {
+        {"slice of a non-leaf", slice_mul, 1, {{1, {4}, xv4, 1}}},
+        {"select, an operand that requires grad", select_add, 2,
+         {{2, {2, 3}, xv6, 1}, {1, {3}, wv6, 1}}},
+        {"transpose", transpose_sub, 2, {{2, {2, 3}, xv6, 1}, {2, {3, 2}, wv6, 1}}},
+        {"diagonal, a formula that saves", diagonal_clamp, 3,
+         {{2, {3, 3}, xv9, 1}, {1, {3}, lo3, 1}, {1, {3}, hi3, 1}}},
+        {"chain of views", chain, 2, {{2, {4, 4}, xv16, 1}, {1, {2}, w2a, 1}}},
+        {"base used before and after", before_after, 1, {{1, {4}, xv4, 1}}},
+        {"base modified after the view was made", base_after_view, 1, {{1, {4}, xv4, 1}}},
+        {"view used after", view_after, 1, {{1, {4}, xv4, 1}}},
+        {"base without grad, an operand with", plain_base, 2,
+         {{1, {2}, xv4, 1}, {1, {2}, w2b, 1}}},
+        {"base of any strides", strided_base, 1, {{1, {3}, x3, 1}}},
+    };
+    clt_device *dev = get_device("cpu");
+    for (size_t k = 0; k < sizeof scenes / sizeof *scenes; k++) {
+        cr_log_info("scene: %s", scenes[k].name);
+        gradcheck(dev, scenes[k].f, NULL, scenes[k].nin, scenes[k].in);
+    }
+}
+
 Test(inplace_view, slice_of_a_non_leaf)
 {
     clt_device *dev = get_device("cpu");
-    gc_in ins[1] = {{1, {4}, xv4, 1}};
-    gradcheck(dev, slice_mul, NULL, 1, ins);
     /* torch's x.grad for y.sum(): [2, 6, 6, 2]; the names */
     clt_tensor *x = NULL, *y = NULL, *loss = NULL, *g = NULL;
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
@@ -224,43 +255,9 @@ Test(inplace_view, slice_of_a_non_leaf)
     clt_tensor_free(x);
 }
 
-Test(inplace_view, select_with_an_operand_that_requires_grad)
-{
-    gc_in ins[2] = {{2, {2, 3}, xv6, 1}, {1, {3}, wv6, 1}};
-    gradcheck(get_device("cpu"), select_add, NULL, 2, ins);
-}
-
-Test(inplace_view, transpose)
-{
-    gc_in ins[2] = {{2, {2, 3}, xv6, 1}, {2, {3, 2}, wv6, 1}};
-    gradcheck(get_device("cpu"), transpose_sub, NULL, 2, ins);
-}
-
-Test(inplace_view, diagonal_with_a_formula_that_saves)
-{
-    static const double lo[] = {-1.0, 0.0, -0.5}, hi[] = {0.5, 2.0, 1.0};
-    gc_in ins[3] = {{2, {3, 3}, xv9, 1}, {1, {3}, lo, 1}, {1, {3}, hi, 1}};
-    gradcheck(get_device("cpu"), diagonal_clamp, NULL, 3, ins);
-}
-
-Test(inplace_view, chain_of_views)
-{
-    static const double w2[] = {0.3, -0.8};
-    gc_in ins[2] = {{2, {4, 4}, xv16, 1}, {1, {2}, w2, 1}};
-    gradcheck(get_device("cpu"), chain, NULL, 2, ins);
-}
-
-Test(inplace_view, base_used_before_and_after)
-{
-    gc_in ins[1] = {{1, {4}, xv4, 1}};
-    gradcheck(get_device("cpu"), before_after, NULL, 1, ins);
-}
-
 Test(inplace_view, base_modified_after_the_view_was_made)
 {
     clt_device *dev = get_device("cpu");
-    gc_in ins[1] = {{1, {4}, xv4, 1}};
-    gradcheck(dev, base_after_view, NULL, 1, ins);
     /* torch: v.sum().backward() gives [10, 10, 0, 0]; v follows y */
     clt_tensor *x = NULL, *y = NULL, *v = NULL, *loss = NULL, *g = NULL;
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
@@ -281,26 +278,6 @@ Test(inplace_view, base_modified_after_the_view_was_made)
     clt_tensor_free(v);
     clt_tensor_free(y);
     clt_tensor_free(x);
-}
-
-Test(inplace_view, view_used_after)
-{
-    gc_in ins[1] = {{1, {4}, xv4, 1}};
-    gradcheck(get_device("cpu"), view_after, NULL, 1, ins);
-}
-
-Test(inplace_view, base_without_grad_and_an_operand_with)
-{
-    static const double w2[] = {-0.6, 1.7};
-    gc_in ins[2] = {{1, {2}, xv4, 1}, {1, {2}, w2, 1}};
-    gradcheck(get_device("cpu"), plain_base, NULL, 2, ins);
-}
-
-Test(inplace_view, base_of_any_strides)
-{
-    static const double x3[] = {0.4, -1.1, 2.3};
-    gc_in ins[1] = {{1, {3}, x3, 1}};
-    gradcheck(get_device("cpu"), strided_base, NULL, 1, ins);
 }
 
 /* x (4, a leaf) and y = x * 2 with its data read back. */
