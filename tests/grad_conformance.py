@@ -2469,6 +2469,86 @@ def inplace():
              call("clt_to_dtype", m, 6), v])(x, m, v), x),
          [x, np.array([[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 0]]), r.standard_normal((8,))],
          wrt=[0, 2])
+    _inplace_names(x, o)
+
+
+def _inplace_names(x, o):
+    """Every in-place op's node name on y = x * 1.5 against torch's.  Ours
+    with a double are torch's Scalar overloads (torch.ops.aten.add_.Scalar
+    names AddBackward1; Python's y.add_(1) wraps the 1 into a tensor and
+    names AddBackward0, as y + 1 does)."""
+    global passed, failed
+    A = torch.ops.aten
+    for name, args in (("clt_add_scalar_", [P, C.c_double]), ("clt_sub_scalar_", [P, C.c_double]),
+                       ("clt_mul_scalar_", [P, C.c_double]), ("clt_div_scalar_", [P, C.c_double]),
+                       ("clt_add_", [P, P, C.c_double]), ("clt_sub_", [P, P, C.c_double]),
+                       ("clt_clamp_tensor_", [P, P, P]), ("clt_clamp_min_tensor_", [P, P]),
+                       ("clt_clamp_max_tensor_", [P, P]),
+                       ("clt_fill_diagonal_", [P, C.c_double, C.c_int]),
+                       ("clt_exponential_", [P, P, C.c_double]),
+                       ("clt_geometric_", [P, P, C.c_double]),
+                       ("clt_log_normal_", [P, P, C.c_double, C.c_double]),
+                       ("clt_cauchy_", [P, P, C.c_double, C.c_double])):
+        proto(name, args)
+    proto("clt_grad_fn_name", [P], C.c_char_p)
+    lo, hi = C.byref(C.c_double(-0.5)), C.byref(C.c_double(0.5))
+    d = C.c_double
+    i2 = np.array([2, 0])
+    cases = (
+        ("add_(2.5)", lambda y: A.add_.Scalar(y, 2.5), "clt_add_scalar_", lambda: [d(2.5)]),
+        ("sub_(2)", lambda y: A.sub_.Scalar(y, 2), "clt_sub_scalar_", lambda: [d(2)]),
+        ("mul_(3)", lambda y: A.mul_.Scalar(y, 3), "clt_mul_scalar_", lambda: [d(3)]),
+        ("div_(2)", lambda y: A.div_.Scalar(y, 2), "clt_div_scalar_", lambda: [d(2)]),
+        ("add_(o, alpha=2)", lambda y: y.add_(torch.tensor(o), alpha=2), "clt_add_",
+         lambda: [up(o), d(2)]),
+        ("sub_(o)", lambda y: y.sub_(torch.tensor(o)), "clt_sub_", lambda: [up(o), d(1)]),
+        ("mul_(o)", lambda y: y.mul_(torch.tensor(o)), "clt_mul_", lambda: [up(o)]),
+        ("div_(o)", lambda y: y.div_(torch.tensor(o)), "clt_div_", lambda: [up(o)]),
+        ("clamp_(min=-0.5)", lambda y: y.clamp_(min=-0.5), "clt_clamp_", lambda: [lo, None]),
+        ("clamp_(-0.5, 0.5)", lambda y: y.clamp_(-0.5, 0.5), "clt_clamp_", lambda: [lo, hi]),
+        ("clamp_(tmin, tmax)", lambda y: y.clamp_(torch.tensor(o), torch.tensor(o + 1)),
+         "clt_clamp_tensor_", lambda: [up(o), up(o + 1)]),
+        ("clamp_min_(t)", lambda y: y.clamp_min_(torch.tensor(o)), "clt_clamp_min_tensor_",
+         lambda: [up(o)]),
+        ("clamp_max_(t)", lambda y: y.clamp_max_(torch.tensor(o)), "clt_clamp_max_tensor_",
+         lambda: [up(o)]),
+        ("fill_(2)", lambda y: y.fill_(2.0), "clt_fill_", lambda: [d(2)]),
+        ("zero_", lambda y: y.zero_(), "clt_zero_", lambda: []),
+        ("copy_", lambda y: y.copy_(torch.tensor(o)), "clt_copy_", lambda: [up(o)]),
+        ("fill_diagonal_", lambda y: y.fill_diagonal_(1.0), "clt_fill_diagonal_",
+         lambda: [d(1), 0]),
+        ("fill_diagonal_ wrap", lambda y: y.fill_diagonal_(1.0, wrap=True),
+         "clt_fill_diagonal_", lambda: [d(1), 1]),
+        ("uniform_", lambda y: y.uniform_(), "clt_uniform_", lambda: [None, d(0), d(1)]),
+        ("normal_", lambda y: y.normal_(), "clt_normal_", lambda: [None, d(0), d(1)]),
+        ("exponential_", lambda y: y.exponential_(), "clt_exponential_", lambda: [None, d(1)]),
+        ("geometric_", lambda y: y.geometric_(0.5), "clt_geometric_", lambda: [None, d(0.5)]),
+        ("log_normal_", lambda y: y.log_normal_(), "clt_log_normal_",
+         lambda: [None, d(1), d(2)]),
+        ("cauchy_", lambda y: y.cauchy_(), "clt_cauchy_", lambda: [None, d(0), d(1)]),
+        ("bernoulli_", lambda y: y.bernoulli_(0.5), "clt_bernoulli_", lambda: [None, d(0.5)]),
+        ("index_add_", lambda y: y.index_add_(0, torch.tensor(i2), torch.tensor(o[:2])),
+         "clt_index_add_", lambda: [0, up(i2, I64), up(o[:2]), d(1)]),
+        ("index_fill_", lambda y: y.index_fill_(0, torch.tensor(i2), 2.0), "clt_index_fill_",
+         lambda: [0, up(i2, I64), d(2)]),
+        ("index_copy_", lambda y: y.index_copy_(0, torch.tensor(i2), torch.tensor(o[:2])),
+         "clt_index_copy_", lambda: [0, up(i2, I64), up(o[:2])]),
+    )
+    for label, tfn, cname, cargs in cases:
+        tx = torch.tensor(x, requires_grad=True)
+        ty = tx * 1.5
+        tfn(ty)
+        want = ty.grad_fn.name().split("::")[-1].encode()
+        cx = up(x)
+        L.clt_set_requires_grad(cx, 1)
+        cy = call("clt_mul_scalar", cx, C.c_double(1.5))
+        st = getattr(L, cname)(cy, *cargs())
+        got = L.clt_grad_fn_name(cy) if st == 0 else L.clt_last_error()
+        if got != want:
+            failed += 1
+            print("FAIL inplace name %s: %s, torch %s" % (label, got, want))
+        else:
+            passed += 1
 
 
 def _mul2(x, o):

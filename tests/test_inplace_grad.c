@@ -4,6 +4,8 @@
  * saved-tensor version error where torch raises it, second derivatives,
  * copy_ between devices, and failures that leave the tensor and its
  * history unchanged. */
+#include <complex.h>
+
 #include "gradcheck.h"
 
 typedef enum op_kind {
@@ -358,26 +360,173 @@ Test(inplace_grad, failures_leave_t_and_its_history_unchanged)
     clt_generator_free(g);
 }
 
-/* mul_ and div_ of complex tensors that require grad are refused (their
- * conjugate formulas are not written; torch records them), t unchanged. */
-Test(inplace_grad, complex_mul_refused_when_grad_is_needed)
+/* L = sum |2 z op w| with op in place (mul_, div_ of a complex128 y = 2 z
+ * by w, complex or real), at doubles. */
+static double cplx_loss(int div, const double complex *z, const double complex *w, int n)
+{
+    double l = 0;
+    for (int k = 0; k < n; k++)
+        l += cabs(div ? 2 * z[k] / w[k] : 2 * z[k] * w[k]);
+    return l;
+}
+
+/* mul_ and div_ of complex tensors record the out-of-place ops' conjugate
+ * (Wirtinger) formulas on t's old value, as torch's: gradients of a real
+ * loss, dL/dRe + i dL/dIm as torch gives them, against central finite
+ * differences; a real w gets the real part. */
+Test(inplace_grad, complex_mul_and_div_by_finite_differences)
 {
     clt_device *dev = get_device("cpu");
-    const float zv[4] = {1, 2, 3, -1};
-    clt_tensor *z = NULL, *y = NULL, *w = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 1, (int64_t[]){2}, zv, &z));
-    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 1, (int64_t[]){2}, zv, &w));
-    CHECK(clt_set_requires_grad(z, 1));
-    CHECK(clt_mul_scalar(z, 2, &y));
-    const char *name = clt_grad_fn_name(y);
-    assert_error(clt_mul_(y, w), CLT_ERR_INVALID_ARGUMENT, "complex");
-    assert_error(clt_div_(w, y), CLT_ERR_INVALID_ARGUMENT, "complex");
-    cr_assert_str_eq(clt_grad_fn_name(y), name);
-    cr_assert_not(clt_requires_grad(w));
-    float got[4];
-    CHECK(clt_tensor_read(w, got, sizeof got));
-    cr_assert_arr_eq(got, zv, sizeof got);
-    clt_tensor_free(z);
-    clt_tensor_free(y);
-    clt_tensor_free(w);
+    const double complex z0[3] = {1 + 2 * I, 3 - 1 * I, -0.5 + 0.25 * I};
+    const double complex w0[3] = {0.7 - 1.2 * I, -1.1 + 0.4 * I, 2 + 0.5 * I};
+    for (int div = 0; div < 2; div++)
+        for (int real_w = 0; real_w < 2; real_w++) {
+            double complex w[3];
+            for (int k = 0; k < 3; k++)
+                w[k] = real_w ? creal(w0[k]) : w0[k];
+            clt_tensor *z = NULL, *wt = NULL, *y = NULL, *a = NULL, *l = NULL, *gz = NULL,
+                       *gw = NULL;
+            CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, (int64_t[]){3}, z0, &z));
+            if (real_w) {
+                double wr[3] = {creal(w[0]), creal(w[1]), creal(w[2])};
+                CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){3}, wr, &wt));
+            } else {
+                CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, (int64_t[]){3}, w, &wt));
+            }
+            CHECK(clt_set_requires_grad(z, 1));
+            CHECK(clt_set_requires_grad(wt, 1));
+            CHECK(clt_mul_scalar(z, 2.0, &y));
+            CHECK(div ? clt_div_(y, wt) : clt_mul_(y, wt));
+            cr_assert_str_eq(clt_grad_fn_name(y), div ? "DivBackward0" : "MulBackward0");
+            double complex yv[3];
+            CHECK(clt_tensor_read(y, yv, sizeof yv));
+            for (int k = 0; k < 3; k++) {
+                double complex want = div ? 2 * z0[k] / w[k] : 2 * z0[k] * w[k];
+                cr_assert(cabs(yv[k] - want) < 1e-12, "y[%d] %g%+gi", k, creal(yv[k]),
+                          cimag(yv[k]));
+            }
+            if (real_w) { /* a real t cannot hold the complex result */
+                int was = clt_set_grad_enabled(0);
+                assert_error(clt_mul_(wt, y), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
+                assert_error(clt_div_(wt, y), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
+                clt_set_grad_enabled(was);
+            }
+            CHECK(clt_abs(y, &a));
+            CHECK(clt_sum(a, &l));
+            CHECK(clt_backward(l, NULL, 0));
+            CHECK(clt_grad(z, &gz));
+            CHECK(clt_grad(wt, &gw));
+            double complex got_z[3], got_w[3];
+            double got_wr[3];
+            CHECK(clt_tensor_read(gz, got_z, sizeof got_z));
+            if (real_w)
+                CHECK(clt_tensor_read(gw, got_wr, sizeof got_wr));
+            else
+                CHECK(clt_tensor_read(gw, got_w, sizeof got_w));
+            const double h = 1e-6;
+            for (int k = 0; k < 3; k++) {
+                double complex zp[3], wp[3], fd[2][2];
+                for (int part = 0; part < 2; part++) {
+                    double complex step = part ? h * I : h;
+                    memcpy(zp, z0, sizeof zp);
+                    zp[k] += step;
+                    double up = cplx_loss(div, zp, w, 3);
+                    zp[k] -= 2 * step;
+                    fd[0][part] = (up - cplx_loss(div, zp, w, 3)) / (2 * h);
+                    memcpy(wp, w, sizeof wp);
+                    wp[k] += step;
+                    up = cplx_loss(div, z0, wp, 3);
+                    wp[k] -= 2 * step;
+                    fd[1][part] = (up - cplx_loss(div, z0, wp, 3)) / (2 * h);
+                }
+                double complex want_z = fd[0][0] + I * fd[0][1];
+                double complex want_w = real_w ? fd[1][0] : fd[1][0] + I * fd[1][1];
+                double complex gwk = real_w ? got_wr[k] : got_w[k];
+                cr_assert(cabs(got_z[k] - want_z) < 1e-6, "div %d real_w %d: z[%d] %g%+gi, want "
+                          "%g%+gi", div, real_w, k, creal(got_z[k]), cimag(got_z[k]),
+                          creal(want_z), cimag(want_z));
+                cr_assert(cabs(gwk - want_w) < 1e-6, "div %d real_w %d: w[%d] %g%+gi, want "
+                          "%g%+gi", div, real_w, k, creal(gwk), cimag(gwk), creal(want_w),
+                          cimag(want_w));
+            }
+            clt_tensor *all[] = {z, wt, y, a, l, gz, gw};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                clt_tensor_free(all[k]);
+        }
+}
+
+/* Every in-place op moves the version, as torch's, even one that records
+ * nothing and changes nothing (an empty tensor): an empty e that mul saved
+ * and then changed in place makes backward fail, as in torch
+ * (x.mul(e); e.add_(1); backward: "modified by an inplace operation"). */
+Test(inplace_grad, empty_tensor_changed_in_place_moves_its_version)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s03[] = {0, 3};
+    double lo = 0, hi = 1;
+    for (int op = 0; op < 9; op++) {
+        clt_tensor *x = NULL, *e = NULL, *y = NULL, *l = NULL, *idx = NULL, *src = NULL;
+        clt_generator *g = NULL;
+        CHECK(clt_generator_new(1, &g));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &x));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &e));
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s03, &src));
+        idx = i64(dev, 1, (int64_t[]){0}, NULL);
+        CHECK(clt_set_requires_grad(x, 1));
+        CHECK(clt_mul(x, e, &y));
+        switch (op) {
+        case 0: CHECK(clt_add_scalar_(e, 1.0)); break;
+        case 1: CHECK(clt_mul_(e, src)); break;
+        case 2: CHECK(clt_fill_(e, 2.0)); break;
+        case 3: CHECK(clt_zero_(e)); break;
+        case 4: CHECK(clt_clamp_(e, &lo, &hi)); break;
+        case 5: CHECK(clt_copy_(e, src)); break;
+        case 6: CHECK(clt_uniform_(e, g, 0, 1)); break;
+        case 7: CHECK(clt_fill_diagonal_(e, 1.0, 0)); break;
+        default: CHECK(clt_index_fill_(e, 0, idx, 1.0)); break;
+        }
+        cr_assert(!clt_requires_grad(e));
+        CHECK(clt_sum(y, &l));
+        assert_error(clt_backward(l, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                     "modified by an in-place operation");
+        clt_tensor *all[] = {x, e, y, l, idx, src};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clt_tensor_free(all[k]);
+        clt_generator_free(g);
+    }
+}
+
+/* index_copy and index_copy_ save their source where it requires grad, as
+ * torch's: changing it afterwards fails backward; a source that needs no
+ * gradient is not saved, and changing it is fine (torch 1.13 alike). */
+Test(inplace_grad, index_copy_saves_its_source_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    for (int inplace = 0; inplace < 2; inplace++)
+        for (int src_grad = 0; src_grad < 2; src_grad++) {
+            clt_tensor *x = NULL, *o = NULL, *s = NULL, *y = NULL, *r = NULL, *l = NULL;
+            clt_tensor *idx = i64(dev, 1, (int64_t[]){2}, (int64_t[]){2, 0});
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){3, 4}, xv, &x));
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 4}, ov, &o));
+            CHECK(clt_set_requires_grad(x, 1));
+            CHECK(clt_set_requires_grad(o, src_grad));
+            CHECK(clt_mul_scalar(o, 1.0, &s));
+            CHECK(clt_mul_scalar(x, 1.5, &y));
+            if (inplace) {
+                CHECK(clt_index_copy_(y, 0, idx, s));
+                r = clt_tensor_retain(y);
+            } else {
+                CHECK(clt_index_copy(y, 0, idx, s, &r));
+            }
+            CHECK(clt_mul_scalar_(s, 2.0));
+            CHECK(clt_sum(r, &l));
+            if (src_grad)
+                assert_error(clt_backward(l, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                             "modified by an in-place operation");
+            else
+                CHECK(clt_backward(l, NULL, 0));
+            clt_tensor *all[] = {x, o, s, y, r, l, idx};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                clt_tensor_free(all[k]);
+        }
 }

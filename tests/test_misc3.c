@@ -149,7 +149,7 @@ Test(misc3, fill_diagonal_gradient)
     CHECK(clt_set_requires_grad(t, 1));
     CHECK(clt_mul_scalar(t, 1.5, &y));
     CHECK(clt_fill_diagonal_(y, 3, 1));
-    cr_assert_str_eq(clt_grad_fn_name(y), "FillDiagonalBackward");
+    cr_assert_str_eq(clt_grad_fn_name(y), "CopySlices"); /* torch 1.13's */
     CHECK(clt_sum(y, &s));
     CHECK(clt_backward(s, NULL, 0));
     CHECK(clt_grad(t, &g));

@@ -32,7 +32,16 @@
  * version counter check), rather than give a wrong gradient.
  *
  * Threads.  Grad mode is per thread.  Two threads must not run backward
- * through one graph at once.
+ * through one graph at once.  The getters clt_requires_grad, clt_is_leaf,
+ * clt_grad_fn_name and clt_tensor_repr only read: several threads may call
+ * them on one tensor at once (a view whose base changed in place since it
+ * was made reports the history it will take, AsStridedBackward0, without
+ * taking it).  Everything else that touches a tensor's autograd state may
+ * write it, and must not run on that tensor while another thread uses it:
+ * an in-place op on the tensor, its base or its views, clt_set_requires_grad,
+ * clt_retain_grad, the hooks, backward from it, and reading as an op's input
+ * (or backward's root) a view whose base changed in place since it was
+ * made (the op gives the view its new history first, as torch does).
  */
 #ifndef CLTENSOR_AUTOGRAD_H
 #define CLTENSOR_AUTOGRAD_H
@@ -57,7 +66,8 @@ CLT_API int clt_requires_grad(const clt_tensor *t);
 CLT_API int clt_is_leaf(const clt_tensor *t);
 
 /* The name of the node that computed t ("MulBackward0"), or NULL for a
- * leaf.  Static storage. */
+ * leaf.  Static storage.  Reads only (safe from several threads, see
+ * Threads above). */
 CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
 
 /* Like t.grad: a new handle on the gradient accumulated into the leaf t

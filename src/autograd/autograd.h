@@ -69,11 +69,6 @@ struct clt__node {
      * the view's new AsStridedBackward0 node, made in advance (whose edge
      * holds the CopySlices), for the commit to install without failing. */
     clt__node *wrapped, *rebase;
-    /* An in-place op's node between clt__inplace_node and the commit: t's
-     * storage version before the op (an op that changed nothing, on an
-     * empty t, bumps no version: the commit bumps it, as torch always
-     * does, so that t's other views see their base's new history). */
-    uint64_t inplace_version;
     /* Backward-pass state. */
     uint64_t pass;
     int deps;
@@ -102,18 +97,22 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
  * changes nothing: clt__inplace_node, before the op, makes the node (NULL
  * when no grad is needed) with edges from the inputs as they are, t's old
  * history first; clt__inplace_commit, after the op succeeded, makes it t's
- * grad_fn (t becomes a non-leaf that requires grad); clt__inplace_drop
+ * grad_fn (t becomes a non-leaf that requires grad), and, recorded or not,
+ * moves t's version when the op did not (an empty t; `before` is t's
+ * version before the op), as every in-place op of torch's does, so that a
+ * saved t and t's other views see the change; clt__inplace_drop
  * releases it when the op failed.  The formula gets the gradient of t's new
  * value and gives in[0] the part that flows to t's old one.  When t is a
- * differentiable view (clt__mark_views), clt__inplace_node refuses what
+ * differentiable view (clt__mark_views), clt__inplace_node (its messages
+ * naming fn, the public function) refuses what
  * torch refuses (a view of a leaf that requires grad, an output of a
  * function of several views, a view made in no-grad mode) and prepares,
  * and clt__inplace_commit installs, torch's rebase: t's base's grad_fn
  * becomes a CopySlices node that applies the formula to t's part of the
  * base's gradient, and t's an AsStridedBackward0 of it. */
-clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
+clt_status clt__inplace_node(const char *fn, const char *name, clt__backward_fn bw, int nin,
                              const clt_tensor *const *in, clt__node **node);
-void clt__inplace_commit(clt_tensor *t, clt__node *n);
+void clt__inplace_commit(clt_tensor *t, clt__node *n, uint64_t before);
 void clt__inplace_drop(clt__node *n);
 
 /* A node with nout outputs (clt_checkpoint, the splits): records it for
@@ -246,6 +245,12 @@ clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout,
 clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor *b,
                                    clt_tensor **out, const char *fn);
 clt_status clt__complex_abs_rec(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* Their formula (i[0] the op): saved (a, b) for mul (2), (b, out) for div
+ * (3), (a, b) for the in-place div_ (4, a its old value).  ga = g conj(b)
+ * and gb = g conj(a) for mul; ga = g / conj(b) and gb = -ga conj(out),
+ * that is -ga conj(a) / conj(b), for div; a real operand takes the real
+ * part (the engine's cast). */
+clt_status clt__complex_binary_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin);
 /* The elementary functions of complex tensors (the cmath kernel's ops,
  * cl/complex.cl), recorded with torch's complex gradients; pow of tensors
  * (one complex at least) as exp(b log a), and pow with a real scalar

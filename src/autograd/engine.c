@@ -1,6 +1,7 @@
 /* engine.c: reverse-mode autograd: per-tensor state, recording ops into a
  * graph of nodes, and the backward pass that walks it and accumulates
  * gradients into the leaves. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,13 +197,25 @@ static void meta_free(clt_tensor *t)
 
 static clt_status refresh(const clt_tensor *t);
 
+/* The node a view made again from its base's history is (refresh). */
+static const char as_strided_name[] = "AsStridedBackward0";
+
+/* The name of t's grad_fn, read only: a stale view's is the one refresh
+ * would make, without making it, so that getters may run in several
+ * threads at once. */
+static const char *grad_fn_name(const clt_tensor *t)
+{
+    clt__meta *m = meta_of(t);
+    if (m && stale(t, m))
+        return requires_grad(t) ? as_strided_name : NULL;
+    return m && m->grad_fn ? m->grad_fn->name : NULL;
+}
+
 /* For clt_tensor_repr's suffixes (registered by meta_get). */
 static const char *describe(const clt_tensor *t, int *requires)
 {
-    refresh(t); /* out of memory: the name it had */
-    clt__meta *m = meta_of(t);
-    *requires = m && m->requires_grad;
-    return m && m->grad_fn ? m->grad_fn->name : NULL;
+    *requires = requires_grad(t);
+    return grad_fn_name(t);
 }
 
 static clt__meta *meta_get(clt_tensor *t)
@@ -343,6 +356,12 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
                            const clt_tensor *const *in, int nsaved,
                            const clt_tensor *const *saved, const clt_tensor *out)
 {
+    /* A view whose base changed takes its new history first: the saved
+     * views below keep the history they are saved with (for a pass that
+     * creates a graph). */
+    for (int k = 0; k < nin; k++)
+        if (refresh(in[k]) != CLT_OK)
+            return NULL;
     clt__node *n = node_alloc(name, bw, nin, nin);
     if (n == NULL)
         return NULL;
@@ -360,13 +379,8 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
             if (saved[k] == in[j])
                 n->saved_from[k] = (signed char)(j + 1);
     }
-    for (int k = 0; k < nin; k++) {
-        if (refresh(in[k]) != CLT_OK) {
-            node_unref(n);
-            return NULL;
-        }
+    for (int k = 0; k < nin; k++)
         edge_set(&n->in[k], in[k]);
-    }
     return n;
 }
 
@@ -626,7 +640,7 @@ static clt_status refresh(const clt_tensor *t)
         view_geom vg;
         geom_of(&vg.base, m->base);
         geom_of(&vg.view, t);
-        n = view_node("AsStridedBackward0", bw_view_as_strided, 1, &vg);
+        n = view_node(as_strided_name, bw_view_as_strided, 1, &vg);
         if (n == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         edge_set(&n->in[0], m->base);
@@ -683,31 +697,37 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
 }
 
 /* torch's refusals of an in-place op on view t in grad mode when the
- * result needs a gradient (need: an input of the op requires grad). */
-static clt_status view_check(const clt_tensor *t, bool need, const char *fn)
+ * result needs a gradient: t's base requires grad, or (operand >= 0) an
+ * input of the op does: operand k > 0 (counted after t), which the message
+ * then names. */
+static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
 {
     clt__meta *m = meta_of(t);
     if (grad_disabled || m == NULL || m->base == NULL)
         return CLT_OK;
     const clt__meta *bm = meta_of(m->base);
     bool base_rg = bm && bm->requires_grad;
-    if (!need && !base_rg)
+    if (operand < 0 && !base_rg)
         return CLT_OK;
+    char why[96] = "";
+    if (operand > 0 && !base_rg)
+        snprintf(why, sizeof why, " (it is recorded because operand %d of the op requires grad)",
+                 operand);
     if (m->multi)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: output %d of %s is a view and is being modified in place.  This "
-                          "view is the output of a function that returns multiple views; such "
-                          "functions do not allow the output views to be modified in place.  "
-                          "Replace the in-place operation by an out-of-place one",
-                          fn, m->multi_slot, m->multi);
+                          "%s: output %d of %s is a view and is being modified in place%s.  "
+                          "This view is the output of a function that returns multiple views; "
+                          "such functions do not allow the output views to be modified in "
+                          "place.  Replace the in-place operation by an out-of-place one",
+                          fn, m->multi_slot, m->multi, why);
     if (m->no_grad_view)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a view was created in no_grad mode and is being modified in "
-                          "place with grad mode enabled.  Given that this use case is "
+                          "place with grad mode enabled%s.  Given that this use case is "
                           "ambiguous and error-prone, it is forbidden: make both the view and "
                           "the in-place op with grad mode off (clt_set_grad_enabled(0)) if the "
                           "in-place op is not to be recorded, or both with it on",
-                          fn);
+                          fn, why);
     if (base_rg && bm->grad_fn == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a view of a leaf Variable that requires grad is being used in an "
@@ -728,7 +748,7 @@ static clt_status prepare_rebase(const clt_tensor *t, clt__node *inner)
     if (meta_get(m->base) == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     clt__node *cs = view_node("CopySlices", bw_copy_slices, inner->nin, &vg);
-    clt__node *as = cs ? view_node("AsStridedBackward0", bw_view_as_strided, 1, &vg) : NULL;
+    clt__node *as = cs ? view_node(as_strided_name, bw_view_as_strided, 1, &vg) : NULL;
     if (as == NULL) {
         node_unref(cs);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -750,43 +770,45 @@ static clt_status prepare_rebase(const clt_tensor *t, clt__node *inner)
     return CLT_OK;
 }
 
-clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
+clt_status clt__inplace_node(const char *fn, const char *name, clt__backward_fn bw, int nin,
                              const clt_tensor *const *in, clt__node **node)
 {
     *node = NULL;
     for (int k = 0; k < nin; k++)
         if (in[k] && refresh(in[k]) != CLT_OK)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
-                              "%s: out of host memory recording the graph", name);
+                              "%s: out of host memory recording the graph", fn);
     if (!clt__grad_needed(nin, in))
         return CLT_OK;
-    clt_status st = view_check(in[0], true, "in-place op");
+    int operand = 1;
+    while (operand < nin && !requires_grad(in[operand]))
+        operand++;
+    clt_status st = view_check(in[0], operand < nin ? operand : 0, fn);
     if (st != CLT_OK)
         return st;
     if (meta_get((clt_tensor *)in[0]) != NULL)
         *node = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (*node == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
-                          "%s: out of host memory recording the graph", name);
-    (*node)->inplace_version = clt__version(in[0]);
+                          "%s: out of host memory recording the graph", fn);
     clt__meta *m = meta_of(in[0]);
     if (m->base && prepare_rebase(in[0], *node) != CLT_OK) {
         node_unref(*node);
         *node = NULL;
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
-                          "%s: out of host memory recording the graph", name);
+                          "%s: out of host memory recording the graph", fn);
     }
     return CLT_OK;
 }
 
-void clt__inplace_commit(clt_tensor *t, clt__node *n)
+void clt__inplace_commit(clt_tensor *t, clt__node *n, uint64_t before)
 {
+    if (clt__version(t) == before)
+        clt__version_bump(t);
     if (n == NULL)
         return;
     clt__meta *m = t->meta; /* made by clt__inplace_node */
     clt__node *old = m->grad_fn;
-    if (clt__version(t) == n->inplace_version)
-        clt__version_bump(t);
     if (n->rebase) {
         /* t's base takes the CopySlices, t its AsStridedBackward0 */
         clt__node *as = n->rebase, *cs = as->in[0].node;
@@ -829,7 +851,7 @@ clt_status clt__check_inplace(const clt_tensor *t, const char *fn)
         return CLT_OK;
     clt_status st = refresh(t);
     if (st == CLT_OK)
-        st = view_check(t, false, fn);
+        st = view_check(t, -1, fn);
     if (st != CLT_OK)
         return st;
     if (m->requires_grad && m->grad_fn == NULL)
@@ -1127,9 +1149,7 @@ int clt_is_leaf(const clt_tensor *t)
 
 const char *clt_grad_fn_name(const clt_tensor *t)
 {
-    refresh(t); /* out of memory: the name it had */
-    clt__meta *m = meta_of(t);
-    return m && m->grad_fn ? m->grad_fn->name : NULL;
+    return grad_fn_name(t);
 }
 
 clt_status clt_grad(const clt_tensor *t, clt_tensor **out)

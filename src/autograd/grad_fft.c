@@ -222,11 +222,7 @@ static clt_status bw_angle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return st;
 }
 
-/* Complex add, sub, mul, div (i[0] the op): saved (a, b) for mul, (b, out)
- * for div.  ga = g conj(b) and gb = g conj(a) for mul, ga = g / conj(b) and
- * gb = -ga conj(out) for div; a real operand takes the real part (the
- * engine's cast). */
-static clt_status bw_cbinary(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+clt_status clt__complex_binary_grad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *c = NULL, *t = NULL, *ga = NULL;
@@ -250,13 +246,26 @@ static clt_status bw_cbinary(clt__node *n, const clt_tensor *g, clt_tensor **gin
         }
         break;
     default:
-        CLT__TRY(conj_of(n->saved[0], &c));
+        CLT__TRY(conj_of(n->saved[n->i[0] == 3 ? 0 : 1], &c));
         CLT__TRY(clt__complex_binary_rec(3, g, c, &ga, FN));
         if (CLT__NEED(n, 1)) {
+            /* -ga conj(out), or -ga conj(a) / conj(b) */
             clt_tensor_free(c);
             c = NULL;
-            CLT__TRY(conj_of(n->saved[1], &c));
+            CLT__TRY(conj_of(n->saved[n->i[0] == 3 ? 1 : 0], &c));
             CLT__TRY(clt__complex_binary_rec(2, ga, c, &t, FN));
+            if (n->i[0] == 4) {
+                clt_tensor_free(c);
+                c = NULL;
+                clt_tensor *u = t;
+                t = NULL;
+                st = conj_of(n->saved[1], &c);
+                if (st == CLT_OK)
+                    st = clt__complex_binary_rec(3, u, c, &t, FN);
+                clt_tensor_free(u);
+                if (st != CLT_OK)
+                    goto done;
+            }
             CLT__TRY(times_const(t, -1.0, 0.0, &gin[1]));
         }
         if (CLT__NEED(n, 0)) {
@@ -286,7 +295,8 @@ clt_status clt__complex_binary_rec(int op, const clt_tensor *a, const clt_tensor
         sv[1] = *out;
     }
     clt__node *n = NULL;
-    st = rec2(st, out, binary_names[op], bw_cbinary, 2, in, op >= 2 ? 2 : 0, sv, &n);
+    st = rec2(st, out, binary_names[op], clt__complex_binary_grad, 2, in, op >= 2 ? 2 : 0, sv,
+              &n);
     if (n)
         n->i[0] = op;
     return st;

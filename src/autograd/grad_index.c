@@ -156,7 +156,12 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
                          int64_t dim, double alpha)
 {
     clt__node *n = NULL;
-    st = clt__record(st, out, name, bw, nin, in, 1, &saved, &n);
+    /* index_copy saves its source too where the source requires grad, as
+     * torch's formula for the source's gradient reads it: a later change
+     * of the source fails backward there, and only there. */
+    const clt_tensor *sv[2] = {saved, nin > 1 ? in[1] : NULL};
+    int ns = bw == bw_index_copy && clt__requires_grad(sv[1]) ? 2 : 1;
+    st = clt__record(st, out, name, bw, nin, in, ns, sv, &n);
     if (n) {
         int nd = in[0]->ndim > 0 ? in[0]->ndim : 1;
         n->i[0] = dim < 0 ? dim + nd : dim;
@@ -402,8 +407,10 @@ static clt_status index_inplace(clt_tensor *t, const index_ctx *c, const char *n
     bool with_src = c->kind != I_INDEX_FILL;
     bool with_index = c->kind != I_INDEX_PUT && c->kind != I_MASKED_SCATTER;
     clt__inplace r = {name, bw, with_src ? 2 : 1, {t, c->src}, false, with_index ? 1 : 0,
-                      {c->index}, {c->value}, {c->dim < 0 ? c->dim + nd : c->dim},
+                      {c->index, c->src}, {c->value}, {c->dim < 0 ? c->dim + nd : c->dim},
                       run_index, c};
+    if (bw == bw_index_copy && clt__requires_grad(c->src))
+        r.nsaved = 2; /* as clt_index_copy (record) */
     return clt__inplace_rec(t, &r, fn);
 }
 
@@ -593,7 +600,8 @@ clt_status clt_index_fill(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexFillBackward0", bw_index_fill, 1, &t, index, dim, 1);
 }
 
-/* i[0] dim, saved[0] index: t's gradient is g without the copied slices,
+/* i[0] dim, saved[0] index (saved[1], where src requires grad, is src,
+ * kept for its version only): t's gradient is g without the copied slices,
  * src's the copied slices of g. */
 static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {

@@ -14,8 +14,9 @@ clt_status clt__inplace_rec(clt_tensor *t, const clt__inplace *op, const char *f
         return st;
     clt__node *n = NULL;
     clt_tensor *old = NULL;
+    uint64_t before = clt__version(t);
     if (clt__dtype_is_float(t->dtype) || clt__dtype_is_complex(t->dtype))
-        st = clt__inplace_node(op->name, op->bw, op->nin, op->in, &n);
+        st = clt__inplace_node(fn, op->name, op->bw, op->nin, op->in, &n);
     if (st != CLT_OK)
         return st;
     if (n) {
@@ -48,7 +49,7 @@ clt_status clt__inplace_rec(clt_tensor *t, const clt__inplace *op, const char *f
         clt__inplace_drop(n);
         return st;
     }
-    clt__inplace_commit(t, n);
+    clt__inplace_commit(t, n, before);
     return CLT_OK;
 }
 
@@ -168,16 +169,14 @@ static clt_status recorded(clt__binop op, bool scalar, clt_tensor *t, const clt_
     CLT__REQUIRE_ARG(t, fn);
     if (!scalar)
         CLT__REQUIRE_ARG(other, fn);
-    const clt_tensor *in[2] = {t, other};
-    if (old && (clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(other->dtype)) &&
-        clt__grad_needed(2, in))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the in-place form on complex tensors that require grad is not "
-                          "supported; use the out-of-place form",
-                          fn);
     arith_ctx c = {op, scalar ? NULL : other, s, fn};
     clt__inplace r = {name, bw, scalar ? 1 : 2, {t, other}, old, old ? 1 : 0, {other}, {fs},
                       {0},  run_arith, &c};
+    if (old && (clt__dtype_is_complex(t->dtype) || clt__dtype_is_complex(other->dtype))) {
+        /* the out-of-place ops' conjugate formulas, on t's old value */
+        r.bw = clt__complex_binary_grad;
+        r.i[0] = op == CLT__OP_MUL ? 2 : 4;
+    }
     return clt__inplace_rec(t, &r, fn);
 }
 
@@ -406,7 +405,9 @@ clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap)
     const clt_tensor *in[1] = {t};
     clt__node *n = NULL;
     clt_tensor *mask = NULL;
-    st = clt__inplace_node("FillDiagonalBackward", bw_fill_diagonal_, 1, in, &n);
+    uint64_t before = clt__version(t);
+    /* torch 1.13 fills as_strided views of t: its node is a CopySlices */
+    st = clt__inplace_node(fn, "CopySlices", bw_fill_diagonal_, 1, in, &n);
     if (st != CLT_OK)
         return st;
     if (n) {
@@ -423,7 +424,7 @@ clt_status clt_fill_diagonal_(clt_tensor *t, double value, int wrap)
         clt__inplace_drop(n);
         return st;
     }
-    clt__inplace_commit(t, n);
+    clt__inplace_commit(t, n, before);
     return CLT_OK;
 }
 

@@ -72,7 +72,7 @@ static clt_dtype binary_dtype(clt__binop op, const clt_tensor *a, const clt_tens
 {
     clt_dtype dt = CLT_FLOAT32;
     clt_result_type(a, b, &dt);
-    if (op == CLT__OP_DIV && !clt__dtype_is_float(dt))
+    if (op == CLT__OP_DIV && !clt__dtype_is_float(dt) && !clt__dtype_is_complex(dt))
         dt = CLT_FLOAT32;
     return dt;
 }
@@ -161,6 +161,17 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     }
     if (t->numel == 0)
         return clt__ok();
+    if (clt__dtype_is_complex(ct) && !scaled) {
+        /* the complex kernels (cl/complex.cl) out of place, then into t */
+        clt_tensor *r = NULL;
+        st = clt__complex_binary((int)op, t, other, &r, fn);
+        if (st == CLT_OK)
+            st = clt__copy_strided(t, r, fn);
+        clt_tensor_free(r);
+        if (st == CLT_OK)
+            clt__version_bump(t);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     clt_tensor *scaled_other = NULL;
     const clt_tensor *b = other;
     /* Floating sums take alpha in one kernel that rounds once, as PyTorch
