@@ -317,6 +317,37 @@ Test(inplace_view, view_of_a_leaf_is_refused)
     clt_tensor_free(x);
 }
 
+/* torch refuses whenever the view requires grad and its base is a leaf:
+ * here y, a view of x (no grad), made a leaf that requires grad, and v a
+ * view of y.  Recording it gave x a CopySlices holding y, which holds x: a
+ * cycle that leaked both (found by the fuzz target). */
+Test(inplace_view, view_of_a_leaf_view_that_requires_grad_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, *v = NULL, *c = NULL;
+    clt_memory_stats before, after;
+    CHECK(clt_memory_stats_get(dev, &before));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s4, xv4, &x));
+    CHECK(clt_slice(x, 0, 0, 4, 1, &y));
+    CHECK(clt_set_requires_grad(y, 1));
+    CHECK(clt_slice(y, 0, 1, 3, 1, &v));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (const int64_t[]){2}, xv4, &c));
+    CHECK(clt_set_requires_grad(c, 1));
+    assert_error(clt_clamp_tensor_(v, NULL, c), CLT_ERR_INVALID_ARGUMENT,
+                 "a view of a leaf Variable that requires grad is being used in an in-place "
+                 "operation");
+    expect_values(x, xv4, 4);
+    expect_name(v, "SliceBackward0");
+    clt_tensor_free(c);
+    clt_tensor_free(v);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.allocated, before.allocated, "%llu bytes left allocated",
+                 (unsigned long long)(after.allocated - before.allocated));
+}
+
 Test(inplace_view, output_of_several_views_is_refused)
 {
     clt_device *dev = get_device("cpu");

@@ -728,7 +728,10 @@ static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
                           "the in-place op with grad mode off (clt_set_grad_enabled(0)) if the "
                           "in-place op is not to be recorded, or both with it on",
                           fn, why);
-    if (base_rg && bm->grad_fn == NULL)
+    /* torch's test: t requires grad and its base is a leaf, whether the
+     * base requires grad or t became a leaf that does (requires_grad_ on a
+     * view of a tensor without grad) or a view of one */
+    if (requires_grad(t) && (bm == NULL || bm->grad_fn == NULL))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a view of a leaf Variable that requires grad is being used in an "
                           "in-place operation",
