@@ -1802,8 +1802,9 @@ clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const i
                                 clt_tensor **out);
 clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
                                  const clt_tensor *index, clt_tensor **out);
+/* pad: the padding row whose gradient is zero, or -1 (clt__padding_idx). */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
-                              const clt_tensor *indices, clt_tensor **out);
+                              const clt_tensor *indices, int64_t pad, clt_tensor **out);
 /* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d
  * (dilation NULL for the average). */
 clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
@@ -2224,6 +2225,13 @@ clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor 
  * recorded ops. */
 clt_status clt__embedding_bag_entries(const clt_tensor *w, const clt__bag_saved *sv,
                                       int64_t nbags, clt_tensor **bags);
+
+/* Embedding's and EmbeddingBag's layer padding_idx (NULL: none) wrapped
+ * into [0, rows) in *pad, or -1 where it is NULL; one outside [-rows, rows)
+ * is CLT_ERR_INVALID_ARGUMENT, in torch's words ("Padding_idx must be
+ * within num_embeddings"). */
+clt_status clt__padding_idx(const int64_t *padding_idx, int64_t rows, int64_t *pad,
+                            const char *fn);
 
 /* clt_embedding_bag recorded, naming fn (src/autograd/grad_index.c). */
 clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,

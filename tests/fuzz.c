@@ -1973,8 +1973,14 @@ static void op_index(fz *f)
         for (int i = 0; i < ind; i++)
             ish[i] = pick(f, 4);
         idx = fresh ? make_index(f, t, ind, ish, nd > 0 ? sh[0] : 1) : clt_tensor_retain(rt(f));
-        CALL("clt_embedding", clt_embedding(t, idx, op));
-        if (t && idx && nd == 2) {
+        bool padded = chance(f, 50);
+        /* padding_idx in range, negative, out of range, or none */
+        int64_t pad = (int64_t)pick(f, 9) - 4;
+        if (padded)
+            CALL("clt_embedding_ex", clt_embedding_ex(t, idx, chance(f, 90) ? &pad : NULL, op));
+        else
+            CALL("clt_embedding", clt_embedding(t, idx, op));
+        if (t && idx && nd == 2 && (!padded || (pad >= -sh[0] && pad < sh[0]))) {
             wnd = clt_tensor_ndim(idx) + 1;
             memcpy(want, clt_tensor_shape(idx), sizeof *want * (size_t)(wnd - 1));
             want[wnd - 1] = sh[1];
@@ -3114,8 +3120,14 @@ static void op_module(fz *f)
              clt_dropout_layer(chance(f, 70) ? 0.5 : rand_scalar(f), f->gen, mp));
         break;
     case 7:
-        CALL("clt_embedding_layer",
-             clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
+        if (chance(f, 50)) {
+            CALL("clt_embedding_layer",
+                 clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
+        } else {
+            int64_t pad = (int64_t)pick(f, 9) - 4;
+            CALL("clt_embedding_layer_ex",
+                 clt_embedding_layer_ex(dev, rand_count(f), rand_count(f), &pad, f->gen, mp));
+        }
         break;
     case 8:
         switch (pick(f, 14)) {

@@ -338,6 +338,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_masked_fill, T, clt_masked_fill(f->f, f->f, 0, &o->t))                             \
     X(clt_one_hot, T, clt_one_hot(f->f, 3, &o->t))                                           \
     X(clt_embedding, T, clt_embedding(f->f, f->f, &o->t))                                    \
+    X(clt_embedding_ex, T, clt_embedding_ex(f->f, f->f, NULL, &o->t))                        \
     /* loss.h */                                                                             \
     X(clt_cross_entropy, T, clt_cross_entropy(f->f, f->f2, &ce_opts, &o->t))                 \
     X(clt_nll_loss, T, clt_nll_loss(f->f, f->f2, &ce_opts, &o->t))                           \
@@ -414,6 +415,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_batch_norm2d_layer, M, clt_batch_norm2d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
     X(clt_dropout_layer, M, clt_dropout_layer(1.5, f->gen, &o->m))                           \
     X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))             \
+    X(clt_embedding_layer_ex, M, clt_embedding_layer_ex(f->dev, -1, 3, NULL, f->gen, &o->m)) \
     X(clt_rnn_layer, M, clt_rnn_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
     X(clt_lstm_layer, M, clt_lstm_layer(f->dev, &bad_rnn, f->gen, &o->m))                    \
     X(clt_gru_layer, M, clt_gru_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \

@@ -980,7 +980,7 @@ Test(nn_shape, embedding_bag_layer)
     assert_error(clt_embedding_bag_forward(NULL, i, o, NULL, &y), CLT_ERR_NULL_ARGUMENT, NULL);
     pad = 6;
     assert_error(clt_embedding_bag_layer(dev, 6, 3, CLT_BAG_SUM, &pad, 0, gen, &bad),
-                 CLT_ERR_INVALID_ARGUMENT, "padding_idx must be within num_embeddings");
+                 CLT_ERR_INVALID_ARGUMENT, "Padding_idx must be within num_embeddings");
     assert_error(clt_embedding_bag_layer(dev, 6, 3, (clt_bag_mode)5, NULL, 0, gen, &bad),
                  CLT_ERR_INVALID_ARGUMENT, "mode has to be one of sum, mean or max");
     cr_assert_null(bad);

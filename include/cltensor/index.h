@@ -163,6 +163,19 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
 CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices,
                                  clt_tensor **out);
 
+/* torch.nn.functional.embedding(indices, weight, padding_idx=...) (no
+ * max_norm, scale_grad_by_freq or sparse): clt_embedding, where the row
+ * padding_idx (NULL: none, as clt_embedding; negative counts from the end,
+ * in [-num_embeddings, num_embeddings)) gets no gradient: as torch's
+ * embedding_backward, entries equal to it are skipped, so that row of the
+ * weight's gradient is zeros (its value in the forward is still read: the
+ * padding row is whatever weight holds there).  Errors: clt_embedding's,
+ * and a padding_idx out of range (CLT_ERR_INVALID_ARGUMENT, "Padding_idx
+ * must be within num_embeddings", torch's AssertionError).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *indices,
+                                    const int64_t *padding_idx, clt_tensor **out);
+
 /* The reductions of clt_embedding_bag, as its mode strings. */
 typedef enum clt_bag_mode {
     CLT_BAG_SUM = 0,  /* "sum" */

@@ -617,6 +617,19 @@ CLT_API clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings,
                                        int64_t embedding_dim, clt_generator *gen,
                                        clt_module **out);
 
+/* torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=...): as
+ * clt_embedding_layer, with the row padding_idx (NULL: none; negative
+ * counts from the end) of the initial weight zeros, as torch's, and a
+ * forward that is clt_embedding_ex with that padding_idx (the row gets no
+ * gradient, so an optimizer without weight decay leaves it as it is).
+ * Errors: clt_embedding_layer's, a padding_idx out of range
+ * (CLT_ERR_INVALID_ARGUMENT, "Padding_idx must be within num_embeddings");
+ * a failed constructor takes no numbers from gen.  New module: release
+ * with clt_module_free. */
+CLT_API clt_status clt_embedding_layer_ex(clt_device *dev, int64_t num_embeddings,
+                                          int64_t embedding_dim, const int64_t *padding_idx,
+                                          clt_generator *gen, clt_module **out);
+
 /* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid,
  * SiLU (clt_silu: floating inputs only). */
 CLT_API clt_status clt_relu_layer(clt_module **out);

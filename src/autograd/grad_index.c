@@ -118,21 +118,34 @@ static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **g
 {
     clt_status st = CLT_OK;
     const clt_tensor *indices = n->saved[0];
-    clt_tensor *z = NULL, *flat = NULL, *rows = NULL;
+    const int64_t pad = n->i[1];
+    clt_tensor *z = NULL, *flat = NULL, *rows = NULL, *sum = NULL, *mask = NULL, *row = NULL;
     int64_t count = indices->numel, shape[2] = {count, n->in[0].shape[1]};
+    int64_t mshape[2] = {n->in[0].shape[0], 1};
+    bool rec = clt__creating_graph(); /* recorded: clt__twice */
     CLT__TRY(zeros_of(&n->in[0], g, &z));
     CLT__TRY(clt__reshape(indices, 1, &count, &flat, "clt_backward"));
-    if (clt__creating_graph()) { /* recorded: clt__twice */
+    if (rec) {
         CLT__TRY(clt__reshape_rec("clt_backward", g, 2, shape, &rows));
-        CLT__TRY(clt_index_add(z, 0, flat, rows, 1, &gin[0]));
+        CLT__TRY(clt_index_add(z, 0, flat, rows, 1, pad >= 0 ? &sum : &gin[0]));
     } else {
         CLT__TRY(clt__reshape(g, 2, shape, &rows, "clt_backward"));
-        CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0], "clt_backward"));
+        CLT__TRY(clt__index_add(z, 0, flat, rows, 1, pad >= 0 ? &sum : &gin[0], "clt_backward"));
+    }
+    if (pad >= 0) { /* torch's embedding_backward skips the padding row's entries */
+        CLT__TRY(clt__full(g->dev, CLT_BOOL, 2, mshape, 0.0, &mask));
+        CLT__TRY(clt__narrow(mask, 0, pad, 1, &row, "clt_backward"));
+        CLT__TRY(clt__fill_(row, 1.0, "clt_backward"));
+        CLT__TRY(rec ? clt__masked_fill_rec("clt_backward", sum, mask, 0.0, &gin[0])
+                     : clt__masked_fill(sum, mask, 0.0, &gin[0], "clt_backward"));
     }
 done:
     clt_tensor_free(z);
     clt_tensor_free(flat);
     clt_tensor_free(rows);
+    clt_tensor_free(sum);
+    clt_tensor_free(mask);
+    clt_tensor_free(row);
     return st;
 }
 
@@ -167,7 +180,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[0] = dim < 0 ? dim + nd : dim;
         n->s[0] = alpha;
     }
-    if (bw == bw_index_select || bw == bw_embedding || bw == bw_masked_fill || bw == bw_gather ||
+    if (bw == bw_index_select || bw == bw_masked_fill || bw == bw_gather ||
         bw == bw_scatter || bw == bw_scatter_add || bw == bw_index_add || bw == bw_take ||
         bw == bw_index_fill || bw == bw_index_copy)
         clt__twice(n);
@@ -331,16 +344,40 @@ clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
 }
 
+/* i[0] 0 (record's dim), i[1] the padding row or -1. */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
-                              const clt_tensor *indices, clt_tensor **out)
+                              const clt_tensor *indices, int64_t pad, clt_tensor **out)
 {
-    return record(clt__embedding(weight, indices, out, fn), out, "EmbeddingBackward0",
-                  bw_embedding, 1, &weight, indices, 0, 1);
+    clt__node *n = NULL;
+    clt_status st = clt__record(clt__embedding(weight, indices, out, fn), out,
+                                "EmbeddingBackward0", bw_embedding, 1, &weight, 1, &indices, &n);
+    clt__twice(n);
+    if (n) {
+        n->i[0] = 0;
+        n->i[1] = pad;
+    }
+    return st;
 }
 
 clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
 {
-    return clt__embedding_rec("clt_embedding", weight, indices, out);
+    return clt__embedding_rec("clt_embedding", weight, indices, -1, out);
+}
+
+clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *indices,
+                            const int64_t *padding_idx, clt_tensor **out)
+{
+    static const char fn[] = "clt_embedding_ex";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(weight, fn);
+    int64_t pad = -1;
+    if (weight->ndim == 2) {
+        clt_status st = clt__padding_idx(padding_idx, weight->shape[0], &pad, fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    return clt__embedding_rec(fn, weight, indices, pad, out);
 }
 
 clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,

@@ -786,28 +786,51 @@ clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out)
 
 /* ---- Embedding --------------------------------------------------------------------- */
 
+/* i[0] the padding row (wrapped), or -1. */
 static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     clt_status st = clt__module_check_device(m, x, "Embedding");
     if (st != CLT_OK)
         return st;
-    return clt__embedding_rec("Embedding", m->params[0], x, out);
+    return clt__embedding_rec("Embedding", m->params[0], x, m->i[0], out);
 }
 
 static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL, NULL};
 
-clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
-                               clt_generator *gen, clt_module **out)
+static clt_status embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
+                                  const int64_t *padding_idx, clt_generator *gen,
+                                  clt_module **out, const char *fn)
 {
-    static const char fn[] = "clt_embedding_layer";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    return clt__embedding_table(&embedding_ops, dev, num_embeddings, embedding_dim, gen, out, fn);
+    int64_t pad = -1;
+    clt_status st = clt__padding_idx(padding_idx, num_embeddings, &pad, fn);
+    if (st == CLT_OK)
+        st = clt__embedding_table(&embedding_ops, dev, num_embeddings, embedding_dim, pad, gen,
+                                  out, fn);
+    if (st == CLT_OK)
+        (*out)->i[0] = pad;
+    return st;
+}
+
+clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
+                               clt_generator *gen, clt_module **out)
+{
+    return embedding_layer(dev, num_embeddings, embedding_dim, NULL, gen, out,
+                           "clt_embedding_layer");
+}
+
+clt_status clt_embedding_layer_ex(clt_device *dev, int64_t num_embeddings,
+                                  int64_t embedding_dim, const int64_t *padding_idx,
+                                  clt_generator *gen, clt_module **out)
+{
+    return embedding_layer(dev, num_embeddings, embedding_dim, padding_idx, gen, out,
+                           "clt_embedding_layer_ex");
 }
 
 clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
-                                int64_t num_embeddings, int64_t embedding_dim,
+                                int64_t num_embeddings, int64_t embedding_dim, int64_t pad,
                                 clt_generator *gen, clt_module **out, const char *fn)
 {
     if (num_embeddings <= 0 || embedding_dim <= 0)
@@ -815,19 +838,24 @@ clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
                           "%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive",
                           fn, (long long)num_embeddings, (long long)embedding_dim);
     clt_module *m = NULL;
-    clt_tensor *w = NULL;
+    clt_tensor *w = NULL, *row = NULL;
     clt_status st;
     uint64_t drawn = clt_generator_offset(gen);
     CLT__TRY(clt__module_new(ops, dev, &m));
     int64_t shape[2] = {num_embeddings, embedding_dim};
     CLT__TRY(clt__randn_in(fn, gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
+    if (pad >= 0) { /* torch's _fill_padding_idx_with_zero */
+        CLT__TRY(clt__narrow(w, 0, pad, 1, &row, fn));
+        CLT__TRY(clt__fill_(row, 0.0, fn));
+    }
     CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
     *out = m;
     m = NULL;
 done:
     if (st != CLT_OK)
         clt_generator_set_offset(gen, drawn);
+    clt_tensor_free(row);
     clt_tensor_free(w);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return st;
 }

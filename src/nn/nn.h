@@ -168,11 +168,12 @@ clt_status clt__module_check_dtype(const clt_tensor *x, const clt_tensor *t, con
                                    const char *rule, const char *fn);
 
 /* A new module of ops on dev (*out) with its parameter "weight"
- * [num_embeddings, embedding_dim], normal(0, 1) from gen, as torch's
- * Embedding and EmbeddingBag make it; both sizes must be positive.  A
- * failure takes no numbers from gen; messages name fn. */
+ * [num_embeddings, embedding_dim], normal(0, 1) from gen, its row pad
+ * (wrapped; -1: none) zeros, as torch's Embedding and EmbeddingBag make
+ * it; both sizes must be positive.  A failure takes no numbers from gen;
+ * messages name fn. */
 clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
-                                int64_t num_embeddings, int64_t embedding_dim,
+                                int64_t num_embeddings, int64_t embedding_dim, int64_t pad,
                                 clt_generator *gen, clt_module **out, const char *fn);
 
 /* The kinds of recurrent cell (rnn.c's and cells.c's). */

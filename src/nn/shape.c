@@ -370,22 +370,13 @@ clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
     if ((int)mode < 0 || (int)mode > 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)mode);
-    if (padding_idx && (*padding_idx < -num_embeddings || *padding_idx >= num_embeddings))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: padding_idx must be within "
-                          "num_embeddings (%lld), but got %lld",
-                          fn, (long long)num_embeddings, (long long)*padding_idx);
-    int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx)
-                              : -1;
+    int64_t pad = -1;
+    clt_status st = clt__padding_idx(padding_idx, num_embeddings, &pad, fn);
+    if (st != CLT_OK)
+        return st;
     clt_module *m = NULL;
-    clt_tensor *row = NULL;
-    clt_status st;
-    uint64_t drawn = clt_generator_offset(gen);
-    CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, gen,
-                                  &m, fn));
-    if (pad >= 0) { /* torch's _fill_padding_idx_with_zero */
-        CLT__TRY(clt__narrow(m->params[0], 0, pad, 1, &row, fn));
-        CLT__TRY(clt__fill_(row, 0.0, fn));
-    }
+    CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, pad,
+                                  gen, &m, fn));
     m->i[0] = mode;
     m->i[1] = include_last_offset != 0;
     m->i[2] = pad >= 0;
@@ -393,9 +384,6 @@ clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
     *out = m;
     m = NULL;
 done:
-    if (st != CLT_OK)
-        clt_generator_set_offset(gen, drawn);
-    clt_tensor_free(row);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : st;
 }

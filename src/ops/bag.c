@@ -36,6 +36,20 @@ static clt_status index_dtype(const clt_tensor *t, int arg, const char *what, co
                       fn, arg, what, clt_dtype_name(t->dtype));
 }
 
+clt_status clt__padding_idx(const int64_t *padding_idx, int64_t rows, int64_t *pad,
+                            const char *fn)
+{
+    *pad = -1;
+    if (!padding_idx)
+        return CLT_OK;
+    if (*padding_idx < -rows || *padding_idx >= rows)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Padding_idx must be within num_embeddings (%lld), but got %lld",
+                          fn, (long long)rows, (long long)*padding_idx);
+    *pad = *padding_idx < 0 ? *padding_idx + rows : *padding_idx;
+    return CLT_OK;
+}
+
 /* PyTorch's checks of embedding_bag's operands, in its words where it has
  * them; *pad gets padding_idx wrapped into [0, rows), or -1. */
 static clt_status bag_check(const clt_tensor *w, const clt_tensor *input,
