@@ -1855,3 +1855,67 @@ Test(index, index_dtypes_torch_refuses)
     clt_tensor_free(src);
     clt_tensor_free(t);
 }
+
+/* embedding with padding_idx (clt_embedding_ex): the forward reads the
+ * padding row as any other, and the weight's gradient is the output
+ * gradient's rows added per index, skipping the entries equal to the
+ * padding row (so that row's gradient is zero), computed here on the host;
+ * a negative padding_idx counts from the end; one out of range is torch's
+ * "Padding_idx must be within num_embeddings" with no result. */
+Test(index, embedding_padding_idx)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *wv = ramp(15, 0.5), *gv = ramp(18, 0.25);
+    double ev[6] = {4, 0, 4, 2, 1, 0};
+    clt_tensor *idx = mk(dev, CLT_INT64, 2, (int64_t[]){2, 3}, ev);
+    clt_tensor *gout = mk(dev, CLT_FLOAT64, 3, (int64_t[]){2, 3, 3}, gv);
+    const int64_t pads[2] = {4, -1}; /* the same row, 4 of 5 */
+    for (int k = 0; k < 2; k++) {
+        clt_tensor *wt = NULL, *y = NULL, *g = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv, &wt));
+        CHECK(clt_set_requires_grad(wt, 1));
+        CHECK(clt_embedding_ex(wt, idx, &pads[k], &y));
+        double fwd[18], want[15] = {0};
+        for (int i = 0; i < 6; i++)
+            for (int d = 0; d < 3; d++) {
+                fwd[i * 3 + d] = wv[(int)ev[i] * 3 + d];
+                if (ev[i] != 4)
+                    want[(int)ev[i] * 3 + d] += gv[i * 3 + d];
+            }
+        assert_values(y, fwd, 18);
+        CHECK(clt_backward(y, gout, 0));
+        CHECK(clt_grad(wt, &g));
+        assert_values(g, want, 15);
+        clt_tensor_free(g);
+        clt_tensor_free(y);
+        clt_tensor_free(wt);
+    }
+    /* NULL is clt_embedding: the padding row learns */
+    clt_tensor *wt = NULL, *y = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv, &wt));
+    CHECK(clt_set_requires_grad(wt, 1));
+    CHECK(clt_embedding_ex(wt, idx, NULL, &y));
+    CHECK(clt_backward(y, gout, 0));
+    CHECK(clt_grad(wt, &g));
+    double *gw = rd(g);
+    cr_assert_float_eq(gw[12], gv[0] + gv[6], 1e-12);
+    free(gw);
+    clt_tensor_free(g);
+    clt_tensor_free(y);
+
+    clt_tensor *r = (clt_tensor *)0x1;
+    for (int k = 0; k < 2; k++) {
+        const int64_t bad[2] = {5, -6};
+        r = (clt_tensor *)0x1;
+        EXPECT(clt_embedding_ex(wt, idx, &bad[k], &r), CLT_ERR_INVALID_ARGUMENT,
+               "clt_embedding_ex: Padding_idx must be within num_embeddings");
+        cr_assert_null(r);
+    }
+    clt_tensor_free(wt);
+    clt_tensor_free(idx);
+    clt_tensor_free(gout);
+    free(wv);
+    free(gv);
+}
