@@ -775,6 +775,71 @@ Test(nn, embedding)
     clt_module_free(emb);
 }
 
+/* Embedding with padding_idx (clt_embedding_layer_ex): the initial weight's
+ * padding row is zeros (the others N(0, 1), the same draws as without it),
+ * the forward reads it, and its gradient is zero, the others' one per
+ * occurrence; a negative padding_idx counts from the end; one out of range
+ * is refused with no module and no numbers taken from gen. */
+Test(nn, embedding_padding_idx)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t pads[2] = {4, -1};
+    const int64_t idx[4] = {4, 0, 4, 2};
+    for (int k = 0; k < 2; k++) {
+        clt_generator *g1 = NULL, *g2 = NULL;
+        CHECK(clt_generator_new(7, &g1));
+        CHECK(clt_generator_new(7, &g2));
+        clt_module *plain, *emb;
+        CHECK(clt_embedding_layer(dev, 5, 3, g1, &plain));
+        CHECK(clt_embedding_layer_ex(dev, 5, 3, &pads[k], g2, &emb));
+        size_t nw, np0;
+        float *w = read_param(emb, "weight", &nw), *w0 = read_param(plain, "weight", &np0);
+        for (int i = 0; i < 15; i++)
+            cr_assert_eq(w[i], i >= 12 ? 0.0f : w0[i], "element %d", i);
+        clt_tensor *ti, *y, *l;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 2}, idx, &ti));
+        CHECK(clt_module_forward(emb, ti, &y));
+        float *got = read_f32(y);
+        for (int i = 0; i < 4; i++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(got[i * 3 + d], w[idx[i] * 3 + d]);
+        CHECK(clt_sum(y, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        float *gv = param_grad(emb, 0, 1);
+        const float rows[5] = {1, 0, 1, 0, 0};
+        for (int r = 0; r < 5; r++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(gv[r * 3 + d], rows[r], "padding_idx %lld: row %d",
+                             (long long)pads[k], r);
+        free(gv);
+        free(got);
+        free(w);
+        free(w0);
+        clt_tensor_free(l);
+        clt_tensor_free(y);
+        clt_tensor_free(ti);
+        clt_module_free(emb);
+        clt_module_free(plain);
+        clt_generator_free(g1);
+        clt_generator_free(g2);
+    }
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    uint64_t before = clt_generator_offset(gen);
+    const int64_t bad[2] = {5, -6};
+    for (int k = 0; k < 2; k++) {
+        clt_module *m = (clt_module *)&m;
+        cr_assert_eq(clt_embedding_layer_ex(dev, 5, 3, &bad[k], gen, &m),
+                     CLT_ERR_INVALID_ARGUMENT);
+        cr_assert_null(m);
+        cr_assert(strstr(clt_last_error(),
+                         "clt_embedding_layer_ex: Padding_idx must be within num_embeddings"),
+                  "%s", clt_last_error());
+    }
+    cr_assert_eq(clt_generator_offset(gen), before);
+    clt_generator_free(gen);
+}
+
 /* Runs m on x, which must be refused with CLT_ERR_DTYPE_MISMATCH and a
  * message holding each of the two phrases. */
 static void refused_dtype(clt_module *m, const clt_tensor *x, const char *a, const char *b)
