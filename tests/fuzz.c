@@ -1973,7 +1973,7 @@ static void op_index(fz *f)
         for (int i = 0; i < ind; i++)
             ish[i] = pick(f, 4);
         idx = fresh ? make_index(f, t, ind, ish, nd > 0 ? sh[0] : 1) : clt_tensor_retain(rt(f));
-        bool padded = chance(f, 50);
+        int padded = chance(f, 50);
         /* padding_idx in range, negative, out of range, or none */
         int64_t pad = (int64_t)pick(f, 9) - 4;
         if (padded)
