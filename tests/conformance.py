@@ -6506,6 +6506,35 @@ def nn_shape():
     nn_shape_state_dict()
 
 
+def embedding_padding():
+    """F.embedding with padding_idx (clt_embedding_ex) against torch: the
+    forward for padding_idx in and out of the indices, negative, NULL, int32
+    and int64 indices, a transposed weight; padding_idx out of range refused."""
+    F = torch.nn.functional
+    proto("clt_embedding_ex", [P, P, I64P, PP])
+
+    def emb(pad):
+        return lambda w, i, o: L.clt_embedding_ex(w, i, _i64s(pad) if pad is not None else None,
+                                                  o)
+
+    def temb(pad):
+        return lambda w, i: F.embedding(i, w, padding_idx=pad)
+    idx = torch.tensor([[1, 2, 4], [5, 4, 0]])
+    for dt in FLOATS:
+        w = data((6, 3), dt)
+        for pad in (None, 4, 3, -1, -6, 0):
+            for it in (torch.int64, torch.int32):
+                check("embedding %s padding_idx=%s %s" % (dn(dt), pad, dn(it)), temb(pad),
+                      emb(pad), [w, idx.to(it)], tol="exact")
+        check("embedding %s padding_idx transposed weight" % dn(dt), temb(2), emb(2),
+              [In(data((6, 3), dt), ("T",)), idx], tol="exact")
+    w = data((6, 3), torch.float32)
+    for pad in (6, -7, 100):
+        check("embedding padding_idx %d refused" % pad, temb(pad), emb(pad), [w, idx])
+    check("embedding padding_idx 1-D weight refused", temb(0), emb(0),
+          [data((6,), torch.float32), idx])
+
+
 def nn_shape_bags():
     """embedding_bag against torch: the three modes, offsets or 2-D input,
     per-sample weights, padding_idx, include_last_offset, refusals."""
@@ -16129,7 +16158,8 @@ def main():
                 stft,
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
-                transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype]
+                transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
+                embedding_padding]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
