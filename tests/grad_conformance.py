@@ -3073,6 +3073,12 @@ case("gather", lambda x, i: torch.gather(x, 1, i), lambda x, i: call("clt_gather
      [src, gidx], wrt=[0])
 case("embedding", lambda w, i: torch.nn.functional.embedding(i, w),
      lambda w, i: call("clt_embedding", w, i), [src, np.array([[3, 0], [3, 3]])], wrt=[0])
+proto("clt_embedding_ex", [P, P, I64P, PP])
+for _pad in (3, -1, 0, 2):  # in the indices (3 == -1) or not (2): that row gets no gradient
+    case("embedding padding_idx %d" % _pad,
+         lambda w, i, p=_pad: torch.nn.functional.embedding(i, w, padding_idx=p),
+         lambda w, i, p=_pad: call("clt_embedding_ex", w, i, (C.c_int64 * 1)(p)),
+         [src, np.array([[3, 0], [3, 1]])], wrt=[0])
 proto("clt_conv2d", [P, P, P, P, PP])
 proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
 proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
