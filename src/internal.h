@@ -2226,10 +2226,11 @@ clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor 
 clt_status clt__embedding_bag_entries(const clt_tensor *w, const clt__bag_saved *sv,
                                       int64_t nbags, clt_tensor **bags);
 
-/* Embedding's and EmbeddingBag's layer padding_idx (NULL: none) wrapped
- * into [0, rows) in *pad, or -1 where it is NULL; one outside [-rows, rows)
- * is CLT_ERR_INVALID_ARGUMENT, in torch's words ("Padding_idx must be
- * within num_embeddings"). */
+/* The padding_idx of clt_embedding_ex, Embedding and EmbeddingBag's layer
+ * (NULL: none) wrapped into [0, rows) in *pad, or -1 where it is NULL; one
+ * outside [-rows, rows) is CLT_ERR_INVALID_ARGUMENT, in torch's words
+ * ("Padding_idx must be within num_embeddings"; clt_embedding_bag keeps
+ * F.embedding_bag's own message). */
 clt_status clt__padding_idx(const int64_t *padding_idx, int64_t rows, int64_t *pad,
                             const char *fn);
 

@@ -857,5 +857,5 @@ done:
     clt_tensor_free(row);
     clt_tensor_free(w);
     clt_module_free(m);
-    return st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
