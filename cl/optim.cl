@@ -1,4 +1,5 @@
-/* optim.cl: the optimizers' updates, one launch per parameter tensor, for a
+/* optim.cl: the optimizers' updates, one launch per parameter tensor (SGD's
+ * and Adam's also over several parameters per launch), for a
  * floating dtype T (float or double storage).  Each work-item updates
  * `chunk` consecutive elements (1 on GPUs), in place.  The parameter starts
  * p_off elements into its buffer (it may be a detached slice, or lie inside
@@ -20,22 +21,27 @@
  * buf is not read without momentum.  The host computes 1 - dampening (in
  * double, as PyTorch's Python does): in float32 the difference would carry
  * the rounding of dampening itself. */
+static inline void sgd_elem(__global T *p, __global const T *g, __global T *buf, ulong i,
+                            T_C lr, T_C wd, T_C momentum, T_C undamped, int nesterov, int first)
+{
+    T_C pi = T_LOAD(p, i), d = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        d = d + wd * pi;
+    if (momentum != (T_C)0) {
+        T_C b = first ? d : momentum * T_LOAD(buf, i) + undamped * d;
+        T_STORE(buf, i, b);
+        d = nesterov ? d + momentum * b : b;
+    }
+    T_STORE(p, i, pi - lr * d);
+}
+
 CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong p_off,
                      ulong n, ulong chunk, T_C lr, T_C wd, T_C momentum,
                      T_C undamped, int nesterov, int first)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), d = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            d = d + wd * pi;
-        if (momentum != (T_C)0) {
-            T_C b = first ? d : momentum * T_LOAD(buf, i) + undamped * d;
-            T_STORE(buf, i, b);
-            d = nesterov ? d + momentum * b : b;
-        }
-        T_STORE(p, i, pi - lr * d);
-    }
+    CHUNK_LOOP
+        sgd_elem(p, g, buf, i, lr, wd, momentum, undamped, nesterov, first);
 }
 
 /* Adam and AdamW (decoupled weight decay): m = lerp(m, g, 1 - beta1),
@@ -47,32 +53,121 @@ CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong 
  * float32 from beta2 = 0.999 is 1.3e-5 off, which biased every update.  The
  * lerp is PyTorch's, exact at weight 1 (beta1 = 0).  vmax is read only with
  * amsgrad. */
+static inline void adam_elem(__global T *p, __global const T *g, __global T *m, __global T *v,
+                             __global T *vmax, ulong i, T_C decay, T_C w1, T_C beta2, T_C w2,
+                             T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
+                             T_C bc2_sqrt)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0) {
+        if (decoupled)
+            pi = pi * decay;
+        else
+            gi = gi + wd * pi;
+    }
+    T_C mi = T_LOAD(m, i);
+    mi = w1 < (T_C)0.5 ? mi + w1 * (gi - mi) : gi - (gi - mi) * ((T_C)1 - w1);
+    T_C vi = beta2 * T_LOAD(v, i) + w2 * gi * gi;
+    T_STORE(m, i, mi);
+    T_STORE(v, i, vi);
+    if (amsgrad) {
+        vi = fmax(T_LOAD(vmax, i), vi);
+        T_STORE(vmax, i, vi);
+    }
+    T_C denom = sqrt(vi) / bc2_sqrt + eps;
+    T_STORE(p, i, pi - step_size * (mi / denom));
+}
+
 CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
                       __global T *vmax, ulong p_off, ulong n, ulong chunk, T_C decay,
                       T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, int decoupled,
                       int amsgrad, T_C step_size, T_C bc2_sqrt)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0) {
-            if (decoupled)
-                pi = pi * decay;
-            else
-                gi = gi + wd * pi;
-        }
-        T_C mi = T_LOAD(m, i);
-        mi = w1 < (T_C)0.5 ? mi + w1 * (gi - mi) : gi - (gi - mi) * ((T_C)1 - w1);
-        T_C vi = beta2 * T_LOAD(v, i) + w2 * gi * gi;
-        T_STORE(m, i, mi);
-        T_STORE(v, i, vi);
-        if (amsgrad) {
-            vi = fmax(T_LOAD(vmax, i), vi);
-            T_STORE(vmax, i, vi);
-        }
-        T_C denom = sqrt(vi) / bc2_sqrt + eps;
-        T_STORE(p, i, pi - step_size * (mi / denom));
+    CHUNK_LOOP
+        adam_elem(p, g, m, v, vmax, i, decay, w1, beta2, w2, eps, wd, decoupled, amsgrad,
+                  step_size, bc2_sqrt);
+}
+
+/* ---- several parameters per launch ------------------------------------------------- */
+
+/* SGD's and Adam's steps over up to MULTI_K parameters in one launch (torch's
+ * multi_tensor_apply does the same in chunks of tensors): slot k has its
+ * own buffers (x0 .. x7 for each operand x), its parameter's offset and
+ * element count in the table `s`, and ceil(n / chunk) work-items, the
+ * slots' items one after the other; unused slots have n 0.  Every slot
+ * shares the scalars (the host launches together only parameters of one
+ * group with the same update count), and each element goes through the
+ * same function as in the kernels above, so the results are the same
+ * bits.  MULTI_K and clt_optim_slots must match src/optim/optim.c. */
+#define MULTI_K 8
+typedef struct clt_optim_slots {
+    ulong off[MULTI_K], n[MULTI_K];
+} clt_optim_slots;
+
+#define MULTI_PARAMS(Q, x) Q x##0, Q x##1, Q x##2, Q x##3, Q x##4, Q x##5, Q x##6, Q x##7
+/* SGD: one case per slot, each naming its own buffers (picking them from
+ * arrays indexed by the slot ran SGD's loop over large parameters about
+ * 20% slower on PoCL).  Adam: from arrays (one case per slot made each
+ * launch over small parameters two to three times slower). */
+#define MULTI_SWITCH(k, CASE)                                                  \
+    switch (k) {                                                               \
+        CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)        \
     }
+#define MULTI_LIST(x) {x##0, x##1, x##2, x##3, x##4, x##5, x##6, x##7}
+
+/* This work-item's slot (-1: none) and its first element *i, and the end
+ * of its elements *end. */
+static inline int multi_slot(const clt_optim_slots *s, ulong chunk, ulong *i, ulong *end)
+{
+    ulong item = get_global_id(0);
+    for (int k = 0; k < MULTI_K; k++) {
+        ulong items = (s->n[k] + chunk - 1) / chunk;
+        if (item < items) {
+            *i = item * chunk;
+            *end = min(*i + chunk, s->n[k]);
+            return k;
+        }
+        item -= items;
+    }
+    return -1;
+}
+
+CLT_KERNEL(sgd_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),
+                           MULTI_PARAMS(__global T *, b), clt_optim_slots s, ulong chunk,
+                           T_C lr, T_C wd, T_C momentum, T_C undamped, int nesterov,
+                           int first)
+{
+    ulong i = 0, end = 0;
+    int k = multi_slot(&s, chunk, &i, &end);
+#define SGD_SLOT(k)                                                                        \
+    case k:                                                                                \
+        for (; i < end; i++)                                                               \
+            sgd_elem(p##k + s.off[k], g##k, b##k, i, lr, wd, momentum, undamped, nesterov, \
+                     first);                                                               \
+        break;
+    MULTI_SWITCH(k, SGD_SLOT)
+#undef SGD_SLOT
+}
+
+CLT_KERNEL(adam_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),
+                            MULTI_PARAMS(__global T *, m), MULTI_PARAMS(__global T *, v),
+                            MULTI_PARAMS(__global T *, x), clt_optim_slots s, ulong chunk,
+                            T_C decay, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd,
+                            int decoupled, int amsgrad, T_C step_size, T_C bc2_sqrt)
+{
+    ulong i, end;
+    int k = multi_slot(&s, chunk, &i, &end);
+    if (k < 0)
+        return;
+    __global T *ps[MULTI_K] = MULTI_LIST(p), *ms[MULTI_K] = MULTI_LIST(m);
+    __global T *vs[MULTI_K] = MULTI_LIST(v), *xs[MULTI_K] = MULTI_LIST(x);
+    __global const T *gs[MULTI_K] = MULTI_LIST(g);
+    __global T *pk = ps[k] + s.off[k], *mk = ms[k], *vk = vs[k], *xk = xs[k];
+    __global const T *gk = gs[k];
+    for (; i < end; i++)
+        adam_elem(pk, gk, mk, vk, xk, i, decay, w1, beta2, w2, eps, wd, decoupled, amsgrad,
+                  step_size, bc2_sqrt);
 }
 
 /* RMSprop: g += wd p; sq = alpha sq + (1 - alpha) g g; centered: ga =

@@ -1640,12 +1640,21 @@ Test(optim, rmsprop_and_adagrad_refused_step_made_again, .timeout = 300)
 
 /* What remains: the driver failing one update after others went through.
  * The message says which parameter, that those before it were updated and
- * that the step was not counted; the next step finishes it. */
+ * that the step was not counted; the next step finishes it.  With one
+ * launch per parameter (CLTENSOR_OPTIM=per_param) over three float32
+ * parameters, and with SGD's launches over several parameters, where two
+ * float32 parameters are one launch and a float64 one another. */
 Test(optim, driver_failure_mid_step_says_where, .timeout = 300)
 {
     const clt_dtype dt[3] = {CLT_FLOAT32, CLT_FLOAT32, CLT_FLOAT32};
+    setenv("CLTENSOR_OPTIM", "per_param", 1); /* before the devices start */
     step_failures f = step_refusals(dt, 3, 0.0);
     cr_assert_geq(f.mid, 2, "%d failures after the first update", f.mid);
+    cr_assert_geq(f.before, 1);
+    const clt_dtype mixed[3] = {CLT_FLOAT32, CLT_FLOAT32, CLT_FLOAT64};
+    setenv("CLTENSOR_OPTIM", "multi", 1);
+    f = step_refusals(mixed, 3, 0.0);
+    cr_assert_geq(f.mid, 1, "%d failures after the first launch", f.mid);
     cr_assert_geq(f.before, 1);
 }
 
@@ -3819,4 +3828,171 @@ Test(optim, every_schedule_over_param_groups)
             clt_tensor_free(q[g]);
         }
     }
+}
+
+/* ---- several parameters per launch --------------------------------------------------- */
+
+enum { MP = 12, MP_STEPS = 4 };
+
+/* The parameters of multi_case: shapes of several ranks, one with no
+ * element, one (4) that never gets a gradient, one (6) that misses it at
+ * the second step (its update count then lags the others'), one of 12000
+ * elements (several work-items), and the last a part of a larger buffer
+ * (at an offset in it). */
+static const int64_t mp_shape[MP][3] = {{3, 5, 0}, {7, 0, 0}, {0, 0, 0}, {2, 3, 4}, {1, 0, 0},
+                                        {40, 300, 0}, {5, 0, 0}, {4, 0, 0}, {6, 2, 0},
+                                        {9, 0, 0}, {3, 0, 0}, {9, 0, 0}};
+static const int mp_ndim[MP] = {2, 1, 1, 3, 1, 2, 1, 1, 2, 1, 1, 1};
+
+static int64_t mp_numel(int k)
+{
+    int64_t n = 1;
+    for (int d = 0; d < mp_ndim[k]; d++)
+        n *= mp_shape[k][d];
+    return n;
+}
+
+/* A tensor of dtype dt and parameter k's shape holding f(k, e, salt). */
+static clt_tensor *mp_tensor(clt_device *dev, clt_dtype dt, int k, double salt)
+{
+    int64_t n = mp_numel(k);
+    double *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    cr_assert(h);
+    for (int64_t e = 0; e < n; e++)
+        h[e] = sin(1.0 + 0.37 * (double)e + 1.1 * k + salt) * (1.0 + 0.25 * k);
+    clt_tensor *d, *t;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, mp_ndim[k], mp_shape[k], h, &d));
+    CHECK(clt_to_dtype(d, dt, &t));
+    clt_tensor_free(d);
+    free(h);
+    return t;
+}
+
+/* Parameter k of one set: a leaf, the last one a part of base (its
+ * elements 5 to 14 of 20). */
+static clt_tensor *mp_param(clt_device *dev, clt_dtype dt, int k, clt_tensor **base)
+{
+    clt_tensor *t = mp_tensor(dev, dt, k, 0.0);
+    if (k == MP - 1) {
+        clt_tensor *b0, *b, *cat;
+        CHECK(clt_zeros(dev, dt, 1, (int64_t[]){5}, &b0));
+        CHECK(clt_zeros(dev, dt, 1, (int64_t[]){6}, &b));
+        CHECK(clt_cat((const clt_tensor *const[]){b0, t, b}, 3, 0, &cat));
+        clt_tensor_free(b0);
+        clt_tensor_free(b);
+        clt_tensor_free(t);
+        *base = cat;
+        t = detached_part(cat, 5, mp_numel(k));
+    }
+    CHECK(clt_set_requires_grad(t, 1));
+    return t;
+}
+
+/* Whether parameter k has a gradient at step s. */
+static bool mp_has_grad(int k, int s)
+{
+    return k != 4 && !(k == 6 && s == 1);
+}
+
+/* The optimizer o over a set of MP parameters per launch (B) and over
+ * another with one launch per parameter (A, CLTENSOR_OPTIM=per_param),
+ * MP_STEPS steps with the same gradients: the parameters hold the same
+ * bits after each, and B's step took fewer launches. */
+static void multi_case(const ref_opts *o, clt_dtype dt)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *pa[MP], *pb[MP], *base[2] = {NULL, NULL};
+    for (int k = 0; k < MP; k++) {
+        pa[k] = mp_param(dev, dt, k, &base[0]);
+        pb[k] = mp_param(dev, dt, k, &base[1]);
+    }
+    clt_optimizer *a, *b;
+    make_optimizer(o, pa, MP, &a);
+    make_optimizer(o, pb, MP, &b);
+    size_t es = clt_dtype_size(dt);
+    for (int s = 0; s < MP_STEPS; s++) {
+        CHECK(clt_optimizer_zero_grad(a, 1));
+        CHECK(clt_optimizer_zero_grad(b, 1));
+        int stepped = 0;
+        for (int k = 0; k < MP; k++) {
+            if (!mp_has_grad(k, s))
+                continue;
+            give_grad(pa[k], mp_tensor(dev, dt, k, 0.53 * (s + 1)));
+            give_grad(pb[k], mp_tensor(dev, dt, k, 0.53 * (s + 1)));
+            stepped += mp_numel(k) > 0;
+        }
+        clt_stats s0, s1, s2;
+        setenv("CLTENSOR_OPTIM", "per_param", 1);
+        clt_stats_get(&s0);
+        CHECK(clt_optimizer_step(a));
+        clt_stats_get(&s1);
+        setenv("CLTENSOR_OPTIM", "multi", 1);
+        CHECK(clt_optimizer_step(b));
+        clt_stats_get(&s2);
+        uint64_t la = s1.kernel_launches - s0.kernel_launches;
+        uint64_t lb = s2.kernel_launches - s1.kernel_launches;
+        cr_assert_eq(la, (uint64_t)stepped, "kind %d, step %d: %llu launches per parameter", o->kind,
+                     s, (unsigned long long)la);
+        cr_assert(lb >= (uint64_t)(stepped + 7) / 8 && lb < la,
+                  "kind %d, step %d: %llu launches for %d parameters", o->kind, s,
+                  (unsigned long long)lb, stepped);
+        for (int k = 0; k < MP; k++) {
+            size_t bytes = (size_t)mp_numel(k) * es;
+            unsigned char *x = malloc(bytes + 1), *y = malloc(bytes + 1);
+            cr_assert(x && y);
+            CHECK(clt_tensor_read(pa[k], x, bytes));
+            CHECK(clt_tensor_read(pb[k], y, bytes));
+            cr_assert(memcmp(x, y, bytes) == 0,
+                      "kind %d (momentum %g, nesterov %d, wd %g, amsgrad %d), %s, step %d: "
+                      "parameter %d differs",
+                      o->kind, o->momentum, o->nesterov, o->wd, o->amsgrad, clt_dtype_name(dt),
+                      s, k);
+            free(x);
+            free(y);
+        }
+    }
+    /* the part leaves the rest of its buffer alone */
+    for (int j = 0; j < 2; j++) {
+        double h[20];
+        clt_tensor *d;
+        CHECK(clt_to_dtype(base[j], CLT_FLOAT64, &d));
+        CHECK(clt_tensor_read(d, h, sizeof h));
+        clt_tensor_free(d);
+        for (int e = 0; e < 20; e++)
+            if (e < 5 || e >= 14)
+                cr_assert_eq(h[e], 0.0, "element %d of the part's buffer changed", e);
+    }
+    clt_optimizer_free(a);
+    clt_optimizer_free(b);
+    for (int k = 0; k < MP; k++) {
+        clt_tensor_free(pa[k]);
+        clt_tensor_free(pb[k]);
+    }
+    clt_tensor_free(base[0]);
+    clt_tensor_free(base[1]);
+}
+
+/* SGD (plain; momentum with dampening and weight decay; Nesterov), Adam
+ * and AdamW (with weight decay, with amsgrad) update several parameters
+ * per launch, giving the bits of one launch per parameter, in float32 and
+ * float64. */
+Test(optim, several_parameters_per_launch_same_bits)
+{
+    /* set before the devices start; only its value changes after */
+    setenv("CLTENSOR_OPTIM", "multi", 1);
+    const ref_opts cases[] = {
+        {.kind = 0, .lr = 0.1},
+        {.kind = 0, .lr = 0.1, .momentum = 0.9, .dampening = 0.2, .wd = 0.01},
+        {.kind = 0, .lr = 0.05, .momentum = 0.8, .wd = 0.02, .nesterov = 1},
+        {.kind = 1, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+        {.kind = 1, .lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .wd = 0.1,
+         .amsgrad = 1},
+        {.kind = 2, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
+        {.kind = 2, .lr = 0.02, .beta1 = 0.0, .beta2 = 0.9, .eps = 1e-8, .wd = 0.05,
+         .amsgrad = 1},
+    };
+    const clt_dtype dts[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int d = 0; d < 2; d++)
+            multi_case(&cases[c], dts[d]);
 }

@@ -66,12 +66,14 @@ struct clt_optimizer {
     clt__lbfgs *lbfgs; /* LBFGS's state (lbfgs.c); NULL for the other kinds */
 };
 
+/* Each kind's constructor, torch's class name, its kernel, and its kernel
+ * over several parameters per launch (NULL: one launch per parameter). */
 static const struct {
-    const char *fn, *torch, *kernel;
+    const char *fn, *torch, *kernel, *multi;
 } kinds[] = {
-    [SGD] = {"clt_sgd", "SGD", "sgd_step"},
-    [ADAM] = {"clt_adam", "Adam", "adam_step"},
-    [ADAMW] = {"clt_adamw", "AdamW", "adam_step"},
+    [SGD] = {"clt_sgd", "SGD", "sgd_step", "sgd_step_multi"},
+    [ADAM] = {"clt_adam", "Adam", "adam_step", "adam_step_multi"},
+    [ADAMW] = {"clt_adamw", "AdamW", "adam_step", "adam_step_multi"},
     [RMSPROP] = {"clt_rmsprop", "RMSprop", "rmsprop_step"},
     [ADAGRAD] = {"clt_adagrad", "Adagrad", "adagrad_step"},
     [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step"},
@@ -826,6 +828,176 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
     return st;
 }
 
+/* Parameter i updated: its count, SGD's momentum buffer used, its
+ * version. */
+static void counted(clt_optimizer *o, size_t i)
+{
+    o->updates[i]++;
+    if (o->kind == SGD && group_of(o, i)->set.sgd.momentum != 0.0)
+        o->fresh[i] = 0;
+    clt__version_bump(o->params[i]);
+}
+
+/* Parameters per launch of cl/optim.cl's *_multi kernels, and their table
+ * of offsets and element counts (MULTI_K and clt_optim_slots there). */
+#define MULTI_K 8
+typedef struct multi_slots {
+    cl_ulong off[MULTI_K], n[MULTI_K];
+} multi_slots;
+
+/* Whether SGD and Adam update several parameters per launch:
+ * CLTENSOR_OPTIM=per_param asks for one launch per parameter (the
+ * benchmarks' baseline; the same bits). */
+static bool multi_wanted(const clt_optimizer *o)
+{
+    const char *s = getenv("CLTENSOR_OPTIM");
+    return kinds[o->kind].multi && !(s && clt__strcaseeq(s, "per_param"));
+}
+
+/* Whether parameter i is updated by a step: it has a gradient and
+ * elements (torch skips one without a gradient). */
+static bool stepped(const clt_optimizer *o, size_t i)
+{
+    return clt__grad_of(o->params[i]) != NULL && o->params[i]->numel > 0;
+}
+
+/* The parameters from i on that one launch updates with i (i stepped):
+ * up to MULTI_K of them into idx, those stepped and on i's device, of its
+ * dtype, in its group and with its update count (and SGD's fresh flag), up
+ * to the first that is not; *next the parameter after the last taken.
+ * Without multi, i alone. */
+static size_t batch(const clt_optimizer *o, size_t i, bool multi, size_t *idx, size_t *next)
+{
+    const clt_tensor *p = o->params[i];
+    const opt_group *gr = group_of(o, i);
+    size_t m = 0, j = i;
+    idx[m++] = i;
+    *next = i + 1;
+    for (j = i + 1; multi && j < o->n && m < MULTI_K; j++) {
+        const clt_tensor *q = o->params[j];
+        if (!stepped(o, j))
+            continue;
+        if (q->dev != p->dev || q->dtype != p->dtype || group_of(o, j) != gr ||
+            o->updates[j] != o->updates[i] || o->fresh[j] != o->fresh[i])
+            break;
+        idx[m++] = j;
+        *next = j + 1;
+    }
+    return m;
+}
+
+/* The scalars of SGD's and Adam's kernels (after their `chunk` argument)
+ * for parameter i's group and update count into args, their values in sv;
+ * returns how many.  In double, as torch's Python computes them. */
+static size_t step_scalars(const clt_optimizer *o, size_t i, unsigned char (*sv)[8],
+                           clt__arg *args)
+{
+    const opt_group *gr = group_of(o, i);
+    clt_dtype dt = o->params[i]->dtype;
+    double lr = gr->lr, x[8];
+    cl_int flag[2];
+    size_t nx, na = 0;
+    if (o->kind == SGD) {
+        const clt_sgd_opts *s = &gr->set.sgd;
+        double sc[] = {lr, s->weight_decay, s->momentum, 1.0 - s->dampening};
+        nx = 4;
+        memcpy(x, sc, sizeof sc);
+        flag[0] = s->nesterov != 0;
+        flag[1] = s->momentum != 0.0 && o->fresh[i]; /* PyTorch's buf = d.clone() */
+    } else {
+        const clt_adam_opts *a = &gr->set.adam;
+        double t = (double)(o->updates[i] + 1);
+        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
+        double sc[] = {1.0 - lr * a->weight_decay, 1.0 - a->beta1, a->beta2, 1.0 - a->beta2,
+                       a->eps, a->weight_decay, lr / bc1, sqrt(bc2)};
+        nx = 6; /* then decoupled and amsgrad, then the last two */
+        memcpy(x, sc, sizeof sc);
+        flag[0] = o->kind == ADAMW;
+        flag[1] = a->amsgrad != 0;
+    }
+    for (size_t k = 0; k < nx; k++, na++)
+        args[na] = (clt__arg){clt__scalar_arg(dt, x[k], sv[na]), sv[na]};
+    for (int k = 0; k < 2; k++, na++) {
+        memcpy(sv[na], &flag[k], sizeof flag[k]);
+        args[na] = (clt__arg){sizeof flag[k], sv[na]};
+    }
+    for (size_t k = nx; o->kind != SGD && k < 8; k++, na++)
+        args[na] = (clt__arg){clt__scalar_arg(dt, x[k], sv[na]), sv[na]};
+    return na;
+}
+
+/* SGD's or Adam's (AdamW's) update of the m parameters idx (from batch):
+ * one launch of the kind's kernel for one, of its *_multi kernel for more.
+ * The state slots the kind does not keep get the parameter's buffer, which
+ * the kernels do not read. */
+static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
+{
+    clt_tensor *p0 = o->params[idx[0]];
+    const clt__opt_settings *set = &group_of(o, idx[0])->set;
+    int nstate = o->kind == SGD ? 1 : NSTATE;
+    clt_tensor *sv_[MULTI_K][NSTATE] = {{NULL}};
+    /* operands: p, g, then the state slots; per slot k of the launch */
+    cl_mem mem[2 + NSTATE][MULTI_K];
+    multi_slots slots = {{0}, {0}};
+    cl_ulong total = 0;
+    for (size_t k = 0; k < m; k++) {
+        clt_tensor *p = o->params[idx[k]];
+        mem[0][k] = clt__mem(p);
+        mem[1][k] = clt__mem(clt__grad_of(p));
+        for (int j = 0; j < nstate; j++) {
+            clt_status st = keeps_state(o->kind, set, j) ? state(o, j, idx[k], &sv_[k][j])
+                                                         : CLT_OK;
+            if (st != CLT_OK)
+                return st;
+            mem[2 + j][k] = sv_[k][j] ? clt__mem(sv_[k][j]) : mem[0][k];
+        }
+        slots.off[k] = (cl_ulong)p->offset;
+        slots.n[k] = (cl_ulong)p->numel;
+        total += slots.n[k];
+    }
+    unsigned char sv[12][8];
+    clt__arg args[(2 + NSTATE) * MULTI_K + 14];
+    size_t na = 0, gws;
+    const size_t *lws;
+    cl_ulong chunk;
+    const char *kernel;
+    if (m == 1) {
+        geometry(p0, &chunk, &gws, &lws);
+        for (int j = 0; j < 2 + nstate; j++)
+            args[na++] = CLT__ARG(mem[j][0]);
+        args[na++] = CLT__ARG(slots.off[0]);
+        args[na++] = CLT__ARG(slots.n[0]);
+        kernel = kinds[o->kind].kernel;
+    } else {
+        static const size_t one = 1;
+        chunk = clt__chunk_size(p0->dev, (int64_t)total);
+        if (chunk == 0)
+            chunk = 1;
+        gws = 0;
+        for (size_t k = 0; k < m; k++)
+            gws += (size_t)((slots.n[k] + chunk - 1) / chunk);
+        lws = p0->dev->info.type == CLT_DEVICE_TYPE_CPU ? &one : NULL;
+        for (int j = 0; j < 2 + nstate; j++)
+            for (size_t k = 0; k < MULTI_K; k++)
+                args[na++] = CLT__ARG(mem[j][k < m ? k : 0]);
+        args[na++] = CLT__ARG(slots);
+        kernel = kinds[o->kind].multi;
+    }
+    args[na++] = CLT__ARG(chunk);
+    na += step_scalars(o, idx[0], sv, args + na);
+    clt_status st =
+        clt__launch(p0->dev, "optim", options(p0->dtype), kernel, 1, &gws, lws, na, args);
+    if (st != CLT_OK)
+        return st;
+    for (size_t k = 0; k < m; k++) {
+        for (int j = 0; j < nstate; j++)
+            if (sv_[k][j])
+                clt__version_bump(sv_[k][j]);
+        counted(o, idx[k]);
+    }
+    return CLT_OK;
+}
+
 static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 {
     clt_tensor *p = o->params[i];
@@ -846,28 +1018,6 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     clt_status st;
     if (o->kind == ADAMAX || o->kind == NADAM || o->kind == RADAM) {
         st = step_betas(o, i, g, opts, &gws, lp, chunk);
-    } else if (o->kind == SGD) {
-        const clt_sgd_opts *s = &set->sgd;
-        clt_tensor *buf = NULL;
-        cl_int first = 0, nest = s->nesterov != 0;
-        if (s->momentum != 0.0) {
-            first = o->fresh[i]; /* PyTorch's buf = d.clone() */
-            st = state(o, 0, i, &buf);
-            if (st != CLT_OK)
-                return st;
-        }
-        cl_mem bm = buf ? clt__mem(buf) : pm;
-        clt__arg args[] = {CLT__ARG(pm),           CLT__ARG(gm),
-                           CLT__ARG(bm),           CLT__ARG(p_off),
-                           CLT__ARG(n),            CLT__ARG(chunk),
-                           SCALAR(0, lr),
-                           SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
-                           SCALAR(3, 1.0 - s->dampening), CLT__ARG(nest),
-                           CLT__ARG(first)};
-        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
-                         args);
-        if (st == CLT_OK && buf)
-            clt__version_bump(buf);
     } else if (o->kind == ASGD) {
         const clt_asgd_opts *a = &set->asgd;
         clt_tensor *ax = NULL;
@@ -951,54 +1101,10 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         for (int j = 0; st == CLT_OK && j < NSTATE; j++)
             if (sv_[j])
                 clt__version_bump(sv_[j]);
-    } else {
-        const clt_adam_opts *a = &set->adam;
-        clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
-        st = state(o, 0, i, &m);
-        if (st == CLT_OK)
-            st = state(o, 1, i, &v);
-        if (st == CLT_OK && a->amsgrad)
-            st = state(o, 2, i, &vmax);
-        if (st != CLT_OK)
-            return st;
-        double t = (double)(o->updates[i] + 1);
-        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
-        cl_int decoupled = o->kind == ADAMW, ams = a->amsgrad != 0;
-        cl_mem mm = clt__mem(m), vm = clt__mem(v), xm = vmax ? clt__mem(vmax) : vm;
-        clt__arg args[] = {CLT__ARG(pm),
-                           CLT__ARG(gm),
-                           CLT__ARG(mm),
-                           CLT__ARG(vm),
-                           CLT__ARG(xm),
-                           CLT__ARG(p_off),
-                           CLT__ARG(n),
-                           CLT__ARG(chunk),
-                           SCALAR(0, 1.0 - lr * a->weight_decay),
-                           SCALAR(1, 1.0 - a->beta1),
-                           SCALAR(2, a->beta2),
-                           SCALAR(3, 1.0 - a->beta2),
-                           SCALAR(4, a->eps),
-                           SCALAR(5, a->weight_decay),
-                           CLT__ARG(decoupled),
-                           CLT__ARG(ams),
-                           SCALAR(6, lr / bc1),
-                           SCALAR(7, sqrt(bc2))};
-        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 18,
-                         args);
-        if (st == CLT_OK) {
-            clt__version_bump(m);
-            clt__version_bump(v);
-            if (vmax)
-                clt__version_bump(vmax);
-        }
     }
 #undef SCALAR
-    if (st == CLT_OK) {
-        o->updates[i]++;
-        if (o->kind == SGD && set->sgd.momentum != 0.0)
-            o->fresh[i] = 0;
-        clt__version_bump(p);
-    }
+    if (st == CLT_OK)
+        counted(o, i);
     return st;
 }
 
@@ -1033,9 +1139,12 @@ static clt_status step_ready(clt_optimizer *o)
                 return st;
         }
     }
-    for (size_t i = 0; i < o->n; i++) {
+    bool multi = multi_wanted(o);
+    for (size_t i = o->resume, next; i < o->n; i = next) {
         const clt_tensor *p = o->params[i];
-        if (clt__grad_of(p) == NULL || p->numel == 0)
+        size_t idx[MULTI_K];
+        next = i + 1;
+        if (!stepped(o, i))
             continue;
         const char *opts = options(p->dtype);
         if (opts == NULL)
@@ -1045,8 +1154,13 @@ static clt_status step_ready(clt_optimizer *o)
         size_t gws;
         const size_t *lws;
         geometry(p, &chunk, &gws, &lws);
-        clt_status st =
-            clt__launch_prepare(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lws);
+        /* the kernel the step launches for the batch i starts (the step
+         * starts where the last stopped) */
+        bool several = kinds[o->kind].multi && batch(o, i, multi, idx, &next) > 1;
+        clt_status st = clt__launch_prepare(p->dev, "optim", opts,
+                                            several ? kinds[o->kind].multi
+                                                    : kinds[o->kind].kernel,
+                                            1, &gws, lws);
         if (st != CLT_OK)
             return st;
     }
@@ -1064,12 +1178,19 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     if (st != CLT_OK)
         return clt__error_in(st, "clt_optimizer_step");
     /* A step the driver stopped part-way is finished by the next one, from
-     * the parameter it stopped at, so that none is updated twice. */
-    for (size_t i = opt->resume; i < opt->n; i++) {
-        const clt_tensor *g = clt__grad_of(opt->params[i]);
-        if (g == NULL || opt->params[i]->numel == 0)
+     * the parameter it stopped at, so that none is updated twice.  SGD and
+     * Adam update several parameters per launch (batch): a launch that
+     * failed updated none of its own. */
+    bool multi = multi_wanted(opt);
+    for (size_t i = opt->resume, next; i < opt->n; i = next) {
+        size_t idx[MULTI_K];
+        next = i + 1;
+        if (!stepped(opt, i))
             continue;
-        st = step_one(opt, i, g);
+        if (kinds[opt->kind].multi)
+            st = step_params(opt, idx, batch(opt, i, multi, idx, &next));
+        else
+            st = step_one(opt, i, clt__grad_of(opt->params[i]));
         if (st != CLT_OK) {
             char note[320];
             clt__error_in(st, "clt_optimizer_step");
