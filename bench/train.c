@@ -2,8 +2,10 @@
  * autograd, nn and an optimizer, against the same step written by hand
  * with cltensor's ops (forward, hand-derived gradients, the update),
  * timed in alternating batches in the same run.  Also the launches and
- * device buffer creations per step, and an LSTM's step over a long
- * sequence against steps over a quarter of its length. */
+ * device buffer creations per step, an LSTM's step over a long
+ * sequence against steps over a quarter of its length, and the optimizer's
+ * step alone with several parameters per launch against one launch per
+ * parameter (CLTENSOR_OPTIM=per_param). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +438,97 @@ done:
     clt_generator_free(gen);
 }
 
+/* ---- the optimizer's step alone: several parameters per launch ------------------------ */
+
+/* An optimizer's step (SGD with momentum, or AdamW) over parameters of the
+ * given shapes (up to 4 dimensions; gradients 2 p, left in place), with
+ * several parameters per launch against one launch per parameter
+ * (CLTENSOR_OPTIM=per_param), in alternating batches of steps; and the
+ * launches per step of each. */
+static void case_optim(bench *b, const char *name, int adamw, const int64_t (*shapes)[4],
+                       size_t np)
+{
+    enum { MAXP = 64 };
+    clt_generator *gen = NULL;
+    clt_tensor *p[MAXP] = {NULL};
+    clt_optimizer *opt = NULL;
+    const char *was = getenv("CLTENSOR_OPTIM");
+    char saved[32] = "";
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    if (np > MAXP || clt_generator_new(5, &gen) != CLT_OK) {
+        fail(b, name, "setting up");
+        goto done;
+    }
+    for (size_t k = 0; k < np; k++) {
+        int nd = 0;
+        while (nd < 4 && shapes[k][nd])
+            nd++;
+        clt_tensor *sq = NULL, *loss = NULL;
+        clt_status st = clt_randn(gen, b->dev, CLT_FLOAT32, nd, shapes[k], &p[k]);
+        if (st == CLT_OK)
+            st = clt_set_requires_grad(p[k], 1);
+        if (st == CLT_OK)
+            st = clt_mul(p[k], p[k], &sq);
+        if (st == CLT_OK)
+            st = clt_sum(sq, &loss);
+        if (st == CLT_OK)
+            st = clt_backward(loss, NULL, 0);
+        clt_tensor_free(sq);
+        clt_tensor_free(loss);
+        if (st != CLT_OK) {
+            fail(b, name, "making the parameters");
+            goto done;
+        }
+    }
+    clt_sgd_opts so = {0.01, 0.9, 0.0, 1e-4, 0};
+    if ((adamw ? clt_adamw(p, np, NULL, &opt) : clt_sgd(p, np, &so, &opt)) != CLT_OK) {
+        fail(b, name, "making the optimizer");
+        goto done;
+    }
+    static const char *const mode[2] = {"per_param", "multi"};
+    int reps = b->quick ? 5 : 15, steps = 50;
+    double t[2][MAX_REPS], launches[2] = {0, 0};
+    for (int r = -1; r < reps; r++) {
+        for (int m = 0; m < 2; m++) {
+            setenv("CLTENSOR_OPTIM", mode[m], 1);
+            clt_stats s0, s1;
+            clt_stats_get(&s0);
+            double t0 = now();
+            for (int s = 0; s < (r < 0 ? 3 : steps); s++)
+                if (clt_optimizer_step(opt) != CLT_OK) {
+                    fail(b, name, "clt_optimizer_step");
+                    goto done;
+                }
+            if (clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "clt_device_synchronize");
+                goto done;
+            }
+            clt_stats_get(&s1);
+            if (r >= 0) {
+                t[m][r] = (now() - t0) / steps;
+                launches[m] = (double)(s1.kernel_launches - s0.kernel_launches) / steps;
+            }
+        }
+    }
+    double per = median(t[0], reps), multi = median(t[1], reps);
+    report(b, name, multi * 1e3, "ms", "per_param", per * 1e3, per / multi,
+           "(per parameter / several per launch, >= 1: faster)");
+    char n2[64];
+    snprintf(n2, sizeof n2, "%s_launches", name);
+    report(b, n2, launches[1], "/step", "per_param", launches[0],
+           launches[1] > 0 ? launches[0] / launches[1] : 0, "(kernel launches per step)");
+done:
+    if (was)
+        setenv("CLTENSOR_OPTIM", saved, 1);
+    else
+        unsetenv("CLTENSOR_OPTIM");
+    clt_optimizer_free(opt);
+    for (size_t k = 0; k < np; k++)
+        clt_tensor_free(p[k]);
+    clt_generator_free(gen);
+}
+
 void bench_train(bench *b)
 {
     static const mlp_case cases[] = {
@@ -449,4 +542,21 @@ void bench_train(bench *b)
         case_cnn(b, "train_cnn_digits");
     if (selected(b, "train_lstm_T200"))
         case_lstm(b, "train_lstm_T200");
+    /* the digits CNN's parameters with AdamW, the MLP 784's with SGD, and
+     * 24 small ones (a small transformer's norms and projections) */
+    static const int64_t cnn[][4] = {{16, 1, 3, 3}, {16}, {32, 16, 3, 3}, {32}, {10, 128}, {10}};
+    static const int64_t mlp[][4] = {{512, 784}, {512}, {512, 512}, {512}, {10, 512}, {10}};
+    int64_t small[24][4] = {{0}};
+    for (int k = 0; k < 24; k++) { /* [64, 64] and [64] in turn */
+        small[k][0] = 64;
+        small[k][1] = k % 2 ? 0 : 64;
+    }
+    if (selected(b, "train_optim_adamw_cnn"))
+        case_optim(b, "train_optim_adamw_cnn", 1, cnn, 6);
+    if (selected(b, "train_optim_sgd_mlp_784"))
+        case_optim(b, "train_optim_sgd_mlp_784", 0, mlp, 6);
+    if (selected(b, "train_optim_adamw_mlp_784"))
+        case_optim(b, "train_optim_adamw_mlp_784", 1, mlp, 6);
+    if (selected(b, "train_optim_adamw_24_small"))
+        case_optim(b, "train_optim_adamw_24_small", 1, (const int64_t (*)[4])small, 24);
 }
