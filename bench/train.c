@@ -218,6 +218,50 @@ static int time_steps(bench *b, const char *name, step_fn fn, void *m, const dat
 }
 
 /* Launches and device buffer creations per step, after the first steps. */
+/* Sets CLTENSOR_OPTIM to mode (NULL: back to what it was when first set
+ * here, unset if it was). */
+static void optim_mode(const char *mode)
+{
+    static int have;
+    static char saved[32];
+    static int was_set;
+    if (!have) {
+        const char *v = getenv("CLTENSOR_OPTIM");
+        was_set = v != NULL;
+        if (v)
+            snprintf(saved, sizeof saved, "%s", v);
+        have = 1;
+    }
+    if (mode)
+        setenv("CLTENSOR_OPTIM", mode, 1);
+    else if (was_set)
+        setenv("CLTENSOR_OPTIM", saved, 1);
+    else
+        unsetenv("CLTENSOR_OPTIM");
+}
+
+/* time_steps of the library's step (*secs) and of the same with one
+ * optimizer launch per parameter (*per, CLTENSOR_OPTIM=per_param). */
+static int time_steps_both(bench *b, const char *name, step_fn fn, void *m, const data *d,
+                           int steps, double *secs, double *per)
+{
+    optim_mode("per_param");
+    int bad = time_steps(b, name, fn, m, d, steps, per);
+    optim_mode(NULL);
+    return bad || time_steps(b, name, fn, m, d, steps, secs);
+}
+
+/* Reports the step against the one with an optimizer launch per parameter
+ * (name_optim). */
+static void report_per_param(bench *b, const char *name, double *t, double *tp, int reps)
+{
+    char n2[64];
+    double a = median(t, reps), p = median(tp, reps);
+    snprintf(n2, sizeof n2, "%s_optim", name);
+    report(b, n2, a * 1e3, "ms", "per_param", p * 1e3, p / a,
+           "(optimizer launch per parameter / several per launch, >= 1: faster)");
+}
+
 static int count_steps(bench *b, const char *name, step_fn fn, void *m, const data *d,
                        double *launches, double *allocs)
 {
@@ -266,11 +310,12 @@ static void case_mlp(bench *b, const mlp_case *c)
         time_steps(b, c->name, run_hand, &hm, &d, 3, &t))
         goto done;
     int reps = b->quick ? 5 : 15, steps = c->batch >= 256 ? 4 : 20;
-    double ta[MAX_REPS], th[MAX_REPS];
+    double ta[MAX_REPS], th[MAX_REPS], tp[MAX_REPS];
     for (int r = 0; r < reps; r++)
         if (time_steps(b, c->name, run_hand, &hm, &d, steps, &th[r]) ||
-            time_steps(b, c->name, run_auto, &am, &d, steps, &ta[r]))
+            time_steps_both(b, c->name, run_auto, &am, &d, steps, &ta[r], &tp[r]))
             goto done;
+    report_per_param(b, c->name, ta, tp, reps);
     double a = median(ta, reps), h = median(th, reps);
     report(b, c->name, a * 1e3, "ms", "hand_written", h * 1e3, h / a,
            "(hand / autograd, >= 1: faster than by hand)");
@@ -327,7 +372,7 @@ static void case_cnn(bench *b, const char *name)
     }
     auto_model am = {net, params, np, opt};
     data d = {x, y};
-    double t, tf[MAX_REPS], ts[MAX_REPS];
+    double t, tf[MAX_REPS], ts[MAX_REPS], tp[MAX_REPS];
     if (time_steps(b, name, run_auto, &am, &d, 3, &t))
         goto done;
     int reps = b->quick ? 5 : 11, steps = 10;
@@ -349,9 +394,10 @@ static void case_cnn(bench *b, const char *name)
             goto done;
         }
         tf[r] = (now() - t0) / steps;
-        if (time_steps(b, name, run_auto, &am, &d, steps, &ts[r]))
+        if (time_steps_both(b, name, run_auto, &am, &d, steps, &ts[r], &tp[r]))
             goto done;
     }
+    report_per_param(b, name, ts, tp, reps);
     double f = median(tf, reps), st = median(ts, reps);
     report(b, name, st * 1e3, "ms", "forward_only", f * 1e3, st / f,
            "(a step costs this many forwards)");
@@ -452,10 +498,6 @@ static void case_optim(bench *b, const char *name, int adamw, const int64_t (*sh
     clt_generator *gen = NULL;
     clt_tensor *p[MAXP] = {NULL};
     clt_optimizer *opt = NULL;
-    const char *was = getenv("CLTENSOR_OPTIM");
-    char saved[32] = "";
-    if (was)
-        snprintf(saved, sizeof saved, "%s", was);
     if (np > MAXP || clt_generator_new(5, &gen) != CLT_OK) {
         fail(b, name, "setting up");
         goto done;
@@ -491,7 +533,7 @@ static void case_optim(bench *b, const char *name, int adamw, const int64_t (*sh
     double t[2][MAX_REPS], launches[2] = {0, 0};
     for (int r = -1; r < reps; r++) {
         for (int m = 0; m < 2; m++) {
-            setenv("CLTENSOR_OPTIM", mode[m], 1);
+            optim_mode(mode[m]);
             clt_stats s0, s1;
             clt_stats_get(&s0);
             double t0 = now();
@@ -519,10 +561,7 @@ static void case_optim(bench *b, const char *name, int adamw, const int64_t (*sh
     report(b, n2, launches[1], "/step", "per_param", launches[0],
            launches[1] > 0 ? launches[0] / launches[1] : 0, "(kernel launches per step)");
 done:
-    if (was)
-        setenv("CLTENSOR_OPTIM", saved, 1);
-    else
-        unsetenv("CLTENSOR_OPTIM");
+    optim_mode(NULL);
     clt_optimizer_free(opt);
     for (size_t k = 0; k < np; k++)
         clt_tensor_free(p[k]);
