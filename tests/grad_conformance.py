@@ -3094,15 +3094,20 @@ class _BagOpts(C.Structure):
 
 proto("clt_embedding_with_opts", [P, P, C.POINTER(_EmbOpts), PP])
 proto("clt_embedding_bag_with_opts", [P, P, P, P, C.POINTER(_BagOpts), PP])
+def _sq(y):
+    return call("clt_mul", y, y)
+
+
 # scale_grad_by_freq (and max_norm, which renormalises the weight first):
 # second order as torch's embedding_dense_double_backward (unscaled)
 for _pad, _mn in ((None, None), (3, None), (0, None), (None, 0.5)):
     _o = _EmbOpts((C.c_int64 * 1)(_pad) if _pad is not None else None,
                   C.pointer(C.c_double(_mn)) if _mn is not None else None, 2.0, 1)
+    # squared, so that the second order goes through the gradient's formula
     case("embedding scale_grad_by_freq padding_idx %s max_norm %s" % (_pad, _mn),
          lambda w, i, p=_pad, mn=_mn: torch.nn.functional.embedding(
-             i, w, padding_idx=p, max_norm=mn, scale_grad_by_freq=True),
-         lambda w, i, o=_o: call("clt_embedding_with_opts", w, i, C.byref(o)),
+             i, w, padding_idx=p, max_norm=mn, scale_grad_by_freq=True) ** 2,
+         lambda w, i, o=_o: _sq(call("clt_embedding_with_opts", w, i, C.byref(o))),
          [src, np.array([[3, 0], [3, 1], [3, 0]])], wrt=[0])
 # torch 1.13's CPU embedding_bag divides by the count of another index in
 # general (see conformance.py embedding_opts); on this sorted input the
