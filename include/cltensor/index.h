@@ -163,10 +163,11 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
 CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices,
                                  clt_tensor **out);
 
-/* torch.nn.functional.embedding(indices, weight, padding_idx=...) (no
- * max_norm, scale_grad_by_freq or sparse): clt_embedding, where the row
- * padding_idx (NULL: none, as clt_embedding; negative counts from the end,
- * in [-num_embeddings, num_embeddings)) gets no gradient: as torch's
+/* torch.nn.functional.embedding(indices, weight, padding_idx=...) (max_norm
+ * and scale_grad_by_freq: clt_embedding_with_opts; no sparse):
+ * clt_embedding, where the row padding_idx (NULL: none, as clt_embedding;
+ * negative counts from the end, in [-num_embeddings, num_embeddings))
+ * gets no gradient: as torch's
  * embedding_backward, entries equal to it are skipped, so that row of the
  * weight's gradient is zeros (its value in the forward is still read: the
  * padding row is whatever weight holds there).  Errors: clt_embedding's,
@@ -233,8 +234,9 @@ typedef enum clt_bag_mode {
 } clt_bag_mode;
 
 /* torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode,
- * per_sample_weights=..., include_last_offset=..., padding_idx=...) (no
- * max_norm, scale_grad_by_freq or sparse; note the order of the first
+ * per_sample_weights=..., include_last_offset=..., padding_idx=...)
+ * (max_norm and scale_grad_by_freq: clt_embedding_bag_with_opts; no
+ * sparse; note the order of the first
  * arguments, weight first as clt_embedding's): the rows of weight [rows,
  * D] (float32 or float64) picked by input (int64 or int32 indices) are
  * reduced bag by bag into [bags, D] of weight's dtype.
@@ -312,7 +314,12 @@ typedef struct clt_embedding_bag_opts {
  * - scale_grad_by_freq: the weight's gradient in each row divided by the
  *   number of times its index occurs in input (padding entries and
  *   entries in no bag counted too, as torch's compute_counts; their rows
- *   get nothing anyway); the per-sample weights' gradient is unscaled.  A
+ *   get nothing anyway); the per-sample weights' gradient is unscaled.
+ *   (PyTorch 1.13's CPU kernel divides the entries of its k-th distinct
+ *   index, in sorted order, by the count of the k-th sorted entry's
+ *   index, so that some rows get another index's count: for input [1, 2,
+ *   4, 5, 4, 3, 2, 0, 5, 5] its sum gradient of ones is [1, 1, 1, 0.5, 2,
+ *   1.5], where every row's own count gives ones.)  A
  *   pass that creates a graph differentiates it unscaled, as
  *   clt_embedding_with_opts (torch 1.13 refuses to differentiate
  *   embedding_bag's backward at all).  With CLT_BAG_MAX it is
