@@ -1802,9 +1802,16 @@ clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const i
                                 clt_tensor **out);
 clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
                                  const clt_tensor *index, clt_tensor **out);
-/* pad: the padding row whose gradient is zero, or -1 (clt__padding_idx). */
+/* pad: the padding row whose gradient is zero, or -1 (clt__padding_idx);
+ * freq: scale_grad_by_freq. */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
-                              const clt_tensor *indices, int64_t pad, clt_tensor **out);
+                              const clt_tensor *indices, int64_t pad, int freq, clt_tensor **out);
+/* clt_embedding_with_opts naming fn (opts NULL: the defaults), and
+ * clt_embedding_renorm_ naming fn (src/autograd/grad_index.c). */
+clt_status clt__embedding_opts_rec(const char *fn, clt_tensor *weight, const clt_tensor *indices,
+                                   const clt_embedding_opts *opts, clt_tensor **out);
+clt_status clt__embedding_renorm_(const char *fn, clt_tensor *weight, const clt_tensor *indices,
+                                  double max_norm, double norm_type);
 /* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d
  * (dilation NULL for the average). */
 clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
@@ -2234,12 +2241,19 @@ clt_status clt__embedding_bag_entries(const clt_tensor *w, const clt__bag_saved 
 clt_status clt__padding_idx(const int64_t *padding_idx, int64_t rows, int64_t *pad,
                             const char *fn);
 
-/* clt_embedding_bag recorded, naming fn (src/autograd/grad_index.c). */
-clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
-                                  const clt_tensor *input, const clt_tensor *offsets,
-                                  clt_bag_mode mode, const clt_tensor *per_sample_weights,
-                                  const int64_t *padding_idx, int include_last_offset,
-                                  clt_tensor **out);
+/* clt__embedding_bag's checks alone, for a caller that must refuse bad
+ * operands before it changes weight (max_norm). */
+clt_status clt__embedding_bag_check(const clt_tensor *w, const clt_tensor *input,
+                                    const clt_tensor *offsets, int mode, const clt_tensor *psw,
+                                    const int64_t *padding_idx, int include_last_offset,
+                                    const char *fn);
+
+/* clt_embedding_bag_with_opts recorded, naming fn (opts NULL: the defaults;
+ * weight is written only with max_norm) (src/autograd/grad_index.c). */
+clt_status clt__embedding_bag_rec(const char *fn, clt_tensor *weight, const clt_tensor *input,
+                                  const clt_tensor *offsets,
+                                  const clt_tensor *per_sample_weights,
+                                  const clt_embedding_bag_opts *opts, clt_tensor **out);
 
 /* torch.multinomial's checks of one row of k probabilities p (finite, not
  * negative, a positive sum), in the words of its path with or without

@@ -6535,6 +6535,203 @@ def embedding_padding():
           [data((6,), torch.float32), idx])
 
 
+class _EmbOpts(C.Structure):
+    _fields_ = [("padding_idx", I64P), ("max_norm", C.POINTER(C.c_double)),
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+
+
+class _BagOpts(C.Structure):
+    _fields_ = [("mode", C.c_int), ("padding_idx", I64P), ("include_last_offset", C.c_int),
+                ("max_norm", C.POINTER(C.c_double)), ("norm_type", C.c_double),
+                ("scale_grad_by_freq", C.c_int)]
+
+
+def embedding_opts():
+    """F.embedding and F.embedding_bag with max_norm, norm_type and
+    scale_grad_by_freq (clt_embedding_with_opts, clt_embedding_bag_with_opts)
+    against torch: the values read after the renorm and the weight after it
+    (norm_type 2, 1, inf, 0.5; max_norm below and above the rows' norms; a
+    row named twice; padding entries), the weight's gradient with
+    scale_grad_by_freq (padding_idx, int32 indices; bags sum, sum with
+    per-sample weights, mean, 2-D input), and torch's refusals (max mode
+    with scale_grad_by_freq, a 1-D weight, float indices, padding_idx out
+    of range)."""
+    F = torch.nn.functional
+    proto("clt_embedding_with_opts", [P, P, C.POINTER(_EmbOpts), PP])
+    proto("clt_embedding_bag_with_opts", [P, P, P, P, C.POINTER(_BagOpts), PP])
+    proto("clt_clone", [P, PP])
+    keep = []
+
+    def eo(pad=None, mn=None, p=2.0, freq=0):
+        o = _EmbOpts(_i64s(pad) if pad is not None else None,
+                     C.pointer(C.c_double(mn)) if mn is not None else None, p, freq)
+        keep.append(o)
+        return o
+
+    def bo(mode, pad=None, last=0, mn=None, p=2.0, freq=0):
+        o = _BagOpts({"sum": 0, "mean": 1, "max": 2}[mode],
+                     _i64s(pad) if pad is not None else None, last,
+                     C.pointer(C.c_double(mn)) if mn is not None else None, p, freq)
+        keep.append(o)
+        return o
+
+    def cemb(o, weight_after=False):
+        def f(w, i, out):
+            st = L.clt_embedding_with_opts(w, i, C.byref(o), out)
+            if st or not weight_after:
+                return st
+            L.clt_tensor_free(out._obj)
+            return L.clt_clone(w, out)
+        return f
+
+    def temb(pad=None, mn=None, p=2.0, weight_after=False):
+        def f(w, i):
+            w = w.clone()
+            y = F.embedding(i, w, padding_idx=pad, max_norm=mn, norm_type=p)
+            return w if weight_after else y
+        return f
+
+    def cbag(o, weight_after=False, with_off=True, with_psw=False):
+        def f(*a):
+            w, x, out = a[0], a[1], a[-1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            st = L.clt_embedding_bag_with_opts(w, x, off, psw, C.byref(o), out)
+            if st or not weight_after:
+                return st
+            L.clt_tensor_free(out._obj)
+            return L.clt_clone(w, out)
+        return f
+
+    def tbag(mode, pad=None, last=False, mn=None, p=2.0, freq=False, weight_after=False,
+             with_off=True, with_psw=False):
+        def f(*a):
+            w, x = a[0].clone(), a[1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            y = F.embedding_bag(x, w, off, max_norm=mn, norm_type=p, mode=mode,
+                                scale_grad_by_freq=freq, per_sample_weights=psw,
+                                include_last_offset=last, padding_idx=pad)
+            return w if weight_after else y
+        return f
+
+    idx = torch.tensor([[1, 2, 4], [5, 4, 1]])
+    tol = {torch.float32: "red", torch.float64: "tr"}
+    for dt in FLOATS:
+        w = data((6, 3), dt) * 2
+        for mn in (0.5, 3.0, 100.0):
+            for p in (2.0, 1.0, float("inf"), 0.5):
+                for it in (torch.int64, torch.int32):
+                    tag = "embedding %s max_norm=%g norm_type=%g %s" % (dn(dt), mn, p, dn(it))
+                    check(tag, temb(None, mn, p), cemb(eo(None, mn, p)), [w, idx.to(it)],
+                          tol=tol[dt])
+                    check(tag + " weight after", temb(None, mn, p, True),
+                          cemb(eo(None, mn, p), True), [w, idx.to(it)], tol=tol[dt])
+        check("embedding %s max_norm padding_idx=4" % dn(dt), temb(4, 1.0),
+              cemb(eo(4, 1.0)), [w, idx], tol=tol[dt])
+        check("embedding %s max_norm transposed weight" % dn(dt), temb(None, 1.0, 2.0, True),
+              cemb(eo(None, 1.0), True), [In(data((6, 3), dt) * 2, ("T",)), idx], tol=tol[dt])
+        x = torch.tensor([1, 2, 4, 5, 4, 3, 2, 0, 5, 5])
+        off = torch.tensor([0, 2, 2, 5])
+        for mode in ("sum", "mean", "max"):
+            for pad in (None, 4):
+                tag = "embedding_bag %s %s max_norm pad=%s" % (dn(dt), mode, pad)
+                check(tag, tbag(mode, pad, mn=1.0), cbag(bo(mode, pad, mn=1.0)), [w, x, off],
+                      tol=tol[dt])
+                check(tag + " weight after", tbag(mode, pad, mn=1.0, weight_after=True),
+                      cbag(bo(mode, pad, mn=1.0), True), [w, x, off], tol=tol[dt])
+        check("embedding_bag %s 2-D max_norm norm_type=1" % dn(dt),
+              tbag("mean", mn=1.0, p=1.0, weight_after=True, with_off=False),
+              cbag(bo("mean", mn=1.0, p=1.0), True, with_off=False), [w, x.view(2, 5)],
+              tol=tol[dt])
+    # refusals: torch's and ours leave the weight
+    w = data((6, 3), torch.float32)
+    check("embedding_bag max scale_grad_by_freq refused", tbag("max", freq=True),
+          cbag(bo("max", freq=1)), [w, x, off])
+    check("embedding_bag max scale_grad_by_freq max_norm refused", tbag("max", mn=1.0, freq=True),
+          cbag(bo("max", mn=1.0, freq=1)), [w, x, off])
+    check("embedding max_norm 1-D weight refused", temb(None, 1.0), cemb(eo(None, 1.0)),
+          [data((6,), torch.float32), idx])
+    check("embedding max_norm float indices refused", temb(None, 1.0), cemb(eo(None, 1.0)),
+          [w, idx.float()])
+    check("embedding max_norm padding_idx 6 refused", temb(6, 1.0), cemb(eo(6, 1.0)), [w, idx])
+    check("embedding_bag max_norm padding_idx 6 refused", tbag("sum", 6, mn=1.0),
+          cbag(bo("sum", 6, mn=1.0)), [w, x, off])
+
+    # gradients with scale_grad_by_freq, float64
+    def grads(tag, tfn, cfn, w, rest):
+        tw = w.clone().requires_grad_()
+        y = tfn(tw, *rest)
+        r = torch.rand(y.shape, generator=G, dtype=torch.float64) * 2 - 1
+        (y * r).sum().backward()
+        hs = [upload(t) for t in [w] + rest]
+        out, rp, g = P(), upload(r), P()
+        try:
+            L.clt_set_requires_grad(hs[0], 1)
+            if cfn(*hs, C.byref(out)) or L.clt_backward(out, rp, 0) or \
+                    L.clt_grad(hs[0], C.byref(g)) or not g.value:
+                return fail(tag, L.clt_last_error().decode())
+            got = download(g)[0]
+            L.clt_tensor_free(g)
+            ok(tag, np.allclose(got, tw.grad.numpy(), rtol=1e-12, atol=1e-14),
+               "max difference %g" % np.abs(got - tw.grad.numpy()).max())
+        finally:
+            for h in hs + [out, rp]:
+                L.clt_tensor_free(h)
+
+    w = data((6, 3), torch.float64)
+    idx = torch.tensor([[1, 2, 4, 4], [5, 4, 1, 4]])
+    for pad in (None, 4, 1):
+        for it in (torch.int64, torch.int32):
+            grads("embedding scale_grad_by_freq grad pad=%s %s" % (pad, dn(it)),
+                  lambda tw, i, pad=pad: F.embedding(i, tw, padding_idx=pad,
+                                                     scale_grad_by_freq=True),
+                  cemb(eo(pad, freq=1)), w, [idx.to(it)])
+    grads("embedding scale_grad_by_freq max_norm grad",
+          lambda tw, i: F.embedding(i, tw, max_norm=0.7, scale_grad_by_freq=True),
+          cemb(eo(None, 0.7, freq=1)), w, [idx])
+    # torch 1.13's CPU embedding_bag backward divides each index's entries
+    # by the count of another index (x below gives sum-mode gradients
+    # [1, 1, 1, 0.5, 2, 1.5] for ones, where each row's count gives ones):
+    # the reference is F.embedding's scale_grad_by_freq, reduced bag by bag.
+    def ref_bag(tw, x, off=None, psw=None, mode="sum", pad=None, last=False):
+        if off is None:
+            off = torch.arange(0, x.numel(), x.shape[1])
+        x = x.reshape(-1)
+        e = F.embedding(x, tw, padding_idx=pad, scale_grad_by_freq=True)
+        keep = (x != (pad if pad is not None else -1)).to(tw.dtype)
+        e = e * keep[:, None] * (psw[:, None] if psw is not None else 1)
+        ends = list(off[1:]) + ([] if last else [x.numel()])
+        rows = []
+        for b, end in enumerate(ends):
+            r = e[off[b]:end].sum(0)
+            if mode == "mean":
+                r = r / max(1.0, float(keep[off[b]:end].sum()))
+            rows.append(r)
+        return torch.stack(rows)
+
+    psw = data((10,), torch.float64)
+    for mode in ("sum", "mean"):
+        for pad in (None, 4):
+            for last in (0, 1):
+                grads("embedding_bag %s scale_grad_by_freq grad pad=%s last=%d" % (mode, pad, last),
+                      lambda tw, x, o, mode=mode, pad=pad, last=last: ref_bag(
+                          tw, x, o, mode=mode, pad=pad, last=bool(last)),
+                      cbag(bo(mode, pad, last, freq=1)), w, [x, off])
+        grads("embedding_bag %s scale_grad_by_freq 2-D grad" % mode,
+              lambda tw, x, mode=mode: ref_bag(tw, x, mode=mode),
+              cbag(bo(mode, freq=1), with_off=False), w, [x.view(2, 5)])
+    grads("embedding_bag sum per_sample_weights scale_grad_by_freq grad",
+          lambda tw, x, o, p: ref_bag(tw, x, o, psw=p),
+          cbag(bo("sum", freq=1), with_psw=True), w, [x, off, psw])
+    # the reference agrees with torch on an input where the count torch's
+    # kernel reads is each index's own
+    xs = torch.tensor([0, 1, 2, 2, 3, 3])
+    grads("embedding_bag mean scale_grad_by_freq grad against torch (sorted input)",
+          lambda tw, x, o: F.embedding_bag(x, tw, o, mode="mean", scale_grad_by_freq=True),
+          cbag(bo("mean", freq=1)), w, [xs, torch.tensor([0, 3])])
+
+
 def nn_shape_bags():
     """embedding_bag against torch: the three modes, offsets or 2-D input,
     per-sample weights, padding_idx, include_last_offset, refusals."""
@@ -16159,7 +16356,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding]
+                embedding_padding, embedding_opts]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1976,11 +1976,19 @@ static void op_index(fz *f)
         int padded = chance(f, 50);
         /* padding_idx in range, negative, out of range, or none */
         int64_t pad = (int64_t)pick(f, 9) - 4;
-        if (padded)
+        /* max_norm (renormalising t in place), norm_type, scale_grad_by_freq */
+        double mn = chance(f, 80) ? 1.0 : rand_scalar(f);
+        clt_embedding_opts eo = {chance(f, 50) ? &pad : NULL, chance(f, 70) ? &mn : NULL,
+                                 chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50)};
+        if (padded && chance(f, 50))
+            CALL("clt_embedding_with_opts",
+                 clt_embedding_with_opts(t, idx, chance(f, 90) ? &eo : NULL, op));
+        else if (padded)
             CALL("clt_embedding_ex", clt_embedding_ex(t, idx, chance(f, 90) ? &pad : NULL, op));
         else
             CALL("clt_embedding", clt_embedding(t, idx, op));
-        if (t && idx && nd == 2 && (!padded || (pad >= -sh[0] && pad < sh[0]))) {
+        if (t && idx && nd == 2 && (!padded || (pad >= -sh[0] && pad < sh[0])) &&
+            !(eo.max_norm && padded)) {
             wnd = clt_tensor_ndim(idx) + 1;
             memcpy(want, clt_tensor_shape(idx), sizeof *want * (size_t)(wnd - 1));
             want[wnd - 1] = sh[1];
@@ -3125,8 +3133,16 @@ static void op_module(fz *f)
                  clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
         } else {
             int64_t pad = (int64_t)pick(f, 9) - 4;
-            CALL("clt_embedding_layer_ex",
-                 clt_embedding_layer_ex(dev, rand_count(f), rand_count(f), &pad, f->gen, mp));
+            double mn = rand_scalar(f);
+            clt_embedding_opts eo = {chance(f, 50) ? &pad : NULL, chance(f, 50) ? &mn : NULL,
+                                     rand_scalar(f), chance(f, 50)};
+            if (chance(f, 50))
+                CALL("clt_embedding_layer_ex",
+                     clt_embedding_layer_ex(dev, rand_count(f), rand_count(f), &pad, f->gen, mp));
+            else
+                CALL("clt_embedding_layer_with_opts",
+                     clt_embedding_layer_with_opts(dev, rand_count(f), rand_count(f),
+                                                   chance(f, 90) ? &eo : NULL, f->gen, mp));
         }
         break;
     case 8:
@@ -5296,9 +5312,19 @@ static void op_nnshape(fz *f)
         if (chance(f, 20) && i)
             b = near_randn(f, d, clt_tensor_ndim(i), clt_tensor_shape(i));
         int64_t pad = (int64_t)pick(f, 4) - 1;
-        CALL("clt_embedding_bag",
-             clt_embedding_bag(w, i, o, (clt_bag_mode)(chance(f, 95) ? pick(f, 3) : pick(f, 9)), b,
-                               chance(f, 60) ? NULL : &pad, chance(f, 20), op));
+        clt_bag_mode mode = (clt_bag_mode)(chance(f, 95) ? pick(f, 3) : pick(f, 9));
+        if (chance(f, 70)) {
+            CALL("clt_embedding_bag",
+                 clt_embedding_bag(w, i, o, mode, b, chance(f, 60) ? NULL : &pad, chance(f, 20),
+                                   op));
+        } else { /* max_norm renormalises w in place; max mode refuses the scaling */
+            double mn = chance(f, 80) ? 0.5 : rand_scalar(f);
+            clt_embedding_bag_opts bo = {mode, chance(f, 60) ? NULL : &pad, chance(f, 20),
+                                         chance(f, 60) ? &mn : NULL,
+                                         chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50)};
+            CALL("clt_embedding_bag_with_opts",
+                 clt_embedding_bag_with_opts(w, i, o, b, chance(f, 90) ? &bo : NULL, op));
+        }
         if (result(f, st, op, out)) {
             check_tensor(f, out);
             store(f, out);

@@ -3079,6 +3079,48 @@ for _pad in (3, -1, 0, 2):  # in the indices (3 == -1) or not (2): that row gets
          lambda w, i, p=_pad: torch.nn.functional.embedding(i, w, padding_idx=p),
          lambda w, i, p=_pad: call("clt_embedding_ex", w, i, (C.c_int64 * 1)(p)),
          [src, np.array([[3, 0], [3, 1]])], wrt=[0])
+
+
+class _EmbOpts(C.Structure):
+    _fields_ = [("padding_idx", C.POINTER(C.c_int64)), ("max_norm", C.POINTER(C.c_double)),
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+
+
+class _BagOpts(C.Structure):
+    _fields_ = [("mode", C.c_int), ("padding_idx", C.POINTER(C.c_int64)),
+                ("include_last_offset", C.c_int), ("max_norm", C.POINTER(C.c_double)),
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+
+
+proto("clt_embedding_with_opts", [P, P, C.POINTER(_EmbOpts), PP])
+proto("clt_embedding_bag_with_opts", [P, P, P, P, C.POINTER(_BagOpts), PP])
+def _sq(y):
+    return call("clt_mul", y, y)
+
+
+# scale_grad_by_freq (and max_norm, which renormalises the weight first):
+# second order as torch's embedding_dense_double_backward (unscaled)
+for _pad, _mn in ((None, None), (3, None), (0, None), (None, 0.5)):
+    _o = _EmbOpts((C.c_int64 * 1)(_pad) if _pad is not None else None,
+                  C.pointer(C.c_double(_mn)) if _mn is not None else None, 2.0, 1)
+    # squared, so that the second order goes through the gradient's formula
+    case("embedding scale_grad_by_freq padding_idx %s max_norm %s" % (_pad, _mn),
+         lambda w, i, p=_pad, mn=_mn: torch.nn.functional.embedding(
+             i, w, padding_idx=p, max_norm=mn, scale_grad_by_freq=True) ** 2,
+         lambda w, i, o=_o: _sq(call("clt_embedding_with_opts", w, i, C.byref(o))),
+         [src, np.array([[3, 0], [3, 1], [3, 0]])], wrt=[0])
+# torch 1.13's CPU embedding_bag divides by the count of another index in
+# general (see conformance.py embedding_opts); on this sorted input the
+# count it reads is each index's own.  Its backward torch does not
+# differentiate (order 2: torch refuses, cltensor computes).
+for _mi, _mode in ((0, "sum"), (1, "mean")):
+    _o = _BagOpts(_mi, None, 0, None, 2.0, 1)
+    case("embedding_bag %s scale_grad_by_freq" % _mode,
+         lambda w, x, off, mode=_mode: torch.nn.functional.embedding_bag(
+             x, w, off, mode=mode, scale_grad_by_freq=True),
+         lambda w, x, off, o=_o: call("clt_embedding_bag_with_opts", w, x, off, None,
+                                      C.byref(o)),
+         [src, np.array([0, 1, 2, 2, 3, 3]), np.array([0, 3])], wrt=[0])
 proto("clt_conv2d", [P, P, P, P, PP])
 proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
 proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])

@@ -339,6 +339,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_one_hot, T, clt_one_hot(f->f, 3, &o->t))                                           \
     X(clt_embedding, T, clt_embedding(f->f, f->f, &o->t))                                    \
     X(clt_embedding_ex, T, clt_embedding_ex(f->f, f->f, NULL, &o->t))                        \
+    X(clt_embedding_with_opts, T, clt_embedding_with_opts(f->f, f->f, NULL, &o->t))          \
     /* loss.h */                                                                             \
     X(clt_cross_entropy, T, clt_cross_entropy(f->f, f->f2, &ce_opts, &o->t))                 \
     X(clt_nll_loss, T, clt_nll_loss(f->f, f->f2, &ce_opts, &o->t))                           \
@@ -416,6 +417,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_dropout_layer, M, clt_dropout_layer(1.5, f->gen, &o->m))                           \
     X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))             \
     X(clt_embedding_layer_ex, M, clt_embedding_layer_ex(f->dev, -1, 3, NULL, f->gen, &o->m)) \
+    X(clt_embedding_layer_with_opts, M,                                                      \
+      clt_embedding_layer_with_opts(f->dev, -1, 3, NULL, f->gen, &o->m))                     \
+    X(clt_embedding_layer_from_pretrained, M,                                                \
+      clt_embedding_layer_from_pretrained(f->i32, 1, NULL, &o->m))                           \
     X(clt_rnn_layer, M, clt_rnn_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
     X(clt_lstm_layer, M, clt_lstm_layer(f->dev, &bad_rnn, f->gen, &o->m))                    \
     X(clt_gru_layer, M, clt_gru_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
@@ -877,6 +882,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_pad_sequence, T, clt_pad_sequence(f->cpair, 0, 0, 0.0, &o->t))                     \
     X(clt_embedding_bag, T,                                                                  \
       clt_embedding_bag(f->f, f->f, NULL, CLT_BAG_SUM, NULL, NULL, 0, &o->t))                \
+    X(clt_embedding_bag_with_opts, T,                                                        \
+      clt_embedding_bag_with_opts(f->f, f->f, NULL, NULL, NULL, &o->t))                      \
     X(clt_pixel_shuffle_layer, M, clt_pixel_shuffle_layer(0, &o->m))                         \
     X(clt_pixel_unshuffle_layer, M, clt_pixel_unshuffle_layer(-1, &o->m))                    \
     X(clt_channel_shuffle_layer, M, clt_channel_shuffle_layer(0, &o->m))                     \
@@ -886,6 +893,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bilinear_forward, T, clt_bilinear_forward(f->lin, f->f, f->f, &o->t))              \
     X(clt_embedding_bag_layer, M,                                                            \
       clt_embedding_bag_layer(f->dev, 0, 3, CLT_BAG_MEAN, NULL, 0, NULL, &o->m))             \
+    X(clt_embedding_bag_layer_with_opts, M,                                                  \
+      clt_embedding_bag_layer_with_opts(f->dev, 0, 3, NULL, NULL, &o->m))                    \
     X(clt_embedding_bag_forward, T, clt_embedding_bag_forward(f->lin, f->i32, NULL, NULL, &o->t)) \
     /* autograd.h: create_graph */                                                           \
     X(clt_autograd_grad_ex, T, clt_autograd_grad_ex(&f->f, 1, NULL, &f->f, 1, NULL, &o->t))  \

@@ -1919,3 +1919,192 @@ Test(index, embedding_padding_idx)
     free(wv);
     free(gv);
 }
+
+/* The host's torch.embedding_renorm_: each distinct row of w [rows, 3]
+ * that idx names, scaled by max_norm / (norm + 1e-7) where its p-norm
+ * exceeds max_norm (p 1, 2 or inf). */
+static void host_renorm(double *w, const double *idx, int n, double max_norm, double p)
+{
+    bool done[16] = {false};
+    for (int i = 0; i < n; i++) {
+        int r = (int)idx[i];
+        if (done[r])
+            continue;
+        done[r] = true;
+        double nrm = 0;
+        for (int d = 0; d < 3; d++) {
+            double a = fabs(w[r * 3 + d]);
+            nrm = isinf(p) ? fmax(nrm, a) : nrm + pow(a, p);
+        }
+        if (!isinf(p))
+            nrm = pow(nrm, 1 / p);
+        if (nrm > max_norm)
+            for (int d = 0; d < 3; d++)
+                w[r * 3 + d] *= max_norm / (nrm + 1e-7);
+    }
+}
+
+static void assert_close(const clt_tensor *t, const double *want, int64_t n, double tol)
+{
+    cr_assert_eq(clt_tensor_numel(t), n);
+    double *got = rd(t);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])),
+                  "element %lld: got %.17g, want %.17g", (long long)i, got[i], want[i]);
+    free(got);
+}
+
+/* clt_embedding_with_opts with max_norm: the rows read are those of the
+ * weight renormalised in place (a host renorm as torch's, norm_type 2, 1
+ * and inf), the rows not named unchanged, a row named twice scaled once;
+ * a leaf weight that requires grad is renormalised in grad mode and its
+ * gradient is the plain one; the weight's version moves, so that a graph
+ * that saved it refuses backward; bad operands change nothing. */
+Test(index, embedding_max_norm)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *wv = ramp(15, 2.5);
+    double ev[5] = {1, 3, 1, 0, 3};
+    clt_tensor *idx = mk(dev, CLT_INT64, 1, (int64_t[]){5}, ev);
+    const double ps[3] = {2, 1, INFINITY}, mn = 1.5;
+    for (int k = 0; k < 3; k++) {
+        clt_tensor *wt = mk(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv), *y = NULL;
+        CHECK(clt_set_requires_grad(wt, 1));
+        clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+        o.max_norm = &mn;
+        o.norm_type = ps[k];
+        CHECK(clt_embedding_with_opts(wt, idx, &o, &y));
+        double want[15], fwd[15];
+        memcpy(want, wv, sizeof want);
+        host_renorm(want, ev, 5, mn, ps[k]);
+        for (int i = 0; i < 5; i++)
+            for (int d = 0; d < 3; d++)
+                fwd[i * 3 + d] = want[(int)ev[i] * 3 + d];
+        assert_close(wt, want, 15, 1e-15);
+        assert_close(y, fwd, 15, 1e-15);
+        clt_tensor *s = NULL, *g = NULL;
+        CHECK(clt_sum(y, &s));
+        CHECK(clt_backward(s, NULL, 0));
+        CHECK(clt_grad(wt, &g));
+        double gw[15] = {0};
+        for (int i = 0; i < 5; i++)
+            for (int d = 0; d < 3; d++)
+                gw[(int)ev[i] * 3 + d] += 1;
+        assert_values(g, gw, 15);
+        clt_tensor_free(g);
+        clt_tensor_free(s);
+        clt_tensor_free(y);
+        clt_tensor_free(wt);
+    }
+    /* a = w * 1 saved by a * a, then renormalised: backward refuses */
+    clt_tensor *wt = mk(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv), *a = NULL, *b = NULL,
+               *s = NULL, *y = NULL;
+    CHECK(clt_set_requires_grad(wt, 1));
+    CHECK(clt_mul_scalar(wt, 1.0, &a));
+    CHECK(clt_mul(a, a, &b));
+    CHECK(clt_sum(b, &s));
+    clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+    o.max_norm = &mn;
+    CHECK(clt_embedding_with_opts(a, idx, &o, &y));
+    EXPECT(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT, "is at version");
+    clt_tensor_free(y);
+    clt_tensor_free(s);
+    clt_tensor_free(b);
+    clt_tensor_free(a);
+
+    /* refusals leave the weight as it was */
+    double fv[5] = {1, 3, 1, 0, 3};
+    clt_tensor *fidx = mk(dev, CLT_FLOAT32, 1, (int64_t[]){5}, fv), *r = (clt_tensor *)0x1;
+    const int64_t bad = 5;
+    EXPECT(clt_embedding_with_opts(wt, fidx, &o, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_embedding_with_opts");
+    cr_assert_null(r);
+    o.padding_idx = &bad;
+    r = (clt_tensor *)0x1;
+    EXPECT(clt_embedding_with_opts(wt, idx, &o, &r), CLT_ERR_INVALID_ARGUMENT,
+           "Padding_idx must be within num_embeddings");
+    cr_assert_null(r);
+    assert_values(wt, wv, 15);
+    EXPECT(clt_embedding_renorm_(wt, fidx, 1.0, 2.0), CLT_ERR_DTYPE_MISMATCH,
+           "clt_embedding_renorm_");
+    assert_values(wt, wv, 15);
+    /* the public renorm alone, int32 indices */
+    clt_tensor *i32 = mk(dev, CLT_INT32, 1, (int64_t[]){5}, ev);
+    CHECK(clt_embedding_renorm_(wt, i32, mn, 2.0));
+    double want[15];
+    memcpy(want, wv, sizeof want);
+    host_renorm(want, ev, 5, mn, 2.0);
+    assert_close(wt, want, 15, 1e-15);
+    clt_tensor_free(i32);
+    clt_tensor_free(fidx);
+    clt_tensor_free(wt);
+    clt_tensor_free(idx);
+    free(wv);
+}
+
+/* clt_embedding_with_opts with scale_grad_by_freq: each row's gradient is
+ * the sum of its entries' output gradients over the count of its index
+ * (a host sum; int64 and int32 indices, the padding row still zeros); with
+ * create_graph, the gradient of sum(gw * v) for the loss sum(y * y) is 2 v
+ * in each row named (torch's double backward: unscaled, the scaling
+ * already in the forward's backward). */
+Test(index, embedding_scale_grad_by_freq)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *wv = ramp(15, 0.5), *gv = ramp(18, 0.25), *vv = ramp(15, 0.75);
+    double ev[6] = {4, 0, 4, 2, 4, 0};
+    clt_tensor *gout = mk(dev, CLT_FLOAT64, 3, (int64_t[]){2, 3, 3}, gv);
+    const clt_dtype its[2] = {CLT_INT64, CLT_INT32};
+    const int64_t pad = 2;
+    for (int k = 0; k < 2; k++) {
+        clt_tensor *idx = mk(dev, its[k], 2, (int64_t[]){2, 3}, ev);
+        clt_tensor *wt = mk(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv), *y = NULL, *g = NULL;
+        CHECK(clt_set_requires_grad(wt, 1));
+        clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+        o.scale_grad_by_freq = 1;
+        o.padding_idx = k ? &pad : NULL;
+        CHECK(clt_embedding_with_opts(wt, idx, &o, &y));
+        CHECK(clt_backward(y, gout, 0));
+        CHECK(clt_grad(wt, &g));
+        double want[15] = {0}, cnt[5] = {0};
+        for (int i = 0; i < 6; i++)
+            cnt[(int)ev[i]] += 1;
+        for (int i = 0; i < 6; i++)
+            for (int d = 0; d < 3; d++)
+                if (!k || ev[i] != pad)
+                    want[(int)ev[i] * 3 + d] += gv[i * 3 + d] / cnt[(int)ev[i]];
+        assert_close(g, want, 15, 1e-15);
+        clt_tensor_free(g);
+        clt_tensor_free(y);
+
+        /* second order */
+        clt_tensor *y2 = NULL, *sq = NULL, *l = NULL, *gw = NULL, *v = NULL, *p = NULL,
+                   *s = NULL, *g2 = NULL;
+        CHECK(clt_embedding_with_opts(wt, idx, &o, &y2));
+        CHECK(clt_mul(y2, y2, &sq));
+        CHECK(clt_sum(sq, &l));
+        clt_grad_opts go = {1, 1, 0};
+        CHECK(clt_autograd_grad_ex(&l, 1, NULL, &wt, 1, &go, &gw));
+        v = mk(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, vv);
+        CHECK(clt_mul(gw, v, &p));
+        CHECK(clt_sum(p, &s));
+        CHECK(clt_autograd_grad_ex(&s, 1, NULL, &wt, 1, NULL, &g2));
+        double want2[15] = {0};
+        for (int r = 0; r < 5; r++)
+            for (int d = 0; d < 3; d++)
+                if (cnt[r] > 0 && (!k || r != pad))
+                    want2[r * 3 + d] = 2 * vv[r * 3 + d];
+        assert_close(g2, want2, 15, 1e-15);
+        clt_tensor *xs[] = {y2, sq, l, gw, v, p, s, g2, wt, idx};
+        for (size_t q = 0; q < sizeof xs / sizeof xs[0]; q++)
+            clt_tensor_free(xs[q]);
+    }
+    clt_tensor_free(gout);
+    free(wv);
+    free(gv);
+    free(vv);
+}

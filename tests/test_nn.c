@@ -840,6 +840,129 @@ Test(nn, embedding_padding_idx)
     clt_generator_free(gen);
 }
 
+/* Embedding.from_pretrained: the weight shares the given storage (a write
+ * through one handle seen by the other), the padding row kept, float64
+ * kept, frozen by default (no gradient) or trainable; the padding_idx
+ * getter (None, a wrapped negative one, another module refused); a
+ * layer with max_norm renormalises its own weight in the forward and with
+ * scale_grad_by_freq scales its gradient (host loops); a clone keeps the
+ * options. */
+Test(nn, embedding_from_pretrained_and_options)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double wv[12] = {3, 4, 0, 1, 2, 2, 0, 0, 5, 0.5, 0.5, 0.5};
+    const int64_t idx[4] = {2, 0, 2, 1};
+    clt_tensor *e = NULL, *ti = NULL, *y = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){4, 3}, wv, &e));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){4}, idx, &ti));
+    const int64_t pad = -2; /* row 2 */
+    clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+    o.padding_idx = &pad;
+    clt_module *m = NULL, *c = NULL;
+    for (int freeze = 1; freeze >= 0; freeze--) {
+        CHECK(clt_embedding_layer_from_pretrained(e, freeze, &o, &m));
+        clt_tensor *w = clt_module_param(m, "weight");
+        cr_assert_eq(clt_tensor_dtype(w), CLT_FLOAT64);
+        cr_assert_eq(clt_requires_grad(w), !freeze);
+        double *got = read_as_f64(w);
+        for (int i = 0; i < 12; i++)
+            cr_assert_eq(got[i], wv[i], "element %d", i); /* the padding row as given */
+        free(got);
+        int has = 0;
+        int64_t p = 0;
+        CHECK(clt_embedding_layer_padding_idx(m, &has, &p));
+        cr_assert(has == 1 && p == 2, "padding_idx %d %lld", has, (long long)p);
+        CHECK(clt_module_forward(m, ti, &y));
+        if (!freeze) {
+            CHECK(clt_sum(y, &l));
+            CHECK(clt_backward(l, NULL, 0));
+            CHECK(clt_grad(w, &g));
+            double *gv = read_as_f64(g);
+            for (int i = 0; i < 12; i++) /* rows 0 and 1 once, the padding row 2 none */
+                cr_assert_eq(gv[i], i < 6 ? 1.0 : 0.0, "gradient %d", i);
+            free(gv);
+            clt_tensor_free(g);
+            clt_tensor_free(l);
+            /* shared storage: a write through the module is seen in e */
+            int was = clt_set_grad_enabled(0);
+            CHECK(clt_fill_(w, 7.0));
+            clt_set_grad_enabled(was);
+            double *ev = read_as_f64(e);
+            cr_assert_eq(ev[5], 7.0);
+            free(ev);
+        } else {
+            cr_assert_not(clt_requires_grad(y));
+        }
+        clt_tensor_free(y);
+        clt_module_free(m);
+    }
+    clt_tensor_free(e);
+    /* the getter on an Embedding without padding_idx, and on a Linear */
+    CHECK(clt_embedding_layer(dev, 4, 3, NULL, &m));
+    int has = 1;
+    int64_t p = 0;
+    CHECK(clt_embedding_layer_padding_idx(m, &has, &p));
+    cr_assert(has == 0 && p == -1);
+    clt_module_free(m);
+    CHECK(clt_linear(dev, 2, 2, 1, NULL, &m));
+    cr_assert_eq(clt_embedding_layer_padding_idx(m, &has, &p), CLT_ERR_INVALID_ARGUMENT);
+    clt_module_free(m);
+    clt_tensor *bad = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){12}, wv, &bad));
+    m = (clt_module *)&m;
+    cr_assert_eq(clt_embedding_layer_from_pretrained(bad, 1, NULL, &m), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "Embeddings parameter is expected to be 2-dimensional"));
+    cr_assert_null(m);
+    clt_tensor_free(bad);
+
+    /* max_norm 1 and scale_grad_by_freq on a layer, and on its clone */
+    const double mn = 1.0;
+    o.padding_idx = NULL;
+    o.max_norm = &mn;
+    o.scale_grad_by_freq = 1;
+    CHECK(clt_embedding_layer_with_opts(dev, 4, 3, &o, NULL, &m));
+    CHECK(clt_module_clone(m, NULL, &c));
+    for (int k = 0; k < 2; k++) {
+        clt_module *mk_ = k ? c : m;
+        clt_tensor *w = clt_module_param(mk_, "weight");
+        double *before = read_as_f64(w);
+        CHECK(clt_module_forward(mk_, ti, &y));
+        double *after = read_as_f64(w), *yv = read_as_f64(y);
+        for (int r = 0; r < 4; r++) {
+            double n = 0;
+            for (int d = 0; d < 3; d++)
+                n += before[r * 3 + d] * before[r * 3 + d];
+            n = sqrt(n);
+            for (int d = 0; d < 3; d++) {
+                double want = r < 3 && n > mn ? before[r * 3 + d] * (float)(mn / (n + 1e-7))
+                                              : before[r * 3 + d];
+                cr_assert(fabs(after[r * 3 + d] - want) <= 1e-6 * fabs(want), "row %d", r);
+            }
+        }
+        for (int i = 0; i < 4; i++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(yv[i * 3 + d], after[idx[i] * 3 + d]);
+        CHECK(clt_sum(y, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        float *gv = param_grad(mk_, 0, 1);
+        const float rows[4] = {1, 1, 1, 0}; /* row 2 twice, over its count 2 */
+        for (int r = 0; r < 4; r++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(gv[r * 3 + d], rows[r], "row %d", r);
+        free(gv);
+        free(before);
+        free(after);
+        free(yv);
+        clt_tensor_free(l);
+        clt_tensor_free(y);
+    }
+    clt_module_free(c);
+    clt_module_free(m);
+    clt_tensor_free(ti);
+}
+
 /* Runs m on x, which must be refused with CLT_ERR_DTYPE_MISMATCH and a
  * message holding each of the two phrases. */
 static void refused_dtype(clt_module *m, const clt_tensor *x, const char *a, const char *b)

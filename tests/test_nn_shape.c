@@ -579,6 +579,160 @@ Test(nn_shape, embedding_bag_gradients)
     free(psw);
 }
 
+/* The host's embedding_renorm_ (p 2) of w [rows, D] over idx [n]. */
+static void host_bag_renorm(double *w, int64_t D, const int64_t *idx, int64_t n, double mn)
+{
+    for (int64_t k = 0; k < n; k++) {
+        int64_t r = idx[k], seen = 0;
+        for (int64_t q = 0; q < k; q++)
+            seen |= idx[q] == r;
+        if (seen)
+            continue;
+        double s = 0;
+        for (int64_t d = 0; d < D; d++)
+            s += w[r * D + d] * w[r * D + d];
+        s = sqrt(s);
+        for (int64_t d = 0; s > mn && d < D; d++)
+            w[r * D + d] *= mn / (s + 1e-7);
+    }
+}
+
+/* clt_embedding_bag_with_opts: max_norm renormalises every row the input
+ * names (padding entries too) in the weight before the bags are reduced
+ * (host renorm and bags); scale_grad_by_freq divides each row's gradient
+ * by its index's count over the whole input (the host's sum of the bags'
+ * gradients, sum with per-sample weights and mean, padding_idx 4); with
+ * create_graph the gradient of sum(gw * v) for the loss sum(y * y) is that
+ * of an unscaled double backward (host loop); max mode refuses
+ * scale_grad_by_freq, and a refusal leaves the weight unchanged. */
+Test(nn_shape, embedding_bag_max_norm_and_freq)
+{
+    clt_device *dev = get_device("cpu");
+    double *w = spread_doubles(18, 37), *psw = spread_doubles(10, 41), *gv = spread_doubles(9, 43),
+           *vv = spread_doubles(18, 47);
+    const int64_t off[3] = {0, 2, 5}, pad = 4;
+    const double mn = 0.8;
+    int64_t cnt[6] = {0};
+    for (int k = 0; k < 10; k++)
+        cnt[bag_idx[k]]++;
+    clt_tensor *ti = ints_of(dev, CLT_INT64, 1, (int64_t[]){10}, bag_idx);
+    clt_tensor *to = ints_of(dev, CLT_INT32, 1, (int64_t[]){3}, off);
+    clt_tensor *tg = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){3, 3}, gv);
+    clt_tensor *tv = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){6, 3}, vv);
+    for (int mode = 0; mode < 2; mode++)
+        for (int wp = 0; wp < (mode ? 1 : 2); wp++) {
+            clt_tensor *tw = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){6, 3}, w);
+            clt_tensor *tp = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){10}, psw);
+            CHECK(clt_set_requires_grad(tw, 1));
+            clt_embedding_bag_opts o = CLT_EMBEDDING_BAG_DEFAULTS;
+            o.mode = (clt_bag_mode)mode;
+            o.padding_idx = &pad;
+            o.max_norm = &mn;
+            o.scale_grad_by_freq = 1;
+            clt_tensor *y = NULL, *g = NULL;
+            CHECK(clt_embedding_bag_with_opts(tw, ti, to, wp ? tp : NULL, &o, &y));
+            double rw[18], want[9];
+            memcpy(rw, w, sizeof rw);
+            host_bag_renorm(rw, 3, bag_idx, 10, mn);
+            assert_tensor_close(tw, rw, 18, 1e-14, 1e-15, "the renormalised weight");
+            host_bag(rw, 3, bag_idx, 10, off, 3, mode, wp ? psw : NULL, pad, 0, want);
+            assert_tensor_close(y, want, 9, 1e-14, 1e-15, "embedding_bag after renorm");
+            CHECK(clt_backward(y, tg, 0));
+            CHECK(clt_grad(tw, &g));
+            /* each entry's share of its bag's gradient, over its row's count */
+            double gw[18] = {0};
+            for (int b = 0; b < 3; b++) {
+                int64_t s = off[b], e = b < 2 ? off[b + 1] : 10, n = 0;
+                for (int64_t k = s; k < e; k++)
+                    n += bag_idx[k] != pad;
+                for (int64_t k = s; k < e; k++)
+                    for (int d = 0; bag_idx[k] != pad && d < 3; d++)
+                        gw[bag_idx[k] * 3 + d] += gv[b * 3 + d] * (wp ? psw[k] : 1) /
+                                                  (mode ? (double)n : 1) /
+                                                  (double)cnt[bag_idx[k]];
+            }
+            assert_tensor_close(g, gw, 18, 1e-14, 1e-15, "the scaled gradient");
+            clt_tensor_free(g);
+            clt_tensor_free(y);
+            if (mode == 0 && !wp) { /* second order, sum mode: y_b = sum of its rows */
+                clt_tensor *y2 = NULL, *sq = NULL, *l = NULL, *g1 = NULL, *p = NULL,
+                           *sp = NULL, *g2 = NULL;
+                CHECK(clt_embedding_bag_with_opts(tw, ti, to, NULL, &o, &y2));
+                CHECK(clt_mul(y2, y2, &sq));
+                CHECK(clt_sum(sq, &l));
+                clt_grad_opts go = {1, 1, 0};
+                CHECK(clt_autograd_grad_ex(&l, 1, NULL, &tw, 1, &go, &g1));
+                CHECK(clt_mul(g1, tv, &p));
+                CHECK(clt_sum(p, &sp));
+                CHECK(clt_autograd_grad_ex(&sp, 1, NULL, &tw, 1, NULL, &g2));
+                /* v's rows back to the bags unscaled (u_b = sum of v[idx_k]
+                 * over the bag), then 2 u_b through the forward's scaled
+                 * backward */
+                double u[9] = {0}, w2[18] = {0};
+                for (int b = 0; b < 3; b++)
+                    for (int64_t k = off[b]; k < (b < 2 ? off[b + 1] : 10); k++)
+                        for (int d = 0; bag_idx[k] != pad && d < 3; d++)
+                            u[b * 3 + d] += vv[bag_idx[k] * 3 + d];
+                for (int b = 0; b < 3; b++)
+                    for (int64_t k = off[b]; k < (b < 2 ? off[b + 1] : 10); k++)
+                        for (int d = 0; bag_idx[k] != pad && d < 3; d++)
+                            w2[bag_idx[k] * 3 + d] += 2 * u[b * 3 + d] / (double)cnt[bag_idx[k]];
+                assert_tensor_close(g2, w2, 18, 1e-13, 1e-14, "the second-order gradient");
+                clt_tensor *xs[] = {y2, sq, l, g1, p, sp, g2};
+                for (size_t q = 0; q < sizeof xs / sizeof xs[0]; q++)
+                    clt_tensor_free(xs[q]);
+            }
+            clt_tensor_free(tp);
+            clt_tensor_free(tw);
+        }
+    /* max mode refuses the scaling, before renormalising */
+    clt_tensor *tw = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){6, 3}, w), *y = (clt_tensor *)0x1;
+    clt_embedding_bag_opts o = CLT_EMBEDDING_BAG_DEFAULTS;
+    o.mode = CLT_BAG_MAX;
+    o.max_norm = &mn;
+    o.scale_grad_by_freq = 1;
+    assert_error(clt_embedding_bag_with_opts(tw, ti, to, NULL, &o, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_embedding_bag_with_opts: max mode does not support scaling the gradient "
+                 "by the frequency");
+    cr_assert_null(y);
+    o.mode = CLT_BAG_MEAN;
+    int64_t pad9 = 9;
+    o.padding_idx = &pad9;
+    assert_error(clt_embedding_bag_with_opts(tw, ti, to, NULL, &o, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "padding_idx must be within the number of embeddings");
+    assert_tensor_close(tw, w, 18, 0, 0, "the weight after refusals");
+    /* the layer: its options kept, its forward the op's, its padding_idx */
+    clt_module *m = NULL, *bad = (clt_module *)0x1;
+    o.mode = CLT_BAG_MAX;
+    assert_error(clt_embedding_bag_layer_with_opts(dev, 6, 3, &o, NULL, &bad),
+                 CLT_ERR_INVALID_ARGUMENT, "max mode does not support scaling");
+    cr_assert_null(bad);
+    o.mode = CLT_BAG_SUM;
+    o.padding_idx = &pad;
+    CHECK(clt_embedding_bag_layer_with_opts(dev, 6, 3, &o, NULL, &m));
+    int has = 0;
+    int64_t got = 0;
+    CHECK(clt_embedding_layer_padding_idx(m, &has, &got));
+    cr_assert(has == 1 && got == 4);
+    clt_tensor *mw = clt_module_param(m, "weight"), *ym = NULL;
+    double *mv = read_as_f64(mw), want[9];
+    CHECK(clt_embedding_bag_forward(m, ti, to, NULL, &ym));
+    host_bag_renorm(mv, 3, bag_idx, 10, mn);
+    assert_tensor_close(mw, mv, 18, 1e-6, 1e-7, "the layer's renormalised weight");
+    host_bag(mv, 3, bag_idx, 10, off, 3, 0, NULL, pad, 0, want);
+    assert_tensor_close(ym, want, 9, 1e-6, 1e-7, "the layer's forward");
+    free(mv);
+    clt_tensor_free(ym);
+    clt_module_free(m);
+    clt_tensor *ts[] = {tw, ti, to, tg, tv};
+    for (size_t q = 0; q < sizeof ts / sizeof ts[0]; q++)
+        clt_tensor_free(ts[q]);
+    free(w);
+    free(psw);
+    free(gv);
+    free(vv);
+}
+
 Test(nn_shape, embedding_bag_bad_indices_and_offsets_found_at_sync)
 {
     clt_device *dev = get_device("cpu");

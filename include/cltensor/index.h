@@ -163,10 +163,11 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
 CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices,
                                  clt_tensor **out);
 
-/* torch.nn.functional.embedding(indices, weight, padding_idx=...) (no
- * max_norm, scale_grad_by_freq or sparse): clt_embedding, where the row
- * padding_idx (NULL: none, as clt_embedding; negative counts from the end,
- * in [-num_embeddings, num_embeddings)) gets no gradient: as torch's
+/* torch.nn.functional.embedding(indices, weight, padding_idx=...) (max_norm
+ * and scale_grad_by_freq: clt_embedding_with_opts; no sparse):
+ * clt_embedding, where the row padding_idx (NULL: none, as clt_embedding;
+ * negative counts from the end, in [-num_embeddings, num_embeddings))
+ * gets no gradient: as torch's
  * embedding_backward, entries equal to it are skipped, so that row of the
  * weight's gradient is zeros (its value in the forward is still read: the
  * padding row is whatever weight holds there).  Errors: clt_embedding's,
@@ -176,6 +177,55 @@ CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *ind
 CLT_API clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *indices,
                                     const int64_t *padding_idx, clt_tensor **out);
 
+/* The options of torch.nn.functional.embedding and nn.Embedding beyond the
+ * weight and the indices (sparse is not supported). */
+typedef struct clt_embedding_opts {
+    const int64_t *padding_idx; /* NULL: none; negative counts from the end */
+    const double *max_norm;     /* NULL: none (no renormalisation) */
+    double norm_type;           /* the p of max_norm's norm (torch's default 2) */
+    int scale_grad_by_freq;     /* each row's gradient over its index's count */
+} clt_embedding_opts;
+
+#define CLT_EMBEDDING_DEFAULTS {NULL, NULL, 2.0, 0}
+
+/* torch.embedding_renorm_(weight, indices, max_norm, norm_type) under
+ * torch.no_grad, as F.embedding with max_norm runs it: each row of the 2-D
+ * floating weight that indices (int64 or int32, any shape) name and whose
+ * p-norm (p = norm_type, computed in weight's dtype) exceeds max_norm is
+ * scaled in place by max_norm / (norm + 1e-7) (in float64, then rounded to
+ * weight's dtype); a row named twice is scaled once; the other rows and a
+ * NaN norm are left alone.  Nothing is recorded, whatever grad mode is on,
+ * and weight (a leaf that requires grad too) may be changed: its version
+ * moves as with any in-place op, so that a graph that saved it refuses to
+ * run backward (torch's "modified by an inplace operation").  The indices
+ * must lie in [0, rows): a negative one or one past the end is reported at
+ * the next synchronisation (CLT_ERR_INDEX_OUT_OF_RANGE), where torch
+ * raises at once.  Errors: a weight other than 2-D
+ * (CLT_ERR_SHAPE_MISMATCH), not floating, or indices of another dtype
+ * (CLT_ERR_DTYPE_MISMATCH), devices that differ; weight is unchanged
+ * then. */
+CLT_API clt_status clt_embedding_renorm_(clt_tensor *weight, const clt_tensor *indices,
+                                         double max_norm, double norm_type);
+
+/* torch.nn.functional.embedding(indices, weight, padding_idx, max_norm,
+ * norm_type, scale_grad_by_freq) with opts (NULL: CLT_EMBEDDING_DEFAULTS,
+ * which is clt_embedding):
+ * - padding_idx as clt_embedding_ex;
+ * - max_norm: before the lookup, clt_embedding_renorm_(weight, indices,
+ *   *max_norm, norm_type), which changes weight in place (hence not
+ *   const), so that the result reads the renormalised rows; the
+ *   renormalisation is no part of the graph (torch's no_grad);
+ * - scale_grad_by_freq: the weight's gradient in each row is divided by the
+ *   number of times its index occurs in indices (torch's
+ *   embedding_dense_backward).  A pass that creates a graph differentiates
+ *   that gradient as torch's embedding_dense_double_backward does: the
+ *   output gradient's rows at the indices, unscaled (the scaling is kept
+ *   once, by the forward's own backward).
+ * Errors: clt_embedding_ex's, checked before anything is changed.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_embedding_with_opts(clt_tensor *weight, const clt_tensor *indices,
+                                           const clt_embedding_opts *opts, clt_tensor **out);
+
 /* The reductions of clt_embedding_bag, as its mode strings. */
 typedef enum clt_bag_mode {
     CLT_BAG_SUM = 0,  /* "sum" */
@@ -184,8 +234,9 @@ typedef enum clt_bag_mode {
 } clt_bag_mode;
 
 /* torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode,
- * per_sample_weights=..., include_last_offset=..., padding_idx=...) (no
- * max_norm, scale_grad_by_freq or sparse; note the order of the first
+ * per_sample_weights=..., include_last_offset=..., padding_idx=...)
+ * (max_norm and scale_grad_by_freq: clt_embedding_bag_with_opts; no
+ * sparse; note the order of the first
  * arguments, weight first as clt_embedding's): the rows of weight [rows,
  * D] (float32 or float64) picked by input (int64 or int32 indices) are
  * reduced bag by bag into [bags, D] of weight's dtype.
@@ -238,6 +289,49 @@ CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor 
                                      const clt_tensor *per_sample_weights,
                                      const int64_t *padding_idx, int include_last_offset,
                                      clt_tensor **out);
+
+/* The options of torch.nn.functional.embedding_bag and nn.EmbeddingBag
+ * beyond the weight, input, offsets and per_sample_weights (sparse is not
+ * supported). */
+typedef struct clt_embedding_bag_opts {
+    clt_bag_mode mode;          /* torch's default CLT_BAG_MEAN */
+    const int64_t *padding_idx; /* NULL: none; negative counts from the end */
+    int include_last_offset;
+    const double *max_norm;     /* NULL: none (no renormalisation) */
+    double norm_type;           /* the p of max_norm's norm (torch's default 2) */
+    int scale_grad_by_freq;     /* each row's gradient over its index's count */
+} clt_embedding_bag_opts;
+
+#define CLT_EMBEDDING_BAG_DEFAULTS {CLT_BAG_MEAN, NULL, 0, NULL, 2.0, 0}
+
+/* torch.nn.functional.embedding_bag(input, weight, offsets, max_norm,
+ * norm_type, scale_grad_by_freq, mode, per_sample_weights=...,
+ * include_last_offset=..., padding_idx=...) with opts (NULL:
+ * CLT_EMBEDDING_BAG_DEFAULTS): clt_embedding_bag, and
+ * - max_norm: first clt_embedding_renorm_(weight, input, *max_norm,
+ *   norm_type) over all of input (padding entries too, as torch), which
+ *   changes weight in place;
+ * - scale_grad_by_freq: the weight's gradient in each row divided by the
+ *   number of times its index occurs in input (padding entries and
+ *   entries in no bag counted too, as torch's compute_counts; their rows
+ *   get nothing anyway); the per-sample weights' gradient is unscaled.
+ *   (PyTorch 1.13's CPU kernel divides the entries of its k-th distinct
+ *   index, in sorted order, by the count of the k-th sorted entry's
+ *   index, so that some rows get another index's count: for input [1, 2,
+ *   4, 5, 4, 3, 2, 0, 5, 5] its sum gradient of ones is [1, 1, 1, 0.5, 2,
+ *   1.5], where every row's own count gives ones.)  A
+ *   pass that creates a graph differentiates it unscaled, as
+ *   clt_embedding_with_opts (torch 1.13 refuses to differentiate
+ *   embedding_bag's backward at all).  With CLT_BAG_MAX it is
+ *   CLT_ERR_INVALID_ARGUMENT ("max mode does not support scaling the
+ *   gradient by the frequency", torch's ValueError).
+ * Errors: clt_embedding_bag's, all checked before weight is changed.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_embedding_bag_with_opts(clt_tensor *weight, const clt_tensor *input,
+                                               const clt_tensor *offsets,
+                                               const clt_tensor *per_sample_weights,
+                                               const clt_embedding_bag_opts *opts,
+                                               clt_tensor **out);
 
 /* ---- more indexing: take, index_fill, index_copy, index_put, scatter_reduce,
  * masked_select, masked_scatter, nonzero, searchsorted, bincount, unique ----

@@ -630,6 +630,40 @@ CLT_API clt_status clt_embedding_layer_ex(clt_device *dev, int64_t num_embedding
                                           int64_t embedding_dim, const int64_t *padding_idx,
                                           clt_generator *gen, clt_module **out);
 
+/* torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx, max_norm,
+ * norm_type, scale_grad_by_freq) with opts (index.h; NULL:
+ * CLT_EMBEDDING_DEFAULTS): as clt_embedding_layer_ex, with a forward that
+ * is clt_embedding_with_opts with these options (with max_norm, each
+ * forward renormalises the rows it reads in the layer's weight, in place).
+ * The options are copied.  Errors: clt_embedding_layer_ex's.  New module:
+ * release with clt_module_free. */
+CLT_API clt_status clt_embedding_layer_with_opts(clt_device *dev, int64_t num_embeddings,
+                                                 int64_t embedding_dim,
+                                                 const clt_embedding_opts *opts,
+                                                 clt_generator *gen, clt_module **out);
+
+/* torch.nn.Embedding.from_pretrained(embeddings, freeze, padding_idx,
+ * max_norm, norm_type, scale_grad_by_freq) (opts NULL:
+ * CLT_EMBEDDING_DEFAULTS): an Embedding whose parameter "weight" shares
+ * embeddings' storage (a new handle on it, as torch's Parameter: writes
+ * through either are seen by both; embeddings stays the caller's), its
+ * padding row left as it is, of embeddings' dtype and device, requiring
+ * grad unless freeze (torch's default freeze is 1).  Errors: embeddings
+ * NULL (CLT_ERR_NULL_ARGUMENT), not 2-D (CLT_ERR_SHAPE_MISMATCH,
+ * "Embeddings parameter is expected to be 2-dimensional"), not floating
+ * (CLT_ERR_DTYPE_MISMATCH), a padding_idx out of range
+ * (CLT_ERR_INVALID_ARGUMENT).  New module: release with clt_module_free. */
+CLT_API clt_status clt_embedding_layer_from_pretrained(const clt_tensor *embeddings, int freeze,
+                                                       const clt_embedding_opts *opts,
+                                                       clt_module **out);
+
+/* The padding_idx of an Embedding or EmbeddingBag layer (its attribute
+ * padding_idx): *has_padding_idx 0 for torch's None (and *padding_idx
+ * -1), else 1 and *padding_idx the row, wrapped into [0, num_embeddings)
+ * as torch stores it.  Another module is CLT_ERR_INVALID_ARGUMENT. */
+CLT_API clt_status clt_embedding_layer_padding_idx(const clt_module *m, int *has_padding_idx,
+                                                   int64_t *padding_idx);
+
 /* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid,
  * SiLU (clt_silu: floating inputs only). */
 CLT_API clt_status clt_relu_layer(clt_module **out);
@@ -890,6 +924,18 @@ CLT_API clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *in
                                              const clt_tensor *offsets,
                                              const clt_tensor *per_sample_weights,
                                              clt_tensor **out);
+
+/* torch.nn.EmbeddingBag(num_embeddings, embedding_dim, max_norm, norm_type,
+ * scale_grad_by_freq, mode, include_last_offset=..., padding_idx=...)
+ * with opts (index.h; NULL: CLT_EMBEDDING_BAG_DEFAULTS): as
+ * clt_embedding_bag_layer, its forwards clt_embedding_bag_with_opts with
+ * these options (copied).  Errors: clt_embedding_bag_layer's, and
+ * scale_grad_by_freq with CLT_BAG_MAX (CLT_ERR_INVALID_ARGUMENT, torch's
+ * "max mode does not support scaling the gradient by the frequency"). */
+CLT_API clt_status clt_embedding_bag_layer_with_opts(clt_device *dev, int64_t num_embeddings,
+                                                     int64_t embedding_dim,
+                                                     const clt_embedding_bag_opts *opts,
+                                                     clt_generator *gen, clt_module **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 

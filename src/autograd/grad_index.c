@@ -113,6 +113,53 @@ done:
     return st;
 }
 
+/* The formula of freq_scaled's node: the identity, so that a pass that
+ * creates a graph differentiates the scaled gradient as torch's
+ * embedding_dense_double_backward does, unscaled. */
+static clt_status bw_freq_scaled(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return clt__alias_grad(g, &gin[0]);
+}
+
+/* scale_grad_by_freq: the rows of s (a weight's gradient [rows, D]) each
+ * over the number of times its index occurs in idx (int64, any shape; a
+ * row no index names keeps its zeros).  In a pass that creates a graph the
+ * result records a node whose formula is the identity (bw_freq_scaled). */
+static clt_status freq_scaled(const clt_tensor *s, const clt_tensor *idx, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    int64_t n = idx->numel, rows = s->shape[0], col[2] = {rows, 1};
+    double lo = 0, hi = (double)(rows - 1), one = 1;
+    clt_tensor *flat = NULL, *ic = NULL, *ones = NULL, *z = NULL, *cnt = NULL, *c1 = NULL,
+               *c2 = NULL;
+    CLT__TRY(clt__reshape(idx, 1, &n, &flat, fn));
+    /* an index out of range is reported by the forward already */
+    CLT__TRY(clt__clamp(flat, &lo, &hi, &ic, fn));
+    CLT__TRY(clt__full(s->dev, s->dtype, 1, &n, 1.0, &ones));
+    CLT__TRY(clt__full(s->dev, s->dtype, 1, &rows, 0.0, &z));
+    CLT__TRY(clt__index_add(z, 0, ic, ones, 1, &cnt, fn));
+    CLT__TRY(clt__clamp(cnt, &one, NULL, &c1, fn));
+    CLT__TRY(clt__reshape(c1, 2, col, &c2, fn));
+    CLT__TRY(clt__div_in(fn, s, c2, out));
+    if (clt__creating_graph()) {
+        clt__node *nd = NULL;
+        CLT__TRY(clt__record(CLT_OK, out, "EmbeddingDenseBackward0", bw_freq_scaled, 1, &s, 0,
+                             NULL, &nd));
+        clt__twice(nd);
+    }
+done:
+    clt_tensor_free(flat);
+    clt_tensor_free(ic);
+    clt_tensor_free(ones);
+    clt_tensor_free(z);
+    clt_tensor_free(cnt);
+    clt_tensor_free(c1);
+    clt_tensor_free(c2);
+    return st;
+}
+
 /* saved[0] the indices: the table's gradient is index_add of g's rows. */
 static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
@@ -138,6 +185,12 @@ static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **g
         CLT__TRY(clt__fill_(row, 1.0, "clt_backward"));
         CLT__TRY(rec ? clt__masked_fill_rec("clt_backward", sum, mask, 0.0, &gin[0])
                      : clt__masked_fill(sum, mask, 0.0, &gin[0], "clt_backward"));
+    }
+    if (n->i[2]) { /* scale_grad_by_freq */
+        clt_tensor_free(sum);
+        sum = gin[0];
+        gin[0] = NULL;
+        CLT__TRY(freq_scaled(sum, flat, &gin[0]));
     }
 done:
     clt_tensor_free(z);
@@ -344,9 +397,9 @@ clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
 }
 
-/* i[0] 0 (record's dim), i[1] the padding row or -1. */
+/* i[0] 0 (record's dim), i[1] the padding row or -1, i[2] scale_grad_by_freq. */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
-                              const clt_tensor *indices, int64_t pad, clt_tensor **out)
+                              const clt_tensor *indices, int64_t pad, int freq, clt_tensor **out)
 {
     clt__node *n = NULL;
     clt_status st = clt__record(clt__embedding(weight, indices, out, fn), out,
@@ -355,13 +408,109 @@ clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
     if (n) {
         n->i[0] = 0;
         n->i[1] = pad;
+        n->i[2] = freq != 0;
     }
     return st;
 }
 
 clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
 {
-    return clt__embedding_rec("clt_embedding", weight, indices, -1, out);
+    return clt__embedding_rec("clt_embedding", weight, indices, -1, 0, out);
+}
+
+clt_status clt__embedding_renorm_(const char *fn, clt_tensor *weight, const clt_tensor *indices,
+                                  double max_norm, double norm_type)
+{
+    CLT__REQUIRE_ARG(weight, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    char s1[160];
+    clt_status st = clt__same_device(weight, indices, fn);
+    if (st != CLT_OK)
+        return st;
+    if (weight->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: 'weight' must be 2-D, but has shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, weight->ndim, weight->shape));
+    if ((st = clt__check_floating(weight, "weight", fn)) != CLT_OK)
+        return st;
+    if (indices->dtype != CLT_INT64 && indices->dtype != CLT_INT32)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: Expected tensor for argument #2 'indices' to have one of the "
+                          "following scalar types: Long, Int; but got %s instead (while "
+                          "checking arguments for embedding_renorm_)",
+                          fn, clt_dtype_name(indices->dtype));
+    int64_t n = indices->numel;
+    if (n == 0 || weight->numel == 0)
+        return clt__ok();
+    clt_tensor *idx = NULL, *rows = NULL, *nrm = NULL, *n64 = NULL, *big = NULL, *keep = NULL,
+               *den = NULL, *sc = NULL, *sc1 = NULL, *scw = NULL, *upd = NULL;
+    int was = clt_set_grad_enabled(0); /* torch's no_grad: nothing is recorded */
+    CLT__TRY(clt__contiguous_as(fn, indices, CLT_INT64, &idx));
+    clt_tensor *flat = NULL;
+    CLT__TRY(clt__reshape(idx, 1, &n, &flat, fn));
+    clt_tensor_free(idx);
+    idx = flat;
+    CLT__TRY(clt__index_select(weight, 0, idx, &rows, fn));
+    CLT__TRY(clt__vector_norm_dim_rec(fn, rows, norm_type, 1, 1, &nrm));
+    CLT__TRY(clt__to_dtype(nrm, CLT_FLOAT64, &n64, fn));
+    CLT__TRY(clt__gt_scalar_in(fn, n64, max_norm, &big));
+    CLT__TRY(clt__logical_not_in(fn, big, &keep));
+    CLT__TRY(clt__add_scalar_in(fn, n64, 1e-7, &den));
+    CLT__TRY(clt__rdiv_scalar_in(fn, den, max_norm, &sc));
+    CLT__TRY(clt__masked_fill(sc, keep, 1.0, &sc1, fn));
+    CLT__TRY(clt__to_dtype(sc1, weight->dtype, &scw, fn));
+    CLT__TRY(clt__mul_in(fn, rows, scw, &upd));
+    /* a row named twice gets the same new value from each of its entries */
+    CLT__TRY(clt_index_copy_(weight, 0, idx, upd)); /* moves its version */
+done:
+    clt_set_grad_enabled(was);
+    clt_tensor_free(idx);
+    clt_tensor_free(rows);
+    clt_tensor_free(nrm);
+    clt_tensor_free(n64);
+    clt_tensor_free(big);
+    clt_tensor_free(keep);
+    clt_tensor_free(den);
+    clt_tensor_free(sc);
+    clt_tensor_free(sc1);
+    clt_tensor_free(scw);
+    clt_tensor_free(upd);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_embedding_renorm_(clt_tensor *weight, const clt_tensor *indices, double max_norm,
+                                 double norm_type)
+{
+    return clt__embedding_renorm_("clt_embedding_renorm_", weight, indices, max_norm,
+                                  norm_type);
+}
+
+clt_status clt__embedding_opts_rec(const char *fn, clt_tensor *weight, const clt_tensor *indices,
+                                   const clt_embedding_opts *opts, clt_tensor **out)
+{
+    static const clt_embedding_opts defaults = CLT_EMBEDDING_DEFAULTS;
+    const clt_embedding_opts *o = opts ? opts : &defaults;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(weight, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    int64_t pad = -1;
+    if (weight->ndim == 2) {
+        clt_status st = clt__padding_idx(o->padding_idx, weight->shape[0], &pad, fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    if (o->max_norm) {
+        clt_status st = clt__embedding_renorm_(fn, weight, indices, *o->max_norm, o->norm_type);
+        if (st != CLT_OK)
+            return st;
+    }
+    return clt__embedding_rec(fn, weight, indices, pad, o->scale_grad_by_freq, out);
+}
+
+clt_status clt_embedding_with_opts(clt_tensor *weight, const clt_tensor *indices,
+                                   const clt_embedding_opts *opts, clt_tensor **out)
+{
+    return clt__embedding_opts_rec("clt_embedding_with_opts", weight, indices, opts, out);
 }
 
 clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *indices,
@@ -377,7 +526,7 @@ clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *indices,
         if (st != CLT_OK)
             return st;
     }
-    return clt__embedding_rec(fn, weight, indices, pad, out);
+    return clt__embedding_rec(fn, weight, indices, pad, 0, out);
 }
 
 clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
@@ -1238,7 +1387,7 @@ static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
     int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
     int64_t zs[2] = {1, D}, col[2] = {ne, 1};
     double lo = 0, hi = (double)(w->shape[0] - 1);
-    enum { BAGS, ZROW, GEXT, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, NT };
+    enum { BAGS, ZROW, GEXT, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, GW, NT };
     clt_tensor *x[NT] = {NULL};
     clt_status st = CLT_OK;
     CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
@@ -1274,7 +1423,12 @@ static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
             CLT__TRY(clt__alias_grad(x[SEL], &x[ROWS]));
         }
         CLT__TRY(clt__full(g->dev, g->dtype, 2, w->shape, 0.0, &x[Z]));
-        CLT__TRY(clt_index_add(x[Z], 0, x[IC], x[ROWS], 1, &gin[0]));
+        if (n->i[4]) { /* scale_grad_by_freq */
+            CLT__TRY(clt_index_add(x[Z], 0, x[IC], x[ROWS], 1, &x[GW]));
+            CLT__TRY(freq_scaled(x[GW], sv->idx, &gin[0]));
+        } else {
+            CLT__TRY(clt_index_add(x[Z], 0, x[IC], x[ROWS], 1, &gin[0]));
+        }
     }
     if (psw && n->nin > 1 && CLT__NEED(n, 1)) {
         CLT__TRY(clt__index_select_rec(fn, w, 0, x[IC], &x[WSEL]));
@@ -1289,7 +1443,8 @@ done:
 }
 
 /* i[0] the mode, i[1] padding_idx (or -1), i[2] whether per-sample weights
- * were given, i[3] whether an aux tensor was saved.  saved: weight, the
+ * were given, i[3] whether an aux tensor was saved, i[4]
+ * scale_grad_by_freq.  saved: weight, the
  * int64 indices and offsets, then the per-sample weights and aux (the
  * maxima's entries or the bags' sizes) when there are.  In a pass that
  * creates a graph, the same as recorded ops (clt__twice). */
@@ -1300,25 +1455,49 @@ static clt_status bw_embedding_bag(clt__node *n, const clt_tensor *g, clt_tensor
                          n->i[1]};
     if (clt__creating_graph())
         return embedding_bag_twice(n, g, &sv, psw, gin);
-    return clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0],
-                                       CLT__NEED(n, 0) ? &gin[0] : NULL,
-                                       n->nin > 1 && CLT__NEED(n, 1) ? &gin[1] : NULL);
+    clt_tensor *gw = NULL;
+    clt_status st = clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0],
+                                                CLT__NEED(n, 0) ? &gw : NULL,
+                                                n->nin > 1 && CLT__NEED(n, 1) ? &gin[1] : NULL);
+    if (st == CLT_OK && gw && n->i[4]) {
+        st = freq_scaled(gw, sv.idx, &gin[0]);
+    } else {
+        gin[0] = gw;
+        gw = NULL;
+    }
+    clt_tensor_free(gw);
+    return st;
 }
 
-clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
-                                  const clt_tensor *input, const clt_tensor *offsets,
-                                  clt_bag_mode mode, const clt_tensor *per_sample_weights,
-                                  const int64_t *padding_idx, int include_last_offset,
-                                  clt_tensor **out)
+clt_status clt__embedding_bag_rec(const char *fn, clt_tensor *weight, const clt_tensor *input,
+                                  const clt_tensor *offsets,
+                                  const clt_tensor *per_sample_weights,
+                                  const clt_embedding_bag_opts *opts, clt_tensor **out)
 {
+    static const clt_embedding_bag_opts defaults = CLT_EMBEDDING_BAG_DEFAULTS;
+    const clt_embedding_bag_opts *o = opts ? opts : &defaults;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(weight, fn);
     CLT__REQUIRE_ARG(input, fn);
     clt__bag_saved sv;
     const clt_tensor *psw = per_sample_weights;
-    clt_status st = clt__embedding_bag(weight, input, offsets, (int)mode, psw, padding_idx,
-                                       include_last_offset, out, &sv, fn);
+    const clt_bag_mode mode = o->mode;
+    clt_status st;
+    if (o->scale_grad_by_freq || o->max_norm) { /* checked before weight changes */
+        if ((st = clt__embedding_bag_check(weight, input, offsets, (int)mode, psw,
+                                           o->padding_idx, o->include_last_offset, fn)) != CLT_OK)
+            return st;
+        if (o->scale_grad_by_freq && mode == CLT_BAG_MAX)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: max mode does not support scaling the gradient by the "
+                              "frequency", fn);
+    }
+    if (o->max_norm &&
+        (st = clt__embedding_renorm_(fn, weight, input, *o->max_norm, o->norm_type)) != CLT_OK)
+        return st;
+    st = clt__embedding_bag(weight, input, offsets, (int)mode, psw, o->padding_idx,
+                            o->include_last_offset, out, &sv, fn);
     const clt_tensor *in[2] = {weight, psw};
     const clt_tensor *saved[5] = {weight, sv.idx, sv.off, psw ? psw : sv.aux, sv.aux};
     int nsaved = 3 + (psw != NULL) + (sv.aux != NULL);
@@ -1331,6 +1510,7 @@ clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
         n->i[1] = sv.pad;
         n->i[2] = psw != NULL;
         n->i[3] = sv.aux != NULL;
+        n->i[4] = o->scale_grad_by_freq != 0;
     }
     clt_tensor_free(sv.idx);
     clt_tensor_free(sv.off);
@@ -1343,6 +1523,20 @@ clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor *input,
                              const clt_tensor *per_sample_weights, const int64_t *padding_idx,
                              int include_last_offset, clt_tensor **out)
 {
-    return clt__embedding_bag_rec("clt_embedding_bag", weight, input, offsets, mode,
-                                  per_sample_weights, padding_idx, include_last_offset, out);
+    clt_embedding_bag_opts o = CLT_EMBEDDING_BAG_DEFAULTS;
+    o.mode = mode;
+    o.padding_idx = padding_idx;
+    o.include_last_offset = include_last_offset;
+    /* without max_norm the weight is only read */
+    return clt__embedding_bag_rec("clt_embedding_bag", (clt_tensor *)weight, input, offsets,
+                                  per_sample_weights, &o, out);
+}
+
+clt_status clt_embedding_bag_with_opts(clt_tensor *weight, const clt_tensor *input,
+                                       const clt_tensor *offsets,
+                                       const clt_tensor *per_sample_weights,
+                                       const clt_embedding_bag_opts *opts, clt_tensor **out)
+{
+    return clt__embedding_bag_rec("clt_embedding_bag_with_opts", weight, input, offsets,
+                                  per_sample_weights, opts, out);
 }

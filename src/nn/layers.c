@@ -786,31 +786,45 @@ clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out)
 
 /* ---- Embedding --------------------------------------------------------------------- */
 
-/* i[0] the padding row (wrapped), or -1. */
+/* i[0] the padding row (wrapped), or -1; i[1] whether max_norm is given,
+ * f[0] max_norm, f[1] norm_type; i[2] scale_grad_by_freq. */
 static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     clt_status st = clt__module_check_device(m, x, "Embedding");
     if (st != CLT_OK)
         return st;
-    return clt__embedding_rec("Embedding", m->params[0], x, m->i[0], out);
+    clt_embedding_opts o = {m->i[0] >= 0 ? &m->i[0] : NULL, m->i[1] ? &m->f[0] : NULL, m->f[1],
+                            (int)m->i[2]};
+    return clt__embedding_opts_rec("Embedding", m->params[0], x, &o, out);
 }
 
 static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL, NULL};
 
+/* The settings of opts (NULL: the defaults) on m, padding_idx wrapped
+ * into pad. */
+static void embedding_settings(clt_module *m, int64_t pad, const clt_embedding_opts *o)
+{
+    m->i[0] = pad;
+    m->i[1] = o && o->max_norm;
+    m->f[0] = o && o->max_norm ? *o->max_norm : 0.0;
+    m->f[1] = o ? o->norm_type : 2.0;
+    m->i[2] = o && o->scale_grad_by_freq;
+}
+
 static clt_status embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
-                                  const int64_t *padding_idx, clt_generator *gen,
+                                  const clt_embedding_opts *opts, clt_generator *gen,
                                   clt_module **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
     int64_t pad = -1;
-    clt_status st = clt__padding_idx(padding_idx, num_embeddings, &pad, fn);
+    clt_status st = clt__padding_idx(opts ? opts->padding_idx : NULL, num_embeddings, &pad, fn);
     if (st == CLT_OK)
         st = clt__embedding_table(&embedding_ops, dev, num_embeddings, embedding_dim, pad, gen,
                                   out, fn);
     if (st == CLT_OK)
-        (*out)->i[0] = pad;
+        embedding_settings(*out, pad, opts);
     return st;
 }
 
@@ -825,8 +839,76 @@ clt_status clt_embedding_layer_ex(clt_device *dev, int64_t num_embeddings,
                                   int64_t embedding_dim, const int64_t *padding_idx,
                                   clt_generator *gen, clt_module **out)
 {
-    return embedding_layer(dev, num_embeddings, embedding_dim, padding_idx, gen, out,
+    clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+    o.padding_idx = padding_idx;
+    return embedding_layer(dev, num_embeddings, embedding_dim, &o, gen, out,
                            "clt_embedding_layer_ex");
+}
+
+clt_status clt_embedding_layer_with_opts(clt_device *dev, int64_t num_embeddings,
+                                         int64_t embedding_dim, const clt_embedding_opts *opts,
+                                         clt_generator *gen, clt_module **out)
+{
+    return embedding_layer(dev, num_embeddings, embedding_dim, opts, gen, out,
+                           "clt_embedding_layer_with_opts");
+}
+
+clt_status clt_embedding_layer_from_pretrained(const clt_tensor *embeddings, int freeze,
+                                               const clt_embedding_opts *opts,
+                                               clt_module **out)
+{
+    static const char fn[] = "clt_embedding_layer_from_pretrained";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(embeddings, fn);
+    char s1[160];
+    if (embeddings->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Embeddings parameter is expected to be 2-dimensional, but has "
+                          "shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, embeddings->ndim, embeddings->shape));
+    clt_status st = clt__check_floating(embeddings, "embeddings", fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t pad = -1;
+    if ((st = clt__padding_idx(opts ? opts->padding_idx : NULL, embeddings->shape[0], &pad, fn)) !=
+        CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    clt_tensor *w = NULL;
+    CLT__TRY(clt__module_new(&embedding_ops, embeddings->dev, &m));
+    /* torch's Parameter(embeddings): the same storage, the padding row as
+     * it is */
+    CLT__TRY(clt__error_in(clt_detach(embeddings, &w), fn));
+    CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
+    if (freeze)
+        CLT__TRY(clt_set_requires_grad(m->params[0], 0));
+    embedding_settings(m, pad, opts);
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(w);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_embedding_layer_padding_idx(const clt_module *m, int *has_padding_idx,
+                                           int64_t *padding_idx)
+{
+    static const char fn[] = "clt_embedding_layer_padding_idx";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(has_padding_idx, fn);
+    CLT__REQUIRE_ARG(padding_idx, fn);
+    int64_t pad;
+    if (m->ops == &embedding_ops)
+        pad = m->i[0];
+    else if (!clt__embedding_bag_pad(m, &pad))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the module is a %s, not an Embedding or EmbeddingBag", fn,
+                          m->ops->name);
+    *has_padding_idx = pad >= 0;
+    *padding_idx = pad;
+    return clt__ok();
 }
 
 clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,

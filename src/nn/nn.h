@@ -176,6 +176,10 @@ clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
                                 int64_t num_embeddings, int64_t embedding_dim, int64_t pad,
                                 clt_generator *gen, clt_module **out, const char *fn);
 
+/* Whether m is an EmbeddingBag, and then its padding row (wrapped), or -1,
+ * in *pad (src/nn/shape.c). */
+bool clt__embedding_bag_pad(const clt_module *m, int64_t *pad);
+
 /* The kinds of recurrent cell (rnn.c's and cells.c's). */
 enum { CLT__CELL_TANH, CLT__CELL_RELU, CLT__CELL_LSTM, CLT__CELL_GRU };
 

@@ -338,7 +338,8 @@ clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
 /* ---- EmbeddingBag ------------------------------------------------------------------ */
 
 /* i[0] the mode, i[1] include_last_offset, i[2] whether padding_idx is
- * given, i[3] padding_idx. */
+ * given, i[3] padding_idx, i[4] whether max_norm is given, f[0] max_norm,
+ * f[1] norm_type, i[5] scale_grad_by_freq. */
 static clt_status embedding_bag_run(clt_module *m, const clt_tensor *input,
                                     const clt_tensor *offsets, const clt_tensor *psw,
                                     clt_tensor **out, const char *fn)
@@ -346,8 +347,9 @@ static clt_status embedding_bag_run(clt_module *m, const clt_tensor *input,
     clt_status st = clt__module_check_device(m, input, fn);
     if (st != CLT_OK)
         return st;
-    return clt__embedding_bag_rec(fn, m->params[0], input, offsets, (clt_bag_mode)m->i[0], psw,
-                                  m->i[2] ? &m->i[3] : NULL, (int)m->i[1], out);
+    clt_embedding_bag_opts o = {(clt_bag_mode)m->i[0], m->i[2] ? &m->i[3] : NULL, (int)m->i[1],
+                                m->i[4] ? &m->f[0] : NULL, m->f[1], (int)m->i[5]};
+    return clt__embedding_bag_rec(fn, m->params[0], input, offsets, psw, &o, out);
 }
 
 static clt_status embedding_bag_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -358,34 +360,71 @@ static clt_status embedding_bag_forward(clt_module *m, const clt_tensor *x, clt_
 static const clt__module_ops embedding_bag_ops = {"EmbeddingBag", embedding_bag_forward, NULL,
                                                   NULL};
 
-clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
-                                   int64_t embedding_dim, clt_bag_mode mode,
-                                   const int64_t *padding_idx, int include_last_offset,
-                                   clt_generator *gen, clt_module **out)
+bool clt__embedding_bag_pad(const clt_module *m, int64_t *pad)
 {
-    static const char fn[] = "clt_embedding_bag_layer";
+    if (m->ops != &embedding_bag_ops)
+        return false;
+    *pad = m->i[2] ? m->i[3] : -1;
+    return true;
+}
+
+static clt_status embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                      int64_t embedding_dim, const clt_embedding_bag_opts *o,
+                                      clt_generator *gen, clt_module **out, const char *fn)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    if ((int)mode < 0 || (int)mode > 2)
+    if ((int)o->mode < 0 || (int)o->mode > 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)mode);
+                          "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)o->mode);
+    if (o->scale_grad_by_freq && o->mode == CLT_BAG_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: max mode does not support scaling the gradient by the frequency",
+                          fn);
     int64_t pad = -1;
-    clt_status st = clt__padding_idx(padding_idx, num_embeddings, &pad, fn);
+    clt_status st = clt__padding_idx(o->padding_idx, num_embeddings, &pad, fn);
     if (st != CLT_OK)
         return st;
     clt_module *m = NULL;
     CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, pad,
                                   gen, &m, fn));
-    m->i[0] = mode;
-    m->i[1] = include_last_offset != 0;
+    m->i[0] = o->mode;
+    m->i[1] = o->include_last_offset != 0;
     m->i[2] = pad >= 0;
     m->i[3] = pad;
+    m->i[4] = o->max_norm != NULL;
+    m->f[0] = o->max_norm ? *o->max_norm : 0.0;
+    m->f[1] = o->norm_type;
+    m->i[5] = o->scale_grad_by_freq != 0;
     *out = m;
     m = NULL;
 done:
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                   int64_t embedding_dim, clt_bag_mode mode,
+                                   const int64_t *padding_idx, int include_last_offset,
+                                   clt_generator *gen, clt_module **out)
+{
+    clt_embedding_bag_opts o = CLT_EMBEDDING_BAG_DEFAULTS;
+    o.mode = mode;
+    o.padding_idx = padding_idx;
+    o.include_last_offset = include_last_offset;
+    return embedding_bag_layer(dev, num_embeddings, embedding_dim, &o, gen, out,
+                               "clt_embedding_bag_layer");
+}
+
+clt_status clt_embedding_bag_layer_with_opts(clt_device *dev, int64_t num_embeddings,
+                                             int64_t embedding_dim,
+                                             const clt_embedding_bag_opts *opts,
+                                             clt_generator *gen, clt_module **out)
+{
+    static const clt_embedding_bag_opts defaults = CLT_EMBEDDING_BAG_DEFAULTS;
+    return embedding_bag_layer(dev, num_embeddings, embedding_dim, opts ? opts : &defaults, gen,
+                               out, "clt_embedding_bag_layer_with_opts");
 }
 
 /* The inputs of clt_embedding_bag_forward besides the indices, for its run

@@ -131,6 +131,15 @@ static clt_status bag_check(const clt_tensor *w, const clt_tensor *input,
     return CLT_OK;
 }
 
+clt_status clt__embedding_bag_check(const clt_tensor *w, const clt_tensor *input,
+                                    const clt_tensor *offsets, int mode, const clt_tensor *psw,
+                                    const int64_t *padding_idx, int include_last_offset,
+                                    const char *fn)
+{
+    int64_t pad;
+    return bag_check(w, input, offsets, mode, psw, padding_idx, include_last_offset, &pad, fn);
+}
+
 clt_status clt__embedding_bag(const clt_tensor *w, const clt_tensor *input,
                               const clt_tensor *offsets, int mode, const clt_tensor *psw,
                               const int64_t *padding_idx, int include_last_offset,
