@@ -794,6 +794,8 @@ Test(loss_more, ctc_dtypes_and_forms)
      * rows other than the batch, concatenated targets other than the
      * lengths' sum, a NaN target */
     clt_tensor *c64 = NULL, *fl = NULL, *short_tg = NULL, *cat = NULL, *nan_t = NULL;
+    assert_error(clt_ctc_loss(x, tg, il, tl, 0, (clt_reduction)-1, 0, &out),
+                 CLT_ERR_INVALID_ARGUMENT, NULL);
     CHECK(clt_to_dtype(tl, CLT_BOOL, &bl));
     assert_error(clt_ctc_loss(x, tg, il, bl, 0, CLT_REDUCTION_SUM, 0, &out),
                  CLT_ERR_DTYPE_MISMATCH, "target_lengths must be integral");

@@ -57,6 +57,10 @@ static clt_status floating(const char *fn, int n, const clt_tensor *const *t, cl
                       clt_dtype_name(d));
 }
 
+/* start's reduction for a function that takes none (a caller's negative
+ * reduction is refused like any other outside the enum). */
+#define NO_REDUCTION INT_MIN
+
 /* The checks every loss starts with: out, the operands (NULL where
  * optional past nreq; names[k] is t[k]'s), one device, a floating promoted
  * dtype and the reduction. */
@@ -75,7 +79,7 @@ static clt_status start(const char *fn, const char *const *names, int nreq, int 
     clt_dtype ct;
     if ((st = floating(fn, nreq, t, &ct)) != CLT_OK)
         return st;
-    return reduction < 0 ? CLT_OK : clt__loss_check_reduction(reduction, fn);
+    return reduction == NO_REDUCTION ? CLT_OK : clt__loss_check_reduction(reduction, fn);
 }
 
 /* ---- margin ranking, hinge embedding, soft margin --------------------------------- */
@@ -559,7 +563,7 @@ clt_status clt_pairwise_distance(const clt_tensor *x1, const clt_tensor *x2, dou
 {
     const char *fn = "clt_pairwise_distance";
     const clt_tensor *t[2] = {x1, x2};
-    clt_status st = start(fn, (const char *[]){"x1", "x2"}, 2, 2, t, -1, out);
+    clt_status st = start(fn, (const char *[]){"x1", "x2"}, 2, 2, t, NO_REDUCTION, out);
     if (st != CLT_OK)
         return st;
     if (p < 0 || isnan(p))
