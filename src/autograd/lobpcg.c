@@ -875,12 +875,11 @@ done:
     return st;
 }
 
-clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const clt_tensor *x,
-                      int64_t n, const clt_tensor *ik, int64_t niter, const double *tol,
-                      int largest, const char *method, const clt_lobpcg_ortho *ortho,
-                      clt_generator *gen, clt_tensor **eigenvalues, clt_tensor **eigenvectors)
+/* The outputs NULL, the required arguments (a: A, dense or sparse) and
+ * w's start for the public function fn. */
+static clt_status lob_start(lob *w, const char *fn, const void *a, const clt_tensor *ik,
+                            clt_tensor **eigenvalues, clt_tensor **eigenvectors)
 {
-    static const char fn[] = "clt_lobpcg";
     if (eigenvalues)
         *eigenvalues = NULL;
     if (eigenvectors)
@@ -888,12 +887,24 @@ clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const
     CLT__REQUIRE_ARG(eigenvalues, fn);
     CLT__REQUIRE_ARG(eigenvectors, fn);
     CLT__REQUIRE_ARG(a, fn);
+    memset(w, 0, sizeof *w);
+    w->fn = fn;
+    w->iK = ik;
+    return CLT_OK;
+}
+
+clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const clt_tensor *x,
+                      int64_t n, const clt_tensor *ik, int64_t niter, const double *tol,
+                      int largest, const char *method, const clt_lobpcg_ortho *ortho,
+                      clt_generator *gen, clt_tensor **eigenvalues, clt_tensor **eigenvectors)
+{
+    static const char fn[] = "clt_lobpcg";
     lob w;
-    memset(&w, 0, sizeof w);
-    w.fn = fn;
+    clt_status st = lob_start(&w, fn, a, ik, eigenvalues, eigenvectors);
+    if (st != CLT_OK)
+        return st;
     w.dev = a->dev;
-    w.iK = ik;
-    clt_status st = check_args(fn, a, a->ndim, a->shape, b, b ? b->ndim : 0, b ? b->shape : NULL,
+    st = check_args(fn, a, a->ndim, a->shape, b, b ? b->ndim : 0, b ? b->shape : NULL,
                                x, ik);
     if (st == CLT_OK)
         st = set_params(&w, a->shape[a->ndim - 1], a->dtype, x, k, n, niter, tol, largest,
@@ -982,22 +993,15 @@ clt_status clt_lobpcg_sparse(const clt_sparse *a, int64_t k, const clt_sparse *b
                              clt_tensor **eigenvalues, clt_tensor **eigenvectors)
 {
     static const char fn[] = "clt_lobpcg_sparse";
-    if (eigenvalues)
-        *eigenvalues = NULL;
-    if (eigenvectors)
-        *eigenvectors = NULL;
-    CLT__REQUIRE_ARG(eigenvalues, fn);
-    CLT__REQUIRE_ARG(eigenvectors, fn);
-    CLT__REQUIRE_ARG(a, fn);
     lob w;
-    memset(&w, 0, sizeof w);
-    w.fn = fn;
-    w.iK = ik;
+    clt_status st = lob_start(&w, fn, a, ik, eigenvalues, eigenvectors);
+    if (st != CLT_OK)
+        return st;
     clt_tensor *va = NULL, *vb = NULL, *xd = NULL;
     clt_tensor *outs[2] = {NULL, NULL};
     clt_sparse *sat = NULL, *sbt = NULL;
     const int64_t *shape = clt_sparse_shape(a);
-    clt_status st = sparse_operand(fn, a, "A", &va);
+    st = sparse_operand(fn, a, "A", &va);
     if (st == CLT_OK && b)
         st = sparse_operand(fn, b, "B", &vb);
     if (st == CLT_OK)
