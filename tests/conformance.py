@@ -5464,6 +5464,7 @@ def ctc_cases():
                   lambda x, t, a, b, o, rn=rn: L.clt_ctc_loss(x, t, a, b, 0, RED[rn], 0, o),
                   [lp[:, 0], torch.tensor([1, 3, 3]), torch.tensor(6), torch.tensor(3)],
                   tol="red")
+    ctc_forms()
     f = torch.float32
     lp = torch.randn(5, 2, 4, generator=G).log_softmax(-1)
     ok_t = torch.tensor([[1, 2], [3, 1]])
@@ -5475,6 +5476,54 @@ def ctc_cases():
               lambda x, tt, aa, bb, bl=bl: F.ctc_loss(x, tt, aa, bb, bl),
               lambda x, tt, aa, bb, o, bl=bl: L.clt_ctc_loss(x, tt, aa, bb, bl, 0, 0, o),
               [lp, t, torch.tensor(a), torch.tensor(b)])
+
+
+def ctc_forms():
+    """ctc_loss: every reduction of the unbatched forms torch takes ([S] or
+    [1, S] targets, 0-d or [1] lengths), targets and lengths of other dtypes
+    (torch converts them to int64: integer lengths, mixed; integer, bool
+    and float targets) and torch's refusals there (lengths that are not
+    integers, padded rows other than N, concatenated targets other than the
+    lengths' sum)."""
+    lp = torch.randn(6, 3, 5, generator=G, dtype=torch.float64).log_softmax(-1)
+    T = torch.tensor
+    for rn in ("mean", "sum", "none"):
+        for tg, il, tl in (([1, 3, 3], T(6), T(3)), ([[1, 3, 3]], T([6]), T([3])),
+                           ([[1, 3, 3, 0]], T(5), T([2])), ([2, 2], T([[4]]), T(2)),
+                           ([], T(4), T(0))):
+            for zi in (0, 1):
+                check("ctc_loss unbatched %s %s il %s tl %s zi %d" % (
+                          rn, list(T(tg).shape), list(il.shape), list(tl.shape), zi),
+                      lambda x, t, a, b, rn=rn, zi=zi: F.ctc_loss(x, t, a, b, 0, rn, bool(zi)),
+                      lambda x, t, a, b, o, rn=rn, zi=zi: L.clt_ctc_loss(x, t, a, b, 0, RED[rn],
+                                                                      zi, o),
+                      [lp[:, 1], T(tg, dtype=torch.int64), il, tl], tol="red")
+    tg = T([[1, 2, 2, 0], [3, 0, 0, 0], [4, 4, 1, 1]])
+    il, tl = T([6, 5, 3]), T([3, 1, 4])
+    ints = (torch.int32, torch.int16, torch.int8, torch.uint8, torch.int64)
+    for i, (a, b, c) in enumerate((ints[i], ints[(i + 1) % 5], ints[(i + 3) % 5])
+                                  for i in range(5)):
+        for rn in ("sum", "none"):
+            check("ctc_loss targets %s input_lengths %s target_lengths %s %s" % (a, b, c, rn),
+                  lambda x, t, p, q, rn=rn: F.ctc_loss(x, t, p, q, 0, rn, True),
+                  lambda x, t, p, q, o, rn=rn: L.clt_ctc_loss(x, t, p, q, 0, RED[rn], 1, o),
+                  [lp, tg.to(a), il.to(b), tl.to(c)], tol="red")
+    ft = tg.double() + T([[0.5, 0.25, 0.9, -0.75]] * 3, dtype=torch.float64)
+    for t, what in ((ft, "float64"), (ft.float(), "float32"), (tg.bool(), "bool"),
+                    (T([1, 2, 2, 3, 4, 4, 1, 1], dtype=torch.int32), "int32 concatenated")):
+        check("ctc_loss %s targets" % what, lambda x, t, p, q: F.ctc_loss(x, t, p, q, 0, "none"),
+              lambda x, t, p, q, o: L.clt_ctc_loss(x, t, p, q, 0, 2, 0, o),
+              [lp, t, il, tl if t.dtype != torch.bool else T([3, 1, 2])], tol="red")
+    for what, t, a, b in (("float input_lengths", tg, il.double(), tl),
+                          ("bool target_lengths", tg, il, T([True, True, False])),
+                          ("float target_lengths", tg, il, tl.float()),
+                          ("padded rows past N", T([[1, 2, 2, 0]] * 4), il, tl),
+                          ("padded rows short of N", tg[:2], il, tl),
+                          ("concatenated past the sum", T([1, 2, 2, 3, 4, 4, 1, 1, 2]), il, tl),
+                          ("unbatched 2 rows", T([[1, 2], [1, 2]]), il[:1], tl[:1])):
+        x = lp[:, 0] if what.startswith("unbatched") else lp
+        check("ctc_loss refuses %s" % what, lambda x, t, p, q: F.ctc_loss(x, t, p, q),
+              lambda x, t, p, q, o: L.clt_ctc_loss(x, t, p, q, 0, 0, 0, o), [x, t, a, b])
 
 
 def _with_w(call, w):
@@ -16316,6 +16365,115 @@ def histobs():
                "quant_min": -128, "quant_max": 127}, grow[:3], fq=True)
 
 
+def lobpcg_sparse():
+    """torch.lobpcg with a sparse A (and B) in COO, CSR and CSC from the
+    same X: the values after 3 steps and at convergence, and the vectors
+    (squared: their signs are arbitrary), both methods; with B; a sparse A
+    that requires grad runs on (A + A^T) / 2 and refuses its backward as
+    torch's."""
+    proto("clt_lobpcg", [P, C.c_int64, P, P, C.c_int64, P, C.c_int64, C.POINTER(C.c_double),
+                         C.c_int, C.c_char_p, P, P, PP, PP])
+    proto("clt_lobpcg_sparse", [P, C.c_int64, P, P, C.c_int64, P, C.c_int64,
+                                C.POINTER(C.c_double), C.c_int, C.c_char_p, P, P, PP, PP])
+    proto("clt_sparse_free", [P], None)
+    proto("clt_tensor_to_sparse", [P, C.c_int, PP])
+    for n in ("csr", "csc"):
+        proto("clt_tensor_to_sparse_%s" % n, [P, PP])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_sum", [P, PP])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_tensor_free", [P], None)
+
+    def sparse(d, lay):
+        h, s = upload(d), P()
+        st = (L.clt_tensor_to_sparse(h, 2, C.byref(s)) if lay == "coo" else
+              getattr(L, "clt_tensor_to_sparse_" + lay)(h, C.byref(s)))
+        assert st == 0, L.clt_last_error()
+        return h, s
+
+    def to_torch(d, lay):
+        return d.to_sparse() if lay == "coo" else getattr(d, "to_sparse_" + lay)()
+
+    m, k, n = 12, 2, 3
+    for dt in FLOATS:
+        q = torch.randn(m, m, generator=G, dtype=torch.float64)
+        a = q @ q.T / m + torch.diag(torch.arange(m, dtype=torch.float64))
+        a = (a * ((torch.arange(m)[:, None] + torch.arange(m)) % 3 != 1)).to(dt)
+        b = (torch.eye(m, dtype=torch.float64) * (1 + torch.arange(m) / 8.0)).to(dt)
+        x = torch.randn(m, n, generator=G, dtype=torch.float64).to(dt)
+        tol = 2e-4 if dt == torch.float32 else 1e-9
+        for lay in ("coo", "csr", "csc"):
+            for method in ("ortho", "basic"):
+                for withb in (0, 1):
+                    # "basic" breaks down near convergence (torch's Cholesky too)
+                    for niter in ((3, -1) if method == "ortho" else (3,)):
+                        name = "lobpcg_sparse %s %s %s B %d niter %d" % (dt, lay, method,
+                                                                        withb, niter)
+                        et, vt = torch.lobpcg(to_torch(a, lay), k=k,
+                                              B=to_torch(b, lay) if withb else None,
+                                              X=x.clone(), niter=niter, method=method)
+                        ha, sa = sparse(a, lay)
+                        hb, sb = sparse(b, lay) if withb else (None, None)
+                        hx = upload(x)
+                        e, v = P(0xdead), P(0xdead)
+                        st = L.clt_lobpcg_sparse(sa, k, sb, hx, 0, None, niter, None, 1,
+                                                 method.encode(), None, None, C.byref(e),
+                                                 C.byref(v))
+                        if st:
+                            fail(name, "cltensor fails: %s" % L.clt_last_error())
+                        else:
+                            ge, gv = download(e)[0], download(v)[0]
+                            scale = float(et.abs().max())
+                            ok(name + " values", np.abs(ge - et.numpy()).max() <= tol * scale,
+                               "%s, torch %s" % (ge, et))
+                            ok(name + " vectors", np.abs(gv ** 2 - vt.numpy() ** 2).max() <=
+                               (1e-3 if dt == torch.float32 else 1e-7),
+                               "off by %g" % np.abs(gv ** 2 - vt.numpy() ** 2).max())
+                            L.clt_tensor_free(e)
+                            L.clt_tensor_free(v)
+                        for h in (ha, hb, hx):
+                            L.clt_tensor_free(h)
+                        L.clt_sparse_free(sa)
+                        L.clt_sparse_free(sb)
+    # a sparse A that requires grad (not symmetric: torch symmetrises it);
+    # torch's backward refuses sparse inputs
+    a = torch.randn(m, m, generator=G, dtype=torch.float64) + torch.diag(
+        torch.arange(m, dtype=torch.float64)) * 3
+    x = torch.randn(m, n, generator=G, dtype=torch.float64)
+    ta = a.to_sparse().requires_grad_()
+    et, vt = torch.lobpcg(ta, k=k, X=x.clone(), niter=3)
+    try:
+        et.sum().backward()
+        terr = None
+    except Exception as ex:
+        terr = str(ex)
+    ha = upload(a)
+    assert L.clt_set_requires_grad(ha, 1) == 0
+    sa = P()
+    assert L.clt_tensor_to_sparse(ha, 2, C.byref(sa)) == 0
+    hx = upload(x)
+    e, v, s = P(), P(), P()
+    st = L.clt_lobpcg_sparse(sa, k, None, hx, 0, None, 3, None, 1, None, None, None, C.byref(e),
+                             C.byref(v))
+    if st:
+        fail("lobpcg_sparse requires grad", "cltensor fails: %s" % L.clt_last_error())
+    else:
+        ge = download(e)[0]
+        ok("lobpcg_sparse requires grad values", np.abs(ge - et.detach().numpy()).max() <= 1e-9 *
+           float(et.abs().max()), "%s, torch %s" % (ge, et))
+        assert L.clt_sum(e, C.byref(s)) == 0
+        bst = L.clt_backward(s, None, 0)
+        ok("lobpcg_sparse backward refused", terr is not None and bst != 0 and
+           "does not support sparse input" in L.clt_last_error().decode() and
+           "does not support sparse input" in terr, "status %d: %s, torch %s" % (
+               bst, L.clt_last_error(), terr))
+        for h in (e, v, s):
+            L.clt_tensor_free(h)
+    L.clt_tensor_free(ha)
+    L.clt_tensor_free(hx)
+    L.clt_sparse_free(sa)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -16356,7 +16514,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding, embedding_opts]
+                embedding_padding, embedding_opts, lobpcg_sparse]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -12,6 +12,7 @@
  * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
  * the statistics of reduce.h (group stats),
  * fake quantization, observers and FakeQuantize (group quant),
+ * clt_ctc_loss (group ctc), clt_lobpcg_sparse (group lobpcg_sparse),
  * L-BFGS, steps with a closure and optimizer files (group optim2),
  * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
@@ -13097,6 +13098,234 @@ static void op_lobpcg(fz *f)
         tfree(f, own[i], 0);
 }
 
+/* n int64 values of h as a tensor of dtype dt on d (NULL when a call
+ * fails; the failure checked). */
+static clt_tensor *ints_as(fz *f, clt_device *d, clt_dtype dt, int nd, const int64_t *shape,
+                           const int64_t *h)
+{
+    clt_status st;
+    clt_tensor *t = SENT, *c = SENT;
+    CALL("clt_tensor_from_host", clt_tensor_from_host(d, CLT_INT64, nd, shape, h, &t));
+    if (!outcome(f, st, t))
+        return NULL;
+    if (dt == CLT_INT64)
+        return t;
+    CALL("clt_to_dtype", clt_to_dtype(t, dt, &c));
+    tfree(f, t, 0);
+    return outcome(f, st, c) ? c : NULL;
+}
+
+/* clt_ctc_loss: random T, N, C, S (0 among them), input and target lengths
+ * (0, impossible alignments and lengths past T or the targets among
+ * them), padded or concatenated targets (and the unbatched forms), targets
+ * and lengths of the dtypes torch converts and of others, blank,
+ * reductions, zero_infinity, either device; the forward, the backward and
+ * a double backward (refused as torch's in test_loss_more). */
+static void op_ctc(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    int batched = chance(f, 80);
+    int64_t T = (int64_t)pick(f, 7), N = batched ? (int64_t)pick(f, 4) : 1;
+    int64_t C = 1 + (int64_t)pick(f, 5), S = (int64_t)pick(f, 5);
+    clt_dtype dt = chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32;
+    if (chance(f, 5))
+        dt = rand_dtype(f);
+    static const clt_dtype idt[] = {CLT_INT64, CLT_INT32, CLT_INT16, CLT_INT8, CLT_UINT8,
+                                    CLT_FLOAT32, CLT_BOOL, CLT_INT64};
+    clt_dtype tdt = idt[pick(f, 8)], ildt = idt[pick(f, 8)], tldt = idt[pick(f, 8)];
+    if (!chance(f, 10)) /* mostly integers */
+        ildt = idt[pick(f, 5)], tldt = idt[pick(f, 5)];
+    int64_t il[4], tl[4], tg[64], total = 0;
+    for (int64_t b = 0; b < N; b++) {
+        il[b] = (int64_t)pick(f, (uint32_t)T + 1) + (chance(f, 3) ? 1 : 0);
+        tl[b] = (int64_t)pick(f, (uint32_t)S + 1) + (chance(f, 3) ? 1 : 0);
+        total += tl[b];
+    }
+    int padded = chance(f, 50);
+    int64_t rows = N + (chance(f, 3) ? 1 : 0), cnt = padded ? rows * S : total;
+    if (!padded && chance(f, 3))
+        cnt++;
+    for (int64_t i = 0; i < cnt; i++) /* at most 5 rows of 4, or 4 lengths of 5 and 1 */
+        tg[i] = (int64_t)pick(f, (uint32_t)C + (chance(f, 3) ? 1 : 0));
+    int64_t lshape[3] = {T, N, C}, tshape[2] = {rows, S}, one = 1;
+    clt_tensor *lp = NULL, *x = SENT, *tgt, *ilt, *tlt;
+    CALL("clt_randn", clt_randn(f->gen, d, dt, batched ? 3 : 2, batched ? lshape : (int64_t[]){T, C},
+                                &x));
+    if (outcome(f, st, x)) {
+        if (chance(f, 50)) {
+            CALL("clt_set_requires_grad", clt_set_requires_grad(x, 1));
+            status_ok(f, st);
+        }
+        clt_tensor *ls = SENT;
+        CALL("clt_log_softmax", clt_log_softmax(x, -1, &ls));
+        lp = outcome(f, st, ls) ? ls : NULL;
+    } else {
+        x = NULL;
+    }
+    tgt = padded ? ints_as(f, d, tdt, 2, tshape, tg) : ints_as(f, d, tdt, 1, &cnt, tg);
+    /* unbatched lengths: 0-d or [1] */
+    int lnd = batched ? 1 : (int)pick(f, 2);
+    ilt = ints_as(f, f->dev[pick(f, (uint32_t)f->ndev)], ildt, lnd, batched ? &N : &one, il);
+    tlt = ints_as(f, d, tldt, lnd, batched ? &N : &one, tl);
+    int64_t blank = (int64_t)pick(f, (uint32_t)C + 1) - (chance(f, 3) ? 1 : 0);
+    clt_reduction red = rand_reduction(f);
+    int zi = (int)pick(f, 2);
+    CALL("clt_ctc_loss", clt_ctc_loss(chance(f, 3) ? NULL : lp, tgt, ilt, tlt, blank, red, zi, op));
+    if (result(f, st, op, out)) {
+        if ((unsigned)red > CLT_REDUCTION_NONE)
+            die(f, "clt_ctc_loss took reduction %d", (int)red);
+        if (blank < 0 || blank >= C)
+            die(f, "clt_ctc_loss took blank %lld of %lld classes", (long long)blank,
+                (long long)C);
+        if (ildt == CLT_BOOL || ildt == CLT_FLOAT32 || tldt == CLT_BOOL || tldt == CLT_FLOAT32)
+            die(f, "clt_ctc_loss took lengths of dtype %s and %s", clt_dtype_name(ildt),
+                clt_dtype_name(tldt));
+        for (int64_t b = 0; b < N; b++)
+            if (il[b] > T)
+                die(f, "clt_ctc_loss took an input length %lld past T %lld", (long long)il[b],
+                    (long long)T);
+        int wnd = red == CLT_REDUCTION_NONE && batched ? 1 : 0;
+        expect_meta(f, out, wnd, &N, dt, d);
+        clt_tensor *sum = SENT, *g = SENT, *s2 = SENT, *gg = SENT;
+        if (clt_requires_grad(out) && chance(f, 60)) {
+            CALL("clt_sum", clt_sum(out, &sum));
+            if (outcome(f, st, sum)) {
+                if (chance(f, 50)) {
+                    CALL("clt_backward", clt_backward(sum, NULL, 0));
+                    status_ok(f, st);
+                } else {
+                    clt_grad_opts o = {1, 1, 0};
+                    CALL("clt_autograd_grad_ex", clt_autograd_grad_ex(&sum, 1, NULL, &x, 1, &o,
+                                                                      &g));
+                    if (status_ok(f, st)) {
+                        check_tensor(f, g);
+                        CALL("clt_sum", clt_sum(g, &s2));
+                        if (outcome(f, st, s2)) {
+                            CALL("clt_autograd_grad_ex",
+                                 clt_autograd_grad_ex(&s2, 1, NULL, &x, 1, NULL, &gg));
+                            if (st != CLT_OK)
+                                check_error(f, st);
+                            else
+                                tfree(f, gg, 0);
+                            tfree(f, s2, 0);
+                        }
+                        tfree(f, g, 0);
+                    }
+                }
+                tfree(f, sum, 0);
+            }
+        }
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    tfree(f, tgt, 0);
+    tfree(f, ilt, 0);
+    tfree(f, tlt, 0);
+    tfree(f, lp, 0);
+    tfree(f, x, 0);
+}
+
+/* clt_lobpcg_sparse: a symmetric matrix in a random layout (COO, CSR, CSC,
+ * BSR, BSC, hybrid or batched ones refused), a sparse B sometimes, X, k, n,
+ * niter and methods as op_lobpcg; values that require grad, whose
+ * backward torch refuses. */
+static void op_lobpcg_sparse(fz *f)
+{
+    clt_status st;
+    clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out), **op2 = OUTP(f, &out2);
+    int64_t m = 3 + (int64_t)pick(f, 7);
+    clt_dtype dt = chance(f, 50) ? CLT_FLOAT64 : CLT_FLOAT32;
+    if (chance(f, 5))
+        dt = rand_dtype(f);
+    int nd = chance(f, 90) ? 2 : 3;
+    int64_t shape[3] = {2, m, m};
+    clt_tensor *r = SENT, *rt_ = SENT, *a = NULL, *x = NULL, *eb = SENT;
+    clt_sparse *sa = NULL, *sb = NULL;
+    int lay = (int)pick(f, 6), grad = 0;
+    CALL("clt_randn", clt_randn(f->gen, d, dt, nd, nd == 2 ? shape + 1 : shape, &r));
+    if (!outcome(f, st, r))
+        return;
+    CALL("clt_transpose", clt_transpose(r, -2, -1, &rt_));
+    if (outcome(f, st, rt_)) {
+        clt_tensor *s2 = SENT;
+        CALL("clt_add", clt_add(r, rt_, &s2));
+        if (outcome(f, st, s2))
+            a = s2;
+        tfree(f, rt_, 0);
+    }
+    tfree(f, r, 0);
+    if (!a)
+        return;
+    if (chance(f, 20)) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(a, 1));
+        grad = status_ok(f, st);
+    }
+    clt_sparse *s = SENT;
+    int64_t bs[2] = {chance(f, 50) ? 1 : m, 1};
+    switch (lay) {
+    case 0: CALL("clt_tensor_to_sparse", clt_tensor_to_sparse(a, nd, &s)); break;
+    case 1: CALL("clt_tensor_to_sparse_csr", clt_tensor_to_sparse_csr(a, &s)); break;
+    case 2: CALL("clt_tensor_to_sparse_csc", clt_tensor_to_sparse_csc(a, &s)); break;
+    case 3: CALL("clt_tensor_to_sparse_bsr", clt_tensor_to_sparse_bsr(a, bs, &s)); break;
+    case 4: CALL("clt_tensor_to_sparse_bsc", clt_tensor_to_sparse_bsc(a, bs, &s)); break;
+    default: CALL("clt_tensor_to_sparse", clt_tensor_to_sparse(a, 1, &s)); break;
+    }
+    sa = outcome(f, st, s) ? s : NULL;
+    if (chance(f, 25)) {
+        CALL("clt_eye", clt_eye(d, chance(f, 90) ? dt : CLT_FLOAT64, m + (chance(f, 5) ? 1 : 0),
+                                m, &eb));
+        if (outcome(f, st, eb)) {
+            s = SENT;
+            CALL("clt_tensor_to_sparse", clt_tensor_to_sparse(eb, 2, &s));
+            sb = outcome(f, st, s) ? s : NULL;
+            tfree(f, eb, 0);
+        }
+    }
+    int64_t n = (int64_t)pick(f, 4), k = (int64_t)pick(f, 4);
+    if (chance(f, 40)) {
+        clt_tensor *t = SENT;
+        CALL("clt_randn", clt_randn(f->gen, d, dt, 2, (int64_t[]){m, n > 0 ? n : 1}, &t));
+        x = outcome(f, st, t) ? t : NULL;
+    }
+    static const char *methods[] = {NULL, "ortho", "basic", "svqb"};
+    const char *method = methods[pick(f, 4)];
+    double tol = chance(f, 50) ? 1e-3 : 1e-6;
+    int64_t niter = 1 + (int64_t)pick(f, 6);
+    CALL("clt_lobpcg_sparse",
+         clt_lobpcg_sparse(chance(f, 3) ? NULL : sa, k, sb, x, n, NULL, niter,
+                           chance(f, 50) ? &tol : NULL, (int)pick(f, 2), method, NULL, f->gen,
+                           op, op2));
+    if (two_outcome(f, st, op, out, op2, out2)) {
+        if (nd != 2 || lay == 5)
+            die(f, "clt_lobpcg_sparse took a batched or hybrid A");
+        int64_t kk = k > 0 ? k : x ? clt_tensor_shape(x)[1] : 1, vs[2] = {m, kk};
+        expect_meta(f, out, 1, &kk, dt, d);
+        expect_meta(f, out2, 2, vs, dt, d);
+        if (grad != clt_requires_grad(out) && clt_is_grad_enabled())
+            die(f, "clt_lobpcg_sparse: requires_grad %d from values that require grad %d",
+                clt_requires_grad(out), grad);
+        if (clt_requires_grad(out)) {
+            clt_tensor *sum = SENT;
+            CALL("clt_sum", clt_sum(out, &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                if (st == CLT_OK)
+                    die(f, "the backward of clt_lobpcg_sparse succeeded");
+                check_error(f, st);
+                tfree(f, sum, 0);
+            }
+        }
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        keep_result(f, out2, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    }
+    CALL_VOID("clt_sparse_free", clt_sparse_free(sa));
+    CALL_VOID("clt_sparse_free", clt_sparse_free(sb));
+    tfree(f, x, 0);
+    tfree(f, a, 0);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -13165,6 +13394,8 @@ static struct {
     {"dist5", op_dist5, 3},
     {"quant", op_quant, 3},
     {"lobpcg", op_lobpcg, 2},
+    {"ctc", op_ctc, 3},
+    {"lobpcg_sparse", op_lobpcg_sparse, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -304,3 +304,189 @@ Test(lobpcg, gradient_against_finite_differences)
     clt_tensor_free(tb);
     free(a);
 }
+
+/* ---- a sparse A (and B) ------------------------------------------------------------- */
+
+/* s (released here) of a dense t in the layout lay (blocks of 3 x 3). */
+static clt_sparse *sparse_of(const clt_tensor *t, int lay)
+{
+    clt_sparse *s = NULL;
+    const int64_t bs[2] = {3, 3};
+    switch (lay) {
+    case 0: CHECK(clt_tensor_to_sparse(t, 2, &s)); break;
+    case 1: CHECK(clt_tensor_to_sparse_csr(t, &s)); break;
+    case 2: CHECK(clt_tensor_to_sparse_csc(t, &s)); break;
+    case 3: CHECK(clt_tensor_to_sparse_bsr(t, bs, &s)); break;
+    default: CHECK(clt_tensor_to_sparse_bsc(t, bs, &s)); break;
+    }
+    return s;
+}
+
+/* got and want elementwise within rtol of want's largest magnitude; for
+ * vectors (sq) their squares, whose signs do not matter. */
+static void assert_near(const clt_tensor *got, const clt_tensor *want, int sq, double rtol,
+                        const char *what)
+{
+    int64_t n = clt_tensor_numel(want);
+    cr_assert_eq(clt_tensor_numel(got), n, "%s: %lld values, want %lld", what,
+                 (long long)clt_tensor_numel(got), (long long)n);
+    double *g = read_as_f64(got), *w = read_as_f64(want), big = 0;
+    for (int64_t i = 0; i < n; i++)
+        big = fabs(w[i]) > big ? fabs(w[i]) : big;
+    for (int64_t i = 0; i < n; i++) {
+        double a = sq ? g[i] * g[i] : g[i], b = sq ? w[i] * w[i] : w[i];
+        cr_assert(fabs(a - b) <= rtol * (big > 1 ? big : 1), "%s [%lld]: %.12g, want %.12g",
+                  what, (long long)i, a, b);
+    }
+    free(g);
+    free(w);
+}
+
+/* every layout, both methods, B: the steps of the dense A's, to rounding
+ * (a fixed X and niter), and converged pairs against the host's values */
+Test(lobpcg, sparse_a_and_b_as_dense)
+{
+    clt_device *dev = get_device("cpu");
+    int m = 12, k = 2, n = 3;
+    double *a = sym_matrices(1, m, 21u), x0[36], bd[144] = {0}, small = 1e-12;
+    /* a sparse pattern, symmetric: entries with (i + 2 j + 2 i j) % 3 zeroed
+     * off the diagonal */
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            if (i != j && (i + j + 2 * i * j) % 3 == 0)
+                a[i * m + j] = 0;
+    double bdiag[12];
+    for (int i = 0; i < m; i++)
+        bd[i * m + i] = bdiag[i] = 1.0 + 0.125 * i;
+    unsigned seed = 9u;
+    for (int i = 0; i < m * n; i++)
+        x0[i] = urand(&seed);
+    clt_tensor *ta = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, m}, a),
+               *tb = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, m}, bd),
+               *tx = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, n}, x0);
+    const char *methods[2] = {"ortho", "basic"};
+    for (int lay = 0; lay < 5; lay++) {
+        clt_sparse *sa = sparse_of(ta, lay), *sb = sparse_of(tb, lay);
+        for (int me = 0; me < 2; me++)
+            for (int withb = 0; withb < 2; withb++) {
+                clt_tensor *e = NULL, *v = NULL, *de = NULL, *dv = NULL;
+                CHECK(clt_lobpcg_sparse(sa, k, withb ? sb : NULL, tx, 0, NULL, 4, NULL, 1,
+                                        methods[me], NULL, NULL, &e, &v));
+                CHECK(clt_lobpcg(ta, k, withb ? tb : NULL, tx, 0, NULL, 4, NULL, 1, methods[me],
+                                 NULL, NULL, &de, &dv));
+                assert_shape(e, 1, (int64_t[]){k});
+                assert_shape(v, 2, (int64_t[]){m, k});
+                assert_near(e, de, 0, 1e-10, "sparse E");
+                assert_near(v, dv, 1, 1e-8, "sparse X");
+                clt_tensor_free(e);
+                clt_tensor_free(v);
+                clt_tensor_free(de);
+                clt_tensor_free(dv);
+            }
+        /* to convergence: the host's values */
+        clt_tensor *e = NULL, *v = NULL;
+        CHECK(clt_lobpcg_sparse(sa, k, sb, tx, 0, NULL, -1, &small, lay % 2, NULL, NULL, NULL,
+                                &e, &v));
+        check_pairs(e, v, a, bdiag, 1, m, k, lay % 2, 1e-9);
+        clt_tensor_free(e);
+        clt_tensor_free(v);
+        clt_sparse_free(sa);
+        clt_sparse_free(sb);
+    }
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(tx);
+    free(a);
+}
+
+/* a sparse A that requires grad: torch's symmetrised iteration, the
+ * grad_fn, and the backward refused as torch's ("does not support sparse
+ * input yet"); the refusals of the sparse form */
+Test(lobpcg, sparse_gradient_refused_and_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    int m = 9;
+    double *a = sym_matrices(1, m, 5u), ns[81], x0[18];
+    unsigned seed = 3u;
+    for (int i = 0; i < m * m; i++)
+        ns[i] = a[i] + (i % m > i / m ? 0.25 : 0); /* above the diagonal: not symmetric */
+    for (int i = 0; i < 18; i++)
+        x0[i] = urand(&seed);
+    clt_tensor *tn = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, m}, ns),
+               *tx = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, 2}, x0), *tt = NULL,
+               *sum = NULL, *half = NULL, *sym = NULL, *e = NULL, *v = NULL, *de = NULL,
+               *dv = NULL, *s = NULL;
+    CHECK(clt_transpose(tn, 0, 1, &tt));
+    CHECK(clt_add(tn, tt, &sum));
+    CHECK(clt_mul_scalar(sum, 0.5, &sym));
+    /* without grad: A as given, as the dense A's */
+    clt_sparse *sn = sparse_of(tn, 0);
+    CHECK(clt_lobpcg_sparse(sn, 2, NULL, tx, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e, &v));
+    CHECK(clt_lobpcg(tn, 2, NULL, tx, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &de, &dv));
+    assert_near(e, de, 0, 1e-10, "sparse E, no grad");
+    cr_assert_null(clt_grad_fn_name(e));
+    clt_tensor *objs0[] = {e, v, de, dv};
+    for (size_t i = 0; i < 4; i++)
+        clt_tensor_free(objs0[i]);
+    clt_sparse_free(sn);
+    /* values that require grad: (A + A^T) / 2 */
+    CHECK(clt_set_requires_grad(tn, 1));
+    sn = sparse_of(tn, 1);
+    CHECK(clt_lobpcg_sparse(sn, 2, NULL, tx, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e, &v));
+    CHECK(clt_lobpcg(sym, 2, NULL, tx, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &de, &dv));
+    assert_near(e, de, 0, 1e-10, "sparse E, symmetrised");
+    assert_near(v, dv, 1, 1e-8, "sparse X, symmetrised");
+    cr_assert_str_eq(clt_grad_fn_name(e), "LOBPCGAutogradFunctionBackward");
+    CHECK(clt_sum(e, &s));
+    assert_error(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "lobpcg.backward does not support sparse input yet");
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(tn, &g));
+    cr_assert_null(g);
+    clt_sparse_free(sn);
+    /* refusals: a hybrid or batched A, B of another shape, X of another
+     * dtype, A of another device's B */
+    clt_sparse *hy = NULL, *b3 = NULL, *small = NULL, *other = NULL;
+    clt_tensor *t3 = NULL, *x32 = NULL, *eye4 = NULL, *eo = NULL;
+    CHECK(clt_tensor_to_sparse(sym, 1, &hy));
+    clt_tensor *e1 = (clt_tensor *)1, *v1 = (clt_tensor *)1;
+    assert_error(clt_lobpcg_sparse(hy, 1, NULL, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e1,
+                                   &v1),
+                 CLT_ERR_SHAPE_MISMATCH, "2 sparse dimensions");
+    cr_assert(e1 == NULL && v1 == NULL);
+    names_only("clt_lobpcg_sparse");
+    CHECK(clt_stack((const clt_tensor *const[]){sym, sym}, 2, 0, &t3));
+    CHECK(clt_tensor_to_sparse_csr(t3, &b3));
+    assert_error(clt_lobpcg_sparse(b3, 1, NULL, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e1,
+                                   &v1),
+                 CLT_ERR_SHAPE_MISMATCH, "no batch");
+    CHECK(clt_eye(dev, CLT_FLOAT64, 4, 4, &eye4));
+    CHECK(clt_tensor_to_sparse(eye4, 2, &small));
+    sn = sparse_of(sym, 0);
+    assert_error(clt_lobpcg_sparse(sn, 1, small, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL,
+                                   &e1, &v1),
+                 CLT_ERR_SHAPE_MISMATCH, "A and B must have the same shapes");
+    CHECK(clt_to_dtype(tx, CLT_FLOAT32, &x32));
+    assert_error(clt_lobpcg_sparse(sn, 1, NULL, x32, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e1,
+                                   &v1),
+                 CLT_ERR_DTYPE_MISMATCH, "X is float32");
+    assert_error(clt_lobpcg_sparse(sn, 4, NULL, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL, &e1,
+                                   &v1),
+                 CLT_ERR_INVALID_ARGUMENT, "LPBPCG algorithm is not applicable");
+    CHECK(clt_eye(second_device(dev), CLT_FLOAT64, m, m, &eo));
+    CHECK(clt_tensor_to_sparse(eo, 2, &other));
+    assert_error(clt_lobpcg_sparse(sn, 1, other, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL,
+                                   &e1, &v1),
+                 CLT_ERR_DEVICE_MISMATCH, NULL);
+    assert_error(clt_lobpcg_sparse(NULL, 1, NULL, NULL, 0, NULL, 3, NULL, 1, NULL, NULL, NULL,
+                                   &e1, &v1),
+                 CLT_ERR_NULL_ARGUMENT, NULL);
+    cr_assert(e1 == NULL && v1 == NULL);
+    clt_sparse *sps[] = {sn, hy, b3, small, other};
+    for (size_t i = 0; i < 5; i++)
+        clt_sparse_free(sps[i]);
+    clt_tensor *objs[] = {tn, tx, tt, sum, half, sym, e, v, de, dv, s, t3, x32, eye4, eo};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
+        clt_tensor_free(objs[i]);
+    free(a);
+}

@@ -723,12 +723,103 @@ Test(loss_more, ctc_against_every_alignment)
                  CLT_ERR_INVALID_ARGUMENT, "at most 4");
     assert_error(clt_ctc_loss(x, tg, il, tl, 3, CLT_REDUCTION_MEAN, 0, &out),
                  CLT_ERR_INVALID_ARGUMENT, "blank must be in label range");
-    CHECK(clt_to_dtype(tg, CLT_FLOAT32, &flt));
-    assert_error(clt_ctc_loss(x, flt, il, tl, 0, CLT_REDUCTION_MEAN, 0, &out),
-                 CLT_ERR_DTYPE_MISMATCH, "Long");
+    CHECK(clt_to_dtype(il, CLT_FLOAT32, &flt));
+    assert_error(clt_ctc_loss(x, tg, flt, tl, 0, CLT_REDUCTION_MEAN, 0, &out),
+                 CLT_ERR_DTYPE_MISMATCH, "input_lengths must be integral");
     names_only("clt_ctc_loss");
     cr_assert_null(out);
     clt_tensor *objs[] = {x, tg, il, tl, tc, xu, yu, ilu, tlu, ilb, flt};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
+        clt_tensor_free(objs[k]);
+}
+
+/* torch converts targets and lengths to int64: every integer dtype (the
+ * three mixed), float targets truncated toward zero, bool ones; the
+ * padded and concatenated forms' sizes; the unbatched forms torch takes */
+Test(loss_more, ctc_dtypes_and_forms)
+{
+    clt_device *dev = get_device("cpu");
+    double lp[CT * CN * CC];
+    ctc_logprobs(lp);
+    int64_t n = CN;
+    clt_tensor *x = f64(dev, 3, (int64_t[]){CT, CN, CC}, lp),
+               *tg = i64(dev, 2, (int64_t[]){CN, 3}, CTG), *il = i64(dev, 1, &n, CIL),
+               *tl = i64(dev, 1, &n, CTL), *out = NULL;
+    double nll[CN];
+    for (int b = 0; b < CN; b++)
+        nll[b] = ctc_brute(lp, b, (int)CIL[b], CTG + 3 * b, (int)CTL[b], 0);
+    const clt_dtype ints[] = {CLT_INT32, CLT_INT16, CLT_INT8, CLT_UINT8, CLT_INT64};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++) {
+            clt_tensor *t1, *t2, *t3;
+            CHECK(clt_to_dtype(tg, ints[a], &t1));
+            CHECK(clt_to_dtype(il, ints[b], &t2));
+            CHECK(clt_to_dtype(tl, ints[(a + b) % 5], &t3));
+            CHECK(clt_ctc_loss(x, t1, t2, t3, 0, CLT_REDUCTION_NONE, 0, &out));
+            expect(out, nll, CN, CLT_REDUCTION_NONE, 1e-12, "ctc_loss integer dtypes");
+            clt_tensor_free(t1);
+            clt_tensor_free(t2);
+            clt_tensor_free(t3);
+        }
+    /* float targets: 1.7 and -0.5 truncate to 1 and 0 (a padding place) */
+    double fv[CN * 3] = {1.7, 2.2, -0.5, 1, 1.99, 0, 0, 0, 0, 1, 1, 2};
+    clt_tensor *ft = NULL, *bt = NULL, *bl = NULL;
+    clt_tensor *ft64 = f64(dev, 2, (int64_t[]){CN, 3}, fv);
+    CHECK(clt_to_dtype(ft64, CLT_FLOAT32, &ft));
+    CHECK(clt_ctc_loss(x, ft64, il, tl, 0, CLT_REDUCTION_NONE, 0, &out));
+    expect(out, nll, CN, CLT_REDUCTION_NONE, 1e-12, "ctc_loss float targets");
+    CHECK(clt_ctc_loss(x, ft, il, tl, 0, CLT_REDUCTION_NONE, 0, &out));
+    expect(out, nll, CN, CLT_REDUCTION_NONE, 1e-12, "ctc_loss float32 targets");
+    /* bool targets: every label 1 */
+    int64_t ones[2] = {1, 1}, one = 1, two = 2;
+    double want1 = ctc_brute(lp, 0, (int)CIL[0], ones, 2, 0);
+    clt_tensor *t11 = i64(dev, 2, (int64_t[]){1, 2}, ones);
+    CHECK(clt_to_dtype(t11, CLT_BOOL, &bt));
+    double u[CT * CC];
+    for (int t = 0; t < CT; t++)
+        for (int c = 0; c < CC; c++)
+            u[t * CC + c] = lp[(t * CN + 0) * CC + c];
+    /* unbatched: padded [1, S] targets and [1] lengths, as torch takes them */
+    clt_tensor *xu = f64(dev, 2, (int64_t[]){CT, CC}, u), *il1 = i64(dev, 1, &one, CIL),
+               *tl1 = i64(dev, 1, &one, &two), *il0 = i64(dev, 0, NULL, CIL);
+    for (int red = 0; red < NR; red++) {
+        double l = red == CLT_REDUCTION_MEAN ? want1 / 2 : want1;
+        CHECK(clt_ctc_loss(xu, bt, il1, tl1, 0, (clt_reduction)red, 0, &out));
+        cr_assert_eq(clt_tensor_ndim(out), 0, "unbatched red %d: %d-D", red, clt_tensor_ndim(out));
+        expect(out, &l, 1, CLT_REDUCTION_NONE, 1e-12, "ctc_loss unbatched padded bool");
+        CHECK(clt_ctc_loss(xu, t11, il0, tl1, 0, (clt_reduction)red, 0, &out));
+        expect(out, &l, 1, CLT_REDUCTION_NONE, 1e-12, "ctc_loss unbatched 0-d and [1]");
+    }
+    /* refusals: lengths that are not integers, complex targets, padded
+     * rows other than the batch, concatenated targets other than the
+     * lengths' sum, a NaN target */
+    clt_tensor *c64 = NULL, *fl = NULL, *short_tg = NULL, *cat = NULL, *nan_t = NULL;
+    assert_error(clt_ctc_loss(x, tg, il, tl, 0, (clt_reduction)-1, 0, &out),
+                 CLT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK(clt_to_dtype(tl, CLT_BOOL, &bl));
+    assert_error(clt_ctc_loss(x, tg, il, bl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_DTYPE_MISMATCH, "target_lengths must be integral");
+    names_only("clt_ctc_loss");
+    CHECK(clt_to_dtype(tl, CLT_FLOAT64, &fl));
+    assert_error(clt_ctc_loss(x, tg, il, fl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_DTYPE_MISMATCH, "target_lengths must be integral");
+    CHECK(clt_to_dtype(tg, CLT_COMPLEX64, &c64));
+    assert_error(clt_ctc_loss(x, c64, il, tl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_DTYPE_MISMATCH, "targets must be real");
+    CHECK(clt_narrow(tg, 0, 0, 2, &short_tg));
+    assert_error(clt_ctc_loss(x, short_tg, il, tl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_SHAPE_MISMATCH, "4 rows");
+    int64_t catv[8] = {1, 2, 1, 1, 1, 1, 2, 1}, eight = 8;
+    cat = i64(dev, 1, &eight, catv);
+    assert_error(clt_ctc_loss(x, cat, il, tl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_SHAPE_MISMATCH, "expected 7 concatenated targets");
+    fv[0] = NAN;
+    nan_t = f64(dev, 2, (int64_t[]){CN, 3}, fv);
+    assert_error(clt_ctc_loss(x, nan_t, il, tl, 0, CLT_REDUCTION_SUM, 0, &out),
+                 CLT_ERR_INDEX_OUT_OF_RANGE, "not an index");
+    cr_assert_null(out);
+    clt_tensor *objs[] = {x,   tg,  il,  tl, ft, ft64, t11, bt,       xu,  il1, tl1,
+                          il0, bl,  c64, fl, short_tg, cat, nan_t};
     for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
         clt_tensor_free(objs[k]);
 }
@@ -790,6 +881,41 @@ Test(loss_more, ctc_gradcheck_and_zero_infinity)
             }
     free(gv);
     clt_tensor *objs[] = {tg, il, tl, tg4, il4, tl4, xt, out, g};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
+        clt_tensor_free(objs[k]);
+}
+
+/* torch 1.13 has no derivative of ctc_loss's backward ("derivative for
+ * aten::_ctc_loss_backward is not implemented"): the gradient made with
+ * create_graph is right, and differentiating it fails naming CTC's node */
+Test(loss_more, ctc_double_backward_refused)
+{
+    clt_device *dev = get_device("cpu");
+    double x[CT * CN * CC];
+    for (int k = 0; k < CT * CN * CC; k++)
+        x[k] = sin(1.1 * k) * 1.5;
+    int64_t n = CN - 1;
+    clt_tensor *tg = i64(dev, 2, (int64_t[]){CN - 1, 3}, CTG), *il = i64(dev, 1, &n, CIL),
+               *tl = i64(dev, 1, &n, CTL), *xt = f64(dev, 3, (int64_t[]){CT, CN - 1, CC}, x),
+               *out = NULL, *g = NULL, *g1 = NULL, *s = NULL, *gg = NULL;
+    CHECK(clt_set_requires_grad(xt, 1));
+    ctc_ctx c = {tg, il, tl, CLT_REDUCTION_SUM, 0};
+    CHECK(f_ctc(&xt, &out, &c));
+    clt_grad_opts create = {1, 1, 0};
+    CHECK(clt_autograd_grad_ex(&out, 1, NULL, &xt, 1, &create, &g));
+    cr_assert(clt_requires_grad(g), "the created gradient has no history");
+    CHECK(clt_backward(out, NULL, 1)); /* retain_graph: g's graph reads it */
+    CHECK(clt_grad(xt, &g1));
+    double *a = read_as_f64(g), *b = read_as_f64(g1);
+    for (int k = 0; k < CT * (CN - 1) * CC; k++)
+        cr_assert(close_enough(a[k], b[k], 1e-12, 1e-14), "[%d]: %g, want %g", k, a[k], b[k]);
+    free(a);
+    free(b);
+    CHECK(clt_sum(g, &s));
+    assert_error(clt_autograd_grad_ex(&s, 1, NULL, &xt, 1, NULL, &gg), CLT_ERR_INVALID_ARGUMENT,
+                 "'CtcLossBackward0' is not implemented");
+    cr_assert_null(gg);
+    clt_tensor *objs[] = {tg, il, tl, xt, out, g, g1, s};
     for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
         clt_tensor_free(objs[k]);
 }

@@ -7,6 +7,7 @@
 
 #include <cltensor/tensor.h>
 #include <cltensor/random.h>
+#include <cltensor/sparse.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -419,6 +420,28 @@ CLT_API clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *
                               const double *tol, int largest, const char *method,
                               const clt_lobpcg_ortho *ortho, clt_generator *gen,
                               clt_tensor **eigenvalues, clt_tensor **eigenvectors);
+
+/* torch.lobpcg with a sparse A (and B): clt_lobpcg's iteration, arguments,
+ * results and errors, with A [m, m] a sparse matrix of any layout (COO,
+ * CSR, CSC, BSR, BSC; 2 sparse dimensions, no batch, no dense dimensions:
+ * CLT_ERR_SHAPE_MISMATCH otherwise, as torch cannot reshape a sparse A)
+ * whose products A X are clt_sparse_mm's, and B NULL or a sparse matrix of
+ * A's shape, dtype and device (a dense B: clt_tensor_to_sparse it, or
+ * clt_sparse_to_dense A for clt_lobpcg).  X and iK are dense.  The values
+ * agree with clt_lobpcg's on the dense A to rounding.  When A's (or B's)
+ * values require grad, the iteration runs on (A + A^T) / 2 (and B's) as
+ * torch's, the results get LOBPCGAutogradFunctionBackward, and the
+ * backward fails as torch 1.13's: "lobpcg.backward does not support
+ * sparse input yet" (CLT_ERR_INVALID_ARGUMENT).  torch's CPU build without
+ * MKL refuses BSR and BSC, and a CSR A that requires grad; every layout
+ * works here.  New tensors: release each with clt_tensor_free; on failure
+ * both are NULL. */
+CLT_API clt_status clt_lobpcg_sparse(const clt_sparse *a, int64_t k, const clt_sparse *b,
+                                     const clt_tensor *x, int64_t n, const clt_tensor *ik,
+                                     int64_t niter, const double *tol, int largest,
+                                     const char *method, const clt_lobpcg_ortho *ortho,
+                                     clt_generator *gen, clt_tensor **eigenvalues,
+                                     clt_tensor **eigenvectors);
 
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
  * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and

@@ -379,10 +379,14 @@ CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double 
  * work-group per sample, its states over the work-items, a barrier per
  * step, as torch's LossCTC.cu; the gradient one work-item per element;
  * the same bits on every device).  log_probs: [T, N, C] (or [T, C] unbatched),
- * float32 or float64, log_softmax's output; targets: int64 class indices,
- * [N, S] padded (sample b's first target_lengths[b]) or 1-D with the
- * samples' targets concatenated ([S] unbatched); input_lengths and
- * target_lengths: int64 [N] (0-d unbatched), each input length in [0, T].
+ * float32 or float64, log_softmax's output; targets: class indices,
+ * [N, S] padded (sample b's first target_lengths[b]; [1, S] unbatched) or
+ * 1-D with the samples' targets concatenated, exactly the lengths' sum
+ * ([S] unbatched); input_lengths and target_lengths: N values (one
+ * unbatched) in any shape, each input length in [0, T].  As torch 1.13
+ * converts them to int64: the lengths of any integer dtype (int64, int32,
+ * int16, int8, uint8, mixed), the targets of any real dtype (bool, and
+ * floating ones truncated toward zero).
  * A target may be empty (its loss is -sum_t log_probs[t, blank]).  An
  * input length of 0 gives 0 for an empty target and an infinite loss
  * otherwise (as later torch; torch 1.13 reads before its alphas there).  An
@@ -393,11 +397,15 @@ CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double 
  * torch's ctc_loss_backward, exp(lp) - exp(log(alpha beta) + nll - lp)
  * over the states of each class, 0 past an input's length; the targets
  * and lengths are read to the host (the call waits for them).  Errors:
- * CLT_ERR_DTYPE_UNSUPPORTED (log_probs), CLT_ERR_DTYPE_MISMATCH (targets
- * or lengths not int64), CLT_ERR_SHAPE_MISMATCH (shapes, lengths past
- * the targets given), CLT_ERR_INVALID_ARGUMENT (blank outside [0, C), an
- * input length outside [0, T], reduction), CLT_ERR_INDEX_OUT_OF_RANGE (a
- * target outside [0, C)). */
+ * CLT_ERR_DTYPE_UNSUPPORTED (log_probs), CLT_ERR_DTYPE_MISMATCH
+ * (complex targets, lengths that are not integers: "input_lengths must be
+ * integral"), CLT_ERR_SHAPE_MISMATCH (shapes, padded rows other than N,
+ * lengths past the targets given), CLT_ERR_INVALID_ARGUMENT (blank
+ * outside [0, C), an input length outside [0, T], reduction),
+ * CLT_ERR_INDEX_OUT_OF_RANGE (a target outside [0, C), or not finite;
+ * torch's CPU reads past its tables there).  torch has no double
+ * backward: differentiating a gradient made with create_graph fails
+ * naming CtcLossBackward0 (CLT_ERR_INVALID_ARGUMENT). */
 CLT_API clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
                                 const clt_tensor *input_lengths, const clt_tensor *target_lengths,
                                 int64_t blank, clt_reduction reduction, int zero_infinity,

@@ -57,6 +57,10 @@ static clt_status floating(const char *fn, int n, const clt_tensor *const *t, cl
                       clt_dtype_name(d));
 }
 
+/* start's reduction for a function that takes none (a caller's negative
+ * reduction is refused like any other outside the enum). */
+#define NO_REDUCTION INT_MIN
+
 /* The checks every loss starts with: out, the operands (NULL where
  * optional past nreq; names[k] is t[k]'s), one device, a floating promoted
  * dtype and the reduction. */
@@ -75,7 +79,7 @@ static clt_status start(const char *fn, const char *const *names, int nreq, int 
     clt_dtype ct;
     if ((st = floating(fn, nreq, t, &ct)) != CLT_OK)
         return st;
-    return reduction < 0 ? CLT_OK : clt__loss_check_reduction(reduction, fn);
+    return reduction == NO_REDUCTION ? CLT_OK : clt__loss_check_reduction(reduction, fn);
 }
 
 /* ---- margin ranking, hinge embedding, soft margin --------------------------------- */
@@ -559,7 +563,7 @@ clt_status clt_pairwise_distance(const clt_tensor *x1, const clt_tensor *x2, dou
 {
     const char *fn = "clt_pairwise_distance";
     const clt_tensor *t[2] = {x1, x2};
-    clt_status st = start(fn, (const char *[]){"x1", "x2"}, 2, 2, t, -1, out);
+    clt_status st = start(fn, (const char *[]){"x1", "x2"}, 2, 2, t, NO_REDUCTION, out);
     if (st != CLT_OK)
         return st;
     if (p < 0 || isnan(p))
@@ -911,16 +915,54 @@ static clt_status bw_ctc(clt__node *n, const clt_tensor *g, clt_tensor **gin)
                              g, (int)n->i[2], &gin[0]);
 }
 
-/* The host's copy of an int64 tensor of lengths with as many values as the
- * batch (`what`, torch's "input_lengths must be of size batch_size"). */
+/* The host's int64 copy of CTC's targets or (lengths) lengths, as torch
+ * converts them (.to(kLong)): lengths of any integer dtype ("input_lengths
+ * must be integral"), targets of any real dtype, floating ones truncated
+ * toward zero (a value that is not finite or past int64's range is
+ * refused as out of range; torch's cast leaves it undefined). */
+static clt_status ctc_ints(const char *fn, const clt_tensor *t, const char *what, bool lengths,
+                           int64_t **out)
+{
+    *out = NULL;
+    if (t->dtype == CLT_INT64)
+        return read_labels(fn, t, out);
+    int cat = clt__dtype_category(t->dtype);
+    if (cat == 3 || (lengths && cat != 1))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: %s must be %s, but got %s", fn, what,
+                          lengths ? "integral" : "real", clt_dtype_name(t->dtype));
+    double *v = NULL;
+    clt_status st = clt__read_doubles(fn, t, &v);
+    if (st != CLT_OK)
+        return st;
+    int64_t n = clt_tensor_numel(t), *h = clt__malloc((size_t)n * sizeof *h + 1);
+    if (h == NULL)
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int64_t i = 0; i < n && st == CLT_OK; i++) {
+        if (!(fabs(v[i]) < 9.2e18))
+            st = clt__error(CLT_ERR_INDEX_OUT_OF_RANGE, "%s: %s holds %g, not an index", fn,
+                            what, v[i]);
+        else
+            h[i] = clt__trunc_int64(v[i]);
+    }
+    free(v);
+    if (st != CLT_OK) {
+        free(h);
+        return st;
+    }
+    *out = h;
+    return CLT_OK;
+}
+
+/* ctc_ints of lengths with as many values as the batch, in any shape
+ * (`what`, torch's "input_lengths must be of size batch_size"). */
 static clt_status read_lengths(const char *fn, const clt_tensor *t, int64_t N, const char *what,
                                int64_t **out)
 {
     *out = NULL;
-    if (t->ndim > 1 || clt_tensor_numel(t) != N)
+    if (clt_tensor_numel(t) != N)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: %s must be of size batch_size (%lld)", fn,
                           what, (long long)N);
-    return read_labels(fn, t, out);
+    return ctc_ints(fn, t, what, true, out);
 }
 
 clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
@@ -952,20 +994,22 @@ clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
     int64_t C = log_probs->shape[log_probs->ndim - 1];
     if (blank < 0 || blank >= C)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: blank must be in label range", fn);
-    if (!batched && (targets->ndim != 1 || input_lengths->ndim != 0 || target_lengths->ndim != 0))
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: unbatched log_probs [T, C] take 1-D targets and 0-d lengths", fn);
     if (targets->ndim != 1 && targets->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: expected 1-D or 2-D targets, got %d-D", fn,
                           targets->ndim);
+    /* 2-D targets are padded rows (a row for the unbatched one, as
+     * torch's), 1-D ones concatenated */
+    bool padded = targets->ndim == 2;
+    if (padded && targets->shape[0] != N)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected padded targets of %lld rows (the batch), but got %lld",
+                          fn, (long long)N, (long long)targets->shape[0]);
     int64_t *il = NULL, *tl = NULL, *tg = NULL, *ix = NULL;
     double *den = NULL;
     if ((st = read_lengths(fn, input_lengths, N, "input_lengths", &il)) != CLT_OK ||
         (st = read_lengths(fn, target_lengths, N, "target_lengths", &tl)) != CLT_OK ||
-        (st = read_labels(fn, targets, &tg)) != CLT_OK)
+        (st = ctc_ints(fn, targets, "targets", false, &tg)) != CLT_OK)
         goto early;
-    /* 2-D targets are padded rows (batched), 1-D ones concatenated */
-    bool padded = batched && targets->ndim == 2;
     int64_t total = 0, maxl = 0, width = padded ? targets->shape[1] : 0;
     int64_t avail = clt_tensor_numel(targets);
     for (int64_t b = 0; b < N; b++) {
@@ -985,6 +1029,13 @@ clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
         }
         total += tl[b];
         maxl = tl[b] > maxl ? tl[b] : maxl;
+    }
+    if (!padded && total != avail) {
+        st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                        "%s: expected %lld concatenated targets (the target lengths' sum), but "
+                        "got %lld",
+                        fn, (long long)total, (long long)avail);
+        goto early;
     }
     ix = clt__malloc((size_t)(3 * N + total) * sizeof *ix + 1);
     den = clt__malloc((size_t)N * sizeof *den + 1);

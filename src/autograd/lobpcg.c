@@ -14,9 +14,19 @@
 /* torch.Generator()'s default seed, for U_ortho's draws in the backward. */
 #define LOBPCG_BW_SEED 67280421310721ULL
 
+/* A or B of the iteration: a dense matrix d, a sparse one s (with st, its
+ * transpose: the product is then (s x + st x) / 2, torch's symmetrised A
+ * of a sparse A that requires grad), or neither (the identity). */
+typedef struct lob_mat {
+    const clt_tensor *d;
+    const clt_sparse *s, *st;
+} lob_mat;
+
 typedef struct lob {
     const char *fn;
-    const clt_tensor *A, *B, *iK; /* [m, m]; B, iK may be NULL */
+    clt_device *dev;
+    lob_mat A, B; /* [m, m]; B may be the identity */
+    const clt_tensor *iK; /* [m, m] or NULL */
     int64_t m, n, k, niter;
     double tol;
     bool largest, ortho;
@@ -40,14 +50,33 @@ static clt_status cols(const clt_tensor *t, int64_t start, int64_t len, clt_tens
     return clt_narrow(t, t->ndim - 1, start, len, out);
 }
 
-/* M S (S itself, a new handle, when M is NULL: the identity). */
-static clt_status mm_opt(const clt_tensor *m, const clt_tensor *s, clt_tensor **out)
+/* M S (S itself, a new handle, when M is the identity). */
+static clt_status mm_opt(const lob_mat *m, const clt_tensor *s, clt_tensor **out)
 {
-    return m ? clt_matmul(m, s, out) : clt_detach(s, out);
+    if (m->d)
+        return clt_matmul(m->d, s, out);
+    if (!m->s)
+        return clt_detach(s, out);
+    if (!m->st)
+        return clt_sparse_mm(m->s, s, out);
+    clt_tensor *a = NULL, *b = NULL, *c = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt_sparse_mm(m->s, s, &a));
+    CLT__TRY(clt_sparse_mm(m->st, s, &b));
+    CLT__TRY(clt_add(a, b, &c));
+    CLT__TRY(clt_mul_scalar(c, 0.5, out));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    return st;
 }
 
+/* A dense matrix (NULL: the identity) as a lob_mat. */
+#define DENSE(t) (&(lob_mat){(t), NULL, NULL})
+
 /* S^T M S. */
-static clt_status qform(const clt_tensor *m, const clt_tensor *s, clt_tensor **out)
+static clt_status qform(const lob_mat *m, const clt_tensor *s, clt_tensor **out)
 {
     clt_status st = CLT_OK;
     clt_tensor *ms = NULL, *t = NULL;
@@ -114,7 +143,7 @@ static clt_status rr_transform(const lob *w, const clt_tensor *s, clt_tensor **r
     clt_status st = CLT_OK;
     clt_tensor *sbs = NULL, *d = NULL, *drow = NULL, *dcol = NULL, *t = NULL, *u = NULL,
                *r = NULL, *dd = NULL;
-    CLT__TRY(qform(w->B, s, &sbs));
+    CLT__TRY(qform(&w->B, s, &sbs));
     CLT__TRY(clt_diagonal(sbs, 0, -2, -1, &d));
     CLT__TRY(clt_rsqrt(d, &drow));
     CLT__TRY(clt_unsqueeze(drow, -1, &dcol));
@@ -145,7 +174,7 @@ static clt_status index_of(const lob *w, const bool *keep, int64_t n, clt_tensor
     for (int64_t i = 0; i < n; i++)
         if (keep[i])
             ix[k++] = i;
-    clt_status st = clt_tensor_from_host(w->A->dev, CLT_INT64, 1, &k, ix, out);
+    clt_status st = clt_tensor_from_host(w->dev, CLT_INT64, 1, &k, ix, out);
     free(ix);
     return st;
 }
@@ -165,7 +194,7 @@ static clt_status svqb(const lob *w, const clt_tensor *u0, bool drop, double tau
     keep = malloc((size_t)c * sizeof *keep);
     if (!keep)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", w->fn);
-    CLT__TRY(qform(w->B, u0, &ubu));
+    CLT__TRY(qform(&w->B, u0, &ubu));
     CLT__TRY(clt_diagonal(ubu, 0, -2, -1, &d));
     CLT__TRY(clt__read_doubles(w->fn, d, &hd));
     int64_t nz = 0;
@@ -185,7 +214,7 @@ static clt_status svqb(const lob *w, const clt_tensor *u0, bool drop, double tau
         clt_tensor_free(ubu);
         clt_tensor_free(d);
         ubu = d = NULL;
-        CLT__TRY(qform(w->B, u, &ubu));
+        CLT__TRY(qform(&w->B, u, &ubu));
         CLT__TRY(clt_diagonal(ubu, 0, -2, -1, &d));
     } else {
         CLT__TRY(clt_detach(u0, &u));
@@ -262,9 +291,9 @@ static clt_status get_ortho(const lob *w, const clt_tensor *u0, const clt_tensor
         return st;
     clt_tensor *u = (clt_tensor *)u0, *bv, *bu, *vt, *vbu, *t, *ut, *ubu, *eye, *r;
     double bv_norm, u_norm, bu_norm, r_norm, vbu_norm;
-    CLT__TRY(mm_opt(w->B, v, &bv));
+    CLT__TRY(mm_opt(&w->B, v, &bv));
     CLT__TRY(norm_all(bv, &bv_norm));
-    CLT__TRY(mm_opt(w->B, u, &bu));
+    CLT__TRY(mm_opt(&w->B, u, &bu));
     CLT__TRY(mT(v, &vt));
     CLT__TRY(clt_matmul(vt, bu, &vbu));
     for (int64_t i = 0; i < w->i_max; i++) {
@@ -282,7 +311,7 @@ static clt_status get_ortho(const lob *w, const clt_tensor *u0, const clt_tensor
             }
             if (u->shape[1] == 0) /* every column of U B-collinear to V */
                 goto done;
-            CLT__TRY(mm_opt(w->B, u, &bu));
+            CLT__TRY(mm_opt(&w->B, u, &bu));
             CLT__TRY(mT(u, &ut));
             CLT__TRY(clt_matmul(ut, bu, &ubu));
             CLT__TRY(norm_all(u, &u_norm));
@@ -320,8 +349,8 @@ static clt_status residual(const lob *w, clt_tensor **r)
 {
     clt_status st = CLT_OK;
     clt_tensor *ax = NULL, *bx = NULL, *bxe = NULL;
-    CLT__TRY(clt_matmul(w->A, w->X, &ax));
-    CLT__TRY(mm_opt(w->B, w->X, &bx));
+    CLT__TRY(mm_opt(&w->A, w->X, &ax));
+    CLT__TRY(mm_opt(&w->B, w->X, &bx));
     CLT__TRY(clt_mul(bx, w->E, &bxe));
     CLT__TRY(clt_sub(ax, bxe, r));
 done:
@@ -396,10 +425,10 @@ static clt_status update(lob *w)
     if (w->istep == 0) {
         double xn, an, bn = 1.0;
         CLT__TRY(norm_all(w->X, &xn));
-        CLT__TRY(clt_matmul(w->A, w->X, &t));
+        CLT__TRY(mm_opt(&w->A, w->X, &t));
         CLT__TRY(norm_all(t, &an));
-        if (w->B) {
-            CLT__TRY(clt_matmul(w->B, w->X, &t));
+        if (w->B.d || w->B.s) {
+            CLT__TRY(mm_opt(&w->B, w->X, &t));
             CLT__TRY(norm_all(t, &bn));
             bn /= xn;
         }
@@ -407,8 +436,8 @@ static clt_status update(lob *w)
         w->B_norm = bn;
         w->nc = nc = 0;
         CLT__TRY(rr_transform(w, w->X, &ri));
-        CLT__TRY(qform(w->A, w->X, &m1));
-        CLT__TRY(qform(m1, ri, &m2));
+        CLT__TRY(qform(&w->A, w->X, &m1));
+        CLT__TRY(qform(DENSE(m1), ri, &m2));
         CLT__TRY(symeig(w, m2, w->largest, &e, &z));
         CLT__TRY(clt_matmul(ri, z, &t));
         CLT__TRY(clt_matmul(w->X, t, &x));
@@ -421,7 +450,7 @@ static clt_status update(lob *w)
         if (w->ortho)
             CLT__TRY(get_ortho(w, r, w->X, &wm));
         else
-            CLT__TRY(mm_opt(w->iK, r, &wm));
+            CLT__TRY(mm_opt(DENSE(w->iK), r, &wm));
         w->ns = n + wm->shape[1];
         const clt_tensor *parts[2] = {w->X, wm};
         CLT__TRY(cat_cols(parts, 2, &s));
@@ -432,7 +461,7 @@ static clt_status update(lob *w)
     int64_t zc;
     CLT__TRY(cols(w->S, nc, ns - nc, &s_));
     if (w->ortho) {
-        CLT__TRY(qform(w->A, s_, &m1));
+        CLT__TRY(qform(&w->A, s_, &m1));
         CLT__TRY(symeig(w, m1, w->largest, &e, &z));
         CLT__TRY(cols(z, 0, n - nc, &zx));
         CLT__TRY(clt_matmul(s_, zx, &x));
@@ -448,8 +477,8 @@ static clt_status update(lob *w)
         }
     } else {
         CLT__TRY(rr_transform(w, s_, &ri));
-        CLT__TRY(qform(w->A, s_, &m1));
-        CLT__TRY(qform(m1, ri, &m2));
+        CLT__TRY(qform(&w->A, s_, &m1));
+        CLT__TRY(qform(DENSE(m1), ri, &m2));
         CLT__TRY(symeig(w, m2, w->largest, &e, &z));
         CLT__TRY(clt_matmul(s_, ri, &t));
         CLT__TRY(cols(z, 0, n - nc, &zx));
@@ -485,7 +514,7 @@ static clt_status update(lob *w)
     if (w->ortho)
         CLT__TRY(get_ortho(w, rc, xp, &wm));
     else
-        CLT__TRY(mm_opt(w->iK, rc, &wm));
+        CLT__TRY(mm_opt(DENSE(w->iK), rc, &wm));
     w->ns = n + (p ? p->shape[1] : 0) + wm->shape[1];
     {
         const clt_tensor *parts[2] = {xp, wm};
@@ -676,7 +705,10 @@ static clt_status check_operand(const clt_tensor *a, const clt_tensor *t, const 
     return CLT_OK;
 }
 
-static clt_status check_args(const char *fn, const clt_tensor *a, const clt_tensor *b,
+/* a: A, or the values of a sparse A, for its device and dtype; nd and
+ * shape: A's (B's bnd and bshape). */
+static clt_status check_args(const char *fn, const clt_tensor *a, int nd, const int64_t *shape,
+                             const clt_tensor *b, int bnd, const int64_t *bshape,
                              const clt_tensor *x, const clt_tensor *ik)
 {
     clt_status st = CLT_OK;
@@ -688,17 +720,16 @@ static clt_status check_args(const char *fn, const clt_tensor *a, const clt_tens
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: expected a float32 or float64 tensor A, got %s", fn,
                           clt_dtype_name(a->dtype));
-    int nd = a->ndim;
-    if (nd < 2 || a->shape[nd - 1] != a->shape[nd - 2])
+    if (nd < 2 || shape[nd - 1] != shape[nd - 2])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: A must be a (batch of) square matrices [..., m, m], got %d dims "
                           "ending in %lld",
-                          fn, nd, (long long)(nd ? a->shape[nd - 1] : 0));
-    int64_t m = a->shape[nd - 1];
+                          fn, nd, (long long)(nd ? shape[nd - 1] : 0));
+    int64_t m = shape[nd - 1];
     if (b) {
-        bool same = b->ndim == nd;
+        bool same = bnd == nd;
         for (int i = 0; same && i < nd; i++)
-            same = b->shape[i] == a->shape[i];
+            same = bshape[i] == shape[i];
         if (!same)
             return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: A and B must have the same shapes",
                               fn);
@@ -706,7 +737,7 @@ static clt_status check_args(const char *fn, const clt_tensor *a, const clt_tens
     if (x) {
         bool same = x->ndim == nd && x->shape[nd - 2] == m;
         for (int i = 0; same && i < nd - 2; i++)
-            same = x->shape[i] == a->shape[i];
+            same = x->shape[i] == shape[i];
         if (!same)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: X must be [..., m, n] with A's batch dims and m = %lld", fn,
@@ -718,12 +749,12 @@ static clt_status check_args(const char *fn, const clt_tensor *a, const clt_tens
     return CLT_OK;
 }
 
-static clt_status set_params(lob *w, const clt_tensor *a, const clt_tensor *x, int64_t k,
+static clt_status set_params(lob *w, int64_t m, clt_dtype dt, const clt_tensor *x, int64_t k,
                              int64_t n, int64_t niter, const double *tol, int largest,
                              const char *method, const clt_lobpcg_ortho *ortho)
 {
     const char *fn = w->fn;
-    w->m = a->shape[a->ndim - 1];
+    w->m = m;
     w->k = k > 0 ? k : x ? x->shape[x->ndim - 1] : 1;
     w->n = x ? x->shape[x->ndim - 1] : n > 0 ? n : w->k;
     if (w->m < 3 * w->n)
@@ -744,7 +775,7 @@ static clt_status set_params(lob *w, const clt_tensor *a, const clt_tensor *x, i
     else
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: method must be \"ortho\" or \"basic\", got \"%s\"", fn, method);
-    double feps = a->dtype == CLT_FLOAT32 ? 1.2e-07 : 2.23e-16;
+    double feps = dt == CLT_FLOAT32 ? 1.2e-07 : 2.23e-16;
     w->tol = tol ? *tol : sqrt(feps);
     if (!(w->tol > 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: tol(=%g) must be positive", fn,
@@ -826,8 +857,8 @@ static clt_status batch(lob *w, const clt_tensor *a, const clt_tensor *b, const 
             CLT__TRY(matrix(x0, i, &xi));
         else
             CLT__TRY(clt_randn(gen, a->dev, a->dtype, 2, (int64_t[]){m, w->n}, &xi));
-        w->A = ai;
-        w->B = bi;
+        w->A.d = ai;
+        w->B.d = bi;
         CLT__TRY(run(w, xi, &es[i], &xs[i]));
     }
     clt_tensor *se, *sx;
@@ -844,12 +875,11 @@ done:
     return st;
 }
 
-clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const clt_tensor *x,
-                      int64_t n, const clt_tensor *ik, int64_t niter, const double *tol,
-                      int largest, const char *method, const clt_lobpcg_ortho *ortho,
-                      clt_generator *gen, clt_tensor **eigenvalues, clt_tensor **eigenvectors)
+/* The outputs NULL, the required arguments (a: A, dense or sparse) and
+ * w's start for the public function fn. */
+static clt_status lob_start(lob *w, const char *fn, const void *a, const clt_tensor *ik,
+                            clt_tensor **eigenvalues, clt_tensor **eigenvectors)
 {
-    static const char fn[] = "clt_lobpcg";
     if (eigenvalues)
         *eigenvalues = NULL;
     if (eigenvectors)
@@ -857,13 +887,28 @@ clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const
     CLT__REQUIRE_ARG(eigenvalues, fn);
     CLT__REQUIRE_ARG(eigenvectors, fn);
     CLT__REQUIRE_ARG(a, fn);
+    memset(w, 0, sizeof *w);
+    w->fn = fn;
+    w->iK = ik;
+    return CLT_OK;
+}
+
+clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const clt_tensor *x,
+                      int64_t n, const clt_tensor *ik, int64_t niter, const double *tol,
+                      int largest, const char *method, const clt_lobpcg_ortho *ortho,
+                      clt_generator *gen, clt_tensor **eigenvalues, clt_tensor **eigenvectors)
+{
+    static const char fn[] = "clt_lobpcg";
     lob w;
-    memset(&w, 0, sizeof w);
-    w.fn = fn;
-    w.iK = ik;
-    clt_status st = check_args(fn, a, b, x, ik);
+    clt_status st = lob_start(&w, fn, a, ik, eigenvalues, eigenvectors);
+    if (st != CLT_OK)
+        return st;
+    w.dev = a->dev;
+    st = check_args(fn, a, a->ndim, a->shape, b, b ? b->ndim : 0, b ? b->shape : NULL,
+                               x, ik);
     if (st == CLT_OK)
-        st = set_params(&w, a, x, k, n, niter, tol, largest, method, ortho);
+        st = set_params(&w, a->shape[a->ndim - 1], a->dtype, x, k, n, niter, tol, largest,
+                        method, ortho);
     if (st != CLT_OK)
         return st;
     const clt_tensor *in[2] = {a, b};
@@ -906,6 +951,104 @@ clt_status clt_lobpcg(const clt_tensor *a, int64_t k, const clt_tensor *b, const
     }
 done:
     st = clt__scope_finish_all(st, outs, 2);
+    if (st != CLT_OK)
+        return st;
+    *eigenvalues = outs[0];
+    *eigenvectors = outs[1];
+    return CLT_OK;
+}
+
+/* ---- clt_lobpcg_sparse ------------------------------------------------------------- */
+
+static clt_status bw_lobpcg_sparse(clt__node *nd, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)nd;
+    (void)g;
+    (void)gin;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: lobpcg.backward does not support sparse input yet. Note that "
+                      "lobpcg.forward does though.",
+                      bw_fn);
+}
+
+/* s as the sparse A or B: a 2-D matrix with 2 sparse dimensions; its values
+ * (a new handle) in *v. */
+static clt_status sparse_operand(const char *fn, const clt_sparse *s, const char *what,
+                                 clt_tensor **v)
+{
+    *v = NULL;
+    if (clt_sparse_ndim(s) != 2 || clt_sparse_sparse_dim(s) != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: a sparse %s must be a matrix [m, m] of 2 sparse dimensions (no "
+                          "batch, no dense dimensions, as torch's), got %d dims, %d sparse",
+                          fn, what, clt_sparse_ndim(s), clt_sparse_sparse_dim(s));
+    clt_status st = clt_sparse_values(s, v);
+    return st == CLT_OK ? CLT_OK : clt__error_in(st, fn);
+}
+
+clt_status clt_lobpcg_sparse(const clt_sparse *a, int64_t k, const clt_sparse *b,
+                             const clt_tensor *x, int64_t n, const clt_tensor *ik, int64_t niter,
+                             const double *tol, int largest, const char *method,
+                             const clt_lobpcg_ortho *ortho, clt_generator *gen,
+                             clt_tensor **eigenvalues, clt_tensor **eigenvectors)
+{
+    static const char fn[] = "clt_lobpcg_sparse";
+    lob w;
+    clt_status st = lob_start(&w, fn, a, ik, eigenvalues, eigenvectors);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *va = NULL, *vb = NULL, *xd = NULL;
+    clt_tensor *outs[2] = {NULL, NULL};
+    clt_sparse *sat = NULL, *sbt = NULL;
+    const int64_t *shape = clt_sparse_shape(a);
+    st = sparse_operand(fn, a, "A", &va);
+    if (st == CLT_OK && b)
+        st = sparse_operand(fn, b, "B", &vb);
+    if (st == CLT_OK)
+        st = check_args(fn, va, 2, shape, vb, b ? 2 : 0, b ? clt_sparse_shape(b) : NULL, x, ik);
+    if (st == CLT_OK)
+        st = set_params(&w, shape[1], va->dtype, x, k, n, niter, tol, largest, method, ortho);
+    if (st != CLT_OK)
+        goto early;
+    w.dev = va->dev;
+    const clt_tensor *in[2] = {va, vb};
+    bool grad = clt__grad_needed(b ? 2 : 1, in);
+    w.A.s = a;
+    w.B.s = b;
+    /* torch runs on (A + A^T) / 2 (and B's) when they require grad */
+    if (grad && (st = clt_sparse_transpose(a, 0, 1, &sat)) == CLT_OK && b)
+        st = clt_sparse_transpose(b, 0, 1, &sbt);
+    if (st != CLT_OK) {
+        st = clt__error_in(st, fn);
+        goto early;
+    }
+    w.A.st = sat;
+    w.B.st = sbt;
+    int was = clt_set_grad_enabled(0);
+    if (x)
+        st = clt_detach(x, &xd);
+    else
+        st = clt_randn(gen, w.dev, va->dtype, 2, (int64_t[]){w.m, w.n}, &xd);
+    if (st == CLT_OK)
+        st = run(&w, xd, &outs[0], &outs[1]);
+    clt_set_grad_enabled(was);
+    if (st == CLT_OK && grad) {
+        clt__node *nd = NULL;
+        st = clt__record_outputs(outs, 2, "LOBPCGAutogradFunctionBackward", bw_lobpcg_sparse,
+                                 b ? 2 : 1, in, NULL, free, &nd);
+    }
+    if (st != CLT_OK) {
+        clt__error_in(st, fn);
+        clt_tensor_free(outs[0]);
+        clt_tensor_free(outs[1]);
+        outs[0] = outs[1] = NULL;
+    }
+early:
+    clt_tensor_free(va);
+    clt_tensor_free(vb);
+    clt_tensor_free(xd);
+    clt_sparse_free(sat);
+    clt_sparse_free(sbt);
     if (st != CLT_OK)
         return st;
     *eigenvalues = outs[0];
