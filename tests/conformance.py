@@ -15902,6 +15902,121 @@ def half_scalar():
                       [x.contiguous()], tol=tol)
 
 
+def autocast_cpu():
+    """clt_autocast_enter_ex(dev, bfloat16, CLT_AUTOCAST_CPU) against
+    torch.autocast("cpu", torch.bfloat16) on a small model: every step's
+    dtype the same and its values within bfloat16's tolerance, the float32
+    weights' gradients in float32; float16 refused as torch refuses it."""
+    proto("clt_autocast_enter_ex", [P, C.c_int, C.c_int])
+    proto("clt_autocast_exit", [])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    for n in ("clt_mm", "clt_matmul"):
+        proto(n, [P, P, PP])
+    proto("clt_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_relu", [P, PP])
+    proto("clt_softmax", [P, C.c_int, PP])
+    proto("clt_mse_loss", [P, P, C.c_int, PP])
+    proto("clt_prod_dim", [P, C.c_int, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    proto("clt_conv1d", [P, P, P, P, PP])
+    proto("clt_conv_transpose1d", [P, P, P, P, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    gen = torch.Generator().manual_seed(11)
+    rnd = lambda *shape: torch.rand(shape, generator=gen) * 2 - 1
+    x, w1, b1, w2 = rnd(4, 8), rnd(8, 6), rnd(6), rnd(6, 5)
+    target, wc, wct = torch.rand(4, 5, generator=gen), rnd(3, 4, 2), rnd(3, 2, 2)
+    tw = {"w1": w1.clone().requires_grad_(), "w2": w2.clone().requires_grad_()}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref = {}
+        ref["addmm"] = torch.addmm(b1, x, tw["w1"])
+        ref["relu"] = torch.relu(ref["addmm"])
+        ref["mm"] = torch.mm(ref["relu"], tw["w2"])
+        ref["softmax"] = torch.softmax(ref["mm"], 1)
+        ref["mse_loss"] = F.mse_loss(ref["softmax"], target)
+        ref["prod"] = torch.prod(ref["softmax"], 1)
+        ref["conv1d"] = F.conv1d(x[None], wc)
+        ref["conv_transpose1d"] = F.conv_transpose1d(ref["conv1d"], wct)
+        ref["loss"] = ref["mse_loss"] + ref["conv_transpose1d"].sum() * 0.0 + ref["prod"].sum()
+    ref["loss"].backward()
+    keep = []
+
+    def up(t, grad=False):
+        q = upload(t)
+        keep.append(q)
+        if grad:
+            L.clt_set_requires_grad(q, 1)
+        return q
+
+    cx, cb1, cw1, cw2 = up(x), up(b1), up(w1, True), up(w2, True)
+    ctarget, cwc, cwct = up(target), up(wc), up(wct)
+    got = {}
+
+    def run(name, fn, *args):
+        o = P()
+        st = fn(*args, C.byref(o))
+        if st:
+            raise RuntimeError("%s: %s" % (name, L.clt_last_error()))
+        keep.append(o)
+        got[name] = o
+        return o
+
+    if L.clt_autocast_enter_ex(DEV, BF16, 1):
+        return fail("autocast_cpu enter", L.clt_last_error())
+    try:
+        run("addmm", L.clt_addmm, cb1, cx, cw1, 1.0, 1.0)
+        run("relu", L.clt_relu, got["addmm"])
+        run("mm", L.clt_mm, got["relu"], cw2)
+        run("softmax", L.clt_softmax, got["mm"], 1)
+        run("mse_loss", L.clt_mse_loss, got["softmax"], ctarget, 0)  # mean
+        run("prod", L.clt_prod_dim, got["softmax"], 1, 0)
+        x3 = run("x3", L.clt_unsqueeze, cx, 0)
+        run("conv1d", L.clt_conv1d, x3, cwc, None, None)
+        run("conv_transpose1d", L.clt_conv_transpose1d, got["conv1d"], cwct, None, None)
+        s = run("psum", L.clt_sum, got["prod"])
+        run("loss", L.clt_add, got["mse_loss"], s)
+    except RuntimeError as e:
+        L.clt_autocast_exit()
+        return fail("autocast_cpu model", str(e))
+    L.clt_autocast_exit()
+    if L.clt_backward(got["loss"], None, 0):
+        return fail("autocast_cpu backward", L.clt_last_error())
+    for wname, cw in (("w1", cw1), ("w2", cw2)):
+        g = P()
+        L.clt_grad(cw, C.byref(g))
+        keep.append(g)
+        got["grad " + wname] = g
+        ref["grad " + wname] = tw[wname].grad
+    global PASSED
+    for name in ["addmm", "relu", "mm", "softmax", "mse_loss", "prod", "conv1d",
+                 "conv_transpose1d", "loss", "grad w1", "grad w2"]:
+        a, shape, dt = download(got[name])
+        e = ref[name].detach()
+        if dt != T2C.get(e.dtype, BF16 if e.dtype == torch.bfloat16 else -1):
+            fail("autocast_cpu %s" % name, "dtype %d, torch %s" % (dt, e.dtype))
+            continue
+        ev = e.float().numpy()
+        if tuple(shape) != tuple(ev.shape) or not np.allclose(a, ev, rtol=3e-2, atol=1e-2):
+            fail("autocast_cpu %s" % name, "values %s vs torch %s" % (a.ravel()[:6], ev.ravel()[:6]))
+            continue
+        PASSED += 1
+    for q in keep:
+        L.clt_tensor_free(q)
+    # torch raises for float16 on the CPU lists
+    try:
+        with torch.autocast("cpu", dtype=torch.float16):
+            pass
+        fail("autocast_cpu float16", "torch took float16")
+    except RuntimeError:
+        if L.clt_autocast_enter_ex(DEV, F16, 1) == 0:
+            L.clt_autocast_exit()
+            fail("autocast_cpu float16", "cltensor took float16 on the CPU lists")
+        else:
+            PASSED += 1
+
+
 def histobs():
     """HistogramObserver (clt_observer with CLT_HISTOGRAM_OBSERVER) against
     torch.ao.quantization.HistogramObserver: min_val, max_val and the
@@ -16159,7 +16274,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding]
+                embedding_padding, autocast_cpu]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
