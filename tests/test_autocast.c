@@ -708,7 +708,11 @@ static clt_status op_tensordot(const clt_tensor *a, const clt_tensor *b, clt_ten
     const int da[1] = {1}, db[1] = {0};
     return clt_tensordot(a, b, 1, da, db, o);
 }
-static clt_status op_conv1d(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+/* conv(a as [1, 4, 4], b as a [4, 4, 1] weight). */
+typedef clt_status (*conv_fn)(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                              const void *opts, clt_tensor **out);
+static clt_status op_conv_with(conv_fn conv, const clt_tensor *a, const clt_tensor *b,
+                               clt_tensor **o)
 {
     clt_tensor *w = NULL;
     const int64_t ws[3] = {4, 4, 1};
@@ -717,26 +721,29 @@ static clt_status op_conv1d(const clt_tensor *a, const clt_tensor *b, clt_tensor
         clt_tensor *x = NULL;
         st = clt_unsqueeze(a, 0, &x);
         if (st == CLT_OK)
-            st = clt_conv1d(x, w, NULL, NULL, o);
+            st = conv(x, w, NULL, NULL, o);
         clt_tensor_free(x);
     }
     clt_tensor_free(w);
     return st;
 }
+static clt_status conv1d_plain(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                               const void *opts, clt_tensor **o)
+{
+    return clt_conv1d(x, w, b, opts, o);
+}
+static clt_status conv_transpose1d_plain(const clt_tensor *x, const clt_tensor *w,
+                                         const clt_tensor *b, const void *opts, clt_tensor **o)
+{
+    return clt_conv_transpose1d(x, w, b, opts, o);
+}
+static clt_status op_conv1d(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return op_conv_with(conv1d_plain, a, b, o);
+}
 static clt_status op_conv_transpose1d(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
 {
-    clt_tensor *w = NULL;
-    const int64_t ws[3] = {4, 4, 1};
-    clt_status st = clt_reshape(b, 3, ws, &w);
-    if (st == CLT_OK) {
-        clt_tensor *x = NULL;
-        st = clt_unsqueeze(a, 0, &x);
-        if (st == CLT_OK)
-            st = clt_conv_transpose1d(x, w, NULL, NULL, o);
-        clt_tensor_free(x);
-    }
-    clt_tensor_free(w);
-    return st;
+    return op_conv_with(conv_transpose1d_plain, a, b, o);
 }
 static clt_status op_prod(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
 {
