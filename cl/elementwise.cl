@@ -506,16 +506,36 @@ DEF_MOD(floor_divide, FLOOR_DIVIDE_, floor_divide_v)
 DEF_MOD(trunc_divide, TRUNC_DIVIDE_, trunc_divide_v)
 
 /* axpy: a + alpha * b, for add and sub with alpha; floating types round
- * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction. */
+ * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction,
+ * except float16: torch 1.13's CPU kernel computes it in c10::Half, whose
+ * product rounds to half before the sum does (the host hands alpha
+ * rounded to the 16-bit dtype, as torch's alpha.to<scalar_t>()). */
 #define PARAMS_AXPY __global const T *pa, __global const T *pb, T_C alpha
 #define FETCH_AXPY(o0, o1, o2) FETCH_TT(o0, o1, o2) TY al_ = alpha;
 #define VFETCH_AXPY(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY al_ = (TY)alpha;
-#if T_IS_FLOAT
+#if T_ID == 2
+static inline float axpy_round_half(float v)
+{
+    ushort h;
+    vstore_half_rte(v, 0, (__private half *)&h);
+    return vload_half(0, (__private const half *)&h);
+}
+static inline float16 axpy_round_half16(float16 v)
+{
+    ushort16 h;
+    vstore_half16_rte(v, 0, (__private half *)&h);
+    return vload_half16(0, (__private const half *)&h);
+}
+#define AXPY (a + axpy_round_half(al_ * b))
+#define AXPY_V (a + axpy_round_half16(al_ * b))
+#elif T_IS_FLOAT
 #define AXPY fma(al_, b, a)
+#define AXPY_V AXPY
 #else
 #define AXPY (a + al_ * b)
+#define AXPY_V AXPY
 #endif
-DEF_FOUR(axpy_tt_, PARAMS_AXPY, FETCH_AXPY, VFETCH_AXPY, AXPY, AXPY, 1)
+DEF_FOUR(axpy_tt_, PARAMS_AXPY, FETCH_AXPY, VFETCH_AXPY, AXPY, AXPY_V, 1)
 
 /* clamp(x, lo, hi) = minimum(maximum(x, lo), hi): NaN in x or in a bound
  * propagates, and lo > hi gives hi, as torch.clamp does. */

@@ -1649,9 +1649,11 @@ clt_status clt__half_finish(const char *fn, clt_dtype dt, clt_status st, clt_ten
  * autocast casts on now and its dtype, or NULL when no region is open, the
  * innermost turns it off, or an op whose operands it cast is running
  * (clt__autocast_suspend(1) ... (0) around it). */
-clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn);
+clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, int cpu_lists, const char *fn);
 clt_status clt__autocast_pop(const char *fn);
 clt_device *clt__autocast_device(clt_dtype *dtype);
+/* Whether the innermost region applies torch's CPU lists (else CUDA's). */
+bool clt__autocast_cpu_lists(void);
 void clt__autocast_suspend(int on);
 /* How many regions the calling thread has open (disabled ones too). */
 int clt__autocast_depth(void);
@@ -1663,7 +1665,15 @@ int clt__autocast_depth(void);
  * float16 operands to float32 when another operand is float32, so that
  * mixed operands run in the widest type).  float64 and non-floating
  * operands stay. */
-typedef enum { CLT__AC_LOWER, CLT__AC_FLOAT32, CLT__AC_PROMOTE } clt__ac_kind;
+typedef enum { CLT__AC_NONE, CLT__AC_LOWER, CLT__AC_FLOAT32, CLT__AC_PROMOTE } clt__ac_kind;
+/* An op's kinds on torch's two sets of lists, which the region chose
+ * (clt_autocast_lists): CLT__AC_ON(kind on the CUDA lists, on the CPU
+ * lists); CLT__AC_CUDA(k) for an op on the CUDA lists only,
+ * CLT__AC_BOTH(k) for one of the same kind on both.  The `kind` arguments
+ * below take these. */
+#define CLT__AC_ON(cuda, cpu) ((int)(cuda) | (int)(cpu) << 4)
+#define CLT__AC_CUDA(k) CLT__AC_ON(k, CLT__AC_NONE)
+#define CLT__AC_BOTH(k) CLT__AC_ON(k, k)
 
 /* Whether autocast casts one of in[0..n) (NULLs skipped) for an op of
  * kind; clt__autocast_begin casts those (recorded: gradients go back to
@@ -1673,8 +1683,8 @@ typedef enum { CLT__AC_LOWER, CLT__AC_FLOAT32, CLT__AC_PROMOTE } clt__ac_kind;
  * from the thread's cast cache (torch's cached_casts): made once per
  * outermost region and reused while its data is unchanged, with tmp[i]
  * left NULL (the cache holds it). */
-bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in);
-clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
+bool clt__autocast_wants(int kind, int n, const clt_tensor *const *in);
+clt_status clt__autocast_begin(const char *fn, int kind, int n, const clt_tensor **in,
                                clt_tensor **tmp);
 clt_status clt__autocast_end(clt_status st, int n, clt_tensor **tmp);
 /* When the casts fail (out of host memory), the op still has to clear
@@ -1723,7 +1733,7 @@ void clt__autocast_cache_stats(size_t *entries, uint64_t *hits);
 /* The same for the n operands of an array ts (n a size_t): CALL runs on
  * the array CLT__ACL (const clt_tensor *const *) of the cast ones.  The
  * casts' arrays are allocated; out of host memory, returns that error. */
-clt_status clt__autocast_list_begin(const char *fn, clt__ac_kind kind, size_t n,
+clt_status clt__autocast_list_begin(const char *fn, int kind, size_t n,
                                     const clt_tensor *const *ts, const clt_tensor ***cast,
                                     clt_tensor ***tmp);
 clt_status clt__autocast_list_end(clt_status st, size_t n, const clt_tensor **cast,

@@ -16148,6 +16148,263 @@ def half_scalar():
                       [x.contiguous()], tol=tol)
 
 
+def _on_clone(fn):
+    """cfn for an in-place op: fn(copy, *rest) on a copy of the first input,
+    which becomes the output."""
+    def run(p, *rest):
+        o = rest[-1]
+        c = P()
+        st = L.clt_clone(p, C.byref(c))
+        if st == 0:
+            st = fn(c, *rest[:-1])
+        if st:
+            L.clt_tensor_free(c)
+            o._obj.value = None
+            return st
+        o._obj.value = c.value
+        return 0
+    return run
+
+
+def _torch_has(tf, *args):
+    """Whether torch's CPU has a kernel for tf on these (16-bit) inputs."""
+    try:
+        tf(*args)
+        return True
+    except RuntimeError as e:
+        if "not implemented for" in str(e):
+            return False
+        raise
+
+
+def half_params():
+    """float16 and bfloat16 ops' other scalar arguments against torch 1.13's
+    CPU kernels over every value of the dtype, with parameters that rounding
+    to the dtype first changes (0.1, 1/3, 2.7, 1 + 2^-11 + 2^-40, which
+    rounds differently through float32 than straight from double, 1e-4):
+    clamp's bounds, clamp_min/max, leaky_relu's slope, elu/celu alpha, selu,
+    hardtanh's bounds, threshold and its value, softplus's beta and
+    threshold, hard/softshrink's lambda, rrelu in eval, add_/sub_'s alpha,
+    addcmul/addcdiv's value, lerp's weight, fills (full, fill_, masked_fill)
+    and nan_to_num's values.  torch 1.13's CPU has no float16 kernel for
+    most of them (clamp, the activations, lerp, addcmul, addcdiv): those are
+    left out for float16 (cltensor's float16 takes its parameters as its
+    bfloat16 does).  elu, celu and selu on inputs of magnitude 4 or more
+    and the positive ones: below that torch's exp(x) - 1 and cltensor's
+    expm1 (ops.h) differ in the last bit."""
+    D_ = C.c_double
+    proto("clt_clamp", [P, C.POINTER(D_), C.POINTER(D_), PP])
+    for n in ("clt_clamp_min", "clt_clamp_max", "clt_leaky_relu", "clt_elu", "clt_celu",
+              "clt_hardshrink", "clt_softshrink"):
+        proto(n, [P, D_, PP])
+    proto("clt_selu", [P, PP])
+    for n in ("clt_hardtanh", "clt_threshold", "clt_softplus"):
+        proto(n, [P, D_, D_, PP])
+    proto("clt_rrelu", [P, D_, D_, C.c_int, P, PP])
+    proto("clt_add_", [P, P, D_])
+    proto("clt_sub_", [P, P, D_])
+    proto("clt_addcmul", [P, P, P, D_, PP])
+    proto("clt_addcdiv", [P, P, P, D_, PP])
+    proto("clt_lerp_scalar", [P, P, D_, PP])
+    proto("clt_full_like", [P, D_, PP])
+    proto("clt_fill_", [P, D_])
+    proto("clt_masked_fill", [P, P, D_, PP])
+    proto("clt_nan_to_num", [P, D_, C.POINTER(D_), C.POINTER(D_), PP])
+    ptr = lambda v: None if v is None else C.byref(D_(v))
+    params = [0.1, 1 / 3, 2.7, 1 + 2 ** -11 + 2 ** -40, 1e-4]
+    bits = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
+    gen = torch.Generator().manual_seed(7)
+    for dt in (torch.float16, torch.bfloat16):
+        nm = str(dt)[6:]
+        x = bits.view(dt).contiguous()
+        fin = x[torch.isfinite(x)]
+        # ordinary values for the ops of two and three operands
+        y = (torch.rand(fin.shape, generator=gen) * 4 - 2).to(dt)
+        z = (torch.rand(fin.shape, generator=gen) * 2 + 0.5).to(dt)
+        mask = torch.rand(x.shape, generator=gen) < 0.5
+        far = x[~(x.float().abs() < 4) | (x.float() >= 0)].contiguous()
+        for s in params:
+            one = [
+                ("clamp min", lambda t: torch.clamp(t, min=s),
+                 lambda p, o: L.clt_clamp(p, ptr(s), None, o)),
+                ("clamp max", lambda t: torch.clamp(t, max=s),
+                 lambda p, o: L.clt_clamp(p, None, ptr(s), o)),
+                ("clamp both", lambda t: torch.clamp(t, min=-s, max=s),
+                 lambda p, o: L.clt_clamp(p, ptr(-s), ptr(s), o)),
+                ("clamp_min", lambda t: torch.clamp_min(t, s),
+                 lambda p, o: L.clt_clamp_min(p, s, o)),
+                ("clamp_max", lambda t: torch.clamp_max(t, s),
+                 lambda p, o: L.clt_clamp_max(p, s, o)),
+                ("leaky_relu", lambda t: F.leaky_relu(t, s),
+                 lambda p, o: L.clt_leaky_relu(p, s, o)),
+                ("elu", lambda t: F.elu(t, s), lambda p, o: L.clt_elu(p, s, o)),
+                ("celu", lambda t: F.celu(t, s), lambda p, o: L.clt_celu(p, s, o)),
+                ("hardtanh", lambda t: F.hardtanh(t, -s, s),
+                 lambda p, o: L.clt_hardtanh(p, -s, s, o)),
+                ("threshold", lambda t: F.threshold(t, s, -s),
+                 lambda p, o: L.clt_threshold(p, s, -s, o)),
+                ("softplus beta", lambda t: F.softplus(t, s, 20.0),
+                 lambda p, o: L.clt_softplus(p, s, 20.0, o)),
+                ("softplus threshold", lambda t: F.softplus(t, 1.0, s),
+                 lambda p, o: L.clt_softplus(p, 1.0, s, o)),
+                ("hardshrink", lambda t: F.hardshrink(t, s),
+                 lambda p, o: L.clt_hardshrink(p, s, o)),
+                ("softshrink", lambda t: F.softshrink(t, s),
+                 lambda p, o: L.clt_softshrink(p, s, o)),
+                ("rrelu eval", lambda t: F.rrelu(t, s / 2, s, training=False),
+                 lambda p, o: L.clt_rrelu(p, s / 2, s, 0, None, o)),
+                ("full_like", lambda t: torch.full_like(t, s),
+                 lambda p, o: L.clt_full_like(p, s, o)),
+                ("fill_", lambda t: t.clone().fill_(s),
+                 _on_clone(lambda c: L.clt_fill_(c, s))),
+                ("nan_to_num", lambda t: torch.nan_to_num(t, s, s * 7, -s * 3),
+                 lambda p, o: L.clt_nan_to_num(p, s, ptr(s * 7), ptr(-s * 3), o)),
+            ]
+            for name, tf, cf in one:
+                if not _torch_has(tf, x[:4]):
+                    continue
+                xin = far if name in ("elu", "celu") else x
+                check("half_params %s %s %r" % (nm, name, s), tf, cf, [xin], tol="exact")
+            check("half_params %s masked_fill %r" % (nm, s), lambda t, m: t.masked_fill(m, s),
+                  lambda p, m, o: L.clt_masked_fill(p, m, s, o), [x, mask], tol="exact")
+            two = [
+                ("add_ alpha", lambda a, b: a.clone().add_(b, alpha=s),
+                 _on_clone(lambda c, q: L.clt_add_(c, q, s))),
+                ("sub_ alpha", lambda a, b: a.clone().sub_(b, alpha=s),
+                 _on_clone(lambda c, q: L.clt_sub_(c, q, s))),
+                ("lerp weight", lambda a, b: torch.lerp(a, b, s),
+                 lambda p, q, o: L.clt_lerp_scalar(p, q, s, o)),
+            ]
+            for name, tf, cf in two:
+                if not _torch_has(tf, fin[:4], y[:4]):
+                    continue
+                check("half_params %s %s %r" % (nm, name, s), tf, cf, [fin, y], tol="exact")
+            three = [("addcmul", lambda a, b, c: torch.addcmul(a, b, c, value=s),
+                      lambda p, q, r, o: L.clt_addcmul(p, q, r, s, o)),
+                     ("addcdiv", lambda a, b, c: torch.addcdiv(a, b, c, value=s),
+                      lambda p, q, r, o: L.clt_addcdiv(p, q, r, s, o))]
+            for name, tf, cf in three:
+                if _torch_has(tf, fin[:4], y[:4], z[:4]):
+                    check("half_params %s %s %r" % (nm, name, s), tf, cf, [fin, y, z], tol="exact")
+        if _torch_has(F.selu, x[:4]):
+            check("half_params %s selu" % nm, F.selu, L.clt_selu, [far], tol="exact")
+
+
+def autocast_cpu():
+    """clt_autocast_enter_ex(dev, bfloat16, CLT_AUTOCAST_CPU) against
+    torch.autocast("cpu", torch.bfloat16) on a small model: every step's
+    dtype the same and its values within bfloat16's tolerance, the float32
+    weights' gradients in float32; float16 refused as torch refuses it."""
+    proto("clt_autocast_enter_ex", [P, C.c_int, C.c_int])
+    proto("clt_autocast_exit", [])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    for n in ("clt_mm", "clt_matmul"):
+        proto(n, [P, P, PP])
+    proto("clt_addmm", [P, P, P, C.c_double, C.c_double, PP])
+    proto("clt_relu", [P, PP])
+    proto("clt_softmax", [P, C.c_int, PP])
+    proto("clt_mse_loss", [P, P, C.c_int, PP])
+    proto("clt_prod_dim", [P, C.c_int, C.c_int, PP])
+    proto("clt_add", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    proto("clt_conv1d", [P, P, P, P, PP])
+    proto("clt_conv_transpose1d", [P, P, P, P, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    gen = torch.Generator().manual_seed(11)
+    rnd = lambda *shape: torch.rand(shape, generator=gen) * 2 - 1
+    x, w1, b1, w2 = rnd(4, 8), rnd(8, 6), rnd(6), rnd(6, 5)
+    target, wc, wct = torch.rand(4, 5, generator=gen), rnd(3, 4, 2), rnd(3, 2, 2)
+    tw = {"w1": w1.clone().requires_grad_(), "w2": w2.clone().requires_grad_()}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref = {}
+        ref["addmm"] = torch.addmm(b1, x, tw["w1"])
+        ref["relu"] = torch.relu(ref["addmm"])
+        ref["mm"] = torch.mm(ref["relu"], tw["w2"])
+        ref["softmax"] = torch.softmax(ref["mm"], 1)
+        ref["mse_loss"] = F.mse_loss(ref["softmax"], target)
+        ref["prod"] = torch.prod(ref["softmax"], 1)
+        ref["conv1d"] = F.conv1d(x[None], wc)
+        ref["conv_transpose1d"] = F.conv_transpose1d(ref["conv1d"], wct)
+        ref["loss"] = ref["mse_loss"] + ref["conv_transpose1d"].sum() * 0.0 + ref["prod"].sum()
+    ref["loss"].backward()
+    keep = []
+
+    def up(t, grad=False):
+        q = upload(t)
+        keep.append(q)
+        if grad:
+            L.clt_set_requires_grad(q, 1)
+        return q
+
+    cx, cb1, cw1, cw2 = up(x), up(b1), up(w1, True), up(w2, True)
+    ctarget, cwc, cwct = up(target), up(wc), up(wct)
+    got = {}
+
+    def run(name, fn, *args):
+        o = P()
+        st = fn(*args, C.byref(o))
+        if st:
+            raise RuntimeError("%s: %s" % (name, L.clt_last_error()))
+        keep.append(o)
+        got[name] = o
+        return o
+
+    if L.clt_autocast_enter_ex(DEV, BF16, 1):
+        return fail("autocast_cpu enter", L.clt_last_error())
+    try:
+        run("addmm", L.clt_addmm, cb1, cx, cw1, 1.0, 1.0)
+        run("relu", L.clt_relu, got["addmm"])
+        run("mm", L.clt_mm, got["relu"], cw2)
+        run("softmax", L.clt_softmax, got["mm"], 1)
+        run("mse_loss", L.clt_mse_loss, got["softmax"], ctarget, 0)  # mean
+        run("prod", L.clt_prod_dim, got["softmax"], 1, 0)
+        x3 = run("x3", L.clt_unsqueeze, cx, 0)
+        run("conv1d", L.clt_conv1d, x3, cwc, None, None)
+        run("conv_transpose1d", L.clt_conv_transpose1d, got["conv1d"], cwct, None, None)
+        s = run("psum", L.clt_sum, got["prod"])
+        run("loss", L.clt_add, got["mse_loss"], s)
+    except RuntimeError as e:
+        L.clt_autocast_exit()
+        return fail("autocast_cpu model", str(e))
+    L.clt_autocast_exit()
+    if L.clt_backward(got["loss"], None, 0):
+        return fail("autocast_cpu backward", L.clt_last_error())
+    for wname, cw in (("w1", cw1), ("w2", cw2)):
+        g = P()
+        L.clt_grad(cw, C.byref(g))
+        keep.append(g)
+        got["grad " + wname] = g
+        ref["grad " + wname] = tw[wname].grad
+    global PASSED
+    for name in ["addmm", "relu", "mm", "softmax", "mse_loss", "prod", "conv1d",
+                 "conv_transpose1d", "loss", "grad w1", "grad w2"]:
+        a, shape, dt = download(got[name])
+        e = ref[name].detach()
+        if dt != T2C.get(e.dtype, BF16 if e.dtype == torch.bfloat16 else -1):
+            fail("autocast_cpu %s" % name, "dtype %d, torch %s" % (dt, e.dtype))
+            continue
+        ev = e.float().numpy()
+        if tuple(shape) != tuple(ev.shape) or not np.allclose(a, ev, rtol=3e-2, atol=1e-2):
+            fail("autocast_cpu %s" % name, "values %s vs torch %s" % (a.ravel()[:6], ev.ravel()[:6]))
+            continue
+        PASSED += 1
+    for q in keep:
+        L.clt_tensor_free(q)
+    # torch raises for float16 on the CPU lists
+    try:
+        with torch.autocast("cpu", dtype=torch.float16):
+            pass
+        fail("autocast_cpu float16", "torch took float16")
+    except RuntimeError:
+        if L.clt_autocast_enter_ex(DEV, F16, 1) == 0:
+            L.clt_autocast_exit()
+            fail("autocast_cpu float16", "cltensor took float16 on the CPU lists")
+        else:
+            PASSED += 1
+
+
 def histobs():
     """HistogramObserver (clt_observer with CLT_HISTOGRAM_OBSERVER) against
     torch.ao.quantization.HistogramObserver: min_val, max_val and the
@@ -16514,7 +16771,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding, embedding_opts, lobpcg_sparse]
+                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

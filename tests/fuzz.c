@@ -10911,7 +10911,8 @@ static int ac_eligible(const clt_tensor *t, const clt_device *d)
 }
 
 /* The cast cache and the rest of autocast's lists: a region on a device
- * (an inner one at times, which turns autocast off now and then), a
+ * (an inner one at times, which turns autocast off now and then or applies
+ * torch's CPU lists), a
  * float32 weight that requires grad read again and again by ops of the
  * float16 list (einsum, chain_matmul, multi_dot, the RNN cell), of the
  * float32 list (norms, renorm, softmin, normalize, the margin losses,
@@ -10947,11 +10948,18 @@ static void op_autocast2(fz *f)
     clt_tensor *keep = NULL; /* a result for the backward pass */
     for (int n = 1 + (int)pick(f, 5); n > 0; n--) {
         if (depth == 1 && chance(f, 15)) {
-            int off = chance(f, 40);
-            CALL("clt_autocast_enter", clt_autocast_enter(off ? NULL : d, lp));
+            /* off at times, torch's CPU lists at times (bfloat16 only: a
+             * float16 one is refused), whose kinds this group does not check */
+            int off = chance(f, 40), cpu = !off && chance(f, 40);
+            if (cpu)
+                CALL("clt_autocast_enter_ex",
+                     clt_autocast_enter_ex(d, chance(f, 20) ? CLT_FLOAT16 : CLT_BFLOAT16,
+                                           CLT_AUTOCAST_CPU));
+            else
+                CALL("clt_autocast_enter", clt_autocast_enter(off ? NULL : d, lp));
             if (status_ok(f, st)) {
                 depth = 2;
-                on = !off;
+                on = !off && !cpu;
             }
         } else if (depth == 2 && chance(f, 30)) {
             CALL("clt_autocast_exit", clt_autocast_exit());

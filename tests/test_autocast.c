@@ -685,6 +685,255 @@ Test(autocast_float32, norms_losses)
         clt_tensor_free(all[i]);
 }
 
+/* ---- torch's CPU lists (clt_autocast_enter_ex with CLT_AUTOCAST_CPU) ---- */
+
+/* Ops on two [4, 4] operands, each with the kind torch 1.13's CPU autocast
+ * gives it (probed on the installed torch): 'l' bfloat16, 'f' float32,
+ * '-' none.  Operands in (0, 1), so that the losses and logs take them. */
+typedef clt_status (*op2_fn)(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+static clt_status op_mm(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_mm(a, b, o);
+}
+static clt_status op_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_matmul(a, b, o);
+}
+static clt_status op_addmm(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_addmm(b, a, b, 0.5, 2.0, o);
+}
+static clt_status op_tensordot(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    const int da[1] = {1}, db[1] = {0};
+    return clt_tensordot(a, b, 1, da, db, o);
+}
+/* conv(a as [1, 4, 4], b as a [4, 4, 1] weight). */
+typedef clt_status (*conv_fn)(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                              const void *opts, clt_tensor **out);
+static clt_status op_conv_with(conv_fn conv, const clt_tensor *a, const clt_tensor *b,
+                               clt_tensor **o)
+{
+    clt_tensor *w = NULL;
+    const int64_t ws[3] = {4, 4, 1};
+    clt_status st = clt_reshape(b, 3, ws, &w);
+    if (st == CLT_OK) {
+        clt_tensor *x = NULL;
+        st = clt_unsqueeze(a, 0, &x);
+        if (st == CLT_OK)
+            st = conv(x, w, NULL, NULL, o);
+        clt_tensor_free(x);
+    }
+    clt_tensor_free(w);
+    return st;
+}
+static clt_status conv1d_plain(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                               const void *opts, clt_tensor **o)
+{
+    return clt_conv1d(x, w, b, opts, o);
+}
+static clt_status conv_transpose1d_plain(const clt_tensor *x, const clt_tensor *w,
+                                         const clt_tensor *b, const void *opts, clt_tensor **o)
+{
+    return clt_conv_transpose1d(x, w, b, opts, o);
+}
+static clt_status op_conv1d(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return op_conv_with(conv1d_plain, a, b, o);
+}
+static clt_status op_conv_transpose1d(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return op_conv_with(conv_transpose1d_plain, a, b, o);
+}
+static clt_status op_prod(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    (void)b;
+    return clt_prod_dim(a, 1, 0, o);
+}
+static clt_status op_cdist(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_cdist(a, b, 2.0, o);
+}
+static clt_status op_mse(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_mse_loss(a, b, CLT_REDUCTION_MEAN, o);
+}
+static clt_status op_kl_div(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_kl_div(a, b, CLT_REDUCTION_SUM, 0, o);
+}
+static clt_status op_bce(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    return clt_binary_cross_entropy(a, b, NULL, CLT_REDUCTION_MEAN, o);
+}
+static clt_status op_mv(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    clt_tensor *v = NULL;
+    clt_status st = clt_select(b, 0, 1, &v);
+    if (st == CLT_OK)
+        st = clt_mv(a, v, o);
+    clt_tensor_free(v);
+    return st;
+}
+static clt_status op_softmax(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    (void)b;
+    return clt_softmax(a, 1, o);
+}
+static clt_status op_exp(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    (void)b;
+    return clt_exp(a, o);
+}
+static clt_status op_sum(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    (void)b;
+    return clt_sum(a, o);
+}
+static clt_status op_prelu(const clt_tensor *a, const clt_tensor *b, clt_tensor **o)
+{
+    clt_tensor *w = NULL;
+    clt_status st = clt_select(b, 0, 0, &w);
+    if (st == CLT_OK)
+        st = clt_prelu(a, w, o);
+    clt_tensor_free(w);
+    return st;
+}
+
+static const struct {
+    const char *name;
+    op2_fn fn;
+    char cpu;
+} cpu_ops[] = {
+    {"mm", op_mm, 'l'},           {"matmul", op_matmul, 'l'},
+    {"addmm", op_addmm, 'l'},     {"tensordot", op_tensordot, 'l'},
+    {"conv1d", op_conv1d, 'l'},   {"conv_transpose1d", op_conv_transpose1d, 'f'},
+    {"prod", op_prod, 'f'},       {"cdist", op_cdist, 'f'},
+    {"mse_loss", op_mse, 'f'},    {"kl_div", op_kl_div, 'f'},
+    {"binary_cross_entropy", op_bce, 'f'},
+    {"mv", op_mv, '-'},           {"softmax", op_softmax, '-'},
+    {"exp", op_exp, '-'},         {"sum", op_sum, '-'},
+    {"prelu", op_prelu, '-'},
+};
+
+static clt_tensor *unit_values(clt_device *dev, clt_dtype dt, unsigned seed)
+{
+    const int64_t s[2] = {4, 4};
+    double v[16];
+    for (int i = 0; i < 16; i++) {
+        seed = seed * 1103515245u + 12345u;
+        /* bfloat16-exact in (0, 1), plus a float32 tail that rounding drops */
+        v[i] = (double)((seed >> 9) % 127 + 1) / 128.0 + (dt == CLT_FLOAT32 ? 1.0 / 65536 : 0);
+    }
+    return tensor_of(dev, dt, 2, s, v);
+}
+
+/* Each op in a CPU-list region, on float32 and on bfloat16 operands:
+ * the result's dtype is the list's and its values are the op's on
+ * operands cast by hand outside autocast. */
+Test(autocast_cpu, lists_cast_as_torch_cpu)
+{
+    clt_device *dev = get_device("cpu:0");
+    for (int pass = 0; pass < 2; pass++) {
+        clt_dtype in = pass ? CLT_BFLOAT16 : CLT_FLOAT32;
+        clt_tensor *a = unit_values(dev, in, 3), *b = unit_values(dev, in, 4);
+        for (size_t i = 0; i < sizeof cpu_ops / sizeof cpu_ops[0]; i++) {
+            char k = cpu_ops[i].cpu;
+            clt_dtype want = k == 'l' ? CLT_BFLOAT16 : k == 'f' ? CLT_FLOAT32 : in;
+            clt_tensor *r = NULL, *q = NULL;
+            CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+            CHECK(cpu_ops[i].fn(a, b, &r));
+            CHECK(clt_autocast_exit());
+            clt_tensor *ac = cast(a, want), *bc = cast(b, want);
+            CHECK(cpu_ops[i].fn(ac, bc, &q));
+            cr_assert_eq(clt_tensor_dtype(r), want, "%s on %s: %s", cpu_ops[i].name,
+                         clt_dtype_name(in), clt_dtype_name(clt_tensor_dtype(r)));
+            same(r, q, cpu_ops[i].name);
+            clt_tensor *all[] = {r, q, ac, bc};
+            for (size_t j = 0; j < 4; j++)
+                clt_tensor_free(all[j]);
+        }
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+}
+
+/* The promote list: index_copy of a bfloat16 tensor with float32 values
+ * runs in float32 (outside autocast the dtypes must match); a float32
+ * weight cast to bfloat16 reaches its gradient in float32. */
+Test(autocast_cpu, index_copy_promotes_and_gradients)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_tensor *t = unit_values(dev, CLT_BFLOAT16, 5), *src = unit_values(dev, CLT_FLOAT32, 6);
+    double iv[4] = {3, 0, 2, 1};
+    const int64_t is[1] = {4};
+    clt_tensor *idx = tensor_of(dev, CLT_INT64, 1, is, iv), *r = NULL, *q = NULL;
+    clt_tensor *tf = cast(t, CLT_FLOAT32);
+    cr_assert_neq(clt_index_copy(t, 0, idx, src, &r), CLT_OK);
+    cr_assert_null(r);
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(clt_index_copy(t, 0, idx, src, &r));
+    CHECK(clt_autocast_exit());
+    CHECK(clt_index_copy(tf, 0, idx, src, &q));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    same(r, q, "index_copy");
+    clt_tensor_free(r);
+    clt_tensor_free(q);
+
+    clt_tensor *w = unit_values(dev, CLT_FLOAT32, 7), *w2 = unit_values(dev, CLT_FLOAT32, 7);
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_set_requires_grad(w2, 1));
+    clt_tensor *w2b = cast(w2, CLT_BFLOAT16), *tb = cast(tf, CLT_BFLOAT16);
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(clt_mm(tf, w, &r));
+    CHECK(clt_autocast_exit());
+    CHECK(clt_mm(tb, w2b, &q));
+    same(r, q, "mm");
+    backward_sum(r);
+    backward_sum(q);
+    same_grad(w, w2, CLT_FLOAT32, "mm's float32 weight");
+    clt_tensor *all[] = {t, src, idx, tf, r, q, w, w2, w2b, tb};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+}
+
+/* float16 on the CPU lists and lists outside the enum are refused, with
+ * no region opened; binary_cross_entropy is refused on the CUDA lists
+ * only; an inner region's lists apply until it closes. */
+Test(autocast_cpu, refusals_and_nesting)
+{
+    clt_device *dev = get_device("cpu:0");
+    cr_assert_eq(clt_autocast_enter_ex(dev, CLT_FLOAT16, CLT_AUTOCAST_CPU),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "bfloat16") != NULL, "%s", clt_last_error());
+    cr_assert_eq(clt_autocast_enter_ex(dev, CLT_BFLOAT16, (clt_autocast_lists)7),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(clt_autocast_exit(), CLT_ERR_INVALID_ARGUMENT, "no region was opened");
+
+    clt_tensor *a = unit_values(dev, CLT_BFLOAT16, 8), *b = unit_values(dev, CLT_BFLOAT16, 9);
+    clt_tensor *r = NULL;
+    CHECK(clt_autocast_enter(dev, CLT_BFLOAT16));
+    cr_assert_eq(op_bce(a, b, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    CHECK(op_softmax(a, b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32, "softmax on the CUDA lists");
+    clt_tensor_free(r);
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(op_softmax(a, b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_BFLOAT16, "softmax on the CPU lists");
+    clt_tensor_free(r);
+    CHECK(op_bce(a, b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32, "binary_cross_entropy on the CPU lists");
+    clt_tensor_free(r);
+    CHECK(clt_autocast_exit());
+    CHECK(op_softmax(a, b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32, "the outer region's CUDA lists again");
+    clt_tensor_free(r);
+    CHECK(clt_autocast_exit());
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
 /* The library's test hook (src/core/alloc.c). */
 long clt__host_refuse_after(long pass);
 

@@ -18,9 +18,17 @@
  * its dtype (through float32, as c10::Half), computes in float32 and
  * rounds once, bit for bit as torch 1.13's CPU kernels: float16 x + 0.1
  * adds half(0.1), x == 0.1 compares with it, x * 1e5 is +-inf, x / 1e5
- * +-0.  (torch's GPU kernels keep the scalar in float32; the other ops'
- * scalars, clt_clamp's bounds and activations' parameters, stay float32
- * here.)  clt_clamp's
+ * +-0.  (torch's GPU kernels keep the scalar in float32.)  Of the other
+ * scalar parameters, those torch 1.13's CPU kernels take in the tensor's
+ * dtype round the same way: clt_add_'s and clt_sub_'s alpha,
+ * clt_threshold's threshold and value, clt_hardshrink's lambda (and their
+ * gradients'); the rest stay as given (float32 in the kernel), as torch's
+ * take them as float: clamp's bounds, leaky_relu's slope, elu's and celu's
+ * alpha, hardtanh's bounds, softplus's beta and threshold, softshrink's
+ * lambda, rrelu's bounds, addcmul's and addcdiv's value, lerp's weight,
+ * nan_to_num's values; fills store the value rounded once (through
+ * float32, as c10::Half).  torch 1.13's CPU has no float16 kernel for
+ * most of these: float16 follows bfloat16 there.  clt_clamp's
  * bounds, like clt_full's value, must fit the result dtype ("cannot be
  * converted to type int32 without overflow", as in PyTorch).
  *
@@ -631,7 +639,9 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
 
 /* t += alpha * other, computed in the result type of t and other and, for
  * floating types, rounded once (fma), as PyTorch's kernels: 3e38 + (-2) *
- * 3e38 is -3e38 in float32.  Integer results refuse a non-integral alpha
+ * 3e38 is -3e38 in float32.  A float16 or bfloat16 t takes alpha rounded
+ * to its dtype (above), and float16 rounds the product to half before the
+ * sum, as torch 1.13's CPU kernel computes in c10::Half.  Integer results refuse a non-integral alpha
  * (an infinite or NaN one too) and one their dtype cannot hold ("cannot be
  * converted to type int32 without overflow"); bool results take any
  * nonzero alpha as true, all as PyTorch. */

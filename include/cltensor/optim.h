@@ -800,6 +800,49 @@ CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn
  * formulas in the dtypes the forward recorded. */
 CLT_API clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype);
 
+/* Which of torch 1.13's autocast lists a region applies: CUDA's
+ * (torch.autocast("cuda", ...), clt_autocast_enter's) or CPU's
+ * (torch.autocast("cpu", torch.bfloat16), what a torch program that names
+ * its device's type gets when it runs on the CPU). */
+typedef enum clt_autocast_lists { CLT_AUTOCAST_CUDA = 0, CLT_AUTOCAST_CPU = 1 } clt_autocast_lists;
+
+/* clt_autocast_enter with a choice of lists; CLT_AUTOCAST_CUDA is
+ * clt_autocast_enter.  CLT_AUTOCAST_CPU applies torch 1.13's CPU lists
+ * (read off the installed torch by casting each op under
+ * torch.autocast("cpu")), on device whatever its kind:
+ * - to bfloat16 (float32 and float16 operands): clt_matmul, clt_mm,
+ *   clt_bmm, clt_addmm, clt_baddbmm, clt_addbmm, clt_einsum,
+ *   clt_chain_matmul, clt_linalg_multi_dot, clt_tensordot, the
+ *   convolutions conv1d/2d/3d (and their layers) and the Linear layer;
+ * - to float32 (bfloat16 and float16 operands): the transposed
+ *   convolutions (conv_transpose1d/2d/3d and their layers), clt_prod,
+ *   clt_prod_dim, clt_cdist, clt_grid_sample, clt_mse_loss, clt_l1_loss,
+ *   clt_smooth_l1_loss, clt_huber_loss, clt_kl_div, clt_cross_entropy,
+ *   clt_nll_loss, clt_binary_cross_entropy (not refused on these lists),
+ *   clt_binary_cross_entropy_with_logits, clt_poisson_nll_loss,
+ *   clt_cosine_embedding_loss, clt_hinge_embedding_loss,
+ *   clt_margin_ranking_loss, clt_multilabel_margin_loss,
+ *   clt_soft_margin_loss, clt_triplet_margin_loss, clt_multi_margin_loss;
+ * - to the widest of their operands: clt_index_copy (clt_cat and
+ *   clt_stack promote by themselves).
+ * Everything else runs in its operands' dtypes, among them what the CUDA
+ * lists cast and the CPU lists do not (mv, addmv, addr, prelu, softmax,
+ * the exp/log family, pow, sums, norms, layer/group norm, dot, cross,
+ * atan2, index_put, scatter_add, bilinear) and the cells and recurrent
+ * layers.  Not done: torch's CPU float32 list also holds ops this list
+ * leaves alone here (the 3-D and fractional pools, max_unpool, reflect and
+ * replicate padding, the FFTs and stft, quantile, trace, polar, the linalg
+ * decompositions and solvers, ctc_loss), and torch's CPU cells are
+ * composites whose inner linear products run in bfloat16, where
+ * cltensor's cells are not cast.  dtype must be CLT_BFLOAT16 with
+ * CLT_AUTOCAST_CPU (CLT_ERR_INVALID_ARGUMENT otherwise, as torch raises
+ * "AutocastCPU only support Bfloat16"); lists outside the enum are
+ * CLT_ERR_INVALID_ARGUMENT.  Casting, the cast cache, nesting and
+ * device NULL as clt_autocast_enter; an inner region's lists apply until
+ * it closes. */
+CLT_API clt_status clt_autocast_enter_ex(clt_device *device, clt_dtype dtype,
+                                         clt_autocast_lists lists);
+
 /* Closes the calling thread's innermost autocast region
  * (CLT_ERR_INVALID_ARGUMENT when none is open); closing the outermost
  * releases the thread's cached casts. */

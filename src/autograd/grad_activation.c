@@ -478,7 +478,7 @@ done:
 
 clt_status clt_prelu(const clt_tensor *x, const clt_tensor *weight, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_prelu", CLT__AC_LOWER, 2, (x, weight),
+    CLT__AUTOCAST("clt_prelu", CLT__AC_CUDA(CLT__AC_LOWER), 2, (x, weight),
                   clt_prelu(CLT__AC(0), CLT__AC(1), out));
     return clt__prelu_rec("clt_prelu", x, weight, out);
 }
@@ -502,6 +502,7 @@ clt_status clt__softmin_rec(const char *fn, const clt_tensor *a, int dim, clt_te
 clt_status clt_softmin(const clt_tensor *a, int dim, clt_tensor **out)
 {
     /* torch's softmin is a softmax (autocast's float32 list) of -a */
-    CLT__AUTOCAST("clt_softmin", CLT__AC_FLOAT32, 1, (a), clt_softmin(CLT__AC(0), dim, out));
+    CLT__AUTOCAST("clt_softmin", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_softmin(CLT__AC(0), dim, out));
     return clt__softmin_rec("clt_softmin", a, dim, out);
 }

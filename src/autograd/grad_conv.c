@@ -291,7 +291,7 @@ static clt_status conv_rec(const char *fn, const clt_tensor *input, const clt_te
                           fn, o->nd + 1, o->nd + 2, o->nd,
                           clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, weight, bias),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_LOWER), 3, (input, weight, bias),
                   conv_rec(fn, CLT__AC(0), CLT__AC(1), CLT__AC(2), o, out));
     if (all_half(input, weight, bias))
         return half_conv(fn, false, input, weight, bias, o, out);
@@ -458,7 +458,7 @@ static clt_status conv_transpose_rec(const char *fn, const clt_tensor *input,
                           fn, o->nd + 1, o->nd + 2, o->nd,
                           clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, weight, bias),
+    CLT__AUTOCAST(fn, CLT__AC_ON(CLT__AC_LOWER, CLT__AC_FLOAT32), 3, (input, weight, bias),
                   conv_transpose_rec(fn, CLT__AC(0), CLT__AC(1), CLT__AC(2), o, out));
     if (all_half(input, weight, bias))
         return half_conv(fn, true, input, weight, bias, o, out);

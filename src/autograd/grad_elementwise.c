@@ -321,7 +321,7 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     }                                                                                 \
     clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                                 \
-        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 2, (a, b),                      \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_CUDA(CLT__AC_FLOAT32), 2, (a, b),        \
                       clt_##fname(CLT__AC(0), CLT__AC(1), out));                      \
         return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
     }
@@ -346,7 +346,7 @@ DEF_BINARY(floor_divide, "NotImplemented", bw_floor_divide, 0, 0)
     }                                                                                 \
     clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                                 \
-        CLT__AUTOCAST("clt_" #fname, CLT__AC_PROMOTE, 2, (a, b),                      \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_CUDA(CLT__AC_PROMOTE), 2, (a, b),        \
                       clt_##fname(CLT__AC(0), CLT__AC(1), out));                      \
         return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
     }
@@ -673,7 +673,7 @@ static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt
     }                                                                          \
     clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)    \
     {                                                                          \
-        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a),                  \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),                  \
                       clt_##fname(CLT__AC(0), s, out));                        \
         return clt__##fname##_rec("clt_" #fname, a, s, out);                   \
     }
@@ -1066,7 +1066,8 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     }                                                                                   \
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                       \
     {                                                                                   \
-        CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a), clt_##fname(CLT__AC(0), out)); \
+        CLT__AUTOCAST("clt_" #fname, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),             \
+                      clt_##fname(CLT__AC(0), out));                                    \
         return clt__##fname##_rec("clt_" #fname, a, out);                               \
     }
 
@@ -1160,7 +1161,7 @@ clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, d
 
 clt_status clt_softplus(const clt_tensor *a, double beta, double threshold, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_softplus", CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST("clt_softplus", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
                   clt_softplus(CLT__AC(0), beta, threshold, out));
     return clt__softplus_rec("clt_softplus", a, beta, threshold, out);
 }
@@ -1529,7 +1530,7 @@ static clt_status addc(clt_status st, const char *name, int div, const clt_tenso
 clt_status clt_addcmul(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
                        double value, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_addcmul", CLT__AC_PROMOTE, 3, (a, t1, t2),
+    CLT__AUTOCAST("clt_addcmul", CLT__AC_CUDA(CLT__AC_PROMOTE), 3, (a, t1, t2),
                   clt_addcmul(CLT__AC(0), CLT__AC(1), CLT__AC(2), value, out));
     return addc(clt__addcmul_in("clt_addcmul", a, t1, t2, value, out), "AddcmulBackward0", 0, a,
                 t1, t2, value, out);
@@ -1538,7 +1539,7 @@ clt_status clt_addcmul(const clt_tensor *a, const clt_tensor *t1, const clt_tens
 clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
                        double value, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_addcdiv", CLT__AC_PROMOTE, 3, (a, t1, t2),
+    CLT__AUTOCAST("clt_addcdiv", CLT__AC_CUDA(CLT__AC_PROMOTE), 3, (a, t1, t2),
                   clt_addcdiv(CLT__AC(0), CLT__AC(1), CLT__AC(2), value, out));
     return addc(clt__addcdiv_in("clt_addcdiv", a, t1, t2, value, out), "AddcdivBackward0", 1, a,
                 t1, t2, value, out);

@@ -376,7 +376,7 @@ clt_status clt_scatter(const clt_tensor *t, int dim, const clt_tensor *index,
 clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
                            const clt_tensor *src, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_scatter_add", CLT__AC_PROMOTE, 2, (t, src),
+    CLT__AUTOCAST("clt_scatter_add", CLT__AC_CUDA(CLT__AC_PROMOTE), 2, (t, src),
                   clt_scatter_add(CLT__AC(0), dim, index, CLT__AC(1), out));
     int d = 0;
     if (out && complex_pair(t, index, src, dim, &d) && index->ndim == t->ndim)
@@ -805,6 +805,8 @@ static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **
 clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
                           const clt_tensor *src, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_index_copy", CLT__AC_ON(CLT__AC_NONE, CLT__AC_PROMOTE), 2, (t, src),
+                  clt_index_copy(CLT__AC(0), dim, index, CLT__AC(1), out));
     int d = 0;
     if (out && complex_pair(t, index, src, dim, &d) && src->ndim == t->ndim)
         return pair_via_real(P_INDEX_COPY, "clt_index_copy", t, d, index, src, 1, out);
@@ -919,7 +921,7 @@ clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, 
     if (t && values && out && (indices || n == 0) && clt__dtype_is_complex(t->dtype) && n >= 0 &&
         n <= t->ndim && t->ndim < CLT_MAX_DIMS && values->ndim < CLT_MAX_DIMS)
         return complex_index_put(t, indices, n, values, accumulate, out);
-    CLT__AUTOCAST("clt_index_put", CLT__AC_PROMOTE, 2, (t, values),
+    CLT__AUTOCAST("clt_index_put", CLT__AC_CUDA(CLT__AC_PROMOTE), 2, (t, values),
                   clt_index_put(CLT__AC(0), indices, n, CLT__AC(1), accumulate, out));
     const clt_tensor *in[2] = {t, values};
     clt__put_info info = {0};

@@ -107,7 +107,8 @@ clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor
 
 clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_matmul", CLT__AC_LOWER, 2, (a, b), clt_matmul(CLT__AC(0), CLT__AC(1), out));
+    CLT__AUTOCAST("clt_matmul", CLT__AC_BOTH(CLT__AC_LOWER), 2, (a, b),
+                  clt_matmul(CLT__AC(0), CLT__AC(1), out));
     return clt__matmul_rec("clt_matmul", a, b, out);
 }
 
@@ -256,13 +257,14 @@ clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_te
 
 clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_softmax", CLT__AC_FLOAT32, 1, (a), clt_softmax(CLT__AC(0), dim, out));
+    CLT__AUTOCAST("clt_softmax", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_softmax(CLT__AC(0), dim, out));
     return softmax("clt_softmax", false, a, dim, out);
 }
 
 clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_log_softmax", CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST("clt_log_softmax", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
                   clt_log_softmax(CLT__AC(0), dim, out));
     return softmax("clt_log_softmax", true, a, dim, out);
 }

@@ -718,7 +718,8 @@ clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n, clt_
     static const char fn[] = "clt_linalg_multi_dot";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__AUTOCAST_LIST(fn, CLT__AC_LOWER, n, tensors, clt_linalg_multi_dot(CLT__ACL, n, out));
+    CLT__AUTOCAST_LIST(fn, CLT__AC_BOTH(CLT__AC_LOWER), n, tensors,
+                       clt_linalg_multi_dot(CLT__ACL, n, out));
     CLT__REQUIRE_ARG(tensors, fn);
     if (n < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,

@@ -174,11 +174,11 @@ static clt_status autocast_cross_entropy(bool nll, const clt_tensor *x, const cl
     if (opts)
         o = *opts;
     const clt_tensor *in[3] = {x, target, o.weight};
-    if (!clt__autocast_wants(CLT__AC_FLOAT32, 3, in))
+    if (!clt__autocast_wants(CLT__AC_BOTH(CLT__AC_FLOAT32), 3, in))
         return cross_entropy(nll, x, target, opts, out);
     clt_tensor *tmp[3] = {NULL, NULL, NULL};
     clt_status st = clt__autocast_begin(nll ? "clt_nll_loss" : "clt_cross_entropy",
-                                        CLT__AC_FLOAT32, 3, in, tmp);
+                                        CLT__AC_BOTH(CLT__AC_FLOAT32), 3, in, tmp);
     o.weight = in[2];
     if (st == CLT_OK)
         st = cross_entropy(nll, in[0], in[1], &o, out);
@@ -486,7 +486,7 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
 clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
                         clt_reduction reduction, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_mse_loss", CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST("clt_mse_loss", CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_mse_loss(CLT__AC(0), CLT__AC(1), reduction, out));
     return pointwise(CLT__LOSS_MSE, "MseLossBackward0", input, target, NULL, 0, reduction, out);
 }
@@ -494,7 +494,7 @@ clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
 clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target, clt_reduction reduction,
                        clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_l1_loss", CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST("clt_l1_loss", CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_l1_loss(CLT__AC(0), CLT__AC(1), reduction, out));
     return pointwise(CLT__LOSS_L1, "L1LossBackward0", input, target, NULL, 0, reduction, out);
 }
@@ -502,7 +502,7 @@ clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target, clt_re
 clt_status clt_smooth_l1_loss(const clt_tensor *input, const clt_tensor *target,
                               clt_reduction reduction, double beta, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_smooth_l1_loss", CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST("clt_smooth_l1_loss", CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_smooth_l1_loss(CLT__AC(0), CLT__AC(1), reduction, beta, out));
     return pointwise(CLT__LOSS_SMOOTH_L1, "SmoothL1LossBackward0", input, target, NULL, beta,
                      reduction, out);
@@ -511,7 +511,7 @@ clt_status clt_smooth_l1_loss(const clt_tensor *input, const clt_tensor *target,
 clt_status clt_huber_loss(const clt_tensor *input, const clt_tensor *target,
                           clt_reduction reduction, double delta, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_huber_loss", CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST("clt_huber_loss", CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_huber_loss(CLT__AC(0), CLT__AC(1), reduction, delta, out));
     return pointwise(CLT__LOSS_HUBER, "HuberLossBackward0", input, target, NULL, delta,
                      reduction, out);
@@ -522,7 +522,7 @@ clt_status clt_binary_cross_entropy(const clt_tensor *input, const clt_tensor *t
                                     clt_tensor **out)
 {
     clt_device *acdev = clt__autocast_device(NULL);
-    if (out && input && acdev && input->dev == acdev) {
+    if (out && input && acdev && input->dev == acdev && !clt__autocast_cpu_lists()) {
         *out = NULL;
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "clt_binary_cross_entropy: binary_cross_entropy is unsafe to autocast "
@@ -530,6 +530,10 @@ clt_status clt_binary_cross_entropy(const clt_tensor *input, const clt_tensor *t
                           "clt_binary_cross_entropy_with_logits, which is safe, or close the "
                           "autocast region around it");
     }
+    /* on torch's CPU lists it is a float32 op */
+    CLT__AUTOCAST("clt_binary_cross_entropy", CLT__AC_ON(CLT__AC_NONE, CLT__AC_FLOAT32), 3,
+                  (input, target, weight),
+                  clt_binary_cross_entropy(CLT__AC(0), CLT__AC(1), CLT__AC(2), reduction, out));
     return pointwise(CLT__LOSS_BCE_PROB, "BinaryCrossEntropyBackward0", input, target, weight,
                      0, reduction, out);
 }
@@ -538,7 +542,7 @@ clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input, const c
                                                 const clt_tensor *pos_weight,
                                                 clt_reduction reduction, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_binary_cross_entropy_with_logits", CLT__AC_FLOAT32, 3,
+    CLT__AUTOCAST("clt_binary_cross_entropy_with_logits", CLT__AC_BOTH(CLT__AC_FLOAT32), 3,
                   (input, target, pos_weight),
                   clt_binary_cross_entropy_with_logits(CLT__AC(0), CLT__AC(1), CLT__AC(2),
                                                        reduction, out));
@@ -549,7 +553,7 @@ clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input, const c
 clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target, clt_reduction reduction,
                       int log_target, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_kl_div", CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST("clt_kl_div", CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_kl_div(CLT__AC(0), CLT__AC(1), reduction, log_target, out));
     return pointwise(CLT__LOSS_KL_DIV, "KlDivBackward0", input, target, NULL, log_target != 0,
                      reduction, out);

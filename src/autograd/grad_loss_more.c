@@ -89,7 +89,7 @@ clt_status clt_margin_ranking_loss(const clt_tensor *input1, const clt_tensor *i
                                    clt_tensor **out)
 {
     const char *fn = "clt_margin_ranking_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input1, input2, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 3, (input1, input2, target),
                   clt_margin_ranking_loss(CLT__AC(0), CLT__AC(1), CLT__AC(2), margin, reduction,
                                           out));
     const clt_tensor *t[3] = {input1, input2, target};
@@ -151,7 +151,7 @@ clt_status clt_hinge_embedding_loss(const clt_tensor *input, const clt_tensor *t
                                     double margin, clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_hinge_embedding_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_hinge_embedding_loss(CLT__AC(0), CLT__AC(1), margin, reduction, out));
     const clt_tensor *t[2] = {input, target};
     clt_status st = start(fn, (const char *[]){"input", "target"}, 2, 2, t, (int)reduction, out);
@@ -176,7 +176,7 @@ clt_status clt_soft_margin_loss(const clt_tensor *input, const clt_tensor *targe
                                 clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_soft_margin_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_soft_margin_loss(CLT__AC(0), CLT__AC(1), reduction, out));
     const clt_tensor *t[2] = {input, target};
     /* torch 1.13's soft_margin_loss has no formula for the target */
@@ -322,7 +322,7 @@ clt_status clt_multilabel_margin_loss(const clt_tensor *input, const clt_tensor 
                                       clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_multilabel_margin_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_multilabel_margin_loss(CLT__AC(0), CLT__AC(1), reduction, out));
     const clt_tensor *t[2] = {input, target};
     clt_status st = start(fn, (const char *[]){"input"}, 1, 2, t, (int)reduction, out);
@@ -402,7 +402,7 @@ clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *targ
                                  clt_tensor **out)
 {
     const char *fn = "clt_multi_margin_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input, target, weight),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 3, (input, target, weight),
                   clt_multi_margin_loss(CLT__AC(0), CLT__AC(1), p, margin, CLT__AC(2), reduction,
                                         out));
     const clt_tensor *t[3] = {input, target, weight};
@@ -487,7 +487,7 @@ clt_status clt_cosine_embedding_loss(const clt_tensor *input1, const clt_tensor 
                                      clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_cosine_embedding_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input1, input2, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 3, (input1, input2, target),
                   clt_cosine_embedding_loss(CLT__AC(0), CLT__AC(1), CLT__AC(2), margin,
                                             reduction, out));
     const clt_tensor *t[3] = {input1, input2, target};
@@ -628,7 +628,7 @@ clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_tensor *p
                                    int swap, clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_triplet_margin_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (anchor, positive, negative),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 3, (anchor, positive, negative),
                   clt_triplet_margin_loss(CLT__AC(0), CLT__AC(1), CLT__AC(2), margin, p, eps,
                                           swap, reduction, out));
     const clt_tensor *t[3] = {anchor, positive, negative};
@@ -672,7 +672,7 @@ clt_status clt_poisson_nll_loss(const clt_tensor *input, const clt_tensor *targe
                                 int full, double eps, clt_reduction reduction, clt_tensor **out)
 {
     const char *fn = "clt_poisson_nll_loss";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (input, target),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (input, target),
                   clt_poisson_nll_loss(CLT__AC(0), CLT__AC(1), log_input, full, eps, reduction,
                                        out));
     const clt_tensor *t[2] = {input, target};
@@ -852,7 +852,8 @@ done:
 clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_tensor **out)
 {
     const char *fn = "clt_cdist";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (x1, x2), clt_cdist(CLT__AC(0), CLT__AC(1), p, out));
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_FLOAT32), 2, (x1, x2),
+                  clt_cdist(CLT__AC(0), CLT__AC(1), p, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(x1, fn);

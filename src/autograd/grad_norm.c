@@ -278,7 +278,8 @@ static clt_status complex_norm(const char *fn, const clt_tensor *a, double ord, 
 
 clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_vector_norm", CLT__AC_FLOAT32, 1, (a), clt_vector_norm(CLT__AC(0), ord, out));
+    CLT__AUTOCAST("clt_vector_norm", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_vector_norm(CLT__AC(0), ord, out));
     if (a && out && clt__dtype_is_complex(a->dtype))
         return complex_norm("clt_vector_norm", a, ord, true, 0, false, out);
     return norm_rec("clt_vector_norm", a, ord, true, 0, 0, NULL, out);
@@ -287,7 +288,7 @@ clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out)
 clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int keepdim,
                                clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_vector_norm_dim", CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST("clt_vector_norm_dim", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
                   clt_vector_norm_dim(CLT__AC(0), ord, dim, keepdim, out));
     return clt__vector_norm_dim_rec("clt_vector_norm_dim", a, ord, dim, keepdim, out);
 }
@@ -304,7 +305,8 @@ clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps, clt
 {
     const char *fn = "clt_normalize";
     /* torch's normalize divides by a norm of autocast's float32 list */
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a), clt_normalize(CLT__AC(0), p, dim, eps, out));
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_normalize(CLT__AC(0), p, dim, eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = CLT_OK;
@@ -326,7 +328,7 @@ clt_status clt_cosine_similarity(const clt_tensor *x1, const clt_tensor *x2, int
                                  double eps, clt_tensor **out)
 {
     const char *fn = "clt_cosine_similarity";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (x1, x2),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 2, (x1, x2),
                   clt_cosine_similarity(CLT__AC(0), CLT__AC(1), dim, eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -507,7 +509,8 @@ clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tens
 clt_status clt_dist(const clt_tensor *a, const clt_tensor *b, double p, clt_tensor **out)
 {
     const char *fn = "clt_dist";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 2, (a, b), clt_dist(CLT__AC(0), CLT__AC(1), p, out));
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 2, (a, b),
+                  clt_dist(CLT__AC(0), CLT__AC(1), p, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);

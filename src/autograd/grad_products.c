@@ -170,25 +170,29 @@ static clt_status check_mv2(const clt_tensor *a, const clt_tensor *b, const char
 
 clt_status clt_mm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_mm", CLT__AC_LOWER, 2, (a, b), clt_mm(CLT__AC(0), CLT__AC(1), out));
+    CLT__AUTOCAST("clt_mm", CLT__AC_BOTH(CLT__AC_LOWER), 2, (a, b),
+                  clt_mm(CLT__AC(0), CLT__AC(1), out));
     return product("clt_mm", "MmBackward0", check_mm, a, b, out);
 }
 
 clt_status clt_bmm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_bmm", CLT__AC_LOWER, 2, (a, b), clt_bmm(CLT__AC(0), CLT__AC(1), out));
+    CLT__AUTOCAST("clt_bmm", CLT__AC_BOTH(CLT__AC_LOWER), 2, (a, b),
+                  clt_bmm(CLT__AC(0), CLT__AC(1), out));
     return product("clt_bmm", "BmmBackward0", check_batches, a, b, out);
 }
 
 clt_status clt_mv(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_mv", CLT__AC_LOWER, 2, (a, b), clt_mv(CLT__AC(0), CLT__AC(1), out));
+    CLT__AUTOCAST("clt_mv", CLT__AC_CUDA(CLT__AC_LOWER), 2, (a, b),
+                  clt_mv(CLT__AC(0), CLT__AC(1), out));
     return product("clt_mv", "MvBackward0", check_mv2, a, b, out);
 }
 
 clt_status clt_dot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_dot", CLT__AC_PROMOTE, 2, (a, b), clt_dot(CLT__AC(0), CLT__AC(1), out));
+    CLT__AUTOCAST("clt_dot", CLT__AC_CUDA(CLT__AC_PROMOTE), 2, (a, b),
+                  clt_dot(CLT__AC(0), CLT__AC(1), out));
     return product("clt_dot", "DotBackward0", check_dot, a, b, out);
 }
 
@@ -281,7 +285,7 @@ clt_status clt_addmm(const clt_tensor *input, const clt_tensor *m1, const clt_te
                      double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addmm";
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_LOWER), 3, (input, m1, m2),
                   clt_addmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = need_dims(m1, 2, "mat1", fn);
@@ -296,7 +300,7 @@ clt_status clt_addmv(const clt_tensor *input, const clt_tensor *m1, const clt_te
                      double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addmv";
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_LOWER), 3, (input, m1, m2),
                   clt_addmv(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = check_mv(input, m1, m2, fn);
@@ -309,7 +313,7 @@ clt_status clt_baddbmm(const clt_tensor *input, const clt_tensor *m1, const clt_
                        double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_baddbmm";
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_LOWER), 3, (input, m1, m2),
                   clt_baddbmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = check_batches(m1, m2, fn);
@@ -322,7 +326,7 @@ clt_status clt_addbmm(const clt_tensor *input, const clt_tensor *m1, const clt_t
                       double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addbmm";
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, m1, m2),
+    CLT__AUTOCAST(fn, CLT__AC_BOTH(CLT__AC_LOWER), 3, (input, m1, m2),
                   clt_addbmm(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     ADD_ARGS(fn);
     clt_status st = need_dims(m1, 3, "batch1", fn);
@@ -491,7 +495,7 @@ clt_status clt_linalg_cross(const clt_tensor *a, const clt_tensor *b, int dim, c
 
 clt_status clt_cross(const clt_tensor *a, const clt_tensor *b, int dim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_cross", CLT__AC_PROMOTE, 2, (a, b),
+    CLT__AUTOCAST("clt_cross", CLT__AC_CUDA(CLT__AC_PROMOTE), 2, (a, b),
                   clt_cross(CLT__AC(0), CLT__AC(1), dim, out));
     return cross_rec("clt_cross", a, b, dim, out);
 }
@@ -517,7 +521,7 @@ clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int ndims, co
                          const int *dims_b, clt_tensor **out)
 {
     static const char fn[] = "clt_tensordot";
-    CLT__AUTOCAST(fn, CLT__AC_PROMOTE, 2, (a, b),
+    CLT__AUTOCAST(fn, CLT__AC_ON(CLT__AC_PROMOTE, CLT__AC_LOWER), 2, (a, b),
                   clt_tensordot(CLT__AC(0), CLT__AC(1), ndims, dims_a, dims_b, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -847,7 +851,8 @@ clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, s
     static const char fn[] = "clt_einsum";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__AUTOCAST_LIST(fn, CLT__AC_LOWER, n, operands, clt_einsum(equation, CLT__ACL, n, out));
+    CLT__AUTOCAST_LIST(fn, CLT__AC_BOTH(CLT__AC_LOWER), n, operands,
+                       clt_einsum(equation, CLT__ACL, n, out));
     CLT__REQUIRE_ARG(equation, fn);
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,

@@ -410,7 +410,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
     {                                                                                     \
         if (ac)                                                                           \
-            CLT__AUTOCAST("clt_" #fname, CLT__AC_FLOAT32, 1, (a), clt_##fname(CLT__AC(0), out)); \
+            CLT__AUTOCAST("clt_" #fname, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),           \
+                          clt_##fname(CLT__AC(0), out));                                  \
         clt_status st = clt__##fname(a, out, "clt_" #fname);                              \
         return record(st, out, nall, bw_all, save_all, a, -1, 0, flag, 0.0);              \
     }
@@ -427,7 +428,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
                                  clt_tensor **out)                                        \
     {                                                                                     \
         if (ac)                                                                           \
-            CLT__AUTOCAST("clt_" #fname "_dim", CLT__AC_FLOAT32, 1, (a),                  \
+            CLT__AUTOCAST("clt_" #fname "_dim", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),    \
                           clt_##fname##_dim(CLT__AC(0), dim, keepdim, out));              \
         return clt__##fname##_dim_rec("clt_" #fname "_dim", a, dim, keepdim, out);        \
     }
@@ -503,7 +504,7 @@ done:
 
 clt_status clt_prod(const clt_tensor *a, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_prod", CLT__AC_FLOAT32, 1, (a), clt_prod(CLT__AC(0), out));
+    CLT__AUTOCAST("clt_prod", CLT__AC_BOTH(CLT__AC_FLOAT32), 1, (a), clt_prod(CLT__AC(0), out));
     if (a && clt__dtype_is_complex(a->dtype))
         return clt__complex_prod_rec("clt_prod", a, true, 0, 0, out);
     clt_status st = clt__prod(a, out, "clt_prod");
@@ -522,7 +523,7 @@ clt_status clt__prod_dim_rec(const char *fn, const clt_tensor *a, int dim, int k
 
 clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_prod_dim", CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST("clt_prod_dim", CLT__AC_BOTH(CLT__AC_FLOAT32), 1, (a),
                   clt_prod_dim(CLT__AC(0), dim, keepdim, out));
     return clt__prod_dim_rec("clt_prod_dim", a, dim, keepdim, out);
 }
@@ -656,7 +657,7 @@ done:
 
 clt_status clt_logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_logsumexp", CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST("clt_logsumexp", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
                   clt_logsumexp(CLT__AC(0), dim, keepdim, out));
     clt_status st = clt__logsumexp(a, dim, keepdim, out, "clt_logsumexp");
     return record(st, out, "LogsumexpBackward0", bw_logsumexp, 2, a,
@@ -699,7 +700,8 @@ static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_cumsum", CLT__AC_FLOAT32, 1, (a), clt_cumsum(CLT__AC(0), dim, out));
+    CLT__AUTOCAST("clt_cumsum", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_cumsum(CLT__AC(0), dim, out));
     clt_status st = clt__cumsum(a, dim, false, out, "clt_cumsum");
     return record(st, out, "CumsumBackward0", bw_cumsum, 0, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
@@ -934,7 +936,8 @@ done:;
 
 clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    CLT__AUTOCAST("clt_cumprod", CLT__AC_FLOAT32, 1, (a), clt_cumprod(CLT__AC(0), dim, out));
+    CLT__AUTOCAST("clt_cumprod", CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_cumprod(CLT__AC(0), dim, out));
     if (a && clt__dtype_is_complex(a->dtype))
         return clt__complex_cumprod_rec("clt_cumprod", a, dim, out);
     clt_status st = clt__scan(CLT__SCAN_PROD, a, dim, false, out, NULL, "clt_cumprod");

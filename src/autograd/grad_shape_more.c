@@ -950,7 +950,7 @@ done:
 clt_status clt_pdist(const clt_tensor *t, double p, clt_tensor **out)
 {
     static const char fn[] = "clt_pdist";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (t), clt_pdist(CLT__AC(0), p, out));
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (t), clt_pdist(CLT__AC(0), p, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);

@@ -192,7 +192,7 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
                            clt_grid_padding padding_mode, int align_corners, clt_tensor **out)
 {
     static const char fn[] = "clt_grid_sample";
-    CLT__AUTOCAST(fn, CLT__AC_PROMOTE, 2, (input, grid),
+    CLT__AUTOCAST(fn, CLT__AC_ON(CLT__AC_PROMOTE, CLT__AC_FLOAT32), 2, (input, grid),
                   clt_grid_sample(CLT__AC(0), CLT__AC(1), mode, padding_mode, align_corners,
                                   out));
     CLT__REQUIRE_ARG(out, fn);

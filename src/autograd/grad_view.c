@@ -265,6 +265,12 @@ static bool eligible(const clt_device *dev, const clt_tensor *t)
            (clt__dtype_is_half(t->dtype) || t->dtype == CLT_FLOAT32);
 }
 
+/* The op's kind on the lists the innermost region applies. */
+static clt__ac_kind list_kind(int kind)
+{
+    return (clt__ac_kind)(clt__autocast_cpu_lists() ? kind >> 4 : kind & 15);
+}
+
 /* The dtype autocast casts t to for an op of kind, or t's own; widest: the
  * promote list's dtype (the autocast dtype promoted with every eligible
  * operand's, as torch's promote_type: float32 when an operand is float32
@@ -293,11 +299,12 @@ static clt_dtype widest_of(const clt_device *dev, clt_dtype lower, int n,
     return w;
 }
 
-bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
+bool clt__autocast_wants(int kinds, int n, const clt_tensor *const *in)
 {
     clt_dtype lower;
     clt_device *dev = clt__autocast_device(&lower);
-    if (dev == NULL)
+    clt__ac_kind kind = list_kind(kinds);
+    if (dev == NULL || kind == CLT__AC_NONE)
         return false;
     clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, lower, n, in) : CLT_FLOAT32;
     for (int i = 0; i < n; i++)
@@ -306,11 +313,12 @@ bool clt__autocast_wants(clt__ac_kind kind, int n, const clt_tensor *const *in)
     return false;
 }
 
-clt_status clt__autocast_begin(const char *fn, clt__ac_kind kind, int n, const clt_tensor **in,
+clt_status clt__autocast_begin(const char *fn, int kinds, int n, const clt_tensor **in,
                                clt_tensor **tmp)
 {
     clt_dtype lower;
     clt_device *dev = clt__autocast_device(&lower);
+    clt__ac_kind kind = list_kind(kinds);
     clt_dtype widest = kind == CLT__AC_PROMOTE ? widest_of(dev, lower, n, in) : CLT_FLOAT32;
     clt__autocast_suspend(1);
     for (int i = 0; i < n; i++) {
@@ -356,7 +364,7 @@ clt_status clt__autocast_refail(clt_status st, clt_status ignored)
     return clt__error(st, "%s", autocast_msg);
 }
 
-clt_status clt__autocast_list_begin(const char *fn, clt__ac_kind kind, size_t n,
+clt_status clt__autocast_list_begin(const char *fn, int kind, size_t n,
                                     const clt_tensor *const *ts, const clt_tensor ***cast,
                                     clt_tensor ***tmp)
 {

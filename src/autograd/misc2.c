@@ -351,7 +351,7 @@ clt_status clt_addr(const clt_tensor *input, const clt_tensor *vec1, const clt_t
                     double beta, double alpha, clt_tensor **out)
 {
     static const char fn[] = "clt_addr";
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 3, (input, vec1, vec2),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_LOWER), 3, (input, vec1, vec2),
                   clt_addr(CLT__AC(0), CLT__AC(1), CLT__AC(2), beta, alpha, out));
     BEGIN1(input);
     CLT__REQUIRE_ARG(vec1, fn);
@@ -421,7 +421,7 @@ clt_status clt_chain_matmul(const clt_tensor *const *ts, size_t n, clt_tensor **
     static const char fn[] = "clt_chain_matmul";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__AUTOCAST_LIST(fn, CLT__AC_LOWER, n, ts, clt_chain_matmul(CLT__ACL, n, out));
+    CLT__AUTOCAST_LIST(fn, CLT__AC_BOTH(CLT__AC_LOWER), n, ts, clt_chain_matmul(CLT__ACL, n, out));
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: chain_matmul(): Expected one or more matrices", fn);
@@ -477,7 +477,7 @@ clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims, i
                               clt_tensor **out)
 {
     static const char fn[] = "clt_frobenius_norm";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
                   clt_frobenius_norm(CLT__AC(0), dims, ndims, keepdim, out));
     BEGIN1(a);
     if (ndims < 0 || ndims > 2)
@@ -509,7 +509,8 @@ clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims, i
 clt_status clt_nuclear_norm(const clt_tensor *a, const int *dims, int keepdim, clt_tensor **out)
 {
     static const char fn[] = "clt_nuclear_norm";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (a), clt_nuclear_norm(CLT__AC(0), dims, keepdim, out));
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (a),
+                  clt_nuclear_norm(CLT__AC(0), dims, keepdim, out));
     BEGIN1(a);
     if (dims == NULL && a->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -661,7 +662,8 @@ done:
 clt_status clt_renorm(const clt_tensor *t, double p, int dim, double maxnorm, clt_tensor **out)
 {
     static const char fn[] = "clt_renorm";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 1, (t), clt_renorm(CLT__AC(0), p, dim, maxnorm, out));
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 1, (t),
+                  clt_renorm(CLT__AC(0), p, dim, maxnorm, out));
     BEGIN1(t);
     if (!(p > 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: renorm: non-positive-norm not supported",

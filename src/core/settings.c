@@ -119,9 +119,10 @@ int clt_can_cast(clt_dtype from, clt_dtype to)
 #define AUTOCAST_DEPTH 64
 static _Thread_local clt_device *ac_dev[AUTOCAST_DEPTH];
 static _Thread_local clt_dtype ac_dtype[AUTOCAST_DEPTH];
+static _Thread_local bool ac_cpu[AUTOCAST_DEPTH];
 static _Thread_local int ac_depth, ac_suspended;
 
-clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn)
+clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, int cpu_lists, const char *fn)
 {
     if (ac_depth == AUTOCAST_DEPTH)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -129,6 +130,7 @@ clt_status clt__autocast_push(clt_device *dev, clt_dtype dtype, const char *fn)
                           AUTOCAST_DEPTH);
     ac_dev[ac_depth] = dev;
     ac_dtype[ac_depth] = dtype;
+    ac_cpu[ac_depth] = cpu_lists != 0;
     ac_depth++;
     return clt__ok();
 }
@@ -149,6 +151,11 @@ clt_device *clt__autocast_device(clt_dtype *dtype)
     if (dtype)
         *dtype = ac_dtype[ac_depth - 1];
     return ac_dev[ac_depth - 1];
+}
+
+bool clt__autocast_cpu_lists(void)
+{
+    return ac_depth > 0 && ac_cpu[ac_depth - 1];
 }
 
 void clt__autocast_suspend(int on)

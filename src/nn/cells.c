@@ -113,7 +113,7 @@ static clt_status cell_run(const char *fn, const char *who, int kind, const clt_
 {
     /* torch's rnn_tanh_cell, rnn_relu_cell, lstm_cell and gru_cell are on
      * autocast's lower-precision list */
-    CLT__AUTOCAST(fn, CLT__AC_LOWER, 7, (x, hx, cx, w_ih, w_hh, b_ih, b_hh),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_LOWER), 7, (x, hx, cx, w_ih, w_hh, b_ih, b_hh),
                   cell_run(fn, who, kind, CLT__AC(0), CLT__AC(1), CLT__AC(2), CLT__AC(3),
                            CLT__AC(4), CLT__AC(5), CLT__AC(6), h_out, c_out));
     clt_status st = check_cell(fn, who, kind, x, hx, cx, w_ih, w_hh, b_ih, b_hh);
@@ -227,7 +227,7 @@ static clt_status layer_step(clt_module *m, void *ctx, const clt_tensor *x, clt_
     const clt_tensor *cast[2] = {x, m->params[0]};
     /* under autocast cell_run casts both: no dtype to match */
     if (st == CLT_OK && clt__dtype_is_float(x->dtype) &&
-        !clt__autocast_wants(CLT__AC_LOWER, 2, cast))
+        !clt__autocast_wants(CLT__AC_CUDA(CLT__AC_LOWER), 2, cast))
         st = clt__module_check_dtype(x, m->params[0], "weight_ih",
                                      "mat1 and mat2 must have the same dtype", fn);
     if (st != CLT_OK)

@@ -151,7 +151,7 @@ clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *norm
                           clt_tensor **out)
 {
     static const char fn[] = "clt_layer_norm";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input, weight, bias),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 3, (input, weight, bias),
                   clt_layer_norm(CLT__AC(0), ndim, normalized_shape, CLT__AC(1), CLT__AC(2), eps,
                                  out));
     CLT__REQUIRE_ARG(out, fn);
@@ -339,7 +339,7 @@ clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt
                           const clt_tensor *bias, double eps, clt_tensor **out)
 {
     static const char fn[] = "clt_group_norm";
-    CLT__AUTOCAST(fn, CLT__AC_FLOAT32, 3, (input, weight, bias),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_FLOAT32), 3, (input, weight, bias),
                   clt_group_norm(CLT__AC(0), num_groups, CLT__AC(1), CLT__AC(2), eps, out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;

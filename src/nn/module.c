@@ -784,7 +784,8 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     /* named here, as the input and the weight: the product's own message
      * speaks of m1 and m2, which the caller never saw */
     /* torch's linear is on autocast's lower-precision list */
-    CLT__AUTOCAST("Linear", CLT__AC_LOWER, 3, (x, m->params[0], m->nparams > 1 ? m->params[1] : NULL),
+    CLT__AUTOCAST("Linear", CLT__AC_BOTH(CLT__AC_LOWER), 3,
+                  (x, m->params[0], m->nparams > 1 ? m->params[1] : NULL),
                   clt__linear(CLT__AC(0), CLT__AC(1), CLT__AC(2), out, "Linear"));
     st = clt__module_check_dtype(x, m->params[0], "weight",
                                  "mat1 and mat2 must have the same dtype", "Linear");

@@ -653,11 +653,12 @@ static bool run_autocast(clt_module *m, rnn_ctx *k, const clt_tensor *x, clt_ten
     ts[2] = k->c0;
     for (int i = 0; i < m->nparams; i++)
         ts[3 + i] = m->params[i];
-    bool wants = clt__autocast_wants(CLT__AC_LOWER, (int)n, ts);
+    bool wants = clt__autocast_wants(CLT__AC_CUDA(CLT__AC_LOWER), (int)n, ts);
     if (wants) {
         const clt_tensor **cast = NULL;
         clt_tensor **tmp = NULL;
-        *st = clt__autocast_list_begin(m->ops->name, CLT__AC_LOWER, n, ts, &cast, &tmp);
+        *st = clt__autocast_list_begin(m->ops->name, CLT__AC_CUDA(CLT__AC_LOWER), n, ts, &cast,
+                                       &tmp);
         if (*st == CLT_OK) {
             clt_module mc = *m;
             rnn_ctx kc = *k;

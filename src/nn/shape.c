@@ -201,7 +201,7 @@ static clt_status bilinear_rec(const char *fn, const clt_tensor *x1, const clt_t
                                const clt_tensor *w, const clt_tensor *b, clt_tensor **out)
 {
     /* on autocast's promote list */
-    CLT__AUTOCAST(fn, CLT__AC_PROMOTE, 4, (x1, x2, w, b),
+    CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_PROMOTE), 4, (x1, x2, w, b),
                   bilinear_rec(fn, CLT__AC(0), CLT__AC(1), CLT__AC(2), CLT__AC(3), out));
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;

@@ -342,13 +342,48 @@ static bool usable_into(const clt_tensor *into, clt_dtype dt, int n, const int64
            clt__is_contiguous(into);
 }
 
-/* The kernel arguments args[0..nsc) of the scalars sc[0..nsc) in dtype ct,
- * their bytes in sv. */
-static void scalar_args(clt_dtype ct, int nsc, const double *sc, unsigned char (*sv)[8],
-                        clt__arg *args)
+/* s as a float16 or bfloat16 tensor holds it.  PyTorch's CPU kernels cast
+ * a Python scalar to the tensor's 16-bit dtype (through float, as
+ * c10::Half's constructor takes one) and then compute in float32:
+ * half(0.1) + 0.1 is exactly 2 * half(0.1), and half(0.1) == 0.1 is true. */
+static double half_scalar(clt_dtype dt, double s)
 {
-    for (int k = 0; k < nsc; k++)
-        args[k] = (clt__arg){clt__scalar_arg(ct, sc[k], sv[k]), sv[k]};
+    unsigned char h[2];
+    clt__element_from_double(dt, (double)(float)s, h);
+    return clt__element_to_double(dt, h);
+}
+
+/* Which scalars of kernel op (bit k: sc[k]) torch 1.13's CPU kernels take
+ * in a 16-bit tensor's own dtype (Scalar::to<scalar_t>), so that they
+ * round to it before use: add's and sub's alpha, threshold's threshold
+ * and value, hardshrink's lambda, and the backward kernels of the last
+ * two.  The others (leaky_relu's slope, elu's and celu's alpha, hardtanh's
+ * and clamp's bounds, softplus's beta and threshold, softshrink's lambda,
+ * addcmul's and addcdiv's value, lerp's weight, nan_to_num's values) it
+ * takes as float: they stay as given (conformance section half_params). */
+static unsigned half_rounded_scalars(const char *op)
+{
+    static const struct {
+        const char *op;
+        unsigned mask;
+    } rounded[] = {{"axpy", 1}, {"threshold", 3}, {"threshold_bw", 1},
+                   {"hardshrink", 1}, {"hardshrink_bw", 1}};
+    for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
+        if (strcmp(op, rounded[i].op) == 0)
+            return rounded[i].mask;
+    return 0;
+}
+
+/* The kernel arguments args[0..nsc) of kernel op's scalars sc[0..nsc) in
+ * dtype ct, their bytes in sv; those torch rounds to a 16-bit ct rounded. */
+static void scalar_args(const char *op, clt_dtype ct, int nsc, const double *sc,
+                        unsigned char (*sv)[8], clt__arg *args)
+{
+    unsigned mask = clt__dtype_is_half(ct) ? half_rounded_scalars(op) : 0;
+    for (int k = 0; k < nsc; k++) {
+        double v = mask & 1u << k ? half_scalar(ct, sc[k]) : sc[k];
+        args[k] = (clt__arg){clt__scalar_arg(ct, v, sv[k]), sv[k]};
+    }
 }
 
 /* a op b; the kernels that take scalars after a and b (axpy's alpha,
@@ -451,8 +486,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         unsigned char sv[3][8];
         clt__arg args[6] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         size_t nargs = 3 + (size_t)nsc;
-        scalar_args(kind == CLOSE && !clt__dtype_is_float(ct) ? CLT_FLOAT32 : ct, nsc, sc, sv,
-                    args + 3);
+        scalar_args(op, kind == CLOSE && !clt__dtype_is_float(ct) ? CLT_FLOAT32 : ct, nsc, sc,
+                    sv, args + 3);
         if (merr) {
             args[3] = CLT__ARG(merr);
             args[4] = CLT__ARG(code);
@@ -499,17 +534,6 @@ static clt_status modulo_scalar_check(clt_dtype ct, double s, const char *fn)
                       "%s: ZeroDivisionError: integer division by zero (the scalar divisor "
                       "%.17g is 0 as %s)",
                       fn, s, clt_dtype_name(ct));
-}
-
-/* s as a float16 or bfloat16 tensor holds it.  PyTorch's CPU kernels cast
- * a Python scalar to the tensor's 16-bit dtype (through float, as
- * c10::Half's constructor takes one) and then compute in float32:
- * half(0.1) + 0.1 is exactly 2 * half(0.1), and half(0.1) == 0.1 is true. */
-static double half_scalar(clt_dtype dt, double s)
-{
-    unsigned char h[2];
-    clt__element_from_double(dt, (double)(float)s, h);
-    return clt__element_to_double(dt, h);
 }
 
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
@@ -640,7 +664,7 @@ static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, 
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         unsigned char sv[3][8];
         clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma)};
-        scalar_args(ct, nsc, sc, sv, args + 2);
+        scalar_args(op, ct, nsc, sc, sv, args + 2);
         CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L,
                         2 + (size_t)nsc, args, fn));
     }
@@ -1165,7 +1189,7 @@ static clt_status ternary(const char *op, op_kind kind, const clt_tensor *a, con
         cl_mem mo = clt__mem(r), ma = clt__mem(u[0]), mb = clt__mem(u[1]), mc = clt__mem(u[2]);
         unsigned char sv[1][8];
         clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), CLT__ARG(mc)};
-        scalar_args(ct, nsc, sc, sv, args + 4);
+        scalar_args(op, ct, nsc, sc, sv, args + 4);
         CLT__TRY(launch(a->dev, G_BIN, ct, op, "_ttt", &g, &L, 4 + (size_t)nsc, args, fn));
     }
     *out = r;

@@ -426,13 +426,29 @@ clt_status clt__grad_scaler_set(clt_grad_scaler *s, const clt__scaler_state *v, 
 
 clt_status clt_autocast_enter(clt_device *device, clt_dtype dtype)
 {
+    return clt_autocast_enter_ex(device, dtype, CLT_AUTOCAST_CUDA);
+}
+
+clt_status clt_autocast_enter_ex(clt_device *device, clt_dtype dtype, clt_autocast_lists lists)
+{
     static const char fn[] = "clt_autocast_enter";
+    if (lists != CLT_AUTOCAST_CUDA && lists != CLT_AUTOCAST_CPU)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: lists must be CLT_AUTOCAST_CUDA or CLT_AUTOCAST_CPU, not %d", fn,
+                          (int)lists);
     if (device && !clt__dtype_is_half(dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: autocast's target dtype must be float16 or bfloat16, not %s (the "
                           "lower-precision floating dtypes)",
                           fn, clt_dtype_name(dtype));
-    return clt__autocast_push(device, dtype, fn);
+    /* torch 1.13 raises for it too (after a warning that it disables autocast) */
+    if (device && lists == CLT_AUTOCAST_CPU && dtype != CLT_BFLOAT16)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch's CPU autocast lists take bfloat16 only, not %s "
+                          "(\"Currently, AutocastCPU only support Bfloat16 as the "
+                          "autocast_cpu_dtype\")",
+                          fn, clt_dtype_name(dtype));
+    return clt__autocast_push(device, dtype, lists == CLT_AUTOCAST_CPU, fn);
 }
 
 clt_status clt_autocast_exit(void)
