@@ -1406,6 +1406,19 @@ CLT_API clt_status clt_init_eye_(clt_tensor *t);
  * ("dim 0 must be divisible by groups"). */
 CLT_API clt_status clt_init_dirac_(clt_tensor *t, int64_t groups);
 
+/* nn.init.uniform_(t, a, b) and nn.init.normal_(t, mean, std) (torch's
+ * defaults: 0, 1 and 0, 1), as DCGAN's weights_init calls them on a
+ * model's parameters: a floating t takes the values clt_uniform_ and
+ * clt_normal_ (random.h) would give from gen (NULL: the default one), the
+ * same on every device, without recording anything, so that a parameter
+ * (a leaf that requires grad) takes them in grad mode too and stays a
+ * leaf, as under torch's no_grad.  Errors (t and gen unchanged): a NULL t,
+ * an integer t, a > b ("uniform_ expects to return a [from, to) range"),
+ * a bound or a range its dtype cannot hold, std < 0 or a non-finite mean
+ * or std ("normal expects std >= 0.0"), as the samplers refuse them. */
+CLT_API clt_status clt_init_uniform_(clt_tensor *t, clt_generator *gen, double a, double b);
+CLT_API clt_status clt_init_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
+
 /* nn.init.xavier_uniform_ and xavier_normal_: uniform in +-gain sqrt(6 /
  * (fan_in + fan_out)), or normal with std gain sqrt(2 / (fan_in +
  * fan_out)); fan_in = size(1) and fan_out = size(0), each times the
