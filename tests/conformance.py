@@ -16119,6 +16119,66 @@ def histobs():
                "quant_min": -128, "quant_max": 127}, grow[:3], fq=True)
 
 
+def nn_init_normal_uniform():
+    """nn.init.normal_ and uniform_ (DCGAN's weights_init) on parameters that
+    require grad: the moments of torch's distributions, leaves kept, and
+    torch's refusals in our messages."""
+    proto("clt_init_uniform_", [P, P, C.c_double, C.c_double])
+    proto("clt_init_normal_", [P, P, C.c_double, C.c_double])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_is_leaf", [P], C.c_int)
+    proto("clt_requires_grad", [P], C.c_int)
+    gen = P()
+    assert L.clt_generator_new(5, C.byref(gen)) == 0
+    init = torch.nn.init
+    for dt in (torch.float32, torch.float64):
+        for name, cfn, tfn, a, b in [
+                ("normal_", L.clt_init_normal_, init.normal_, 0.0, 0.02),
+                ("normal_", L.clt_init_normal_, init.normal_, 1.0, 0.02),
+                ("uniform_", L.clt_init_uniform_, init.uniform_, -0.1, 0.3)]:
+            t = torch.zeros(64, 32, 4, 4, dtype=dt)
+            p = upload(t)
+            L.clt_set_requires_grad(p, 1)
+            st = cfn(p, gen, a, b)
+            got, _, _ = download(p)
+            leaf = L.clt_is_leaf(p) and L.clt_requires_grad(p)
+            L.clt_tensor_free(p)
+            want = tfn(torch.nn.Parameter(t.clone()), a, b).detach().numpy()
+            n = got.size
+            sd = want.std()
+            ok("%s(%g, %g) %s" % (name, a, b, dn(dt)),
+               st == 0 and leaf and got.dtype == want.dtype
+               and abs(got.mean() - want.mean()) < 6 * sd / math.sqrt(n)
+               and abs(got.std() / sd - 1) < 0.03
+               and (name == "normal_" or (got.min() >= a and got.max() < b)),
+               "status %d, mean %r vs torch's %r, std %r vs %r" % (st, got.mean(), want.mean(),
+                                                                   got.std(), sd))
+    for name, tfn, cfn, dt in [
+            ("uniform_ from > to", lambda t: init.uniform_(t, 1, 0),
+             lambda p: L.clt_init_uniform_(p, gen, 1, 0), torch.float32),
+            ("normal_ std < 0", lambda t: init.normal_(t, 0, -1),
+             lambda p: L.clt_init_normal_(p, gen, 0, -1), torch.float32),
+            ("uniform_ int64", lambda t: init.uniform_(t), lambda p: L.clt_init_uniform_(p, gen, 0, 1),
+             torch.int64),
+            ("normal_ int64", lambda t: init.normal_(t), lambda p: L.clt_init_normal_(p, gen, 0, 1),
+             torch.int64)]:
+        try:
+            tfn(torch.zeros(3, dtype=dt))
+            fail(name, "torch accepts it")
+            continue
+        except Exception as e:
+            want = str(e).split(", but found std")[0]
+        p = upload(torch.zeros(3, dtype=dt))
+        st = cfn(p)
+        msg = L.clt_last_error().decode()
+        got, _, _ = download(p)
+        L.clt_tensor_free(p)
+        # torch's dtype refusal names its kernel; ours says a floating dtype is needed
+        ok(name, st != 0 and (want in msg or (dt == torch.int64 and "floating" in msg))
+           and not got.any(), "torch %r, ours %r" % (want, msg))
+    L.clt_generator_free(gen)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -16159,7 +16219,8 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding]
+                embedding_padding,
+                nn_init_normal_uniform]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
