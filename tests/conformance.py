@@ -16179,6 +16179,40 @@ def nn_init_normal_uniform():
     L.clt_generator_free(gen)
 
 
+def module_apply():
+    """model.apply(fn): the modules in torch's order (children first, the
+    model last) for nested Sequentials."""
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_relu_layer", [PP])
+    proto("clt_tanh_layer", [PP])
+    proto("clt_sequential", [C.POINTER(P), C.c_size_t, PP])
+    proto("clt_module_name", [P], C.c_char_p)
+    proto("clt_module_free", [P], None)
+    fn_t = C.CFUNCTYPE(C.c_int, P, P)
+    proto("clt_module_apply", [P, fn_t, P])
+
+    def layer(make, *args):
+        m = P()
+        assert make(*args, C.byref(m)) == 0
+        return m
+
+    def seq(*mods):
+        arr = (P * len(mods))(*mods)
+        return layer(L.clt_sequential, arr, len(mods))
+
+    inner = seq(layer(L.clt_linear, DEV, 4, 2, 1, None), layer(L.clt_tanh_layer))
+    model = seq(layer(L.clt_linear, DEV, 3, 4, 1, None), layer(L.clt_relu_layer), inner)
+    seen = []
+    cb = fn_t(lambda m, user: seen.append(L.clt_module_name(m).decode()) or 0)
+    st = L.clt_module_apply(model, cb, None)
+    L.clt_module_free(model)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                             torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Tanh()))
+    want = []
+    tm.apply(lambda m: want.append(type(m).__name__))
+    ok("apply order", st == 0 and seen == want, "ours %r, torch %r" % (seen, want))
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -16220,7 +16254,8 @@ def main():
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
                 embedding_padding,
-                nn_init_normal_uniform]
+                nn_init_normal_uniform,
+                module_apply]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
