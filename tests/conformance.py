@@ -16728,7 +16728,85 @@ def lobpcg_sparse():
             L.clt_tensor_free(h)
     L.clt_tensor_free(ha)
     L.clt_tensor_free(hx)
-    L.clt_sparse_free(sa)
+    L.clt_sparse_free(sa), def nn_init_normal_uniform():
+    """nn.init.normal_ and uniform_ (DCGAN's weights_init) on parameters that
+    require grad: the moments of torch's distributions, leaves kept, and
+    torch's refusals in our messages."""
+    proto("clt_init_uniform_", C.c_double])
+    proto("clt_init_normal_", C.c_double])
+    proto("clt_set_requires_grad", C.c_int])
+    proto("clt_is_leaf", C.c_int)
+    proto("clt_requires_grad", C.c_int)
+    gen = P()
+    assert L.clt_generator_new(5, C.byref(gen)) == 0
+    init = torch.nn.init
+    for dt in (torch.float32, torch.float64):
+        for name, cfn, tfn, b in [
+                ("normal_", L.clt_init_normal_, init.normal_, 0.0, 0.02), ("normal_", L.clt_init_normal_, init.normal_, 1.0, 0.02), ("uniform_", L.clt_init_uniform_, init.uniform_, -0.1, 0.3)]:
+            t = torch.zeros(64, dtype=dt)
+            p = upload(t)
+            L.clt_set_requires_grad(p, 1)
+            st = cfn(p, b)
+            got, _ = download(p)
+            leaf = L.clt_is_leaf(p) and L.clt_requires_grad(p)
+            L.clt_tensor_free(p)
+            want = tfn(torch.nn.Parameter(t.clone()), b).detach().numpy()
+            n = got.size
+            sd = want.std()
+            ok("%s(%g, %g) %s" % (name, dn(dt)), st == 0 and leaf and got.dtype == want.dtype
+               and abs(got.mean() - want.mean()) < 6 * sd / math.sqrt(n)
+               and abs(got.std() / sd - 1) < 0.03
+               and (name == "normal_" or (got.min() >= a and got.max() < b)), mean %r vs torch's %r, std %r vs %r" % (st, got.mean(), want.mean(), got.std(), sd))
+    for name, tfn, cfn, dt in [
+            ("uniform_ from > to", lambda t: init.uniform_(t, lambda p: L.clt_init_uniform_(p, torch.float32), ("normal_ std < 0", lambda t: init.normal_(t, lambda p: L.clt_init_normal_(p, torch.float32), ("uniform_ int64", lambda t: init.uniform_(t), lambda p: L.clt_init_uniform_(p, torch.int64), ("normal_ int64", lambda t: init.normal_(t), lambda p: L.clt_init_normal_(p, torch.int64)]:
+        try:
+            tfn(torch.zeros(3, dtype=dt))
+            fail(name, "torch accepts it")
+            continue
+        except Exception as e:
+            want = str(e).split(", but found std")[0]
+        p = upload(torch.zeros(3, dtype=dt))
+        st = cfn(p)
+        msg = L.clt_last_error().decode()
+        got, _ = download(p)
+        L.clt_tensor_free(p)
+        # torch's dtype refusal names its kernel; ours says a floating dtype is needed
+        ok(name, st != 0 and (want in msg or (dt == torch.int64 and "floating" in msg))
+           and not got.any(), "torch %r, ours %r" % (want, msg))
+    L.clt_generator_free(gen)
+
+
+def module_apply():
+    """model.apply(fn): the modules in torch's order (children first, the
+    model last) for nested Sequentials."""
+    proto("clt_linear", PP])
+    proto("clt_relu_layer", [PP])
+    proto("clt_tanh_layer", [PP])
+    proto("clt_sequential", [C.POINTER(P), C.c_size_t, PP])
+    proto("clt_module_name", C.c_char_p)
+    proto("clt_module_free", None)
+    fn_t = C.CFUNCTYPE(C.c_int, P)
+    proto("clt_module_apply", fn_t, P])
+
+    def layer(make, *args):
+        m = P()
+        assert make(*args, C.byref(m)) == 0
+        return m
+
+    def seq(*mods):
+        arr = (P * len(mods))(*mods)
+        return layer(L.clt_sequential, arr, len(mods))
+
+    inner = seq(layer(L.clt_linear, DEV, layer(L.clt_tanh_layer))
+    model = seq(layer(L.clt_linear, DEV, layer(L.clt_relu_layer), inner)
+    seen = []
+    cb = fn_t(lambda m, user: seen.append(L.clt_module_name(m).decode()) or 0)
+    st = L.clt_module_apply(model, cb, None)
+    L.clt_module_free(model)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(4, torch.nn.Tanh()))
+    want = []
+    tm.apply(lambda m: want.append(type(m).__name__))
+    ok("apply order", st == 0 and seen == want, "ours %r, torch %r" % (seen, want))]
 
 
 def main():
@@ -16771,7 +16849,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu]
+                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

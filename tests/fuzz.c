@@ -2272,10 +2272,17 @@ static void op_inplace(fz *f)
     case 15: CALL("clt_div_out", clt_div_out(t, o, rt(f))); break;
     case 16: CALL("clt_matmul_out", clt_matmul_out(t, o, rt(f))); break;
     case 17:
-        CALL("clt_uniform_", clt_uniform_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        /* nn.init's forms record nothing: on a leaf that requires grad too */
+        if (chance(f, 30))
+            CALL("clt_init_uniform_", clt_init_uniform_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        else
+            CALL("clt_uniform_", clt_uniform_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
         break;
     case 18:
-        CALL("clt_normal_", clt_normal_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        if (chance(f, 30))
+            CALL("clt_init_normal_", clt_init_normal_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        else
+            CALL("clt_normal_", clt_normal_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
         break;
     case 19: {
         clt_generator *g = chance(f, 10) ? NULL : f->gen;

@@ -274,6 +274,69 @@ Test(init, trunc_normal_within_bounds_and_moments)
     clt_generator_free(g);
 }
 
+/* DCGAN's weights_init: nn.init.normal_(conv.weight, 0, 0.02) and
+ * uniform_ on parameters in grad mode (where clt_normal_ refuses a leaf
+ * that requires grad): the moments of the draws, the same draws as the
+ * samplers' from the same seed, the parameter still a leaf without
+ * history, and torch's refusals leaving t and gen alone. */
+Test(init, uniform_and_normal_on_parameters)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *g = NULL, *g2 = NULL;
+    CHECK(clt_generator_new(11, &g));
+    CHECK(clt_generator_new(11, &g2));
+    clt_module *lin = NULL;
+    CHECK(clt_linear(dev, 256, 200, 1, NULL, &lin));
+    clt_tensor *w = clt_module_param(lin, "weight"), *b = clt_module_param(lin, "bias");
+    const int64_t n = 256 * 200;
+    int64_t s[2] = {200, 256};
+    cr_assert(clt_is_grad_enabled());
+    assert_error(clt_normal_(w, g, 0.0, 0.02), CLT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK(clt_init_normal_(w, g, 0.5, 0.02));
+    CHECK(clt_init_uniform_(b, g, -3.0, -1.0));
+    cr_assert(clt_is_leaf(w) && clt_requires_grad(w) && clt_grad_fn_name(w) == NULL);
+    cr_assert(clt_is_leaf(b) && clt_requires_grad(b) && clt_grad_fn_name(b) == NULL);
+    double *v = read_as_f64(w), mean, var;
+    moments(v, n, &mean, &var);
+    cr_assert(fabs(mean - 0.5) < 4 * 0.02 / sqrt((double)n), "mean %g, want 0.5", mean);
+    cr_assert(fabs(sqrt(var) / 0.02 - 1) < 0.02, "std %g, want 0.02", sqrt(var));
+    double *u = read_as_f64(b), um, uv;
+    for (int k = 0; k < 200; k++)
+        cr_assert(u[k] >= -3.0 && u[k] < -1.0, "bias[%d] = %g outside [-3, -1)", k, u[k]);
+    moments(u, 200, &um, &uv);
+    cr_assert(fabs(um + 2.0) < 4 * sqrt(1.0 / 3 / 200), "uniform mean %g, want -2", um);
+    /* the samplers' values from the same generator state */
+    clt_tensor *t = empty_f32(dev, 2, s), *tb = NULL;
+    int64_t s1[1] = {200};
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, s1, &tb));
+    CHECK(clt_normal_(t, g2, 0.5, 0.02));
+    CHECK(clt_uniform_(tb, g2, -3.0, -1.0));
+    double *tv = read_as_f64(t), *tbv = read_as_f64(tb);
+    cr_assert(memcmp(tv, v, (size_t)n * sizeof *v) == 0, "normal_ draws differ from clt_normal_'s");
+    cr_assert(memcmp(tbv, u, 200 * sizeof *u) == 0, "uniform_ draws differ from clt_uniform_'s");
+    cr_assert_eq(clt_generator_offset(g), clt_generator_offset(g2));
+    /* refusals: nothing drawn, nothing written */
+    uint64_t off = clt_generator_offset(g);
+    assert_error(clt_init_uniform_(b, g, 1.0, 0.0), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_init_uniform_");
+    assert_error(clt_init_uniform_(b, g, 1.0, 0.0), CLT_ERR_INVALID_ARGUMENT,
+                 "[from, to) range");
+    assert_error(clt_init_normal_(w, g, 0.0, -1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "normal expects std >= 0.0");
+    assert_error(clt_init_normal_(w, g, NAN, 1.0), CLT_ERR_INVALID_ARGUMENT, "clt_init_normal_");
+    assert_error(clt_init_normal_(NULL, g, 0.0, 1.0), CLT_ERR_NULL_ARGUMENT, "clt_init_normal_");
+    clt_tensor *it = NULL;
+    CHECK(clt_zeros(dev, CLT_INT64, 1, s1, &it));
+    assert_error(clt_init_uniform_(it, g, 0.0, 1.0), CLT_ERR_INVALID_ARGUMENT, "floating");
+    cr_assert_eq(clt_generator_offset(g), off);
+    double *v2 = read_as_f64(w), *u2 = read_as_f64(b);
+    cr_assert(memcmp(v2, v, (size_t)n * sizeof *v) == 0 && memcmp(u2, u, 200 * sizeof *u) == 0);
+    free(v), free(u), free(tv), free(tbv), free(v2), free(u2);
+    clt_tensor_free(t), clt_tensor_free(tb), clt_tensor_free(it);
+    clt_module_free(lin);
+    clt_generator_free(g), clt_generator_free(g2);
+}
+
 /* Rows (wide) or columns (tall) of the [rows, numel / rows] view are
  * orthonormal, times gain. */
 static void check_orthogonal(clt_device *dev, clt_generator *g, int nd, const int64_t *shape,

@@ -528,3 +528,105 @@ Test(custom, deep_models_keep_whole_names)
     clt_free(nt);
     clt_module_free(m);
 }
+
+/* model.apply(fn): DCGAN's generator and its weights_init. */
+typedef struct apply_log {
+    char names[256];
+    int calls, fail_at; /* fail_at: the call (from 1) that fails, 0 none */
+    int silent;         /* that failure leaves no message */
+    clt_generator *gen;
+} apply_log;
+
+static clt_status weights_init(clt_module *m, void *user)
+{
+    apply_log *log = user;
+    log->calls++;
+    strncat(log->names, clt_module_name(m), sizeof log->names - strlen(log->names) - 2);
+    strcat(log->names, ",");
+    if (log->calls == log->fail_at)
+        return log->silent ? CLT_ERR_INVALID_ARGUMENT
+                           : clt_init_normal_(clt_module_param(m, "weight"), log->gen, 0, -1);
+    if (strstr(clt_module_name(m), "Conv"))
+        return clt_init_normal_(clt_module_param(m, "weight"), log->gen, 0.0, 0.02);
+    if (strstr(clt_module_name(m), "BatchNorm")) {
+        clt_status st = clt_init_normal_(clt_module_param(m, "weight"), log->gen, 1.0, 0.02);
+        return st ? st : clt_init_zeros_(clt_module_param(m, "bias"));
+    }
+    return CLT_OK;
+}
+
+static clt_module *dcgan_generator(clt_device *dev)
+{
+    clt_module *g[5], *G = NULL;
+    clt_conv_transpose2d_opts o = CLT_CONV_TRANSPOSE2D_DEFAULTS;
+    o.stride[0] = o.stride[1] = 2, o.padding[0] = o.padding[1] = 1;
+    CHECK(clt_conv_transpose2d_layer(dev, 64, 128, 4, 4, NULL, 0, NULL, &g[0]));
+    CHECK(clt_batch_norm2d_layer(dev, 128, 1e-5, 0.1, 1, 1, &g[1]));
+    CHECK(clt_relu_layer(&g[2]));
+    CHECK(clt_conv_transpose2d_layer(dev, 128, 1, 4, 4, &o, 0, NULL, &g[3]));
+    CHECK(clt_tanh_layer(&g[4]));
+    CHECK(clt_sequential(g, 5, &G));
+    return G;
+}
+
+static void std_near(const clt_tensor *t, double mean, double sd)
+{
+    double *v = read_as_f64(t), m = 0, s2 = 0;
+    int64_t n = clt_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        m += v[i];
+    m /= (double)n;
+    for (int64_t i = 0; i < n; i++)
+        s2 += (v[i] - m) * (v[i] - m);
+    double s = sqrt(s2 / (double)n);
+    cr_assert(fabs(m - mean) < 5 * sd / sqrt((double)n), "mean %g, want %g", m, mean);
+    cr_assert(fabs(s / sd - 1) < 0.15, "std %g, want %g", s, sd);
+    free(v);
+}
+
+Test(custom, apply_runs_children_first_as_weights_init)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *G = dcgan_generator(dev), *mha = NULL, *outer = NULL;
+    apply_log log = {{0}, 0, 0, 0, NULL};
+    CHECK(clt_generator_new(1, &log.gen));
+    CHECK(clt_module_apply(G, weights_init, &log));
+    cr_assert_str_eq(log.names, "ConvTranspose2d,BatchNorm2d,ReLU,ConvTranspose2d,Tanh,Sequential,");
+    clt_module *c0 = clt_module_child(G, "0"), *bn = clt_module_child(G, "1");
+    std_near(clt_module_param(c0, "weight"), 0.0, 0.02);
+    std_near(clt_module_param(clt_module_child(G, "3"), "weight"), 0.0, 0.02);
+    std_near(clt_module_param(bn, "weight"), 1.0, 0.02);
+    double *b = read_as_f64(clt_module_param(bn, "bias"));
+    for (int k = 0; k < 128; k++)
+        cr_assert(b[k] == 0.0, "bias[%d] = %g", k, b[k]);
+    free(b);
+    cr_assert(clt_is_leaf(clt_module_param(c0, "weight")));
+    /* nested: a layer's own parts (out_proj) come before it, a container last */
+    CHECK(clt_multihead_attention_layer(dev, 8, 2, 0.0, 1, 0, NULL, &mha));
+    clt_module *parts[2] = {mha, G};
+    CHECK(clt_sequential(parts, 2, &outer));
+    memset(&log, 0, sizeof log - sizeof log.gen);
+    CHECK(clt_module_apply(outer, weights_init, &log));
+    cr_assert_eq(log.calls, 9, "%d calls: %s", log.calls, log.names);
+    cr_assert(strncmp(log.names, clt_module_name(clt_module_child(mha, "out_proj")),
+                      strlen(clt_module_name(clt_module_child(mha, "out_proj")))) == 0 &&
+                  strstr(log.names, ",MultiheadAttention,ConvTranspose2d,") != NULL &&
+                  strcmp(log.names + strlen(log.names) - 22, "Sequential,Sequential,") == 0,
+              "%s", log.names);
+    /* the first failure stops the walk, its message kept after the module's name */
+    memset(&log, 0, sizeof log - sizeof log.gen);
+    log.fail_at = 4;
+    assert_error(clt_module_apply(G, weights_init, &log), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_module_apply: ConvTranspose2d: clt_init_normal_");
+    cr_assert_eq(log.calls, 4);
+    memset(&log, 0, sizeof log - sizeof log.gen);
+    log.fail_at = 3, log.silent = 1;
+    assert_error(clt_module_apply(G, weights_init, &log), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_module_apply: ReLU: the function failed");
+    cr_assert_eq(log.calls, 3);
+    assert_error(clt_module_apply(NULL, weights_init, &log), CLT_ERR_NULL_ARGUMENT,
+                 "clt_module_apply");
+    assert_error(clt_module_apply(G, NULL, &log), CLT_ERR_NULL_ARGUMENT, "clt_module_apply");
+    clt_generator_free(log.gen);
+    clt_module_free(outer);
+}

@@ -77,8 +77,9 @@ CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
  * in the handle.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
 
-/* Clears t's gradient: drops it (set_to_none, PyTorch's default for
- * optimizers), or sets it to zeros in place.  No gradient: nothing to do. */
+/* Clears t's gradient: drops it (set_to_none non-zero, torch 2.0's default
+ * and what the examples pass), or sets it to zeros in place (0: torch
+ * 1.13's default, set_to_none=False).  No gradient: nothing to do. */
 CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
 
 /* Like t.backward(grad, retain_graph=...): computes the gradients of t with

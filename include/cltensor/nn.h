@@ -121,6 +121,31 @@ CLT_API clt_status clt_module_clone(const clt_module *m, clt_device *dev, clt_mo
 CLT_API void clt_module_train(clt_module *m, int on);
 CLT_API int clt_module_is_training(const clt_module *m);
 
+/* model.apply(fn): calls fn(module, user) on every module of m's tree,
+ * each child's subtree before its parent and children in their order
+ * (torch's order: m last), as DCGAN's weights_init is applied:
+ *
+ *     static clt_status weights_init(clt_module *m, void *gen)
+ *     {
+ *         if (strstr(clt_module_name(m), "Conv"))
+ *             return clt_init_normal_(clt_module_param(m, "weight"), gen, 0.0, 0.02);
+ *         if (strstr(clt_module_name(m), "BatchNorm")) {
+ *             clt_status st = clt_init_normal_(clt_module_param(m, "weight"), gen, 1.0, 0.02);
+ *             return st ? st : clt_init_zeros_(clt_module_param(m, "bias"));
+ *         }
+ *         return CLT_OK;
+ *     }
+ *     clt_module_apply(netG, weights_init, gen);
+ *
+ * The first call that does not return CLT_OK stops the walk, and its
+ * status is returned with its message after "clt_module_apply: <the
+ * module's name>: " (one naming the status when fn left none); the
+ * modules before it keep what fn did (as torch's apply stopped by an
+ * exception).  fn must not add or remove modules of the tree.  Errors:
+ * CLT_ERR_NULL_ARGUMENT for a NULL m or fn. */
+typedef clt_status (*clt_module_apply_fn)(clt_module *m, void *user);
+CLT_API clt_status clt_module_apply(clt_module *m, clt_module_apply_fn fn, void *user);
+
 /* The device of m's tensors (borrowed), or NULL for a model without any. */
 CLT_API clt_device *clt_module_device(const clt_module *m);
 
@@ -1451,6 +1476,19 @@ CLT_API clt_status clt_init_eye_(clt_tensor *t);
  * spatial dim.  Errors: other ranks, groups <= 0 or not dividing dim 0
  * ("dim 0 must be divisible by groups"). */
 CLT_API clt_status clt_init_dirac_(clt_tensor *t, int64_t groups);
+
+/* nn.init.uniform_(t, a, b) and nn.init.normal_(t, mean, std) (torch's
+ * defaults: 0, 1 and 0, 1), as DCGAN's weights_init calls them on a
+ * model's parameters: a floating t takes the values clt_uniform_ and
+ * clt_normal_ (random.h) would give from gen (NULL: the default one), the
+ * same on every device, without recording anything, so that a parameter
+ * (a leaf that requires grad) takes them in grad mode too and stays a
+ * leaf, as under torch's no_grad.  Errors (t and gen unchanged): a NULL t,
+ * an integer t, a > b ("uniform_ expects to return a [from, to) range"),
+ * a bound or a range its dtype cannot hold, std < 0 or a non-finite mean
+ * or std ("normal expects std >= 0.0"), as the samplers refuse them. */
+CLT_API clt_status clt_init_uniform_(clt_tensor *t, clt_generator *gen, double a, double b);
+CLT_API clt_status clt_init_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
 /* nn.init.xavier_uniform_ and xavier_normal_: uniform in +-gain sqrt(6 /
  * (fan_in + fan_out)), or normal with std gain sqrt(2 / (fan_in +

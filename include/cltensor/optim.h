@@ -228,8 +228,12 @@ CLT_API clt_status clt_asgd(clt_tensor *const *params, size_t n, const clt_asgd_
  * step retried after the failure gives what one step without it gives. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
-/* Clears every parameter's gradient: drops it (set_to_none, PyTorch's
- * default) or zeroes it in place. */
+/* Clears every parameter's gradient: drops it (set_to_none non-zero, torch
+ * 2.0's default) or zeroes it in place (0: torch 1.13's
+ * zero_grad(set_to_none=False), its default).  The two differ at the next
+ * step for a parameter that backward then leaves without a gradient: a
+ * dropped one is skipped, as torch skips a None grad, while a zeroed one
+ * still moves under momentum, Adam's moments or weight decay. */
 CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 
 /* The learning rate now of parameter group 0 (torch's

@@ -148,16 +148,35 @@ static clt_status require_float(const clt_tensor *t, const char *fn)
     return clt__check_dest(t, fn);
 }
 
+/* Normal with mean a and std b, or uniform in [a, b), recording nothing
+ * (the samplers' own checks refuse the rest: std < 0, a > b). */
+static clt_status fill(clt_tensor *t, clt_generator *gen, bool normal, double a, double b,
+                       const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = require_float(t, fn);
+    if (st != CLT_OK)
+        return st;
+    st = normal ? clt__normal_(t, gen, a, b) : clt__uniform_(t, gen, a, b);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
 /* Uniform in +-sqrt(3) std (the same variance) or normal with std. */
 static clt_status fill_std(clt_tensor *t, clt_generator *gen, bool normal, double std,
                            const char *fn)
 {
-    clt_status st = require_float(t, fn);
-    if (st != CLT_OK)
-        return st;
-    st = normal ? clt__normal_(t, gen, 0.0, std)
-                           : clt__uniform_(t, gen, -sqrt(3.0) * std, sqrt(3.0) * std);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return normal ? fill(t, gen, true, 0.0, std, fn)
+                  : fill(t, gen, false, -sqrt(3.0) * std, sqrt(3.0) * std, fn);
+}
+
+clt_status clt_init_uniform_(clt_tensor *t, clt_generator *gen, double a, double b)
+{
+    return fill(t, gen, false, a, b, "clt_init_uniform_");
+}
+
+clt_status clt_init_normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
+{
+    return fill(t, gen, true, mean, std, "clt_init_normal_");
 }
 
 /* xavier's std: gain sqrt(2 / (fan_in + fan_out)). */

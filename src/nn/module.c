@@ -304,6 +304,33 @@ int clt_module_is_training(const clt_module *m)
     return m && m->training;
 }
 
+static clt_status apply_walk(clt_module *m, clt_module_apply_fn fn, void *user)
+{
+    for (size_t k = 0; k < m->nchildren; k++) {
+        clt_status st = apply_walk(m->children[k], fn, user);
+        if (st != CLT_OK)
+            return st;
+    }
+    clt__ok(); /* so that a callback failing with no message is seen */
+    clt_status st = fn(m, user);
+    if (st == CLT_OK)
+        return CLT_OK;
+    const char *name = clt_module_name(m);
+    if (clt_last_error()[0] == '\0')
+        return clt__error(st, "clt_module_apply: %s: the function failed (%s) without a message",
+                          name, clt_status_name(st));
+    return clt__error_prefix(st, "clt_module_apply: %s", name);
+}
+
+clt_status clt_module_apply(clt_module *m, clt_module_apply_fn fn, void *user)
+{
+    static const char fn_name[] = "clt_module_apply";
+    CLT__REQUIRE_ARG(m, fn_name);
+    CLT__REQUIRE_ARG(fn, fn_name);
+    clt_status st = apply_walk(m, fn, user);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* ---- walking the tree ------------------------------------------------------------ */
 
 /* Forward, moves, listings and release recurse once per level of
