@@ -20,6 +20,7 @@ typedef struct cg_op {
     int dims[2];
     int has_s, has_dim;
     const char *norm;
+    double alpha; /* kinds 11 to 13, 15 */
 } cg_op;
 
 typedef clt_status (*fft1_fn)(const clt_tensor *, int64_t, int, const char *, clt_tensor **);
@@ -44,7 +45,11 @@ static clt_status as_real(clt_tensor *t, clt_tensor **out)
  * 7: imag(conj(z) * complex(in[1], in[1] * in[1])); 8: the complex one
  * over the real in[1] (broadcast); 9: a 1-D transform of
  * view_as_complex(in[0]) (or of in[0] for rfft, ihfft); 10: an N-D one
- * (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn). */
+ * (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn); in place on a copy c of
+ * view_as_complex(in[0]): 11: c.add_(view_as_complex(in[1]), alpha),
+ * 12: c.sub_(that, alpha), 13: c.add_(in[1] (real, broadcast), alpha),
+ * 14: the scalar forms c + 0.5, * -1.5, - 2, / 4 in turn, 15: c[1] of a
+ * [2, 3] c .add_(the complex in[1] [3], alpha) (a view: CopySlices). */
 static clt_status cg_fn(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
     const cg_op *op = ctx;
@@ -71,6 +76,28 @@ static clt_status cg_fn(clt_tensor *const *in, clt_tensor **out, const void *ctx
         CHECK(clt_imag(t, &r));
         break;
     case 8: CHECK(clt_div(z, in[1], &r)); break;
+    case 11:
+    case 12:
+    case 13:
+        CHECK(clt_clone(z, &r));
+        if (op->kind != 13)
+            CHECK(clt_view_as_complex(in[1], &w));
+        CHECK(op->kind == 12 ? clt_sub_(r, w, op->alpha)
+                             : clt_add_(r, op->kind == 13 ? in[1] : w, op->alpha));
+        break;
+    case 14:
+        CHECK(clt_clone(z, &r));
+        CHECK(clt_add_scalar_(r, 0.5));
+        CHECK(clt_mul_scalar_(r, -1.5));
+        CHECK(clt_sub_scalar_(r, 2.0));
+        CHECK(clt_div_scalar_(r, 4.0));
+        break;
+    case 15:
+        CHECK(clt_clone(z, &r));
+        CHECK(clt_view_as_complex(in[1], &w));
+        CHECK(clt_select(r, 0, 1, &t));
+        CHECK(clt_add_(t, w, op->alpha));
+        break;
     case 9: CHECK(fft1s[op->which](real_in ? in[0] : z, op->n, 0, op->norm, &r)); break;
     default:
         CHECK(fftns[op->which](real_in ? in[0] : z, op->k, op->has_s ? op->s : NULL,
@@ -121,6 +148,18 @@ Test(complexgrad, elementwise_complex_ops_gradcheck)
     cg_op mixed = {.kind = 8};
     gc_in min_[2] = {{3, {2, 3, 2}, a, 1}, {1, {3}, r, 1}};
     gradcheck(dev, cg_fn, &mixed, 2, min_);
+    /* in place, alpha != 1 (torch's add_ and sub_ with alpha), and the
+     * scalar forms */
+    cg_op add2 = {.kind = 11, .alpha = 2.5}, sub2 = {.kind = 12, .alpha = -0.75};
+    gradcheck(dev, cg_fn, &add2, 2, z2);
+    gradcheck(dev, cg_fn, &sub2, 2, z2);
+    cg_op addr = {.kind = 13, .alpha = 1.5};
+    gradcheck(dev, cg_fn, &addr, 2, min_);
+    cg_op sc = {.kind = 14};
+    gradcheck(dev, cg_fn, &sc, 1, one);
+    cg_op row = {.kind = 15, .alpha = -3.0};
+    gc_in rin[2] = {{3, {2, 3, 2}, a, 1}, {2, {3, 2}, b, 1}};
+    gradcheck(dev, cg_fn, &row, 2, rin);
     free(a);
     free(b);
     free(r);
@@ -321,6 +360,94 @@ Test(complexgrad, complex_outputs_seeds_accumulation_and_broadcasting)
     clt_tensor *ts[] = {z, c, gy, y, g, s, one, y1, y0};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         clt_tensor_free(ts[i]);
+}
+
+/* add_ and sub_ with alpha != 1 and the scalar in-place forms on complex
+ * tensors: values against C's complex arithmetic (t + alpha * other in the
+ * result dtype, as torch's), a transposed t, a real other broadcast, a
+ * complex64 t with a complex128 other; a real t refuses a complex other
+ * with torch's message, t unchanged. */
+Test(complexgrad, inplace_alpha_and_scalar_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s23[2] = {2, 3}, s3[1] = {3};
+    double complex tv[6] = {1 + 2 * I, 3 - I, -0.5 * I, 2, -1.25 + 0.75 * I, 0.1 - 4 * I};
+    double complex ov[6] = {0.5 + I, -2 + 0.25 * I, 3, -I, 1.5 - 2 * I, -0.3 + 0.7 * I};
+    double rv[3] = {0.25, -1.5, 2.0};
+    clt_tensor *t = NULL, *o = NULL, *r = NULL, *tt = NULL;
+    double complex got[6];
+    for (int which = 0; which < 4; which++) {
+        const double alpha[4] = {2.5, -0.75, 1.5, 0.5};
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, tv, &t));
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, ov, &o));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, rv, &r));
+        double complex want[6];
+        for (int k = 0; k < 6; k++) {
+            double complex other = which == 2 ? rv[k % 3] : ov[k];
+            want[k] = which == 1 ? tv[k] - alpha[1] * other : tv[k] + alpha[which] * other;
+        }
+        if (which == 0)
+            CHECK(clt_add_(t, o, alpha[0]));
+        else if (which == 1)
+            CHECK(clt_sub_(t, o, alpha[1]));
+        else if (which == 2)
+            CHECK(clt_add_(t, r, alpha[2]));
+        else { /* t's transpose, o's likewise: the same elements */
+            clt_tensor *ot = NULL;
+            CHECK(clt_transpose(t, 0, 1, &tt));
+            CHECK(clt_transpose(o, 0, 1, &ot));
+            CHECK(clt_add_(tt, ot, alpha[3]));
+            clt_tensor_free(ot);
+            clt_tensor_free(tt);
+        }
+        CHECK(clt_tensor_read(t, got, sizeof got));
+        for (int k = 0; k < 6; k++)
+            cr_assert(cabs(got[k] - want[k]) < 1e-14, "case %d element %d: %g%+gi, want %g%+gi",
+                      which, k, creal(got[k]), cimag(got[k]), creal(want[k]), cimag(want[k]));
+        clt_tensor_free(t);
+        clt_tensor_free(o);
+        clt_tensor_free(r);
+    }
+    /* complex64 t, complex128 other: computed in complex128, rounded once */
+    float complex tf[6], gotf[6];
+    for (int k = 0; k < 6; k++)
+        tf[k] = (float complex)tv[k];
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX64, 2, s23, tf, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, ov, &o));
+    CHECK(clt_add_(t, o, 0.3));
+    CHECK(clt_tensor_read(t, gotf, sizeof gotf));
+    for (int k = 0; k < 6; k++) {
+        double complex w = (double complex)tf[k] + 0.3 * ov[k];
+        float complex wf = (float)creal(w) + (float)cimag(w) * I;
+        cr_assert(gotf[k] == wf, "complex64 element %d: %.9g%+.9gi, want %.9g%+.9gi", k,
+                  crealf(gotf[k]), cimagf(gotf[k]), crealf(wf), cimagf(wf));
+    }
+    clt_tensor_free(t);
+    clt_tensor_free(o);
+    /* the scalar forms */
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, tv, &t));
+    CHECK(clt_add_scalar_(t, 0.5));
+    CHECK(clt_sub_scalar_(t, -2.0));
+    CHECK(clt_mul_scalar_(t, -1.5));
+    CHECK(clt_div_scalar_(t, 4.0));
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    for (int k = 0; k < 6; k++) {
+        double complex want = (tv[k] + 0.5 + 2.0) * -1.5 / 4.0;
+        cr_assert(cabs(got[k] - want) < 1e-14, "scalar forms element %d: %g%+gi, want %g%+gi",
+                  k, creal(got[k]), cimag(got[k]), creal(want), cimag(want));
+    }
+    clt_tensor_free(t);
+    /* a real t cannot take a complex result */
+    double xv[6] = {1, 2, 3, 4, 5, 6}, xgot[6];
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s23, xv, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 2, s23, ov, &o));
+    assert_error(clt_add_(t, o, 2.0), CLT_ERR_DTYPE_MISMATCH,
+                 "clt_add_: result type ComplexDouble can't be cast to the desired output type "
+                 "Double");
+    CHECK(clt_tensor_read(t, xgot, sizeof xgot));
+    cr_assert(memcmp(xgot, xv, sizeof xv) == 0);
+    clt_tensor_free(t);
+    clt_tensor_free(o);
 }
 
 /* A real leaf cast to complex and back: the gradient is the real part of

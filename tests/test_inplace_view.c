@@ -420,6 +420,141 @@ Test(inplace_view, view_made_in_no_grad_mode_is_refused)
     clt_tensor_free(x);
 }
 
+static const char no_grad_msg[] =
+    "a view was created in no_grad mode and is being modified in place with grad mode enabled";
+
+/* A view made in no-grad mode of a tensor that does not require grad is
+ * still a view (torch's CreationMeta::NO_GRAD_MODE): in grad mode an
+ * in-place op on it, or on a view of it, that an operand makes need a
+ * gradient is refused, nothing changed; one that needs none is done.
+ * torch 1.13 gives each of these outcomes. */
+Test(inplace_view, no_grad_view_of_a_tensor_without_grad)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *b = NULL, *v = NULL, *u = NULL, *w = NULL, *w1 = NULL, *c = NULL;
+    clt_memory_stats before, after;
+    CHECK(clt_memory_stats_get(dev, &before));
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 1, s4, &b));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (const int64_t[]){2}, w2a, &w));
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (const int64_t[]){2}, w2b, &c));
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_slice(b, 0, 1, 3, 1, &v));
+    clt_set_grad_enabled(was);
+    assert_error(clt_add_(v, w, 1.0), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    cr_assert(strstr(clt_last_error(), "(it is recorded because operand 1 of the op requires "
+                                       "grad)") != NULL,
+              "%s", clt_last_error());
+    assert_error(clt_copy_(v, w), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    /* a view of it made in grad mode is one too */
+    CHECK(clt_narrow(v, 0, 0, 1, &u));
+    CHECK(clt_narrow(w, 0, 1, 1, &w1));
+    assert_error(clt_mul_(u, w1), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    const double zeros[4] = {0};
+    expect_values(b, zeros, 4);
+    cr_assert(!clt_requires_grad(b) && !clt_requires_grad(v) && !clt_requires_grad(u));
+    expect_name(b, NULL);
+    expect_name(v, NULL);
+    /* nothing needs a gradient: done */
+    CHECK(clt_add_(v, c, 2.0));
+    const double added[] = {0, 2 * w2b[0], 2 * w2b[1], 0};
+    expect_values(b, added, 4);
+    expect_name(v, NULL);
+    /* both in no-grad mode: done, not recorded */
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_add_(v, w, 1.0));
+    clt_set_grad_enabled(was);
+    const double both[] = {0, 2 * w2b[0] + w2a[0], 2 * w2b[1] + w2a[1], 0};
+    expect_values(b, both, 4);
+    expect_name(v, NULL);
+    cr_assert(!clt_requires_grad(v));
+    /* the view made a leaf that requires grad: the same refusal (not the
+     * leaf's), as torch */
+    CHECK(clt_set_requires_grad(v, 1));
+    assert_error(clt_mul_scalar_(v, 3.0), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    expect_values(b, both, 4);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    /* the base made to require grad after the view: the view does too
+     * (torch), so an in-place op on it is refused without an operand that
+     * does; one made in grad mode is a view of a leaf */
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_slice(b, 0, 0, 2, 1, &v));
+    clt_set_grad_enabled(was);
+    CHECK(clt_slice(b, 0, 2, 4, 1, &u));
+    CHECK(clt_set_requires_grad(b, 1));
+    assert_error(clt_add_(v, c, 1.0), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    assert_error(clt_add_(u, c, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "a view of a leaf Variable that requires grad is being used in an in-place "
+                 "operation");
+    expect_values(b, both, 4);
+    expect_name(u, NULL);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    clt_tensor_free(w1);
+    clt_tensor_free(c);
+    clt_tensor_free(w);
+    clt_tensor_free(b);
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.allocated, before.allocated, "%llu bytes left allocated",
+                 (unsigned long long)(after.allocated - before.allocated));
+}
+
+/* Which refusal: a view's creation in no-grad mode outranks its being a
+ * piece of split/unbind when it is made (torch's propagate_creation_meta):
+ * a piece made in no-grad mode, and a view made in no-grad mode of a
+ * piece, give the no-grad message; a piece made in grad mode of a view
+ * made in no-grad mode gives the pieces' message (torch 1.13's begins
+ * with the no-grad sentence there, its wording for any view without a
+ * grad_fn, and ends with the pieces' reason). */
+Test(inplace_view, no_grad_mode_and_pieces)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = NULL, *y = NULL, **rows = NULL, *r0 = NULL, *b = NULL, *bv = NULL, *w = NULL;
+    size_t nr = 0;
+    leaf_and_double(dev, &x, &y);
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_unbind(y, 0, &rows, &nr));
+    clt_set_grad_enabled(was);
+    assert_error(clt_mul_scalar_(rows[1], 3.0), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    for (size_t k = 0; k < nr; k++)
+        clt_tensor_free(rows[k]);
+    clt_free(rows);
+    CHECK(clt_unbind(y, 0, &rows, &nr));
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_reshape(rows[2], 1, (const int64_t[]){1}, &r0));
+    clt_set_grad_enabled(was);
+    assert_error(clt_mul_scalar_(r0, 3.0), CLT_ERR_INVALID_ARGUMENT, no_grad_msg);
+    const double twice[] = {2, 4, 6, 8};
+    expect_values(y, twice, 4);
+    expect_name(y, "MulBackward1");
+    for (size_t k = 0; k < nr; k++)
+        clt_tensor_free(rows[k]);
+    clt_free(rows);
+    /* grad mode: pieces of a view made in no-grad mode */
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, s23, &b));
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_slice(b, 0, 0, 2, 1, &bv));
+    clt_set_grad_enabled(was);
+    CHECK(clt_unbind(bv, 0, &rows, &nr));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (const int64_t[]){3}, x3, &w));
+    CHECK(clt_set_requires_grad(w, 1));
+    assert_error(clt_add_(rows[0], w, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "output 0 of UnbindBackward0 is a view and is being modified in place");
+    const double zeros[6] = {0};
+    expect_values(b, zeros, 6);
+    for (size_t k = 0; k < nr; k++)
+        clt_tensor_free(rows[k]);
+    clt_free(rows);
+    clt_tensor_free(w);
+    clt_tensor_free(bv);
+    clt_tensor_free(b);
+    clt_tensor_free(r0);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}
+
 /* clt_detach's result is no differentiable view: in-place on it (or on a
  * view of it) bumps the version, which backward checks, and never touches
  * the history. */

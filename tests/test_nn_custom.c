@@ -365,14 +365,98 @@ Test(custom, moves_to_another_device)
     clt_generator_free(gen);
 }
 
+/* A custom module without a forward (torch's nn.Module subclass that
+ * defines none: a pure container): its parts, state, moves, clone, save
+ * and load work; calling it is refused, torch's NotImplementedError
+ * "Module [Holder] is missing the required "forward" function", and its
+ * children still run. */
+static clt_module *make_holder(clt_device *dev, clt_generator *gen)
+{
+    clt_module *m, *proj;
+    clt_tensor *pos;
+    CHECK(clt_module_custom("Holder", NULL, NULL, NULL, &m));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, (int64_t[]){T, D}, &pos));
+    CHECK(clt_module_add_parameter(m, "pos", pos));
+    CHECK(clt_linear(dev, F, D, 1, gen, &proj));
+    CHECK(clt_module_add_module(m, "proj", proj));
+    return m;
+}
+
+Test(custom, without_forward_is_a_container)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(11, &gen));
+    clt_module *m = make_holder(dev, gen), *m2 = make_holder(dev, gen), *copy = NULL;
+    cr_assert_str_eq(clt_module_name(m), "Holder");
+    cr_assert_eq(clt_module_num_parameters(m), T * D + D * F + D);
+    clt_named_tensor *nt;
+    size_t n;
+    CHECK(clt_module_state(m, &nt, &n));
+    const char *const names[] = {"pos", "proj.weight", "proj.bias"};
+    cr_assert_eq(n, 3);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_str_eq(nt[k].name, names[k]);
+    clt_free(nt);
+    clt_tensor *x = input(dev, CLT_FLOAT32), *y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(m, x, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_module_forward: Holder: Module [Holder] is missing the required "
+                 "\"forward\" function");
+    cr_assert_null(y);
+    cr_assert(strstr(clt_last_error(), "container") == NULL, "%s", clt_last_error());
+    CHECK(clt_module_forward(clt_module_child(m, "proj"), x, &y));
+    assert_shape(y, 3, (int64_t[]){B, T, D});
+    clt_tensor_free(y);
+    /* save and load into another, clone, moves */
+    char path[] = "/tmp/cltensor-holder-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0, "mkstemp: %s", strerror(errno));
+    close(fd);
+    CHECK(clt_module_save(m, path));
+    CHECK(clt_module_load(m2, path));
+    unlink(path);
+    CHECK(clt_module_clone(m, NULL, &copy));
+    const clt_module *both[2] = {m2, copy};
+    for (int j = 0; j < 2; j++) {
+        for (int k = 0; k < 2; k++) {
+            const clt_tensor *a = k ? clt_module_param(clt_module_child(m, "proj"), "weight")
+                                    : clt_module_param(m, "pos");
+            const clt_tensor *b = k ? clt_module_param(clt_module_child(both[j], "proj"),
+                                                       "weight")
+                                    : clt_module_param(both[j], "pos");
+            double *va = read_as_f64(a), *vb = read_as_f64(b);
+            for (int64_t e = 0; e < clt_tensor_numel(a); e++)
+                cr_assert_eq(va[e], vb[e], "module %d tensor %d [%lld] differs", j, k,
+                             (long long)e);
+            free(va);
+            free(vb);
+        }
+    }
+    assert_error(clt_module_forward(copy, x, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "Module [Holder] is missing the required \"forward\" function");
+    CHECK(clt_module_to(copy, dev));
+    if (clt_device_supports_dtype(dev, CLT_FLOAT64)) {
+        CHECK(clt_module_to_dtype(copy, CLT_FLOAT64));
+        cr_assert_eq(clt_tensor_dtype(clt_module_param(copy, "pos")), CLT_FLOAT64);
+        cr_assert_eq(
+            clt_tensor_dtype(clt_module_param(clt_module_child(copy, "proj"), "bias")),
+            CLT_FLOAT64);
+    }
+    clt_tensor_free(x);
+    clt_module_free(copy);
+    clt_module_free(m2);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
 Test(custom, refusals_leave_the_caller_its_arguments)
 {
     clt_device *dev = get_device("cpu");
     clt_generator *gen;
     CHECK(clt_generator_new(4, &gen));
     clt_module *m = make_net(dev, gen, NULL), *out = (clt_module *)&out;
-    assert_error(clt_module_custom("Net", NULL, NULL, NULL, &out), CLT_ERR_NULL_ARGUMENT,
-                 "forward");
+    assert_error(clt_module_custom(NULL, net_forward, NULL, NULL, &out), CLT_ERR_NULL_ARGUMENT,
+                 "name");
     cr_assert_null(out);
     out = (clt_module *)&out;
     assert_error(clt_module_custom("", net_forward, NULL, NULL, &out),

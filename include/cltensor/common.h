@@ -159,7 +159,8 @@ CLT_API void clt_free(void *ptr);
  * ...), .npy files, the functions of cltensor/fft.h (clt_view_as_real,
  * clt_real, clt_imag, clt_conj, clt_angle, clt_polar, clt_complex and the
  * FFTs), clt_abs, clt_add, clt_sub, clt_mul and clt_div with a real or
- * complex other operand, the elementary functions (clt_exp ... clt_atanh,
+ * complex other operand, and in place (clt_add_ and clt_sub_ with any
+ * alpha, clt_mul_, clt_div_, the _scalar_ forms), the elementary functions (clt_exp ... clt_atanh,
  * clt_sigmoid), clt_pow and the other ops that cltensor/fft.h lists, with
  * their gradients.  Every other op refuses a complex operand with
  * CLT_ERR_DTYPE_UNSUPPORTED ("... is not implemented for complex

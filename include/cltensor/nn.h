@@ -202,6 +202,12 @@ typedef clt_status (*clt_module_forward_fn)(clt_module *m, void *user, const clt
  * child's tensors under "<child name>.", children in the order they were
  * added ("pos", "proj.weight", "proj.bias").
  *
+ * forward NULL makes a module without one, as an nn.Module subclass that
+ * defines none (a pure container of parameters, buffers and children):
+ * everything above works on it, and clt_module_forward on it fails with
+ * CLT_ERR_INVALID_ARGUMENT, torch's NotImplementedError "Module [name] is
+ * missing the required "forward" function".
+ *
  * name (copied; not empty) is what clt_module_name gives and what its
  * forward's messages begin with, as torch's class name.  user is the
  * caller's, passed to forward; free_user (NULL: none) is called on it by

@@ -606,10 +606,11 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * backward pass is the version error, as in torch (y = exp(x);
  * clt_mul_(y, two) makes exp's backward fail).  The formulas record in a
  * pass that creates a graph (second derivatives).  An integer or bool t
- * never requires grad: copy_ into one records nothing, as torch.  mul_ and
- * div_ on complex tensors that require grad are refused
- * (CLT_ERR_INVALID_ARGUMENT; the conjugates are not written).  A failed
- * op leaves t and its history unchanged.
+ * never requires grad: copy_ into one records nothing, as torch.  On
+ * complex tensors add_ and sub_ (any alpha: t + alpha * other in the
+ * result dtype, as torch), mul_, div_ and the scalar forms record the
+ * complex formulas (conjugate Wirtinger calculus, as the out-of-place
+ * ops).  A failed op leaves t and its history unchanged.
  *
  * In-place ops on a view (view.h: slices, selects, transposes, diagonals,
  * chains of them ...) reach its base's history, as torch's: the base's
@@ -622,15 +623,15 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * with CLT_ERR_INVALID_ARGUMENT, nothing changed, in grad mode when an
  * operand or the base requires grad: a view of a leaf that requires grad
  * ("a view of a leaf Variable that requires grad is being used in an
- * in-place operation"), a piece of clt_split, clt_chunk, clt_unbind
- * ("output 0 of SplitBackward0 is a view and is being modified in
- * place ..."), a view made in no-grad mode ("a view was created in no_grad
- * mode and is being modified in place with grad mode enabled ...").
- * clt_detach's result is no such view: an in-place op on it (or a view of
- * it) bumps the version only.  Differences from torch: a view made in
- * no-grad mode of a tensor that did not require grad is not tracked (torch
- * refuses it later too, here the op is recorded on the view alone); a view
- * of another dtype (clt_view_as_real, real/imag parts) is not tracked; the
+ * in-place operation"; a view requires grad when its base does, even when
+ * the base was made to after the view), a piece of clt_split, clt_chunk,
+ * clt_unbind ("output 0 of SplitBackward0 is a view and is being modified
+ * in place ..."), a view made in no-grad mode, whatever its base, or a
+ * view of one ("a view was created in no_grad mode and is being modified
+ * in place with grad mode enabled ..."; a piece made in no-grad mode gives
+ * this message, as torch's).  clt_detach's result is no such view: an
+ * in-place op on it (or a view of it) bumps the version only.  Differences
+ * from torch: a view of another dtype (clt_view_as_real, real/imag parts) is not tracked; the
  * gradients a pass with create_graph computes are not tracked views; the
  * base's retained gradient (clt_retain_grad) moves to its CopySlices, as
  * for an in-place op on a non-view, and so is the gradient of its new

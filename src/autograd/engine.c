@@ -50,6 +50,7 @@ typedef struct observed {
 
 static __thread bool grad_disabled;
 static __thread bool creating; /* a pass with create_graph runs on this thread */
+static __thread bool passing;  /* a backward pass runs on this thread */
 /* torch.autograd.set_detect_anomaly(mode, check_nan): process-wide, as
  * torch 1.13's AnomalyMode (a thread started later sees it too); atomic.
  * The NaN check is stored inverted so that it starts as torch's default
@@ -501,6 +502,14 @@ static clt_status g_reshape(const clt_tensor *g, int ndim, const int64_t *shape,
                     : clt__reshape(g, ndim, shape, out, "clt_backward");
 }
 
+/* Whether the view nodes' formulas call the public index ops: they record
+ * in a pass that creates a graph, and they alone take complex operands
+ * (they record nothing in a pass that creates none: grad mode is off). */
+static bool public_index_ops(const clt_tensor *g)
+{
+    return creating || clt__dtype_is_complex(g->dtype);
+}
+
 /* AsStridedBackward0 of a view: g added into zeros of the base's shape at
  * the view's elements (index_add, so that elements a view reaches twice
  * sum).  Records in a pass that creates a graph (clt__twice). */
@@ -514,8 +523,8 @@ static clt_status bw_view_as_strided(clt__node *n, const clt_tensor *g, clt_tens
     if (st == CLT_OK)
         st = clt__full(g->dev, g->dtype, 1, &vg->base.numel, 0.0, &zero);
     if (st == CLT_OK)
-        st = creating ? clt_index_add(zero, 0, idx, flat, 1.0, &sum)
-                      : clt__index_add(zero, 0, idx, flat, 1.0, &sum, "clt_backward");
+        st = public_index_ops(g) ? clt_index_add(zero, 0, idx, flat, 1.0, &sum)
+                                 : clt__index_add(zero, 0, idx, flat, 1.0, &sum, "clt_backward");
     if (st == CLT_OK)
         st = g_reshape(sum, vg->base.ndim, vg->base.shape, &gin[0]);
     clt_tensor_free(idx);
@@ -547,7 +556,8 @@ static clt_status bw_copy_slices(clt__node *n, const clt_tensor *g, clt_tensor *
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
     CLT__TRY(view_index(vg, g->dev, &idx));
     CLT__TRY(g_reshape(g, 1, &vg->base.numel, &flat));
-    CLT__TRY(creating ? clt_take(flat, idx, &part) : clt__take(flat, idx, &part, "clt_backward"));
+    CLT__TRY(public_index_ops(g) ? clt_take(flat, idx, &part)
+                                 : clt__take(flat, idx, &part, "clt_backward"));
     CLT__TRY(g_reshape(part, vg->view.ndim, vg->view.shape, &slice));
     if (creating) {
         w->gbuf = slice;
@@ -569,8 +579,8 @@ static clt_status bw_copy_slices(clt__node *n, const clt_tensor *g, clt_tensor *
         else
             CLT__TRY(conform(&r0, &w->in[0]));
         CLT__TRY(g_reshape(r0, 1, &vg->view.numel, &r0flat));
-        CLT__TRY(creating ? clt_index_copy(flat, 0, idx, r0flat, &res)
-                          : clt__index_copy(flat, 0, idx, r0flat, &res, "clt_backward"));
+        CLT__TRY(public_index_ops(g) ? clt_index_copy(flat, 0, idx, r0flat, &res)
+                                     : clt__index_copy(flat, 0, idx, r0flat, &res, "clt_backward"));
         CLT__TRY(g_reshape(res, vg->base.ndim, vg->base.shape, &gin[0]));
     }
 done:
@@ -671,10 +681,14 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
         return CLT_OK;
     clt__meta *src = meta_of(in);
     const clt_tensor *base = src && src->base ? src->base : in;
-    /* A pass that creates a graph makes its gradients' views untracked: a
-     * base held by one would keep a leaf's gradient from being its own
-     * buffer (exclusive) and so cost a copy. */
-    if (creating || (grad_disabled && !requires_grad(base)))
+    /* A pass makes its gradients' views untracked (but those of a tensor
+     * that requires grad, when it creates none): a base held by one would
+     * keep a leaf's gradient from being its own buffer (exclusive) and so
+     * cost a copy.  Views made in the caller's no-grad mode are tracked
+     * whatever their base, as torch's (CreationMeta::NO_GRAD_MODE), so that
+     * an in-place op on one in grad mode is refused (view_check): the cost
+     * is their state's one allocation, as torch's view metadata. */
+    if (creating || (passing && !requires_grad(base)))
         return CLT_OK;
     for (int s = 0; s < nout; s++) {
         clt_tensor *o = outs[s];
@@ -689,17 +703,19 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
             continue;
         m->base = clt_tensor_retain((clt_tensor *)base);
         m->version = clt__version(o);
-        m->no_grad_view = grad_disabled || (src && src->no_grad_view);
-        m->multi = nout > 1 ? name : src ? src->multi : NULL;
-        m->multi_slot = nout > 1 ? s : src ? src->multi_slot : 0;
+        /* torch's creation meta: no-grad mode, else several outputs, else
+         * the input's (propagate_creation_meta) */
+        m->no_grad_view = grad_disabled || (nout == 1 && src && src->no_grad_view);
+        m->multi = grad_disabled ? NULL : nout > 1 ? name : src ? src->multi : NULL;
+        m->multi_slot = m->multi == NULL ? 0 : nout > 1 ? s : src->multi_slot;
     }
     return CLT_OK;
 }
 
 /* torch's refusals of an in-place op on view t in grad mode when the
- * result needs a gradient: t's base requires grad, or (operand >= 0) an
- * input of the op does: operand k > 0 (counted after t), which the message
- * then names. */
+ * result needs a gradient: t or its base requires grad, or (operand >= 0)
+ * an input of the op does: operand k > 0 (counted after t), which the
+ * message then names. */
 static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
 {
     clt__meta *m = meta_of(t);
@@ -707,7 +723,7 @@ static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
         return CLT_OK;
     const clt__meta *bm = meta_of(m->base);
     bool base_rg = bm && bm->requires_grad;
-    if (operand < 0 && !base_rg)
+    if (operand < 0 && !base_rg && !requires_grad(t))
         return CLT_OK;
     char why[96] = "";
     if (operand > 0 && !base_rg)
@@ -729,9 +745,10 @@ static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
                           "in-place op is not to be recorded, or both with it on",
                           fn, why);
     /* torch's test: t requires grad and its base is a leaf, whether the
-     * base requires grad or t became a leaf that does (requires_grad_ on a
-     * view of a tensor without grad) or a view of one */
-    if (requires_grad(t) && (bm == NULL || bm->grad_fn == NULL))
+     * base requires grad (since before t was made or since after: torch's
+     * view requires grad when its base does) or t became a leaf that does
+     * (requires_grad_ on a view of a tensor without grad) or a view of one */
+    if ((base_rg || requires_grad(t)) && (bm == NULL || bm->grad_fn == NULL))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: a view of a leaf Variable that requires grad is being used in an "
                           "in-place operation",
@@ -2096,9 +2113,10 @@ clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad, const clt_grad
                           clt_is_grad_enabled() ? "" : ", and recording is off on this thread now");
     /* Formulas compute with plain ops; nothing they make is recorded,
      * unless the pass creates a graph. */
-    bool was_disabled = grad_disabled, was_creating = creating;
+    bool was_disabled = grad_disabled, was_creating = creating, was_passing = passing;
     grad_disabled = !o->create_graph;
     creating = o->create_graph != 0;
+    passing = true;
     clt_tensor *g0 = NULL;
     clt_status st = seed_gradient(t, grad, &g0, "clt_backward");
     pass p = {.fn = "clt_backward", .retain = retains(o)};
@@ -2110,6 +2128,7 @@ clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad, const clt_grad
     }
     grad_disabled = was_disabled;
     creating = was_creating;
+    passing = was_passing;
     return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
 }
 
@@ -2195,13 +2214,14 @@ clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
     target *tg = clt__calloc(ninputs, sizeof *tg);
     clt_tensor **seeds = clt__calloc(noutputs, sizeof *seeds);
     pass p = {.fn = fn, .retain = retains(o), .tg = tg, .ntg = ninputs};
-    bool was_disabled = grad_disabled, was_creating = creating;
+    bool was_disabled = grad_disabled, was_creating = creating, was_passing = passing;
     if (tg == NULL || seeds == NULL) {
         st = pass_oom(&p);
         goto done;
     }
     grad_disabled = !o->create_graph;
     creating = o->create_graph != 0;
+    passing = true;
     for (size_t i = 0; i < noutputs; i++)
         CLT__TRY(seed_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, &seeds[i], fn));
     for (size_t k = 0; k < ninputs; k++) {
@@ -2234,6 +2254,7 @@ done:
     pass_free(&p);
     grad_disabled = was_disabled;
     creating = was_creating;
+    passing = was_passing;
     for (size_t k = 0; tg && k < ninputs; k++)
         clt_tensor_free(tg[k].g);
     for (size_t i = 0; seeds && i < noutputs; i++)

@@ -1186,6 +1186,20 @@ static clt_status custom_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     return st;
 }
 
+/* The forward of a module without one (torch's nn.Module whose subclass
+ * defines no forward: a pure container, whose call raises
+ * NotImplementedError). */
+static clt_status missing_forward(clt_module *m, void *user, const clt_tensor *x,
+                                  clt_tensor **out)
+{
+    (void)user, (void)x, (void)out;
+    const custom *c = m->extra;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "Module [%s] is missing the required \"forward\" function%s", c->name,
+                      c->container ? " (a container: run its parts with clt_module_forward)"
+                                   : "");
+}
+
 static custom *custom_alloc(const char *name, size_t nchildren)
 {
     size_t len = strlen(name);
@@ -1254,14 +1268,13 @@ clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, vo
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(name, fn);
-    CLT__REQUIRE_ARG(forward, fn);
     if (name[0] == '\0')
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module's name is empty", fn);
     custom *c = custom_alloc(name, 0);
     if (c == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     c->ops.clone_extra = custom_clone_extra;
-    c->forward = forward;
+    c->forward = forward ? forward : missing_forward;
     c->user = user;
     c->free_user = free_user;
     clt_module *m = NULL;
@@ -1566,16 +1579,6 @@ clt_tensor *clt_module_buffer(const clt_module *m, const char *name)
 /* custom.container */
 enum { C_CUSTOM, C_MODULE_LIST, C_MODULE_DICT, C_PARAM_LIST, C_PARAM_DICT };
 
-static clt_status container_forward(clt_module *m, void *user, const clt_tensor *x,
-                                    clt_tensor **out)
-{
-    (void)user, (void)x, (void)out;
-    return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "Module [%s] is missing the required \"forward\" function (a container: "
-                      "run its parts with clt_module_forward)",
-                      m->ops->name);
-}
-
 /* A new empty container of kind, named as torch's class. */
 static clt_status container_new(int kind, const char *name, clt_module **out, const char *fn)
 {
@@ -1583,7 +1586,7 @@ static clt_status container_new(int kind, const char *name, clt_module **out, co
     if (c == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     c->ops.clone_extra = custom_clone_extra;
-    c->forward = container_forward;
+    c->forward = missing_forward;
     c->container = kind;
     clt_status st = clt__module_new(&c->ops, NULL, out);
     if (st != CLT_OK) {

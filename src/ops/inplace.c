@@ -20,6 +20,8 @@ static const char *torch_name(clt_dtype dt)
     case CLT_INT8: return "Char";
     case CLT_INT16: return "Short";
     case CLT_BOOL: return "Bool";
+    case CLT_COMPLEX64: return "ComplexFloat";
+    case CLT_COMPLEX128: return "ComplexDouble";
     default: return "?";
     }
 }
@@ -143,7 +145,7 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
         return st;
     bool scaled = (op == CLT__OP_ADD || op == CLT__OP_SUB) && alpha != 1.0;
     clt_dtype ct = binary_dtype(op, t, other);
-    bool floating = clt__dtype_is_float(ct);
+    bool floating = clt__dtype_is_float(ct) || clt__dtype_is_complex(ct);
     if (scaled && !floating && !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
@@ -161,13 +163,24 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     }
     if (t->numel == 0)
         return clt__ok();
-    if (clt__dtype_is_complex(ct) && !scaled) {
-        /* the complex kernels (cl/complex.cl) out of place, then into t */
-        clt_tensor *r = NULL;
-        st = clt__complex_binary((int)op, t, other, &r, fn);
+    if (clt__dtype_is_complex(ct)) {
+        /* the complex kernels (cl/complex.cl) out of place, then into t;
+         * alpha scales other (in ct, as torch's a + alpha * b) first */
+        clt_tensor *r = NULL, *o = NULL, *a = NULL, *ab = NULL;
+        if (scaled && other->dtype != ct)
+            st = clt__to_dtype(other, ct, &o, fn);
+        if (st == CLT_OK && scaled)
+            st = clt__full(t->dev, clt__complex_part_dtype(ct), 0, NULL, alpha, &a);
+        if (st == CLT_OK && scaled)
+            st = clt__complex_binary(CLT__OP_MUL, o ? o : other, a, &ab, fn);
+        if (st == CLT_OK)
+            st = clt__complex_binary((int)op, t, ab ? ab : other, &r, fn);
         if (st == CLT_OK)
             st = clt__copy_strided(t, r, fn);
         clt_tensor_free(r);
+        clt_tensor_free(ab);
+        clt_tensor_free(a);
+        clt_tensor_free(o);
         if (st == CLT_OK)
             clt__version_bump(t);
         return st == CLT_OK ? clt__ok() : st;
@@ -220,11 +233,20 @@ clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn)
     if (t->numel == 0)
         return clt__ok();
     clt_tensor *r = NULL;
-    switch (op) {
-    case CLT__OP_ADD: st = clt__add_scalar_into(t, t, s, &r, fn); break;
-    case CLT__OP_SUB: st = clt__sub_scalar_into(t, t, s, &r, fn); break;
-    case CLT__OP_MUL: st = clt__mul_scalar_into(t, t, s, &r, fn); break;
-    default: st = clt__div_scalar_into(t, t, s, &r, fn); break;
+    if (clt__dtype_is_complex(t->dtype)) {
+        /* the complex kernels with s as a 0-d tensor, as clt_add_scalar's */
+        clt_tensor *s0 = NULL;
+        st = clt__full(t->dev, clt__complex_part_dtype(t->dtype), 0, NULL, s, &s0);
+        if (st == CLT_OK)
+            st = clt__complex_binary((int)op, t, s0, &r, fn);
+        clt_tensor_free(s0);
+    } else {
+        switch (op) {
+        case CLT__OP_ADD: st = clt__add_scalar_into(t, t, s, &r, fn); break;
+        case CLT__OP_SUB: st = clt__sub_scalar_into(t, t, s, &r, fn); break;
+        case CLT__OP_MUL: st = clt__mul_scalar_into(t, t, s, &r, fn); break;
+        default: st = clt__div_scalar_into(t, t, s, &r, fn); break;
+        }
     }
     if (st == CLT_OK && r != NULL)
         st = clt__copy_strided(t, r, fn);
