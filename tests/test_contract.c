@@ -385,7 +385,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_module_state, NAMED | N, clt_module_state(NULL, &o->named, &o->n))                 \
     X(clt_module_clone, M, clt_module_clone(NULL, f->dev, &o->m))                            \
     X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
-    X(clt_module_custom, M, clt_module_custom("Net", NULL, NULL, NULL, &o->m))               \
+    X(clt_module_custom, M, clt_module_custom("", NULL, NULL, NULL, &o->m))                  \
     X(clt_module_list, M, clt_module_list(f->mods, 1, &o->m))                                \
     X(clt_module_dict, M, clt_module_dict(NULL, f->mods, 1, &o->m))                          \
     X(clt_parameter_list, M, clt_parameter_list(f->pair, 2, &o->m))                          \
@@ -855,6 +855,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_pca_lowrank, T | T2 | T3, clt_pca_lowrank(f->f, 9, 1, 1, NULL, &o->t, &o->t2, &o->t3))\
     X(clt_lobpcg, T | T2,                                                                    \
       clt_lobpcg(f->i32, 1, NULL, NULL, 0, NULL, 10, NULL, 1, NULL, NULL, NULL, &o->t, &o->t2))\
+    X(clt_lobpcg_sparse, T | T2,                                                             \
+      clt_lobpcg_sparse(NULL, 1, NULL, NULL, 0, NULL, 10, NULL, 1, NULL, NULL, NULL, &o->t, &o->t2))\
     X(clt_linalg_svd, T | T2 | T3, clt_linalg_svd(f->i32, 0, &o->t, &o->t2, &o->t3))          \
     X(clt_linalg_svdvals, T, clt_linalg_svdvals(f->e, &o->t))                                 \
     X(clt_svd, T | T2 | T3, clt_svd(f->bl, 1, 1, &o->t, &o->t2, &o->t3))                      \
