@@ -16728,37 +16728,52 @@ def lobpcg_sparse():
             L.clt_tensor_free(h)
     L.clt_tensor_free(ha)
     L.clt_tensor_free(hx)
-    L.clt_sparse_free(sa), def nn_init_normal_uniform():
+    L.clt_sparse_free(sa)
+
+
+def nn_init_normal_uniform():
     """nn.init.normal_ and uniform_ (DCGAN's weights_init) on parameters that
     require grad: the moments of torch's distributions, leaves kept, and
     torch's refusals in our messages."""
-    proto("clt_init_uniform_", C.c_double])
-    proto("clt_init_normal_", C.c_double])
-    proto("clt_set_requires_grad", C.c_int])
-    proto("clt_is_leaf", C.c_int)
-    proto("clt_requires_grad", C.c_int)
+    proto("clt_init_uniform_", [P, P, C.c_double, C.c_double])
+    proto("clt_init_normal_", [P, P, C.c_double, C.c_double])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_is_leaf", [P], C.c_int)
+    proto("clt_requires_grad", [P], C.c_int)
     gen = P()
     assert L.clt_generator_new(5, C.byref(gen)) == 0
     init = torch.nn.init
     for dt in (torch.float32, torch.float64):
-        for name, cfn, tfn, b in [
-                ("normal_", L.clt_init_normal_, init.normal_, 0.0, 0.02), ("normal_", L.clt_init_normal_, init.normal_, 1.0, 0.02), ("uniform_", L.clt_init_uniform_, init.uniform_, -0.1, 0.3)]:
-            t = torch.zeros(64, dtype=dt)
+        for name, cfn, tfn, a, b in [
+                ("normal_", L.clt_init_normal_, init.normal_, 0.0, 0.02),
+                ("normal_", L.clt_init_normal_, init.normal_, 1.0, 0.02),
+                ("uniform_", L.clt_init_uniform_, init.uniform_, -0.1, 0.3)]:
+            t = torch.zeros(64, 32, 4, 4, dtype=dt)
             p = upload(t)
             L.clt_set_requires_grad(p, 1)
-            st = cfn(p, b)
-            got, _ = download(p)
+            st = cfn(p, gen, a, b)
+            got, _, _ = download(p)
             leaf = L.clt_is_leaf(p) and L.clt_requires_grad(p)
             L.clt_tensor_free(p)
-            want = tfn(torch.nn.Parameter(t.clone()), b).detach().numpy()
+            want = tfn(torch.nn.Parameter(t.clone()), a, b).detach().numpy()
             n = got.size
             sd = want.std()
-            ok("%s(%g, %g) %s" % (name, dn(dt)), st == 0 and leaf and got.dtype == want.dtype
+            ok("%s(%g, %g) %s" % (name, a, b, dn(dt)),
+               st == 0 and leaf and got.dtype == want.dtype
                and abs(got.mean() - want.mean()) < 6 * sd / math.sqrt(n)
                and abs(got.std() / sd - 1) < 0.03
-               and (name == "normal_" or (got.min() >= a and got.max() < b)), mean %r vs torch's %r, std %r vs %r" % (st, got.mean(), want.mean(), got.std(), sd))
+               and (name == "normal_" or (got.min() >= a and got.max() < b)),
+               "status %d, mean %r vs torch's %r, std %r vs %r" % (st, got.mean(), want.mean(),
+                                                                   got.std(), sd))
     for name, tfn, cfn, dt in [
-            ("uniform_ from > to", lambda t: init.uniform_(t, lambda p: L.clt_init_uniform_(p, torch.float32), ("normal_ std < 0", lambda t: init.normal_(t, lambda p: L.clt_init_normal_(p, torch.float32), ("uniform_ int64", lambda t: init.uniform_(t), lambda p: L.clt_init_uniform_(p, torch.int64), ("normal_ int64", lambda t: init.normal_(t), lambda p: L.clt_init_normal_(p, torch.int64)]:
+            ("uniform_ from > to", lambda t: init.uniform_(t, 1, 0),
+             lambda p: L.clt_init_uniform_(p, gen, 1, 0), torch.float32),
+            ("normal_ std < 0", lambda t: init.normal_(t, 0, -1),
+             lambda p: L.clt_init_normal_(p, gen, 0, -1), torch.float32),
+            ("uniform_ int64", lambda t: init.uniform_(t), lambda p: L.clt_init_uniform_(p, gen, 0, 1),
+             torch.int64),
+            ("normal_ int64", lambda t: init.normal_(t), lambda p: L.clt_init_normal_(p, gen, 0, 1),
+             torch.int64)]:
         try:
             tfn(torch.zeros(3, dtype=dt))
             fail(name, "torch accepts it")
@@ -16768,7 +16783,7 @@ def lobpcg_sparse():
         p = upload(torch.zeros(3, dtype=dt))
         st = cfn(p)
         msg = L.clt_last_error().decode()
-        got, _ = download(p)
+        got, _, _ = download(p)
         L.clt_tensor_free(p)
         # torch's dtype refusal names its kernel; ours says a floating dtype is needed
         ok(name, st != 0 and (want in msg or (dt == torch.int64 and "floating" in msg))
@@ -16779,14 +16794,14 @@ def lobpcg_sparse():
 def module_apply():
     """model.apply(fn): the modules in torch's order (children first, the
     model last) for nested Sequentials."""
-    proto("clt_linear", PP])
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
     proto("clt_relu_layer", [PP])
     proto("clt_tanh_layer", [PP])
     proto("clt_sequential", [C.POINTER(P), C.c_size_t, PP])
-    proto("clt_module_name", C.c_char_p)
-    proto("clt_module_free", None)
-    fn_t = C.CFUNCTYPE(C.c_int, P)
-    proto("clt_module_apply", fn_t, P])
+    proto("clt_module_name", [P], C.c_char_p)
+    proto("clt_module_free", [P], None)
+    fn_t = C.CFUNCTYPE(C.c_int, P, P)
+    proto("clt_module_apply", [P, fn_t, P])
 
     def layer(make, *args):
         m = P()
@@ -16797,16 +16812,17 @@ def module_apply():
         arr = (P * len(mods))(*mods)
         return layer(L.clt_sequential, arr, len(mods))
 
-    inner = seq(layer(L.clt_linear, DEV, layer(L.clt_tanh_layer))
-    model = seq(layer(L.clt_linear, DEV, layer(L.clt_relu_layer), inner)
+    inner = seq(layer(L.clt_linear, DEV, 4, 2, 1, None), layer(L.clt_tanh_layer))
+    model = seq(layer(L.clt_linear, DEV, 3, 4, 1, None), layer(L.clt_relu_layer), inner)
     seen = []
     cb = fn_t(lambda m, user: seen.append(L.clt_module_name(m).decode()) or 0)
     st = L.clt_module_apply(model, cb, None)
     L.clt_module_free(model)
-    tm = torch.nn.Sequential(torch.nn.Linear(3, torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(4, torch.nn.Tanh()))
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                             torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Tanh()))
     want = []
     tm.apply(lambda m: want.append(type(m).__name__))
-    ok("apply order", st == 0 and seen == want, "ours %r, torch %r" % (seen, want))]
+    ok("apply order", st == 0 and seen == want, "ours %r, torch %r" % (seen, want))
 
 
 def main():
