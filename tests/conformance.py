@@ -16791,6 +16791,61 @@ def nn_init_normal_uniform():
     L.clt_generator_free(gen)
 
 
+def bn_cumulative():
+    """BatchNorm1d/2d/3d with momentum=None (CLT_BN_CUMULATIVE, -1): the
+    running statistics a cumulative average, its count going on from a
+    loaded state_dict's num_batches_tracked."""
+    import tempfile
+    proto("clt_batch_norm1d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_batch_norm2d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_batch_norm3d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_module_free", [P], None)
+    cases = [("BatchNorm1d", torch.nn.BatchNorm1d, L.clt_batch_norm1d_layer, (5, 3, 2)),
+             ("BatchNorm2d", torch.nn.BatchNorm2d, L.clt_batch_norm2d_layer, (2, 3, 2, 3)),
+             ("BatchNorm3d", torch.nn.BatchNorm3d, L.clt_batch_norm3d_layer, (2, 3, 2, 1, 2))]
+    for name, tcls, cmake, xs in cases:
+        for start in (0, 6):
+            label = "%s momentum=None from %d" % (name, start)
+            tm = tcls(3, momentum=None)
+            tm.num_batches_tracked.fill_(start)
+            cm = P()
+            if cmake(DEV, 3, 1e-5, -1.0, 1, 1, C.byref(cm)):
+                fail(label, L.clt_last_error().decode())
+                continue
+            try:
+                with tempfile.TemporaryDirectory() as d:
+                    path = os.path.join(d, "bn.pt")
+                    torch.save(tm.state_dict(), path)
+                    if L.clt_module_load_torch(cm, path.encode(), 1):
+                        fail(label, L.clt_last_error().decode())
+                        continue
+                bad = None
+                for b in range(3):
+                    x = data(xs, torch.float32, lo=-2 - b, hi=3 + 2 * b)
+                    xt, y = upload(x), P()
+                    st = L.clt_module_forward(cm, xt, C.byref(y))
+                    L.clt_tensor_free(xt)
+                    L.clt_tensor_free(y)
+                    if st:
+                        bad = L.clt_last_error().decode()
+                        break
+                    with torch.no_grad():
+                        tm(x)
+                if bad:
+                    fail(label, bad)
+                    continue
+                for key in ("running_mean", "running_var", "num_batches_tracked"):
+                    got = download(L.clt_module_buffer(cm, key.encode()))[0]
+                    want = getattr(tm, key).numpy()
+                    ok(label + " " + key, got.dtype == want.dtype and
+                       np.allclose(got, want, 1e-5, 1e-6), "%s / torch %s" % (got, want))
+            finally:
+                L.clt_module_free(cm)
+
+
 def module_apply():
     """model.apply(fn): the modules in torch's order (children first, the
     model last) for nested Sequentials."""
@@ -16865,7 +16920,7 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply]
+                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

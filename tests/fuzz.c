@@ -3122,7 +3122,7 @@ static void op_module(fz *f)
     }
     case 5: {
         double eps = chance(f, 80) ? 1e-5 : rand_scalar(f);
-        double mom = chance(f, 80) ? 0.1 : rand_scalar(f);
+        double mom = chance(f, 80) ? 0.1 : chance(f, 30) ? CLT_BN_CUMULATIVE : rand_scalar(f);
         if (pick(f, 2))
             CALL("clt_batch_norm1d_layer",
                  clt_batch_norm1d_layer(dev, rand_count(f), eps, mom, pick(f, 2), pick(f, 2), mp));

@@ -673,6 +673,108 @@ Test(nn, batch_norm)
     clt_module_free(bn);
 }
 
+/* One training batch x [N, C, *] (numel n) through bn, then its running
+ * statistics against the host's (1 - f) rm + f mean and (1 - f) rv + f
+ * unbiased var, f = 1 / count for torch's momentum=None, and the count. */
+static void cumulative_step(clt_module *bn, clt_tensor *tx, const float *x, int n, int C,
+                            int inner, int64_t count, double *rm, double *rv)
+{
+    clt_tensor *y;
+    CHECK(clt_module_forward(bn, tx, &y));
+    clt_tensor_free(y);
+    int per = n / C;
+    double f = 1.0 / (double)count;
+    float grm[8], grv[8];
+    int64_t got_count;
+    CHECK(clt_tensor_read(clt_module_buffer(bn, "running_mean"), grm, C * sizeof(float)));
+    CHECK(clt_tensor_read(clt_module_buffer(bn, "running_var"), grv, C * sizeof(float)));
+    CHECK(clt_tensor_read(clt_module_buffer(bn, "num_batches_tracked"), &got_count,
+                          sizeof got_count));
+    cr_assert_eq(got_count, count);
+    for (int c = 0; c < C; c++) {
+        double s = 0, s2 = 0;
+        for (int i = 0; i < n; i++)
+            if ((i / inner) % C == c)
+                s += x[i];
+        double mean = s / per;
+        for (int i = 0; i < n; i++)
+            if ((i / inner) % C == c)
+                s2 += (x[i] - mean) * (x[i] - mean);
+        rm[c] = (1 - f) * rm[c] + f * mean;
+        rv[c] = (1 - f) * rv[c] + f * s2 / (per - 1);
+        cr_assert(close_enough(grm[c], rm[c], 1e-5, 1e-6), "count %lld rm[%d] %g vs %g",
+                  (long long)count, c, grm[c], rm[c]);
+        cr_assert(close_enough(grv[c], rv[c], 1e-5, 1e-6), "count %lld rv[%d] %g vs %g",
+                  (long long)count, c, grv[c], rv[c]);
+    }
+}
+
+/* momentum CLT_BN_CUMULATIVE (torch's None) for BatchNorm1d/2d/3d: batch k
+ * weighed by 1 / k, the count read from num_batches_tracked (a loaded
+ * count goes on), nothing moved in eval mode; InstanceNorm refuses it, as
+ * torch's instance_norm refuses a None momentum. */
+Test(nn, batch_norm_cumulative_momentum)
+{
+    clt_device *dev = get_device("cpu");
+    enum { C = 3 };
+    static const int64_t shapes[3][5] = {{6, C}, {2, C, 2, 2}, {2, C, 1, 2, 3}};
+    static const int ndims[3] = {2, 4, 5};
+    for (int k = 0; k < 3; k++) {
+        clt_module *bn;
+        clt_status (*make[3])(clt_device *, int64_t, double, double, int, int,
+                              clt_module **) = {clt_batch_norm1d_layer, clt_batch_norm2d_layer,
+                                                clt_batch_norm3d_layer};
+        CHECK(make[k](dev, C, 1e-5, CLT_BN_CUMULATIVE, 1, 1, &bn));
+        int n = 1, inner = 1;
+        for (int d = 0; d < ndims[k]; d++) {
+            n *= (int)shapes[k][d];
+            inner *= d >= 2 ? (int)shapes[k][d] : 1;
+        }
+        double rm[C] = {0, 0, 0}, rv[C] = {1, 1, 1};
+        float x[64];
+        for (int64_t b = 1; b <= 4; b++) {
+            fill_random(x, (size_t)n, (unsigned)(100 * k + b));
+            for (int i = 0; i < n; i++)
+                x[i] = x[i] * (float)b + (float)b; /* batches unlike each other */
+            clt_tensor *tx;
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, ndims[k], shapes[k], x, &tx));
+            cumulative_step(bn, tx, x, n, C, inner, b, rm, rv);
+            clt_tensor_free(tx);
+        }
+        /* a count loaded from a state_dict: the next batch weighs 1 / 11 */
+        CHECK(clt_fill_(clt_module_buffer(bn, "num_batches_tracked"), 10.0));
+        clt_tensor *tx;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, ndims[k], shapes[k], x, &tx));
+        cumulative_step(bn, tx, x, n, C, inner, 11, rm, rv);
+        /* eval mode: the running statistics and the count stay */
+        clt_module_train(bn, 0);
+        clt_tensor *y;
+        CHECK(clt_module_forward(bn, tx, &y));
+        clt_tensor_free(y);
+        int64_t count;
+        CHECK(clt_tensor_read(clt_module_buffer(bn, "num_batches_tracked"), &count,
+                              sizeof count));
+        cr_assert_eq(count, 11);
+        clt_tensor_free(tx);
+        clt_module_free(bn);
+    }
+    clt_module *m = (clt_module *)&m;
+    cr_assert_eq(clt_batch_norm1d_layer(dev, C, 1e-5, -0.5, 1, 1, &m), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(m);
+    cr_assert(strstr(clt_last_error(), "CLT_BN_CUMULATIVE"), "%s", clt_last_error());
+    m = (clt_module *)&m;
+    cr_assert_eq(clt_instance_norm2d_layer(dev, C, 1e-5, CLT_BN_CUMULATIVE, 1, 1, &m),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(m);
+    cr_assert(strstr(clt_last_error(), "is BatchNorm's"), "%s", clt_last_error());
+    m = (clt_module *)&m;
+    cr_assert_eq(clt_lazy_instance_norm1d(dev, 1e-5, CLT_BN_CUMULATIVE, 1, 1, &m),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(m);
+    CHECK(clt_lazy_batch_norm2d(dev, 1e-5, CLT_BN_CUMULATIVE, 1, 1, &m));
+    clt_module_free(m);
+}
+
 /* Dropout: the kept fraction near 1 - p, survivors scaled, the same mask on
  * both devices for one seed, the identity in eval mode. */
 Test(nn, dropout)

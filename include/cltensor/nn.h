@@ -602,7 +602,13 @@ CLT_API clt_status clt_group_norm_layer(clt_device *dev, int64_t num_groups, int
  * H, W]): in train mode, normalises with the batch's statistics and, when
  * track_running_stats, updates the buffers running_mean, running_var
  * (unbiased) and num_batches_tracked with `momentum` (PyTorch: 0.1); in
- * eval mode uses the running statistics.  eps PyTorch: 1e-5.  The
+ * eval mode uses the running statistics.  momentum CLT_BN_CUMULATIVE is
+ * torch's momentum=None: a cumulative moving average, the batch weighed
+ * by 1 / num_batches_tracked (counted with it, read from the buffer, so
+ * that a loaded state_dict's count goes on); num_batches_tracked counts
+ * every training batch whatever the momentum, as torch's.  Errors:
+ * num_features <= 0, eps < 0, or momentum neither in [0, 1] nor
+ * CLT_BN_CUMULATIVE (CLT_ERR_INVALID_ARGUMENT).  eps PyTorch: 1e-5.  The
  * parameters and running statistics are float32 (until
  * clt_module_to_dtype): an input of another dtype is refused unless the
  * layer has neither (affine 0, track_running_stats 0), as in PyTorch.
@@ -616,6 +622,7 @@ CLT_API clt_status clt_group_norm_layer(clt_device *dev, int64_t num_groups, int
  * still moves the bias by about the learning rate per step, and it drifts
  * (weight decay pulls it back only slowly).  BatchNorm's own bias (beta,
  * with affine) plays its part. */
+#define CLT_BN_CUMULATIVE (-1.0)
 CLT_API clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
                                           double momentum, int affine, int track_running_stats,
                                           clt_module **out);
@@ -1582,7 +1589,8 @@ CLT_API clt_status clt_instance_norm(const clt_tensor *input, clt_tensor *runnin
  * the running ones updated (written when clt_module_forward ends, as
  * BatchNorm's); in eval mode with track_running_stats the running ones
  * are used.  PyTorch's defaults: 1e-5, 0.1, 0, 0.  Errors: num_features
- * <= 0, eps < 0 or momentum outside [0, 1] (CLT_ERR_INVALID_ARGUMENT); at
+ * <= 0, eps < 0 or momentum outside [0, 1] (CLT_ERR_INVALID_ARGUMENT;
+ * CLT_BN_CUMULATIVE too, whose forward torch's instance_norm refuses); at
  * the forward, another number of dims ("expected 3D or 4D input"), and
  * with affine a channel count other than num_features (PyTorch warns
  * without affine and goes on), as CLT_ERR_SHAPE_MISMATCH; dtypes as

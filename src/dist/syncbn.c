@@ -168,15 +168,18 @@ static clt_status sync_forward(clt_module *m, const clt_tensor *x, clt_tensor **
     if (m->i[2]) {
         int was = clt_set_grad_enabled(0);
         clt_tensor *unb = NULL, *mub = NULL, *unbb = NULL;
-        st = clt_mul_scalar(var, total / (total - 1), &unb);
+        double factor = 0;
+        st = clt__bn_factor(m, name, &factor);
+        if (st == CLT_OK)
+            st = clt_mul_scalar(var, total / (total - 1), &unb);
         if (st == CLT_OK)
             st = clt_to_dtype(mu, m->bufs[0]->dtype, &mub);
         if (st == CLT_OK)
             st = clt_to_dtype(unb, m->bufs[1]->dtype, &unbb);
         if (st == CLT_OK)
-            st = clt__running_next(m->bufs[0], mub, m->f[1], &next[0], name);
+            st = clt__running_next(m->bufs[0], mub, factor, &next[0], name);
         if (st == CLT_OK)
-            st = clt__running_next(m->bufs[1], unbb, m->f[1], &next[1], name);
+            st = clt__running_next(m->bufs[1], unbb, factor, &next[1], name);
         if (st == CLT_OK)
             st = clt_add_scalar(m->bufs[2], 1.0, &next[2]);
         clt_tensor_free(mub);

@@ -451,6 +451,19 @@ clt_status clt__running_next(const clt_tensor *run, const clt_tensor *stat, doub
     return st;
 }
 
+clt_status clt__bn_factor(const clt_module *m, const char *fn, double *factor)
+{
+    *factor = m->f[1];
+    if (m->f[1] != CLT_BN_CUMULATIVE)
+        return CLT_OK;
+    double n = 0;
+    clt_status st = clt_tensor_item(m->bufs[2], &n);
+    if (st != CLT_OK)
+        return clt__error_prefix(st, "%s: num_batches_tracked", fn);
+    *factor = 1.0 / (n + 1.0); /* as torch, a count loaded as -1 gives inf */
+    return CLT_OK;
+}
+
 static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     const char *name = m->ops->name;
@@ -508,16 +521,20 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         if (m->training && m->i[2]) {
             int was = clt_set_grad_enabled(0);
             clt_tensor *unb = NULL, *mub = NULL, *unbb = NULL;
-            st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb, name);
+            double factor = 0;
+            st = clt__bn_factor(m, name, &factor);
+            if (st == CLT_OK)
+                st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb,
+                                          name);
             /* the statistics in the buffers' dtype */
             if (st == CLT_OK)
                 st = clt__to_dtype(mu, m->bufs[0]->dtype, &mub, name);
             if (st == CLT_OK)
                 st = clt__to_dtype(unb, m->bufs[1]->dtype, &unbb, name);
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[0], mub, m->f[1], &next[0], name);
+                st = clt__running_next(m->bufs[0], mub, factor, &next[0], name);
             if (st == CLT_OK)
-                st = clt__running_next(m->bufs[1], unbb, m->f[1], &next[1], name);
+                st = clt__running_next(m->bufs[1], unbb, factor, &next[1], name);
             clt_tensor_free(mub);
             clt_tensor_free(unbb);
             if (st == CLT_OK)
@@ -556,6 +573,11 @@ static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forwa
 static const clt__module_ops batch_norm2d_ops = {"BatchNorm2d", batch_norm_forward, NULL, NULL};
 static const clt__module_ops batch_norm3d_ops = {"BatchNorm3d", batch_norm_forward, NULL, NULL};
 
+static bool is_batch_norm(const clt__module_ops *ops)
+{
+    return ops == &batch_norm1d_ops || ops == &batch_norm2d_ops || ops == &batch_norm3d_ops;
+}
+
 /* BatchNorm over k (1 to 3) spatial dims: i[1] the input's rank (2 for 1d:
  * 2 or 3). */
 static clt_status batch_norm(int k, clt_device *dev, int64_t features, double eps,
@@ -579,11 +601,18 @@ clt_status clt__norm_layer_new(const clt__module_ops *ops, clt_device *dev, int6
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    if (features <= 0 || !(eps >= 0) || !(momentum >= 0 && momentum <= 1))
+    bool bn = is_batch_norm(ops);
+    if (features <= 0 || !(eps >= 0) ||
+        !((momentum >= 0 && momentum <= 1) || (bn && momentum == CLT_BN_CUMULATIVE)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: num_features %lld, eps %g, momentum %g: expected a positive count, "
-                          "eps >= 0 and momentum in [0, 1]",
-                          fn, (long long)features, eps, momentum);
+                          "eps >= 0 and momentum in [0, 1]%s",
+                          fn, (long long)features, eps, momentum,
+                          bn ? " or CLT_BN_CUMULATIVE (torch's None)"
+                          : momentum == CLT_BN_CUMULATIVE
+                              ? " (CLT_BN_CUMULATIVE, torch's None, is BatchNorm's: torch's "
+                                "instance_norm refuses a None momentum)"
+                              : "");
     clt_module *m = NULL;
     clt_tensor *t = NULL;
     clt_status st;
@@ -641,9 +670,7 @@ clt_status clt_batch_norm3d_layer(clt_device *dev, int64_t num_features, double 
  * in order, into bn (NULL: counted only) from position k; the count. */
 static size_t batch_norms(clt_module *m, clt_module **bn, size_t k)
 {
-    if ((m->ops == &batch_norm1d_ops || m->ops == &batch_norm2d_ops ||
-         m->ops == &batch_norm3d_ops) &&
-        m->i[2]) {
+    if (is_batch_norm(m->ops) && m->i[2]) {
         if (bn)
             bn[k] = m;
         k++;
@@ -654,19 +681,20 @@ static size_t batch_norms(clt_module *m, clt_module **bn, size_t k)
 }
 
 /* One epoch of loader through model, in no-grad mode, each BatchNorm of
- * bn (n of them) weighing batch k by 1 / k. */
+ * bn (n of them, their counts reset) weighing batch k by 1 / k, as torch's
+ * momentum=None. */
 static clt_status bn_epoch(clt_dataloader *loader, clt_module *model, clt_module **bn, size_t n)
 {
     clt_status st = CLT_OK;
-    for (int64_t k = 1; st == CLT_OK; k++) {
+    for (size_t j = 0; j < n; j++)
+        bn[j]->f[1] = CLT_BN_CUMULATIVE;
+    while (st == CLT_OK) {
         clt_tensor *x = NULL, *y = NULL, *out = NULL;
         int got = 0;
         st = clt_dataloader_next(loader, &x, &y, &got);
         clt_tensor_free(y);
         if (st != CLT_OK || !got)
             break;
-        for (size_t j = 0; j < n; j++)
-            bn[j]->f[1] = 1.0 / (double)k;
         int was = clt_set_grad_enabled(0);
         st = clt_module_forward(model, x, &out);
         clt_set_grad_enabled(was);

@@ -124,9 +124,16 @@ clt_status clt__dropout_rec(const char *fn, clt_generator *gen, double p, const 
 clt_status clt__running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
                              clt_tensor **next, const char *fn);
 
+/* The factor a training BatchNorm m (its buffers tracked) gives this
+ * batch's statistics: its momentum f[1], or for CLT_BN_CUMULATIVE (torch's
+ * momentum=None) 1 / num_batches_tracked counted with this batch, read
+ * from the buffer (a cumulative average, as torch's).  Messages name fn. */
+clt_status clt__bn_factor(const clt_module *m, const char *fn, double *factor);
+
 /* A new BatchNorm or InstanceNorm layer of ops on dev, for the
  * constructor fn (which checks nothing before): features (> 0), eps (>= 0)
- * and momentum (in [0, 1]) checked, i[0] features, i[2] track, f[0] eps,
+ * and momentum (in [0, 1], or CLT_BN_CUMULATIVE for the BatchNorms)
+ * checked, i[0] features, i[2] track, f[0] eps,
  * f[1] momentum, its parameters (weight ones and bias zeros, with affine)
  * and buffers (running_mean zeros, running_var ones and the int64
  * num_batches_tracked 0, with track), all float32 [features] but the
