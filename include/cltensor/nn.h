@@ -969,7 +969,8 @@ CLT_API clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *in
  * clt_embedding_bag_layer, its forwards clt_embedding_bag_with_opts with
  * these options (copied).  Errors: clt_embedding_bag_layer's, and
  * scale_grad_by_freq with CLT_BAG_MAX (CLT_ERR_INVALID_ARGUMENT, torch's
- * "max mode does not support scaling the gradient by the frequency"). */
+ * "max mode does not support scaling the gradient by the frequency").
+ * New module: release with clt_module_free. */
 CLT_API clt_status clt_embedding_bag_layer_with_opts(clt_device *dev, int64_t num_embeddings,
                                                      int64_t embedding_dim,
                                                      const clt_embedding_bag_opts *opts,
