@@ -1,5 +1,5 @@
-/* optim.cl: the optimizers' updates, one launch per parameter tensor (SGD's
- * and Adam's also over several parameters per launch), for a
+/* optim.cl: the optimizers' updates, one launch per parameter tensor (or
+ * over several parameters per launch: the *_multi kernels), for a
  * floating dtype T (float or double storage).  Each work-item updates
  * `chunk` consecutive elements (1 on GPUs), in place.  The parameter starts
  * p_off elements into its buffer (it may be a detached slice, or lie inside
@@ -91,15 +91,15 @@ CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __globa
 
 /* ---- several parameters per launch ------------------------------------------------- */
 
-/* SGD's and Adam's steps over up to MULTI_K parameters in one launch (torch's
+/* The steps over up to MULTI_K parameters in one launch (torch's
  * multi_tensor_apply does the same in chunks of tensors): slot k has its
  * own buffers (x0 .. x7 for each operand x), its parameter's offset and
  * element count in the table `s`, and ceil(n / chunk) work-items, the
  * slots' items one after the other; unused slots have n 0.  Every slot
  * shares the scalars (the host launches together only parameters of one
  * group with the same update count), and each element goes through the
- * same function as in the kernels above, so the results are the same
- * bits.  MULTI_K and clt_optim_slots must match src/optim/optim.c. */
+ * same function as in the kind's per-parameter kernel, so the results
+ * are the same bits.  MULTI_K and clt_optim_slots must match src/optim/optim.c. */
 #define MULTI_K 8
 typedef struct clt_optim_slots {
     ulong off[MULTI_K], n[MULTI_K];
@@ -115,7 +115,6 @@ typedef struct clt_optim_slots {
         CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)        \
     }
 #define MULTI_LIST(x) {x##0, x##1, x##2, x##3, x##4, x##5, x##6, x##7}
-
 /* This work-item's slot (-1: none) and its first element *i, and the end
  * of its elements *end. */
 static inline int multi_slot(const clt_optim_slots *s, ulong chunk, ulong *i, ulong *end)
@@ -132,6 +131,28 @@ static inline int multi_slot(const clt_optim_slots *s, ulong chunk, ulong *i, ul
     }
     return -1;
 }
+
+/* Every *_multi kernel but SGD's: MULTI_BEGIN finds this work-item's slot
+ * k and its elements [i, end) (returning where it has none), MULTI_PICK(Q,
+ * x) declares x, slot k's buffer of operand x (from x0 .. x7), and
+ * MULTI_LOOP(p) moves p to its parameter's offset and runs over the
+ * elements. */
+#define MULTI_BEGIN                                                            \
+    ulong i, end;                                                              \
+    int k = multi_slot(&s, chunk, &i, &end);                                   \
+    if (k < 0)                                                                 \
+        return
+#define MULTI_PICK(Q, x)                                                       \
+    Q *x##s_[MULTI_K] = MULTI_LIST(x);                                         \
+    Q *x = x##s_[k]
+#define MULTI_LOOP(p)                                                          \
+    p += s.off[k];                                                             \
+    for (; i < end; i++)
+/* The kernels' leading operands: p and g, per slot. */
+#define MULTI_PG MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g)
+#define MULTI_PICK_PG                                                          \
+    MULTI_PICK(__global T, p);                                                 \
+    MULTI_PICK(__global const T, g)
 
 CLT_KERNEL(sgd_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),
                            MULTI_PARAMS(__global T *, b), clt_optim_slots s, ulong chunk,
@@ -150,23 +171,18 @@ CLT_KERNEL(sgd_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global 
 #undef SGD_SLOT
 }
 
-CLT_KERNEL(adam_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),
-                            MULTI_PARAMS(__global T *, m), MULTI_PARAMS(__global T *, v),
+CLT_KERNEL(adam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m), MULTI_PARAMS(__global T *, v),
                             MULTI_PARAMS(__global T *, x), clt_optim_slots s, ulong chunk,
                             T_C decay, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd,
                             int decoupled, int amsgrad, T_C step_size, T_C bc2_sqrt)
 {
-    ulong i, end;
-    int k = multi_slot(&s, chunk, &i, &end);
-    if (k < 0)
-        return;
-    __global T *ps[MULTI_K] = MULTI_LIST(p), *ms[MULTI_K] = MULTI_LIST(m);
-    __global T *vs[MULTI_K] = MULTI_LIST(v), *xs[MULTI_K] = MULTI_LIST(x);
-    __global const T *gs[MULTI_K] = MULTI_LIST(g);
-    __global T *pk = ps[k] + s.off[k], *mk = ms[k], *vk = vs[k], *xk = xs[k];
-    __global const T *gk = gs[k];
-    for (; i < end; i++)
-        adam_elem(pk, gk, mk, vk, xk, i, decay, w1, beta2, w2, eps, wd, decoupled, amsgrad,
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, m);
+    MULTI_PICK(__global T, v);
+    MULTI_PICK(__global T, x);
+    MULTI_LOOP(p)
+        adam_elem(p, g, m, v, x, i, decay, w1, beta2, w2, eps, wd, decoupled, amsgrad,
                   step_size, bc2_sqrt);
 }
 
@@ -176,68 +192,121 @@ CLT_KERNEL(adam_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global
  * else p += neg_lr g / avg.  The host passes neg_lr = -lr and w = 1 - alpha
  * (in double, as PyTorch's Python computes it).  buf and ga are read only
  * with momentum and centered. */
+static inline void rmsprop_elem(__global T *p, __global const T *g, __global T *sq,
+                                __global T *buf, __global T *ga, ulong i, T_C neg_lr,
+                                T_C alpha, T_C w, T_C eps, T_C wd, T_C momentum, int centered)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C si = T_LOAD(sq, i) * alpha + w * gi * gi;
+    T_STORE(sq, i, si);
+    if (centered) {
+        T_C ai = T_LOAD(ga, i) * alpha + w * gi;
+        T_STORE(ga, i, ai);
+        si = si - ai * ai;
+    }
+    T_C avg = sqrt(si) + eps;
+    if (momentum > (T_C)0) {
+        T_C b = T_LOAD(buf, i) * momentum + gi / avg;
+        T_STORE(buf, i, b);
+        T_STORE(p, i, pi + neg_lr * b);
+    } else {
+        T_STORE(p, i, pi + neg_lr * gi / avg);
+    }
+}
+
 CLT_KERNEL(rmsprop_step)(__global T *p, __global const T *g, __global T *sq, __global T *buf,
                          __global T *ga, ulong p_off, ulong n, ulong chunk, T_C neg_lr,
                          T_C alpha, T_C w, T_C eps, T_C wd, T_C momentum, int centered)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C si = T_LOAD(sq, i) * alpha + w * gi * gi;
-        T_STORE(sq, i, si);
-        if (centered) {
-            T_C ai = T_LOAD(ga, i) * alpha + w * gi;
-            T_STORE(ga, i, ai);
-            si = si - ai * ai;
-        }
-        T_C avg = sqrt(si) + eps;
-        if (momentum > (T_C)0) {
-            T_C b = T_LOAD(buf, i) * momentum + gi / avg;
-            T_STORE(buf, i, b);
-            T_STORE(p, i, pi + neg_lr * b);
-        } else {
-            T_STORE(p, i, pi + neg_lr * gi / avg);
-        }
-    }
+    CHUNK_LOOP
+        rmsprop_elem(p, g, sq, buf, ga, i, neg_lr, alpha, w, eps, wd, momentum, centered);
+}
+
+CLT_KERNEL(rmsprop_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sq),
+                               MULTI_PARAMS(__global T *, buf), MULTI_PARAMS(__global T *, ga),
+                               clt_optim_slots s, ulong chunk, T_C neg_lr, T_C alpha, T_C w,
+                               T_C eps, T_C wd, T_C momentum, int centered)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, sq);
+    MULTI_PICK(__global T, buf);
+    MULTI_PICK(__global T, ga);
+    MULTI_LOOP(p)
+        rmsprop_elem(p, g, sq, buf, ga, i, neg_lr, alpha, w, eps, wd, momentum, centered);
 }
 
 /* Adagrad: g += wd p; sum += g g; p += neg_clr g / (sqrt(sum) + eps), the
  * host passing neg_clr = -lr / (1 + (t - 1) lr_decay) for the parameter's
  * t-th update. */
+static inline void adagrad_elem(__global T *p, __global const T *g, __global T *sum, ulong i,
+                                T_C neg_clr, T_C eps, T_C wd)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C si = T_LOAD(sum, i) + gi * gi;
+    T_STORE(sum, i, si);
+    T_STORE(p, i, pi + neg_clr * gi / (sqrt(si) + eps));
+}
+
 CLT_KERNEL(adagrad_step)(__global T *p, __global const T *g, __global T *sum, ulong p_off,
                          ulong n, ulong chunk, T_C neg_clr, T_C eps, T_C wd)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C si = T_LOAD(sum, i) + gi * gi;
-        T_STORE(sum, i, si);
-        T_STORE(p, i, pi + neg_clr * gi / (sqrt(si) + eps));
-    }
+    CHUNK_LOOP
+        adagrad_elem(p, g, sum, i, neg_clr, eps, wd);
+}
+
+CLT_KERNEL(adagrad_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sum), clt_optim_slots s,
+                               ulong chunk, T_C neg_clr, T_C eps, T_C wd)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, sum);
+    MULTI_LOOP(p)
+        adagrad_elem(p, g, sum, i, neg_clr, eps, wd);
 }
 
 /* Adadelta (torch 1.13's _single_tensor_adadelta): g += wd p; s = rho s +
  * (1 - rho) g^2; delta = sqrt(a + eps) / sqrt(s + eps) g; a = rho a +
  * (1 - rho) delta^2; p += neg_lr delta. */
+static inline void adadelta_elem(__global T *p, __global const T *g, __global T *sq,
+                                 __global T *acc, ulong i, T_C neg_lr, T_C rho, T_C w, T_C eps,
+                                 T_C wd)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C si = T_LOAD(sq, i) * rho + w * (gi * gi);
+    T_STORE(sq, i, si);
+    T_C delta = sqrt(T_LOAD(acc, i) + eps) / sqrt(si + eps) * gi;
+    T_STORE(acc, i, T_LOAD(acc, i) * rho + w * (delta * delta));
+    T_STORE(p, i, pi + neg_lr * delta);
+}
+
 CLT_KERNEL(adadelta_step)(__global T *p, __global const T *g, __global T *sq, __global T *acc,
                           ulong p_off, ulong n, ulong chunk, T_C neg_lr, T_C rho, T_C w,
                           T_C eps, T_C wd)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C si = T_LOAD(sq, i) * rho + w * (gi * gi);
-        T_STORE(sq, i, si);
-        T_C delta = sqrt(T_LOAD(acc, i) + eps) / sqrt(si + eps) * gi;
-        T_STORE(acc, i, T_LOAD(acc, i) * rho + w * (delta * delta));
-        T_STORE(p, i, pi + neg_lr * delta);
-    }
+    CHUNK_LOOP
+        adadelta_elem(p, g, sq, acc, i, neg_lr, rho, w, eps, wd);
+}
+
+CLT_KERNEL(adadelta_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sq),
+                                MULTI_PARAMS(__global T *, acc), clt_optim_slots s, ulong chunk,
+                                T_C neg_lr, T_C rho, T_C w, T_C eps, T_C wd)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, sq);
+    MULTI_PICK(__global T, acc);
+    MULTI_LOOP(p)
+        adadelta_elem(p, g, sq, acc, i, neg_lr, rho, w, eps, wd);
 }
 
 /* torch's sign on the CPU: 0 for 0 and NaN. */
@@ -247,41 +316,74 @@ CLT_KERNEL(adadelta_step)(__global T *p, __global const T *g, __global T *sq, __
  * sign(g prev) is 1, -1 or 0; s = clamp(s f, lo, hi) (NaN stays, as
  * clamp_), s starting at lr at the first update; g = 0 where f is etaminus;
  * p -= sign(g) s; prev = g. */
+static inline void rprop_elem(__global T *p, __global const T *g, __global T *prev,
+                              __global T *ss, ulong i, T_C lr, T_C etaminus, T_C etaplus,
+                              T_C lo, T_C hi, int first)
+{
+    T_C gi = T_LOAD(g, i), sg = SIGN(gi * T_LOAD(prev, i));
+    T_C f = sg > (T_C)0 ? etaplus : sg < (T_C)0 ? etaminus : (T_C)1;
+    T_C si = (first ? lr : T_LOAD(ss, i)) * f;
+    si = si < lo ? lo : si;
+    si = si > hi ? hi : si;
+    T_STORE(ss, i, si);
+    if (f == etaminus)
+        gi = (T_C)0;
+    T_STORE(p, i, T_LOAD(p, i) + -SIGN(gi) * si);
+    T_STORE(prev, i, gi);
+}
+
 CLT_KERNEL(rprop_step)(__global T *p, __global const T *g, __global T *prev, __global T *ss,
                        ulong p_off, ulong n, ulong chunk, T_C lr, T_C etaminus, T_C etaplus,
                        T_C lo, T_C hi, int first)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C gi = T_LOAD(g, i), sg = SIGN(gi * T_LOAD(prev, i));
-        T_C f = sg > (T_C)0 ? etaplus : sg < (T_C)0 ? etaminus : (T_C)1;
-        T_C si = (first ? lr : T_LOAD(ss, i)) * f;
-        si = si < lo ? lo : si;
-        si = si > hi ? hi : si;
-        T_STORE(ss, i, si);
-        if (f == etaminus)
-            gi = (T_C)0;
-        T_STORE(p, i, T_LOAD(p, i) + -SIGN(gi) * si);
-        T_STORE(prev, i, gi);
-    }
+    CHUNK_LOOP
+        rprop_elem(p, g, prev, ss, i, lr, etaminus, etaplus, lo, hi, first);
+}
+
+CLT_KERNEL(rprop_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, prev),
+                             MULTI_PARAMS(__global T *, ss), clt_optim_slots s, ulong chunk,
+                             T_C lr, T_C etaminus, T_C etaplus, T_C lo, T_C hi, int first)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, prev);
+    MULTI_PICK(__global T, ss);
+    MULTI_LOOP(p)
+        rprop_elem(p, g, prev, ss, i, lr, etaminus, etaplus, lo, hi, first);
 }
 
 /* ASGD (torch 1.13's _single_tensor_asgd): g += wd p; p = p decay (decay =
  * 1 - lambd eta); p += neg_eta g; ax = p, or with `average` ax += (p - ax)
  * mu.  eta and mu come from the host. */
+static inline void asgd_elem(__global T *p, __global const T *g, __global T *ax, ulong i,
+                             T_C decay, T_C neg_eta, T_C mu, T_C wd, int average)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    pi = pi * decay;
+    pi = pi + neg_eta * gi;
+    T_STORE(p, i, pi);
+    T_STORE(ax, i, average ? T_LOAD(ax, i) + (pi - T_LOAD(ax, i)) * mu : pi);
+}
+
 CLT_KERNEL(asgd_step)(__global T *p, __global const T *g, __global T *ax, ulong p_off, ulong n,
                       ulong chunk, T_C decay, T_C neg_eta, T_C mu, T_C wd, int average)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        pi = pi * decay;
-        pi = pi + neg_eta * gi;
-        T_STORE(p, i, pi);
-        T_STORE(ax, i, average ? T_LOAD(ax, i) + (pi - T_LOAD(ax, i)) * mu : pi);
-    }
+    CHUNK_LOOP
+        asgd_elem(p, g, ax, i, decay, neg_eta, mu, wd, average);
+}
+
+CLT_KERNEL(asgd_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, ax), clt_optim_slots s,
+                            ulong chunk, T_C decay, T_C neg_eta, T_C mu, T_C wd, int average)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, ax);
+    MULTI_LOOP(p)
+        asgd_elem(p, g, ax, i, decay, neg_eta, mu, wd, average);
 }
 
 /* ---- Adamax, NAdam, RAdam ---------------------------------------------------------- */
@@ -293,22 +395,40 @@ CLT_KERNEL(asgd_step)(__global T *p, __global const T *g, __global T *ax, ulong 
 /* Adamax: g += wd p; m = beta1 m + (1 - beta1) g; u = max(beta2 u, |g| +
  * eps), NaN winning as in torch.amax (fmax would drop it); p += neg_clr m /
  * u, the host passing neg_clr = -lr / (1 - beta1^t). */
+static inline void adamax_elem(__global T *p, __global const T *g, __global T *m, __global T *u,
+                               ulong i, T_C beta1, T_C w1, T_C beta2, T_C eps, T_C wd,
+                               T_C neg_clr)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+    T_C a = T_LOAD(u, i) * beta2, b = fabs(gi) + eps;
+    T_C ui = isnan(a) || a > b ? a : b;
+    T_STORE(m, i, mi);
+    T_STORE(u, i, ui);
+    T_STORE(p, i, pi + neg_clr * mi / ui);
+}
+
 CLT_KERNEL(adamax_step)(__global T *p, __global const T *g, __global T *m, __global T *u,
                         ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
                         T_C eps, T_C wd, T_C neg_clr)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
-        T_C a = T_LOAD(u, i) * beta2, b = fabs(gi) + eps;
-        T_C ui = isnan(a) || a > b ? a : b;
-        T_STORE(m, i, mi);
-        T_STORE(u, i, ui);
-        T_STORE(p, i, pi + neg_clr * mi / ui);
-    }
+    CHUNK_LOOP
+        adamax_elem(p, g, m, u, i, beta1, w1, beta2, eps, wd, neg_clr);
+}
+
+CLT_KERNEL(adamax_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
+                              MULTI_PARAMS(__global T *, u), clt_optim_slots s, ulong chunk,
+                              T_C beta1, T_C w1, T_C beta2, T_C eps, T_C wd, T_C neg_clr)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, m);
+    MULTI_PICK(__global T, u);
+    MULTI_LOOP(p)
+        adamax_elem(p, g, m, u, i, beta1, w1, beta2, eps, wd, neg_clr);
 }
 
 /* NAdam: g += wd p; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2)
@@ -316,48 +436,88 @@ CLT_KERNEL(adamax_step)(__global T *p, __global const T *g, __global T *m, __glo
  * denom (two roundings, as torch's two addcdiv_), the host passing bc2 = 1
  * - beta2^t and the coefficients from mu_product (-lr (1 - mu) / (1 -
  * mu_product), -lr mu_next / (1 - mu_product_next)). */
+static inline void nadam_elem(__global T *p, __global const T *g, __global T *m, __global T *v,
+                              ulong i, T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd,
+                              T_C bc2, T_C c_g, T_C c_m)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+    T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
+    T_STORE(m, i, mi);
+    T_STORE(v, i, vi);
+    T_C denom = sqrt(vi / bc2) + eps;
+    pi = pi + c_g * gi / denom;
+    T_STORE(p, i, pi + c_m * mi / denom);
+}
+
 CLT_KERNEL(nadam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
                        ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
                        T_C w2, T_C eps, T_C wd, T_C bc2, T_C c_g, T_C c_m)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
-        T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
-        T_STORE(m, i, mi);
-        T_STORE(v, i, vi);
-        T_C denom = sqrt(vi / bc2) + eps;
-        pi = pi + c_g * gi / denom;
-        T_STORE(p, i, pi + c_m * mi / denom);
-    }
+    CHUNK_LOOP
+        nadam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, bc2, c_g, c_m);
+}
+
+CLT_KERNEL(nadam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
+                             MULTI_PARAMS(__global T *, v), clt_optim_slots s, ulong chunk,
+                             T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, T_C bc2,
+                             T_C c_g, T_C c_m)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, m);
+    MULTI_PICK(__global T, v);
+    MULTI_LOOP(p)
+        nadam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, bc2, c_g, c_m);
 }
 
 /* RAdam: g += wd p; m and v as NAdam's; with rectify (torch's rho_t > 5,
  * decided on the host), p -= m / bc1 * lr * (bc2_sqrt / (sqrt(v) + eps)) *
  * rect, else p -= m / bc1 * lr; the host passing bc1 = 1 - beta1^t,
  * bc2_sqrt = sqrt(1 - beta2^t) and rect. */
+static inline void radam_elem(__global T *p, __global const T *g, __global T *m, __global T *v,
+                              ulong i, T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd,
+                              T_C lr, T_C bc1, T_C bc2_sqrt, T_C rect, int rectify)
+{
+    T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+    if (wd != (T_C)0)
+        gi = gi + wd * pi;
+    T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+    T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
+    T_STORE(m, i, mi);
+    T_STORE(v, i, vi);
+    T_C d = mi / bc1 * lr;
+    if (rectify)
+        d = d * (bc2_sqrt / (sqrt(vi) + eps)) * rect;
+    T_STORE(p, i, pi - d);
+}
+
 CLT_KERNEL(radam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
                        ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
                        T_C w2, T_C eps, T_C wd, T_C lr, T_C bc1, T_C bc2_sqrt, T_C rect,
                        int rectify)
 {
     p += p_off;
-    CHUNK_LOOP {
-        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
-        if (wd != (T_C)0)
-            gi = gi + wd * pi;
-        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
-        T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
-        T_STORE(m, i, mi);
-        T_STORE(v, i, vi);
-        T_C d = mi / bc1 * lr;
-        if (rectify)
-            d = d * (bc2_sqrt / (sqrt(vi) + eps)) * rect;
-        T_STORE(p, i, pi - d);
-    }
+    CHUNK_LOOP
+        radam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, lr, bc1, bc2_sqrt, rect,
+                   rectify);
+}
+
+CLT_KERNEL(radam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
+                             MULTI_PARAMS(__global T *, v), clt_optim_slots s, ulong chunk,
+                             T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, T_C lr,
+                             T_C bc1, T_C bc2_sqrt, T_C rect, int rectify)
+{
+    MULTI_BEGIN;
+    MULTI_PICK_PG;
+    MULTI_PICK(__global T, m);
+    MULTI_PICK(__global T, v);
+    MULTI_LOOP(p)
+        radam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, lr, bc1, bc2_sqrt, rect,
+                   rectify);
 }
 
 /* GradScaler's unscale of one gradient before the step (torch's

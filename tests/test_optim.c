@@ -33,14 +33,18 @@ static void loss_backward(clt_device *dev, clt_tensor *p)
 }
 
 typedef struct ref_opts {
-    int kind; /* 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop, 4 Adagrad, 5 Adamax, 6 NAdam, 7 RAdam */
+    int kind; /* 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop, 4 Adagrad, 5 Adamax, 6 NAdam, 7 RAdam,
+                 8 Adadelta, 9 Rprop, 10 ASGD (8 to 10: multi_case only) */
     double lr, momentum, dampening, wd, beta1, beta2, eps;
     int nesterov, amsgrad;
     double alpha; /* RMSprop */
     int centered;
     double lr_decay, init; /* Adagrad */
     double momentum_decay; /* NAdam */
-    int steps;             /* steps to take; 0: STEPS */
+    int steps;             /* steps to take; 0: STEPS (multi_case: MP_STEPS) */
+    double rho;                        /* Adadelta */
+    double etaminus, etaplus, lo, hi;  /* Rprop */
+    double lambd, t0;                  /* ASGD (and alpha) */
 } ref_opts;
 
 /* o's optimizer over the np tensors p. */
@@ -64,6 +68,15 @@ static void make_optimizer(const ref_opts *o, clt_tensor **p, size_t np, clt_opt
     } else if (o->kind == 7) {
         clt_radam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd};
         CHECK(clt_radam(p, np, &a, opt));
+    } else if (o->kind == 8) {
+        clt_adadelta_opts a = {o->lr, o->rho, o->eps, o->wd};
+        CHECK(clt_adadelta(p, np, &a, opt));
+    } else if (o->kind == 9) {
+        clt_rprop_opts r = {o->lr, o->etaminus, o->etaplus, o->lo, o->hi};
+        CHECK(clt_rprop(p, np, &r, opt));
+    } else if (o->kind == 10) {
+        clt_asgd_opts a = {o->lr, o->lambd, o->alpha, o->t0, o->wd};
+        CHECK(clt_asgd(p, np, &a, opt));
     } else {
         clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
         CHECK(o->kind == 1 ? clt_adam(p, np, &a, opt) : clt_adamw(p, np, &a, opt));
@@ -3910,7 +3923,7 @@ static void multi_case(const ref_opts *o, clt_dtype dt)
     make_optimizer(o, pa, MP, &a);
     make_optimizer(o, pb, MP, &b);
     size_t es = clt_dtype_size(dt);
-    for (int s = 0; s < MP_STEPS; s++) {
+    for (int s = 0; s < (o->steps ? o->steps : MP_STEPS); s++) {
         CHECK(clt_optimizer_zero_grad(a, 1));
         CHECK(clt_optimizer_zero_grad(b, 1));
         int stepped = 0;
@@ -3943,10 +3956,10 @@ static void multi_case(const ref_opts *o, clt_dtype dt)
             CHECK(clt_tensor_read(pa[k], x, bytes));
             CHECK(clt_tensor_read(pb[k], y, bytes));
             cr_assert(memcmp(x, y, bytes) == 0,
-                      "kind %d (momentum %g, nesterov %d, wd %g, amsgrad %d), %s, step %d: "
-                      "parameter %d differs",
-                      o->kind, o->momentum, o->nesterov, o->wd, o->amsgrad, clt_dtype_name(dt),
-                      s, k);
+                      "kind %d (momentum %g, nesterov %d, wd %g, amsgrad %d, centered %d), "
+                      "%s, step %d: parameter %d differs",
+                      o->kind, o->momentum, o->nesterov, o->wd, o->amsgrad, o->centered,
+                      clt_dtype_name(dt), s, k);
             free(x);
             free(y);
         }
@@ -3973,9 +3986,12 @@ static void multi_case(const ref_opts *o, clt_dtype dt)
 }
 
 /* SGD (plain; momentum with dampening and weight decay; Nesterov), Adam
- * and AdamW (with weight decay, with amsgrad) update several parameters
- * per launch, giving the bits of one launch per parameter, in float32 and
- * float64. */
+ * and AdamW (with weight decay, with amsgrad), RMSprop (momentum,
+ * centered, weight decay), Adagrad (lr_decay, initial accumulator), Adamax,
+ * NAdam, RAdam (past its rectification's start), Adadelta, Rprop (the step
+ * sizes' bounds reached) and ASGD (averaging from the second update) update
+ * several parameters per launch, giving the bits of one launch per
+ * parameter, in float32 and float64. */
 Test(optim, several_parameters_per_launch_same_bits)
 {
     /* set before the devices start; only its value changes after */
@@ -3990,6 +4006,27 @@ Test(optim, several_parameters_per_launch_same_bits)
         {.kind = 2, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
         {.kind = 2, .lr = 0.02, .beta1 = 0.0, .beta2 = 0.9, .eps = 1e-8, .wd = 0.05,
          .amsgrad = 1},
+        {.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8},
+        {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-6, .wd = 0.1, .momentum = 0.9,
+         .centered = 1},
+        {.kind = 3, .lr = 0.02, .alpha = 0.95, .eps = 1e-8, .momentum = 0.5},
+        {.kind = 3, .lr = 0.02, .alpha = 0.95, .eps = 1e-8, .wd = 0.01, .centered = 1},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10},
+        {.kind = 4, .lr = 0.1, .lr_decay = 0.1, .wd = 0.05, .init = 0.5, .eps = 1e-6},
+        {.kind = 5, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+        {.kind = 5, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-3, .wd = 0.1},
+        {.kind = 6, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+         .momentum_decay = 4e-3},
+        {.kind = 6, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .wd = 0.1,
+         .momentum_decay = 0.1},
+        {.kind = 7, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .steps = 7},
+        {.kind = 7, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .wd = 0.1, .steps = 7},
+        {.kind = 8, .lr = 1.0, .rho = 0.9, .eps = 1e-6},
+        {.kind = 8, .lr = 0.5, .rho = 0.8, .eps = 1e-4, .wd = 0.1},
+        {.kind = 9, .lr = 0.01, .etaminus = 0.5, .etaplus = 1.2, .lo = 1e-6, .hi = 50},
+        {.kind = 9, .lr = 0.02, .etaminus = 0.3, .etaplus = 1.9, .lo = 0.015, .hi = 0.03},
+        {.kind = 10, .lr = 0.01, .lambd = 1e-4, .alpha = 0.75, .t0 = 1e6},
+        {.kind = 10, .lr = 0.05, .lambd = 0.1, .alpha = 0.5, .t0 = 1, .wd = 0.02},
     };
     const clt_dtype dts[2] = {CLT_FLOAT32, CLT_FLOAT64};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

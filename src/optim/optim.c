@@ -66,23 +66,25 @@ struct clt_optimizer {
     clt__lbfgs *lbfgs; /* LBFGS's state (lbfgs.c); NULL for the other kinds */
 };
 
-/* Each kind's constructor, torch's class name, its kernel, and its kernel
- * over several parameters per launch (NULL: one launch per parameter). */
+/* Each kind's constructor, torch's class name, its kernel, its kernel
+ * over several parameters per launch (NULL: one launch per parameter), and
+ * the state operands both take after the parameter and its gradient. */
 static const struct {
     const char *fn, *torch, *kernel, *multi;
+    int nstate;
 } kinds[] = {
-    [SGD] = {"clt_sgd", "SGD", "sgd_step", "sgd_step_multi"},
-    [ADAM] = {"clt_adam", "Adam", "adam_step", "adam_step_multi"},
-    [ADAMW] = {"clt_adamw", "AdamW", "adam_step", "adam_step_multi"},
-    [RMSPROP] = {"clt_rmsprop", "RMSprop", "rmsprop_step"},
-    [ADAGRAD] = {"clt_adagrad", "Adagrad", "adagrad_step"},
-    [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step"},
-    [NADAM] = {"clt_nadam", "NAdam", "nadam_step"},
-    [RADAM] = {"clt_radam", "RAdam", "radam_step"},
-    [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step"},
-    [RPROP] = {"clt_rprop", "Rprop", "rprop_step"},
-    [ASGD] = {"clt_asgd", "ASGD", "asgd_step"},
-    [LBFGS] = {"clt_lbfgs", "LBFGS", NULL},
+    [SGD] = {"clt_sgd", "SGD", "sgd_step", "sgd_step_multi", 1},
+    [ADAM] = {"clt_adam", "Adam", "adam_step", "adam_step_multi", 3},
+    [ADAMW] = {"clt_adamw", "AdamW", "adam_step", "adam_step_multi", 3},
+    [RMSPROP] = {"clt_rmsprop", "RMSprop", "rmsprop_step", "rmsprop_step_multi", 3},
+    [ADAGRAD] = {"clt_adagrad", "Adagrad", "adagrad_step", "adagrad_step_multi", 1},
+    [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step", "adamax_step_multi", 2},
+    [NADAM] = {"clt_nadam", "NAdam", "nadam_step", "nadam_step_multi", 2},
+    [RADAM] = {"clt_radam", "RAdam", "radam_step", "radam_step_multi", 2},
+    [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step", "adadelta_step_multi", 2},
+    [RPROP] = {"clt_rprop", "Rprop", "rprop_step", "rprop_step_multi", 2},
+    [ASGD] = {"clt_asgd", "ASGD", "asgd_step", "asgd_step_multi", 1},
+    [LBFGS] = {"clt_lbfgs", "LBFGS", NULL, NULL, 0},
 };
 
 /* The names of the host scalars (scalar, scalar_t) of each kind that
@@ -749,85 +751,6 @@ void clt__optim_geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, cons
     geometry(p, chunk, gws, lws);
 }
 
-/* Adamax's, NAdam's and RAdam's update of parameter i (its gradient g),
- * each kernel taking the first moment's settings (beta1, 1 - beta1), then
- * its own; the host's scalars in double, as torch's Python computes them.
- * NAdam's mu_product moves only when the launch succeeded. */
-static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, const char *opts,
-                             const size_t *gws, const size_t *lws, cl_ulong chunk)
-{
-    clt_tensor *p = o->params[i], *m = NULL, *v = NULL;
-    const opt_group *gr = group_of(o, i);
-    const clt__opt_settings *set = &gr->set;
-    double lr = gr->lr;
-    clt_status st = state(o, 0, i, &m);
-    if (st == CLT_OK)
-        st = state(o, 1, i, &v);
-    if (st != CLT_OK)
-        return st;
-    cl_ulong n = (cl_ulong)p->numel, p_off = (cl_ulong)p->offset;
-    cl_mem pm = clt__mem(p), gm = clt__mem(g), mm = clt__mem(m), vm = clt__mem(v);
-    double t = (double)(o->updates[i] + 1), x[10];
-    cl_int rectify = 0;
-    float mu_product = 0.0f;
-    int nx;
-    if (o->kind == ADAMAX) {
-        const clt_adamax_opts *a = &set->adamax;
-        double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, a->eps, a->weight_decay,
-                       -(lr / (1.0 - pow(a->beta1, t)))};
-        nx = 6;
-        memcpy(x, sc, sizeof sc);
-    } else if (o->kind == NADAM) {
-        const clt_nadam_opts *a = &set->nadam;
-        double mu = a->beta1 * (1.0 - 0.5 * pow(0.96, t * a->momentum_decay));
-        double mu_next = a->beta1 * (1.0 - 0.5 * pow(0.96, (t + 1.0) * a->momentum_decay));
-        /* torch: mu_product *= mu and mu_product * mu * mu_next, float32
-         * tensors times Python floats (each rounded to float32 first) */
-        mu_product = o->scalar[0][i] * (float)mu;
-        float next = mu_product * (float)mu * (float)mu_next;
-        double sc[] = {a->beta1,
-                       1.0 - a->beta1,
-                       a->beta2,
-                       1.0 - a->beta2,
-                       a->eps,
-                       a->weight_decay,
-                       1.0 - pow(a->beta2, t),
-                       -lr * (1.0 - mu) / (1.0 - (double)mu_product),
-                       -lr * mu_next / (1.0 - (double)next)};
-        nx = 9;
-        memcpy(x, sc, sizeof sc);
-    } else {
-        const clt_radam_opts *a = &set->radam;
-        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
-        double rho_inf = 2.0 / (1.0 - a->beta2) - 1.0;
-        double rho_t = rho_inf - 2.0 * t * pow(a->beta2, t) / bc2, rect = 0.0;
-        rectify = rho_t > 5.0;
-        if (rectify)
-            rect = sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf /
-                        ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
-        double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, 1.0 - a->beta2, a->eps,
-                       a->weight_decay, lr, bc1, sqrt(bc2), rect};
-        nx = 10;
-        memcpy(x, sc, sizeof sc);
-    }
-    unsigned char sv[10][8];
-    clt__arg args[18] = {CLT__ARG(pm), CLT__ARG(gm), CLT__ARG(mm), CLT__ARG(vm),
-                         CLT__ARG(p_off), CLT__ARG(n), CLT__ARG(chunk)};
-    int na = 7;
-    for (int k = 0; k < nx; k++)
-        args[na++] = (clt__arg){clt__scalar_arg(p->dtype, x[k], sv[k]), sv[k]};
-    if (o->kind == RADAM)
-        args[na++] = CLT__ARG(rectify);
-    st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, gws, lws, na, args);
-    if (st == CLT_OK) {
-        clt__version_bump(m);
-        clt__version_bump(v);
-        if (o->kind == NADAM)
-            o->scalar[0][i] = mu_product;
-    }
-    return st;
-}
-
 /* Parameter i updated: its count, SGD's momentum buffer used, its
  * version. */
 static void counted(clt_optimizer *o, size_t i)
@@ -845,7 +768,7 @@ typedef struct multi_slots {
     cl_ulong off[MULTI_K], n[MULTI_K];
 } multi_slots;
 
-/* Whether SGD and Adam update several parameters per launch:
+/* Whether the step updates several parameters per launch:
  * CLTENSOR_OPTIM=per_param asks for one launch per parameter (the
  * benchmarks' baseline; the same bits). */
 static bool multi_wanted(const clt_optimizer *o)
@@ -861,11 +784,22 @@ static bool stepped(const clt_optimizer *o, size_t i)
     return clt__grad_of(o->params[i]) != NULL && o->params[i]->numel > 0;
 }
 
+/* Whether parameters i and j hold the same host scalars (NAdam's
+ * mu_product, ASGD's eta and mu), which their kernel's scalars come
+ * from. */
+static bool same_scalars(const clt_optimizer *o, size_t i, size_t j)
+{
+    for (int k = 0; k < scalar_count(o->kind); k++)
+        if (memcmp(&o->scalar[k][i], &o->scalar[k][j], sizeof(float)) != 0)
+            return false;
+    return true;
+}
+
 /* The parameters from i on that one launch updates with i (i stepped):
  * up to MULTI_K of them into idx, those stepped and on i's device, of its
- * dtype, in its group and with its update count (and SGD's fresh flag), up
- * to the first that is not; *next the parameter after the last taken.
- * Without multi, i alone. */
+ * dtype, in its group and with its update count (and SGD's fresh flag, the
+ * host scalars of NAdam and ASGD), up to the first that is not; *next the
+ * parameter after the last taken.  Without multi, i alone. */
 static size_t batch(const clt_optimizer *o, size_t i, bool multi, size_t *idx, size_t *next)
 {
     const clt_tensor *p = o->params[i];
@@ -878,7 +812,8 @@ static size_t batch(const clt_optimizer *o, size_t i, bool multi, size_t *idx, s
         if (!stepped(o, j))
             continue;
         if (q->dev != p->dev || q->dtype != p->dtype || group_of(o, j) != gr ||
-            o->updates[j] != o->updates[i] || o->fresh[j] != o->fresh[i])
+            o->updates[j] != o->updates[i] || o->fresh[j] != o->fresh[i] ||
+            !same_scalars(o, i, j))
             break;
         idx[m++] = j;
         *next = j + 1;
@@ -886,55 +821,138 @@ static size_t batch(const clt_optimizer *o, size_t i, bool multi, size_t *idx, s
     return m;
 }
 
-/* The scalars of SGD's and Adam's kernels (after their `chunk` argument)
- * for parameter i's group and update count into args, their values in sv;
- * returns how many.  In double, as torch's Python computes them. */
-static size_t step_scalars(const clt_optimizer *o, size_t i, unsigned char (*sv)[8],
-                           clt__arg *args)
+/* The scalars of a kind's kernels after their `chunk` argument, in order:
+ * values of the parameter's compute type, or int flags (flag[k]); and the
+ * host scalars (NAdam's mu_product, ASGD's eta and mu) the parameters
+ * take when the launch succeeds. */
+enum { MAX_SCALARS = 12 };
+typedef struct kernel_scalars {
+    size_t n;
+    double v[MAX_SCALARS];
+    bool flag[MAX_SCALARS];
+    float next[2];
+} kernel_scalars;
+
+/* Parameter i's kernel scalars (its group's settings and its update
+ * count), in double, as torch's Python computes them. */
+static void step_scalars(const clt_optimizer *o, size_t i, kernel_scalars *ks)
 {
     const opt_group *gr = group_of(o, i);
-    clt_dtype dt = o->params[i]->dtype;
-    double lr = gr->lr, x[8];
-    cl_int flag[2];
-    size_t nx, na = 0;
-    if (o->kind == SGD) {
-        const clt_sgd_opts *s = &gr->set.sgd;
-        double sc[] = {lr, s->weight_decay, s->momentum, 1.0 - s->dampening};
-        nx = 4;
-        memcpy(x, sc, sizeof sc);
-        flag[0] = s->nesterov != 0;
-        flag[1] = s->momentum != 0.0 && o->fresh[i]; /* PyTorch's buf = d.clone() */
-    } else {
-        const clt_adam_opts *a = &gr->set.adam;
-        double t = (double)(o->updates[i] + 1);
+    const clt__opt_settings *set = &gr->set;
+    double lr = gr->lr, t = (double)(o->updates[i] + 1);
+    ks->n = 0;
+#define PUT(x) (ks->flag[ks->n] = false, ks->v[ks->n++] = (x))
+#define FLAG(x) (ks->flag[ks->n] = true, ks->v[ks->n++] = (x) ? 1.0 : 0.0)
+    switch (o->kind) {
+    case SGD: {
+        const clt_sgd_opts *s = &set->sgd;
+        PUT(lr), PUT(s->weight_decay), PUT(s->momentum), PUT(1.0 - s->dampening);
+        FLAG(s->nesterov != 0);
+        FLAG(s->momentum != 0.0 && o->fresh[i]); /* PyTorch's buf = d.clone() */
+        break;
+    }
+    case ADAM:
+    case ADAMW: {
+        const clt_adam_opts *a = &set->adam;
         double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
-        double sc[] = {1.0 - lr * a->weight_decay, 1.0 - a->beta1, a->beta2, 1.0 - a->beta2,
-                       a->eps, a->weight_decay, lr / bc1, sqrt(bc2)};
-        nx = 6; /* then decoupled and amsgrad, then the last two */
-        memcpy(x, sc, sizeof sc);
-        flag[0] = o->kind == ADAMW;
-        flag[1] = a->amsgrad != 0;
+        PUT(1.0 - lr * a->weight_decay), PUT(1.0 - a->beta1), PUT(a->beta2);
+        PUT(1.0 - a->beta2), PUT(a->eps), PUT(a->weight_decay);
+        FLAG(o->kind == ADAMW), FLAG(a->amsgrad != 0);
+        PUT(lr / bc1), PUT(sqrt(bc2));
+        break;
     }
-    for (size_t k = 0; k < nx; k++, na++)
-        args[na] = (clt__arg){clt__scalar_arg(dt, x[k], sv[na]), sv[na]};
-    for (int k = 0; k < 2; k++, na++) {
-        memcpy(sv[na], &flag[k], sizeof flag[k]);
-        args[na] = (clt__arg){sizeof flag[k], sv[na]};
+    case RMSPROP: {
+        const clt_rmsprop_opts *r = &set->rmsprop;
+        PUT(-lr), PUT(r->alpha), PUT(1.0 - r->alpha), PUT(r->eps), PUT(r->weight_decay);
+        PUT(r->momentum), FLAG(r->centered != 0);
+        break;
     }
-    for (size_t k = nx; o->kind != SGD && k < 8; k++, na++)
-        args[na] = (clt__arg){clt__scalar_arg(dt, x[k], sv[na]), sv[na]};
-    return na;
+    case ADAGRAD: {
+        const clt_adagrad_opts *a = &set->adagrad;
+        /* torch: clr = lr / (1 + (step - 1) * lr_decay), in double */
+        PUT(-(lr / (1.0 + (double)o->updates[i] * a->lr_decay))), PUT(a->eps);
+        PUT(a->weight_decay);
+        break;
+    }
+    case ADADELTA: {
+        const clt_adadelta_opts *d = &set->adadelta;
+        PUT(-lr), PUT(d->rho), PUT(1.0 - d->rho), PUT(d->eps), PUT(d->weight_decay);
+        break;
+    }
+    case RPROP: {
+        /* torch fills step_size with the rate at the first update */
+        const clt_rprop_opts *r = &set->rprop;
+        PUT(lr), PUT(r->etaminus), PUT(r->etaplus), PUT(r->step_size_min);
+        PUT(r->step_size_max), FLAG(o->updates[i] == 0);
+        break;
+    }
+    case ASGD: {
+        const clt_asgd_opts *a = &set->asgd;
+        /* torch's eta and mu: float32 tensors, eta made at the first
+         * update from the rate then; the next ones from the step count */
+        bool first = o->updates[i] == 0;
+        double eta = first ? (double)(float)lr : (double)o->scalar[0][i];
+        double mu = first ? 1.0 : (double)o->scalar[1][i];
+        PUT(1.0 - a->lambd * eta), PUT(-eta), PUT(mu), PUT(a->weight_decay);
+        FLAG(mu != 1.0);
+        ks->next[0] = (float)(lr / pow(1.0 + a->lambd * lr * t, a->alpha));
+        ks->next[1] = (float)(1.0 / (t - a->t0 > 1.0 ? t - a->t0 : 1.0));
+        break;
+    }
+    case ADAMAX: {
+        /* Adamax, NAdam, RAdam: the first moment's settings (beta1, 1 -
+         * beta1), then each its own */
+        const clt_adamax_opts *a = &set->adamax;
+        PUT(a->beta1), PUT(1.0 - a->beta1), PUT(a->beta2), PUT(a->eps), PUT(a->weight_decay);
+        PUT(-(lr / (1.0 - pow(a->beta1, t))));
+        break;
+    }
+    case NADAM: {
+        const clt_nadam_opts *a = &set->nadam;
+        double mu = a->beta1 * (1.0 - 0.5 * pow(0.96, t * a->momentum_decay));
+        double mu_next = a->beta1 * (1.0 - 0.5 * pow(0.96, (t + 1.0) * a->momentum_decay));
+        /* torch: mu_product *= mu and mu_product * mu * mu_next, float32
+         * tensors times Python floats (each rounded to float32 first) */
+        float mu_product = o->scalar[0][i] * (float)mu;
+        float next = mu_product * (float)mu * (float)mu_next;
+        PUT(a->beta1), PUT(1.0 - a->beta1), PUT(a->beta2), PUT(1.0 - a->beta2), PUT(a->eps);
+        PUT(a->weight_decay), PUT(1.0 - pow(a->beta2, t));
+        PUT(-lr * (1.0 - mu) / (1.0 - (double)mu_product));
+        PUT(-lr * mu_next / (1.0 - (double)next));
+        ks->next[0] = mu_product;
+        break;
+    }
+    case RADAM: {
+        const clt_radam_opts *a = &set->radam;
+        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
+        double rho_inf = 2.0 / (1.0 - a->beta2) - 1.0;
+        double rho_t = rho_inf - 2.0 * t * pow(a->beta2, t) / bc2, rect = 0.0;
+        bool rectify = rho_t > 5.0;
+        if (rectify)
+            rect = sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf /
+                        ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
+        PUT(a->beta1), PUT(1.0 - a->beta1), PUT(a->beta2), PUT(1.0 - a->beta2), PUT(a->eps);
+        PUT(a->weight_decay), PUT(lr), PUT(bc1), PUT(sqrt(bc2)), PUT(rect), FLAG(rectify);
+        break;
+    }
+    default: /* LBFGS: not stepped here */
+        break;
+    }
+#undef PUT
+#undef FLAG
 }
 
-/* SGD's or Adam's (AdamW's) update of the m parameters idx (from batch):
- * one launch of the kind's kernel for one, of its *_multi kernel for more.
- * The state slots the kind does not keep get the parameter's buffer, which
- * the kernels do not read. */
+/* The update of the m parameters idx (from batch): one launch of the
+ * kind's kernel for one, of its *_multi kernel for more.  The state slots
+ * the kind does not keep get the parameter's buffer, which the kernels do
+ * not read.  The parameters' counts, state versions and host scalars
+ * (NAdam's mu_product, ASGD's eta and mu) move only when the launch
+ * succeeded. */
 static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
 {
     clt_tensor *p0 = o->params[idx[0]];
     const clt__opt_settings *set = &group_of(o, idx[0])->set;
-    int nstate = o->kind == SGD ? 1 : NSTATE;
+    int nstate = kinds[o->kind].nstate;
     clt_tensor *sv_[MULTI_K][NSTATE] = {{NULL}};
     /* operands: p, g, then the state slots; per slot k of the launch */
     cl_mem mem[2 + NSTATE][MULTI_K];
@@ -955,8 +973,10 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
         slots.n[k] = (cl_ulong)p->numel;
         total += slots.n[k];
     }
-    unsigned char sv[12][8];
-    clt__arg args[(2 + NSTATE) * MULTI_K + 14];
+    kernel_scalars ks;
+    step_scalars(o, idx[0], &ks);
+    unsigned char sv[MAX_SCALARS][8];
+    clt__arg args[(2 + NSTATE) * MULTI_K + 3 + MAX_SCALARS];
     size_t na = 0, gws;
     const size_t *lws;
     cl_ulong chunk;
@@ -984,7 +1004,15 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
         kernel = kinds[o->kind].multi;
     }
     args[na++] = CLT__ARG(chunk);
-    na += step_scalars(o, idx[0], sv, args + na);
+    for (size_t k = 0; k < ks.n; k++, na++) {
+        if (ks.flag[k]) {
+            cl_int f = ks.v[k] != 0.0;
+            memcpy(sv[k], &f, sizeof f);
+            args[na] = (clt__arg){sizeof f, sv[k]};
+        } else {
+            args[na] = (clt__arg){clt__scalar_arg(p0->dtype, ks.v[k], sv[k]), sv[k]};
+        }
+    }
     clt_status st =
         clt__launch(p0->dev, "optim", options(p0->dtype), kernel, 1, &gws, lws, na, args);
     if (st != CLT_OK)
@@ -993,119 +1021,11 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
         for (int j = 0; j < nstate; j++)
             if (sv_[k][j])
                 clt__version_bump(sv_[k][j]);
+        for (int j = 0; j < scalar_count(o->kind); j++)
+            o->scalar[j][idx[k]] = ks.next[j];
         counted(o, idx[k]);
     }
     return CLT_OK;
-}
-
-static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
-{
-    clt_tensor *p = o->params[i];
-    const opt_group *gr = group_of(o, i);
-    const clt__opt_settings *set = &gr->set;
-    double lr = gr->lr;
-    const char *opts = options(p->dtype); /* found by step_ready */
-    /* Autograd keeps a leaf's gradient alone in its buffer, at offset 0;
-     * the parameter may start anywhere in its own. */
-    cl_ulong n = (cl_ulong)p->numel, chunk, p_off = (cl_ulong)p->offset;
-    size_t gws;
-    const size_t *lp;
-    geometry(p, &chunk, &gws, &lp);
-    cl_mem pm = clt__mem(p), gm = clt__mem(g);
-    unsigned char sv[10][8];
-    size_t ss[10];
-#define SCALAR(k, v) (ss[k] = clt__scalar_arg(p->dtype, (v), sv[k]), (clt__arg){ss[k], sv[k]})
-    clt_status st;
-    if (o->kind == ADAMAX || o->kind == NADAM || o->kind == RADAM) {
-        st = step_betas(o, i, g, opts, &gws, lp, chunk);
-    } else if (o->kind == ASGD) {
-        const clt_asgd_opts *a = &set->asgd;
-        clt_tensor *ax = NULL;
-        st = state(o, 0, i, &ax);
-        if (st != CLT_OK)
-            return st;
-        /* torch's eta and mu: float32 tensors, eta made at the first
-         * update from the rate then; the next ones from the step count */
-        bool first = o->updates[i] == 0;
-        double eta = first ? (double)(float)lr : (double)o->scalar[0][i];
-        double mu = first ? 1.0 : (double)o->scalar[1][i], t = (double)(o->updates[i] + 1);
-        cl_int average = mu != 1.0;
-        cl_mem am = clt__mem(ax);
-        clt__arg args[] = {CLT__ARG(pm),       CLT__ARG(gm),          CLT__ARG(am),
-                           CLT__ARG(p_off),    CLT__ARG(n),           CLT__ARG(chunk),
-                           SCALAR(0, 1.0 - a->lambd * eta), SCALAR(1, -eta),
-                           SCALAR(2, mu),      SCALAR(3, a->weight_decay), CLT__ARG(average)};
-        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 11,
-                         args);
-        if (st == CLT_OK) {
-            clt__version_bump(ax);
-            o->scalar[0][i] = (float)(lr / pow(1.0 + a->lambd * lr * t, a->alpha));
-            o->scalar[1][i] = (float)(1.0 / (t - a->t0 > 1.0 ? t - a->t0 : 1.0));
-        }
-    } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA ||
-               o->kind == RPROP) {
-        /* the state slots this kind keeps (keeps_state); the kernels read
-         * no other, and get the parameter's buffer in their place */
-        clt_tensor *sv_[NSTATE] = {NULL};
-        cl_mem sm[NSTATE];
-        for (int j = 0; j < NSTATE; j++) {
-            st = keeps_state(o->kind, set, j) ? state(o, j, i, &sv_[j]) : CLT_OK;
-            if (st != CLT_OK)
-                return st;
-            sm[j] = sv_[j] ? clt__mem(sv_[j]) : pm;
-        }
-        if (o->kind == RMSPROP) {
-            const clt_rmsprop_opts *r = &set->rmsprop;
-            cl_int centered = r->centered != 0;
-            clt__arg args[] = {CLT__ARG(pm),       CLT__ARG(gm),
-                               CLT__ARG(sm[0]),    CLT__ARG(sm[1]),
-                               CLT__ARG(sm[2]),    CLT__ARG(p_off),
-                               CLT__ARG(n),        CLT__ARG(chunk),
-                               SCALAR(0, -lr),  SCALAR(1, r->alpha),
-                               SCALAR(2, 1.0 - r->alpha), SCALAR(3, r->eps),
-                               SCALAR(4, r->weight_decay), SCALAR(5, r->momentum),
-                               CLT__ARG(centered)};
-            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 15,
-                             args);
-        } else if (o->kind == ADADELTA) {
-            const clt_adadelta_opts *d = &set->adadelta;
-            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
-                               CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
-                               CLT__ARG(chunk),   SCALAR(0, -lr),  SCALAR(1, d->rho),
-                               SCALAR(2, 1.0 - d->rho), SCALAR(3, d->eps),
-                               SCALAR(4, d->weight_decay)};
-            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
-                             args);
-        } else if (o->kind == RPROP) {
-            /* torch fills step_size with the rate at the first update */
-            const clt_rprop_opts *r = &set->rprop;
-            cl_int first = o->updates[i] == 0;
-            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
-                               CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
-                               CLT__ARG(chunk),   SCALAR(0, lr),   SCALAR(1, r->etaminus),
-                               SCALAR(2, r->etaplus), SCALAR(3, r->step_size_min),
-                               SCALAR(4, r->step_size_max), CLT__ARG(first)};
-            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 13,
-                             args);
-        } else {
-            const clt_adagrad_opts *a = &set->adagrad;
-            /* torch: clr = lr / (1 + (step - 1) * lr_decay), in double */
-            double clr = lr / (1.0 + (double)o->updates[i] * a->lr_decay);
-            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),     CLT__ARG(sm[0]),
-                               CLT__ARG(p_off),   CLT__ARG(n),      CLT__ARG(chunk),
-                               SCALAR(0, -clr),   SCALAR(1, a->eps),
-                               SCALAR(2, a->weight_decay)};
-            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 9,
-                             args);
-        }
-        for (int j = 0; st == CLT_OK && j < NSTATE; j++)
-            if (sv_[j])
-                clt__version_bump(sv_[j]);
-    }
-#undef SCALAR
-    if (st == CLT_OK)
-        counted(o, i);
-    return st;
 }
 
 /* Everything the updates need, before any of them: each state tensor of
@@ -1156,7 +1076,7 @@ static clt_status step_ready(clt_optimizer *o)
         geometry(p, &chunk, &gws, &lws);
         /* the kernel the step launches for the batch i starts (the step
          * starts where the last stopped) */
-        bool several = kinds[o->kind].multi && batch(o, i, multi, idx, &next) > 1;
+        bool several = batch(o, i, multi, idx, &next) > 1;
         clt_status st = clt__launch_prepare(p->dev, "optim", opts,
                                             several ? kinds[o->kind].multi
                                                     : kinds[o->kind].kernel,
@@ -1178,19 +1098,16 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     if (st != CLT_OK)
         return clt__error_in(st, "clt_optimizer_step");
     /* A step the driver stopped part-way is finished by the next one, from
-     * the parameter it stopped at, so that none is updated twice.  SGD and
-     * Adam update several parameters per launch (batch): a launch that
-     * failed updated none of its own. */
+     * the parameter it stopped at, so that none is updated twice.  A launch
+     * updates several parameters (batch): one that failed updated none of
+     * its own. */
     bool multi = multi_wanted(opt);
     for (size_t i = opt->resume, next; i < opt->n; i = next) {
         size_t idx[MULTI_K];
         next = i + 1;
         if (!stepped(opt, i))
             continue;
-        if (kinds[opt->kind].multi)
-            st = step_params(opt, idx, batch(opt, i, multi, idx, &next));
-        else
-            st = step_one(opt, i, clt__grad_of(opt->params[i]));
+        st = step_params(opt, idx, batch(opt, i, multi, idx, &next));
         if (st != CLT_OK) {
             char note[320];
             clt__error_in(st, "clt_optimizer_step");
