@@ -486,12 +486,15 @@ done:
 
 /* ---- the optimizer's step alone: several parameters per launch ------------------------ */
 
-/* An optimizer's step (SGD with momentum, or AdamW) over parameters of the
- * given shapes (up to 4 dimensions; gradients 2 p, left in place), with
- * several parameters per launch against one launch per parameter
- * (CLTENSOR_OPTIM=per_param), in alternating batches of steps; and the
- * launches per step of each. */
-static void case_optim(bench *b, const char *name, int adamw, const int64_t (*shapes)[4],
+/* The optimizers case_optim steps. */
+enum { OPT_SGD, OPT_ADAMW, OPT_RMSPROP, OPT_NADAM };
+
+/* An optimizer's step (SGD with momentum, AdamW, RMSprop with momentum and
+ * centered, or NAdam) over parameters of the given shapes (up to 4
+ * dimensions; gradients 2 p, left in place), with several parameters per
+ * launch against one launch per parameter (CLTENSOR_OPTIM=per_param), in
+ * alternating batches of steps; and the launches per step of each. */
+static void case_optim(bench *b, const char *name, int kind, const int64_t (*shapes)[4],
                        size_t np)
 {
     enum { MAXP = 64 };
@@ -524,7 +527,12 @@ static void case_optim(bench *b, const char *name, int adamw, const int64_t (*sh
         }
     }
     clt_sgd_opts so = {0.01, 0.9, 0.0, 1e-4, 0};
-    if ((adamw ? clt_adamw(p, np, NULL, &opt) : clt_sgd(p, np, &so, &opt)) != CLT_OK) {
+    clt_rmsprop_opts ro = {0.01, 0.99, 1e-8, 1e-4, 0.9, 1};
+    clt_status made = kind == OPT_SGD       ? clt_sgd(p, np, &so, &opt)
+                      : kind == OPT_ADAMW   ? clt_adamw(p, np, NULL, &opt)
+                      : kind == OPT_RMSPROP ? clt_rmsprop(p, np, &ro, &opt)
+                                            : clt_nadam(p, np, NULL, &opt);
+    if (made != CLT_OK) {
         fail(b, name, "making the optimizer");
         goto done;
     }
@@ -591,11 +599,18 @@ void bench_train(bench *b)
         small[k][1] = k % 2 ? 0 : 64;
     }
     if (selected(b, "train_optim_adamw_cnn"))
-        case_optim(b, "train_optim_adamw_cnn", 1, cnn, 6);
+        case_optim(b, "train_optim_adamw_cnn", OPT_ADAMW, cnn, 6);
     if (selected(b, "train_optim_sgd_mlp_784"))
-        case_optim(b, "train_optim_sgd_mlp_784", 0, mlp, 6);
+        case_optim(b, "train_optim_sgd_mlp_784", OPT_SGD, mlp, 6);
     if (selected(b, "train_optim_adamw_mlp_784"))
-        case_optim(b, "train_optim_adamw_mlp_784", 1, mlp, 6);
+        case_optim(b, "train_optim_adamw_mlp_784", OPT_ADAMW, mlp, 6);
     if (selected(b, "train_optim_adamw_24_small"))
-        case_optim(b, "train_optim_adamw_24_small", 1, (const int64_t (*)[4])small, 24);
+        case_optim(b, "train_optim_adamw_24_small", OPT_ADAMW, (const int64_t (*)[4])small, 24);
+    if (selected(b, "train_optim_rmsprop_cnn"))
+        case_optim(b, "train_optim_rmsprop_cnn", OPT_RMSPROP, cnn, 6);
+    if (selected(b, "train_optim_rmsprop_24_small"))
+        case_optim(b, "train_optim_rmsprop_24_small", OPT_RMSPROP, (const int64_t (*)[4])small,
+                   24);
+    if (selected(b, "train_optim_nadam_24_small"))
+        case_optim(b, "train_optim_nadam_24_small", OPT_NADAM, (const int64_t (*)[4])small, 24);
 }
