@@ -5,10 +5,10 @@
  * tensors that require grad) and its own state (momentum, moments), made
  * with it on each parameter's device.  clt_optimizer_step updates
  * every parameter that has a gradient, in place, with one fused kernel per
- * parameter tensor (SGD, Adam and AdamW: per up to 8 consecutive parameters
- * of one device, dtype, group and update count, as torch's foreach
- * implementations; the same bits, CLTENSOR_OPTIM=per_param for one launch
- * per parameter) and PyTorch's formulas and defaults; after the first
+ * up to 8 consecutive parameters of one device, dtype, group and update
+ * count, as torch's foreach implementations (the same bits as one launch
+ * per parameter, which CLTENSOR_OPTIM=per_param asks for; LBFGS steps its
+ * own way) and PyTorch's formulas and defaults; after the first
  * step it allocates nothing.  It records nothing for autograd and waits for
  * nothing.
  *
@@ -217,8 +217,8 @@ CLT_API clt_status clt_asgd(clt_tensor *const *params, size_t n, const clt_asgd_
  * (clEnqueueNDRangeKernel or clSetKernelArg failing: CLT_ERR_OPENCL, say
  * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued.
  * Then the parameters with a gradient before the one the message names
- * ("the driver failed at parameter 3 of 8": for SGD, Adam and AdamW the
- * first of the launch that failed) have been updated, with their
+ * ("the driver failed at parameter 3 of 8": the first of the launch that
+ * failed) have been updated, with their
  * state (momentum, moments); that one and those after it have not (but
  * for a parameter of more than 2^31 work-items, enqueued in parts, whose
  * first parts may have been); and clt_optimizer_steps has not moved.  The
