@@ -16880,6 +16880,211 @@ def module_apply():
     ok("apply order", st == 0 and seen == want, "ours %r, torch %r" % (seen, want))
 
 
+class _MhaOpts(C.Structure):
+    _fields_ = [("dropout", C.c_double), ("bias", C.c_int), ("add_bias_kv", C.c_int),
+                ("add_zero_attn", C.c_int), ("kdim", C.c_int64), ("vdim", C.c_int64),
+                ("batch_first", C.c_int)]
+
+
+def mha_opts():
+    """nn.MultiheadAttention(kdim, vdim, add_bias_kv, add_zero_attn):
+    torch's state_dict through torch.save loaded strictly
+    (clt_module_load_torch), outputs and attention weights (averaged, per
+    head, none) for both layouts, unbatched, masks bool and float, the
+    gradients of every parameter, input and float mask; the state saved
+    with clt_module_save_torch loaded strictly by torch."""
+    import tempfile
+    nn = torch.nn
+    proto("clt_multihead_attention_layer_with_opts",
+          [P, C.c_int64, C.c_int64, C.POINTER(_MhaOpts), P, PP])
+    proto("clt_multihead_attention", [P, P, P, P, P, P, C.c_int, C.c_int, PP, PP])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_save_torch", [P, C.c_char_p])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_named_parameters", [P, C.POINTER(C.POINTER(Named)),
+                                          C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    proto("clt_add", [P, P, PP])
+    torch.manual_seed(17)
+    E, H, L_, S, N = 8, 2, 4, 5, 3
+    # (kdim, vdim, add_bias_kv, add_zero_attn, bias)
+    cfgs = [(5, 3, 0, 0, 1), (5, 3, 1, 1, 1), (None, None, 1, 0, 1), (None, None, 0, 1, 0),
+            (None, None, 1, 1, 1), (6, None, 1, 1, 0), (None, 8, 0, 1, 1)]
+    d = tempfile.mkdtemp(prefix="cltensor-mha-")
+    path = os.path.join(d, "m.pt")
+
+    def make(dt, kd, vd, bkv, za, bias, bf, tm=None):
+        """torch's module (new, or tm) and cltensor's with its state."""
+        if tm is None:
+            tm = nn.MultiheadAttention(E, H, bias=bool(bias), add_bias_kv=bool(bkv),
+                                       add_zero_attn=bool(za), kdim=kd, vdim=vd,
+                                       batch_first=bool(bf)).to(dt)
+            with torch.no_grad():  # nonzero biases, so that they count
+                for n_, p_ in tm.named_parameters():
+                    if "bias" in n_:
+                        p_.uniform_(-0.5, 0.5)
+        torch.save(tm.state_dict(), path)
+        o = _MhaOpts(0.0, bias, bkv, za, kd or 0, vd or 0, bf)
+        m = P()
+        if (L.clt_multihead_attention_layer_with_opts(DEV, E, H, C.byref(o), None, C.byref(m))
+                or L.clt_module_to_dtype(m, T2C[dt])
+                or L.clt_module_load_torch(m, path.encode(), 1)):
+            fail("mha_opts make", L.clt_last_error().decode())
+            L.clt_module_free(m)
+            return tm, None
+        return tm, m
+
+    for dt in FLOATS:
+        for kd, vd, bkv, za, bias in cfgs:
+            for bf in (0, 1):
+                tag = "mha_opts %s kdim=%s vdim=%s bias_kv=%d zero_attn=%d bias=%d bf=%d" % (
+                    dn(dt), kd, vd, bkv, za, bias, bf)
+                tm, m = make(dt, kd, vd, bkv, za, bias, bf)
+                if m is None:
+                    continue
+                Ek, Ev = kd or E, vd or E
+                qs = (N, L_, E) if bf else (L_, N, E)
+                ks = (N, S, Ek) if bf else (S, N, Ek)
+                vs = (N, S, Ev) if bf else (S, N, Ev)
+                q, k, v = (data(qs, dt, lo=-1, hi=1), data(ks, dt, lo=-1, hi=1),
+                           data(vs, dt, lo=-1, hi=1))
+                kpm = torch.zeros(N, S, dtype=torch.bool)
+                kpm[0, 2] = kpm[1, 0] = kpm[2, :] = True  # batch 2 hides every key
+                kpf = data((N, S), dt, lo=-2, hi=0)
+                am_b = torch.triu(torch.ones(L_, S, dtype=torch.bool), 2)
+                am_f = data((N * H, L_, S), dt, lo=-2, hi=0)
+                am2f = data((L_, S), dt, lo=-2, hi=0)
+                ups = {}
+
+                def up(t):
+                    if id(t) not in ups:
+                        ups[id(t)] = upload(t)
+                    return ups[id(t)]
+                masks = [("none", None, None), ("kpm", kpm, None), ("float kpm", kpf, None),
+                         ("bool attn", None, am_b), ("float3d attn+kpm", kpm, am_f),
+                         ("float2d attn", None, am2f), ("bool attn+float kpm", kpf, am_b)]
+                for mname, tk, ta in masks:
+                    ck = up(tk) if tk is not None else None
+                    ca = up(ta) if ta is not None else None
+                    for need, avg in ((1, 1), (1, 0), (0, 0)):
+                        def tf(q, k, v, tk=tk, ta=ta, need=need, avg=avg, wi=0):
+                            return tm(q, k, v, key_padding_mask=tk, attn_mask=ta,
+                                      need_weights=bool(need),
+                                      average_attn_weights=bool(avg))[wi]
+                        check("%s %s need=%d avg=%d out" % (tag, mname, need, avg), tf,
+                              _mha_c(m, False, ck, ca, need, avg, False), [q, k, v], tol="mm")
+                        if need:
+                            check("%s %s avg=%d weights" % (tag, mname, avg),
+                                  lambda q, k, v, tf=tf: tf(q, k, v, wi=1),
+                                  _mha_c(m, False, ck, ca, 1, avg, True), [q, k, v], tol="mm")
+                # unbatched, with a [S] padding mask and a [H, L, S] float mask
+                uq, uk, uv = data((L_, E), dt), data((S, Ek), dt), data((S, Ev), dt)
+                uam = data((H, L_, S), dt, lo=-2, hi=0)
+                for need in (0, 1):
+                    check("%s unbatched need=%d" % (tag, need),
+                          lambda q, k, v, need=need: tm(q, k, v, key_padding_mask=kpm[0],
+                                                        attn_mask=uam,
+                                                        need_weights=bool(need))[0],
+                          _mha_c(m, False, up(kpm[0].contiguous()), up(uam), need, 1, False),
+                          [uq, uk, uv], tol="mm")
+                # a key of the wrong size is refused as torch refuses it
+                if kd is not None and kd != E:
+                    check("%s key of embed_dim (refused)" % tag,
+                          lambda q, v: tm(q, q, v)[0],
+                          lambda pq, pv, o: L.clt_multihead_attention(
+                              m, pq, pq, pv, None, None, 0, 0, o, None), [q, v])
+                # gradients: loss = sum(out * w1) + sum(weights * w2), with a
+                # float attn_mask and a bool padding mask (rows not all hidden)
+                kp2 = kpm.clone()
+                kp2[2, :] = False
+                kp2[2, 1] = True
+                am_g = am_f.clone()
+                for avg in (1, 0):
+                    tm.zero_grad()
+                    tq, tk_, tv, ta = [t.clone().requires_grad_(True) for t in (q, k, v, am_g)]
+                    o_, w_ = tm(tq, tk_, tv, key_padding_mask=kp2, attn_mask=ta,
+                                average_attn_weights=bool(avg))
+                    w1, w2 = data(tuple(o_.shape), dt, lo=-1, hi=1), \
+                        data(tuple(w_.shape), dt, lo=-1, hi=1)
+                    ((o_ * w1).sum() + (w_ * w2).sum()).backward()
+                    cm = make(dt, kd, vd, bkv, za, bias, bf, tm)[1]
+                    if cm is None:
+                        continue
+                    keep = []
+                    try:
+                        hs = [upload(t) for t in (q, k, v, am_g)]
+                        keep += hs
+                        for h in hs:
+                            L.clt_set_requires_grad(h, 1)
+                        hk, hw1, hw2 = upload(kp2), upload(w1), upload(w2)
+                        keep += [hk, hw1, hw2]
+                        co, cw = P(), P()
+                        if L.clt_multihead_attention(cm, hs[0], hs[1], hs[2], hk, hs[3], 1, avg,
+                                                     C.byref(co), C.byref(cw)):
+                            fail(tag + " grad forward", L.clt_last_error().decode())
+                            continue
+                        keep += [co, cw]
+                        t1, t2, s1, s2, loss = P(), P(), P(), P(), P()
+                        if (L.clt_mul(co, hw1, C.byref(t1)) or L.clt_sum(t1, C.byref(s1)) or
+                                L.clt_mul(cw, hw2, C.byref(t2)) or L.clt_sum(t2, C.byref(s2)) or
+                                L.clt_add(s1, s2, C.byref(loss)) or
+                                L.clt_backward(loss, None, 0)):
+                            fail(tag + " backward", L.clt_last_error().decode())
+                            continue
+                        keep += [t1, t2, s1, s2, loss]
+                        named = [("query", hs[0], tq), ("key", hs[1], tk_), ("value", hs[2], tv),
+                                 ("attn_mask", hs[3], ta)]
+                        cps = _named_params(cm)
+                        tps = list(tm.named_parameters())
+                        ok(tag + " parameter names", [a for a, _ in cps] == [a for a, _ in tps],
+                           "%r / torch %r" % ([a for a, _ in cps], [a for a, _ in tps]))
+                        named += [(n_, h, tp) for (n_, h), (_, tp) in zip(cps, tps)]
+                        for n_, h, tt in named:
+                            g = P()
+                            gname = "%s avg=%d grad %s" % (tag, avg, n_)
+                            if not h or L.clt_grad(h, C.byref(g)) or not g.value:
+                                fail(gname, "no gradient: %s" % L.clt_last_error().decode())
+                                continue
+                            keep.append(g)
+                            got = download(g)[0]
+                            if got.shape != tuple(tt.grad.shape):
+                                fail(gname, "shape %s, torch %s" % (got.shape,
+                                                                    tuple(tt.grad.shape)))
+                            elif compare_values(gname, tt.grad, got, "mm", False) is True:
+                                ok(gname, True)
+                    finally:
+                        for t in keep:
+                            L.clt_tensor_free(t)
+                        L.clt_module_free(cm)
+                # the state back to torch, strictly
+                p2 = os.path.join(d, "back.pt")
+                if L.clt_module_save_torch(m, p2.encode()):
+                    fail(tag + " save_torch", L.clt_last_error().decode())
+                else:
+                    t2 = nn.MultiheadAttention(E, H, bias=bool(bias), add_bias_kv=bool(bkv),
+                                               add_zero_attn=bool(za), kdim=kd, vdim=vd,
+                                               batch_first=bool(bf)).to(dt)
+                    try:
+                        t2.load_state_dict(torch.load(p2), strict=True)
+                        a, b = tm.state_dict(), t2.state_dict()
+                        ok(tag + " state round trip",
+                           list(a) == list(b) and all(torch.equal(a[x], b[x]) for x in a),
+                           "state differs after clt_module_save_torch")
+                    except Exception as e:
+                        fail(tag + " state round trip", repr(e))
+                for t in ups.values():
+                    L.clt_tensor_free(t)
+                L.clt_module_free(m)
+    import shutil
+    shutil.rmtree(d, True)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -16920,7 +17125,8 @@ def main():
                 settings, conv3d, pool3d, misc2, cells, fft, half, pool2, special2, eig_general, nn2,
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
-                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative]
+                embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative,
+                mha_opts]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

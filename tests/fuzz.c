@@ -3729,17 +3729,37 @@ static void nn2_sequence(fz *f, clt_device *dev)
         int64_t H = 1 + (int64_t)pick(f, 2), E = H * (1 + (int64_t)pick(f, 2));
         if (chance(f, 10))
             E = geom(f);
-        CALL("clt_multihead_attention_layer",
-             clt_multihead_attention_layer(dev, E, H, chance(f, 80) ? 0.0 : rand_scalar(f),
-                                           (int)pick(f, 2), batch_first, f->gen, &m));
+        clt_multihead_attention_opts mo = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+        mo.dropout = chance(f, 80) ? 0.0 : rand_scalar(f);
+        mo.bias = (int)pick(f, 2);
+        mo.batch_first = batch_first;
+        if (chance(f, 50)) { /* kdim, vdim, add_bias_kv, add_zero_attn */
+            mo.add_bias_kv = (int)pick(f, 2);
+            mo.add_zero_attn = (int)pick(f, 2);
+            mo.kdim = chance(f, 50) ? 0 : 1 + (int64_t)pick(f, 3);
+            mo.vdim = chance(f, 50) ? 0 : 1 + (int64_t)pick(f, 3);
+            if (chance(f, 5))
+                mo.kdim = -(int64_t)pick(f, 2) - 1;
+            CALL("clt_multihead_attention_layer_with_opts",
+                 clt_multihead_attention_layer_with_opts(dev, E, H, chance(f, 5) ? NULL : &mo,
+                                                         f->gen, &m));
+        } else {
+            CALL("clt_multihead_attention_layer",
+                 clt_multihead_attention_layer(dev, E, H, mo.dropout, mo.bias, batch_first,
+                                               f->gen, &m));
+        }
         if (!outcome(f, st, m))
             return;
         int64_t S = 1 + (int64_t)pick(f, 3);
+        int64_t kd = mo.kdim > 0 ? mo.kdim : E, vd = mo.vdim > 0 ? mo.vdim : E;
         int64_t q[3] = {batch_first ? N : L, batch_first ? L : N, E};
-        int64_t kv[3] = {batch_first ? N : S, batch_first ? S : N, E};
-        int64_t uq[2] = {L, E}, ukv[2] = {S, E}; /* unbatched */
+        int64_t kv[3] = {batch_first ? N : S, batch_first ? S : N, kd};
+        int64_t vv[3] = {kv[0], kv[1], vd};
+        int64_t uq[2] = {L, E}, ukv[2] = {S, kd}, uvv[2] = {S, vd}; /* unbatched */
         x = batched ? input_near(f, d, 3, q) : input_near(f, d, 2, uq);
         clt_tensor *kv1 = batched ? input_near(f, d, 3, kv) : input_near(f, d, 2, ukv);
+        clt_tensor *v1 = kd == vd ? kv1
+                                  : batched ? input_near(f, d, 3, vv) : input_near(f, d, 2, uvv);
         if (chance(f, 40)) {
             int64_t ms[3] = {N * H, L, S};
             int full = batched && chance(f, 30);
@@ -3767,8 +3787,10 @@ static void nn2_sequence(fz *f, clt_device *dev)
         clt_tensor **wp = need || chance(f, 50) ? &o2 : NULL;
         CALL("clt_multihead_attention",
              clt_multihead_attention(chance(f, 5) ? f->mod[pick(f, NMOD)] : m, x,
-                                     chance(f, 80) ? kv1 : x, kv1, kpm, mask, need,
+                                     chance(f, 80) ? kv1 : x, v1, kpm, mask, need,
                                      (int)pick(f, 2), op, wp));
+        if (v1 != kv1)
+            tfree(f, v1, 0);
         tfree(f, kv1, 0);
         if (result(f, st, op, out)) {
             expect_meta(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), CLT_FLOAT32, d);
@@ -3821,7 +3843,20 @@ static void nn2_sequence(fz *f, clt_device *dev)
             CALL("clt_gru_forward", clt_gru_forward(use, x, h0, op, hp));
         if (kind != 1)
             cp = NULL;
-        if (result(f, st, op, out)) {
+        int got = result(f, st, op, out);
+        if (got && use != m) {
+            /* another recurrent layer from a slot: its own sizes */
+            check_tensor(f, out);
+            store(f, out);
+            if (hp) {
+                check_tensor(f, o2);
+                store(f, o2);
+            }
+            if (cp) {
+                check_tensor(f, o3);
+                store(f, o3);
+            }
+        } else if (got) {
             /* x may be a slot's tensor or sizes off the ones asked for:
              * the result follows x's steps and batch */
             int xnd = clt_tensor_ndim(x);

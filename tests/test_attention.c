@@ -451,6 +451,51 @@ static clt_status mha_gc(clt_tensor *const *in, clt_tensor **out, const void *ct
     return st;
 }
 
+/* The gradients of every parameter of g->m (np of them) from
+ * L = mha_gc(ins): autograd's against central differences with each
+ * parameter value moved in turn (every third). */
+static void param_grads_fd(clt_device *dev, const gctx *g, clt_tensor **ins, size_t np_want)
+{
+    clt_named_tensor *ps;
+    size_t np;
+    CHECK(clt_module_named_parameters(g->m, &ps, &np));
+    cr_assert_eq(np, np_want);
+    for (size_t j = 0; j < np; j++) /* gradcheck's backward passes reached them too */
+        CHECK(clt_zero_grad(ps[j].tensor, 1));
+    clt_tensor *loss = gc_loss(dev, mha_gc, g, ins);
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor_free(loss);
+    for (size_t j = 0; j < np; j++) {
+        clt_tensor *t = ps[j].tensor, *gt = NULL;
+        size_t n = (size_t)clt_tensor_numel(t);
+        CHECK(clt_grad(t, &gt));
+        cr_assert_not_null(gt, "%s has no gradient", ps[j].name);
+        double *an = read_as_f64(gt), *val = read_as_f64(t);
+        clt_tensor_free(gt);
+        int was = clt_set_grad_enabled(0);
+        for (size_t i = 0; i < n; i += 3) {
+            double lv[2], orig = val[i];
+            for (int side = 0; side < 2; side++) {
+                val[i] = orig + (side ? -1e-6 : 1e-6);
+                CHECK(clt_tensor_write(t, val, n * sizeof *val));
+                clt_tensor *l = gc_loss(dev, mha_gc, g, ins);
+                CHECK(clt_tensor_item(l, &lv[side]));
+                clt_tensor_free(l);
+            }
+            val[i] = orig;
+            CHECK(clt_tensor_write(t, val, n * sizeof *val));
+            double num = (lv[0] - lv[1]) / 2e-6;
+            cr_assert(close_enough(an[i], num, 1e-5, 1e-6),
+                      "%s element %zu: autograd %.10g, finite differences %.10g", ps[j].name, i,
+                      an[i], num);
+        }
+        clt_set_grad_enabled(was);
+        free(an);
+        free(val);
+    }
+    clt_free(ps);
+}
+
 Test(attention, gradients_by_finite_differences)
 {
     clt_device *dev = get_device("cpu");
@@ -470,51 +515,13 @@ Test(attention, gradients_by_finite_differences)
     gradcheck(dev, mha_gc, &g, 3, ins);
     g.masks = 1;
     gradcheck(dev, mha_gc, &g, 4, ins);
-    /* the parameters' gradients: autograd's against central differences
-     * of L = sum(out * w) with each parameter value moved in turn */
-    clt_named_tensor *ps;
-    size_t np;
-    CHECK(clt_module_named_parameters(m, &ps, &np));
-    cr_assert_eq(np, 4);
+    /* the parameters' gradients: autograd's against central differences */
     int64_t qs[3] = {L, N, E}, ks[3] = {S, N, E};
     clt_tensor *tq = tensor_of(dev, CLT_FLOAT64, 3, qs, q);
     clt_tensor *tk = tensor_of(dev, CLT_FLOAT64, 3, ks, k);
     clt_tensor *tv = tensor_of(dev, CLT_FLOAT64, 3, ks, v), *ins_t[4] = {tq, tk, tv, NULL};
     g.masks = 0; /* in[3] is absent here */
-    for (size_t j = 0; j < np; j++) /* gradcheck's backward passes reached them too */
-        CHECK(clt_zero_grad(ps[j].tensor, 1));
-    clt_tensor *loss = gc_loss(dev, mha_gc, &g, ins_t);
-    CHECK(clt_backward(loss, NULL, 0));
-    clt_tensor_free(loss);
-    for (size_t j = 0; j < np; j++) {
-        clt_tensor *t = ps[j].tensor, *gt = NULL;
-        size_t n = (size_t)clt_tensor_numel(t);
-        CHECK(clt_grad(t, &gt));
-        cr_assert_not_null(gt, "%s has no gradient", ps[j].name);
-        double *an = read_as_f64(gt), *val = read_as_f64(t);
-        clt_tensor_free(gt);
-        int was = clt_set_grad_enabled(0);
-        for (size_t i = 0; i < n; i += 3) {
-            double lv[2], orig = val[i];
-            for (int side = 0; side < 2; side++) {
-                val[i] = orig + (side ? -1e-6 : 1e-6);
-                CHECK(clt_tensor_write(t, val, n * sizeof *val));
-                clt_tensor *l = gc_loss(dev, mha_gc, &g, ins_t);
-                CHECK(clt_tensor_item(l, &lv[side]));
-                clt_tensor_free(l);
-            }
-            val[i] = orig;
-            CHECK(clt_tensor_write(t, val, n * sizeof *val));
-            double num = (lv[0] - lv[1]) / 2e-6;
-            cr_assert(close_enough(an[i], num, 1e-5, 1e-6),
-                      "%s element %zu: autograd %.10g, finite differences %.10g", ps[j].name, i,
-                      an[i], num);
-        }
-        clt_set_grad_enabled(was);
-        free(an);
-        free(val);
-    }
-    clt_free(ps);
+    param_grads_fd(dev, &g, ins_t, 4);
     clt_tensor_free(tq);
     clt_tensor_free(tk);
     clt_tensor_free(tv);
@@ -919,4 +926,426 @@ Test(attention, state_round_trip)
     clt_module_free(b);
     clt_generator_free(g1);
     clt_generator_free(g2);
+}
+
+/* ---- kdim, vdim, add_bias_kv, add_zero_attn ---------------------------------------------- */
+
+/* A layer made with clt_multihead_attention_layer_with_opts, its settings
+ * and its parameters read back: wq [E, E], wk [E, kd], wv [E, vd] (slices
+ * of in_proj_weight when kd = vd = E), b [3E] or NULL, bk and bv [E] or
+ * NULL, wo, bo. */
+typedef struct ocase {
+    int64_t E, H, kd, vd;
+    int bkv, za, bias, bf;
+} ocase;
+
+typedef struct ow {
+    double *w, *wq, *wk, *wv, *b, *bk, *bv, *wo, *bo;
+} ow;
+
+static ow ow_read(const clt_module *m, const ocase *o)
+{
+    ow r = {0};
+    if (o->kd == o->E && o->vd == o->E) {
+        r.w = state_f64(m, "in_proj_weight");
+        cr_assert_not_null(r.w);
+        r.wq = r.w;
+        r.wk = r.w + o->E * o->E;
+        r.wv = r.w + 2 * o->E * o->E;
+    } else {
+        r.wq = state_f64(m, "q_proj_weight");
+        r.wk = state_f64(m, "k_proj_weight");
+        r.wv = state_f64(m, "v_proj_weight");
+        cr_assert(r.wq && r.wk && r.wv);
+        cr_assert_null(state_f64(m, "in_proj_weight"));
+    }
+    r.b = state_f64(m, "in_proj_bias");
+    r.bk = state_f64(m, "bias_k");
+    r.bv = state_f64(m, "bias_v");
+    r.wo = state_f64(m, "out_proj.weight");
+    r.bo = state_f64(m, "out_proj.bias");
+    cr_assert_eq(r.b != NULL, o->bias != 0);
+    cr_assert_eq(r.bk != NULL && r.bv != NULL, o->bkv != 0);
+    return r;
+}
+
+static void ow_free(ow *r)
+{
+    if (r->w == NULL) {
+        free(r->wq);
+        free(r->wk);
+        free(r->wv);
+    }
+    free(r->w);
+    free(r->b);
+    free(r->bk);
+    free(r->bv);
+    free(r->wo);
+    free(r->bo);
+}
+
+/* Element (n, t, f) of an input of T positions and F features in the
+ * query's layout ([T, N, F], or [N, T, F] with bf). */
+static size_t at_f(int bf, int64_t N, int64_t n, int64_t t, int64_t f, int64_t T, int64_t F)
+{
+    return (size_t)(bf ? (n * T + t) * F + f : (t * N + n) * F + f);
+}
+
+/* F.multi_head_attention_forward in plain loops for the options of o:
+ * out in the query's layout, weights [N, H, L, S2] per head, S2 = S + bkv
+ * + za; the masks of c (S columns) are read as zero past S. */
+static void mha_ref_opts(const ocase *o, const cfg *c, const ow *p, const double *q,
+                         const double *k, const double *v, double *out, double *wts)
+{
+    int64_t E = o->E, H = o->H, N = c->N, L = c->L, S = c->S, D = E / H;
+    int64_t S2 = S + o->bkv + o->za;
+    double *pq = calloc((size_t)(N * L * E), sizeof *pq);
+    double *pk = calloc((size_t)(N * S2 * E), sizeof *pk); /* zeros: the zero attention */
+    double *pv = calloc((size_t)(N * S2 * E), sizeof *pv);
+    double *ob = calloc((size_t)(N * L * E), sizeof *ob), *s = calloc((size_t)S2, sizeof *s);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < E; e++) {
+            for (int64_t t = 0; t < L; t++) {
+                double a = p->b ? p->b[e] : 0;
+                for (int64_t i = 0; i < E; i++)
+                    a += q[at_f(o->bf, N, n, t, i, L, E)] * p->wq[e * E + i];
+                pq[(n * L + t) * E + e] = a;
+            }
+            for (int64_t t = 0; t < S; t++) {
+                double a = p->b ? p->b[E + e] : 0, b = p->b ? p->b[2 * E + e] : 0;
+                for (int64_t i = 0; i < o->kd; i++)
+                    a += k[at_f(o->bf, N, n, t, i, S, o->kd)] * p->wk[e * o->kd + i];
+                for (int64_t i = 0; i < o->vd; i++)
+                    b += v[at_f(o->bf, N, n, t, i, S, o->vd)] * p->wv[e * o->vd + i];
+                pk[(n * S2 + t) * E + e] = a;
+                pv[(n * S2 + t) * E + e] = b;
+            }
+            if (o->bkv) {
+                pk[(n * S2 + S) * E + e] = p->bk[e];
+                pv[(n * S2 + S) * E + e] = p->bv[e];
+            }
+        }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < L; i++) {
+                double mx = -INFINITY;
+                for (int64_t j = 0; j < S2; j++) {
+                    double a = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        a += pq[(n * L + i) * E + h * D + d] * pk[(n * S2 + j) * E + h * D + d];
+                    a /= sqrt((double)D);
+                    if (c->am && j < S) {
+                        double mv = c->am3 ? c->am[((n * H + h) * L + i) * S + j]
+                                           : c->am[i * S + j];
+                        a = c->am_bool ? (mv != 0 ? -INFINITY : a) : a + mv;
+                    }
+                    if (c->kpm && j < S) {
+                        double mv = c->kpm[n * S + j];
+                        a = c->kpm_bool || c->am ? (mv != 0 ? -INFINITY : a) : a + mv;
+                    }
+                    s[j] = a;
+                    mx = fmax(mx, a);
+                }
+                double sum = 0;
+                for (int64_t j = 0; j < S2; j++)
+                    sum += s[j] = exp(s[j] - mx);
+                for (int64_t j = 0; j < S2; j++) {
+                    double a = s[j] / sum;
+                    wts[((n * H + h) * L + i) * S2 + j] = a;
+                    for (int64_t d = 0; d < D; d++)
+                        ob[(n * L + i) * E + h * D + d] += a * pv[(n * S2 + j) * E + h * D + d];
+                }
+            }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t t = 0; t < L; t++)
+            for (int64_t e = 0; e < E; e++) {
+                double a = p->bo ? p->bo[e] : 0;
+                for (int64_t i = 0; i < E; i++)
+                    a += ob[(n * L + t) * E + i] * p->wo[e * E + i];
+                out[at_f(o->bf, N, n, t, e, L, E)] = a;
+            }
+    free(pq);
+    free(pk);
+    free(pv);
+    free(ob);
+    free(s);
+}
+
+static clt_module *make_opts(clt_device *dev, const ocase *o, clt_generator *gen)
+{
+    clt_multihead_attention_opts mo = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+    mo.bias = o->bias;
+    mo.add_bias_kv = o->bkv;
+    mo.add_zero_attn = o->za;
+    mo.kdim = o->kd == o->E ? 0 : o->kd;
+    mo.vdim = o->vd;
+    mo.batch_first = o->bf;
+    clt_module *m;
+    CHECK(clt_multihead_attention_layer_with_opts(dev, o->E, o->H, &mo, gen, &m));
+    return m;
+}
+
+/* One case of o with the masks of c (c.E, c.H, c.bf unused): outputs and
+ * weights (averaged, per head, none) against mha_ref_opts; unbatched when
+ * c.N is 0 (then one sequence). */
+static void opts_case(clt_device *dev, const ocase *o, cfg c)
+{
+    clt_generator *gen;
+    CHECK(clt_generator_new(31, &gen));
+    clt_module *m = make_opts(dev, o, gen);
+    ow p = ow_read(m, o);
+    int unbatched = c.N == 0;
+    if (unbatched)
+        c.N = 1;
+    int64_t N = c.N, L = c.L, S = c.S, E = o->E, H = o->H, S2 = S + o->bkv + o->za;
+    size_t nq = (size_t)(N * L * E), nk = (size_t)(N * S * o->kd), nv = (size_t)(N * S * o->vd);
+    double *q = rand_f64(nq, 1, -1, 1), *k = rand_f64(nk, 2, -1, 1), *v = rand_f64(nv, 3, -1, 1);
+    int64_t qs[3] = {o->bf ? N : L, o->bf ? L : N, E}, ks[3] = {o->bf ? N : S, o->bf ? S : N,
+                                                                o->kd};
+    int64_t vs[3] = {ks[0], ks[1], o->vd};
+    int nd = unbatched ? 2 : 3, off = unbatched ? 1 : 0;
+    if (unbatched) { /* [T, F]: the dims after N's place */
+        qs[1] = L, ks[1] = S, vs[1] = S;
+    }
+    clt_tensor *tq = tensor_of(dev, CLT_FLOAT32, nd, qs + off, q);
+    clt_tensor *tk = tensor_of(dev, CLT_FLOAT32, nd, ks + off, k);
+    clt_tensor *tv = tensor_of(dev, CLT_FLOAT32, nd, vs + off, v);
+    clt_tensor *kpm = NULL, *am = NULL;
+    if (c.kpm) {
+        int64_t sh[2] = {N, S};
+        kpm = tensor_of(dev, c.kpm_bool ? CLT_BOOL : CLT_FLOAT32, 2 - off, sh + off, c.kpm);
+    }
+    if (c.am) {
+        int64_t sh[3] = {N * H, L, S};
+        am = tensor_of(dev, c.am_bool ? CLT_BOOL : CLT_FLOAT32, c.am3 ? 3 : 2,
+                       c.am3 ? sh : sh + 1, c.am);
+    }
+    c.E = E, c.H = H, c.bf = o->bf;
+    size_t nw = (size_t)(N * H * L * S2), na = (size_t)(N * L * S2);
+    double *out = malloc(nq * sizeof *out), *w = malloc(nw * sizeof *w);
+    double *avg = calloc(na, sizeof *avg);
+    mha_ref_opts(o, &c, &p, q, k, v, out, w);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < L * S2; i++)
+                avg[n * L * S2 + i] += w[(n * H + h) * L * S2 + i] / (double)H;
+    for (int av = 0; av < 2; av++) {
+        clt_tensor *to = NULL, *wt = NULL;
+        CHECK(clt_multihead_attention(m, tq, tk, tv, kpm, am, 1, av, &to, &wt));
+        assert_shape(to, nd, qs + off);
+        assert_close(to, out, nq, 2e-5, "output");
+        int64_t ws[4] = {N, H, L, S2}, wa[3] = {N, L, S2};
+        if (av)
+            assert_shape(wt, 3 - off, wa + off);
+        else
+            assert_shape(wt, 4 - off, ws + off);
+        assert_close(wt, av ? avg : w, av ? na : nw, 2e-5, "weights");
+        clt_tensor_free(to);
+        clt_tensor_free(wt);
+    }
+    clt_tensor *to = NULL, *wt = (clt_tensor *)&wt;
+    CHECK(clt_multihead_attention(m, tq, tk, tv, kpm, am, 0, 1, &to, &wt));
+    cr_assert_null(wt);
+    assert_close(to, out, nq, 2e-5, "output without weights");
+    clt_tensor_free(to);
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(w);
+    free(avg);
+    ow_free(&p);
+    clt_tensor_free(tq);
+    clt_tensor_free(tk);
+    clt_tensor_free(tv);
+    clt_tensor_free(kpm);
+    clt_tensor_free(am);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
+static const ocase opt_cases[] = {
+    /* E, H, kdim, vdim, add_bias_kv, add_zero_attn, bias, batch_first (set per run) */
+    {8, 2, 5, 3, 0, 0, 1, 0}, {8, 2, 5, 3, 1, 1, 1, 0}, {8, 4, 8, 8, 1, 0, 1, 0},
+    {8, 2, 8, 8, 0, 1, 0, 0}, {8, 2, 8, 8, 1, 1, 1, 0}, {8, 1, 6, 8, 1, 1, 0, 0},
+};
+
+Test(attention, opts_against_reference)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 2, L = 3, S = 5 };
+    double kpm[N * S] = {0, 0, 1, 0, 0, 1, 1, 1, 1, 1}; /* batch 1: every key hidden */
+    double kpf[N * S] = {0, -1.5, 0.5, 0, -INFINITY, 2, 0, -3, 0, 0};
+    double am2b[L * S] = {0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1};
+    double *am2f = rand_f64(L * S, 9, -2, 1);
+    double *am3f = rand_f64(N * 4 * L * S, 10, -2, 1);
+    for (size_t i = 0; i < sizeof opt_cases / sizeof *opt_cases; i++)
+        for (int bf = 0; bf < 2; bf++) {
+            ocase o = opt_cases[i];
+            o.bf = bf;
+            /* cfg: E, H and bf come from o */
+            opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, NULL, 0, NULL, 0, 0});
+            opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, kpf, 0, NULL, 0, 0});
+            opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, NULL, 0, am2b, 1, 0});
+            opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, NULL, 0, am2f, 0, 0});
+            if (o.bkv || o.za) /* the added positions keep fully hidden rows finite */
+                opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, kpm, 1, am2f, 0, 0});
+            if (o.H == 4)
+                opts_case(dev, &o, (cfg){0, 0, N, L, S, 0, kpm, 1, am3f, 0, 1});
+            /* unbatched: [L, E], masks [S] and [L, S] */
+            opts_case(dev, &o, (cfg){0, 0, 0, L, S, 0, kpm, 1, am2f, 0, 0});
+        }
+    free(am2f);
+    free(am3f);
+}
+
+Test(attention, opts_gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    enum { E = 4, N = 2, L = 3, S = 2, H = 2 };
+    const ocase cases[] = {{E, H, 3, 5, 1, 1, 1, 0}, {E, H, E, E, 1, 0, 1, 0},
+                           {E, H, E, E, 0, 1, 0, 0}, {E, H, 2, E, 0, 0, 1, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const ocase *o = &cases[c];
+        clt_generator *gen;
+        CHECK(clt_generator_new(5, &gen));
+        clt_module *m = make_opts(dev, o, gen);
+        CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+        double *q = rand_f64(L * N * E, 1, -1, 1), *k = rand_f64(S * N * o->kd, 2, -1, 1);
+        double *v = rand_f64(S * N * o->vd, 3, -1, 1), *am = rand_f64(L * S, 4, -1, 1);
+        double kp[N * S] = {0, 1, 1, 1}; /* batch 1 hides both keys */
+        int64_t ms[2] = {N, S};
+        gctx g = {m, 0, tensor_of(dev, CLT_BOOL, 2, ms, kp)};
+        gc_in ins[4] = {{3, {L, N, E}, q, 1}, {3, {S, N, o->kd}, k, 1},
+                        {3, {S, N, o->vd}, v, 1}, {2, {L, S}, am, 1}};
+        gradcheck(dev, mha_gc, &g, 3, ins);
+        if (o->bkv || o->za) { /* else batch 1's rows are NaN */
+            g.masks = 1;
+            gradcheck(dev, mha_gc, &g, 4, ins);
+        }
+        int64_t qs[3] = {L, N, E}, ks[3] = {S, N, o->kd}, vs[3] = {S, N, o->vd}, as[2] = {L, S};
+        clt_tensor *ins_t[4] = {tensor_of(dev, CLT_FLOAT64, 3, qs, q),
+                                tensor_of(dev, CLT_FLOAT64, 3, ks, k),
+                                tensor_of(dev, CLT_FLOAT64, 3, vs, v),
+                                tensor_of(dev, CLT_FLOAT64, 2, as, am)};
+        size_t np = (o->kd == E && o->vd == E ? 1 : 3) + (o->bias ? 1 : 0) + (o->bkv ? 2 : 0) +
+                    (o->bias ? 2 : 1);
+        param_grads_fd(dev, &g, ins_t, np);
+        for (int j = 0; j < 4; j++)
+            clt_tensor_free(ins_t[j]);
+        clt_tensor_free(g.kpm);
+        free(q);
+        free(k);
+        free(v);
+        free(am);
+        clt_module_free(m);
+        clt_generator_free(gen);
+    }
+}
+
+Test(attention, opts_initialisation_names_and_errors)
+{
+    clt_device *dev = get_device("cpu");
+    enum { E = 16 };
+    clt_generator *gen, *gen2;
+    CHECK(clt_generator_new(21, &gen));
+    CHECK(clt_generator_new(21, &gen2));
+    ocase o = {E, 4, 5, 7, 1, 1, 1, 0};
+    clt_module *m = make_opts(dev, &o, gen), *m2 = make_opts(dev, &o, gen2);
+    const char *names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                           "bias_k",        "bias_v",        "out_proj.weight", "out_proj.bias"};
+    assert_names(m, names, 8);
+    ow p = ow_read(m, &o), p2 = ow_read(m2, &o);
+    /* xavier_uniform_ each: bound sqrt(6 / (E + columns)); reproducible */
+    const double *ws[3] = {p.wq, p.wk, p.wv}, *ws2[3] = {p2.wq, p2.wk, p2.wv};
+    int64_t cols[3] = {E, 5, 7};
+    for (int j = 0; j < 3; j++) {
+        double xb = sqrt(6.0 / (double)(E + cols[j])), lo = 1, hi = -1;
+        for (int64_t i = 0; i < E * cols[j]; i++) {
+            cr_assert(fabs(ws[j][i]) <= xb, "weight %d element %lld = %g beyond %g", j,
+                      (long long)i, ws[j][i], xb);
+            cr_assert_eq(ws[j][i], ws2[j][i]);
+            lo = fmin(lo, ws[j][i]);
+            hi = fmax(hi, ws[j][i]);
+        }
+        cr_assert(hi > 0.8 * xb && lo < -0.8 * xb, "weight %d spans %g..%g of +-%g", j, lo, hi,
+                  xb);
+    }
+    /* xavier_normal_ on [1, 1, E]: std sqrt(1 / E), bias_k and bias_v drawn apart */
+    double ss = 0;
+    int differ = 0;
+    for (int i = 0; i < E; i++) {
+        ss += p.bk[i] * p.bk[i] + p.bv[i] * p.bv[i];
+        differ |= p.bk[i] != p.bv[i];
+        cr_assert_eq(p.bk[i], p2.bk[i]);
+    }
+    cr_assert(differ);
+    double sd = sqrt(ss / (2 * E)); /* 32 draws: within a factor 1.6 of 0.25 */
+    cr_assert(sd > 0.25 / 1.6 && sd < 0.25 * 1.6, "bias_k, bias_v std %g, want about 0.25", sd);
+    for (int i = 0; i < 3 * E; i++)
+        cr_assert_eq(p.b[i], 0.0);
+    ow_free(&p);
+    ow_free(&p2);
+    /* kdim = vdim = E: in_proj_weight, as clt_multihead_attention_layer's;
+     * bias_k and bias_v without bias */
+    ocase o2 = {E, 4, E, E, 1, 0, 0, 0};
+    clt_module *m3 = make_opts(dev, &o2, gen);
+    const char *names3[] = {"in_proj_weight", "bias_k", "bias_v", "out_proj.weight"};
+    assert_names(m3, names3, 4);
+    /* NULL opts: the defaults, drawing as clt_multihead_attention_layer */
+    clt_module *d1, *d2;
+    clt_manual_seed(gen, 3);
+    clt_manual_seed(gen2, 3);
+    CHECK(clt_multihead_attention_layer_with_opts(dev, E, 4, NULL, gen, &d1));
+    CHECK(clt_multihead_attention_layer(dev, E, 4, 0.0, 1, 0, gen2, &d2));
+    mha_w a = mha_read(d1, ""), b = mha_read(d2, "");
+    for (int i = 0; i < 3 * E * E; i++)
+        cr_assert_eq(a.w[i], b.w[i]);
+    mha_w_free(&a);
+    mha_w_free(&b);
+    /* errors: a constructor that fails draws nothing */
+    clt_multihead_attention_opts bad = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+    bad.vdim = -2;
+    clt_module *none = (clt_module *)&none;
+    uint64_t before = clt_generator_offset(gen);
+    assert_error(clt_multihead_attention_layer_with_opts(dev, E, 4, &bad, gen, &none),
+                 CLT_ERR_INVALID_ARGUMENT, "clt_multihead_attention_layer_with_opts: kdim (0) "
+                 "and vdim (-2) must be positive");
+    cr_assert_null(none);
+    bad.vdim = 0;
+    bad.dropout = -0.5;
+    assert_error(clt_multihead_attention_layer_with_opts(dev, E, 4, &bad, gen, &none),
+                 CLT_ERR_INVALID_ARGUMENT, "between 0 and 1");
+    assert_error(clt_multihead_attention_layer_with_opts(dev, E, 3, NULL, gen, &none),
+                 CLT_ERR_INVALID_ARGUMENT, "divisible");
+    cr_assert_eq(clt_generator_offset(gen), before);
+    /* inputs of the wrong sizes for kdim 5, vdim 7 */
+    clt_tensor *q, *k5, *v7, *k16, *v7s, *o_ = (clt_tensor *)&o_, *w_ = (clt_tensor *)&w_;
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, (int64_t[]){3, 2, E}, &q));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, (int64_t[]){4, 2, 5}, &k5));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, (int64_t[]){4, 2, 7}, &v7));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, (int64_t[]){4, 2, E}, &k16));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, (int64_t[]){5, 2, 7}, &v7s));
+    assert_error(clt_multihead_attention(m, q, k16, v7, NULL, NULL, 1, 1, &o_, &w_),
+                 CLT_ERR_SHAPE_MISMATCH, "have 16 and 7 features in their last dimension; the "
+                 "layer takes kdim 5 and vdim 7");
+    cr_assert_null(o_);
+    cr_assert_null(w_);
+    assert_error(clt_multihead_attention(m, q, k5, v7s, NULL, NULL, 1, 1, &o_, &w_),
+                 CLT_ERR_SHAPE_MISMATCH, "key's sequence and batch dims [4, 2] do not match "
+                 "value's [5, 2]");
+    assert_error(clt_module_forward(m, q, &o_), CLT_ERR_SHAPE_MISMATCH, "kdim 5 and vdim 7");
+    cr_assert_null(o_);
+    CHECK(clt_multihead_attention(m, q, k5, v7, NULL, NULL, 1, 0, &o_, &w_));
+    assert_shape(w_, 4, (int64_t[]){2, 4, 3, 6}); /* S + 2 columns */
+    clt_tensor *ts[] = {q, k5, v7, k16, v7s, o_, w_};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        clt_tensor_free(ts[i]);
+    clt_module_free(m);
+    clt_module_free(m2);
+    clt_module_free(m3);
+    clt_module_free(d1);
+    clt_module_free(d2);
+    clt_generator_free(gen);
+    clt_generator_free(gen2);
 }

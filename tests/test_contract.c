@@ -90,6 +90,7 @@ static char small_buf[1];
 static const double big = 1e30;
 static const clt_sgd_opts bad_sgd = {-1.0, 0, 0, 0, 0};
 static const clt_adam_opts bad_adam = {-1.0, 0.9, 0.999, 1e-8, 0, 0};
+static const clt_multihead_attention_opts bad_mha = {0.0, 1, 1, 1, -1, 0, 0}; /* kdim < 0 */
 static const clt_rmsprop_opts bad_rmsprop = {0.01, -0.5, 1e-8, 0, 0, 0};
 static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
 static const clt_adamax_opts bad_adamax = {2e-3, 1.0, 0.999, 1e-8, 0};
@@ -478,6 +479,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_elu_layer, NEVER_FAILS, CLT_OK)                                                    \
     X(clt_multihead_attention_layer, M,                                                      \
       clt_multihead_attention_layer(f->dev, 6, 4, 0.0, 1, 0, f->gen, &o->m))                 \
+    X(clt_multihead_attention_layer_with_opts, M,                                            \
+      clt_multihead_attention_layer_with_opts(f->dev, 6, 2, &bad_mha, f->gen, &o->m))        \
     X(clt_multihead_attention, T | T2,                                                       \
       clt_multihead_attention(f->lin, f->f, f->f, f->f, NULL, NULL, 1, 1, &o->t, &o->t2))    \
     X(clt_transformer_encoder_layer, M,                                                      \

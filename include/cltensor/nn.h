@@ -1024,9 +1024,9 @@ CLT_API clt_status clt_scaled_dot_product_attention(const clt_tensor *query,
                                                     clt_tensor **out);
 
 /* torch.nn.MultiheadAttention(embed_dim, num_heads, dropout, bias,
- * batch_first) with kdim = vdim = embed_dim (PyTorch's default; other key
- * and value sizes, add_bias_kv and add_zero_attn are not offered).
- * Parameters as PyTorch names them: in_proj_weight [3 E, E]
+ * batch_first) with kdim = vdim = embed_dim, no add_bias_kv and no
+ * add_zero_attn (PyTorch's defaults; clt_multihead_attention_layer_with_opts
+ * offers them).  Parameters as PyTorch names them: in_proj_weight [3 E, E]
  * (xavier_uniform_, bound sqrt(6 / (4 E))) and, when bias, in_proj_bias
  * [3 E] (zeros); the child out_proj, a Linear(E, E) whose weight is
  * uniform in +-1/sqrt(E) and whose bias (when bias) is zeros, as
@@ -1043,13 +1043,66 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
                                                  int batch_first, clt_generator *gen,
                                                  clt_module **out);
 
+/* Settings of clt_multihead_attention_layer_with_opts, as
+ * torch.nn.MultiheadAttention's arguments after embed_dim and num_heads. */
+typedef struct clt_multihead_attention_opts {
+    double dropout;    /* in [0, 1]: on the attention weights, in train mode */
+    int bias;          /* 1: in_proj_bias and out_proj.bias */
+    int add_bias_kv;   /* 1: parameters bias_k and bias_v [1, 1, E] */
+    int add_zero_attn; /* 1: a zero key and value appended after the projection */
+    int64_t kdim;      /* the key's features; 0 for embed_dim (torch's None) */
+    int64_t vdim;      /* the value's features; 0 for embed_dim (torch's None) */
+    int batch_first;   /* 1: batched inputs and outputs are [N, T, *], not [T, N, *] */
+} clt_multihead_attention_opts;
+
+/* PyTorch's defaults:
+ *     clt_multihead_attention_opts o = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+ *     o.kdim = 5; o.add_bias_kv = 1; */
+#define CLT_MULTIHEAD_ATTENTION_DEFAULTS {0.0, 1, 0, 0, 0, 0, 0}
+
+/* torch.nn.MultiheadAttention(embed_dim, num_heads, dropout, bias,
+ * add_bias_kv, add_zero_attn, kdim, vdim, batch_first) with opts (NULL:
+ * CLT_MULTIHEAD_ATTENTION_DEFAULTS, which is clt_multihead_attention_layer;
+ * the options are copied).  Parameters as PyTorch 1.13 names, shapes,
+ * orders and initialises them, so that its state_dict loads strictly:
+ * - kdim and vdim both embed_dim E (or 0): in_proj_weight [3 E, E], as
+ *   clt_multihead_attention_layer's;
+ * - otherwise (torch's _qkv_same_embed_dim False) q_proj_weight [E, E],
+ *   k_proj_weight [E, kdim] and v_proj_weight [E, vdim] instead, each
+ *   xavier_uniform_ (bound sqrt(6 / (E + its columns))), drawn in that
+ *   order; the key's last dim must then be kdim and the value's vdim;
+ * - in_proj_bias [3 E] (zeros) when bias, either way;
+ * - bias_k and bias_v [1, 1, E] with add_bias_kv (xavier_normal_: normal
+ *   with std sqrt(1 / E), bias_k first), whatever bias says;
+ * then the child out_proj (Linear(E, E), its bias zeros when bias).  gen
+ * draws out_proj.weight first, then the projection weights, then bias_k
+ * and bias_v, as torch's constructor does.
+ *
+ * The forward (clt_multihead_attention) follows
+ * F.multi_head_attention_forward: with add_bias_kv, bias_k and bias_v are
+ * appended (for every batch entry) to the projected keys and values as
+ * one more source position; with add_zero_attn, a zero key and value are
+ * appended to each head after that.  Either adds a column to the scores
+ * and to the attention weights (S + 1, or S + 2 with both), and pads
+ * attn_mask and key_padding_mask (given with the key's S columns) with a
+ * zero (false) column each time, so the added positions are never hidden.
+ *
+ * Errors: clt_multihead_attention_layer's, and a kdim or vdim below 0
+ * (CLT_ERR_INVALID_ARGUMENT); a failed constructor takes no numbers from
+ * gen.  New module: release with clt_module_free. */
+CLT_API clt_status clt_multihead_attention_layer_with_opts(
+    clt_device *dev, int64_t embed_dim, int64_t num_heads,
+    const clt_multihead_attention_opts *opts, clt_generator *gen, clt_module **out);
+
 /* MultiheadAttention's forward(query, key, value, key_padding_mask,
  * need_weights, attn_mask, average_attn_weights), as PyTorch 1.13's
  * F.multi_head_attention_forward computes it (not its eval-mode fast path):
  * softmax(q k^T / sqrt(E / H) + mask) v over each head, then out_proj.
  *
  * query [L, N, E], key and value [S, N, E] ([N, L, E] and [N, S, E] with
- * batch_first), or unbatched [L, E] and [S, E].  key_padding_mask [N, S]
+ * batch_first), or unbatched [L, E] and [S, E]; a layer made with other
+ * kdim and vdim (clt_multihead_attention_layer_with_opts) takes a key
+ * [S, N, kdim] and a value [S, N, vdim].  key_padding_mask [N, S]
  * ([S] unbatched) and attn_mask [L, S] or [N * num_heads, L, S]
  * ([num_heads, L, S] unbatched), either NULL: a bool mask hides the
  * positions where it is true (they get -inf before the softmax), a
@@ -1068,7 +1121,8 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
  * *out: the attention output in the query's layout.  When need_weights,
  * *weights: the attention weights (after dropout, as PyTorch's), [N, L,
  * S] averaged over the heads when average_attn_weights, else [N,
- * num_heads, L, S] (without N unbatched); weights may be NULL when
+ * num_heads, L, S] (without N unbatched; S + 1 or S + 2 columns with
+ * add_bias_kv or add_zero_attn or both); weights may be NULL when
  * need_weights is 0, and *weights is set to NULL then.  Both new tensors,
  * released with clt_tensor_free.  Differentiable in the inputs, float
  * masks and parameters.
@@ -1076,8 +1130,9 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
  * Errors (CLT_ERR_SHAPE_MISMATCH, CLT_ERR_DTYPE_MISMATCH,
  * CLT_ERR_DEVICE_MISMATCH; in torch's words where it has them): m not a
  * MultiheadAttention (CLT_ERR_INVALID_ARGUMENT), a query other than 2-D
- * or 3-D, key and value of another rank or shapes that differ, a last
- * dimension other than embed_dim, batch sizes that differ, masks of the
+ * or 3-D, key and value of another rank or shapes that differ (their
+ * first two dims with kdim or vdim set), a last dimension other than
+ * embed_dim (kdim, vdim), batch sizes that differ, masks of the
  * wrong shape or a dtype other than bool or the query's, inputs of
  * another dtype than the parameters, or on another device.  Like
  * clt_module_forward, a call that fails takes nothing from gen. */

@@ -197,9 +197,12 @@ clt_status clt_scaled_dot_product_attention(const clt_tensor *query, const clt_t
 
 /* ---- MultiheadAttention ----------------------------------------------------------- */
 
-/* i[0] embed_dim, i[1] num_heads, i[2] batch_first; f[0] dropout.
- * Parameters in_proj_weight [3E, E] and, with bias, in_proj_bias [3E];
- * child out_proj, a Linear(E, E).  gen (borrowed) draws the dropout masks. */
+/* i[0] embed_dim, i[1] num_heads, i[2] batch_first, i[3] kdim, i[4] vdim,
+ * i[5] add_zero_attn; f[0] dropout.  Parameters in_proj_weight [3E, E]
+ * (kdim = vdim = E) or q_proj_weight [E, E], k_proj_weight [E, kdim] and
+ * v_proj_weight [E, vdim]; with bias, in_proj_bias [3E]; with add_bias_kv,
+ * bias_k and bias_v [1, 1, E]; child out_proj, a Linear(E, E).  gen
+ * (borrowed) draws the dropout masks. */
 static const char *const mha_children[] = {"out_proj"};
 
 static clt_status mha_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
@@ -244,6 +247,21 @@ static bool shape_is(const clt_tensor *t, int nd, const int64_t *shape)
     return true;
 }
 
+/* Whether m has the separate q_proj_weight, k_proj_weight and
+ * v_proj_weight (torch's _qkv_same_embed_dim False). */
+static bool mha_separate(const clt_module *m)
+{
+    return m->i[3] != m->i[0] || m->i[4] != m->i[0];
+}
+
+/* The first projection weight (in_proj_weight or q_proj_weight), whose
+ * dtype the inputs must have. */
+static clt_tensor *mha_first_weight(const clt_module *m, const char **name)
+{
+    *name = mha_separate(m) ? "q_proj_weight" : "in_proj_weight";
+    return clt_module_param(m, *name);
+}
+
 /* F.multi_head_attention_forward's checks, in its words where it has them. */
 static clt_status mha_check(const clt_module *m, const clt_tensor *q, const clt_tensor *k,
                             const clt_tensor *v, const clt_tensor *kpm, const clt_tensor *am)
@@ -279,7 +297,9 @@ static clt_status mha_check(const clt_module *m, const clt_tensor *q, const clt_
                           "%s: For %s (%d-D) `query`, expected `attn_mask` to be `None`, 2-D or "
                           "3-D but found %d-D tensor instead",
                           fn, batched ? "batched" : "unbatched", q->ndim, am->ndim);
-    if ((st = clt__module_check_dtype(q, m->params[0], "in_proj_weight", NULL, fn)) != CLT_OK)
+    const char *wname;
+    const clt_tensor *w0 = mha_first_weight(m, &wname);
+    if ((st = clt__module_check_dtype(q, w0, wname, NULL, fn)) != CLT_OK)
         return st;
     if (k->dtype != q->dtype || v->dtype != q->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
@@ -294,15 +314,25 @@ static clt_status mha_check(const clt_module *m, const clt_tensor *q, const clt_
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: was expecting embedding dimension of %lld, but got %lld", fn,
                           (long long)E, (long long)q->shape[q->ndim - 1]);
-    if (!shape_is(k, v->ndim, v->shape))
+    if (!mha_separate(m) && !shape_is(k, v->ndim, v->shape))
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: key shape %s does not match value shape %s",
                           fn, clt__shape_str(s1, sizeof s1, k->ndim, k->shape),
                           clt__shape_str(s2, sizeof s2, v->ndim, v->shape));
-    if (k->shape[k->ndim - 1] != E)
+    bool lead = true; /* the dims before the last: key and value have one rank here */
+    for (int d = 0; d + 1 < k->ndim; d++)
+        lead = lead && k->shape[d] == v->shape[d];
+    if (mha_separate(m) && !lead)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: the key and value have %lld features in their last dimension; "
-                          "the layer takes embed_dim %lld (kdim = vdim = embed_dim)",
-                          fn, (long long)k->shape[k->ndim - 1], (long long)E);
+                          "%s: key's sequence and batch dims %s do not match value's %s", fn,
+                          clt__shape_str(s1, sizeof s1, k->ndim - 1, k->shape),
+                          clt__shape_str(s2, sizeof s2, v->ndim - 1, v->shape));
+    if (k->shape[k->ndim - 1] != m->i[3] || v->shape[v->ndim - 1] != m->i[4])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the key and value have %lld and %lld features in their last "
+                          "dimension; the layer takes kdim %lld and vdim %lld",
+                          fn, (long long)k->shape[k->ndim - 1],
+                          (long long)v->shape[v->ndim - 1], (long long)m->i[3],
+                          (long long)m->i[4]);
     int bd = m->i[2] ? 0 : 1, sd = m->i[2] ? 1 : 0;
     int64_t N = batched ? q->shape[bd] : 1, L = batched ? q->shape[sd] : q->shape[0];
     int64_t S = batched ? k->shape[sd] : k->shape[0];
@@ -447,9 +477,13 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
 {
     static const char fn[] = "MultiheadAttention";
     clt_status st = CLT_OK;
+    static const char *const sep_names[3] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
     int64_t E = m->i[0], H = m->i[1], D = E / H;
     bool batched = query->ndim == 3, bf = m->i[2] != 0, self = query == key && key == value;
-    const clt_tensor *W = m->params[0], *b = m->nparams > 1 ? m->params[1] : NULL;
+    bool sep = mha_separate(m);
+    const clt_tensor *W = sep ? NULL : clt_module_param(m, "in_proj_weight"),
+                     *b = clt_module_param(m, "in_proj_bias"),
+                     *bkv[2] = {clt_module_param(m, "bias_k"), clt_module_param(m, "bias_v")};
     const clt_tensor *in[3] = {query, key, value};
     clt_tensor *x[3], *p[3], *h[3], *P, *wp, *bp, *t;
     /* the inputs batch first: [N, T, E] */
@@ -462,23 +496,48 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
             x[j] = (clt_tensor *)in[j];
     }
     /* in_proj: one product of 3E columns for self-attention, as PyTorch's
-     * _in_projection_packed, else a third of the weight each */
-    if (self) {
+     * _in_projection_packed, else a third of the weight each, or the
+     * separate weights of other kdim, vdim (its _in_projection) */
+    if (self && !sep) {
         CLT__TRY(clt__linear(x[0], W, b, &P, fn));
         for (int j = 0; j < 3; j++)
             CLT__TRY(clt__narrow_rec(fn, P, -1, j * E, E, &p[j]));
     } else {
         for (int j = 0; j < 3; j++) {
-            CLT__TRY(clt__narrow_rec(fn, W, 0, j * E, E, &wp));
+            if (sep)
+                wp = clt_module_param(m, sep_names[j]);
+            else
+                CLT__TRY(clt__narrow_rec(fn, W, 0, j * E, E, &wp));
             bp = NULL;
             if (b)
                 CLT__TRY(clt__narrow_rec(fn, b, 0, j * E, E, &bp));
             CLT__TRY(clt__linear(x[j], wp, bp, &p[j], fn));
         }
     }
+    int64_t N = x[0]->shape[0], L = x[0]->shape[1];
+    /* add_bias_kv: bias_k and bias_v [1, 1, E] as one more position of
+     * every batch entry's keys and values */
+    for (int j = 0; j < 2 && bkv[0] && bkv[1]; j++) {
+        CLT__TRY(clt__expand_rec(fn, bkv[j], 3, (int64_t[]){N, 1, E}, &t));
+        CLT__TRY(clt__cat_rec(fn, (const clt_tensor *const[]){p[j + 1], t}, 2, 1, &p[j + 1]));
+    }
     for (int j = 0; j < 3; j++)
         CLT__TRY(split_heads(fn, p[j], H, &h[j]));
-    int64_t N = x[0]->shape[0], L = x[0]->shape[1], S = x[1]->shape[1];
+    /* add_zero_attn: a zero key and value appended to each head */
+    for (int j = 1; j < 3 && m->i[5]; j++)
+        CLT__TRY(clt__pad_rec(fn, h[j], (const int64_t[]){0, 0, 0, 1}, 4, CLT_PAD_CONSTANT, 0.0,
+                              &h[j]));
+    /* the masks get a zero (false) column for each position added */
+    int64_t S = h[1]->shape[2], added = S - x[1]->shape[1];
+    const int64_t pad[2] = {0, added};
+    if (added > 0 && am) {
+        CLT__TRY(clt__pad_rec(fn, am, pad, 2, CLT_PAD_CONSTANT, 0.0, &t));
+        am = t;
+    }
+    if (added > 0 && kpm) {
+        CLT__TRY(clt__pad_rec(fn, kpm, pad, 2, CLT_PAD_CONSTANT, 0.0, &t));
+        kpm = t;
+    }
     clt_tensor *o, *ot, *o2, *y, *a = NULL;
     double drop = m->training ? m->f[0] : 0.0;
     if (!need && sdpa_fusable(h[0], am, drop) && sdpa_fusable(h[0], kpm, drop) &&
@@ -601,11 +660,11 @@ clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const
     return CLT_OK;
 }
 
-clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int64_t num_heads,
-                                         double dropout, int bias, int batch_first,
-                                         clt_generator *gen, clt_module **out)
+/* MultiheadAttention's constructor with options o, for the public call fn. */
+static clt_status mha_new(const char *fn, clt_device *dev, int64_t embed_dim, int64_t num_heads,
+                          const clt_multihead_attention_opts *o, clt_generator *gen,
+                          clt_module **out)
 {
-    static const char fn[] = "clt_multihead_attention_layer";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
@@ -618,10 +677,14 @@ clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int
                           "%s: embed_dim must be divisible by num_heads (embed_dim %lld, "
                           "num_heads %lld)",
                           fn, (long long)embed_dim, (long long)num_heads);
-    if (!(dropout >= 0.0 && dropout <= 1.0))
+    if (!(o->dropout >= 0.0 && o->dropout <= 1.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: dropout probability has to be between 0 and 1, but got %g", fn,
-                          dropout);
+                          o->dropout);
+    if (o->kdim < 0 || o->vdim < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kdim (%lld) and vdim (%lld) must be positive, or 0 for embed_dim",
+                          fn, (long long)o->kdim, (long long)o->vdim);
     clt_module *m = NULL, *op = NULL;
     clt_tensor *t = NULL;
     clt_status st;
@@ -629,28 +692,53 @@ clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int
     CLT__TRY(clt__module_new(&mha_ops, dev, &m));
     m->i[0] = embed_dim;
     m->i[1] = num_heads;
-    m->i[2] = batch_first != 0;
-    m->f[0] = dropout;
+    m->i[2] = o->batch_first != 0;
+    m->i[3] = o->kdim ? o->kdim : embed_dim;
+    m->i[4] = o->vdim ? o->vdim : embed_dim;
+    m->i[5] = o->add_zero_attn != 0;
+    m->f[0] = o->dropout;
     m->gen = gen;
     /* PyTorch makes out_proj (a Linear, its weight kaiming-uniform) before
-     * _reset_parameters draws in_proj_weight (xavier_uniform_) and zeroes
-     * both biases */
+     * _reset_parameters draws the projection weights (xavier_uniform_),
+     * zeroes both biases and draws bias_k, bias_v (xavier_normal_); the
+     * parameters are registered in the order of torch's state_dict */
     CLT__TRY(clt_linear(dev, embed_dim, embed_dim, 0, gen, &op));
-    if (bias) {
+    if (o->bias) {
         CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &embed_dim, 0.0, &t));
         st = clt__module_param(op, "bias", t); /* taken, even when it fails */
         t = NULL;
         CLT__TRY(st);
     }
-    int64_t ws[2] = {3 * embed_dim, embed_dim};
-    double bound = sqrt(6.0 / (double)(ws[0] + ws[1]));
-    CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &t, fn));
-    st = clt__module_param(m, "in_proj_weight", t);
-    t = NULL;
-    CLT__TRY(st);
-    if (bias) {
-        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, ws, 0.0, &t));
+    if (mha_separate(m)) {
+        static const char *const names[3] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
+        for (int j = 0; j < 3; j++) {
+            int64_t ws[2] = {embed_dim, j == 0 ? embed_dim : m->i[2 + j]};
+            double bound = sqrt(6.0 / (double)(ws[0] + ws[1]));
+            CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &t, fn));
+            st = clt__module_param(m, names[j], t);
+            t = NULL;
+            CLT__TRY(st);
+        }
+    } else {
+        int64_t ws[2] = {3 * embed_dim, embed_dim};
+        double bound = sqrt(6.0 / (double)(ws[0] + ws[1]));
+        CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &t, fn));
+        st = clt__module_param(m, "in_proj_weight", t);
+        t = NULL;
+        CLT__TRY(st);
+    }
+    if (o->bias) {
+        int64_t n = 3 * embed_dim;
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &n, 0.0, &t));
         st = clt__module_param(m, "in_proj_bias", t);
+        t = NULL;
+        CLT__TRY(st);
+    }
+    for (int j = 0; j < 2 && o->add_bias_kv; j++) {
+        /* xavier_normal_ on [1, 1, E]: fan_in = fan_out = E */
+        CLT__TRY(clt__empty(dev, CLT_FLOAT32, 3, (int64_t[]){1, 1, embed_dim}, &t));
+        CLT__TRY(clt__normal_(t, gen, 0.0, sqrt(1.0 / (double)embed_dim)));
+        st = clt__module_param(m, j ? "bias_v" : "bias_k", t);
         t = NULL;
         CLT__TRY(st);
     }
@@ -665,6 +753,27 @@ done:
     clt_module_free(op);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int64_t num_heads,
+                                         double dropout, int bias, int batch_first,
+                                         clt_generator *gen, clt_module **out)
+{
+    clt_multihead_attention_opts o = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+    o.dropout = dropout;
+    o.bias = bias;
+    o.batch_first = batch_first;
+    return mha_new("clt_multihead_attention_layer", dev, embed_dim, num_heads, &o, gen, out);
+}
+
+clt_status clt_multihead_attention_layer_with_opts(clt_device *dev, int64_t embed_dim,
+                                                   int64_t num_heads,
+                                                   const clt_multihead_attention_opts *opts,
+                                                   clt_generator *gen, clt_module **out)
+{
+    static const clt_multihead_attention_opts defaults = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+    return mha_new("clt_multihead_attention_layer_with_opts", dev, embed_dim, num_heads,
+                   opts ? opts : &defaults, gen, out);
 }
 
 /* ---- TransformerEncoderLayer and TransformerDecoderLayer ---------------------------- */
