@@ -1035,7 +1035,7 @@ if torch is not None:
     refusals = {
         "quint8": ({"w": torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)},
                    "_rebuild_qtensor"),
-        "nested": ({"w": {"x": torch.ones(2)}}, "nested dicts are not read"),
+        "nested": ({"w": {"x": torch.ones(2)}}, "is a dict, not a tensor"),
         "a list": ({"w": [torch.ones(2)]}, "opcode 0x5d"),
     }
     for tag, (state, needle) in refusals.items():
