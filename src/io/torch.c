@@ -966,8 +966,8 @@ static clt_status dict_entries(pk *k, const obj *d, const char *fn, const char *
                                 pq, q));
         if (val->kind == O_DICT)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict, not a "
-                                "tensor (a state_dict of tensors is read here; a general "
-                                "checkpoint by clt_checkpoint_dict_load_torch)", fn, pq, q));
+                                "tensor (a dict of dicts is a general checkpoint, read as "
+                                "one)", fn, pq, q));
         if (val->kind != O_TENSOR)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
                                 fn, pq, q, kind_name(val)));
