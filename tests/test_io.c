@@ -1106,6 +1106,7 @@ Test(io, general_checkpoint_refusals)
     CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer", ref_opt));
     CHECK(clt_checkpoint_dict_set_double(ck, "loss", 1.5));
     CHECK(clt_checkpoint_dict_set_str(ck, "name", "run"));
+    cr_assert(clt_checkpoint_dict_has(ck, "name") && !clt_checkpoint_dict_has(ck, "epoch"));
     int64_t i = 7;
     double d = 7;
     const char *str = "x";

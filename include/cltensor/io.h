@@ -637,7 +637,8 @@ CLT_API clt_status clt_checkpoint_dict_load_module(const clt_checkpoint_dict *ck
  * same groups: the value must be a dict of 'state' (a dict of int -> a
  * dict of str -> tensor, None or, for 'step', an int or a one-element
  * tensor holding a count) and 'param_groups' (a list of dicts of str ->
- * int, float, bool, None, str, or tuples and lists of numbers), and is
+ * int, float, bool, None, str, or tuples and lists of numbers; each dict
+ * at most 256 keys, none twice), and is
  * read, checked and loaded as clt_optimizer_load reads its file (the
  * settings under torch's keys, each group's 'params', the state tensors
  * strictly by name and shape, their dtypes converted; the messages say
@@ -667,8 +668,9 @@ CLT_API clt_status clt_checkpoint_dict_get_double(const clt_checkpoint_dict *ck,
 CLT_API clt_status clt_checkpoint_dict_get_str(const clt_checkpoint_dict *ck, const char *key,
                                           const char **v);
 
-/* Whether the checkpoint holds key (1) or not (0); 0 for a NULL ck or
- * key.  For optional entries ('scheduler', ...) before a get or load. */
+/* Whether the checkpoint (built or read) holds key (1) or not (0); 0 for
+ * a NULL ck or key.  For optional entries ('scheduler', ...) before a get
+ * or load. */
 CLT_API int clt_checkpoint_dict_has(const clt_checkpoint_dict *ck, const char *key);
 
 /* Releases ck (and, for one read, its archive); the modules and

@@ -2007,7 +2007,12 @@ static clt_status ck_get(const clt_checkpoint_dict *ck, const char *key, const c
 
 int clt_checkpoint_dict_has(const clt_checkpoint_dict *ck, const char *key)
 {
-    if (ck == NULL || key == NULL || !ck->read)
+    if (ck == NULL || key == NULL)
+        return 0;
+    for (size_t i = 0; !ck->read && i < ck->n; i++)
+        if (strcmp(ck->e[i].key, key) == 0)
+            return 1;
+    if (!ck->read)
         return 0;
     const obj *d = ck->root;
     for (size_t i = 0; i < d->len / 2; i++)
@@ -2153,10 +2158,19 @@ static clt_status count_of(pk *k, const obj *v, const char *fn, const char *wher
     return CLT_OK;
 }
 
-/* CLT_ERR_INVALID_ARGUMENT when dict d (where) gives a str key twice. */
+/* The most keys of a dict of an optimizer's state_dict (a group's
+ * settings, a parameter's state): torch's have about a dozen. */
+#define MAX_OPT_KEYS 256
+
+/* CLT_ERR_INVALID_ARGUMENT when dict d (where) gives a str key twice, or
+ * holds more than MAX_OPT_KEYS keys. */
 static clt_status no_key_twice(const obj *d, const char *fn, const char *where)
 {
     char q[CLT__QUOTE_SIZE];
+    if (d->len / 2 > MAX_OPT_KEYS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s holds %zu keys, more than the %d "
+                          "of an optimizer's state_dict cltensor reads", fn, where, d->len / 2,
+                          MAX_OPT_KEYS);
     for (size_t i = 0; i < d->len / 2; i++)
         for (size_t j = i + 1; d->items[2 * i]->kind == O_STR && j < d->len / 2; j++)
             if (d->items[2 * j]->kind == O_STR && d->items[2 * j]->len == d->items[2 * i]->len &&
