@@ -1,21 +1,24 @@
 /* resume.c: a training run stopped, saved and resumed, as in PyTorch:
  *
- *   torch.save({"model": model.state_dict(), "optim": opt.state_dict(),
- *               "sched": sched.state_dict()}, f)
+ *   torch.save({"epoch": epoch, "model": model.state_dict(),
+ *               "optim": opt.state_dict()}, f)
  *   ...
+ *   ck = torch.load(f)
  *   model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optim"])
- *   sched.load_state_dict(ck["sched"])
  *
  * A 4-32-1 MLP with Tanh and Dropout learns y = sin(x . w) under MSE and
  * Adam, with StepLR halving the rate every 10 steps.  Run A takes 40
- * steps; run B stops after 20, saves the model, the optimizer and the
- * schedule, releases them, loads them into a fresh model, optimizer (made
+ * steps; run B stops after 20, saves the model, the optimizer, the epoch
+ * and Dropout's generator offset in one torch.save file (torch's "general
+ * checkpoint": torch.load reads it, and model.load_state_dict(ck["model"]),
+ * opt.load_state_dict(ck["optim"]) take it) and the schedule in a file of
+ * its own, releases them, loads them into a fresh model, optimizer (made
  * with the defaults: the file's settings replace them) and schedule, and
- * takes the other 20.  Dropout's generator is in none of the files (as
- * torch.get_rng_state() is in no state_dict): B keeps its offset and
+ * takes the other 20.  Dropout's generator is in no state_dict (as
+ * torch.get_rng_state() is in none): B saves its offset beside them and
  * moves the fresh generator there.  B ends with A's bits.
  *
- *   resume [DIR]      (the three checkpoint files go in DIR, default ".") */
+ *   resume [DIR]      (the two checkpoint files go in DIR, default ".") */
 #include <cltensor.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,9 +80,8 @@ static int train(clt_module *model, clt_optimizer *opt, clt_lr_scheduler *sched,
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
-    char mpath[1024], opath[1024], spath[1024];
-    snprintf(mpath, sizeof mpath, "%s/resume-model.safetensors", dir);
-    snprintf(opath, sizeof opath, "%s/resume-optim.safetensors", dir);
+    char cpath[1024], spath[1024];
+    snprintf(cpath, sizeof cpath, "%s/resume-checkpoint.pt", dir);
     snprintf(spath, sizeof spath, "%s/resume-sched.safetensors", dir);
     TRY(clt_device_get("auto", &dev));
 
@@ -103,10 +105,15 @@ int main(int argc, char **argv)
 
     if (make(&b, &ob, &sb, &gb, 0) || train(b, ob, sb, 20)) /* run B, first half */
         return 1;
-    TRY(clt_module_save(b, mpath));
-    TRY(clt_optimizer_save(ob, opath));
+    clt_checkpoint_dict *ck;
+    TRY(clt_checkpoint_dict_new(&ck));
+    TRY(clt_checkpoint_dict_set_int(ck, "epoch", clt_lr_scheduler_epoch(sb)));
+    TRY(clt_checkpoint_dict_add_module(ck, "model", b));
+    TRY(clt_checkpoint_dict_add_optimizer(ck, "optim", ob));
+    TRY(clt_checkpoint_dict_set_int(ck, "dropout_offset", (int64_t)clt_generator_offset(gb)));
+    TRY(clt_checkpoint_dict_save_torch(ck, cpath)); /* reads b's and ob's state now */
+    clt_checkpoint_dict_free(ck);
     TRY(clt_lr_scheduler_save(sb, spath));
-    uint64_t offset = clt_generator_offset(gb); /* a real run writes it to a file too */
     clt_lr_scheduler_free(sb);
     clt_optimizer_free(ob);
     clt_module_free(b);
@@ -114,11 +121,17 @@ int main(int argc, char **argv)
 
     if (make(&b, &ob, &sb, &gb, 1)) /* a fresh model, optimizer and schedule */
         return 1;
-    TRY(clt_module_load(b, mpath));
-    TRY(clt_optimizer_load(ob, opath));
+    int64_t epoch, offset;
+    TRY(clt_checkpoint_dict_load_torch(cpath, &ck));
+    TRY(clt_checkpoint_dict_load_module(ck, "model", b, 1));
+    TRY(clt_checkpoint_dict_load_optimizer(ck, "optim", ob));
+    TRY(clt_checkpoint_dict_get_int(ck, "epoch", &epoch));
+    TRY(clt_checkpoint_dict_get_int(ck, "dropout_offset", &offset));
+    clt_checkpoint_dict_free(ck);
     TRY(clt_lr_scheduler_load(sb, spath));
-    clt_generator_set_offset(gb, offset);
-    printf("resumed at epoch %lld\n", (long long)clt_lr_scheduler_epoch(sb));
+    clt_generator_set_offset(gb, (uint64_t)offset);
+    printf("resumed at epoch %lld (the schedule's: %lld)\n", (long long)epoch,
+           (long long)clt_lr_scheduler_epoch(sb));
     if (train(b, ob, sb, 20))
         return 1;
 

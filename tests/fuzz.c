@@ -7564,6 +7564,37 @@ static void op_optim2(fz *f)
         status_ok(f, st);
         CALL("clt_optimizer_load", clt_optimizer_load(f->opt, chance(f, 5) ? NULL : path));
         status_ok(f, st);
+        /* the same through a general checkpoint (torch.save of a dict), the
+         * optimizer's state loaded back, or a value of another type */
+        clt_checkpoint_dict *ck = NULL;
+        path_in(f, path, sizeof path, "general.pt");
+        CALL("clt_checkpoint_dict_new", clt_checkpoint_dict_new(&ck));
+        if (!outcome(f, st, ck))
+            break;
+        CALL("clt_checkpoint_dict_add_optimizer",
+             clt_checkpoint_dict_add_optimizer(ck, chance(f, 10) ? NULL : "optim", f->opt));
+        status_ok(f, st);
+        CALL("clt_checkpoint_dict_set_double",
+             clt_checkpoint_dict_set_double(ck, "loss", (double)pick(f, 100) / 7));
+        status_ok(f, st);
+        CALL("clt_checkpoint_dict_save_torch",
+             clt_checkpoint_dict_save_torch(ck, chance(f, 10) ? NULL : path));
+        status_ok(f, st);
+        CALL_VOID("clt_checkpoint_dict_free", clt_checkpoint_dict_free(ck));
+        ck = SENT;
+        CALL("clt_checkpoint_dict_load_torch", clt_checkpoint_dict_load_torch(path, &ck));
+        if (outcome(f, st, ck)) {
+            double v = 0;
+            CALL("clt_checkpoint_dict_load_optimizer",
+                 clt_checkpoint_dict_load_optimizer(ck, chance(f, 10) ? "loss" : "optim",
+                                                    f->opt));
+            status_ok(f, st);
+            CALL("clt_checkpoint_dict_get_double",
+                 clt_checkpoint_dict_get_double(ck, chance(f, 10) ? "optim" : "loss", &v));
+            status_ok(f, st);
+            CALL_VOID("clt_checkpoint_dict_free", clt_checkpoint_dict_free(ck));
+        }
+        remove(path);
         break;
     }
     }

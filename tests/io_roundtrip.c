@@ -76,6 +76,14 @@
  *       one forward in training mode on the .npy X (the running statistics
  *       move), then its output in eval mode on X saved to Y and the model
  *       to OUT (clt_module_save_torch)
+ *   io_roundtrip general KIND IN X Y STEPS OUT
+ *       Linear(4, 3) and the optimizer KIND (torch 1.13's defaults) over
+ *       it, both loaded from the general checkpoint IN (torch.save of
+ *       {'epoch', 'model_state_dict', 'optimizer_state_dict', ...}: the
+ *       optimizer's settings come from it), STEPS steps of mse_loss(model(X),
+ *       Y) (the .npy files X, Y; zero_grad(set_to_none=False)), then the
+ *       checkpoint saved to OUT with epoch + STEPS and the last loss;
+ *       prints IN's epoch and loss (a float, or a one-element tensor)
  *   io_roundtrip npz IN OUT COMPRESSED     clt_load_npz, then clt_save_npz
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
@@ -633,6 +641,112 @@ static int module(clt_device *dev, char **argv)
     return st == CLT_OK ? 0 : fail(what, st);
 }
 
+/* The optimizer KIND with torch 1.13's defaults over the n params. */
+static clt_status default_optimizer(const char *kind, clt_tensor **p, size_t n,
+                                    clt_optimizer **opt)
+{
+    if (strcmp(kind, "SGD") == 0)
+        return clt_sgd(p, n, &(clt_sgd_opts)CLT_SGD_DEFAULTS, opt);
+    if (strcmp(kind, "Adam") == 0)
+        return clt_adam(p, n, &(clt_adam_opts)CLT_ADAM_DEFAULTS, opt);
+    if (strcmp(kind, "AdamW") == 0)
+        return clt_adamw(p, n, &(clt_adam_opts)CLT_ADAMW_DEFAULTS, opt);
+    if (strcmp(kind, "RMSprop") == 0)
+        return clt_rmsprop(p, n, &(clt_rmsprop_opts)CLT_RMSPROP_DEFAULTS, opt);
+    if (strcmp(kind, "Adagrad") == 0)
+        return clt_adagrad(p, n, &(clt_adagrad_opts)CLT_ADAGRAD_DEFAULTS, opt);
+    if (strcmp(kind, "Adamax") == 0)
+        return clt_adamax(p, n, &(clt_adamax_opts)CLT_ADAMAX_DEFAULTS, opt);
+    if (strcmp(kind, "NAdam") == 0)
+        return clt_nadam(p, n, &(clt_nadam_opts)CLT_NADAM_DEFAULTS, opt);
+    if (strcmp(kind, "RAdam") == 0)
+        return clt_radam(p, n, &(clt_radam_opts)CLT_RADAM_DEFAULTS, opt);
+    if (strcmp(kind, "Adadelta") == 0)
+        return clt_adadelta(p, n, &(clt_adadelta_opts)CLT_ADADELTA_DEFAULTS, opt);
+    if (strcmp(kind, "Rprop") == 0)
+        return clt_rprop(p, n, &(clt_rprop_opts)CLT_RPROP_DEFAULTS, opt);
+    return clt_asgd(p, n, &(clt_asgd_opts)CLT_ASGD_DEFAULTS, opt);
+}
+
+/* io_roundtrip general (see the top). */
+static int general(clt_device *dev, char **argv)
+{
+    const char *kind = argv[2], *what = "building the model";
+    clt_generator *gen = NULL;
+    clt_module *m = NULL;
+    clt_optimizer *opt = NULL;
+    clt_tensor **params = NULL, *x = NULL, *y = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    size_t np = 0;
+    int64_t epoch = 0, steps = atoll(argv[6]);
+    double loss = 0;
+    clt_status st = clt_generator_new(3, &gen);
+    if (st == CLT_OK)
+        st = clt_linear(dev, 4, 3, 1, gen, &m);
+    if (st == CLT_OK)
+        st = clt_module_parameters(m, &params, &np);
+    if (st == CLT_OK)
+        st = default_optimizer(kind, params, np, &opt);
+    if (st == CLT_OK && (st = clt_checkpoint_dict_load_torch(argv[3], &ck)) != CLT_OK)
+        what = "clt_checkpoint_dict_load_torch";
+    if (st == CLT_OK &&
+        (st = clt_checkpoint_dict_load_module(ck, "model_state_dict", m, 1)) != CLT_OK)
+        what = "clt_checkpoint_dict_load_module";
+    if (st == CLT_OK &&
+        (st = clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", opt)) != CLT_OK)
+        what = "clt_checkpoint_dict_load_optimizer";
+    if (st == CLT_OK && (st = clt_checkpoint_dict_get_int(ck, "epoch", &epoch)) != CLT_OK)
+        what = "clt_checkpoint_dict_get_int";
+    if (st == CLT_OK && (st = clt_checkpoint_dict_get_double(ck, "loss", &loss)) != CLT_OK)
+        what = "clt_checkpoint_dict_get_double";
+    if (st == CLT_OK)
+        printf("%lld %.17g\n", (long long)epoch, loss);
+    clt_checkpoint_dict_free(ck);
+    ck = NULL;
+    if (st == CLT_OK && ((st = clt_load_npy(argv[4], dev, &x)) != CLT_OK ||
+                         (st = clt_load_npy(argv[5], dev, &y)) != CLT_OK))
+        what = "clt_load_npy";
+    for (int64_t k = 0; st == CLT_OK && k < steps; k++) {
+        clt_tensor *out = NULL, *l = NULL;
+        what = "a training step";
+        st = clt_optimizer_zero_grad(opt, 0);
+        if (st == CLT_OK)
+            st = clt_module_forward(m, x, &out);
+        if (st == CLT_OK)
+            st = clt_mse_loss(out, y, CLT_REDUCTION_MEAN, &l);
+        if (st == CLT_OK)
+            st = clt_backward(l, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_optimizer_step(opt);
+        if (st == CLT_OK)
+            st = clt_tensor_item(l, &loss);
+        clt_tensor_free(out);
+        clt_tensor_free(l);
+    }
+    if (st == CLT_OK) {
+        what = "saving the checkpoint";
+        st = clt_checkpoint_dict_new(&ck);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_set_int(ck, "epoch", epoch + steps);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_add_module(ck, "model_state_dict", m);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", opt);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_set_double(ck, "loss", loss);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_save_torch(ck, argv[7]);
+    }
+    clt_checkpoint_dict_free(ck);
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_optimizer_free(opt);
+    clt_free(params);
+    clt_module_free(m);
+    clt_generator_free(gen);
+    return st == CLT_OK ? 0 : fail(what, st);
+}
+
 /* The logistic regression of io_roundtrip lbfgs: p[0] w, p[1] b. */
 typedef struct logistic {
     clt_tensor *x, *y, *p[2];
@@ -821,13 +935,16 @@ static int run(int argc, char **argv)
         return lbfgs(dev, argv);
     if (argc == 8 && strcmp(argv[1], "groups") == 0)
         return groups_run(dev, argv);
+    if (argc == 8 && strcmp(argv[1], "general") == 0)
+        return general(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
                     "SETTINGS... | module IN X Y OUT | lbfgs DATA START OPTIM STEPS OUT LR "
-                    "MAX_ITER HISTORY LINE_SEARCH | groups KIND STEPS PARAMS OPTIM SCHED OUT\n");
+                    "MAX_ITER HISTORY LINE_SEARCH | groups KIND STEPS PARAMS OPTIM SCHED OUT | "
+                    "general KIND IN X Y STEPS OUT\n");
     return 2;
 }
 

@@ -30,7 +30,12 @@
 # outputs, and torch's load_state_dict(strict=True) takes the models
 # cltensor saves (clt_module_save_torch), storages 64-byte aligned; LBFGS
 # (both line searches, float64 and float32) steps a logistic regression as
-# torch's does, and its state goes through torch and back.  Skips
+# torch's does, and its state goes through torch and back; torch's
+# general checkpoint ({'epoch', 'model_state_dict', 'optimizer_state_dict',
+# 'loss'}) of every optimizer kind but LBFGS goes both ways: torch loads
+# cltensor's with the recipe's code (torch's keys, types and layout) and
+# goes on as torch does, and cltensor loads torch's (before any step and
+# after 3, its loss a tensor) and goes on the same (io_roundtrip general).  Skips
 # (exit 77), saying why, without a Python that has numpy and safetensors:
 # set PYTHON to choose one.
 set -u
@@ -1035,8 +1040,8 @@ if torch is not None:
     refusals = {
         "quint8": ({"w": torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)},
                    "_rebuild_qtensor"),
-        "nested": ({"w": {"x": torch.ones(2)}}, "nested dicts are not read"),
-        "a list": ({"w": [torch.ones(2)]}, "opcode 0x5d"),
+        "nested": ({"w": {"x": torch.ones(2)}}, "is a dict, not a tensor"),
+        "a list": ({"w": [torch.ones(2)]}, "entry 'w' is a list, not a tensor"),
     }
     for tag, (state, needle) in refusals.items():
         src = f"{tmp}/refused.{tag.replace(' ', '_')}.pt"
@@ -1237,6 +1242,116 @@ if torch is not None:
         lbfgs_done.append(f"{ls} float{64 if dk == '8' else 32}")
     print("python_interop: LBFGS (" + ", ".join(lbfgs_done) + ") as torch's, its state "
           "resumed both ways")
+
+if torch is not None:
+    # torch's general checkpoint ({'epoch', 'model_state_dict',
+    # 'optimizer_state_dict', 'loss'}) both ways, for every kind cltensor
+    # writes: torch loads ours with the recipe's code and goes on as torch
+    # does, cltensor loads torch's (its state empty before any step, and
+    # after 3) and goes on the same; the optimizer's state_dict has torch's
+    # keys, value types, tensor dtypes and shapes.
+    grng = np.random.default_rng(11)
+    gx = grng.standard_normal((6, 4)).astype(np.float32)
+    gy = grng.standard_normal((6, 3)).astype(np.float32)
+    np.save(f"{tmp}/gx.npy", gx)
+    np.save(f"{tmp}/gy.npy", gy)
+    gxt, gyt = torch.from_numpy(gx), torch.from_numpy(gy)
+    general_settings = {
+        "SGD": dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
+        "Adam": dict(lr=0.01, amsgrad=True, weight_decay=0.01),
+        "AdamW": dict(lr=0.01, weight_decay=0.05),
+        "RMSprop": dict(lr=0.01, momentum=0.5, centered=True),
+        "Adagrad": dict(lr=0.05, lr_decay=0.01, initial_accumulator_value=0.1),
+        "Adamax": dict(lr=0.01),
+        "NAdam": dict(lr=0.01, momentum_decay=0.01),
+        "RAdam": dict(lr=0.01),
+        "Adadelta": dict(lr=0.5, rho=0.8),
+        "Rprop": dict(lr=0.01, etas=(0.4, 1.3)),
+        "ASGD": dict(lr=0.01, t0=2.0, lambd=0.001),
+    }
+
+    def general_steps(model, opt, n):
+        for _ in range(n):
+            opt.zero_grad(set_to_none=False)
+            loss = torch.nn.functional.mse_loss(model(gxt), gyt)
+            loss.backward()
+            opt.step()
+        return loss
+
+    def general_make(kind, kw):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 3)
+        return model, getattr(torch.optim, kind)(model.parameters(), **kw)
+
+    def layout(v):
+        if isinstance(v, torch.Tensor):
+            return ("tensor", str(v.dtype), tuple(v.shape))
+        if isinstance(v, dict):
+            return {k: layout(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [layout(x) for x in v])
+        return type(v).__name__
+
+    def general_close(tag, got, want):
+        for k in want:
+            if not torch.allclose(got[k], want[k], rtol=1e-4, atol=1e-6):
+                failures.append(f"general {tag}: {k} differs by "
+                                f"{(got[k] - want[k]).abs().max().item():.3g}")
+
+    general_done = []
+    for kind, kw in general_settings.items():
+        model, opt = general_make(kind, kw)
+        g0, t3, c3, c6, ct6 = (f"{tmp}/g{s}.pt" for s in ("0", "t3", "c3", "c6", "ct6"))
+        torch.save({"epoch": 0, "model_state_dict": model.state_dict(),
+                    "optimizer_state_dict": opt.state_dict(), "loss": 0.0}, g0)
+        loss = general_steps(model, opt, 3)
+        want3 = {k: v.clone() for k, v in model.state_dict().items()}
+        want3_opt = opt.state_dict()
+        torch.save({"epoch": 3, "model_state_dict": model.state_dict(),
+                    "optimizer_state_dict": opt.state_dict(), "loss": loss}, t3)
+        general_steps(model, opt, 3)
+        want6 = model.state_dict()
+        ok = True
+        for args, tag in (((g0, "3", c3), "ours from torch's step 0"),
+                          ((c3, "3", c6), "ours from ours"),
+                          ((t3, "3", ct6), "ours from torch's step 3")):
+            r = run("general", kind, args[0], f"{tmp}/gx.npy", f"{tmp}/gy.npy", *args[1:])
+            if r.returncode != 0:
+                failures.append(f"general {kind} {tag}: {r.stderr.strip()}")
+                ok = False
+        if not ok:
+            continue
+        back = run("general", kind, t3, f"{tmp}/gx.npy", f"{tmp}/gy.npy", "0",
+                   f"{tmp}/gx.pt").stdout.split()
+        if len(back) != 2 or back[0] != "3" or float(back[1]) != loss.item():
+            failures.append(f"general {kind}: torch's epoch and loss tensor not read back")
+        # torch.load of ours, as the recipe: the model and optimizer made with the defaults
+        checkpoint = torch.load(c3)
+        model2 = torch.nn.Linear(4, 3)
+        opt2 = getattr(torch.optim, kind)(model2.parameters(), lr=0.5)  # load_state_dict sets it
+        model2.load_state_dict(checkpoint["model_state_dict"])
+        opt2.load_state_dict(checkpoint["optimizer_state_dict"])
+        if checkpoint["epoch"] != 3 or not isinstance(checkpoint["loss"], float):
+            failures.append(f"general {kind}: epoch {checkpoint['epoch']!r}, "
+                            f"loss {checkpoint['loss']!r}")
+        osd = checkpoint["optimizer_state_dict"]
+        if layout(osd["state"]) != layout(want3_opt["state"]):
+            failures.append(f"general {kind}: the optimizer's state_dict is laid out "
+                            f"{layout(osd['state'])}, torch's {layout(want3_opt['state'])}")
+        if osd["param_groups"] != want3_opt["param_groups"]:
+            failures.append(f"general {kind}: param_groups {osd['param_groups']}, "
+                            f"torch's {want3_opt['param_groups']}")
+        if list(osd["param_groups"][0]) != list(want3_opt["param_groups"][0]):
+            failures.append(f"general {kind}: param_groups' keys in another order: "
+                            f"{list(osd['param_groups'][0])}")
+        general_close(f"{kind} ours after 3 steps", checkpoint["model_state_dict"], want3)
+        general_steps(model2, opt2, 3)
+        general_close(f"{kind}, torch from ours", model2.state_dict(), want6)
+        general_close(f"{kind}, ours from ours", torch.load(c6)["model_state_dict"], want6)
+        general_close(f"{kind}, ours from torch's", torch.load(ct6)["model_state_dict"], want6)
+        general_done.append(kind)
+    print("python_interop: general checkpoints (" + ", ".join(general_done) + ") both ways "
+          "with torch's recipe")
 
 for f in failures:
     print("python_interop: FAIL:", f)

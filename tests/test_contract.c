@@ -65,6 +65,8 @@ typedef struct outs {
     clt_tensor *t4;
     clt_sparse *sp;
     clt_transform *tf;
+    clt_checkpoint_dict *ck;
+    const char *cs;
 } outs;
 
 enum {
@@ -76,7 +78,7 @@ enum {
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
     HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
     GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25, T4 = 1 << 26,
-    SP = 1 << 27, TF = 1 << 28
+    SP = 1 << 27, TF = 1 << 28, CK = 1 << 29, CS = 1 << 30
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -546,6 +548,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* io.h: torch.save's format and .npz */                                                 \
     X(clt_load_torch, NAMED | N, clt_load_torch("/nonexistent/cltensor.pt", f->dev, &o->named, &o->n)) \
     X(clt_load_npz, NAMED | N, clt_load_npz("/nonexistent/cltensor.npz", f->dev, &o->named, &o->n)) \
+    X(clt_checkpoint_dict_new, CK | NEVER_FAILS, clt_checkpoint_dict_new(&o->ck))               \
+    X(clt_checkpoint_dict_load_torch, CK,                                                    \
+      clt_checkpoint_dict_load_torch("/nonexistent/cltensor.pt", &o->ck))                    \
+    X(clt_checkpoint_dict_get_str, CS, clt_checkpoint_dict_get_str(NULL, "epoch", &o->cs))  \
     /* dist.h */                                                                             \
     X(clt_process_group_init, PG, clt_process_group_init(&bad_dist, &o->pg))                 \
     X(clt_all_gather, T, clt_all_gather(NULL, f->f, &o->t))                                  \
@@ -1356,6 +1362,8 @@ static void fill_sentinels(outs *o)
     o->list2 = SENTINEL;
     o->sp = SENTINEL;
     o->tf = SENTINEL;
+    o->ck = SENTINEL;
+    o->cs = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -1388,7 +1396,9 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {LIST2, o->list2, "second list"},
                  {T4, o->t4, "fourth out"},
                  {SP, o->sp, "sparse tensor"},
-                 {TF, o->tf, "transform"}};
+                 {TF, o->tf, "transform"},
+                 {CK, o->ck, "checkpoint"},
+                 {CS, o->cs, "borrowed string"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

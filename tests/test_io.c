@@ -988,6 +988,182 @@ Test(io, rmsprop_and_adagrad_checkpoints_resume_bit_for_bit)
  * the uninterrupted run; the files hold torch's state names and settings
  * (no 'maximize' for NAdam and RAdam, whose groups in torch 1.13 have
  * none), NAdam's mu_product the float32 product of torch's mu_1..mu_3. */
+/* Adadelta, Rprop and ASGD (kinds 8, 9, 10), for the general checkpoint;
+ * custom: settings other than the defaults. */
+static clt_optimizer *optimizer_more(clt_module *m, int kind, int custom)
+{
+    clt_tensor **params;
+    size_t n;
+    clt_optimizer *opt;
+    CHECK(clt_module_parameters(m, &params, &n));
+    if (kind == 8) {
+        clt_adadelta_opts o = CLT_ADADELTA_DEFAULTS;
+        if (custom)
+            o = (clt_adadelta_opts){0.5, 0.8, 1e-5, 0.01};
+        CHECK(clt_adadelta(params, n, &o, &opt));
+    } else if (kind == 9) {
+        clt_rprop_opts o = CLT_RPROP_DEFAULTS;
+        if (custom)
+            o = (clt_rprop_opts){0.02, 0.4, 1.3, 1e-5, 20.0};
+        CHECK(clt_rprop(params, n, &o, &opt));
+    } else {
+        clt_asgd_opts o = CLT_ASGD_DEFAULTS;
+        if (custom)
+            o = (clt_asgd_opts){0.02, 1e-3, 0.7, 2.0, 0.01};
+        CHECK(clt_asgd(params, n, &o, &opt));
+    }
+    clt_free(params);
+    return opt;
+}
+
+/* torch's general checkpoint ({'epoch', 'model_state_dict',
+ * 'optimizer_state_dict', 'loss'}) of a run stopped after 3 steps, read
+ * into a fresh model and an optimizer made with the defaults, continues
+ * for 3 more steps with the bits of 6 uninterrupted, for every kind the
+ * checkpoint writes; the plain values come back; a fresh optimizer does
+ * not give those bits. */
+Test(io, general_checkpoint_resumes_bit_for_bit)
+{
+    clt_device *dev = get_device("cpu");
+    for (int kind = 0; kind <= 10; kind++) {
+        clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *ref_opt = kind <= 7 ? optimizer_of(ref, kind, 1)
+                                           : optimizer_more(ref, kind, 1);
+        clt_optimizer *opt = kind <= 7 ? optimizer_of(m, kind, 0) : optimizer_more(m, kind, 0);
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_optimizer_set_lr(ref_opt, 0.037)); /* as a schedule would */
+        clt_checkpoint_dict *ck = NULL;
+        CHECK(clt_checkpoint_dict_new(&ck));
+        CHECK(clt_checkpoint_dict_set_int(ck, "epoch", 3));
+        CHECK(clt_checkpoint_dict_add_module(ck, "model_state_dict", ref));
+        CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", ref_opt));
+        CHECK(clt_checkpoint_dict_set_double(ck, "loss", 0.1 + kind));
+        CHECK(clt_checkpoint_dict_set_str(ck, "note", "résumé"));
+        CHECK(clt_checkpoint_dict_set_int(ck, "epoch", -5)); /* replaced in its place */
+        CHECK(clt_checkpoint_dict_save_torch(ck, tpath("ck.pt")));
+        clt_checkpoint_dict_free(ck);
+        train_steps(ref, ref_opt, 3);
+        size_t nr, nb, nc;
+        unsigned char *want = state_bytes(ref, &nr);
+
+        CHECK(clt_checkpoint_dict_load_torch(tpath("ck.pt"), &ck));
+        int64_t epoch = 0;
+        double loss = 0;
+        const char *note = NULL;
+        CHECK(clt_checkpoint_dict_get_int(ck, "epoch", &epoch));
+        CHECK(clt_checkpoint_dict_get_double(ck, "loss", &loss));
+        CHECK(clt_checkpoint_dict_get_str(ck, "note", &note));
+        cr_assert(epoch == -5 && loss == 0.1 + kind && strcmp(note, "résumé") == 0);
+        cr_assert(clt_checkpoint_dict_has(ck, "loss") && !clt_checkpoint_dict_has(ck, "scheduler"));
+        CHECK(clt_checkpoint_dict_get_double(ck, "epoch", &loss)); /* float(int) */
+        cr_assert_eq(loss, -5.0);
+        CHECK(clt_checkpoint_dict_load_module(ck, "model_state_dict", m, 1));
+        CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", opt));
+        clt_checkpoint_dict_free(ck);
+        cr_assert_eq(clt_optimizer_steps(opt), kind == 0 ? 1 : 3, "kind %d", kind);
+        cr_assert_eq(clt_optimizer_lr(opt), 0.037);
+        train_steps(m, opt, 3);
+        unsigned char *got = state_bytes(m, &nb);
+        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+                  "kind %d: the resumed run differs from the uninterrupted one", kind);
+
+        clt_module *fresh = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *fresh_opt = kind <= 7 ? optimizer_of(fresh, kind, 1)
+                                             : optimizer_more(fresh, kind, 1);
+        CHECK(clt_checkpoint_dict_load_torch(tpath("ck.pt"), &ck));
+        CHECK(clt_checkpoint_dict_load_module(ck, "model_state_dict", fresh, 1));
+        clt_checkpoint_dict_free(ck);
+        CHECK(clt_optimizer_set_lr(fresh_opt, 0.037));
+        train_steps(fresh, fresh_opt, 3);
+        unsigned char *control = state_bytes(fresh, &nc);
+        cr_assert(memcmp(control, want, nr) != 0, "kind %d: the state made no difference", kind);
+        free(want);
+        free(got);
+        free(control);
+        clt_optimizer_free(ref_opt);
+        clt_optimizer_free(opt);
+        clt_optimizer_free(fresh_opt);
+        clt_module_free(ref);
+        clt_module_free(m);
+        clt_module_free(fresh);
+    }
+}
+
+/* What a checkpoint refuses, naming it, with nothing changed: values of
+ * another type under a key, a key it lacks, the optimizer's state into
+ * another shape or number of groups, a built checkpoint read and a read
+ * one added to. */
+Test(io, general_checkpoint_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1), *other = mlp(dev, 7, 4, 2, 1);
+    clt_optimizer *ref_opt = optimizer_of(ref, 2, 1), *opt = optimizer_of(m, 2, 0);
+    clt_optimizer *sgd = optimizer_of(m, 0, 0), *wide = optimizer_of(other, 2, 0);
+    train_steps(ref, ref_opt, 2);
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_checkpoint_dict_new(&ck));
+    CHECK(clt_checkpoint_dict_add_module(ck, "model", ref));
+    CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer", ref_opt));
+    CHECK(clt_checkpoint_dict_set_double(ck, "loss", 1.5));
+    CHECK(clt_checkpoint_dict_set_str(ck, "name", "run"));
+    cr_assert(clt_checkpoint_dict_has(ck, "name") && !clt_checkpoint_dict_has(ck, "epoch"));
+    int64_t i = 7;
+    double d = 7;
+    const char *str = "x";
+    assert_error(clt_checkpoint_dict_get_int(ck, "loss", &i), CLT_ERR_INVALID_ARGUMENT,
+                 "built, not read");
+    cr_assert_eq(i, 0);
+    assert_error(clt_checkpoint_dict_set_str(ck, "bad", "\xff"), CLT_ERR_INVALID_ARGUMENT,
+                 "not UTF-8");
+    CHECK(clt_checkpoint_dict_save_torch(ck, tpath("r.pt")));
+    clt_checkpoint_dict_free(ck);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("r.pt"), &ck));
+    assert_error(clt_checkpoint_dict_set_int(ck, "epoch", 1), CLT_ERR_INVALID_ARGUMENT,
+                 "was read");
+    assert_error(clt_checkpoint_dict_save_torch(ck, tpath("r2.pt")), CLT_ERR_INVALID_ARGUMENT,
+                 "was read");
+    assert_error(clt_checkpoint_dict_get_int(ck, "loss", &i), CLT_ERR_INVALID_ARGUMENT,
+                 "'loss' is a float, not an int");
+    assert_error(clt_checkpoint_dict_get_double(ck, "name", &d), CLT_ERR_INVALID_ARGUMENT,
+                 "'name' is a string, not a float");
+    assert_error(clt_checkpoint_dict_get_str(ck, "epoch", &str), CLT_ERR_INVALID_ARGUMENT,
+                 "has no key 'epoch'");
+    cr_assert(i == 0 && d == 0 && str == NULL);
+    assert_error(clt_checkpoint_dict_get_double(ck, "model", &d), CLT_ERR_INVALID_ARGUMENT,
+                 "is a dict, not a float");
+    assert_error(clt_checkpoint_dict_load_module(ck, "optimizer", m, 1), CLT_ERR_INVALID_ARGUMENT,
+                 "'state' is a dict, not a tensor");
+    assert_error(clt_checkpoint_dict_load_module(ck, "loss", m, 1), CLT_ERR_INVALID_ARGUMENT,
+                 "is a float, not a state_dict");
+    assert_error(clt_checkpoint_dict_load_optimizer(ck, "model", opt), CLT_ERR_INVALID_ARGUMENT,
+                 "has no 'state'");
+    assert_error(clt_checkpoint_dict_load_module(ck, "model", other, 1), CLT_ERR_INVALID_ARGUMENT,
+                 "size mismatch");
+    /* Adam's state into an SGD: its settings lack momentum; into
+     * parameters of other shapes: the state's shapes differ */
+    size_t n0, n1;
+    unsigned char *before = state_bytes(m, &n0);
+    assert_error(clt_checkpoint_dict_load_optimizer(ck, "optimizer", sgd),
+                 CLT_ERR_INVALID_ARGUMENT, "'momentum'");
+    assert_error(clt_checkpoint_dict_load_optimizer(ck, "optimizer", wide),
+                 CLT_ERR_INVALID_ARGUMENT, "size mismatch for state.0.exp_avg");
+    cr_assert_eq(clt_optimizer_steps(opt), 0);
+    CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer", opt));
+    cr_assert_eq(clt_optimizer_steps(opt), 2);
+    unsigned char *after = state_bytes(m, &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the model changed");
+    clt_checkpoint_dict_free(ck);
+    free(before);
+    free(after);
+    clt_optimizer_free(ref_opt);
+    clt_optimizer_free(opt);
+    clt_optimizer_free(sgd);
+    clt_optimizer_free(wide);
+    clt_module_free(ref);
+    clt_module_free(m);
+    clt_module_free(other);
+}
+
 Test(io, adamax_nadam_radam_checkpoints)
 {
     clt_device *dev = get_device("cpu");

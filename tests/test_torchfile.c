@@ -319,11 +319,12 @@ Test(torchfile, forbidden_globals_and_bad_pickles_are_refused)
         {"a pop below a mark", P("\x80\x02N(\x85."), "TUPLE1 with fewer entries"},
         {"no STOP", P("\x80\x02}"), "without STOP"},
         {"INST (protocol 0)", P("\x80\x02iposix\nsystem\n."), "opcode 0x69"},
-        {"a list", P("\x80\x02]."), "opcode 0x5d"},
+        {"a list", P("\x80\x02]."), "holds a list, not a dict"},
+        {"LIST (protocol 0)", P("\x80\x02(l."), "opcode 0x6c"},
         {"an int of 9 bytes", P("\x80\x02\x8a\x09\x01\x01\x01\x01\x01\x01\x01\x01\x01."),
          "beyond int64"},
         {"not a dict", P("\x80\x02K\x07."), "holds an int, not a dict"},
-        {"a nested dict", P("\x80\x02}(X\x01\x00\x00\x00" "a}u."), "nested"},
+        {"a nested dict", P("\x80\x02}(X\x01\x00\x00\x00" "a}u."), "entry 'a' is a dict, not a tensor"},
         {"a value that is no tensor", P("\x80\x02}(X\x01\x00\x00\x00" "aK\x01u."),
          "entry 'a' is an int, not a tensor"},
         {"a key that is no string", P("\x80\x02}(K\x01K\x01u."), "not a string"},
@@ -758,4 +759,162 @@ Test(torchfile, module_load_converts_dtypes_and_keeps_devices)
     clt_module_free(w);
     clt_module_free(f);
     clt_module_free(o);
+}
+
+/* ---- general checkpoints built here --------------------------------------------------- */
+
+/* An archive holding only the pickle b. */
+static void write_pickle(const char *path, const buf *b)
+{
+    const char *names[2] = {"m/data.pkl", "m/version"};
+    const void *data[2] = {b->b, "3\n"};
+    size_t len[2] = {b->n, 2};
+    write_zip(path, 2, names, data, len);
+}
+
+static void assert_ck_refused(const char *path, const char *needle)
+{
+    clt_checkpoint_dict *ck = (clt_checkpoint_dict *)1;
+    clt_status st = clt_checkpoint_dict_load_torch(path, &ck);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", path, clt_status_name(st));
+    cr_assert_null(ck);
+    cr_assert(strstr(clt_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+              clt_last_error(), needle);
+}
+
+/* Hostile general checkpoints: containers nested past the limit (a depth
+ * bomb), a global off the allow-list, keys that are no strings or given
+ * twice are refused when the file is read; a list that holds itself (a
+ * cycle through the memo) reads and is refused by type; an optimizer's
+ * state_dict with values of the wrong types under its keys is refused
+ * naming the key, the optimizer unchanged. */
+Test(torchfile, general_checkpoint_hostile_files)
+{
+    clt_device *dev = get_device("auto");
+    buf b = {0};
+    /* {'k': ((((...)))) 100 deep} */
+    adds(&b, "\x80\x02}");
+    add_str(&b, "k");
+    adds(&b, ")");
+    for (int i = 0; i < 100; i++)
+        adds(&b, "\x85");
+    adds(&b, "s.");
+    write_pickle(tpath("deep.pt"), &b);
+    assert_ck_refused(tpath("deep.pt"), "nested more than 64 deep");
+    assert_refused(tpath("deep.pt"), "nested more than 64 deep");
+    /* 64 deep is fine: it is read, and refused by type */
+    b.n = 0;
+    adds(&b, "\x80\x02}");
+    add_str(&b, "k");
+    adds(&b, "]");
+    for (int i = 0; i < 63; i++)
+        adds(&b, "\x85");
+    adds(&b, "s.");
+    write_pickle(tpath("deep64.pt"), &b);
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_checkpoint_dict_load_torch(tpath("deep64.pt"), &ck));
+    double d = 1;
+    assert_error(clt_checkpoint_dict_get_double(ck, "k", &d), CLT_ERR_INVALID_ARGUMENT,
+                 "'k' is a tuple, not a float");
+    cr_assert_eq(d, 0);
+    clt_checkpoint_dict_free(ck);
+
+    /* a global off the allow-list */
+    b.n = 0;
+    adds(&b, "\x80\x02}");
+    add_str(&b, "epoch");
+    adds(&b, "cos\nsystem\n");
+    add_str(&b, "true");
+    adds(&b, "\x85Rs.");
+    write_pickle(tpath("global.pt"), &b);
+    assert_ck_refused(tpath("global.pt"), "the global 'os.system' is not allowed");
+
+    /* keys: an int at the top, a key twice */
+    b.n = 0;
+    adds(&b, "\x80\x02}(K\x01K\x02u.");
+    write_pickle(tpath("intkey.pt"), &b);
+    assert_ck_refused(tpath("intkey.pt"), "key 0 of the dict is an int, not a string");
+    b.n = 0;
+    adds(&b, "\x80\x02}(");
+    add_str(&b, "a");
+    adds(&b, "K\x01");
+    add_str(&b, "a");
+    adds(&b, "K\x02u.");
+    write_pickle(tpath("twice.pt"), &b);
+    assert_ck_refused(tpath("twice.pt"), "given twice");
+    b.n = 0;
+    adds(&b, "\x80\x02].");
+    write_pickle(tpath("list.pt"), &b);
+    assert_ck_refused(tpath("list.pt"), "holds a list, not a dict");
+
+    /* {'loop': L} with L = [L] through the memo */
+    b.n = 0;
+    adds(&b, "\x80\x02}");
+    add_str(&b, "loop");
+    add(&b, "]q\x00h\x00" "as.", 8);
+    write_pickle(tpath("loop.pt"), &b);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("loop.pt"), &ck));
+    int64_t i = 1;
+    assert_error(clt_checkpoint_dict_get_int(ck, "loop", &i), CLT_ERR_INVALID_ARGUMENT,
+                 "'loop' is a list, not an int");
+    clt_checkpoint_dict_free(ck);
+
+    /* an optimizer's state_dict with wrong types under its keys */
+    int64_t shape[1] = {2};
+    float v[2] = {1, 2};
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, v, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_adam(&p, 1, &(clt_adam_opts)CLT_ADAM_DEFAULTS, &opt));
+#define L(s) s, sizeof(s) - 1
+    static const struct {
+        const char *state;
+        size_t ns;
+        const char *group;
+        size_t ng;
+        const char *needle;
+    } bad[] = {
+        /* state {0: {'step': 'x'}} */
+        {L("}(K\x00}X\x04\x00\x00\x00stepX\x01\x00\x00\x00xsu"), L(""),
+         "state[0]['step'] is a string, not a count"},
+        /* state {0: {'step': 1, 'exp_avg': 1.5}} */
+        {L("}(K\x00}(X\x04\x00\x00\x00stepK\x01X\x07\x00\x00\x00" "exp_avg"
+           "G?\xf8\x00\x00\x00\x00\x00\x00uu"), L(""),
+         "state[0]['exp_avg'] is a float, not a tensor"},
+        /* state {5: {}} */
+        {L("}(K\x05}u"), L(""), "is parameter out of range, and the optimizer has 1 parameters"},
+        /* state [] */
+        {L("]"), L(""), "'state' is a list, not a dict"},
+        /* param_groups [{'lr': {}}] */
+        {L("}"), L("X\x02\x00\x00\x00lr}"), "param_groups[0]['lr'] is a dict, not a setting"},
+        /* param_groups [{'lr': 'a b'}] */
+        {L("}"), L("X\x02\x00\x00\x00lrX\x03\x00\x00\x00" "a b"),
+         "param_groups[0]['lr'] is a string"},
+        /* param_groups [{'lr': -1.0}]: Adam's keys missing */
+        {L("}"), L("X\x02\x00\x00\x00lrG\xbf\xf0\x00\x00\x00\x00\x00\x00"), "has no 'maximize'"},
+    };
+#undef L
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        b.n = 0;
+        adds(&b, "\x80\x02}");
+        add_str(&b, "o");
+        adds(&b, "}(");
+        add_str(&b, "state");
+        add(&b, bad[k].state, bad[k].ns);
+        add_str(&b, "param_groups");
+        adds(&b, "](}(");
+        add(&b, bad[k].group, bad[k].ng);
+        add_str(&b, "params");
+        add(&b, "]K\x00" "aueus.", 9);
+        write_pickle(tpath("opt.pt"), &b);
+        CHECK(clt_checkpoint_dict_load_torch(tpath("opt.pt"), &ck));
+        assert_error(clt_checkpoint_dict_load_optimizer(ck, "o", opt), CLT_ERR_INVALID_ARGUMENT,
+                     bad[k].needle);
+        clt_checkpoint_dict_free(ck);
+    }
+    cr_assert_eq(clt_optimizer_steps(opt), 0);
+    cr_assert_eq(clt_optimizer_lr(opt), 1e-3);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
 }

@@ -516,6 +516,167 @@ CLT_API clt_status clt_module_save_torch(const clt_module *m, const char *path);
  * take their sizes from the file, as clt_module_load's. */
 CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int strict);
 
+/* ---- general checkpoints (torch.save of a dict) ------------------------------- */
+
+/* PyTorch's "general checkpoint": one torch.save file of a dict holding a
+ * model's state_dict, an optimizer's state_dict and plain values,
+ *
+ *   torch.save({'epoch': epoch, 'model_state_dict': model.state_dict(),
+ *               'optimizer_state_dict': optimizer.state_dict(),
+ *               'loss': loss}, PATH)
+ *
+ * written and read here as torch 1.13 writes and reads it:
+ *
+ *   clt_checkpoint_dict *ck;
+ *   clt_checkpoint_dict_new(&ck);
+ *   clt_checkpoint_dict_set_int(ck, "epoch", epoch);
+ *   clt_checkpoint_dict_add_module(ck, "model_state_dict", model);
+ *   clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", opt);
+ *   clt_checkpoint_dict_set_double(ck, "loss", loss);
+ *   clt_checkpoint_dict_save_torch(ck, "ck.pt");
+ *   clt_checkpoint_dict_free(ck);
+ *   ...
+ *   clt_checkpoint_dict_load_torch("ck.pt", &ck);       // torch.load(PATH)
+ *   clt_checkpoint_dict_load_module(ck, "model_state_dict", model, 1);
+ *   clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", opt);
+ *   clt_checkpoint_dict_get_int(ck, "epoch", &epoch);
+ *   clt_checkpoint_dict_get_double(ck, "loss", &loss);
+ *   clt_checkpoint_dict_free(ck);
+ *
+ * so that torch's checkpoint = torch.load(PATH);
+ * model.load_state_dict(checkpoint['model_state_dict']);
+ * optimizer.load_state_dict(checkpoint['optimizer_state_dict']) loads
+ * ours, and ours loads torch's.  A checkpoint is either one being built
+ * (clt_checkpoint_dict_new) or one read (clt_checkpoint_dict_load_torch): the add
+ * and set calls take the first, the load and get calls the second
+ * (CLT_ERR_INVALID_ARGUMENT otherwise).  Keys are UTF-8 strings; setting
+ * a key again replaces its value in its place, as a Python dict does.
+ *
+ * The file: a dict (in the order of the keys' first setting) whose module
+ * values are what clt_module_save_torch writes (an OrderedDict of tensors
+ * with its _metadata), whose optimizer values are torch 1.13's
+ * optimizer.state_dict(): {'state': {0: {'step': tensor(3.), 'exp_avg':
+ * ..., 'exp_avg_sq': ...}, 1: ...}, 'param_groups': [{'lr': 0.001,
+ * 'betas': (0.9, 0.999), 'eps': 1e-08, 'weight_decay': 0.0, 'amsgrad':
+ * False, 'maximize': False, 'foreach': None, 'capturable': False,
+ * 'differentiable': False, 'fused': False, 'params': [0, 1]}]}, each
+ * kind's group keys in torch 1.13's order with its fixed ones ('foreach':
+ * None, 'capturable', 'differentiable', 'fused': False, where torch 1.13's
+ * group has them), the settings as floats (torch keeps the int 0 a user
+ * passed: the same value), what schedules add ('initial_lr', ...) before
+ * 'params'; the state of a parameter once it has been updated, under the
+ * names clt_optimizer_save uses, with 'step' as torch 1.13 keeps it (a
+ * 0-d float32 tensor for Adam, AdamW, Adagrad, Adamax, NAdam, RAdam and
+ * ASGD, an int for RMSprop, Adadelta and Rprop, none for SGD, whose
+ * 'momentum_buffer' is None without momentum); and plain values as
+ * Python's int, float, str.  The kinds: SGD, Adam, AdamW, RMSprop,
+ * Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD (not LBFGS,
+ * whose torch state holds lists of tensors: clt_optimizer_save).
+ *
+ * Threads: one checkpoint on one thread at a time. */
+typedef struct clt_checkpoint_dict clt_checkpoint_dict;
+
+/* A new, empty checkpoint to build.  Ownership: release with
+ * clt_checkpoint_dict_free. */
+CLT_API clt_status clt_checkpoint_dict_new(clt_checkpoint_dict **out);
+
+/* Puts model.state_dict() of m under key: m is borrowed, not copied, and
+ * its state is read when the checkpoint is saved (keep m until then).
+ * Errors: CLT_ERR_NULL_ARGUMENT; CLT_ERR_INVALID_ARGUMENT for a key that
+ * is not UTF-8 or a checkpoint that was read. */
+CLT_API clt_status clt_checkpoint_dict_add_module(clt_checkpoint_dict *ck, const char *key,
+                                             const clt_module *m);
+
+/* Puts optimizer.state_dict() of opt under key (borrowed as
+ * clt_checkpoint_dict_add_module borrows m; read when saved).  Errors as
+ * clt_checkpoint_dict_add_module, and CLT_ERR_INVALID_ARGUMENT for an LBFGS. */
+CLT_API clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char *key,
+                                                const clt_optimizer *opt);
+
+/* Put a Python int, float (any double: Python's float holds nan and inf)
+ * or str (UTF-8, copied) under key.  Errors as clt_checkpoint_dict_add_module
+ * (a value that is not UTF-8 too). */
+CLT_API clt_status clt_checkpoint_dict_set_int(clt_checkpoint_dict *ck, const char *key, int64_t v);
+CLT_API clt_status clt_checkpoint_dict_set_double(clt_checkpoint_dict *ck, const char *key, double v);
+CLT_API clt_status clt_checkpoint_dict_set_str(clt_checkpoint_dict *ck, const char *key, const char *v);
+
+/* torch.save(dict, path) of ck's entries, as the section above says, the
+ * modules' and optimizers' tensors read back then (a wait).  The archive
+ * is made in host memory and written as clt_save_torch writes (nothing
+ * written on failure).  Errors: CLT_ERR_NULL_ARGUMENT;
+ * CLT_ERR_INVALID_ARGUMENT for a checkpoint that was read, or an
+ * optimizer whose last step the driver stopped part-way (as
+ * clt_optimizer_save); CLT_ERR_IO. */
+CLT_API clt_status clt_checkpoint_dict_save_torch(const clt_checkpoint_dict *ck, const char *path);
+
+/* torch.load(path) of a general checkpoint (ours, or torch 1.13's): the
+ * file is read as clt_load_torch reads one (the same interpreter, limits
+ * and refusals: globals but the allowed ones, opcodes torch does not
+ * write, more than 4M objects, ...), and more: the pickle may hold dicts
+ * (str or int keys), lists, tuples, ints, floats, bools, None and
+ * strings, nested at most 64 deep (16M items in all); the top is a dict
+ * of str keys, none twice.  Every tensor of the file is checked against
+ * its storage before anything is handed out; the values are read by the
+ * calls below, which check what each key holds.  Ownership: *out is the
+ * caller's, released with clt_checkpoint_dict_free (it holds the archive open
+ * until then).  Errors: CLT_ERR_INVALID_ARGUMENT naming the file and what
+ * is wrong (the byte of data.pkl for the pickle); CLT_ERR_IO. */
+CLT_API clt_status clt_checkpoint_dict_load_torch(const char *path, clt_checkpoint_dict **out);
+
+/* model.load_state_dict(checkpoint[key], strict): the value under key
+ * must be a state_dict (a dict of str -> tensor) and is loaded into m as
+ * clt_module_load_torch loads a file (strict or not, its checks and
+ * messages, m left as it was on failure).  Errors: CLT_ERR_NULL_ARGUMENT;
+ * CLT_ERR_INVALID_ARGUMENT for a key the checkpoint lacks, a value of
+ * another type, and as clt_module_load_torch. */
+CLT_API clt_status clt_checkpoint_dict_load_module(const clt_checkpoint_dict *ck, const char *key,
+                                              clt_module *m, int strict);
+
+/* optimizer.load_state_dict(checkpoint[key]) for opt, an optimizer of the
+ * kind whose state_dict it is over parameters of the same shapes in the
+ * same groups: the value must be a dict of 'state' (a dict of int -> a
+ * dict of str -> tensor, None or, for 'step', an int or a one-element
+ * tensor holding a count) and 'param_groups' (a list of dicts of str ->
+ * int, float, bool, None, str, or tuples and lists of numbers; each dict
+ * at most 256 keys, none twice), and is
+ * read, checked and loaded as clt_optimizer_load reads its file (the
+ * settings under torch's keys, each group's 'params', the state tensors
+ * strictly by name and shape, their dtypes converted; the messages say
+ * "__metadata__" for the group's keys): opt is left as it was on any
+ * failure.  A parameter that the state leaves out (one torch never
+ * updated) starts afresh, as torch's would.  The file does not say the
+ * kind: Adam's state loads into an AdamW, as torch's does (the two read
+ * weight_decay differently).  The counts: each parameter's 'step' (SGD,
+ * which has none: 1 for a started momentum buffer), clt_optimizer_steps
+ * their largest.  Errors: CLT_ERR_NULL_ARGUMENT; CLT_ERR_INVALID_ARGUMENT
+ * (a key missing, a value of another type under a key, naming it as
+ * "state[0]['exp_avg']", and clt_optimizer_load's refusals). */
+CLT_API clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, const char *key,
+                                                 clt_optimizer *opt);
+
+/* checkpoint[key] as a C value: get_int an int (not a bool), get_double a
+ * float or an int (as Python's float() takes it) or a tensor of one
+ * floating or integer element (a loss saved as a tensor: its value, read
+ * from the file), get_str a str (*v borrowed from ck, NUL-terminated,
+ * valid until clt_checkpoint_dict_free; a str holding U+0000 is refused).
+ * Errors: CLT_ERR_NULL_ARGUMENT; CLT_ERR_INVALID_ARGUMENT for a key the
+ * checkpoint lacks, a value of another type (naming both), an int beyond
+ * int64 (refused when read), a checkpoint that was built, not read. */
+CLT_API clt_status clt_checkpoint_dict_get_int(const clt_checkpoint_dict *ck, const char *key, int64_t *v);
+CLT_API clt_status clt_checkpoint_dict_get_double(const clt_checkpoint_dict *ck, const char *key,
+                                             double *v);
+CLT_API clt_status clt_checkpoint_dict_get_str(const clt_checkpoint_dict *ck, const char *key,
+                                          const char **v);
+
+/* Whether the checkpoint (built or read) holds key (1) or not (0); 0 for
+ * a NULL ck or key.  For optional entries ('scheduler', ...) before a get
+ * or load. */
+CLT_API int clt_checkpoint_dict_has(const clt_checkpoint_dict *ck, const char *key);
+
+/* Releases ck (and, for one read, its archive); the modules and
+ * optimizers it borrowed are left alone.  NULL does nothing. */
+CLT_API void clt_checkpoint_dict_free(clt_checkpoint_dict *ck);
+
 /* Reads a NumPy .npz archive (numpy.savez or numpy.savez_compressed:
  * members NAME.npy, stored or deflated) into new tensors on dev named NAME,
  * in the archive's order, each member read as clt_load_npy reads a file

@@ -125,6 +125,55 @@ typedef clt_status (*clt__io_save_fn)(const char *path, const clt_named_tensor *
 clt_status clt__io_save_module(const clt_module *m, const char *path, clt__io_save_fn save,
                                const char *fn, const void *caller);
 
+/* A double as Python's repr writes it ("0.001", "1e-08", "0.0", "inf"),
+ * and strtod, both in the C locale whatever the program's LC_NUMERIC
+ * (src/io/safetensors.c). */
+void clt__io_fmt_double(char *buf, size_t size, double v);
+double clt__io_strtod(const char *s, char **end);
+
+/* ---- an optimizer's state_dict (src/io/safetensors.c, for torch.c) ----------------- */
+
+/* What clt_optimizer_save writes, as torch's optimizer.state_dict() names
+ * it, for torch.save's checkpoints: the settings of each parameter group
+ * (keys[k], values[k]: group 0's under torch's keys, group g's under
+ * "param_groups.g.<key>", each value as Python's repr writes it, "params"
+ * included), the state tensors ("state.<i>.<name>", borrowed from the
+ * optimizer) and each parameter's updates (torch's state[p]['step'];
+ * borrowed).  Release with clt__opt_dict_free. */
+typedef struct clt__opt_dict {
+    const char *kind; /* torch's class name */
+    size_t nmeta;
+    const char **keys, **values;
+    clt_named_tensor *state;
+    size_t nstate, np;
+    const int64_t *updates;
+    void *own_meta, *own_keys;
+} clt__opt_dict;
+
+clt_status clt__optimizer_dict(const clt_optimizer *opt, const char *fn, clt__opt_dict *d);
+void clt__opt_dict_free(clt__opt_dict *d);
+
+/* A tensor's values in host memory (row-major, borrowed). */
+typedef struct clt__mem_tensor {
+    const char *name;
+    clt_dtype dtype;
+    int ndim;
+    int64_t shape[CLT_MAX_DIMS];
+    const void *data;
+    size_t nbytes;
+} clt__mem_tensor;
+
+/* clt_optimizer_load of a state_dict in memory, in the form
+ * clt__optimizer_dict gives (settings as repr strings, state tensors by
+ * name, updates of each parameter): checked and loaded as a file is, opt
+ * left as it was on failure.  A parameter flagged in absent (torch's
+ * state holds nothing for it: it never stepped) keeps the state a new
+ * optimizer makes.  Messages "fn: path_q: ...". */
+clt_status clt__optimizer_load_dict(clt_optimizer *opt, const char *const *keys,
+                                    const char *const *values, size_t nmeta,
+                                    const clt__mem_tensor *t, size_t n, const int64_t *updates,
+                                    const bool *absent, const char *fn, const char *path_q);
+
 /* ---- .npy in memory or in an archive (src/io/npy.c) ----------------------------- */
 
 /* A file name with a member of an archive, as messages quote them. */

@@ -78,6 +78,9 @@ typedef struct st_file {
     bool keep_meta;  /* keep __metadata__'s strings (checkpoints read them) */
     char *meta[2 * MAX_META]; /* key, value, ... (owned) */
     size_t nmeta;
+    /* Not a file but a state_dict in memory (clt__optimizer_load_dict):
+     * each entry's bytes at mem + begin; f is NULL. */
+    const unsigned char *mem;
     clt_status st; /* what the header's member callbacks found wrong */
 } st_file;
 
@@ -454,7 +457,11 @@ static clt_status st_read(const st_file *sf, const entry *e, void **out)
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for the %zu bytes of "
                           "tensor '%s'", sf->fn, nb, CLT__QUOTE(q, e->name));
-    clt_status st = clt__io_read_at(sf->f, sf->data_start + e->begin, p, nb, sf->path, sf->fn);
+    clt_status st = CLT_OK;
+    if (sf->mem)
+        memcpy(p, sf->mem + e->begin, nb);
+    else
+        st = clt__io_read_at(sf->f, sf->data_start + e->begin, p, nb, sf->path, sf->fn);
     int64_t badb = st == CLT_OK && e->dtype == CLT_BOOL ? clt__io_bad_bool(p, nb) : -1;
     if (badb >= 0)
         st = bad(sf, "tensor '%s': BOOL element %lld holds the byte %u (only 0 and 1 are bools)",
@@ -853,6 +860,21 @@ static void fmt_double(char *buf, size_t size, double v)
     }
     if (isfinite(v) && strpbrk(buf, ".e") == NULL)
         strncat(buf, ".0", size - strlen(buf) - 1);
+}
+
+void clt__io_fmt_double(char *buf, size_t size, double v)
+{
+    c_numeric l = c_numeric_begin();
+    fmt_double(buf, size, v);
+    c_numeric_end(l);
+}
+
+double clt__io_strtod(const char *s, char **end)
+{
+    c_numeric l = c_numeric_begin();
+    double v = strtod(s, end);
+    c_numeric_end(l);
+    return v;
 }
 
 static void put(meta *m, const char *key, const char *fmt, ...) CLT__PRINTF(3, 4);
@@ -1427,11 +1449,13 @@ static const entry *find(const st_file *sf, const char *name)
     return NULL;
 }
 /* SGD's momentum buffers that the file leaves out (torch's None: not
- * started yet) are taken out of the n entries of arr (the three counts
- * staying last), and flagged in *unstarted (one per parameter; new,
- * released with free). */
+ * started yet), and every entry of a parameter that absent flags (a
+ * torch state_dict without state for it: its state stays as made), are
+ * taken out of the n entries of arr (the three counts staying last), and
+ * flagged in *unstarted (one per parameter; new, released with free). */
 static clt_status unstarted_buffers(const st_file *sf, const clt_optimizer *opt,
-                                    clt_named_tensor *arr, size_t *n, bool **unstarted)
+                                    const bool *absent, clt_named_tensor *arr, size_t *n,
+                                    bool **unstarted)
 {
     static const char suffix[] = ".momentum_buffer";
     size_t np = clt__optimizer_size(opt), m = 0, ls = sizeof suffix - 1;
@@ -1442,6 +1466,13 @@ static clt_status unstarted_buffers(const st_file *sf, const clt_optimizer *opt,
     for (size_t k = 0; k < *n; k++) {
         const char *name = arr[k].name;
         size_t len = strlen(name);
+        if (k < *n - OPT_EXTRA && strncmp(name, "state.", 6) == 0) {
+            size_t i = (size_t)strtoull(name + strlen("state."), NULL, 10);
+            if (absent && i < np && absent[i]) {
+                (*unstarted)[i] = sgd;
+                continue;
+            }
+        }
         if (sgd && k < *n - OPT_EXTRA && len > ls && strcmp(name + len - ls, suffix) == 0 &&
             find(sf, name) == NULL) {
             size_t i = (size_t)strtoull(name + strlen("state."), NULL, 10);
@@ -1470,11 +1501,12 @@ static clt_status lbfgs_expect(const st_file *sf, clt_optimizer *fresh)
     return clt__lbfgs_expect(s, find(sf, "state.0.n_iter") != NULL, full, m, sf->fn);
 }
 
-clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
+/* clt_optimizer_load's work once sf is open (a file, or a state_dict in
+ * memory whose parameters flagged in absent have no state); sf is closed. */
+static clt_status optimizer_load_sf(clt_optimizer *opt, st_file *sf_in, const bool *absent)
 {
-    const char *fn = "clt_optimizer_load";
-    CLT__REQUIRE_ARG(opt, fn);
-    CLT__REQUIRE_ARG(path, fn);
+    const char *fn = sf_in->fn;
+    st_file sf = *sf_in;
     clt_named_tensor *arr = NULL;
     clt_optimizer *fresh = NULL;
     size_t n = 0, np = clt__optimizer_size(opt);
@@ -1486,10 +1518,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     clt__opt_settings *so = NULL;
     bool has;
     char where[512];
-    st_file sf;
-    clt_status st = st_open(path, fn, true, &sf);
-    if (st != CLT_OK)
-        return st;
+    clt_status st = CLT_OK;
     /* The file is loaded into a fresh optimizer with its settings (whose
      * state tensors are those the settings make: momentum buffers, amsgrad's
      * maxima), which then takes the place of opt's contents: opt changes
@@ -1510,7 +1539,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     for (size_t i = 0; i < np; i++)
         clt__optimizer_start(fresh, i, true); /* every buffer listed, then matched */
     CLT__TRY(optimizer_entries(fresh, counts, &arr, &n, fn));
-    CLT__TRY(unstarted_buffers(&sf, fresh, arr, &n, &unstarted));
+    CLT__TRY(unstarted_buffers(&sf, fresh, absent, arr, &n, &unstarted));
     match = clt__calloc(n, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
@@ -1566,7 +1595,167 @@ done:
     free(lrs);
     clt_optimizer_free(fresh);
     st_close(&sf);
+    return st;
+}
+
+clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
+{
+    const char *fn = "clt_optimizer_load";
+    CLT__REQUIRE_ARG(opt, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    st_file sf;
+    clt_status st = st_open(path, fn, true, &sf);
+    if (st == CLT_OK)
+        st = optimizer_load_sf(opt, &sf, NULL);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+
+/* ---- an optimizer's state_dict in memory (torch.save's checkpoints) ----------------- */
+
+clt_status clt__optimizer_dict(const clt_optimizer *opt, const char *fn, clt__opt_dict *d)
+{
+    meta *md = NULL;
+    char(*keys)[64] = NULL;
+    size_t nmd = 0;
+    *d = (clt__opt_dict){0};
+    if (clt__optimizer_stopped(opt))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a step that the driver stopped part-way is not finished: call "
+                          "clt_optimizer_step again before saving", fn);
+    clt_status st = optimizer_meta(opt, &md, &keys, &nmd, fn);
+    if (st == CLT_OK) {
+        d->keys = clt__calloc(nmd ? nmd : 1, sizeof *d->keys);
+        d->values = clt__calloc(nmd ? nmd : 1, sizeof *d->values);
+        if (d->keys == NULL || d->values == NULL)
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    if (st == CLT_OK)
+        st = clt__optimizer_state(opt, 0, &d->state, &d->nstate, fn);
+    if (st != CLT_OK) {
+        free(md);
+        free(keys);
+        free(d->keys);
+        free(d->values);
+        *d = (clt__opt_dict){0};
+        return st;
+    }
+    /* "optimizer" (md[0]) is the kind, not a key of torch's groups */
+    d->kind = clt__optimizer_kind(opt);
+    for (size_t k = 1; k < nmd; k++) {
+        d->keys[d->nmeta] = md[k].key;
+        d->values[d->nmeta++] = md[k].value;
+    }
+    d->np = clt__optimizer_size(opt);
+    d->updates = clt__optimizer_updates(opt);
+    d->own_meta = md;
+    d->own_keys = keys;
+    return CLT_OK;
+}
+
+void clt__opt_dict_free(clt__opt_dict *d)
+{
+    free(d->keys);
+    free(d->values);
+    free(d->state);
+    free(d->own_meta);
+    free(d->own_keys);
+    *d = (clt__opt_dict){0};
+}
+
+clt_status clt__optimizer_load_dict(clt_optimizer *opt, const char *const *keys,
+                                    const char *const *values, size_t nmeta,
+                                    const clt__mem_tensor *t, size_t n, const int64_t *updates,
+                                    const bool *absent, const char *fn, const char *path_q)
+{
+    st_file sf;
+    memset(&sf, 0, sizeof sf);
+    size_t np = clt__optimizer_size(opt), total = 0, ne = n + OPT_EXTRA;
+    clt_status st = CLT_OK;
+    unsigned char *mem = NULL;
+    sf.fn = fn;
+    sf.path = path_q;
+    snprintf(sf.path_q, sizeof sf.path_q, "%s", path_q);
+    sf.keep_meta = true;
+    if (nmeta + 1 > MAX_META)
+        return bad(&sf, "the optimizer's param_groups hold %zu settings in all, beyond the %d "
+                        "cltensor reads", nmeta, MAX_META - 1);
+    for (size_t k = 0; k < n; k++)
+        total += t[k].nbytes;
+    int64_t steps = 0;
+    for (size_t i = 0; i < np; i++)
+        steps = updates[i] > steps ? updates[i] : steps;
+    double lr = 0.0;
+    for (size_t k = 0; k < nmeta; k++)
+        if (strcmp(keys[k], "lr") == 0) {
+            c_numeric l = c_numeric_begin();
+            lr = strtod(values[k], NULL);
+            c_numeric_end(l);
+        }
+    size_t cbytes = (np + 2) * sizeof(int64_t);
+    sf.e = clt__calloc(ne, sizeof *sf.e);
+    sf.by_name = clt__calloc(ne, sizeof *sf.by_name);
+    mem = clt__malloc(total + cbytes + 1);
+    if (sf.e == NULL || sf.by_name == NULL || mem == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    sf.mem = mem;
+    sf.cap = ne;
+    size_t at = 0;
+    for (size_t k = 0; k < ne; k++) {
+        entry *e = &sf.e[k];
+        const char *name = k < n ? t[k].name : opt_extra_names[k - n];
+        if ((e->name = clt__strdup(name)) == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        sf.n++;
+        e->begin = at;
+        if (k < n) {
+            e->dtype = t[k].dtype;
+            e->ndim = t[k].ndim;
+            memcpy(e->shape, t[k].shape, sizeof e->shape);
+            memcpy(mem + at, t[k].data, t[k].nbytes);
+            at += t[k].nbytes;
+        } else {
+            e->dtype = CLT_INT64;
+            if (k == n + OPT_STEP) {
+                e->ndim = 1;
+                e->shape[0] = (int64_t)np;
+                memcpy(mem + at, updates, np * sizeof *updates);
+                at += np * sizeof *updates;
+            } else {
+                memcpy(mem + at, k == n + OPT_STEPS ? (const void *)&steps : (const void *)&lr, 8);
+                at += 8;
+            }
+        }
+        e->end = at;
+        sf.by_name[k] = k;
+    }
+    sort_entries(sf.e, sf.by_name, sf.n, by_name_cmp);
+    for (size_t k = 1; k < sf.n; k++)
+        if (strcmp(sf.e[sf.by_name[k - 1]].name, sf.e[sf.by_name[k]].name) == 0) {
+            char q[160];
+            CLT__TRY(bad(&sf, "the state holds '%s' twice",
+                         CLT__QUOTE(q, sf.e[sf.by_name[k]].name)));
+        }
+    sf.meta[0] = clt__strdup("optimizer");
+    sf.meta[1] = clt__strdup(clt__optimizer_kind(opt));
+    sf.nmeta = 1;
+    for (size_t k = 0; k < nmeta && sf.meta[1]; k++) {
+        sf.meta[2 * sf.nmeta] = clt__strdup(keys[k]);
+        sf.meta[2 * sf.nmeta + 1] = clt__strdup(values[k]);
+        sf.nmeta++;
+        if (sf.meta[2 * sf.nmeta - 1] == NULL || sf.meta[2 * sf.nmeta - 2] == NULL)
+            break;
+    }
+    for (size_t k = 0; k < 2 * sf.nmeta; k++)
+        if (sf.meta[k] == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    st = optimizer_load_sf(opt, &sf, absent); /* closes sf */
+    free(mem);
+    return st;
+done:
+    st_close(&sf);
+    free(mem);
+    return st;
 }
 
 /* ---- schedules -------------------------------------------------------------------------- */

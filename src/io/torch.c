@@ -16,6 +16,11 @@
 #define MAX_PICKLE (256u << 20)
 #define MAX_OBJECTS (1u << 22)
 #define MAX_STACK (1u << 22)
+/* Containers nested deeper than this are refused (a general checkpoint
+ * nests five), and the items of all containers together are at most this
+ * many (an item may be one object given again and again from the memo). */
+#define MAX_DEPTH 64
+#define MAX_ITEMS (1u << 24)
 
 /* The storage types cltensor holds, as torch names them in a file. */
 static const struct {
@@ -44,6 +49,7 @@ typedef enum okind {
     O_FLOAT,
     O_STR,
     O_TUPLE,
+    O_LIST,
     O_DICT,
     O_GLOBAL,
     O_STORAGE,
@@ -75,7 +81,8 @@ struct obj {
     okind kind;
     int64_t i;       /* an int, a bool; a global's gkind */
     const char *s;   /* a string, in the pickle's bytes (no NUL after it) */
-    size_t len;      /* its length; items of a tuple, 2 x the items of a dict */
+    size_t len;      /* its length; items of a tuple or list, 2 x the items of a dict */
+    int depth;       /* containers within it, nested: 0 for a scalar */
     obj **items;     /* a tuple's items; a dict's keys and values, alternating */
     size_t cap;
     clt_dtype dtype; /* a storage global's */
@@ -89,7 +96,7 @@ static obj none_obj = {.kind = O_NONE}, true_obj = {.kind = O_BOOL, .i = 1},
 static const char *kind_name(const obj *o)
 {
     static const char *const names[] = {"None", "a bool", "an int", "a float", "a string",
-                                        "a tuple", "a dict", "a global", "a storage",
+                                        "a tuple", "a list", "a dict", "a global", "a storage",
                                         "a tensor"};
     return names[o->kind];
 }
@@ -106,6 +113,7 @@ typedef struct pk {
     size_t nmarks, capmarks;
     obj **memo;
     size_t nmemo, capmemo;
+    size_t nitems; /* items of all containers */
     /* storages by the member that holds them */
     zip_t *za;
     const char *prefix;
@@ -224,6 +232,18 @@ static clt_status pop_mark(pk *k, obj ***first, size_t *n)
     return CLT_OK;
 }
 
+/* Counts item as one more of container c: its depth, the items in all. */
+static clt_status add_item(pk *k, obj *c, const obj *item)
+{
+    if (++k->nitems > MAX_ITEMS)
+        return pbad(k, "more than %u items in all containers", MAX_ITEMS);
+    if (item->depth + 1 > c->depth)
+        c->depth = item->depth + 1;
+    if (c->depth > MAX_DEPTH)
+        return pbad(k, "containers nested more than %d deep", MAX_DEPTH);
+    return CLT_OK;
+}
+
 static clt_status make_tuple(pk *k, obj **items, size_t n)
 {
     obj *t;
@@ -237,6 +257,11 @@ static clt_status make_tuple(pk *k, obj **items, size_t n)
         memcpy(t->items, items, n * sizeof *items);
     }
     t->len = n;
+    for (size_t i = 0; i < n; i++) {
+        clt_status st2 = add_item(k, t, items[i]);
+        if (st2 != CLT_OK)
+            return st2;
+    }
     return push(k, t);
 }
 
@@ -244,10 +269,28 @@ static clt_status dict_set(pk *k, obj *d, obj *key, obj *value)
 {
     if (d->kind != O_DICT)
         return pbad(k, "setting an item of %s, not a dict", kind_name(d));
+    clt_status st = add_item(k, d, key);
+    if (st == CLT_OK)
+        st = add_item(k, d, value);
+    if (st != CLT_OK)
+        return st;
     if (!grow(&d->items, &d->cap, d->len + 1, sizeof *d->items))
         return nomem(k);
     d->items[d->len++] = key;
     d->items[d->len++] = value;
+    return CLT_OK;
+}
+
+static clt_status list_append(pk *k, obj *l, obj *value)
+{
+    if (l->kind != O_LIST)
+        return pbad(k, "appending to %s, not a list", kind_name(l));
+    clt_status st = add_item(k, l, value);
+    if (st != CLT_OK)
+        return st;
+    if (!grow(&l->items, &l->cap, l->len, sizeof *l->items))
+        return nomem(k);
+    l->items[l->len++] = value;
     return CLT_OK;
 }
 
@@ -577,6 +620,20 @@ static clt_status run(pk *k, obj **result)
             if ((st = new_obj(k, O_DICT, &a)) == CLT_OK)
                 st = push(k, a);
             break;
+        case ']': /* EMPTY_LIST */
+            if ((st = new_obj(k, O_LIST, &a)) == CLT_OK)
+                st = push(k, a);
+            break;
+        case 'a': /* APPEND */
+            if ((st = pop(k, &b)) == CLT_OK && (st = top(k, &c)) == CLT_OK)
+                st = list_append(k, c, b);
+            break;
+        case 'e': /* APPENDS */
+            if ((st = pop_mark(k, &items, &n)) != CLT_OK || (st = top(k, &c)) != CLT_OK)
+                break;
+            for (size_t i = 0; i < n && st == CLT_OK; i++)
+                st = list_append(k, c, items[i]);
+            break;
         case ')': /* EMPTY_TUPLE */
             st = make_tuple(k, NULL, 0);
             break;
@@ -772,30 +829,47 @@ static clt_status check_view(const pk *k, const tview *v, const char *name, cons
 
 /* The tensor of entry `name`, its view checked: its values gathered and
  * uploaded to dev. */
-static clt_status make_tensor(pk *k, const obj *t, const char *name, clt_device *dev,
-                              const char *fn, clt_tensor **out)
+/* The values of tensor t (its view checked), row-major, in a new block
+ * *vals of *bytes bytes; messages "fn: where: ...". */
+static clt_status view_host(pk *k, const obj *t, const char *fn, const char *where,
+                            unsigned char **vals, size_t *bytes)
 {
     const tview *v = t->view;
     storage *s = v->storage->sto;
     size_t es = clt_dtype_size(s->dtype);
-    char q[CLT__QUOTE_SIZE], where[CLT__WHERE_SIZE];
-    snprintf(where, sizeof where, "%s: tensor '%s'", k->path_q, CLT__QUOTE(q, name));
     int64_t numel = clt__io_numel(v->ndim, v->shape, es);
     clt_status st = load_storage(k, s, fn);
     if (st != CLT_OK)
         return st;
-    size_t bytes = (size_t)numel * es;
-    unsigned char *vals = clt__malloc(bytes ? bytes : 1);
-    if (vals == NULL)
+    *bytes = (size_t)numel * es;
+    *vals = clt__malloc(*bytes ? *bytes : 1);
+    if (*vals == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: no host memory for %zu bytes", fn,
-                          where, bytes);
-    gather(v, s->data, vals, es, numel);
-    int64_t b = s->dtype == CLT_BOOL ? clt__io_bad_bool(vals, bytes) : -1;
-    if (b >= 0)
+                          where, *bytes);
+    gather(v, s->data, *vals, es, numel);
+    int64_t b = s->dtype == CLT_BOOL ? clt__io_bad_bool(*vals, *bytes) : -1;
+    if (b >= 0) {
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: bool element %lld holds the byte %u "
-                        "(only 0 and 1 are bools)", fn, where, (long long)b, vals[b]);
-    else if ((st = clt__tensor_from_host_in(fn, dev, s->dtype, v->ndim, v->shape, vals, out)) !=
-             CLT_OK)
+                        "(only 0 and 1 are bools)", fn, where, (long long)b, (*vals)[b]);
+        free(*vals);
+        *vals = NULL;
+    }
+    return st;
+}
+
+static clt_status make_tensor(pk *k, const obj *t, const char *name, clt_device *dev,
+                              const char *fn, clt_tensor **out)
+{
+    const tview *v = t->view;
+    char q[CLT__QUOTE_SIZE], where[CLT__WHERE_SIZE];
+    snprintf(where, sizeof where, "%s: tensor '%s'", k->path_q, CLT__QUOTE(q, name));
+    unsigned char *vals = NULL;
+    size_t bytes = 0;
+    clt_status st = view_host(k, t, fn, where, &vals, &bytes);
+    if (st != CLT_OK)
+        return st;
+    if ((st = clt__tensor_from_host_in(fn, dev, v->storage->sto->dtype, v->ndim, v->shape, vals,
+                                       out)) != CLT_OK)
         clt__error_in_step(st, fn, where);
     free(vals);
     return st;
@@ -844,53 +918,59 @@ static clt_status read_pickle(pk *k, const char *fn, unsigned char **buf, size_t
     return st == CLT_OK ? cst : st;
 }
 
-/* Opens the archive `path` into k and reads its dict: the entries' keys
- * (strings, no U+0000, none twice) into a new block *arr of *count named
- * tensors (NULL tensors), and each tensor's view checked against its
- * storage, entry i the view d->items[2 * i + 1]; nothing uploaded.  On
- * success the caller releases buf, k's objects and archive. */
-static clt_status parse(pk *k, const char *path, const char *fn, unsigned char **buf, obj **d,
-                        clt_named_tensor **arr, size_t *count)
+/* Opens the archive `path` into k and runs its pickle: *root the object
+ * it returns.  On success or failure the caller releases buf, k's objects
+ * and archive (parse_free). */
+static clt_status parse_file(pk *k, const char *path, const char *fn, unsigned char **buf,
+                             obj **root)
 {
     size_t len = 0;
-    const char **names = NULL;
-    size_t *lens = NULL;
-    char q[CLT__QUOTE_SIZE];
     k->fn = fn;
     CLT__QUOTE(k->path_q, path);
     snprintf(k->where, sizeof k->where, "%s, data.pkl", k->path_q);
     clt_status st = clt__zip_open(path, fn, "torch.save's format", &k->za);
     if (st != CLT_OK)
         return st;
-    CLT__TRY(read_pickle(k, fn, buf, &len));
+    if ((st = read_pickle(k, fn, buf, &len)) != CLT_OK)
+        return st;
     k->buf = k->p = *buf;
     k->end = *buf + len;
-    CLT__TRY(run(k, d));
-    if ((*d)->kind != O_DICT)
-        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the file holds %s, not a dict of "
-                            "tensors (save model.state_dict())", fn, k->path_q,
-                            kind_name(*d)));
-    *count = (*d)->len / 2;
+    return run(k, root);
+}
+
+/* The entries of d, a state_dict (str -> tensor; pq names it in messages):
+ * the keys (strings, no U+0000, none twice) into a new block *arr of
+ * *count named tensors (NULL tensors), and each tensor's view checked
+ * against its storage, entry i the view d->items[2 * i + 1]; nothing
+ * uploaded. */
+static clt_status dict_entries(pk *k, const obj *d, const char *fn, const char *pq,
+                               clt_named_tensor **arr, size_t *count)
+{
+    const char **names = NULL;
+    size_t *lens = NULL;
+    char q[CLT__QUOTE_SIZE];
+    clt_status st = CLT_OK;
+    *count = d->len / 2;
     names = clt__calloc(*count ? *count : 1, sizeof *names);
     lens = clt__calloc(*count ? *count : 1, sizeof *lens);
     if (names == NULL || lens == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     for (size_t i = 0; i < *count; i++) {
-        const obj *key = (*d)->items[2 * i], *val = (*d)->items[2 * i + 1];
+        const obj *key = d->items[2 * i], *val = d->items[2 * i + 1];
         if (key->kind != O_STR)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key %zu of the dict is %s, "
-                                "not a string", fn, k->path_q, i, kind_name(key)));
+                                "not a string", fn, pq, i, kind_name(key)));
         clt__quote(q, sizeof q, key->s, key->len);
         if (memchr(key->s, '\0', key->len))
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key '%s' holds U+0000", fn,
-                                k->path_q, q));
+                                pq, q));
         if (val->kind == O_DICT)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict: nested "
-                                "dicts are not read (save a state_dict of tensors)", fn,
-                                k->path_q, q));
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict, not a "
+                                "tensor (a dict of dicts is a general checkpoint, read as "
+                                "one)", fn, pq, q));
         if (val->kind != O_TENSOR)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
-                                fn, k->path_q, q, kind_name(val)));
+                                fn, pq, q, kind_name(val)));
         CLT__TRY(check_view(k, val->view, q, fn));
         names[i] = key->s;
         lens[i] = key->len;
@@ -898,7 +978,7 @@ static clt_status parse(pk *k, const char *path, const char *fn, unsigned char *
     CLT__TRY(clt__io_named_block(*count, names, lens, fn, arr));
     for (size_t i = 0; i < *count; i++)
         names[i] = (*arr)[i].name;
-    st = clt__io_no_twice(names, *count, fn, k->path_q);
+    st = clt__io_no_twice(names, *count, fn, pq);
     if (st != CLT_OK) {
         free(*arr);
         *arr = NULL;
@@ -907,6 +987,19 @@ done:
     free(names);
     free(lens);
     return st;
+}
+
+/* parse_file, then its dict's entries (dict_entries): *d the dict. */
+static clt_status parse(pk *k, const char *path, const char *fn, unsigned char **buf, obj **d,
+                        clt_named_tensor **arr, size_t *count)
+{
+    clt_status st = parse_file(k, path, fn, buf, d);
+    if (st != CLT_OK)
+        return st;
+    if ((*d)->kind != O_DICT)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the file holds %s, not a dict of "
+                          "tensors (save model.state_dict())", fn, k->path_q, kind_name(*d));
+    return dict_entries(k, *d, fn, k->path_q, arr, count);
 }
 
 /* Releases what parse holds. */
@@ -964,19 +1057,16 @@ static clt_status upload_entry(void *ctx, size_t i, clt_device *dev, clt_tensor 
 /* load_state_dict of a torch file into the n tensors of state (the
  * model's or an AveragedModel's), strictly or not, for the public call
  * fn. */
-static clt_status load_state(clt_module *m, clt_named_tensor *state, size_t n,
-                             const char *path, bool strict, const char *fn)
+static clt_status load_dict(pk *k, const obj *d, clt_module *m, clt_named_tensor *state,
+                            size_t n, bool strict, const char *fn, const char *pq)
 {
     clt__lazy_undo *undo = NULL;
     bool own_state = false;
-    pk k = {0};
-    unsigned char *buf = NULL;
     size_t count = 0, *match = NULL;
     clt_named_tensor *arr = NULL;
     clt__io_entry *e = NULL;
-    obj *d = NULL;
     clt_status st;
-    CLT__TRY(parse(&k, path, fn, &buf, &d, &arr, &count));
+    CLT__TRY(dict_entries(k, d, fn, pq, &arr, &count));
     e = clt__malloc((count ? count : 1) * sizeof *e);
     match = clt__malloc((n ? n : 1) * sizeof *match);
     if (e == NULL || match == NULL)
@@ -995,9 +1085,9 @@ static clt_status load_state(clt_module *m, clt_named_tensor *state, size_t n,
         if (match == NULL)
             CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     }
-    CLT__TRY(clt__io_match_state(state, n, e, count, strict, match, fn, k.path_q));
-    parsed p = {&k, d, arr};
-    CLT__TRY(clt__io_load_matched(state, n, match, upload_entry, &p, fn, k.path_q));
+    CLT__TRY(clt__io_match_state(state, n, e, count, strict, match, fn, pq));
+    parsed p = {k, d, arr};
+    CLT__TRY(clt__io_load_matched(state, n, match, upload_entry, &p, fn, pq));
 done:
     clt__lazy_undo_finish(undo, st == CLT_OK);
     if (own_state)
@@ -1005,6 +1095,22 @@ done:
     free(match);
     free(e);
     free(arr);
+    return st;
+}
+
+/* load_state_dict of the torch file `path`. */
+static clt_status load_state(clt_module *m, clt_named_tensor *state, size_t n,
+                             const char *path, bool strict, const char *fn)
+{
+    pk k = {0};
+    unsigned char *buf = NULL;
+    size_t count = 0;
+    clt_named_tensor *arr = NULL;
+    obj *d = NULL;
+    clt_status st = parse(&k, path, fn, &buf, &d, &arr, &count);
+    free(arr);
+    if (st == CLT_OK)
+        st = load_dict(&k, d, m, state, n, strict, fn, k.path_q);
     parse_free(&k, buf);
     return st;
 }
@@ -1143,91 +1249,135 @@ static void put_metadata(bytes *b, const clt__module_version *versions, size_t n
     put(b, "usb", 3);
 }
 
-/* The pickle torch 1.13 writes for an OrderedDict of contiguous tensors,
- * tensor k in storage "k" (no memo: every global written out), with
- * _metadata when nv > 0. */
-static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n,
-                      const clt__module_version *versions, size_t nv)
+/* _rebuild_tensor_v2 of a contiguous tensor of dtype dt and this shape, in
+ * storage `key` (a member data/<key>), requires_grad False. */
+static void put_tensor(bytes *b, clt_dtype dt, int ndim, const int64_t *shape, size_t key)
 {
-    put(b, "\x80\x02", 2);
+    const char *type = NULL;
+    for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++)
+        if (storages[i].dtype == dt)
+            type = storages[i].name;
+    int64_t stride[CLT_MAX_DIMS], numel = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        stride[d] = numel;
+        numel *= shape[d];
+    }
+    char name[32];
+    snprintf(name, sizeof name, "%zu", key);
+    put_global(b, "torch._utils", "_rebuild_tensor_v2");
+    put(b, "((", 2);
+    put_str(b, "storage");
+    put_global(b, "torch", type);
+    put_str(b, name);
+    put_str(b, "cpu");
+    put_int(b, numel);
+    put(b, "tQ", 2);
+    put_int(b, 0);
+    put_int_tuple(b, ndim, shape);
+    put_int_tuple(b, ndim, stride);
+    put_op(b, 0x89); /* requires_grad False */
+    put_global(b, "collections", "OrderedDict");
+    put(b, ")Rt", 3);
+    put_op(b, 'R');
+}
+
+/* The pickle torch 1.13 writes for an OrderedDict of contiguous tensors,
+ * tensor k in storage first + k (no memo: every global written out),
+ * with _metadata when nv > 0; no PROTO, no STOP. */
+static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n,
+                      const clt__module_version *versions, size_t nv, size_t first)
+{
     put_global(b, "collections", "OrderedDict");
     put(b, ")R", 2);
     for (size_t k = 0; k < n; k++) {
         if (k % 1000 == 0)
             put_op(b, '('); /* pickle's batches of 1000 items */
         const clt_tensor *t = tensors[k].tensor;
-        const char *type = NULL;
-        for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++)
-            if (storages[i].dtype == t->dtype)
-                type = storages[i].name;
-        int64_t stride[CLT_MAX_DIMS], numel = 1;
-        for (int d = t->ndim - 1; d >= 0; d--) {
-            stride[d] = numel;
-            numel *= t->shape[d];
-        }
-        char key[32];
-        snprintf(key, sizeof key, "%zu", k);
         put_str(b, tensors[k].name);
-        put_global(b, "torch._utils", "_rebuild_tensor_v2");
-        put(b, "((", 2);
-        put_str(b, "storage");
-        put_global(b, "torch", type);
-        put_str(b, key);
-        put_str(b, "cpu");
-        put_int(b, numel);
-        put(b, "tQ", 2);
-        put_int(b, 0);
-        put_int_tuple(b, t->ndim, t->shape);
-        put_int_tuple(b, t->ndim, stride);
-        put_op(b, 0x89); /* requires_grad False */
-        put_global(b, "collections", "OrderedDict");
-        put(b, ")Rt", 3);
-        put_op(b, 'R');
+        put_tensor(b, t->dtype, t->ndim, t->shape, first + k);
         if (k % 1000 == 999 || k + 1 == n)
             put_op(b, 'u');
     }
     if (nv > 0)
         put_metadata(b, versions, nv);
-    put_op(b, '.');
 }
 
-/* What clt_save_torch does, for fn, with the state_dict's _metadata of
- * nv versions; caller is the user's code that asked. */
-static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
-                       const clt__module_version *versions, size_t nv, const char *fn,
-                       const void *caller)
+/* A torch archive being made: the pickle, and the storages' bytes
+ * (data/0, data/1, ...: owned). */
+typedef struct archive {
+    bytes pkl;
+    void **data;
+    size_t *nbytes;
+    size_t n, cap;
+} archive;
+
+static void archive_free(archive *a)
 {
-    char pq[CLT__QUOTE_SIZE], q[CLT__QUOTE_SIZE], name[64];
-    CLT__QUOTE(pq, path);
-    clt_status st = clt__io_check_names(tensors, n, fn, pq);
-    if (st != CLT_OK)
-        return st;
-    void **data = clt__calloc(n ? n : 1, sizeof *data);
-    size_t *nbytes = clt__calloc(n ? n : 1, sizeof *nbytes);
-    bytes pkl = {0};
-    clt__zip_out z = {0};
-    if (data == NULL || nbytes == NULL)
-        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    /* Everything is read back before the file is created. */
-    for (size_t k = 0; k < n; k++) {
-        st = clt__io_read_tensor(tensors[k].tensor, &data[k], &nbytes[k], fn, caller);
-        if (st != CLT_OK)
-            CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, pq,
-                                       CLT__QUOTE(q, tensors[k].name)));
+    free(a->pkl.p);
+    for (size_t k = 0; k < a->n; k++)
+        free(a->data[k]);
+    free(a->data);
+    free(a->nbytes);
+}
+
+/* Adds a storage of nbytes bytes (data taken, freed on failure). */
+static clt_status archive_add(archive *a, void *data, size_t nbytes, const char *fn)
+{
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? 2 * a->cap : 16;
+        void **d = clt__realloc(a->data, nc, sizeof *d);
+        if (d != NULL)
+            a->data = d;
+        size_t *nb = d ? clt__realloc(a->nbytes, nc, sizeof *nb) : NULL;
+        if (nb == NULL) {
+            free(data);
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        }
+        a->nbytes = nb;
+        a->cap = nc;
     }
-    put_state(&pkl, tensors, n, versions, nv);
-    if (pkl.failed)
-        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    /* torch 1.13's layout: data.pkl, the storages under data/, version */
+    a->data[a->n] = data;
+    a->nbytes[a->n++] = nbytes;
+    return CLT_OK;
+}
+
+/* Reads the n tensors back into new storages of a (waits); messages name
+ * the file pq. */
+static clt_status archive_read(archive *a, const clt_named_tensor *tensors, size_t n,
+                               const char *fn, const char *pq, const void *caller)
+{
+    char q[CLT__QUOTE_SIZE];
+    for (size_t k = 0; k < n; k++) {
+        void *data = NULL;
+        size_t nb = 0;
+        clt_status st = clt__io_read_tensor(tensors[k].tensor, &data, &nb, fn, caller);
+        if (st != CLT_OK)
+            return clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, pq,
+                                     CLT__QUOTE(q, tensors[k].name));
+        if ((st = archive_add(a, data, nb, fn)) != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
+/* Writes a (its pickle complete) to path in torch 1.13's layout:
+ * data.pkl, the storages under data/, version. */
+static clt_status archive_write(const archive *a, const char *path, const char *fn)
+{
+    clt__zip_out z = {0};
+    char name[64];
+    clt_status st;
+    if (a->pkl.failed)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     CLT__TRY(clt__zip_create(&z, path, fn));
     z.align = 64; /* torch's kFieldAlignment: torch 2 maps the storages in place */
-    const void *part[1] = {pkl.p};
-    size_t len[1] = {pkl.len};
+    const void *part[1] = {a->pkl.p};
+    size_t len[1] = {a->pkl.len};
     CLT__TRY(clt__zip_add(&z, "archive/data.pkl", part, len, 1, false));
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < a->n; k++) {
         snprintf(name, sizeof name, "archive/data/%zu", k);
-        part[0] = data[k];
-        len[0] = nbytes[k];
+        part[0] = a->data[k];
+        len[0] = a->nbytes[k];
         CLT__TRY(clt__zip_add(&z, name, part, len, 1, false));
     }
     part[0] = "3\n";
@@ -1236,11 +1386,30 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
     CLT__TRY(clt__zip_commit(&z));
 done:
     clt__zip_abort(&z);
-    free(pkl.p);
-    for (size_t k = 0; data && k < n; k++)
-        free(data[k]);
-    free(data);
-    free(nbytes);
+    return st;
+}
+
+/* What clt_save_torch does, for fn, with the state_dict's _metadata of
+ * nv versions; caller is the user's code that asked. */
+static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
+                       const clt__module_version *versions, size_t nv, const char *fn,
+                       const void *caller)
+{
+    char pq[CLT__QUOTE_SIZE];
+    CLT__QUOTE(pq, path);
+    clt_status st = clt__io_check_names(tensors, n, fn, pq);
+    if (st != CLT_OK)
+        return st;
+    archive a = {0};
+    /* Everything is read back before the file is created. */
+    st = archive_read(&a, tensors, n, fn, pq, caller);
+    if (st == CLT_OK) {
+        put(&a.pkl, "\x80\x02", 2);
+        put_state(&a.pkl, tensors, n, versions, nv, 0);
+        put_op(&a.pkl, '.');
+        st = archive_write(&a, path, fn);
+    }
+    archive_free(&a);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -1269,4 +1438,997 @@ clt_status clt_module_save_torch(const clt_module *m, const char *path)
     free(versions);
     free(state);
     return st;
+}
+
+/* ---- general checkpoints ----------------------------------------------------------- */
+
+typedef enum ck_kind { CK_MODULE, CK_OPTIMIZER, CK_INT, CK_DOUBLE, CK_STR } ck_kind;
+
+typedef struct ck_entry {
+    char *key;
+    ck_kind kind;
+    const clt_module *m;
+    const clt_optimizer *opt;
+    int64_t i;
+    double d;
+    char *s;
+} ck_entry;
+
+struct clt_checkpoint_dict {
+    /* built: the entries, in the order of their keys' first setting */
+    ck_entry *e;
+    size_t n, cap;
+    /* read: the parsed file (its archive open), its dict, the strings
+     * handed out by get_str */
+    bool read;
+    pk k;
+    unsigned char *buf;
+    obj *root;
+    char **strs;
+    size_t nstrs, capstrs;
+};
+
+/* Torch 1.13's param_groups keys of each kind, in its order, and how its
+ * state holds 'step': 't' a 0-d float32 tensor, 'i' an int, 0 none. */
+static const struct {
+    const char *kind;
+    char step;
+    const char *keys[11];
+} torch_groups[] = {
+    {"SGD", 0, {"lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize",
+                "foreach", "differentiable"}},
+    {"Adam", 't', {"lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach",
+                   "capturable", "differentiable", "fused"}},
+    {"AdamW", 't', {"lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize",
+                    "capturable"}},
+    {"RMSprop", 'i', {"lr", "momentum", "alpha", "eps", "centered", "weight_decay", "foreach",
+                      "maximize", "differentiable"}},
+    {"Adagrad", 't', {"lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value",
+                      "foreach", "maximize"}},
+    {"Adamax", 't', {"lr", "betas", "eps", "weight_decay", "foreach", "maximize"}},
+    {"NAdam", 't', {"lr", "betas", "eps", "weight_decay", "momentum_decay", "foreach"}},
+    {"RAdam", 't', {"lr", "betas", "eps", "weight_decay", "foreach"}},
+    {"Adadelta", 'i', {"lr", "rho", "eps", "weight_decay", "maximize", "foreach"}},
+    {"Rprop", 'i', {"lr", "etas", "step_sizes", "foreach", "maximize"}},
+    {"ASGD", 't', {"lr", "lambd", "alpha", "t0", "weight_decay", "foreach", "maximize"}},
+};
+
+static int torch_group(const char *kind)
+{
+    for (size_t g = 0; g < sizeof torch_groups / sizeof torch_groups[0]; g++)
+        if (strcmp(torch_groups[g].kind, kind) == 0)
+            return (int)g;
+    return -1;
+}
+
+/* ---- building ---- */
+
+clt_status clt_checkpoint_dict_new(clt_checkpoint_dict **out)
+{
+    const char *fn = "clt_checkpoint_dict_new";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = clt__calloc(1, sizeof **out);
+    if (*out == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return clt__ok();
+}
+
+/* The entry of ck for key: the one there (its value released), or a new
+ * one at the end. */
+static clt_status ck_slot(clt_checkpoint_dict *ck, const char *key, const char *fn,
+                          ck_entry **out)
+{
+    if (ck->read)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the checkpoint was read from a file; "
+                          "build one with clt_checkpoint_dict_new to save", fn);
+    if (!clt__utf8_valid(key, strlen(key)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the key is not UTF-8", fn);
+    for (size_t i = 0; i < ck->n; i++)
+        if (strcmp(ck->e[i].key, key) == 0) {
+            *out = &ck->e[i];
+            return CLT_OK;
+        }
+    if (!grow(&ck->e, &ck->cap, ck->n, sizeof *ck->e))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    ck_entry *e = &ck->e[ck->n];
+    *e = (ck_entry){0};
+    if ((e->key = clt__strdup(key)) == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    ck->n++;
+    *out = e;
+    return CLT_OK;
+}
+
+/* Sets the entry for key to v (its string, if any, taken). */
+static clt_status ck_set(clt_checkpoint_dict *ck, const char *key, ck_entry v, const char *fn)
+{
+    ck_entry *e = NULL;
+    clt_status st = ck_slot(ck, key, fn, &e);
+    if (st != CLT_OK) {
+        free(v.s);
+        return st;
+    }
+    free(e->s);
+    v.key = e->key;
+    *e = v;
+    return clt__ok();
+}
+
+clt_status clt_checkpoint_dict_add_module(clt_checkpoint_dict *ck, const char *key,
+                                          const clt_module *m)
+{
+    const char *fn = "clt_checkpoint_dict_add_module";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(m, fn);
+    return ck_set(ck, key, (ck_entry){.kind = CK_MODULE, .m = m}, fn);
+}
+
+clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char *key,
+                                             const clt_optimizer *opt)
+{
+    const char *fn = "clt_checkpoint_dict_add_optimizer";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(opt, fn);
+    if (torch_group(clt__optimizer_kind(opt)) < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the state of %s is not written in a "
+                          "general checkpoint (torch's holds lists of tensors; "
+                          "clt_optimizer_save saves it)", fn, clt__optimizer_kind(opt));
+    return ck_set(ck, key, (ck_entry){.kind = CK_OPTIMIZER, .opt = opt}, fn);
+}
+
+clt_status clt_checkpoint_dict_set_int(clt_checkpoint_dict *ck, const char *key, int64_t v)
+{
+    const char *fn = "clt_checkpoint_dict_set_int";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    return ck_set(ck, key, (ck_entry){.kind = CK_INT, .i = v}, fn);
+}
+
+clt_status clt_checkpoint_dict_set_double(clt_checkpoint_dict *ck, const char *key, double v)
+{
+    const char *fn = "clt_checkpoint_dict_set_double";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    return ck_set(ck, key, (ck_entry){.kind = CK_DOUBLE, .d = v}, fn);
+}
+
+clt_status clt_checkpoint_dict_set_str(clt_checkpoint_dict *ck, const char *key, const char *v)
+{
+    const char *fn = "clt_checkpoint_dict_set_str";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(v, fn);
+    if (!clt__utf8_valid(v, strlen(v)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the value of key '%s' is not UTF-8", fn,
+                          clt__utf8_valid(key, strlen(key)) ? key : "?");
+    char *copy = clt__strdup(v);
+    if (copy == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return ck_set(ck, key, (ck_entry){.kind = CK_STR, .s = copy}, fn);
+}
+
+/* ---- writing ---- */
+
+static void put_float(bytes *b, double v)
+{
+    uint64_t bits;
+    unsigned char h[9] = {'G'};
+    memcpy(&bits, &v, 8);
+    for (int i = 0; i < 8; i++)
+        h[1 + i] = (unsigned char)(bits >> (8 * (7 - i)));
+    put(b, h, 9);
+}
+
+/* A Python literal as clt__optimizer_dict writes the settings (a number,
+ * True, False, None, a quoted string, a tuple or list of them) from *p as
+ * pickle writes its value; false for text it does not read. */
+static bool put_literal(bytes *b, const char **p)
+{
+    const char *s = *p;
+    while (*s == ' ')
+        s++;
+    if (strncmp(s, "True", 4) == 0 || strncmp(s, "False", 5) == 0 || strncmp(s, "None", 4) == 0) {
+        put_op(b, s[0] == 'T' ? 0x88 : s[0] == 'F' ? 0x89 : 'N');
+        *p = s + (s[0] == 'F' ? 5 : 4);
+        return true;
+    }
+    if (*s == '\'') {
+        const char *end = strchr(s + 1, '\'');
+        if (end == NULL)
+            return false;
+        size_t n = (size_t)(end - s - 1);
+        unsigned char h[5] = {'X', (unsigned char)n, (unsigned char)(n >> 8),
+                              (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+        put(b, h, 5);
+        put(b, s + 1, n);
+        *p = end + 1;
+        return true;
+    }
+    if (*s == '(' || *s == '[') {
+        char close = *s == '(' ? ')' : ']';
+        bytes items = {0};
+        size_t n = 0;
+        s++;
+        while (*s == ' ')
+            s++;
+        while (*s != close) {
+            if (!put_literal(&items, &s)) {
+                free(items.p);
+                return false;
+            }
+            n++;
+            while (*s == ' ')
+                s++;
+            if (*s == ',')
+                s++;
+            while (*s == ' ')
+                s++;
+            if (*s == '\0') {
+                free(items.p);
+                return false;
+            }
+        }
+        if (items.failed)
+            b->failed = true;
+        if (close == ')') {
+            static const unsigned char tuple_n[] = {')', 0x85, 0x86, 0x87};
+            if (n > 3)
+                put_op(b, '(');
+            put(b, items.p, items.len);
+            put_op(b, n > 3 ? 't' : tuple_n[n]);
+        } else {
+            put_op(b, ']');
+            if (n > 0) {
+                put_op(b, '(');
+                put(b, items.p, items.len);
+                put_op(b, 'e');
+            }
+        }
+        free(items.p);
+        *p = s + 1;
+        return true;
+    }
+    char *end;
+    size_t digits = strspn(s, "-0123456789");
+    if (digits > 0 && strchr(",)] ", s[digits]) != NULL) {
+        long long v = strtoll(s, &end, 10);
+        put_int(b, v);
+    } else {
+        double v = clt__io_strtod(s, &end);
+        if (end == s)
+            return false;
+        put_float(b, v);
+    }
+    *p = end;
+    return true;
+}
+
+/* The group's value of key (d's keys of group g, "param_groups.g." before
+ * them for g > 0), or NULL. */
+static const char *group_value(const clt__opt_dict *d, size_t g, const char *key)
+{
+    char full[96];
+    if (g > 0)
+        snprintf(full, sizeof full, "param_groups.%zu.%s", g, key);
+    for (size_t k = 0; k < d->nmeta; k++)
+        if (strcmp(d->keys[k], g > 0 ? full : key) == 0)
+            return d->values[k];
+    return NULL;
+}
+
+/* The key of d's setting k when it belongs to group g, else NULL. */
+static const char *group_key(const clt__opt_dict *d, size_t g, size_t k)
+{
+    const char *key = d->keys[k];
+    if (g == 0)
+        return strncmp(key, "param_groups.", 13) == 0 ? NULL : key;
+    char prefix[48];
+    int n = snprintf(prefix, sizeof prefix, "param_groups.%zu.", g);
+    return strncmp(key, prefix, (size_t)n) == 0 ? key + n : NULL;
+}
+
+static clt_status put_group_value(bytes *b, const char *key, const char *v, const char *fn)
+{
+    const char *p = v;
+    put_str(b, key);
+    if (!put_literal(b, &p) || *p != '\0')
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the setting '%s' reads '%s', no "
+                          "Python literal", fn, key, v);
+    return CLT_OK;
+}
+
+/* optimizer.state_dict() of opt as torch 1.13 pickles it, its tensors
+ * read back into new storages of a. */
+static clt_status put_optimizer(archive *a, const clt_optimizer *opt, const char *fn,
+                                const char *pq, const void *caller)
+{
+    clt__opt_dict d;
+    clt_status st = clt__optimizer_dict(opt, fn, &d);
+    if (st != CLT_OK)
+        return st;
+    bytes *b = &a->pkl;
+    int tg = torch_group(d.kind);
+    size_t *order = clt__malloc((d.nstate ? d.nstate : 1) * sizeof *order);
+    size_t *param = clt__malloc((d.nstate ? d.nstate : 1) * sizeof *param);
+    if (order == NULL || param == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    /* the state of each parameter updated: 'step', its 0-d entries (NAdam's
+     * mu_product, ASGD's eta and mu, as torch orders them), the others */
+    for (size_t k = 0; k < d.nstate; k++)
+        param[k] = (size_t)strtoull(d.state[k].name + strlen("state."), NULL, 10);
+    put_op(b, '}');
+    put_str(b, "state");
+    put_op(b, '}');
+    size_t batch = 0;
+    for (size_t i = 0; i < d.np; i++) {
+        if (d.updates[i] == 0)
+            continue;
+        size_t m = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k < d.nstate; k++)
+                if (param[k] == i && (d.state[k].tensor->ndim == 0) == (pass == 0))
+                    order[m++] = k;
+        if (batch++ % 1000 == 0)
+            put_op(b, '(');
+        put_int(b, (int64_t)i);
+        put_op(b, '}');
+        put_op(b, '(');
+        if (torch_groups[tg].step == 't') {
+            float step = (float)d.updates[i];
+            float *data = clt__malloc(sizeof step);
+            if (data == NULL)
+                CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+            *data = step;
+            put_str(b, "step");
+            put_tensor(b, CLT_FLOAT32, 0, NULL, a->n);
+            CLT__TRY(archive_add(a, data, sizeof step, fn));
+        } else if (torch_groups[tg].step == 'i') {
+            put_str(b, "step");
+            put_int(b, d.updates[i]);
+        }
+        if (tg == 0 && m == 0) { /* SGD: momentum_buffer None */
+            put_str(b, "momentum_buffer");
+            put_op(b, 'N');
+        }
+        for (size_t j = 0; j < m; j++) {
+            const clt_named_tensor *e = &d.state[order[j]];
+            const char *name = strchr(e->name + strlen("state."), '.') + 1;
+            put_str(b, name);
+            put_tensor(b, e->tensor->dtype, e->tensor->ndim, e->tensor->shape, a->n);
+            CLT__TRY(archive_read(a, e, 1, fn, pq, caller));
+        }
+        put_op(b, 'u');
+        if (batch % 1000 == 0)
+            put_op(b, 'u');
+    }
+    if (batch % 1000 != 0)
+        put_op(b, 'u');
+    put_op(b, 's');
+    put_str(b, "param_groups");
+    put_op(b, ']');
+    size_t ng = clt_optimizer_num_groups(opt);
+    put_op(b, '(');
+    for (size_t g = 0; g < ng; g++) {
+        put_op(b, '}');
+        put_op(b, '(');
+        for (const char *const *key = torch_groups[tg].keys; *key; key++) {
+            const char *v = group_value(&d, g, *key);
+            if (v == NULL) /* torch's fixed keys */
+                v = strcmp(*key, "foreach") == 0 ? "None" : "False";
+            CLT__TRY(put_group_value(b, *key, v, fn));
+        }
+        /* what schedules add, then params */
+        for (size_t k = 0; k < d.nmeta; k++) {
+            const char *key = group_key(&d, g, k);
+            bool known = key == NULL || strcmp(key, "params") == 0;
+            for (const char *const *t = torch_groups[tg].keys; !known && *t; t++)
+                known = strcmp(*t, key) == 0;
+            if (!known)
+                CLT__TRY(put_group_value(b, key, d.values[k], fn));
+        }
+        const char *params = group_value(&d, g, "params");
+        CLT__TRY(put_group_value(b, "params", params ? params : "[]", fn));
+        put_op(b, 'u');
+    }
+    put_op(b, 'e');
+    put_op(b, 's');
+done:
+    free(order);
+    free(param);
+    clt__opt_dict_free(&d);
+    return st;
+}
+
+clt_status clt_checkpoint_dict_save_torch(const clt_checkpoint_dict *ck, const char *path)
+{
+    const char *fn = "clt_checkpoint_dict_save_torch";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    if (ck->read)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the checkpoint was read from a file; "
+                          "build one with clt_checkpoint_dict_new to save", fn);
+    const void *caller = __builtin_return_address(0);
+    char pq[CLT__QUOTE_SIZE];
+    CLT__QUOTE(pq, path);
+    archive a = {0};
+    clt_named_tensor *state = NULL;
+    clt__module_version *versions = NULL;
+    bytes *b = &a.pkl;
+    clt_status st = CLT_OK;
+    put(b, "\x80\x02", 2);
+    put_op(b, '}');
+    for (size_t i = 0; i < ck->n; i++) {
+        const ck_entry *e = &ck->e[i];
+        size_t n = 0, nv = 0;
+        if (i % 1000 == 0)
+            put_op(b, '(');
+        put_str(b, e->key);
+        switch (e->kind) {
+        case CK_MODULE: {
+            CLT__TRY(clt__module_state_in(fn, e->m, &state, &n));
+            CLT__TRY(clt__module_versions(fn, e->m, &versions, &nv));
+            size_t first = a.n;
+            CLT__TRY(archive_read(&a, state, n, fn, pq, caller));
+            put_state(b, state, n, versions, nv, first);
+            free(state);
+            free(versions);
+            state = NULL;
+            versions = NULL;
+            break;
+        }
+        case CK_OPTIMIZER:
+            CLT__TRY(put_optimizer(&a, e->opt, fn, pq, caller));
+            break;
+        case CK_INT:
+            put_int(b, e->i);
+            break;
+        case CK_DOUBLE:
+            put_float(b, e->d);
+            break;
+        case CK_STR:
+            put_str(b, e->s);
+            break;
+        }
+        if (i % 1000 == 999 || i + 1 == ck->n)
+            put_op(b, 'u');
+    }
+    put_op(b, '.');
+    st = archive_write(&a, path, fn);
+done:
+    free(state);
+    free(versions);
+    archive_free(&a);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- reading ---- */
+
+void clt_checkpoint_dict_free(clt_checkpoint_dict *ck)
+{
+    if (ck == NULL)
+        return;
+    for (size_t i = 0; i < ck->n; i++) {
+        free(ck->e[i].key);
+        free(ck->e[i].s);
+    }
+    free(ck->e);
+    if (ck->read)
+        parse_free(&ck->k, ck->buf);
+    for (size_t i = 0; i < ck->nstrs; i++)
+        free(ck->strs[i]);
+    free(ck->strs);
+    free(ck);
+}
+
+static bool str_is(const obj *o, const char *s)
+{
+    return o->kind == O_STR && is(o->s, o->len, s);
+}
+
+clt_status clt_checkpoint_dict_load_torch(const char *path, clt_checkpoint_dict **out)
+{
+    const char *fn = "clt_checkpoint_dict_load_torch";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(path, fn);
+    clt_checkpoint_dict *ck = clt__calloc(1, sizeof *ck);
+    const char **names = NULL;
+    char *text = NULL;
+    char q[CLT__QUOTE_SIZE];
+    if (ck == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    ck->read = true;
+    pk *k = &ck->k;
+    clt_status st;
+    CLT__TRY(parse_file(k, path, fn, &ck->buf, &ck->root));
+    const obj *d = ck->root;
+    if (d->kind != O_DICT)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the file holds %s, not a dict "
+                            "(torch.save({'epoch': ..., 'model_state_dict': ...}, path))", fn,
+                            k->path_q, kind_name(d)));
+    /* the keys: strings without U+0000, none twice */
+    size_t n = d->len / 2, bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const obj *key = d->items[2 * i];
+        if (key->kind != O_STR)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key %zu of the dict is %s, "
+                                "not a string", fn, k->path_q, i, kind_name(key)));
+        if (memchr(key->s, '\0', key->len))
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key '%s' holds U+0000", fn,
+                                k->path_q, clt__quote(q, sizeof q, key->s, key->len)));
+        bytes += key->len + 1;
+    }
+    names = clt__calloc(n ? n : 1, sizeof *names);
+    text = clt__malloc(bytes ? bytes : 1);
+    if (names == NULL || text == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    char *at = text;
+    for (size_t i = 0; i < n; i++) {
+        const obj *key = d->items[2 * i];
+        memcpy(at, key->s, key->len);
+        at[key->len] = '\0';
+        names[i] = at;
+        at += key->len + 1;
+    }
+    CLT__TRY(clt__io_no_twice(names, n, fn, k->path_q));
+    /* every tensor of the file within its storage */
+    for (size_t i = 0; i < k->nall; i++)
+        if (k->all[i]->kind == O_TENSOR)
+            CLT__TRY(check_view(k, k->all[i]->view, "(a tensor of the checkpoint)", fn));
+    *out = ck;
+    ck = NULL;
+done:
+    free(names);
+    free(text);
+    clt_checkpoint_dict_free(ck);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* The value under key of a checkpoint that was read. */
+static clt_status ck_get(const clt_checkpoint_dict *ck, const char *key, const char *fn,
+                         const obj **out)
+{
+    char q[CLT__QUOTE_SIZE];
+    *out = NULL;
+    if (!ck->read)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the checkpoint was built, not read "
+                          "(clt_checkpoint_dict_load_torch reads one)", fn);
+    const obj *d = ck->root;
+    for (size_t i = 0; i < d->len / 2; i++)
+        if (is(d->items[2 * i]->s, d->items[2 * i]->len, key)) {
+            *out = d->items[2 * i + 1];
+            return CLT_OK;
+        }
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the checkpoint has no key '%s'", fn,
+                      ck->k.path_q, CLT__QUOTE(q, key));
+}
+
+int clt_checkpoint_dict_has(const clt_checkpoint_dict *ck, const char *key)
+{
+    if (ck == NULL || key == NULL)
+        return 0;
+    for (size_t i = 0; !ck->read && i < ck->n; i++)
+        if (strcmp(ck->e[i].key, key) == 0)
+            return 1;
+    if (!ck->read)
+        return 0;
+    const obj *d = ck->root;
+    for (size_t i = 0; i < d->len / 2; i++)
+        if (is(d->items[2 * i]->s, d->items[2 * i]->len, key))
+            return 1;
+    return 0;
+}
+
+clt_status clt_checkpoint_dict_load_module(const clt_checkpoint_dict *ck, const char *key,
+                                           clt_module *m, int strict)
+{
+    const char *fn = "clt_checkpoint_dict_load_module";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(m, fn);
+    const obj *v = NULL;
+    char q[CLT__QUOTE_SIZE], pq[CLT__QUOTE_SIZE + 64 + CLT__QUOTE_SIZE];
+    clt_status st = ck_get(ck, key, fn, &v);
+    if (st != CLT_OK)
+        return st;
+    snprintf(pq, sizeof pq, "%s, '%s'", ck->k.path_q, CLT__QUOTE(q, key));
+    if (v->kind != O_DICT)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a state_dict", fn, pq,
+                          kind_name(v));
+    st = load_dict((pk *)&ck->k, v, m, NULL, 0, strict != 0, fn, pq);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* A setting of a param_group as Python's repr writes it (None, True, an
+ * int, a float, a name in quotes, a tuple or list of numbers), onto sb;
+ * false for a value of another type. */
+static bool repr_value(const obj *v, clt__strbuf *sb, bool inner)
+{
+    char b[40];
+    switch (v->kind) {
+    case O_NONE:
+        clt__sb_printf(sb, "None");
+        return true;
+    case O_BOOL:
+        clt__sb_printf(sb, v->i ? "True" : "False");
+        return true;
+    case O_INT:
+        clt__sb_printf(sb, "%lld", (long long)v->i);
+        return true;
+    case O_FLOAT: {
+        double x;
+        memcpy(&x, &v->i, 8);
+        clt__io_fmt_double(b, sizeof b, x);
+        clt__sb_printf(sb, "%s", b);
+        return true;
+    }
+    case O_STR:
+        /* a name ('strong_wolfe'): letters, digits and '_' only */
+        for (size_t i = 0; i < v->len; i++)
+            if (!(v->s[i] == '_' || (v->s[i] >= 'a' && v->s[i] <= 'z') ||
+                  (v->s[i] >= 'A' && v->s[i] <= 'Z') || (v->s[i] >= '0' && v->s[i] <= '9')))
+                return false;
+        clt__sb_printf(sb, "'%.*s'", (int)v->len, v->s);
+        return !inner;
+    case O_TUPLE:
+    case O_LIST:
+        if (inner)
+            return false;
+        clt__sb_printf(sb, v->kind == O_TUPLE ? "(" : "[");
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                clt__sb_printf(sb, ", ");
+            if (v->items[i]->kind != O_INT && v->items[i]->kind != O_FLOAT)
+                return false;
+            repr_value(v->items[i], sb, true);
+        }
+        clt__sb_printf(sb, v->kind == O_TUPLE ? ")" : "]");
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The value of a tensor of one element (its view checked), as a double. */
+static clt_status tensor_value(pk *k, const obj *t, const char *fn, const char *where,
+                               double *out)
+{
+    const tview *v = t->view;
+    int64_t numel = 1;
+    for (int d = 0; d < v->ndim; d++)
+        numel *= v->shape[d];
+    if (numel != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is a tensor of %lld elements, not "
+                          "one", fn, where, (long long)numel);
+    unsigned char *vals = NULL;
+    size_t bytes = 0;
+    clt_status st = view_host(k, t, fn, where, &vals, &bytes);
+    if (st != CLT_OK)
+        return st;
+    switch (v->storage->sto->dtype) {
+    case CLT_FLOAT32: { float x; memcpy(&x, vals, 4); *out = x; break; }
+    case CLT_FLOAT64: memcpy(out, vals, 8); break;
+    case CLT_INT64: { int64_t x; memcpy(&x, vals, 8); *out = (double)x; break; }
+    case CLT_INT32: { int32_t x; memcpy(&x, vals, 4); *out = x; break; }
+    case CLT_INT16: { int16_t x; memcpy(&x, vals, 2); *out = x; break; }
+    case CLT_INT8: *out = (int8_t)vals[0]; break;
+    case CLT_UINT8:
+    case CLT_BOOL: *out = vals[0]; break;
+    default:
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is a tensor of %s (cltensor reads a "
+                        "value of float32, float64 or an integer dtype)", fn, where,
+                        clt_dtype_name(v->storage->sto->dtype));
+    }
+    free(vals);
+    return st;
+}
+
+/* The value of entry key of dict d (str keys), or NULL. */
+static const obj *dict_get(const obj *d, const char *key)
+{
+    for (size_t i = 0; i < d->len / 2; i++)
+        if (str_is(d->items[2 * i], key))
+            return d->items[2 * i + 1];
+    return NULL;
+}
+
+/* A count from a one-element tensor (torch's 'step') or an int. */
+static clt_status count_of(pk *k, const obj *v, const char *fn, const char *where, int64_t *out)
+{
+    if (v->kind == O_INT) {
+        *out = v->i;
+        return v->i >= 0 ? CLT_OK
+                         : clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is negative: %lld", fn,
+                                      where, (long long)v->i);
+    }
+    double x;
+    clt_status st = v->kind == O_TENSOR ? CLT_OK : CLT_ERR_INVALID_ARGUMENT;
+    if (st == CLT_OK)
+        st = tensor_value(k, v, fn, where, &x);
+    else
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a count (an int or a "
+                          "tensor)", fn, where, kind_name(v));
+    if (st != CLT_OK)
+        return st;
+    if (!(x >= 0 && x <= 9007199254740992.0) || x != (double)(int64_t)x)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %g, not a count", fn, where, x);
+    *out = (int64_t)x;
+    return CLT_OK;
+}
+
+/* The most keys of a dict of an optimizer's state_dict (a group's
+ * settings, a parameter's state): torch's have about a dozen. */
+#define MAX_OPT_KEYS 256
+
+/* CLT_ERR_INVALID_ARGUMENT when dict d (where) gives a str key twice, or
+ * holds more than MAX_OPT_KEYS keys. */
+static clt_status no_key_twice(const obj *d, const char *fn, const char *where)
+{
+    char q[CLT__QUOTE_SIZE];
+    if (d->len / 2 > MAX_OPT_KEYS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s holds %zu keys, more than the %d "
+                          "of an optimizer's state_dict cltensor reads", fn, where, d->len / 2,
+                          MAX_OPT_KEYS);
+    for (size_t i = 0; i < d->len / 2; i++)
+        for (size_t j = i + 1; d->items[2 * i]->kind == O_STR && j < d->len / 2; j++)
+            if (d->items[2 * j]->kind == O_STR && d->items[2 * j]->len == d->items[2 * i]->len &&
+                memcmp(d->items[2 * j]->s, d->items[2 * i]->s, d->items[2 * i]->len) == 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s holds the key '%s' twice",
+                                  fn, where,
+                                  clt__quote(q, sizeof q, d->items[2 * i]->s,
+                                             d->items[2 * i]->len));
+    return CLT_OK;
+}
+
+/* A str key of a dict as a NUL-terminated name (for names of state and
+ * settings: no U+0000, at most 63 bytes), into buf. */
+static clt_status key_name(const obj *key, char *buf, size_t size, const char *fn,
+                           const char *where)
+{
+    if (key->kind != O_STR)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has a key that is %s, not a string",
+                          fn, where, kind_name(key));
+    if (key->len >= size || memchr(key->s, '\0', key->len)) {
+        char q[CLT__QUOTE_SIZE];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has the key '%s' (not a name of "
+                          "torch's optimizers)", fn, where,
+                          clt__quote(q, sizeof q, key->s, key->len));
+    }
+    memcpy(buf, key->s, key->len);
+    buf[key->len] = '\0';
+    return CLT_OK;
+}
+
+clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, const char *key,
+                                              clt_optimizer *opt)
+{
+    const char *fn = "clt_checkpoint_dict_load_optimizer";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(opt, fn);
+    const obj *v = NULL;
+    pk *k = (pk *)&ck->k;
+    char q[CLT__QUOTE_SIZE], pq[CLT__QUOTE_SIZE + 64 + CLT__QUOTE_SIZE], where[sizeof pq + 64];
+    char name[64], full[sizeof where + 128];
+    size_t np = clt__optimizer_size(opt), nmeta = 0, nt = 0, capt = 0;
+    const char **keys = NULL, **values = NULL;
+    clt__mem_tensor *t = NULL;
+    int64_t *updates = NULL;
+    bool *absent = NULL, *has_state = NULL;
+    clt__strbuf sb = {0};
+    clt_status st = ck_get(ck, key, fn, &v);
+    if (st != CLT_OK)
+        return st;
+    snprintf(pq, sizeof pq, "%s, '%s'", ck->k.path_q, CLT__QUOTE(q, key));
+    int tg = torch_group(clt__optimizer_kind(opt));
+    if (tg < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: a general checkpoint's state is "
+                          "not read into %s (clt_optimizer_load reads its file)", fn, pq,
+                          clt__optimizer_kind(opt));
+    if (v->kind != O_DICT)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not an optimizer's "
+                          "state_dict", fn, pq, kind_name(v));
+    CLT__TRY(no_key_twice(v, fn, pq));
+    const obj *state = dict_get(v, "state"), *groups = dict_get(v, "param_groups");
+    if (state == NULL || groups == NULL)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has no '%s' (not an optimizer's "
+                            "state_dict)", fn, pq, state ? "param_groups" : "state"));
+    if (state->kind != O_DICT || groups->kind != O_LIST)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' is %s, not a %s", fn, pq,
+                            state->kind != O_DICT ? "state" : "param_groups",
+                            kind_name(state->kind != O_DICT ? state : groups),
+                            state->kind != O_DICT ? "dict" : "list"));
+    /* the settings, as clt__optimizer_dict gives them */
+    size_t total = 0;
+    for (size_t g = 0; g < groups->len; g++) {
+        const obj *gd = groups->items[g];
+        snprintf(where, sizeof where, "%s: param_groups[%zu]", pq, g);
+        if (gd->kind != O_DICT)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a dict", fn, where,
+                                kind_name(gd)));
+        CLT__TRY(no_key_twice(gd, fn, where));
+        total += gd->len / 2;
+    }
+    keys = clt__calloc(total ? total : 1, sizeof *keys);
+    values = clt__calloc(total ? total : 1, sizeof *values);
+    updates = clt__calloc(np ? np : 1, sizeof *updates);
+    absent = clt__calloc(np ? np : 1, sizeof *absent);
+    has_state = clt__calloc(np ? np : 1, sizeof *has_state);
+    if (keys == NULL || values == NULL || updates == NULL || absent == NULL || has_state == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (size_t g = 0; g < groups->len; g++) {
+        const obj *gd = groups->items[g];
+        snprintf(where, sizeof where, "%s: param_groups[%zu]", pq, g);
+        for (size_t i = 0; i < gd->len / 2; i++) {
+            CLT__TRY(key_name(gd->items[2 * i], name, sizeof name, fn, where));
+            if (g > 0)
+                snprintf(full, sizeof full, "param_groups.%zu.%s", g, name);
+            else
+                snprintf(full, sizeof full, "%s", name);
+            if (!repr_value(gd->items[2 * i + 1], &sb, false))
+                CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s['%s'] is %s, not a "
+                                    "setting torch's optimizers hold", fn, where, name,
+                                    kind_name(gd->items[2 * i + 1])));
+            keys[nmeta] = clt__strdup(full);
+            values[nmeta++] = clt__sb_take(&sb);
+            if (keys[nmeta - 1] == NULL || values[nmeta - 1] == NULL)
+                CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        }
+    }
+    /* the state: parameter i -> {name: tensor, 'step': count} */
+    for (size_t j = 0; j < state->len / 2; j++) {
+        const obj *pi = state->items[2 * j], *sd = state->items[2 * j + 1];
+        if (pi->kind != O_INT || pi->i < 0 || (uint64_t)pi->i >= np)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the state's key %zu is %s%s, "
+                                "and the optimizer has %zu parameters", fn, pq, j,
+                                pi->kind == O_INT ? "parameter " : kind_name(pi),
+                                pi->kind == O_INT ? "out of range" : "", np));
+        size_t i = (size_t)pi->i;
+        snprintf(where, sizeof where, "%s: state[%zu]", pq, i);
+        if (has_state[i])
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is given twice", fn, where));
+        has_state[i] = true;
+        if (sd->kind != O_DICT)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a dict", fn, where,
+                                kind_name(sd)));
+        CLT__TRY(no_key_twice(sd, fn, where));
+        bool step = false;
+        for (size_t e = 0; e < sd->len / 2; e++) {
+            const obj *val = sd->items[2 * e + 1];
+            CLT__TRY(key_name(sd->items[2 * e], name, sizeof name, fn, where));
+            snprintf(full, sizeof full, "%s['%s']", where, name);
+            if (strcmp(name, "step") == 0) {
+                CLT__TRY(count_of(k, val, fn, full, &updates[i]));
+                step = true;
+                continue;
+            }
+            if (val->kind == O_NONE)
+                continue; /* SGD's momentum_buffer before it started */
+            if (val->kind != O_TENSOR)
+                CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a tensor", fn,
+                                    full, kind_name(val)));
+            if (!grow(&t, &capt, nt, sizeof *t))
+                CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+            clt__mem_tensor *m = &t[nt];
+            *m = (clt__mem_tensor){0};
+            unsigned char *vals = NULL;
+            CLT__TRY(view_host(k, val, fn, full, &vals, &m->nbytes));
+            m->data = vals;
+            nt++;
+            snprintf(full, sizeof full, "state.%zu.%s", i, name);
+            if ((m->name = clt__strdup(full)) == NULL)
+                CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+            m->dtype = val->view->storage->sto->dtype;
+            m->ndim = val->view->ndim;
+            memcpy(m->shape, val->view->shape, sizeof m->shape);
+            if (tg == 0 && strcmp(name, "momentum_buffer") == 0)
+                updates[i] = 1; /* SGD keeps no count: its buffer has started */
+        }
+        if (!step && torch_groups[tg].step)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has no 'step' (torch's %s "
+                                "keeps it)", fn, where, torch_groups[tg].kind));
+    }
+    for (size_t i = 0; i < np; i++)
+        absent[i] = !has_state[i];
+    CLT__TRY(clt__optimizer_load_dict(opt, keys, values, nmeta, t, nt, updates, absent, fn, pq));
+done:
+    for (size_t i = 0; i < nmeta; i++) {
+        free((char *)keys[i]);
+        free((char *)values[i]);
+    }
+    for (size_t i = 0; i < nt; i++) {
+        free((char *)t[i].name);
+        free((void *)t[i].data);
+    }
+    clt__sb_free(&sb);
+    free(keys);
+    free(values);
+    free(t);
+    free(updates);
+    free(absent);
+    free(has_state);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_checkpoint_dict_get_int(const clt_checkpoint_dict *ck, const char *key,
+                                       int64_t *v)
+{
+    const char *fn = "clt_checkpoint_dict_get_int";
+    CLT__REQUIRE_ARG(v, fn);
+    *v = 0;
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    const obj *o = NULL;
+    char q[CLT__QUOTE_SIZE];
+    clt_status st = ck_get(ck, key, fn, &o);
+    if (st != CLT_OK)
+        return st;
+    if (o->kind != O_INT)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' is %s, not an int", fn,
+                          ck->k.path_q, CLT__QUOTE(q, key), kind_name(o));
+    *v = o->i;
+    return clt__ok();
+}
+
+clt_status clt_checkpoint_dict_get_double(const clt_checkpoint_dict *ck, const char *key,
+                                          double *v)
+{
+    const char *fn = "clt_checkpoint_dict_get_double";
+    CLT__REQUIRE_ARG(v, fn);
+    *v = 0.0;
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    const obj *o = NULL;
+    char q[CLT__QUOTE_SIZE], where[2 * CLT__QUOTE_SIZE + 8];
+    clt_status st = ck_get(ck, key, fn, &o);
+    if (st != CLT_OK)
+        return st;
+    snprintf(where, sizeof where, "%s: '%s'", ck->k.path_q, CLT__QUOTE(q, key));
+    if (o->kind == O_FLOAT)
+        memcpy(v, &o->i, 8);
+    else if (o->kind == O_INT)
+        *v = (double)o->i;
+    else if (o->kind == O_TENSOR) {
+        double x;
+        if ((st = tensor_value((pk *)&ck->k, o, fn, where, &x)) != CLT_OK)
+            return st;
+        *v = x;
+    } else
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a float", fn, where,
+                          kind_name(o));
+    return clt__ok();
+}
+
+clt_status clt_checkpoint_dict_get_str(const clt_checkpoint_dict *ck, const char *key,
+                                       const char **v)
+{
+    const char *fn = "clt_checkpoint_dict_get_str";
+    CLT__REQUIRE_ARG(v, fn);
+    *v = NULL;
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    const obj *o = NULL;
+    char q[CLT__QUOTE_SIZE];
+    clt_status st = ck_get(ck, key, fn, &o);
+    if (st != CLT_OK)
+        return st;
+    if (o->kind != O_STR)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' is %s, not a string", fn,
+                          ck->k.path_q, CLT__QUOTE(q, key), kind_name(o));
+    if (memchr(o->s, '\0', o->len))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' holds U+0000", fn,
+                          ck->k.path_q, CLT__QUOTE(q, key));
+    clt_checkpoint_dict *c = (clt_checkpoint_dict *)ck;
+    char *s = clt__malloc(o->len + 1);
+    if (s == NULL || !grow(&c->strs, &c->capstrs, c->nstrs, sizeof *c->strs)) {
+        free(s);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    memcpy(s, o->s, o->len);
+    s[o->len] = '\0';
+    c->strs[c->nstrs++] = s;
+    *v = s;
+    return clt__ok();
 }
