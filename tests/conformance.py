@@ -17085,6 +17085,79 @@ def mha_opts():
     shutil.rmtree(d, True)
 
 
+def clip_grad_norm_f32():
+    """torch.nn.utils.clip_grad_norm_ on float32 parameters, the scaled
+    gradients compared bit for bit.  torch takes each gradient's norm in
+    float32 and the coefficient max_norm * reciprocal(norm + 1e-6) in
+    float32; cltensor sums in float64 (no overflow past 1.8e19, optim.h)
+    and makes the coefficient as torch does from that norm rounded to
+    float32: the gradients are torch's bits wherever the two norms round
+    alike (always for norm_type inf, whose norm is exact), and within a few
+    float32 ulps of them elsewhere."""
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    proto("clt_tensor_free", [P], None)
+    proto("clt_clip_grad_norm", [PP, C.c_size_t, C.c_double, C.c_double, PP])
+    gen = torch.Generator().manual_seed(5)
+    shapes = [(7, 5), (13,), (3, 4, 6), (1,), (300,)]
+    same_norm = 0
+    for nt in (2.0, 1.0, float("inf"), 0.5, 3.0):
+        for scale, max_norm in ((1.0, 0.7), (100.0, 1.0), (1.0, 1e3), (1e-3, 1e-4)):
+            for rep in range(3):
+                name = "clip_grad_norm f32 norm_type %g grads x%g max_norm %g #%d" % (
+                    nt, scale, max_norm, rep)
+                gs = [torch.randn(sh, generator=gen) * scale for sh in shapes]
+                tps = [torch.zeros(sh, requires_grad=True) for sh in shapes]
+                for p_, g_ in zip(tps, gs):
+                    p_.grad = g_.clone()
+                tn = torch.nn.utils.clip_grad_norm_(tps, max_norm, nt)
+                keep, cps = [], []
+                for sh, g_ in zip(shapes, gs):  # the gradient of sum(p * g) is g exactly
+                    p_, prod, loss, cg = upload(torch.zeros(sh)), P(), P(), upload(g_)
+                    keep += [p_, cg]
+                    L.clt_set_requires_grad(p_, 1)
+                    assert L.clt_mul(p_, cg, C.byref(prod)) == 0
+                    assert L.clt_sum(prod, C.byref(loss)) == 0
+                    assert L.clt_backward(loss, None, 0) == 0
+                    keep += [prod, loss]
+                    cps.append(p_)
+                cn = P()
+                st = L.clt_clip_grad_norm((P * len(cps))(*cps), len(cps), max_norm, nt,
+                                          C.byref(cn))
+                if st != 0:
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep.append(cn)
+                norm = download(cn)[0]
+                norm_bits = norm.dtype == np.float32 and norm.view(np.uint32) == \
+                    tn.numpy().view(np.uint32)
+                same_norm += bool(norm_bits)
+                bits, rel = True, 0.0
+                for p_, tp in zip(cps, tps):
+                    g = P()
+                    assert L.clt_grad(p_, C.byref(g)) == 0
+                    got, want = download(g)[0], tp.grad.numpy()
+                    L.clt_tensor_free(g)
+                    bits = bits and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+                    rel = max(rel, float(np.max(np.abs(got.astype(np.float64) - want) /
+                                                np.abs(want))))
+                if nt == float("inf") or norm_bits:
+                    ok(name, norm_bits and bits, "norm %r (torch %r), gradients %s" % (
+                        float(norm), float(tn), "equal" if bits else "differ in their bits"))
+                else:
+                    ok(name, rel < 2e-6, "norm %r (torch %r): gradients off by %g relative" % (
+                        float(norm), float(tn), rel))
+                for t in keep:
+                    L.clt_tensor_free(t)
+    # the float32 norms agree bit for bit in most norm_type 2 cases (the
+    # rest differ in their last bit), rarely for 1, 0.5 and 3
+    ok("clip_grad_norm f32: norms that agree bit for bit", same_norm >= 20,
+       "%d of 60" % same_norm)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -17126,7 +17199,7 @@ def main():
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
                 embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative,
-                mha_opts]
+                mha_opts, clip_grad_norm_f32]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

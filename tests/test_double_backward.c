@@ -216,6 +216,62 @@ static void gradgradcheck(clt_device *dev, gc_fn f, const void *ctx, int nin, co
     gradgradcheck_tol(dev, f, ctx, nin, ins, 1e-5, 1e-6);
 }
 
+/* dM/du alone, the double backward's derivative with respect to
+ * grad_output (J v, the path a gradient penalty's first gradient takes),
+ * against central differences of M in u: at points where differences in
+ * x mean nothing (infinities, NaN), as M is linear in u and finite where
+ * the first gradient is. */
+static void gradgradcheck_u(const char *what, clt_device *dev, gc_fn f, const void *ctx,
+                            int nin, const gc_in *ins)
+{
+    const double eps = 1e-6;
+    double *data[8];
+    cr_assert(nin <= 7);
+    for (int i = 0; i < nin; i++) {
+        size_t n = gc_numel(&ins[i]);
+        data[i] = malloc((n ? n : 1) * sizeof(double));
+        memcpy(data[i], ins[i].data, n * sizeof(double));
+    }
+    clt_tensor *x[8] = {0}, *an = NULL;
+    double *uv = NULL;
+    size_t nu = 0;
+    gc_make(dev, nin, ins, data, x, 1);
+    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 1, &uv, &nu);
+    CHECK(clt_scope_begin());
+    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, x, u, 1);
+    cr_assert(clt_requires_grad(m), "M has no history: the first gradients were detached");
+    CHECK(clt_autograd_grad(&m, 1, NULL, &u, 1, 0, 1, &an));
+    if (an)
+        CHECK(clt_scope_keep(an));
+    clt_scope_end();
+    double *got = calloc(nu ? nu : 1, sizeof *got);
+    if (an)
+        CHECK(clt_tensor_read(an, got, nu * sizeof *got));
+    clt_tensor_free(an);
+    int was = clt_set_grad_enabled(0);
+    for (size_t e = 0; e < nu; e++) {
+        double orig = uv[e], mv[2];
+        for (int side = 0; side < 2; side++) {
+            uv[e] = orig + (side ? -eps : eps);
+            mv[side] = gg_m_plain(dev, f, ctx, nin, ins, data, uv);
+        }
+        uv[e] = orig;
+        double num = (mv[0] - mv[1]) / (2 * eps);
+        cr_assert(close_enough(got[e], num, 1e-5, 1e-6),
+                  "%s: grad_output element %zu: double backward %.10g, finite differences of "
+                  "the gradient %.10g",
+                  what, e, got[e], num);
+    }
+    clt_set_grad_enabled(was);
+    free(got);
+    clt_tensor_free(u);
+    for (int i = 0; i < nin; i++) {
+        clt_tensor_free(x[i]);
+        free(data[i]);
+    }
+    free(uv);
+}
+
 static const double X6[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2};
 static const double P6[] = {0.7, 1.3, 2.1, 0.4, 1.6, 2.2};
 static const double Y3[] = {1.1, -0.6, 1.9};
@@ -321,6 +377,30 @@ Test(double_backward, unary_ops)
     gc_in pins[1] = {{2, {2, 3}, P6, 1}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         gradgradcheck(dev, call_un, &pos[i], 1, pins);
+}
+
+/* The derivative with respect to grad_output at the special points
+ * (+-inf, the kinks, and NaN where the first gradient is finite there):
+ * finite where the first gradient is, the branch that does not apply
+ * multiplying a zero, never 0 * inf = NaN (hardswish's middle branch gave
+ * NaN at +-inf and NaN, where torch's hardswish_backward gives 0 and g). */
+Test(double_backward, activations_in_grad_output_at_special_points)
+{
+    clt_device *dev = get_device("cpu");
+    static const double sx[] = {-INFINITY, -4.0,  -3.0,   -1.5,     -0.0, 0.5,
+                                3.0,       4.5,   1e300,  -1e300,   INFINITY, NAN};
+    const un_fn fns[] = {clt_hardswish, clt_hardsigmoid, clt_relu6, clt_relu,  clt_selu,
+                         clt_logsigmoid, clt_softsign,   leaky,     softplus,  clt_sigmoid,
+                         clt_tanh};
+    const char *names[] = {"hardswish", "hardsigmoid", "relu6", "relu",    "selu",
+                           "logsigmoid", "softsign",   "leaky_relu", "softplus", "sigmoid",
+                           "tanh"};
+    /* the first five pass g (or 0) at NaN, the others NaN, which would
+     * make every difference of M NaN: they go without the NaN */
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gc_in ins[1] = {{1, {i < 5 ? 12 : 11}, sx, 1}};
+        gradgradcheck_u(names[i], dev, call_un, &fns[i], 1, ins);
+    }
 }
 
 /* ---- reductions, views, joins, matmul ------------------------------------------------ */

@@ -362,7 +362,8 @@ static void names_first(const char *fn, const char *const *helpers)
 }
 
 /* clt_clip_grad_norm converts dtypes, squares, sums, stacks, takes the
- * square root, divides and clamps through helpers that name it alone. */
+ * square root, takes the reciprocal, multiplies and clamps through helpers
+ * that name it alone. */
 static void clip_named(void)
 {
     names_only("clt_clip_grad_norm");

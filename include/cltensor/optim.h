@@ -321,7 +321,14 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * float64 for their norms where the device has it.  For norm_type 2 the
  * squares are summed in float64 where the device has it, so
  * float32 gradients beyond 1.8e19 give their true norm (PyTorch's float32
- * norm overflows to inf there and the gradients are scaled to 0).  *total_norm, when not NULL, gets the norm before clipping as a
+ * norm overflows to inf there and the gradients are scaled to 0).  The
+ * coefficient is then made as torch makes it from its stacked norms:
+ * that norm rounded to the gradients' promoted dtype (float32 for 16-bit
+ * gradients), max_norm * reciprocal(norm + 1e-6) in that dtype, clamped
+ * to 1; so float32 gradients are scaled to torch's bits wherever the two
+ * norms round alike (norm_type inf always; 2 mostly), and within a few
+ * ulps elsewhere, where torch's float32 sums round differently
+ * (tests/conformance.py section clip_grad_norm_f32).  *total_norm, when not NULL, gets the norm before clipping as a
  * 0-d tensor on the first parameter's device (new tensor: release with
  * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
  * clip).  Parameters without gradients are skipped; all must be

@@ -127,15 +127,34 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
     case CLT__ACT_HARDSWISH:
         /* 0 below -3, g (x / 3 + 0.5) up to 3, g above and at NaN; x
          * enters the middle's formula strictly inside (-3, 3) (a constant
-         * at +-3: torch's second derivative is 0 there) */
-        CLT__TRY(clt__gt_scalar_in(fn, x, -3.0, &t));
-        CLT__TRY(clt__lt_scalar_in(fn, x, 3.0, &u));
+         * at +-3: torch's second derivative is 0 there), and outside
+         * [-3, 3] and at NaN the middle's factor is that of 0: finite, so
+         * that the zero the branches give it there stays 0 in the
+         * derivative with respect to g (torch's, hardswish_backward
+         * itself), not 0 * inf = NaN at x = +-inf */
+        CLT__TRY(clt__ge_scalar_in(fn, x, -3.0, &t));
+        CLT__TRY(clt__le_scalar_in(fn, x, 3.0, &u));
         CLT__TRY(clt__logical_and_in(fn, t, u, &v));
+        CLT__TRY(clt__logical_not_in(fn, v, &w));
         clt_tensor_free(t);
         clt_tensor_free(u);
-        t = u = NULL;
+        clt_tensor_free(v);
+        t = u = v = NULL;
         CLT__TRY(clt__alias(x, &t)); /* no history */
-        CLT__TRY(clt_where(v, x, t, &u));
+        CLT__TRY(clt__zero_where(w, t, &u));
+        clt_tensor_free(t);
+        clt_tensor_free(w);
+        t = w = NULL;
+        CLT__TRY(clt__gt_scalar_in(fn, x, -3.0, &t));
+        CLT__TRY(clt__lt_scalar_in(fn, x, 3.0, &w));
+        CLT__TRY(clt__logical_and_in(fn, t, w, &v));
+        clt_tensor_free(t);
+        clt_tensor_free(w);
+        t = w = NULL;
+        CLT__TRY(clt_where(v, x, u, &t));
+        clt_tensor_free(u);
+        u = t;
+        t = NULL;
         clt_tensor_free(t);
         clt_tensor_free(v);
         t = v = NULL;

@@ -1586,7 +1586,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
      * parameter i's gradient */
     clt_tensor **sq = clt__calloc(n ? 3 * n : 1, sizeof *sq), **co, **sc;
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
-               *nd = NULL;
+               *nd = NULL, *nc = NULL, *rec = NULL;
     const clt_tensor *first = NULL;
     size_t m = 0;
     if (sq == NULL)
@@ -1647,8 +1647,26 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
                                 "anyway, set `error_if_nonfinite=False`",
                                 fn, order));
     }
-    CLT__TRY(clt__add_scalar_into(NULL, norm, 1e-6, &den, fn));
-    CLT__TRY(clt__rdiv_scalar_in(fn, den, max_norm, &coef));
+    /* The coefficient as torch's clip_grad_norm_ makes it, in the dtype of
+     * its stacked norms (the gradients' promoted one, real; float32 for
+     * 16-bit gradients, whose norms would overflow at 65504): the norm rounded
+     * to it, max_norm / (norm + 1e-6) as Python's float / tensor computes
+     * it (reciprocal(norm + 1e-6) * max_norm), clamped to 1.  So the
+     * gradients get torch's bits whenever the norm rounds to torch's (for
+     * norm_type inf always). */
+    clt_dtype cdt = first->dtype;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g != NULL)
+            cdt = clt_promote_types(cdt, g->dtype);
+    }
+    cdt = cdt == CLT_COMPLEX128 ? CLT_FLOAT64 : cdt; /* a complex gradient's norm is real */
+    if (cdt != CLT_FLOAT64 || !first->dev->info.fp64)
+        cdt = CLT_FLOAT32;
+    CLT__TRY(clt__to_dtype(norm, cdt, &nc, fn));
+    CLT__TRY(clt__add_scalar_into(NULL, nc, 1e-6, &den, fn));
+    CLT__TRY(clt__reciprocal_in(fn, den, &rec));
+    CLT__TRY(clt__mul_scalar_in(fn, rec, max_norm, &coef));
     double one = 1.0;
     CLT__TRY(clt__clamp(coef, NULL, &one, &clamped, fn));
     /* Everything that allocates is made before any gradient changes: a
@@ -1689,6 +1707,8 @@ done:
     }
     free(sq);
     clt_tensor_free(nd);
+    clt_tensor_free(nc);
+    clt_tensor_free(rec);
     clt_tensor_free(sum);
     clt_tensor_free(norm);
     clt_tensor_free(den);
