@@ -1668,11 +1668,13 @@ int clt__autocast_depth(void);
 typedef enum { CLT__AC_NONE, CLT__AC_LOWER, CLT__AC_FLOAT32, CLT__AC_PROMOTE } clt__ac_kind;
 /* An op's kinds on torch's two sets of lists, which the region chose
  * (clt_autocast_lists): CLT__AC_ON(kind on the CUDA lists, on the CPU
- * lists); CLT__AC_CUDA(k) for an op on the CUDA lists only,
+ * lists); CLT__AC_CUDA(k) for an op on the CUDA lists only, CLT__AC_CPU(k)
+ * for one on the CPU lists only,
  * CLT__AC_BOTH(k) for one of the same kind on both.  The `kind` arguments
  * below take these. */
 #define CLT__AC_ON(cuda, cpu) ((int)(cuda) | (int)(cpu) << 4)
 #define CLT__AC_CUDA(k) CLT__AC_ON(k, CLT__AC_NONE)
+#define CLT__AC_CPU(k) CLT__AC_ON(CLT__AC_NONE, k)
 #define CLT__AC_BOTH(k) CLT__AC_ON(k, k)
 
 /* Whether autocast casts one of in[0..n) (NULLs skipped) for an op of
@@ -1877,6 +1879,9 @@ clt_status clt__fractional_max_pool_rec(const char *fn, int nd, const clt_tensor
 /* clt_pad naming fn (the padding layers' forward; src/autograd/grad_shape.c). */
 clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
                         clt_pad_mode mode, double value, clt_tensor **out);
+/* Whether clt_pad's mode over npad / 2 dims is on torch 1.13's CPU
+ * autocast float32 list (reflection_pad1d/2d, replication_pad1d/2d/3d). */
+bool clt__pad_autocast_cpu(clt_pad_mode mode, int npad);
 /* The fused normalisation of clt__native_norm on x's last n elements,
  * recorded as one node named `node` (NativeLayerNormBackward0 or
  * NativeGroupNormBackward0) whose backward gives x's, w's and b's

@@ -16403,6 +16403,195 @@ def autocast_cpu():
             fail("autocast_cpu float16", "cltensor took float16 on the CPU lists")
         else:
             PASSED += 1
+    _autocast_cpu_rnn()
+
+
+def _autocast_cpu_rnn():
+    """autocast_cpu's second model: an LSTM (2 layers, float32 input, no
+    states: float32 throughout, its gate products in bfloat16), a product
+    into bfloat16, a bidirectional GRU on it with float32 h0 (float32 out)
+    and without (bfloat16 out), the three cells on bfloat16 input with and
+    without float32 states, and float32-list ops on bfloat16 operands
+    (reflection and replication padding, trace, linalg.inv, quantile,
+    irfft, avg_pool3d, cholesky): each step's dtype torch's, its values
+    within bfloat16's tolerance, and the float32 parameters' gradients
+    float32 and close to torch's."""
+    import tempfile
+    try:
+        from safetensors.torch import save_file
+    except Exception as e:  # pragma: no cover
+        return fail("autocast_cpu rnn", "cannot import safetensors: %s" % e)
+    global PASSED
+    _rnn_protos()
+    proto("clt_module_parameters", [P, C.POINTER(PP), C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_lstm_cell", [P, P, P, P, P, P, P, PP, PP])
+    proto("clt_gru_cell", [P, P, P, P, P, P, PP])
+    proto("clt_rnn_cell", [P, P, P, P, P, P, C.c_int, PP])
+    proto("clt_pad", [P, I64P, C.c_int, C.c_int, C.c_double, PP])
+    proto("clt_trace", [P, PP])
+    proto("clt_linalg_inv", [P, PP])
+    proto("clt_linalg_cholesky", [P, C.c_int, PP])
+    proto("clt_quantile", [P, P, C.c_double, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+    proto("clt_fft_irfft", [P, C.c_int64, C.c_int, C.c_char_p, PP])
+    proto("clt_avg_pool3d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+    proto("clt_reshape", [P, C.c_int, I64P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_select", [P, C.c_int, C.c_int64, PP])
+    gen = torch.Generator().manual_seed(23)
+    rnd = lambda *shape: torch.rand(shape, generator=gen) * 2 - 1
+    torch.manual_seed(23)
+    T, N, I, H = 5, 2, 3, 4
+    lstm, gru = torch.nn.LSTM(I, H, num_layers=2), torch.nn.GRU(H, 3, bidirectional=True)
+    x, wp, h0 = rnd(T, N, I), rnd(H, H).requires_grad_(), rnd(2, N, 3)
+    cw = [rnd(4 * H, I), rnd(4 * H, H), rnd(4 * H), rnd(4 * H)]  # LSTMCell
+    gw = [rnd(3 * H, I), rnd(3 * H, H), rnd(3 * H), rnd(3 * H)]  # GRUCell
+    rw = [rnd(H, I), rnd(H, H), None, None]  # RNNCell, no bias
+    hx, cxs = rnd(N, H), rnd(N, H)
+    spd = torch.eye(3) * 3 + rnd(3, 3) * 0.3
+    spd = spd @ spd.T
+    ref = {}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref["lstm out"], (ref["lstm h_n"], ref["lstm c_n"]) = lstm(x)
+        ref["proj"] = torch.matmul(ref["lstm out"], wp)
+        ref["gru out"], ref["gru h_n"] = gru(ref["proj"], h0)
+        ref["gru out bf16"], ref["gru h_n bf16"] = gru(ref["proj"])
+        xb = ref["proj"][0, :, :I]
+        ref["lstm_cell h"], ref["lstm_cell c"] = torch.lstm_cell(xb, (hx, cxs), *cw)
+        ref["lstm_cell h bf16"], ref["lstm_cell c bf16"] = torch.lstm_cell(
+            xb, (hx.bfloat16(), cxs.bfloat16()), *cw)
+        ref["gru_cell"] = torch.gru_cell(xb, hx, *gw)
+        ref["rnn_cell"] = torch.rnn_tanh_cell(xb, hx, *rw)
+        g = ref["gru out bf16"]  # [T, N, 6] bfloat16
+        ref["reflect"] = F.pad(g, (2, 1), mode="reflect")
+        ref["replicate"] = F.pad(g[None], (1, 1, 2, 0, 1, 1), mode="replicate")
+        ref["trace"] = torch.trace(g[0])
+        ref["inv"] = torch.linalg.inv(spd.bfloat16())
+        ref["cholesky"] = torch.linalg.cholesky(spd.bfloat16())
+        ref["quantile"] = torch.quantile(g, 0.3)
+        ref["irfft"] = torch.fft.irfft(g)
+        ref["avg_pool3d"] = F.avg_pool3d(g[None, None], (2, 2, 3))
+        ref["loss"] = (ref["gru out"].sum() + ref["lstm h_n"].sum() + ref["lstm c_n"].sum() +
+                       ref["reflect"].sum() + ref["irfft"].sum())
+    ref["loss"].backward()
+    tmp = tempfile.mkdtemp(prefix="cltensor-autocast-")
+    path = os.path.join(tmp, "m.safetensors")
+    keep, mods = [], []
+
+    def module(kind, tm, o):
+        m = P()
+        if getattr(L, "clt_%s_layer" % kind)(DEV, C.byref(o), None, C.byref(m)):
+            raise RuntimeError("layer: %s" % L.clt_last_error())
+        mods.append(m)
+        save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+        if L.clt_module_load(m, path.encode()):
+            raise RuntimeError("load: %s" % L.clt_last_error())
+        return m
+
+    def up(t, grad=False):
+        q = upload(t.detach()) if t is not None else None
+        if q is not None:
+            keep.append(q)
+            if grad:
+                L.clt_set_requires_grad(q, 1)
+        return q
+
+    got = {}
+
+    def run(names, fn, *args):
+        outs = [P() for _ in names]
+        if fn(*args, *[C.byref(o) for o in outs]):
+            raise RuntimeError("%s: %s" % (names[0], L.clt_last_error()))
+        keep.extend(outs)
+        for nm, o in zip(names, outs):
+            if nm:
+                got[nm] = o
+        return outs[0]
+
+    try:
+        ml = module("lstm", lstm, RnnOpts(I, H, 2, 1, 0, 0.0, 0, 0))
+        mg = module("gru", gru, RnnOpts(H, 3, 1, 1, 0, 0.0, 1, 0))
+        cx_, cwp, ch0 = up(x), up(wp, True), up(h0)
+        ccw, cgw, crw = [up(t) for t in cw], [up(t) for t in gw], [up(t) for t in rw]
+        chx, ccxs = up(hx), up(cxs)
+        chxb, ccxb = up(hx.bfloat16()), up(cxs.bfloat16())
+        cspd = up(spd.bfloat16())
+        if L.clt_autocast_enter_ex(DEV, BF16, 1):
+            raise RuntimeError("enter: %s" % L.clt_last_error())
+        try:
+            run(["lstm out", "lstm h_n", "lstm c_n"], L.clt_lstm_forward, ml, cx_, None, None)
+            run(["proj"], L.clt_matmul, got["lstm out"], cwp)
+            run(["gru out", "gru h_n"], L.clt_gru_forward, mg, got["proj"], ch0)
+            run(["gru out bf16", "gru h_n bf16"], L.clt_gru_forward, mg, got["proj"], None)
+            p0 = run([None], L.clt_select, got["proj"], 0, 0)
+            xb = run([None], L.clt_narrow, p0, 1, 0, I)
+            run(["lstm_cell h", "lstm_cell c"], L.clt_lstm_cell, xb, chx, ccxs, *ccw)
+            run(["lstm_cell h bf16", "lstm_cell c bf16"], L.clt_lstm_cell, xb, chxb, ccxb, *ccw)
+            run(["gru_cell"], L.clt_gru_cell, xb, chx, *cgw)
+            run(["rnn_cell"], L.clt_rnn_cell, xb, chx, *crw, 0)
+            g = got["gru out bf16"]
+            run(["reflect"], L.clt_pad, g, shape_arr((2, 1)), 2, 1, 0.0)
+            g4 = run([None], L.clt_unsqueeze, g, 0)
+            run(["replicate"], L.clt_pad, g4, shape_arr((1, 1, 2, 0, 1, 1)), 6, 2, 0.0)
+            g0 = run([None], L.clt_select, g, 0, 0)
+            run(["trace"], L.clt_trace, g0)
+            run(["inv"], L.clt_linalg_inv, cspd)
+            run(["cholesky"], L.clt_linalg_cholesky, cspd, 0)
+            run(["quantile"], L.clt_quantile, g, None, 0.3, None, 0, 0)
+            run(["irfft"], L.clt_fft_irfft, g, -1, -1, None)
+            g5 = run([None], L.clt_reshape, g, 5, shape_arr((1, 1, T, N, 6)))
+            run(["avg_pool3d"], L.clt_avg_pool3d, g5, shape_arr((2, 2, 3)), None, None, 0, 1)
+            parts = [run([None], L.clt_sum, got[k])
+                     for k in ("gru out", "lstm h_n", "lstm c_n", "reflect", "irfft")]
+            acc = parts[0]
+            for q in parts[1:]:
+                acc = run([None], L.clt_add, acc, q)
+            got["loss"] = acc
+        finally:
+            L.clt_autocast_exit()
+        if L.clt_backward(got["loss"], None, 0):
+            raise RuntimeError("backward: %s" % L.clt_last_error())
+        grads = [("grad proj weight", cwp, wp)]
+        for tag, m, tm in (("lstm", ml, lstm), ("gru", mg, gru)):
+            ps, n = PP(), C.c_size_t()
+            if L.clt_module_parameters(m, C.byref(ps), C.byref(n)):
+                raise RuntimeError("parameters: %s" % L.clt_last_error())
+            names = [k for k, _ in tm.named_parameters()]
+            for i, (nm, tp) in enumerate(zip(names, tm.parameters())):
+                grads.append(("grad %s %s" % (tag, nm), ps[i], tp))
+            L.clt_free(ps)
+        for nm, cp, tp in grads:
+            gq = P()
+            L.clt_grad(cp, C.byref(gq))
+            if not gq:
+                raise RuntimeError("%s: no gradient" % nm)
+            keep.append(gq)
+            got[nm] = gq
+            ref[nm] = tp.grad
+    except RuntimeError as e:
+        for q in keep:
+            L.clt_tensor_free(q)
+        for m in mods:
+            L.clt_module_free(m)
+        return fail("autocast_cpu rnn", str(e))
+    for name in ref:
+        a, shape, dt = download(got[name])
+        e = ref[name].detach()
+        if dt != T2C[e.dtype]:
+            fail("autocast_cpu rnn %s" % name, "dtype %d, torch %s" % (dt, e.dtype))
+            continue
+        ev = e.float().numpy()
+        if tuple(shape) != tuple(ev.shape) or not np.allclose(a, ev, rtol=3e-2, atol=2e-2):
+            fail("autocast_cpu rnn %s" % name, "values %s vs torch %s" % (
+                a.ravel()[:6], ev.ravel()[:6]))
+            continue
+        PASSED += 1
+    for q in keep:
+        L.clt_tensor_free(q)
+    for m in mods:
+        L.clt_module_free(m)
+    os.unlink(path)
+    os.rmdir(tmp)
 
 
 def histobs():

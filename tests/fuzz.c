@@ -11017,7 +11017,7 @@ static void op_autocast2(fz *f)
         tfree(f, w, 0);
         return;
     }
-    int depth = 1, on = 1;
+    int depth = 1, on = 1, cpu_on = 0; /* cpu_on: the inner region applies the CPU lists */
     clt_tensor *keep = NULL; /* a result for the backward pass */
     for (int n = 1 + (int)pick(f, 5); n > 0; n--) {
         if (depth == 1 && chance(f, 15)) {
@@ -11033,12 +11033,14 @@ static void op_autocast2(fz *f)
             if (status_ok(f, st)) {
                 depth = 2;
                 on = !off && !cpu;
+                cpu_on = cpu;
             }
         } else if (depth == 2 && chance(f, 30)) {
             CALL("clt_autocast_exit", clt_autocast_exit());
             status_ok(f, st);
             depth = 1;
             on = 1;
+            cpu_on = 0;
         }
         if (chance(f, 15)) {
             /* an optimizer's step inside the region */
@@ -11050,12 +11052,13 @@ static void op_autocast2(fz *f)
         int nograd = chance(f, 10), prev = nograd ? clt_set_grad_enabled(0) : 1;
         clt_tensor *a = ac_operand(f, d, 2, mk), *b = ac_operand(f, d, 2, mk);
         clt_tensor *out = SENT, **op = OUTP(f, &out);
-        /* kind: 0 the float16 list, 1 float32, 2 promote; ins: its operands */
+        /* kind: 0 the float16 list, 1 float32, 2 promote, 3 the CPU lists'
+         * float32 list only (checked in a CPU-list region); ins: its operands */
         int kind = 0;
         const clt_tensor *ins[4] = {a, w, NULL, NULL};
         const clt_tensor *two[2] = {a, w};
         clt_tensor *extra[2] = {NULL, NULL};
-        switch (pick(f, 20)) {
+        switch (pick(f, 24)) {
         case 0: CALL("clt_einsum", clt_einsum("ij,jk->ik", two, 2, op)); break;
         case 1: CALL("clt_chain_matmul", clt_chain_matmul(two, 2, op)); break;
         case 2: CALL("clt_linalg_multi_dot", clt_linalg_multi_dot(two, 2, op)); break;
@@ -11150,6 +11153,29 @@ static void op_autocast2(fz *f)
             clt_tensor_free(idx);
             break;
         }
+        case 19:
+            kind = 3;
+            ins[1] = NULL;
+            CALL("clt_trace", clt_trace(a, op));
+            break;
+        case 20:
+            kind = 3;
+            ins[0] = w;
+            CALL("clt_linalg_inv", clt_linalg_inv(w, op));
+            break;
+        case 21: {
+            kind = 3;
+            ins[1] = NULL;
+            const int64_t pad[2] = {(int64_t)pick(f, 2), (int64_t)pick(f, 2)};
+            CALL("clt_pad", clt_pad(a, pad, 2, chance(f, 50) ? CLT_PAD_REFLECT : CLT_PAD_REPLICATE,
+                                    0.0, op));
+            break;
+        }
+        case 22:
+            kind = 3;
+            ins[1] = NULL;
+            CALL("clt_fft_irfft", clt_fft_irfft(a, -1, rand_dim(f, 2), NULL, op));
+            break;
         default: {
             kind = 2;
             int64_t iv[4] = {0, (int64_t)pick(f, (uint32_t)K), 0, 0}, is[2] = {1, 2};
@@ -11177,7 +11203,10 @@ static void op_autocast2(fz *f)
                     all = all && ac_eligible(ins[i], d);
                     widest = promote(widest, clt_tensor_dtype(ins[i]));
                 }
-            if (on && some && all) {
+            if (cpu_on && kind == 3 && some && all && clt_tensor_dtype(out) != CLT_FLOAT32)
+                die(f, "%s under autocast's CPU lists gave %s, not float32", name,
+                    clt_dtype_name(clt_tensor_dtype(out)));
+            if (on && some && all && kind != 3) {
                 clt_dtype want = kind == 0 ? lp : kind == 1 ? CLT_FLOAT32 : widest;
                 if (clt_tensor_dtype(out) != want)
                     die(f, "%s under autocast gave %s, not %s", name,

@@ -934,6 +934,464 @@ Test(autocast_cpu, refusals_and_nesting)
     clt_tensor_free(b);
 }
 
+/* ---- torch's CPU float32 list: pools, padding, FFTs, linalg (CPU lists) ---- */
+
+/* Unary ops on a [4, 4] operand (symmetric positive definite, so that the
+ * decompositions take it), each on torch 1.13's CPU float32 list (probed
+ * on the installed torch: bfloat16 in, float32 or complex64 out). */
+typedef clt_status (*op1_fn)(const clt_tensor *a, clt_tensor **out);
+static clt_status as5(const clt_tensor *a, clt_tensor **o)
+{
+    const int64_t s5[5] = {1, 1, 2, 2, 4};
+    return clt_reshape(a, 5, s5, o);
+}
+static clt_status pool3(const clt_tensor *a, int which, clt_tensor **o)
+{
+    clt_tensor *x = NULL;
+    const int64_t k[3] = {1, 2, 2}, one[3] = {1, 1, 1};
+    clt_status st = as5(a, &x);
+    if (st == CLT_OK)
+        st = which == 0   ? clt_max_pool3d(x, k, NULL, NULL, NULL, 0, o)
+             : which == 1 ? clt_avg_pool3d(x, k, NULL, NULL, 0, 1, o)
+             : which == 2 ? clt_adaptive_avg_pool3d(x, one, o)
+                          : clt_adaptive_max_pool3d(x, one, o, NULL);
+    clt_tensor_free(x);
+    return st;
+}
+static clt_status op_max_pool3d(const clt_tensor *a, clt_tensor **o)
+{
+    return pool3(a, 0, o);
+}
+static clt_status op_avg_pool3d(const clt_tensor *a, clt_tensor **o)
+{
+    return pool3(a, 1, o);
+}
+static clt_status op_adaptive_avg_pool3d(const clt_tensor *a, clt_tensor **o)
+{
+    return pool3(a, 2, o);
+}
+static clt_status op_adaptive_max_pool3d(const clt_tensor *a, clt_tensor **o)
+{
+    return pool3(a, 3, o);
+}
+static clt_status op_reflect2d(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *x = NULL;
+    const int64_t p[4] = {1, 2, 2, 1};
+    clt_status st = clt_unsqueeze(a, 0, &x);
+    if (st == CLT_OK)
+        st = clt_pad(x, p, 4, CLT_PAD_REFLECT, 0.0, o);
+    clt_tensor_free(x);
+    return st;
+}
+static clt_status op_replicate3d(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *x = NULL;
+    const int64_t p[6] = {1, 0, 0, 2, 1, 1};
+    clt_status st = as5(a, &x);
+    if (st == CLT_OK)
+        st = clt_pad(x, p, 6, CLT_PAD_REPLICATE, 0.0, o);
+    clt_tensor_free(x);
+    return st;
+}
+static clt_status op_trace(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_trace(a, o);
+}
+static clt_status op_quantile(const clt_tensor *a, clt_tensor **o)
+{
+    const int dim[1] = {1};
+    return clt_quantile(a, NULL, 0.3, dim, 0, CLT_QUANTILE_LINEAR, o);
+}
+static clt_status op_irfft(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_fft_irfft(a, -1, -1, NULL, o);
+}
+/* complex results compared as view_as_real's float32 */
+static clt_status real_view(clt_status st, clt_tensor *c, clt_tensor **o)
+{
+    if (st == CLT_OK)
+        st = clt_view_as_real(c, o);
+    clt_tensor_free(c);
+    return st;
+}
+static clt_status op_rfft(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *c = NULL;
+    clt_status st = clt_fft_rfft(a, -1, -1, NULL, &c);
+    return real_view(st, c, o);
+}
+static clt_status op_fft2(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *c = NULL;
+    clt_status st = clt_fft_fft2(a, NULL, NULL, NULL, &c);
+    return real_view(st, c, o);
+}
+static clt_status op_polar(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *c = NULL;
+    clt_status st = clt_polar(a, a, &c);
+    return real_view(st, c, o);
+}
+static clt_status op_view_as_complex(const clt_tensor *a, clt_tensor **o)
+{
+    clt_tensor *x = NULL, *c = NULL;
+    const int64_t s[3] = {4, 2, 2};
+    clt_status st = clt_reshape(a, 3, s, &x);
+    if (st == CLT_OK)
+        st = clt_view_as_complex(x, &c);
+    clt_tensor_free(x);
+    return real_view(st, c, o);
+}
+static clt_status op_inv(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_inv(a, o);
+}
+static clt_status op_solve(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_solve(a, a, o);
+}
+static clt_status op_cholesky(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_cholesky(a, 0, o);
+}
+static clt_status op_eigvalsh(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_eigvalsh(a, "L", o);
+}
+static clt_status op_svdvals(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_svdvals(a, o);
+}
+static clt_status op_cond(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_linalg_cond_ord(a, "fro", o);
+}
+static clt_status op_fake_quantize(const clt_tensor *a, clt_tensor **o)
+{
+    return clt_fake_quantize_per_tensor_affine(a, 0.05, 3, -128, 127, o);
+}
+
+static const struct {
+    const char *name;
+    op1_fn fn;
+} f32_ops[] = {
+    {"max_pool3d", op_max_pool3d},
+    {"avg_pool3d", op_avg_pool3d},
+    {"adaptive_avg_pool3d", op_adaptive_avg_pool3d},
+    {"adaptive_max_pool3d", op_adaptive_max_pool3d},
+    {"reflection_pad2d", op_reflect2d},
+    {"replication_pad3d", op_replicate3d},
+    {"trace", op_trace},
+    {"quantile", op_quantile},
+    {"fft_irfft", op_irfft},
+    {"fft_rfft", op_rfft},
+    {"fft_fft2", op_fft2},
+    {"polar", op_polar},
+    {"view_as_complex", op_view_as_complex},
+    {"linalg_inv", op_inv},
+    {"linalg_solve", op_solve},
+    {"linalg_cholesky", op_cholesky},
+    {"linalg_eigvalsh", op_eigvalsh},
+    {"linalg_svdvals", op_svdvals},
+    {"linalg_cond fro", op_cond},
+    {"fake_quantize_per_tensor_affine", op_fake_quantize},
+};
+
+/* A symmetric positive definite [4, 4] of bfloat16-exact values (a dominant
+ * diagonal), in dt. */
+static clt_tensor *spd_values(clt_device *dev, clt_dtype dt, int grad)
+{
+    double v[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            v[i * 4 + j] = i == j ? 4.0 + i / 2.0 : (double)((i + j) % 3 + 1) / 8.0;
+    const int64_t s[2] = {4, 4};
+    clt_tensor *t = tensor_of(dev, dt, 2, s, v);
+    if (grad)
+        CHECK(clt_set_requires_grad(t, 1));
+    return t;
+}
+
+/* Each op on a bfloat16 operand in a CPU-list region: float32 (complex64
+ * for the complex ones, seen through view_as_real) and equal to the op on
+ * a float32 cast made by hand outside autocast; on a float32 operand, the
+ * op as it is outside.  A bfloat16 leaf gets its gradient in bfloat16. */
+Test(autocast_cpu, float32_list_ops)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_tensor *a = spd_values(dev, CLT_BFLOAT16, 1), *af = cast(a, CLT_FLOAT32);
+    clt_tensor *f = spd_values(dev, CLT_FLOAT32, 0);
+    for (size_t i = 0; i < sizeof f32_ops / sizeof f32_ops[0]; i++) {
+        clt_tensor *r = NULL, *q = NULL, *rf = NULL, *qf = NULL;
+        CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+        clt_status st = f32_ops[i].fn(a, &r);
+        cr_assert_eq(st, CLT_OK, "%s: %s", f32_ops[i].name, clt_last_error());
+        st = f32_ops[i].fn(f, &rf);
+        cr_assert_eq(st, CLT_OK, "%s (float32): %s", f32_ops[i].name, clt_last_error());
+        CHECK(clt_autocast_exit());
+        CHECK(f32_ops[i].fn(af, &q));
+        CHECK(f32_ops[i].fn(f, &qf));
+        cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32, "%s: %s", f32_ops[i].name,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        same(r, q, f32_ops[i].name);
+        same(rf, qf, f32_ops[i].name);
+        clt_tensor *all[] = {r, q, rf, qf};
+        for (size_t j = 0; j < 4; j++)
+            clt_tensor_free(all[j]);
+    }
+    /* the gradient of a bfloat16 leaf through linalg_inv's cast */
+    clt_tensor *r = NULL, *b2 = spd_values(dev, CLT_BFLOAT16, 1), *bf = cast(b2, CLT_FLOAT32);
+    clt_tensor *q = NULL;
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(clt_linalg_inv(a, &r));
+    CHECK(clt_autocast_exit());
+    CHECK(clt_linalg_inv(bf, &q));
+    backward_sum(r);
+    backward_sum(q);
+    same_grad(a, b2, CLT_BFLOAT16, "linalg_inv's bfloat16 leaf");
+    clt_tensor *all[] = {a, af, f, r, b2, bf, q};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+}
+
+/* ---- cells and recurrent layers on the CPU lists ----------------------------------- */
+
+/* x W^T + b in bfloat16, by hand: the operands cast outside autocast. */
+static clt_tensor *gate_product(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b)
+{
+    clt_tensor *xb = cast(x, CLT_BFLOAT16), *wb = cast(w, CLT_BFLOAT16), *wt = NULL, *p = NULL;
+    CHECK(clt_transpose(wb, 0, 1, &wt));
+    CHECK(clt_matmul(xb, wt, &p));
+    if (b) {
+        clt_tensor *bb = cast(b, CLT_BFLOAT16), *pb = NULL;
+        CHECK(clt_add(p, bb, &pb));
+        clt_tensor_free(bb);
+        clt_tensor_free(p);
+        p = pb;
+    }
+    clt_tensor_free(xb);
+    clt_tensor_free(wb);
+    clt_tensor_free(wt);
+    return p;
+}
+
+static clt_tensor *apply1(clt_status (*f)(const clt_tensor *, clt_tensor **), const clt_tensor *a)
+{
+    clt_tensor *o = NULL;
+    CHECK(f(a, &o));
+    return o;
+}
+
+static clt_tensor *apply2(clt_status (*f)(const clt_tensor *, const clt_tensor *, clt_tensor **),
+                          const clt_tensor *a, const clt_tensor *b)
+{
+    clt_tensor *o = NULL;
+    CHECK(f(a, b, &o));
+    return o;
+}
+
+/* torch 1.13's CPU lstm_cell under autocast, by hand: the gates in
+ * bfloat16, c' = f c + i g and h' = o tanh(c') in the states' dtype. */
+static void lstm_cell_by_hand(const clt_tensor *x, const clt_tensor *h, const clt_tensor *c,
+                              clt_tensor *const w[4], int64_t H, clt_tensor **h1, clt_tensor **c1)
+{
+    clt_tensor *xi = gate_product(x, w[0], w[2]), *hh = gate_product(h, w[1], w[3]);
+    clt_tensor *a = apply2(clt_add, xi, hh), *part[4];
+    for (int k = 0; k < 4; k++) {
+        clt_tensor *n = NULL;
+        CHECK(clt_narrow(a, 1, k * H, H, &n));
+        part[k] = apply1(k == 2 ? clt_tanh : clt_sigmoid, n);
+        clt_tensor_free(n);
+    }
+    clt_tensor *fc = apply2(clt_mul, part[1], c), *ig = apply2(clt_mul, part[0], part[2]);
+    *c1 = apply2(clt_add, fc, ig);
+    clt_tensor *tc = apply1(clt_tanh, *c1);
+    *h1 = apply2(clt_mul, part[3], tc);
+    clt_tensor *all[] = {xi, hh, a, part[0], part[1], part[2], part[3], fc, ig, tc};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+}
+
+/* torch 1.13's CPU gru_cell under autocast, by hand: r, z and n in
+ * bfloat16, h' = (h - n) z + n in the state's dtype. */
+static clt_tensor *gru_cell_by_hand(const clt_tensor *x, const clt_tensor *h,
+                                    clt_tensor *const w[4], int64_t H)
+{
+    clt_tensor *xi = gate_product(x, w[0], w[2]), *hh = gate_product(h, w[1], w[3]);
+    clt_tensor *xs[3], *hs[3];
+    for (int k = 0; k < 3; k++) {
+        CHECK(clt_narrow(xi, 1, k * H, H, &xs[k]));
+        CHECK(clt_narrow(hh, 1, k * H, H, &hs[k]));
+    }
+    clt_tensor *rs = apply2(clt_add, xs[0], hs[0]), *zs = apply2(clt_add, xs[1], hs[1]);
+    clt_tensor *r = apply1(clt_sigmoid, rs), *z = apply1(clt_sigmoid, zs);
+    clt_tensor *rh = apply2(clt_mul, r, hs[2]), *np = apply2(clt_add, xs[2], rh);
+    clt_tensor *n = apply1(clt_tanh, np), *d = apply2(clt_sub, h, n);
+    clt_tensor *dz = apply2(clt_mul, d, z), *out = apply2(clt_add, dz, n);
+    clt_tensor *all[] = {xi, hh, xs[0], xs[1], xs[2], hs[0], hs[1], hs[2], rs, zs, r, z, rh,
+                         np, n, d, dz};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+    return out;
+}
+
+static void close_to(const clt_tensor *a, const clt_tensor *b, double tol, const char *what)
+{
+    cr_assert_eq(clt_tensor_dtype(a), clt_tensor_dtype(b), "%s: dtype %s vs %s", what,
+                 clt_dtype_name(clt_tensor_dtype(a)), clt_dtype_name(clt_tensor_dtype(b)));
+    size_t n = (size_t)clt_tensor_numel(b);
+    cr_assert_eq((size_t)clt_tensor_numel(a), n, "%s: sizes", what);
+    double *x = read_as_f64(a), *y = read_as_f64(b);
+    for (size_t i = 0; i < n; i++)
+        cr_assert(fabs(x[i] - y[i]) <= tol * (1 + fabs(y[i])), "%s: element %zu: %.9g vs %.9g",
+                  what, i, x[i], y[i]);
+    free(x);
+    free(y);
+}
+
+/* The cells as torch's CPU composites: LSTMCell and GRUCell with float32
+ * states give float32 h (and c), with bfloat16 ones (or none, on a
+ * bfloat16 input) bfloat16; RNNCell's h is bfloat16 whatever its state;
+ * each equal to the composition by hand (gate products in bfloat16, the
+ * states' arithmetic in their dtype); float32 gradients on the weights. */
+Test(autocast_cpu, cells_as_torch_cpu)
+{
+    clt_device *dev = get_device("cpu:0");
+    const int64_t H = 4, xs[2] = {2, 3}, hs[2] = {2, 4};
+    const int64_t w4[2] = {16, 3}, u4[2] = {16, 4}, b4[1] = {16};
+    const int64_t w3[2] = {12, 3}, u3[2] = {12, 4}, b3[1] = {12};
+    clt_tensor *xb = make(dev, CLT_BFLOAT16, 2, xs, 70, 0), *xf = make(dev, CLT_FLOAT32, 2, xs, 70, 0);
+    clt_tensor *hx = make(dev, CLT_FLOAT32, 2, hs, 71, 0), *cx = make(dev, CLT_FLOAT32, 2, hs, 72, 0);
+    clt_tensor *hb = cast(hx, CLT_BFLOAT16), *cb = cast(cx, CLT_BFLOAT16);
+    clt_tensor *lw[4] = {make(dev, CLT_FLOAT32, 2, w4, 73, 1), make(dev, CLT_FLOAT32, 2, u4, 74, 1),
+                         make(dev, CLT_FLOAT32, 1, b4, 75, 1), make(dev, CLT_FLOAT32, 1, b4, 76, 1)};
+    clt_tensor *gw[4] = {make(dev, CLT_FLOAT32, 2, w3, 77, 0), make(dev, CLT_FLOAT32, 2, u3, 78, 0),
+                         make(dev, CLT_FLOAT32, 1, b3, 79, 0), make(dev, CLT_FLOAT32, 1, b3, 80, 0)};
+    clt_tensor *rw[2] = {make(dev, CLT_FLOAT32, 2, (const int64_t[]){4, 3}, 81, 0),
+                         make(dev, CLT_FLOAT32, 2, (const int64_t[]){4, 4}, 82, 0)};
+    enum { N = 9 };
+    clt_tensor *o[N] = {NULL}, *k[N] = {NULL};
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(clt_lstm_cell(xb, hx, cx, lw[0], lw[1], lw[2], lw[3], &o[0], &o[1]));
+    CHECK(clt_lstm_cell(xb, hb, cb, lw[0], lw[1], lw[2], lw[3], &o[2], &o[3]));
+    CHECK(clt_lstm_cell(xf, NULL, NULL, lw[0], lw[1], lw[2], lw[3], &o[4], &o[5]));
+    CHECK(clt_gru_cell(xb, hx, gw[0], gw[1], gw[2], gw[3], &o[6]));
+    CHECK(clt_gru_cell(xb, NULL, gw[0], gw[1], gw[2], gw[3], &o[7]));
+    CHECK(clt_rnn_cell(xf, hx, rw[0], rw[1], NULL, NULL, CLT_RNN_TANH, &o[8]));
+    CHECK(clt_autocast_exit());
+    clt_tensor *zf = NULL, *zb = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, hs, &zf));
+    CHECK(clt_zeros(dev, CLT_BFLOAT16, 2, hs, &zb));
+    lstm_cell_by_hand(xb, hx, cx, lw, H, &k[0], &k[1]);
+    lstm_cell_by_hand(xb, hb, cb, lw, H, &k[2], &k[3]);
+    lstm_cell_by_hand(xf, zf, zf, lw, H, &k[4], &k[5]);
+    k[6] = gru_cell_by_hand(xb, hx, gw, H);
+    k[7] = gru_cell_by_hand(xb, zb, gw, H);
+    {
+        clt_tensor *xi = gate_product(xf, rw[0], NULL), *hh = gate_product(hx, rw[1], NULL);
+        clt_tensor *a = apply2(clt_add, xi, hh);
+        k[8] = apply1(clt_tanh, a);
+        clt_tensor_free(xi);
+        clt_tensor_free(hh);
+        clt_tensor_free(a);
+    }
+    const char *names[N] = {"lstm h (float32 states)", "lstm c (float32 states)",
+                            "lstm h (bfloat16 states)", "lstm c (bfloat16 states)",
+                            "lstm h (float32 input, no states)", "lstm c (float32 input, no states)",
+                            "gru h (float32 state)", "gru h (bfloat16 input, no state)",
+                            "rnn h (float32 state)"};
+    const clt_dtype want[N] = {CLT_FLOAT32, CLT_FLOAT32, CLT_BFLOAT16, CLT_BFLOAT16, CLT_FLOAT32,
+                               CLT_FLOAT32, CLT_FLOAT32, CLT_BFLOAT16, CLT_BFLOAT16};
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(clt_tensor_dtype(o[i]), want[i], "%s: %s", names[i],
+                     clt_dtype_name(clt_tensor_dtype(o[i])));
+        close_to(o[i], k[i], 1e-6, names[i]);
+    }
+    backward_sum(o[0]);
+    for (int i = 0; i < 4; i++) {
+        clt_tensor *g = NULL;
+        CHECK(clt_grad(lw[i], &g));
+        cr_assert_not_null(g, "lstm weight %d", i);
+        cr_assert_eq(clt_tensor_dtype(g), CLT_FLOAT32, "lstm weight %d's gradient", i);
+        clt_tensor_free(g);
+    }
+    for (int i = 0; i < N; i++) {
+        clt_tensor_free(o[i]);
+        clt_tensor_free(k[i]);
+    }
+    clt_tensor *all[] = {xb, xf, hx, cx, hb, cb, zf, zb, lw[0], lw[1], lw[2], lw[3],
+                         gw[0], gw[1], gw[2], gw[3], rw[0], rw[1]};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+}
+
+/* A GRU layer (2 layers) on the CPU lists: a float32 input without h0
+ * gives float32 output and h_n equal to two GRUCell steps by hand per
+ * layer; a bfloat16 input without h0 gives bfloat16; its parameters'
+ * gradients are float32; a float32 h0 with a bfloat16 input is taken (the
+ * dtypes need not agree) and gives float32. */
+Test(autocast_cpu, gru_layer_as_cells)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_rnn_opts ro = CLT_RNN_DEFAULTS(3, 4);
+    ro.num_layers = 2;
+    clt_module *m = NULL;
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(9, &gen));
+    CHECK(clt_gru_layer(dev, &ro, gen, &m));
+    const int64_t xs[3] = {2, 2, 3}, hs[3] = {2, 2, 4};
+    clt_tensor *x = make(dev, CLT_FLOAT32, 3, xs, 90, 0), *xb = cast(x, CLT_BFLOAT16);
+    clt_tensor *h0 = make(dev, CLT_FLOAT32, 3, hs, 91, 0);
+    clt_tensor *out = NULL, *hn = NULL, *outb = NULL, *hnb = NULL, *outm = NULL, *hnm = NULL;
+    CHECK(clt_autocast_enter_ex(dev, CLT_BFLOAT16, CLT_AUTOCAST_CPU));
+    CHECK(clt_gru_forward(m, x, NULL, &out, &hn));
+    CHECK(clt_gru_forward(m, xb, NULL, &outb, &hnb));
+    CHECK(clt_gru_forward(m, xb, h0, &outm, &hnm));
+    CHECK(clt_autocast_exit());
+    cr_assert_eq(clt_tensor_dtype(out), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_dtype(hn), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_dtype(outb), CLT_BFLOAT16);
+    cr_assert_eq(clt_tensor_dtype(hnb), CLT_BFLOAT16);
+    cr_assert_eq(clt_tensor_dtype(outm), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_dtype(hnm), CLT_FLOAT32);
+    /* by hand: layer 0 over x's two steps, layer 1 over its outputs */
+    clt_tensor **ps = NULL;
+    size_t np = 0;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    cr_assert_eq(np, 8);
+    clt_tensor *in[2] = {NULL, NULL}, *h = NULL, *zf = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (const int64_t[]){2, 4}, &zf));
+    for (int t = 0; t < 2; t++)
+        CHECK(clt_select(x, 0, t, &in[t]));
+    for (int l = 0; l < 2; l++) {
+        const clt_tensor *prev = zf;
+        for (int t = 0; t < 2; t++) {
+            h = gru_cell_by_hand(in[t], prev, ps + 4 * l, 4);
+            clt_tensor_free(in[t]);
+            in[t] = h;
+            prev = h;
+        }
+    }
+    clt_tensor *o1 = NULL;
+    CHECK(clt_select(out, 0, 1, &o1));
+    close_to(o1, in[1], 1e-6, "the GRU's last output");
+    backward_sum(out);
+    for (size_t i = 0; i < np; i++) {
+        clt_tensor *g = NULL;
+        CHECK(clt_grad(ps[i], &g));
+        cr_assert_not_null(g, "parameter %zu", i);
+        cr_assert_eq(clt_tensor_dtype(g), CLT_FLOAT32, "parameter %zu's gradient", i);
+        clt_tensor_free(g);
+    }
+    clt_free(ps);
+    clt_tensor *all[] = {x, xb, h0, out, hn, outb, hnb, outm, hnm, in[0], in[1], zf, o1};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        clt_tensor_free(all[j]);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
 /* The library's test hook (src/core/alloc.c). */
 long clt__host_refuse_after(long pass);
 

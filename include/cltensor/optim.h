@@ -833,19 +833,51 @@ typedef enum clt_autocast_lists { CLT_AUTOCAST_CUDA = 0, CLT_AUTOCAST_CPU = 1 } 
  *   clt_binary_cross_entropy_with_logits, clt_poisson_nll_loss,
  *   clt_cosine_embedding_loss, clt_hinge_embedding_loss,
  *   clt_margin_ranking_loss, clt_multilabel_margin_loss,
- *   clt_soft_margin_loss, clt_triplet_margin_loss, clt_multi_margin_loss;
+ *   clt_soft_margin_loss, clt_triplet_margin_loss, clt_multi_margin_loss,
+ *   clt_ctc_loss (log_probs); clt_max_pool3d (not its _with_indices form,
+ *   which torch leaves off the list), clt_avg_pool3d,
+ *   clt_adaptive_avg_pool3d, clt_adaptive_max_pool3d,
+ *   clt_fractional_max_pool2d/3d (and random_samples), clt_max_unpool1d/
+ *   2d/3d and the layers of all these (MaxPool3d, AvgPool3d,
+ *   AdaptiveAvgPool3d, AdaptiveMaxPool3d, FractionalMaxPool2d/3d,
+ *   MaxUnpool1d/2d/3d); clt_pad with CLT_PAD_REFLECT over 1 or 2 dims
+ *   and CLT_PAD_REPLICATE over 1 to 3 (reflection_pad1d/2d,
+ *   replication_pad1d/2d/3d; reflect over 3 dims is not on torch's list)
+ *   and the ReflectionPad1d/2d and ReplicationPad1d/2d/3d layers;
+ *   clt_fft_fft, ifft, rfft, irfft, hfft, ihfft, fft2, ifft2, rfft2,
+ *   irfft2, fftn, ifftn, rfftn, irfftn (not hfft2, ihfft2, hfftn,
+ *   ihfftn, as torch 1.13) and clt_stft (x and the window); clt_quantile
+ *   and clt_nanquantile (a and q), clt_trace, clt_polar,
+ *   clt_view_as_complex (complex64 out of bfloat16);
+ *   clt_fake_quantize_per_tensor_affine (the scalar form only, as torch);
+ *   the linalg ops clt_linalg_inv, clt_linalg_inv_ex, clt_linalg_solve,
+ *   clt_linalg_cholesky, clt_linalg_cholesky_ex, clt_linalg_eigh,
+ *   clt_linalg_eigvalsh, clt_linalg_eig, clt_linalg_eigvals,
+ *   clt_linalg_svd, clt_linalg_svdvals, clt_svd, clt_linalg_matrix_rank,
+ *   clt_linalg_cond, clt_linalg_cond_ord, clt_linalg_qr,
+ *   clt_linalg_lstsq, clt_linalg_lstsq_ex, clt_linalg_householder_product,
+ *   clt_orgqr, clt_geqrf, clt_ormqr, clt_cholesky_solve,
+ *   clt_cholesky_inverse, clt_linalg_tensorinv, clt_linalg_tensorsolve
+ *   (torch's list leaves off det, slogdet, solve_ex, solve_triangular,
+ *   the LU and LDL functions, matrix_exp, pinv: they run as they are);
  * - to the widest of their operands: clt_index_copy (clt_cat and
- *   clt_stack promote by themselves).
+ *   clt_stack promote by themselves);
+ * - the cells (clt_rnn_cell, clt_lstm_cell, clt_gru_cell and their
+ *   layers) and the recurrent layers (clt_rnn_forward, clt_lstm_forward,
+ *   clt_gru_forward, their _packed forms and clt_module_forward on them)
+ *   as torch's CPU composites: each gate product (x W_ih^T + b_ih,
+ *   h W_hh^T + b_hh) runs in bfloat16 (input, state, weight and bias
+ *   cast), the rest of the cell in its operands' dtypes: a float32 state
+ *   meets bfloat16 gates in float32, so that an LSTM's h and c and a GRU's
+ *   h are float32 when their states are (given float32, or zeros of a
+ *   float32 input's dtype), bfloat16 when they are bfloat16, and a plain
+ *   RNN's h (a tanh or relu of the gates) is always bfloat16; the
+ *   input, the states and the weights need not share a dtype then, and
+ *   the gradients reach float32 weights in float32.
  * Everything else runs in its operands' dtypes, among them what the CUDA
  * lists cast and the CPU lists do not (mv, addmv, addr, prelu, softmax,
  * the exp/log family, pow, sums, norms, layer/group norm, dot, cross,
- * atan2, index_put, scatter_add, bilinear) and the cells and recurrent
- * layers.  Not done: torch's CPU float32 list also holds ops this list
- * leaves alone here (the 3-D and fractional pools, max_unpool, reflect and
- * replicate padding, the FFTs and stft, quantile, trace, polar, the linalg
- * decompositions and solvers, ctc_loss), and torch's CPU cells are
- * composites whose inner linear products run in bfloat16, where
- * cltensor's cells are not cast.  dtype must be CLT_BFLOAT16 with
+ * atan2, index_put, scatter_add, bilinear).  dtype must be CLT_BFLOAT16 with
  * CLT_AUTOCAST_CPU (CLT_ERR_INVALID_ARGUMENT otherwise, as torch raises
  * "AutocastCPU only support Bfloat16"); lists outside the enum are
  * CLT_ERR_INVALID_ARGUMENT.  Casting, the cast cache, nesting and

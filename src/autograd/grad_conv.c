@@ -1249,6 +1249,8 @@ clt_status clt_max_unpool2d(const clt_tensor *input, const clt_tensor *indices,
                             const int64_t padding[2], const int64_t output_size[2],
                             clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_max_unpool2d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_max_unpool2d(CLT__AC(0), indices, kernel, stride, padding, output_size, out));
     return clt__max_unpool2d_rec("clt_max_unpool2d", input, indices, kernel, stride, padding,
                                  output_size, out);
 }
@@ -1275,6 +1277,8 @@ clt_status clt_max_unpool1d(const clt_tensor *input, const clt_tensor *indices, 
                             int64_t stride, int64_t padding, const int64_t *output_size,
                             clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_max_unpool1d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_max_unpool1d(CLT__AC(0), indices, kernel, stride, padding, output_size, out));
     return clt__max_unpool1d_rec("clt_max_unpool1d", input, indices, kernel, stride, padding,
                                  output_size, out);
 }

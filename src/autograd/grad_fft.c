@@ -600,6 +600,8 @@ clt_status clt_view_as_real(const clt_tensor *t, clt_tensor **out)
 
 clt_status clt_view_as_complex(const clt_tensor *t, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_view_as_complex", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (t),
+                  clt_view_as_complex(CLT__AC(0), out));
     return view_as_complex_rec("clt_view_as_complex", t, out);
 }
 
@@ -640,6 +642,8 @@ clt_status clt_angle(const clt_tensor *t, clt_tensor **out)
 
 clt_status clt_polar(const clt_tensor *abs, const clt_tensor *angle, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_polar", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (abs, angle),
+                  clt_polar(CLT__AC(0), CLT__AC(1), out));
     const clt_tensor *in[2] = {abs, angle};
     clt_status st = clt__complex_make(0, abs, angle, out, "clt_polar");
     const clt_tensor *sv = st == CLT_OK ? *out : NULL;
@@ -934,9 +938,11 @@ static clt_status fftn(int which, const clt_tensor *x, int k, const int64_t *s, 
 }
 
 #define DEF_FFT1(name, which)                                                            \
-    clt_status clt_fft_##name(const clt_tensor *x, int64_t n, int dim, const char *norm,   \
+    clt_status clt_fft_##name(const clt_tensor *x, int64_t n, int dim, const char *norm, \
                               clt_tensor **out)                                          \
     {                                                                                    \
+        CLT__AUTOCAST("clt_fft_" #name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x),            \
+                      clt_fft_##name(CLT__AC(0), n, dim, norm, out));                    \
         return fft1(which, x, n, dim, norm, out, "clt_fft_" #name);                      \
     }
 
@@ -947,11 +953,13 @@ DEF_FFT1(irfft, 3)
 DEF_FFT1(hfft, 4)
 DEF_FFT1(ihfft, 5)
 
-#define DEF_FFTN(name, which)                                                            \
+#define DEF_FFTN(name, which)                                                               \
     clt_status clt_fft_##name(const clt_tensor *x, int k, const int64_t *s, const int *dim, \
-                              const char *norm, clt_tensor **out)                        \
-    {                                                                                    \
-        return fftn(which, x, k, s, dim, norm, out, "clt_fft_" #name);                   \
+                              const char *norm, clt_tensor **out)                           \
+    {                                                                                       \
+        CLT__AUTOCAST("clt_fft_" #name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x),               \
+                      clt_fft_##name(CLT__AC(0), k, s, dim, norm, out));                    \
+        return fftn(which, x, k, s, dim, norm, out, "clt_fft_" #name);                      \
     }
 
 DEF_FFTN(fftn, 0)
@@ -959,12 +967,14 @@ DEF_FFTN(ifftn, 1)
 DEF_FFTN(rfftn, 2)
 DEF_FFTN(irfftn, 3)
 
-#define DEF_FFT2(name, which)                                                            \
-    clt_status clt_fft_##name(const clt_tensor *x, const int64_t *s, const int *dim,      \
-                              const char *norm, clt_tensor **out)                        \
-    {                                                                                    \
-        static const int last2[2] = {-2, -1};                                            \
-        return fftn(which, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_" #name);     \
+#define DEF_FFT2(name, which)                                                        \
+    clt_status clt_fft_##name(const clt_tensor *x, const int64_t *s, const int *dim, \
+                              const char *norm, clt_tensor **out)                    \
+    {                                                                                \
+        static const int last2[2] = {-2, -1};                                        \
+        CLT__AUTOCAST("clt_fft_" #name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x),        \
+                      clt_fft_##name(CLT__AC(0), s, dim, norm, out));                \
+        return fftn(which, x, 2, s, dim ? dim : last2, norm, out, "clt_fft_" #name); \
     }
 
 DEF_FFT2(fft2, 0)

@@ -296,6 +296,8 @@ done:
 
 clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_inv", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_inv(CLT__AC(0), out));
     return clt__linalg_inv_rec("clt_linalg_inv", a, out);
 }
 
@@ -344,6 +346,8 @@ done:
 
 clt_status clt_linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_solve", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, b),
+                  clt_linalg_solve(CLT__AC(0), CLT__AC(1), out));
     return clt__linalg_solve_rec("clt_linalg_solve", a, b, out);
 }
 
@@ -581,6 +585,8 @@ done:
 
 clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_cholesky", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_cholesky(CLT__AC(0), upper, out));
     static const char fn[] = "clt_linalg_cholesky";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -610,6 +616,8 @@ static clt_status pair_done(clt_status st, clt_tensor **a, clt_tensor **b)
 
 clt_status clt_linalg_inv_ex(const clt_tensor *a, clt_tensor **inverse, clt_tensor **info)
 {
+    CLT__AUTOCAST("clt_linalg_inv_ex", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_inv_ex(CLT__AC(0), inverse, info));
     return clt__linalg_inv_ex_rec("clt_linalg_inv_ex", a, inverse, info);
 }
 
@@ -656,6 +664,8 @@ clt_status clt_linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_ten
 clt_status clt_linalg_cholesky_ex(const clt_tensor *a, int upper, clt_tensor **l,
                                   clt_tensor **info)
 {
+    CLT__AUTOCAST("clt_linalg_cholesky_ex", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_cholesky_ex(CLT__AC(0), upper, l, info));
     static const char fn[] = "clt_linalg_cholesky_ex";
     if (l)
         *l = NULL;

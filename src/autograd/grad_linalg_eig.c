@@ -155,6 +155,8 @@ static clt_status eigh(const char *fn, const clt_tensor *a, const char *uplo, bo
 clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_tensor **eigenvalues,
                            clt_tensor **eigenvectors)
 {
+    CLT__AUTOCAST("clt_linalg_eigh", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_eigh(CLT__AC(0), uplo, eigenvalues, eigenvectors));
     static const char fn[] = "clt_linalg_eigh";
     if (eigenvalues)
         *eigenvalues = NULL;
@@ -168,6 +170,8 @@ clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_tensor **e
 
 clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_eigvalsh", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_eigvalsh(CLT__AC(0), uplo, out));
     static const char fn[] = "clt_linalg_eigvalsh";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -309,6 +313,8 @@ static clt_status svd(const char *fn, const clt_tensor *a, bool full, bool vals_
 clt_status clt_linalg_svd(const clt_tensor *a, int full_matrices, clt_tensor **u, clt_tensor **s,
                           clt_tensor **vh)
 {
+    CLT__AUTOCAST("clt_linalg_svd", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_svd(CLT__AC(0), full_matrices, u, s, vh));
     static const char fn[] = "clt_linalg_svd";
     clt_tensor **outs[3] = {u, s, vh};
     for (int k = 0; k < 3; k++)
@@ -323,6 +329,8 @@ clt_status clt_linalg_svd(const clt_tensor *a, int full_matrices, clt_tensor **u
 
 clt_status clt_linalg_svdvals(const clt_tensor *a, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_svdvals", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_svdvals(CLT__AC(0), out));
     static const char fn[] = "clt_linalg_svdvals";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -339,6 +347,8 @@ clt_status clt__linalg_svdvals_rec(const char *fn, const clt_tensor *a, clt_tens
 clt_status clt_svd(const clt_tensor *a, int some, int compute_uv, clt_tensor **u, clt_tensor **s,
                    clt_tensor **v)
 {
+    CLT__AUTOCAST("clt_svd", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_svd(CLT__AC(0), some, compute_uv, u, s, v));
     static const char fn[] = "clt_svd";
     clt_tensor **outs[3] = {u, s, v};
     for (int k = 0; k < 3; k++)
@@ -527,6 +537,8 @@ done:
 clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *atol, const double *rtol,
                                   int hermitian, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_matrix_rank", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_matrix_rank(CLT__AC(0), atol, rtol, hermitian, out));
     return clt__linalg_matrix_rank_in("clt_linalg_matrix_rank", a, atol, rtol, hermitian != 0,
                                       out);
 }
@@ -550,6 +562,8 @@ done:
 
 clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_cond", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_cond(CLT__AC(0), p, out));
     return clt__linalg_cond_rec("clt_linalg_cond", a, p, out);
 }
 

@@ -560,6 +560,8 @@ static clt_status cholesky_solve_rec(const char *fn, const clt_tensor *b, const 
 clt_status clt_cholesky_solve(const clt_tensor *b, const clt_tensor *l, int upper,
                               clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_cholesky_solve", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (b, l),
+                  clt_cholesky_solve(CLT__AC(0), CLT__AC(1), upper, out));
     static const char fn[] = "clt_cholesky_solve";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -585,6 +587,8 @@ done:
 
 clt_status clt_cholesky_inverse(const clt_tensor *l, int upper, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_cholesky_inverse", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (l),
+                  clt_cholesky_inverse(CLT__AC(0), upper, out));
     static const char fn[] = "clt_cholesky_inverse";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -673,6 +677,8 @@ static clt_status products(const char *fn, const clt_tensor *a, int at, int64_t 
 
 clt_status clt_linalg_tensorinv(const clt_tensor *a, int64_t ind, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_tensorinv", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_tensorinv(CLT__AC(0), ind, out));
     static const char fn[] = "clt_linalg_tensorinv";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -704,6 +710,8 @@ done:
 clt_status clt_linalg_tensorsolve(const clt_tensor *a, const clt_tensor *b, const int *dims,
                                   int ndims, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_tensorsolve", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, b),
+                  clt_linalg_tensorsolve(CLT__AC(0), CLT__AC(1), dims, ndims, out));
     static const char fn[] = "clt_linalg_tensorsolve";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -786,6 +794,8 @@ done:
 
 clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_cond_ord", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_cond_ord(CLT__AC(0), ord, out));
     static const char fn[] = "clt_linalg_cond_ord";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;

@@ -190,6 +190,8 @@ static clt_status qr_rec(const char *fn, const clt_tensor *a, clt__qr_mode md, c
 
 clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q, clt_tensor **r)
 {
+    CLT__AUTOCAST("clt_linalg_qr", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_qr(CLT__AC(0), mode, q, r));
     static const char fn[] = "clt_linalg_qr";
     if (q)
         *q = NULL;
@@ -344,6 +346,8 @@ done:
 
 clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b, clt_tensor **solution)
 {
+    CLT__AUTOCAST("clt_linalg_lstsq", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, b),
+                  clt_linalg_lstsq(CLT__AC(0), CLT__AC(1), solution));
     static const char fn[] = "clt_linalg_lstsq";
     CLT__REQUIRE_ARG(solution, fn);
     *solution = NULL;
@@ -356,6 +360,9 @@ clt_status clt_linalg_lstsq_ex(const clt_tensor *a, const clt_tensor *b, const d
                                const char *driver, clt_tensor **solution, clt_tensor **residuals,
                                clt_tensor **rank, clt_tensor **singular_values)
 {
+    CLT__AUTOCAST("clt_linalg_lstsq_ex", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, b),
+                  clt_linalg_lstsq_ex(CLT__AC(0), CLT__AC(1), rcond, driver, solution, residuals,
+                                      rank, singular_values));
     static const char fn[] = "clt_linalg_lstsq_ex";
     clt_tensor **outs[4] = {solution, residuals, rank, singular_values};
     for (int i = 0; i < 4; i++)
@@ -1014,6 +1021,8 @@ static clt_status check_householder(const clt_tensor *a, const clt_tensor *tau, 
 clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
                                           clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_householder_product", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, tau),
+                  clt_linalg_householder_product(CLT__AC(0), CLT__AC(1), out));
     static const char fn[] = "clt_linalg_householder_product";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;

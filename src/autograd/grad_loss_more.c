@@ -970,6 +970,9 @@ clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
                         const clt_tensor *input_lengths, const clt_tensor *target_lengths,
                         int64_t blank, clt_reduction reduction, int zero_infinity, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_ctc_loss", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (log_probs),
+                  clt_ctc_loss(CLT__AC(0), targets, input_lengths, target_lengths, blank, reduction,
+                               zero_infinity, out));
     const char *fn = "clt_ctc_loss";
     const clt_tensor *t[4] = {log_probs, targets, input_lengths, target_lengths};
     clt_status st =

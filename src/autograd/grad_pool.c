@@ -439,6 +439,10 @@ clt_status clt_fractional_max_pool2d(const clt_tensor *input, const int64_t kern
                                      const clt_tensor *random_samples, clt_generator *gen,
                                      clt_tensor **out, clt_tensor **indices)
 {
+    CLT__AUTOCAST("clt_fractional_max_pool2d", CLT__AC_CPU(CLT__AC_FLOAT32), 2,
+                  (input, random_samples),
+                  clt_fractional_max_pool2d(CLT__AC(0), kernel, output_size, output_ratio,
+                                            CLT__AC(1), gen, out, indices));
     return clt__fractional_max_pool_rec("clt_fractional_max_pool2d", 2, input, kernel,
                                         output_size, output_ratio, random_samples, gen, out,
                                         indices);
@@ -449,6 +453,10 @@ clt_status clt_fractional_max_pool3d(const clt_tensor *input, const int64_t kern
                                      const clt_tensor *random_samples, clt_generator *gen,
                                      clt_tensor **out, clt_tensor **indices)
 {
+    CLT__AUTOCAST("clt_fractional_max_pool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 2,
+                  (input, random_samples),
+                  clt_fractional_max_pool3d(CLT__AC(0), kernel, output_size, output_ratio,
+                                            CLT__AC(1), gen, out, indices));
     return clt__fractional_max_pool_rec("clt_fractional_max_pool3d", 3, input, kernel,
                                         output_size, output_ratio, random_samples, gen, out,
                                         indices);

@@ -109,6 +109,9 @@ clt_status clt_fake_quantize_per_tensor_affine(const clt_tensor *x, double scale
                                                int64_t zero_point, int64_t quant_min,
                                                int64_t quant_max, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_fake_quantize_per_tensor_affine", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x),
+                  clt_fake_quantize_per_tensor_affine(CLT__AC(0), scale, zero_point, quant_min,
+                                                      quant_max, out));
     static const char fn[] = "clt_fake_quantize_per_tensor_affine";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;

@@ -350,6 +350,7 @@ static clt_status bw_trace(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 clt_status clt_trace(const clt_tensor *t, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_trace", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (t), clt_trace(CLT__AC(0), out));
     static const char fn[] = "clt_trace";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -427,9 +428,19 @@ static const char *const pad_names[2][3] = {
     {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
     {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
 
+bool clt__pad_autocast_cpu(clt_pad_mode mode, int npad)
+{
+    if (mode == CLT_PAD_REFLECT)
+        return npad == 2 || npad == 4;
+    return mode == CLT_PAD_REPLICATE && (npad == 2 || npad == 4 || npad == 6);
+}
+
 clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
                    double value, clt_tensor **out)
 {
+    if (clt__pad_autocast_cpu(mode, npad))
+        CLT__AUTOCAST("clt_pad", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (t),
+                      clt_pad(CLT__AC(0), pad, npad, mode, value, out));
     return clt__pad_rec("clt_pad", t, pad, npad, mode, value, out);
 }
 

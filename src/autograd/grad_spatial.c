@@ -718,6 +718,8 @@ clt_status clt_max_pool3d(const clt_tensor *input, const int64_t kernel[3],
                           const int64_t stride[3], const int64_t padding[3],
                           const int64_t dilation[3], int ceil_mode, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_max_pool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_max_pool3d(CLT__AC(0), kernel, stride, padding, dilation, ceil_mode, out));
     return pool3d_in("clt_max_pool3d", true, input, kernel, stride, padding, dilation,
                      ceil_mode, 1, out, NULL);
 }
@@ -739,6 +741,9 @@ clt_status clt_avg_pool3d(const clt_tensor *input, const int64_t kernel[3],
                           const int64_t stride[3], const int64_t padding[3], int ceil_mode,
                           int count_include_pad, clt_tensor **out)
 {
+    CLT__AUTOCAST(
+        "clt_avg_pool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+        clt_avg_pool3d(CLT__AC(0), kernel, stride, padding, ceil_mode, count_include_pad, out));
     return pool3d_in("clt_avg_pool3d", false, input, kernel, stride, padding, NULL, ceil_mode,
                      count_include_pad, out, NULL);
 }
@@ -849,6 +854,8 @@ clt_status clt__adaptive_avg_pool3d_rec(const char *fn, const clt_tensor *input,
 clt_status clt_adaptive_avg_pool3d(const clt_tensor *input, const int64_t output_size[3],
                                    clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_adaptive_avg_pool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_adaptive_avg_pool3d(CLT__AC(0), output_size, out));
     return clt__adaptive_avg_pool3d_rec("clt_adaptive_avg_pool3d", input, output_size, out);
 }
 
@@ -912,6 +919,8 @@ clt_status clt__adaptive_max_pool3d_rec(const char *fn, const clt_tensor *input,
 clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_t output_size[3],
                                    clt_tensor **out, clt_tensor **indices)
 {
+    CLT__AUTOCAST("clt_adaptive_max_pool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_adaptive_max_pool3d(CLT__AC(0), output_size, out, indices));
     return clt__adaptive_max_pool3d_rec("clt_adaptive_max_pool3d", input, output_size, out,
                                         indices);
 }
@@ -961,6 +970,8 @@ clt_status clt_max_unpool3d(const clt_tensor *input, const clt_tensor *indices,
                             const int64_t padding[3], const int64_t output_size[3],
                             clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_max_unpool3d", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input),
+                  clt_max_unpool3d(CLT__AC(0), indices, kernel, stride, padding, output_size, out));
     return clt__max_unpool3d_rec("clt_max_unpool3d", input, indices, kernel, stride, padding,
                                  output_size, out);
 }

@@ -504,6 +504,8 @@ clt_status clt_quantile(const clt_tensor *a, const clt_tensor *q, double q_value
                         const int *dim, int keepdim, clt_quantile_interp interpolation,
                         clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_quantile", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, q),
+                  clt_quantile(CLT__AC(0), CLT__AC(1), q_value, dim, keepdim, interpolation, out));
     return quantile(a, q, q_value, dim, keepdim, interpolation, false, out, "clt_quantile");
 }
 
@@ -511,5 +513,8 @@ clt_status clt_nanquantile(const clt_tensor *a, const clt_tensor *q, double q_va
                            const int *dim, int keepdim, clt_quantile_interp interpolation,
                            clt_tensor **out)
 {
+    CLT__AUTOCAST(
+        "clt_nanquantile", CLT__AC_CPU(CLT__AC_FLOAT32), 2, (a, q),
+        clt_nanquantile(CLT__AC(0), CLT__AC(1), q_value, dim, keepdim, interpolation, out));
     return quantile(a, q, q_value, dim, keepdim, interpolation, true, out, "clt_nanquantile");
 }

@@ -139,6 +139,7 @@ clt_status clt_linalg_ldl_solve(const clt_tensor *ld, const clt_tensor *pivots,
 
 clt_status clt_geqrf(const clt_tensor *a, clt_tensor **f, clt_tensor **tau)
 {
+    CLT__AUTOCAST("clt_geqrf", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a), clt_geqrf(CLT__AC(0), f, tau));
     static const char fn[] = "clt_geqrf";
     if (f)
         *f = NULL;
@@ -168,6 +169,8 @@ clt_status clt_orgqr(const clt_tensor *a, const clt_tensor *tau, clt_tensor **ou
 clt_status clt_ormqr(const clt_tensor *a, const clt_tensor *tau, const clt_tensor *c, int left,
                      int transpose, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_ormqr", CLT__AC_CPU(CLT__AC_FLOAT32), 3, (a, tau, c),
+                  clt_ormqr(CLT__AC(0), CLT__AC(1), CLT__AC(2), left, transpose, out));
     static const char fn[] = "clt_ormqr";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -532,6 +535,8 @@ static clt_status eig(const clt_tensor *a, clt_tensor **w, clt_tensor **v, const
 clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
                           clt_tensor **eigenvectors)
 {
+    CLT__AUTOCAST("clt_linalg_eig", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_eig(CLT__AC(0), eigenvalues, eigenvectors));
     static const char fn[] = "clt_linalg_eig";
     if (eigenvalues)
         *eigenvalues = NULL;
@@ -542,5 +547,7 @@ clt_status clt_linalg_eig(const clt_tensor *a, clt_tensor **eigenvalues,
 
 clt_status clt_linalg_eigvals(const clt_tensor *a, clt_tensor **out)
 {
+    CLT__AUTOCAST("clt_linalg_eigvals", CLT__AC_CPU(CLT__AC_FLOAT32), 1, (a),
+                  clt_linalg_eigvals(CLT__AC(0), out));
     return eig(a, out, NULL, "clt_linalg_eigvals");
 }

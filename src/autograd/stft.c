@@ -115,6 +115,10 @@ clt_status clt_stft(const clt_tensor *x, int64_t n_fft, const clt_stft_opts *opt
     *out = NULL;
     CLT__REQUIRE_ARG(x, fn);
     const clt_stft_opts *o = opts ? opts : &stft_defaults;
+    /* on torch's CPU autocast float32 list, the window too */
+    clt_stft_opts oc = *o;
+    CLT__AUTOCAST(fn, CLT__AC_CPU(CLT__AC_FLOAT32), 2, (x, o->window),
+                  (oc.window = CLT__AC(1), clt_stft(CLT__AC(0), n_fft, &oc, out)));
     int cx = clt__dtype_is_complex(x->dtype);
     if ((!clt__dtype_is_float(x->dtype) && !cx) || clt__dtype_is_half(x->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,

@@ -23,7 +23,7 @@ static const char *cell_name(int kind)
 
 /* Error unless t (named what) is on dev and of dtype. */
 static clt_status check_like(const char *fn, const char *what, const clt_tensor *t,
-                             clt_device *dev, clt_dtype dtype)
+                             clt_device *dev, clt_dtype dtype, bool any_dtype)
 {
     if (t->dev != dev)
         return clt__error(CLT_ERR_DEVICE_MISMATCH,
@@ -32,7 +32,7 @@ static clt_status check_like(const char *fn, const char *what, const clt_tensor 
                           "with clt_to",
                           fn, what, t->dev->label, t->dev->info.name, dev->label,
                           dev->info.name);
-    if (t->dtype != dtype)
+    if (!any_dtype && t->dtype != dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: expected %s to have the input's dtype %s, but got %s (convert "
                           "one of them)",
@@ -76,8 +76,10 @@ static clt_status check_cell(const char *fn, const char *who, int kind, const cl
                               clt__shape_str(s1, sizeof s1, bs[k]->ndim, bs[k]->shape));
     const clt_tensor *all[6] = {w_ih, w_hh, b_ih, b_hh, hx, cx};
     static const char *const names[6] = {"w_ih", "w_hh", "b_ih", "b_hh", "hx", "cx"};
+    /* autocast with the CPU lists casts the gate products' operands */
+    bool any = clt__rnn_autocast_cpu(x, w_ih);
     for (int k = 0; k < 6; k++)
-        if (all[k] && (st = check_like(fn, names[k], all[k], x->dev, x->dtype)) != CLT_OK)
+        if (all[k] && (st = check_like(fn, names[k], all[k], x->dev, x->dtype, any)) != CLT_OK)
             return st;
     if (x->shape[x->ndim - 1] != w_ih->shape[1])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -112,7 +114,8 @@ static clt_status cell_run(const char *fn, const char *who, int kind, const clt_
                            const clt_tensor *b_hh, clt_tensor **h_out, clt_tensor **c_out)
 {
     /* torch's rnn_tanh_cell, rnn_relu_cell, lstm_cell and gru_cell are on
-     * autocast's lower-precision list */
+     * autocast's CUDA lower-precision list; on the CPU they are composites
+     * whose linears are cast (clt__rnn_linear) */
     CLT__AUTOCAST(fn, CLT__AC_CUDA(CLT__AC_LOWER), 7, (x, hx, cx, w_ih, w_hh, b_ih, b_hh),
                   cell_run(fn, who, kind, CLT__AC(0), CLT__AC(1), CLT__AC(2), CLT__AC(3),
                            CLT__AC(4), CLT__AC(5), CLT__AC(6), h_out, c_out));
@@ -134,8 +137,8 @@ static clt_status cell_run(const char *fn, const char *who, int kind, const clt_
         CLT__TRY(clt__full(x->dev, x->dtype, 2, shape, 0.0, &c));
     else if (lstm && !batched)
         CLT__TRY(clt__unsqueeze_rec(fn, cx, 0, &c));
-    CLT__TRY(clt__linear(in, w_ih, b_ih, &xt, fn));
-    CLT__TRY(clt__linear(h, w_hh, b_hh, &hh, fn));
+    CLT__TRY(clt__rnn_linear(fn, in, w_ih, b_ih, &xt));
+    CLT__TRY(clt__rnn_linear(fn, h, w_hh, b_hh, &hh));
     CLT__TRY(clt__rnn_cell_step(fn, kind, H, xt, hh, &h, &c));
     if (!batched) {
         CLT__TRY(clt__squeeze_rec(fn, h, 0, &h));
@@ -227,7 +230,7 @@ static clt_status layer_step(clt_module *m, void *ctx, const clt_tensor *x, clt_
     const clt_tensor *cast[2] = {x, m->params[0]};
     /* under autocast cell_run casts both: no dtype to match */
     if (st == CLT_OK && clt__dtype_is_float(x->dtype) &&
-        !clt__autocast_wants(CLT__AC_CUDA(CLT__AC_LOWER), 2, cast))
+        !clt__autocast_wants(CLT__AC_BOTH(CLT__AC_LOWER), 2, cast))
         st = clt__module_check_dtype(x, m->params[0], "weight_ih",
                                      "mat1 and mat2 must have the same dtype", fn);
     if (st != CLT_OK)

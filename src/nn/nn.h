@@ -196,6 +196,16 @@ enum { CLT__CELL_TANH, CLT__CELL_RELU, CLT__CELL_LSTM, CLT__CELL_GRU };
  * caller's scope.  Messages name fn. */
 clt_status clt__rnn_cell_step(const char *fn, int kind, int64_t H, const clt_tensor *xt,
                               const clt_tensor *hh, clt_tensor **h, clt_tensor **c);
+/* A cell's gate product x W^T + b (clt__linear): under autocast with
+ * torch's CPU lists, x, w and b cast to the region's dtype, as torch's CPU
+ * cells (composites whose linears are on the CPU lower-precision list);
+ * the elementwise rest of the cell then runs in its operands' dtypes
+ * (states kept in theirs, promoted where they meet the gates). */
+clt_status clt__rnn_linear(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                           const clt_tensor *b, clt_tensor **out);
+/* Whether autocast with the CPU lists casts a cell's gate products on x
+ * with weight w now (its operands' dtypes then need not agree). */
+bool clt__rnn_autocast_cpu(const clt_tensor *x, const clt_tensor *w);
 
 /* ---- hooks and reparametrizations (hooks.c, reparam.c) ---------------- */
 

@@ -543,6 +543,7 @@ static clt_status unpool_multi(clt_module *m, void *ctx, const clt_tensor *input
 {
     const unpool_ctx *k = ctx;
     const char *name = m->ops->name;
+    CLT__AUTOCAST(name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (input), unpool_multi(m, ctx, CLT__AC(0), out));
     if (m->i[0] == 3)
         return clt__max_unpool3d_rec(name, input, k->indices, &m->i[1], &m->i[4], &m->i[7],
                                      k->output_size, out);
@@ -608,6 +609,8 @@ clt_status clt_max_unpool3d_layer(const int64_t kernel[3], const int64_t stride[
  * i[12] ceil_mode, i[13] count_include_pad, i[14] max. */
 static clt_status pool3d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    /* max_pool3d and avg_pool3d are on torch's CPU autocast float32 list */
+    CLT__AUTOCAST(m->ops->name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x), pool3d_forward(m, CLT__AC(0), out));
     bool max = m->i[14];
     return clt__pool3d_rec(m->ops->name, max, x, &m->i[0], &m->i[3], &m->i[6],
                            max ? &m->i[9] : NULL, (int)m->i[12], (int)m->i[13], out);
@@ -663,6 +666,9 @@ clt_status clt_avg_pool3d_layer(const int64_t kernel[3], const clt_pool3d_opts *
 /* i[0] the dims (1 or 3), i[1..3] the output size, i[4] max. */
 static clt_status adaptive_nd_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    /* the 3-D ones are on torch's CPU autocast float32 list */
+    if (m->i[0] == 3)
+        CLT__AUTOCAST(m->ops->name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x), adaptive_nd_forward(m, CLT__AC(0), out));
     if (m->i[0] == 1)
         return clt__adaptive_avg_pool1d_rec(m->ops->name, x, m->i[1], out);
     if (m->i[4])
@@ -722,6 +728,8 @@ clt_status clt_adaptive_max_pool3d_layer(const int64_t output_size[3], clt_modul
  * f[0] the value. */
 static clt_status pad_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    if (clt__pad_autocast_cpu((clt_pad_mode)m->i[7], (int)m->i[0]))
+        CLT__AUTOCAST(m->ops->name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x), pad_forward(m, CLT__AC(0), out));
     return clt__pad_rec(m->ops->name, x, &m->i[1], (int)m->i[0], (clt_pad_mode)m->i[7], m->f[0],
                         out);
 }
@@ -1010,6 +1018,7 @@ clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen, clt_mod
  * (borrowed) draws each forward's samples. */
 static clt_status fractional_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    CLT__AUTOCAST(m->ops->name, CLT__AC_CPU(CLT__AC_FLOAT32), 1, (x), fractional_forward(m, CLT__AC(0), out));
     clt_status st = clt__forward_note_generator(m->gen);
     if (st != CLT_OK)
         return st;

@@ -103,6 +103,20 @@ clt_status clt__rnn_cell_step(const char *fn, int kind, int64_t H, const clt_ten
     return cell(fn, kind, H, xt, hh, h, c);
 }
 
+clt_status clt__rnn_linear(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                           const clt_tensor *b, clt_tensor **out)
+{
+    CLT__AUTOCAST(fn, CLT__AC_CPU(CLT__AC_LOWER), 3, (x, w, b),
+                  clt__linear(CLT__AC(0), CLT__AC(1), CLT__AC(2), out, fn));
+    return clt__linear(x, w, b, out, fn);
+}
+
+bool clt__rnn_autocast_cpu(const clt_tensor *x, const clt_tensor *w)
+{
+    const clt_tensor *both[2] = {x, w};
+    return clt__autocast_wants(CLT__AC_CPU(CLT__AC_LOWER), 2, both);
+}
+
 /* The initial state k of s ([D L, N, H]), or zeros [N, H] (not recorded)
  * for a NULL s. */
 static clt_status initial(const char *fn, const clt_tensor *s, int64_t k, const clt_tensor *like,
@@ -131,7 +145,7 @@ static clt_status direction(const char *fn, const clt_module *m, int64_t l, int 
     clt_tensor *x2, *xi2, *xi = NULL, *xt, *hh;
     if (pieces == NULL) {
         CLT__TRY(clt__reshape_rec(fn, in, 2, flat, &x2));
-        CLT__TRY(clt__linear(x2, wih, bih, &xi2, fn));
+        CLT__TRY(clt__rnn_linear(fn, x2, wih, bih, &xi2));
         CLT__TRY(clt__reshape_rec(fn, xi2, 3, proj, &xi));
     }
     CLT__TRY(initial(fn, h0, k, in, N, H, h));
@@ -142,9 +156,9 @@ static clt_status direction(const char *fn, const clt_module *m, int64_t l, int 
         /* a step's intermediates go at its end (the graph holds what the
          * backward pass needs): without grad, memory does not grow with T */
         CLT__TRY(clt_scope_begin());
-        st = pieces ? clt__linear(pieces[t], wih, bih, &xt, fn) : step_of(fn, xi, t, &xt);
+        st = pieces ? clt__rnn_linear(fn, pieces[t], wih, bih, &xt) : step_of(fn, xi, t, &xt);
         if (st == CLT_OK)
-            st = clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn);
+            st = clt__rnn_linear(fn, *h, param(m, l, d, 1), param(m, l, d, 3), &hh);
         if (st == CLT_OK)
             st = cell(fn, kind, H, xt, hh, h, c);
         if (st == CLT_OK)
@@ -203,7 +217,7 @@ static const char *hidden_what(const clt_module *m, int which)
 /* PyTorch's checks of an initial state s (which: 0 h0, 1 c0) for the
  * input x. */
 static clt_status check_state(const char *fn, const clt_module *m, int ndim, int64_t N,
-                              const clt_tensor *s, int which)
+                              const clt_tensor *s, int which, bool any_dtype)
 {
     char s1[160], s2[160];
     bool batched = ndim == 3;
@@ -231,7 +245,7 @@ static clt_status check_state(const char *fn, const clt_module *m, int ndim, int
                           "with clt_to or clt_module_to",
                           fn, name, s->dev->label, s->dev->info.name, m->dev->label,
                           m->dev->info.name);
-    if (s->dtype != m->params[0]->dtype)
+    if (!any_dtype && s->dtype != m->params[0]->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: %s must have the dtype of the weights, but %s is %s and the "
                           "weights %s (convert it with clt_to_dtype)",
@@ -259,12 +273,16 @@ static clt_status check_input(const char *fn, const clt_module *m, const clt_ten
                           "%s: input.size(-1) must be equal to input_size. Expected %lld, got "
                           "%lld",
                           fn, (long long)m->i[INPUT], (long long)x->shape[x->ndim - 1]);
-    st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    /* autocast with the CPU lists casts the gate products' operands: the
+     * input, the states and the weights need not agree */
+    bool any = clt__dtype_is_float(x->dtype) && clt__rnn_autocast_cpu(x, m->params[0]);
+    if (!any)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
     int64_t N = x->ndim == 3 ? x->shape[m->i[BATCH_FIRST] ? 0 : 1] : 0;
     if (st == CLT_OK && h0)
-        st = check_state(fn, m, x->ndim, N, h0, 0);
+        st = check_state(fn, m, x->ndim, N, h0, 0, any);
     if (st == CLT_OK && c0)
-        st = check_state(fn, m, x->ndim, N, c0, 1);
+        st = check_state(fn, m, x->ndim, N, c0, 1, any);
     return st;
 }
 
@@ -348,7 +366,7 @@ static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
             /* dropout's mask (scaled by 1 / (1 - p)), the same in both ways */
             int64_t ms[3] = {T, in->shape[1], D * m->i[HIDDEN]};
             clt_tensor *ones = NULL;
-            CLT__TRY(clt__full(x->dev, x->dtype, 3, ms, 1.0, &ones));
+            CLT__TRY(clt__full(x->dev, steps[0]->dtype, 3, ms, 1.0, &ones));
             CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], ones, &mask));
         }
         CLT__TRY(layer_output(fn, steps, T, D, mask, &out, l + 1 < L ? pieces : NULL));
@@ -414,8 +432,8 @@ static clt_status packed_step(const char *fn, const clt_module *m, int64_t l, in
         }
         *rows = bs;
     }
-    CLT__TRY(clt__linear(xin, param(m, l, d, 0), param(m, l, d, 2), &xt, fn));
-    CLT__TRY(clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn));
+    CLT__TRY(clt__rnn_linear(fn, xin, param(m, l, d, 0), param(m, l, d, 2), &xt));
+    CLT__TRY(clt__rnn_linear(fn, *h, param(m, l, d, 1), param(m, l, d, 3), &hh));
     CLT__TRY(cell(fn, kind, H, xt, hh, h, c));
     CLT__TRY(clt_scope_keep(*h));
     if (lstm)
@@ -524,15 +542,17 @@ static clt_status run_packed(clt_module *m, const clt_tensor *x, const clt_tenso
                         "%s: input.size(-1) must be equal to input_size. Expected %lld, got "
                         "%lld",
                         fn, (long long)m->i[INPUT], (long long)x->shape[1]);
-    if (st == CLT_OK)
+    bool any = st == CLT_OK && clt__dtype_is_float(x->dtype) &&
+               clt__rnn_autocast_cpu(x, m->params[0]);
+    if (st == CLT_OK && !any)
         st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
     if (st == CLT_OK)
         st = clt__packed_layout(fn, x, batch_sizes, sorted_indices, unsorted_indices, &T, &bs,
                                 &pos);
     if (st == CLT_OK && h0)
-        st = check_state(fn, m, 3, bs[0], h0, 0);
+        st = check_state(fn, m, 3, bs[0], h0, 0, any);
     if (st == CLT_OK && c0)
-        st = check_state(fn, m, 3, bs[0], c0, 1);
+        st = check_state(fn, m, 3, bs[0], c0, 1, any);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK) {
         free(bs);
         free(pos);
@@ -576,7 +596,7 @@ static clt_status run_packed(clt_module *m, const clt_tensor *x, const clt_tenso
         if (l + 1 < L && m->training && m->f[0] > 0) {
             int64_t ms[2] = {x->shape[0], DH};
             clt_tensor *ones = NULL;
-            CLT__TRY(clt__full(x->dev, x->dtype, 2, ms, 1.0, &ones));
+            CLT__TRY(clt__full(x->dev, steps[0]->dtype, 2, ms, 1.0, &ones));
             CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], ones, &mask));
         }
         for (int64_t t = 0, off = 0; t < T; off += bs[t], t++) {
