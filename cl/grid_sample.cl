@@ -22,15 +22,21 @@ typedef struct clt_gs_geom {
 } clt_gs_geom;
 
 /* grid_sampler_unnormalize_set_grad: [-1, 1] to pixel units; *d the
- * derivative. */
-inline T gs_unnormalize(T coord, long size, int align, T *d)
+ * derivative.  A 2-D sample rounds as torch's CPU kernel for 4-D inputs
+ * (ComputeLocationBase, built with FMA: (coord + 1) * ((size - 1) / 2)
+ * with align_corners, fma(coord + 1, size / 2, -0.5) without), a 3-D one
+ * as its scalar kernel for 5-D inputs (GridSampler.h).  The bits
+ * matter where a point falls on a pixel's centre, as every point of an
+ * identity affine_grid does: floor() picks the taps, and with them the
+ * one-sided slope that becomes the grid's gradient. */
+inline T gs_unnormalize(T coord, long size, int align, int dims, T *d)
 {
     if (align) {
         *d = (T)(size - 1) / (T)2;
-        return ((coord + (T)1) / (T)2) * (T)(size - 1);
+        return dims == 2 ? (coord + (T)1) * *d : ((coord + (T)1) / (T)2) * (T)(size - 1);
     }
     *d = (T)size / (T)2;
-    return ((coord + (T)1) * (T)size - (T)1) / (T)2;
+    return dims == 2 ? fma(coord + (T)1, *d, (T)-0.5) : ((coord + (T)1) * (T)size - (T)1) / (T)2;
 }
 
 /* clip_coordinates_set_grad: the borders count as outside for the
@@ -92,10 +98,10 @@ inline T gs_place(T coord, long size, int padding, int align, T *d)
 }
 
 /* grid_sampler_compute_source_index_set_grad. */
-inline T gs_source(T coord, long size, int padding, int align, T *d)
+inline T gs_source(T coord, long size, int padding, int align, int dims, T *d)
 {
     T du, dp;
-    coord = gs_unnormalize(coord, size, align, &du);
+    coord = gs_unnormalize(coord, size, align, dims, &du);
     coord = gs_place(coord, size, padding, align, &dp);
     *d = padding ? du * dp : du;
     return coord;
@@ -154,8 +160,8 @@ inline gs_taps gs_locate(__global const T *gp, clt_gs_geom g)
     p.dwz[0] = (T)0;
     p.nz = 1;
     if (g.mode == 2) {
-        T ix = gs_unnormalize(gp[0], g.W, g.align, &dx);
-        T iy = gs_unnormalize(gp[1], g.H, g.align, &dy);
+        T ix = gs_unnormalize(gp[0], g.W, g.align, 2, &dx);
+        T iy = gs_unnormalize(gp[1], g.H, g.align, 2, &dy);
         T fx = floor(ix), fy = floor(iy), dd;
         gs_cubic(ix - fx, p.wx, p.dwx);
         gs_cubic(iy - fy, p.wy, p.dwy);
@@ -168,9 +174,9 @@ inline gs_taps gs_locate(__global const T *gp, clt_gs_geom g)
         p.n = 4;
         return p;
     }
-    T ix = gs_source(gp[0], g.W, g.padding, g.align, &dx);
-    T iy = gs_source(gp[1], g.H, g.padding, g.align, &dy);
-    T iz = g.dims == 3 ? gs_source(gp[2], g.D, g.padding, g.align, &dz) : (T)0;
+    T ix = gs_source(gp[0], g.W, g.padding, g.align, g.dims, &dx);
+    T iy = gs_source(gp[1], g.H, g.padding, g.align, g.dims, &dy);
+    T iz = g.dims == 3 ? gs_source(gp[2], g.D, g.padding, g.align, 3, &dz) : (T)0;
     if (g.mode == 1) { /* torch's 2-D kernel rounds half to even, its 3-D one away from 0 */
         p.tx[0] = gs_index(g.dims == 3 ? round(ix) : rint(ix), g.W);
         p.ty[0] = gs_index(g.dims == 3 ? round(iy) : rint(iy), g.H);
@@ -200,8 +206,8 @@ inline long gs_at(const gs_taps *p, int l, int j, int i, clt_gs_geom g)
 }
 
 /* One grid point per work-item, over the channels: bilinear (trilinear)
- * adds nw, ne, sw, se (the top's, then the bottom's) in that order from
- * 0; bicubic interpolates each row, then the rows, as PyTorch's
+ * adds nw, ne, sw, se (the top's, then the bottom's) in that order (in
+ * 2-D each product fused into the sum, as torch's CPU kernel); bicubic interpolates each row, then the rows, as PyTorch's
  * cubic_interp1d. */
 CLT_KERNEL(grid_sample_fwd)(__global const T *x, __global const T *grid, __global T *y,
                             clt_gs_geom g)
@@ -228,6 +234,15 @@ CLT_KERNEL(grid_sample_fwd)(__global const T *x, __global const T *grid, __globa
         } else if (g.mode == 1) {
             long at = gs_at(&p, 0, 0, 0, g);
             acc = at >= 0 ? xp[at] : (T)0;
+        } else if (g.dims == 2) {
+            /* torch's 2-D CPU kernel, built with FMA: nw_val * nw, then
+             * ne, sw and se each fused into the sum (a tap outside reads 0) */
+            for (int j = 0; j < 2; j++)
+                for (int i = 0; i < 2; i++) {
+                    long at = gs_at(&p, 0, j, i, g);
+                    T v = at >= 0 ? xp[at] : (T)0, w = p.wy[j] * p.wx[i];
+                    acc = i + j ? fma(v, w, acc) : v * w;
+                }
         } else {
             for (int l = 0; l < p.nz; l++)
                 for (int j = 0; j < 2; j++)

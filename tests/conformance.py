@@ -17347,6 +17347,35 @@ def clip_grad_norm_f32():
        "%d of 60" % same_norm)
 
 
+def grid_identity():
+    """affine_grid of an identity theta (a spatial transformer's first
+    transform) bit for bit, torch's CPU linspace included, and grid_sample
+    at those pixel centres bit for bit, its CPU kernel's fused rounding."""
+    F = torch.nn.functional
+    proto("clt_grid_sample", [P, P, C.c_int, C.c_int, C.c_int, PP])
+    proto("clt_affine_grid", [P, C.c_int, I64P, C.c_int, PP])
+    for dt in FLOATS:
+        for H, W in ((1, 28), (5, 7), (16, 16), (28, 28), (3, 100), (33, 12)):
+            size = (2, 2, H, W)
+            th = torch.eye(2, 3, dtype=dt).repeat(2, 1, 1)
+            for align in (False, True):
+                check("grid_identity affine_grid %s %s align=%s" % (dn(dt), list(size), align),
+                      lambda t, size=size, align=align:
+                      F.affine_grid(t, size, align_corners=align),
+                      lambda t, r, size=size, align=align:
+                      L.clt_affine_grid(t, 4, _i64s(*size), int(align), r), [th], tol="exact")
+                grid = F.affine_grid(th, size, align_corners=align)
+                for pad in (0, 1, 2):
+                    pname = ("zeros", "border", "reflection")[pad]
+                    check("grid_identity grid_sample %s %s %s align=%s"
+                          % (dn(dt), list(size), pname, align),
+                          lambda x, g, align=align, pname=pname:
+                          F.grid_sample(x, g, padding_mode=pname, align_corners=align),
+                          lambda x, g, r, align=align, pad=pad:
+                          L.clt_grid_sample(x, g, 0, pad, int(align), r),
+                          [data(size, dt), grid], tol="exact")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -17388,7 +17417,7 @@ def main():
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
                 embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative,
-                mha_opts, clip_grad_norm_f32]
+                mha_opts, clip_grad_norm_f32, grid_identity]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

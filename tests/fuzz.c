@@ -3226,6 +3226,10 @@ static void op_module(fz *f)
             CALL_VOID("clt_module_train", clt_module_train(mod, pick(f, 2)));
             CALL_VOID("clt_module_name", (void)clt_module_name(mod));
             CALL_VOID("clt_module_num_parameters", (void)clt_module_num_parameters(mod));
+            if (chance(f, 30)) {
+                CALL("clt_module_zero_grad", clt_module_zero_grad(mod, (int)pick(f, 2)));
+                status_ok(f, st);
+            }
             break;
         case 2: {
             clt_tensor **ps = SENT;
@@ -4926,7 +4930,7 @@ static void op_nn_pool(fz *f)
     int64_t k[2] = {geom1(f), geom1(f)}, s[2] = {geom(f), geom(f)}, o[2] = {geom(f), geom(f)};
     double p = chance(f, 90) ? (double)pick(f, 5) / 4 : rand_scalar(f);
     int pair = 0, made = 1;
-    uint32_t which = pick(f, 13);
+    uint32_t which = pick(f, 14);
     switch (which) {
     case 0:
         pair = 1;
@@ -4980,6 +4984,9 @@ static void op_nn_pool(fz *f)
     case 11:
         CALL("clt_feature_alpha_dropout",
              clt_feature_alpha_dropout(x, p, (int)pick(f, 2), f->gen, op));
+        break;
+    case 12:
+        CALL("clt_dropout", clt_dropout(x, p, (int)pick(f, 2), f->gen, op));
         break;
     default: { /* a layer, run once */
         clt_module *m = NULL;

@@ -5541,6 +5541,29 @@ for size in ((2, 1, 3, 4), (2, 2, 2, 3, 4)):
              lambda th, size=size, align=align:
              call("clt_affine_grid", th, len(size), (C.c_int64 * len(size))(*size), int(align)),
              [rng.standard_normal((2, k, k + 1))])
+# a spatial transformer's first step: grid_sample at an identity affine_grid, every point on a
+# pixel's centre (a kink), where the side of the one-sided slope follows torch's rounding
+for H, W in ((1, 28), (28, 28), (5, 16), (3, 100)):
+    for align in (False, True):
+        size = (2, 2, H, W)
+        ident = np.tile(np.eye(2, 3), (2, 1, 1))
+        case("grid_sample at the identity grid %s align=%s" % (list(size), align),
+             lambda x, g, align=align:
+             torch.nn.functional.grid_sample(x, g, align_corners=align),
+             lambda x, g, align=align: call("clt_grid_sample", x, g, 0, 0, int(align)),
+             [rng.standard_normal(size),
+              torch.nn.functional.affine_grid(torch.tensor(ident), size,
+                                              align_corners=align).numpy()])
+        case("affine_grid then grid_sample, identity theta %s align=%s" % (list(size), align),
+             lambda x, th, size=size, align=align:
+             torch.nn.functional.grid_sample(
+                 x, torch.nn.functional.affine_grid(th, size, align_corners=align),
+                 align_corners=align),
+             lambda x, th, size=size, align=align:
+             call("clt_grid_sample", x,
+                  call("clt_affine_grid", th, 4, (C.c_int64 * 4)(*size), int(align)), 0, 0,
+                  int(align)),
+             [rng.standard_normal(size), ident])
 
 
 # ---- torch.autograd.functional and custom functions (clt_jacobian, clt_hessian, clt_vjp,

@@ -844,6 +844,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_replication_pad1d_layer, M, clt_replication_pad1d_layer(NULL, &o->m))              \
     X(clt_replication_pad2d_layer, M, clt_replication_pad2d_layer(NULL, &o->m))              \
     X(clt_replication_pad3d_layer, M, clt_replication_pad3d_layer(NULL, &o->m))              \
+    X(clt_dropout, T, clt_dropout(f->f, 1.5, 1, f->gen, &o->t))                              \
     X(clt_dropout1d, T, clt_dropout1d(f->f, 1.5, 1, f->gen, &o->t))                          \
     X(clt_dropout2d, T, clt_dropout2d(f->f, -0.5, 1, f->gen, &o->t))                         \
     X(clt_dropout3d, T, clt_dropout3d(f->f, 2.0, 0, f->gen, &o->t))                          \

@@ -714,3 +714,71 @@ Test(custom, apply_runs_children_first_as_weights_init)
     clt_generator_free(log.gen);
     clt_module_free(outer);
 }
+
+/* The gradient of p, read (zeros when p has none, and *had set to 0). */
+static double *grad_values(const clt_tensor *p, int *had)
+{
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(p, &g));
+    *had = g != NULL;
+    double *v = g ? read_as_f64(g) : calloc((size_t)clt_tensor_numel(p), sizeof *v);
+    clt_tensor_free(g);
+    return v;
+}
+
+/* model.zero_grad(): a custom module's own parameter and its child's, the
+ * gradients a backward of sum(Linear(x)) gives them (the weight's is the
+ * column sums of x, the bias's the batch size) zeroed in place, so that the
+ * next backward gives them once, or dropped; a parameter without a
+ * gradient keeps none. */
+Test(custom, zero_grad_zeroes_or_drops_every_parameter)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen = NULL;
+    clt_module *m = NULL, *lin = NULL;
+    clt_tensor *unused = NULL, *x = NULL, *y = NULL, *s = NULL;
+    CHECK(clt_generator_new(3, &gen));
+    CHECK(clt_module_custom("Holder", NULL, NULL, NULL, &m));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){2}, &unused));
+    CHECK(clt_module_add_parameter(m, "unused", unused));
+    CHECK(clt_linear(dev, 3, 2, 1, gen, &lin));
+    CHECK(clt_module_add_module(m, "lin", lin));
+    const float xv[12] = {1, 2, 3, -1, 0.5f, 4, 2, 2, -3, 0.25f, 1, 1};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){4, 3}, xv, &x));
+    double wgrad[6], bgrad[2] = {4, 4};
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 3; i++)
+            wgrad[j * 3 + i] = xv[i] + xv[3 + i] + xv[6 + i] + xv[9 + i];
+    clt_tensor *w = clt_module_param(lin, "weight"), *b = clt_module_param(lin, "bias");
+    for (int round = 0; round < 3; round++) {
+        CHECK(clt_module_forward(lin, x, &y));
+        CHECK(clt_sum(y, &s));
+        CHECK(clt_backward(s, NULL, 0));
+        clt_tensor_free(y);
+        clt_tensor_free(s);
+        int had;
+        double *gw = grad_values(w, &had), *gb = grad_values(b, &had);
+        for (int k = 0; k < 6; k++)
+            cr_assert(fabs(gw[k] - wgrad[k]) < 1e-5, "round %d: weight grad %d is %g, want %g",
+                      round, k, gw[k], wgrad[k]);
+        for (int k = 0; k < 2; k++)
+            cr_assert(fabs(gb[k] - bgrad[k]) < 1e-6, "round %d: bias grad %d is %g", round, k,
+                      gb[k]);
+        free(gw);
+        free(gb);
+        /* round 0: zeros in place (torch 1.13's default); then dropped */
+        CHECK(clt_module_zero_grad(m, round > 0));
+        gw = grad_values(w, &had);
+        cr_assert_eq(had, round == 0, "round %d: a gradient %s", round, had ? "kept" : "dropped");
+        for (int k = 0; k < 6; k++)
+            cr_assert(gw[k] == 0.0, "round %d: weight grad %d is %g after zero_grad", round, k,
+                      gw[k]);
+        free(gw);
+        free(grad_values(unused, &had));
+        cr_assert(!had, "the unused parameter got a gradient");
+    }
+    assert_error(clt_module_zero_grad(NULL, 0), CLT_ERR_NULL_ARGUMENT, "clt_module_zero_grad");
+    clt_tensor_free(x);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}

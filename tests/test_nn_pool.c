@@ -693,6 +693,80 @@ Test(nn_pool, dropout_statistics)
     clt_generator_free(g);
 }
 
+/* F.dropout (clt_dropout): Dropout's mask from the generator, the same as
+ * the layer's, its gradient the mask over 1 - p, and its modes and
+ * refusals. */
+Test(nn_pool, functional_dropout)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[4] = {3, 4, 2, 5};
+    double x[120];
+    fill_distinct(x, 120, 43);
+    clt_tensor *t = f64(dev, 4, shape, x);
+    const double p = 0.4;
+    clt_generator *g = NULL;
+    clt_tensor *r = NULL, *leaf = NULL, *s = NULL, *gr = NULL;
+    CHECK(clt_generator_new(77, &g));
+    CHECK(clt_detach(t, &leaf));
+    CHECK(clt_set_requires_grad(leaf, 1));
+    CHECK(clt_dropout(leaf, p, 1, g, &r));
+    cr_assert_eq(clt_generator_offset(g), 120u, "drew %llu numbers, want 120",
+                 (unsigned long long)clt_generator_offset(g));
+    double *m = mask_from_seed(dev, 77, p, 120), want[120], dwant[120];
+    for (int i = 0; i < 120; i++) {
+        want[i] = x[i] * m[i] / (1 - p);
+        dwant[i] = m[i] / (1 - p);
+    }
+    assert_shape(r, 4, shape);
+    assert_close_all(r, want, 120, 1e-14, 1e-14);
+    /* d sum(dropout(x)) / dx is the mask over 1 - p */
+    CHECK(clt_sum(r, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_grad(leaf, &gr));
+    assert_close_all(gr, dwant, 120, 1e-14, 1e-14);
+    clt_tensor_free(r);
+    clt_tensor_free(s);
+    clt_tensor_free(gr);
+    /* the Dropout layer from the same generator state draws the same mask */
+    clt_module *layer = NULL;
+    clt_generator_set_offset(g, 0);
+    CHECK(clt_dropout_layer(p, g, &layer));
+    CHECK(clt_module_forward(layer, t, &r));
+    assert_close_all(r, want, 120, 0, 0);
+    clt_tensor_free(r);
+    clt_module_free(layer);
+    /* training 0 or p 0: the input, nothing drawn; p 1: zeros */
+    uint64_t before = clt_generator_offset(g);
+    CHECK(clt_dropout(t, p, 0, g, &r));
+    assert_close_all(r, x, 120, 0, 0);
+    clt_tensor_free(r);
+    CHECK(clt_dropout(t, 0.0, 1, g, &r));
+    assert_close_all(r, x, 120, 0, 0);
+    clt_tensor_free(r);
+    CHECK(clt_dropout(t, 1.0, 1, g, &r));
+    double zeros[120] = {0};
+    assert_close_all(r, zeros, 120, 0, 0);
+    clt_tensor_free(r);
+    cr_assert_eq(clt_generator_offset(g), before);
+    /* refusals: out NULL, nothing drawn */
+    r = (clt_tensor *)0x1;
+    assert_error(clt_dropout(t, 1.5, 1, g, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "dropout probability has to be between 0 and 1, but got 1.5");
+    cr_assert_null(r);
+    clt_tensor *ti = NULL;
+    CHECK(clt_to_dtype(t, CLT_INT64, &ti));
+    r = (clt_tensor *)0x1;
+    assert_error(clt_dropout(ti, 0.5, 1, g, &r), CLT_ERR_DTYPE_MISMATCH, "floating point");
+    cr_assert_null(r);
+    assert_error(clt_dropout(NULL, 0.5, 1, g, &r), CLT_ERR_NULL_ARGUMENT, "clt_dropout");
+    cr_assert_eq(clt_generator_offset(g), before);
+    free(m);
+    clt_tensor_free(ti);
+    clt_tensor_free(leaf);
+    clt_tensor_free(t);
+    clt_generator_free(g);
+}
+
 Test(nn_pool, dropout_layers_modes_and_errors)
 {
     clt_device *dev = get_device("cpu");

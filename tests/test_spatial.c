@@ -716,6 +716,89 @@ Test(spatial, affine_grid_gradient_and_errors)
     free(th);
 }
 
+/* An identity affine_grid (a spatial transformer's initial transform)
+ * puts every point on a pixel's centre, where bilinear sampling has a
+ * kink: the grid's gradient is the one-sided slope of the side floor()
+ * picks, W / 2 (x[j + 1] - x[j]) or, where the coordinate rounds to just
+ * below j, W / 2 (x[j] - x[j - 1]) ((W - 1) / 2 for align_corners; zeros
+ * padding reads 0 outside).  Which
+ * side is settled by the last bit of the grid (torch's linspace) and of
+ * the unnormalised coordinate (its CPU kernel's fused (g + 1) W / 2 - 0.5),
+ * and torch 1.13 on this x86-64 machine reads from the left at the
+ * columns listed (found by running it on x[j] = j^2, whose slopes all
+ * differ).  The reference is built from those columns in float64; the
+ * row's gradient, one row of height 1, is H / 2 (0 - x[j]) (0 with
+ * align_corners); theta's gradient sums both over the base grid. */
+Test(spatial, identity_grid_reads_pixel_centres_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    static const struct {
+        clt_dtype dt;
+        int64_t W;
+        int align;
+        int left[8], nleft;
+    } cases[] = {
+        {CLT_FLOAT64, 28, 0, {0, 1, 4, 9, 13, 14, 15}, 7}, {CLT_FLOAT64, 28, 1, {0}, 0},
+        {CLT_FLOAT64, 16, 0, {0}, 0},                   {CLT_FLOAT64, 16, 1, {1, 2}, 2},
+        {CLT_FLOAT32, 28, 0, {0, 2, 6, 15}, 4},         {CLT_FLOAT32, 28, 1, {3, 6, 18}, 3},
+        {CLT_FLOAT32, 16, 0, {0}, 0},                   {CLT_FLOAT32, 16, 1, {1, 2, 8, 9, 10, 12}, 6},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t W = cases[c].W;
+        int align = cases[c].align;
+        double x[28], th[6] = {1, 0, 0, 0, 1, 0}, want[56], wth[6] = {0};
+        for (int64_t j = 0; j < W; j++)
+            x[j] = (double)(j * j);
+        double sx = align ? (double)(W - 1) / 2 : (double)W / 2, sy = align ? 0 : 0.5;
+        for (int64_t j = 0; j < W; j++) {
+            bool left = false;
+            for (int l = 0; l < cases[c].nleft; l++)
+                left = left || cases[c].left[l] == j;
+            double next = j + 1 < W ? x[j + 1] : 0, prev = j > 0 ? x[j - 1] : 0;
+            want[2 * j] = sx * (left ? x[j] - prev : next - x[j]);
+            want[2 * j + 1] = sy * (0 - x[j]);
+            double base = W == 1 ? 0 : align ? -1 + 2.0 * (double)j / (double)(W - 1)
+                                             : (-1 + 2.0 * (double)j / (double)(W - 1)) *
+                                                   (double)(W - 1) / (double)W;
+            for (int r = 0; r < 2; r++) { /* d/dtheta[r] of theta[r] . (base, 0, 1) */
+                wth[r * 3] += want[2 * j + r] * base;
+                wth[r * 3 + 2] += want[2 * j + r];
+            }
+        }
+        int64_t xs[4] = {1, 1, 1, W};
+        clt_tensor *xt = tensor_of(dev, cases[c].dt, 4, xs, x);
+        clt_tensor *t = tensor_of(dev, cases[c].dt, 3, (int64_t[]){1, 2, 3}, th);
+        clt_tensor *g = NULL, *y = NULL, *sum = NULL, *dg = NULL, *dt = NULL;
+        CHECK(clt_set_requires_grad(t, 1));
+        CHECK(clt_affine_grid(t, 4, xs, align, &g));
+        CHECK(clt_retain_grad(g));
+        CHECK(clt_grid_sample(xt, g, CLT_GRID_BILINEAR, CLT_GRID_PAD_ZEROS, align, &y));
+        CHECK(clt_sum(y, &sum));
+        CHECK(clt_backward(sum, NULL, 0));
+        CHECK(clt_grad(g, &dg));
+        CHECK(clt_grad(t, &dt));
+        /* float32 rounds the interpolation weights (the row's slope
+         * mixes two pixels by them); a slope of the wrong side is off by
+         * a whole difference of pixels */
+        double tol = cases[c].dt == CLT_FLOAT32 ? 1e-6 : 1e-12, *got = read_as_f64(dg);
+        for (int64_t k = 0; k < 2 * W; k++)
+            cr_assert(fabs(got[k] - want[k]) <= tol * (1 + fabs(want[k])),
+                      "%s W %lld align %d: the grid's gradient %lld (%s) is %.17g, want %.17g",
+                      clt_dtype_name(cases[c].dt), (long long)W, align, (long long)(k / 2),
+                      k % 2 ? "y" : "x", got[k], want[k]);
+        free(got);
+        got = read_as_f64(dt);
+        for (int k = 0; k < 6; k++)
+            cr_assert(fabs(got[k] - wth[k]) <= 1e-4 * (1 + fabs(wth[k])),
+                      "%s W %lld align %d: theta's gradient %d is %.17g, want %.17g",
+                      clt_dtype_name(cases[c].dt), (long long)W, align, k, got[k], wth[k]);
+        free(got);
+        clt_tensor *objs[] = {xt, t, g, y, sum, dg, dt};
+        for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
+            clt_tensor_free(objs[i]);
+    }
+}
+
 /* ---- layers --------------------------------------------------------------------------- */
 
 static void assert_same(const clt_tensor *a, const clt_tensor *b)

@@ -291,7 +291,13 @@ typedef enum clt_grid_padding {
  * (align_corners 0, torch's default: the pixels' outer edges;
  * align_corners 1: the corner pixels' centres); a point outside is read
  * as padding_mode says (zeros, the border's value, or the coordinates
- * reflected at the edges).  Bicubic reads 4 x 4 pixels with torch's cubic
+ * reflected at the edges).  A 4-D input's points are placed in pixels as
+ * torch's CPU kernel rounds them (fma(x + 1, W / 2, -0.5), or (x + 1) *
+ * ((W - 1) / 2) with align_corners; its bilinear sum fused the same way),
+ * a 5-D input's as its scalar kernel ((x + 1) W - 1) / 2): a point on a
+ * pixel's centre, as every point of an identity affine_grid is, reads the
+ * pixels on the same side as torch's, and so the grid gets torch's
+ * one-sided slope there.  Bicubic reads 4 x 4 pixels with torch's cubic
  * convolution (A = -0.75), each tap placed by padding_mode.  The result
  * is [N, C, Ho, Wo] ([N, C, Do, Ho, Wo]).  Differentiable with respect to
  * input and grid (GridSampler2DBackward0, GridSampler3DBackward0; nearest
@@ -315,7 +321,8 @@ CLT_API clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *gr
  * 1.13: theta [N, 2, 3] and size {N, C, H, W} (ndim 4) give the grid
  * [N, H, W, 2] of the points theta (x, y, 1) for x and y on torch's base
  * grid (linspace(-1, 1), scaled by (n - 1) / n when align_corners is 0; a
- * size of 1 gives 0); theta [N, 3, 4] and size {N, C, D, H, W} (ndim 5)
+ * size of 1 gives 0), the linspace with the bits of torch 1.13's CPU
+ * kernel (its AVX2 build's vector runs; up to 32768 points a side); theta [N, 3, 4] and size {N, C, D, H, W} (ndim 5)
  * give [N, D, H, W, 3].  float32, float64 or float16.  Computed as a
  * batched matrix product of the base grid with theta's transpose, recorded as such (its
  * gradient with respect to theta is matmul's).  Errors, in torch's words:

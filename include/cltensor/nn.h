@@ -161,6 +161,15 @@ CLT_API int64_t clt_module_num_parameters(const clt_module *m);
  * that is released with clt_free. */
 CLT_API clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t *n);
 
+/* model.zero_grad(set_to_none): clt_zero_grad on each parameter of m (the
+ * parameters clt_module_parameters lists), for a loop that updates the
+ * parameters itself (the tutorials' p.data.add_(p.grad.data, alpha=-lr))
+ * or several optimizers over one model.  set_to_none non-zero drops the
+ * gradients (torch 2.0's default); 0 sets them to zeros in place, torch
+ * 1.13's default.  Parameters without a gradient are left as they are.
+ * CLT_ERR_NULL_ARGUMENT for a NULL m. */
+CLT_API clt_status clt_module_zero_grad(clt_module *m, int set_to_none);
+
 /* Named parameters, buffers, or both (the state: parameters then buffers
  * of each module, children after their parent, as state_dict): *n entries
  * in one block (names included) released with clt_free; the tensors are
@@ -2008,6 +2017,22 @@ CLT_API clt_status clt_alpha_dropout(const clt_tensor *input, double p, int trai
                                      clt_generator *gen, clt_tensor **out);
 CLT_API clt_status clt_feature_alpha_dropout(const clt_tensor *input, double p, int training,
                                              clt_generator *gen, clt_tensor **out);
+
+/* torch.nn.functional.dropout(input, p, training): Dropout's forward as a
+ * function, for a forward written by hand (the tutorials' F.dropout(x,
+ * training=self.training): pass clt_module_is_training(m)).  With training
+ * 0, p 0 or an empty input, input itself (a new handle on it, through
+ * which gradients flow); with p 1, input * 0 (NaN stays); otherwise each
+ * element kept when u >= p (u as clt_rand draws it in input's dtype and
+ * shape, from gen; NULL: the default generator) and scaled by 1 / (1 - p),
+ * the same mask as a Dropout layer's from the same generator state.
+ * Differentiable in input (MulBackward0).  Errors: p outside [0, 1] or NaN
+ * (CLT_ERR_INVALID_ARGUMENT, "dropout probability has to be between 0 and
+ * 1"); in train mode with 0 < p < 1 an integer or bool input
+ * (CLT_ERR_DTYPE_MISMATCH, as Dropout).  A call that fails takes nothing
+ * from gen.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_dropout(const clt_tensor *input, double p, int training,
+                               clt_generator *gen, clt_tensor **out);
 
 /* torch.nn.Dropout1d(p), Dropout2d, Dropout3d, AlphaDropout and
  * FeatureAlphaDropout: the functions above with training the module's

@@ -2,6 +2,7 @@
  * (conv.h) with their backward formulas, the kernels in src/ops/upsample.c
  * and src/ops/grid_sample.c; and the 3-D pools, adaptive_avg_pool1d and
  * max_unpool3d, composed of the 2-D pools and recorded views. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,21 +230,36 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
 
 /* ---- affine_grid -------------------------------------------------------------------- */
 
-/* torch's linspace_from_neg_one in the dtype R: linspace(-1, 1, n) (from
- * each end towards the middle, as torch's kernel), times (n - 1) / n
- * without align_corners; 0 for n = 1. */
-#define LINSPACE(NAME, R)                                                                      \
+/* torch's linspace_from_neg_one in the dtype R: linspace(-1, 1, n) with
+ * the bits of torch 1.13's CPU kernel (its AVX2 build, as histc's edges):
+ * runs of 2 V values (V = 4 doubles or 8 floats a vector) as two vectors,
+ * each its first value b plus k step (k < V, rounded twice), the rest one
+ * at a time; b and those single values are -1 + step i below n / 2 and
+ * 1 - step (n - 1 - i) from there, each rounded once (GCC's fma).  Then
+ * times (n - 1) / n without align_corners; 0 for n = 1.  The last bit
+ * decides on which side of a pixel centre grid_sample reads an identity
+ * transform's points, and so the grid's gradient there.  (Past 32768
+ * values torch splits the runs between threads; not followed.) */
+#define LINSPACE(NAME, R, FMA)                                                                 \
     static double NAME(int64_t i, int64_t n, int align_corners)                                \
     {                                                                                          \
         if (n <= 1)                                                                            \
             return 0;                                                                          \
+        const int64_t V = 32 / (int64_t)sizeof(R);                                             \
         R step = (R)2 / (R)(n - 1);                                                            \
-        R v = i < n / 2 ? (R)-1 + step * (R)i : (R)1 - step * (R)(n - i - 1);                  \
+        int64_t j = i, k = 0;                                                                  \
+        if (i < n / (2 * V) * (2 * V)) {                                                       \
+            k = i % V;                                                                         \
+            j = i - k;                                                                         \
+        }                                                                                      \
+        R b = j < n / 2 ? FMA(step, (R)j, (R)-1) : FMA(-step, (R)(n - j - 1), (R)1);           \
+        volatile R kstep = (R)k * step; /* not fused with the sum */                           \
+        R v = k ? b + kstep : b;                                                               \
         return align_corners ? v : v * (R)(n - 1) / (R)n;                                      \
     }
 
-LINSPACE(linspace_f32, float)
-LINSPACE(linspace_f64, double)
+LINSPACE(linspace_f32, float, fmaf)
+LINSPACE(linspace_f64, double, fma)
 
 /* The base grid [count, k + 1]: for each point (d, h, w) of the output's
  * spatial sizes (k of them) its coordinates x (along w), y, z and 1. */

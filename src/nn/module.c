@@ -524,6 +524,19 @@ clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t 
     return clt__ok();
 }
 
+clt_status clt_module_zero_grad(clt_module *m, int set_to_none)
+{
+    static const char fn[] = "clt_module_zero_grad";
+    CLT__REQUIRE_ARG(m, fn);
+    clt_named_tensor *arr = NULL;
+    size_t n = 0;
+    clt_status st = named(m, true, false, &arr, &n, fn);
+    for (size_t k = 0; k < n && st == CLT_OK; k++)
+        st = clt__zero_grad(arr[k].tensor, set_to_none, fn);
+    free(arr);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 int64_t clt_module_num_parameters(const clt_module *m)
 {
     if (m == NULL)

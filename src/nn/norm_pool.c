@@ -947,6 +947,27 @@ clt_status clt_feature_alpha_dropout(const clt_tensor *input, double p, int trai
                           gen, out);
 }
 
+/* F.dropout: Dropout's forward (the same mask for the same generator
+ * state), run as a forward of its own so that a failure puts gen back. */
+clt_status clt_dropout(const clt_tensor *input, double p, int training, clt_generator *gen,
+                       clt_tensor **out)
+{
+    static const char fn[] = "clt_dropout";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    if (!(p >= 0.0 && p <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
+    clt__forward_begin();
+    clt_status st = clt__forward_end(clt__dropout_rec(fn, gen, training ? p : 0.0, input, out), fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* i[0] the drop_kind; f[0] p; gen borrowed.  The generator's offset is
  * noted for clt_module_forward's undo before anything is drawn. */
 static clt_status dropout_variant_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
