@@ -84,6 +84,16 @@
  *       Y) (the .npy files X, Y; zero_grad(set_to_none=False)), then the
  *       checkpoint saved to OUT with epoch + STEPS and the last loss;
  *       prints IN's epoch and loss (a float, or a one-element tensor)
+ *   io_roundtrip gsched DIR EPOCHS
+ *       for each schedule of gsched_kinds (make_schedule's, and LambdaLR
+ *       0.9^epoch, MultiplicativeLR 0.9, ChainedScheduler of LinearLR(0.5,
+ *       1.0, period) and ExponentialLR(factor)) over SGD(lr=0.1) and one
+ *       parameter: where DIR/KIND.t.pt exists (torch.save of
+ *       {'optimizer_state_dict', 'scheduler_state_dict'}), both loaded from
+ *       it, EPOCHS steps (printing "KIND torch" and the rates), saved to
+ *       DIR/KIND.ct.pt; a fresh one stepped EPOCHS times ("KIND fresh ..."),
+ *       saved to DIR/KIND.c.pt; that one loaded, EPOCHS steps ("KIND
+ *       ours ..."), saved to DIR/KIND.cc.pt
  *   io_roundtrip npz IN OUT COMPRESSED     clt_load_npz, then clt_save_npz
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
@@ -106,6 +116,7 @@
  * Exits 0, 1 with the library's message on stderr, or 77 without OpenCL. */
 #include <cltensor.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +152,20 @@ static clt_status make_optimizer(const char *kind, const double *v, clt_tensor *
         return clt_asgd(p, 1, &(clt_asgd_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
     return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
         p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
+}
+
+/* LambdaLR's 0.9^epoch and MultiplicativeLR's 0.9. */
+static double pow_lambda(void *user, int64_t epoch)
+{
+    (void)user;
+    return pow(0.9, (double)epoch);
+}
+
+static double const_lambda(void *user, int64_t epoch)
+{
+    (void)user;
+    (void)epoch;
+    return 0.9;
 }
 
 /* The schedule KIND over opt: v holds period and factor; extra (or NULL)
@@ -196,6 +221,23 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
         clt_status st = clt_cosine_warm_restarts(opt, period, mult, v[1], s);
         if (st == CLT_OK && at >= 0)
             st = clt_lr_scheduler_step_to(*s, at);
+        return st;
+    }
+    if (strcmp(kind, "LambdaLR") == 0)
+        return clt_lambda_lr(opt, pow_lambda, NULL, s);
+    if (strcmp(kind, "MultiplicativeLR") == 0)
+        return clt_multiplicative_lr(opt, const_lambda, NULL, s);
+    if (strcmp(kind, "ChainedScheduler") == 0) {
+        clt_lr_scheduler *sub[2] = {NULL, NULL};
+        clt_status st = clt_linear_lr(opt, 0.5, 1.0, period, &sub[0]);
+        if (st == CLT_OK)
+            st = clt_exponential_lr(opt, v[1], &sub[1]);
+        if (st == CLT_OK)
+            st = clt_chained_scheduler(sub, 2, s);
+        if (st != CLT_OK) {
+            clt_lr_scheduler_free(sub[0]);
+            clt_lr_scheduler_free(sub[1]);
+        }
         return st;
     }
     if (strcmp(kind, "SequentialLR") == 0) {
@@ -747,6 +789,107 @@ static int general(clt_device *dev, char **argv)
     return st == CLT_OK ? 0 : fail(what, st);
 }
 
+/* The schedules of io_roundtrip gsched: kind, period, factor, extra. */
+static const struct {
+    const char *kind;
+    double v[2];
+    const char *extra;
+} gsched_kinds[] = {
+    {"StepLR", {3, 0.5}, NULL},
+    {"MultiStepLR", {0, 0.5}, "2,5,5"},
+    {"ExponentialLR", {0, 0.9}, NULL},
+    {"CosineAnnealingLR", {10, 0.001}, NULL},
+    {"CosineAnnealingWarmRestarts", {3, 0.001}, "2"},
+    {"CyclicLR", {4, 0.1}, "0.01"},
+    {"OneCycleLR", {10, 0.1}, NULL},
+    {"LinearLR", {4, 0.5}, NULL},
+    {"ConstantLR", {4, 0.5}, NULL},
+    {"PolynomialLR", {5, 2.0}, NULL},
+    {"ReduceLROnPlateau", {1, 0.5}, NULL},
+    {"LambdaLR", {0, 0}, NULL},
+    {"MultiplicativeLR", {0, 0}, NULL},
+    {"SequentialLR", {2, 0.001}, NULL},
+    {"ChainedScheduler", {3, 0.9}, NULL},
+};
+
+/* One run of io_roundtrip gsched: SGD(lr=0.1) over one parameter and the
+ * schedule k, both loaded from the general checkpoint IN (NULL: fresh),
+ * stepped `epochs` times (printing "KIND TAG lr..."), saved to OUT. */
+static clt_status gsched_run(clt_device *dev, size_t k, const char *in, int epochs,
+                             const char *tag, const char *out)
+{
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    const char *kind = gsched_kinds[k].kind;
+    clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(p, 1);
+    if (st == CLT_OK)
+        st = clt_sgd(&p, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 0}, &opt);
+    if (st == CLT_OK)
+        st = make_schedule(kind, opt, gsched_kinds[k].v, gsched_kinds[k].extra, &s);
+    if (st == CLT_OK && in)
+        st = clt_checkpoint_dict_load_torch(in, &ck);
+    if (st == CLT_OK && in)
+        st = clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", opt);
+    if (st == CLT_OK && in)
+        st = clt_checkpoint_dict_load_scheduler(ck, "scheduler_state_dict", s);
+    clt_checkpoint_dict_free(ck);
+    ck = NULL;
+    if (st == CLT_OK)
+        printf("%s %s", kind, tag);
+    for (int e = 0; st == CLT_OK && e < epochs; e++) {
+        st = step_schedule(kind, s);
+        if (st == CLT_OK)
+            printf(" %.17g", clt_optimizer_lr(opt));
+    }
+    if (st == CLT_OK)
+        printf("\n");
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_new(&ck);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", opt);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_scheduler(ck, "scheduler_state_dict", s);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_save_torch(ck, out);
+    clt_checkpoint_dict_free(ck);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    return st;
+}
+
+/* io_roundtrip gsched (see the top). */
+static int gsched(clt_device *dev, char **argv)
+{
+    const char *dir = argv[2];
+    int epochs = atoi(argv[3]);
+    char in[4096], out[4096];
+    for (size_t k = 0; k < sizeof gsched_kinds / sizeof gsched_kinds[0]; k++) {
+        const char *kind = gsched_kinds[k].kind;
+        clt_status st;
+        FILE *f;
+        snprintf(in, sizeof in, "%s/%s.t.pt", dir, kind);
+        snprintf(out, sizeof out, "%s/%s.ct.pt", dir, kind);
+        if ((f = fopen(in, "rb")) != NULL) {
+            fclose(f);
+            if ((st = gsched_run(dev, k, in, epochs, "torch", out)) != CLT_OK)
+                return fail(kind, st);
+        }
+        snprintf(out, sizeof out, "%s/%s.c.pt", dir, kind);
+        if ((st = gsched_run(dev, k, NULL, epochs, "fresh", out)) != CLT_OK)
+            return fail(kind, st);
+        snprintf(in, sizeof in, "%s/%s.c.pt", dir, kind);
+        snprintf(out, sizeof out, "%s/%s.cc.pt", dir, kind);
+        if ((st = gsched_run(dev, k, in, epochs, "ours", out)) != CLT_OK)
+            return fail(kind, st);
+    }
+    return 0;
+}
+
 /* The logistic regression of io_roundtrip lbfgs: p[0] w, p[1] b. */
 typedef struct logistic {
     clt_tensor *x, *y, *p[2];
@@ -937,6 +1080,8 @@ static int run(int argc, char **argv)
         return groups_run(dev, argv);
     if (argc == 8 && strcmp(argv[1], "general") == 0)
         return general(dev, argv);
+    if (argc == 4 && strcmp(argv[1], "gsched") == 0)
+        return gsched(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
@@ -944,7 +1089,7 @@ static int run(int argc, char **argv)
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
                     "SETTINGS... | module IN X Y OUT | lbfgs DATA START OPTIM STEPS OUT LR "
                     "MAX_ITER HISTORY LINE_SEARCH | groups KIND STEPS PARAMS OPTIM SCHED OUT | "
-                    "general KIND IN X Y STEPS OUT\n");
+                    "general KIND IN X Y STEPS OUT | gsched DIR EPOCHS\n");
     return 2;
 }
 

@@ -35,7 +35,10 @@
 # 'loss'}) of every optimizer kind but LBFGS goes both ways: torch loads
 # cltensor's with the recipe's code (torch's keys, types and layout) and
 # goes on as torch does, and cltensor loads torch's (before any step and
-# after 3, its loss a tensor) and goes on the same (io_roundtrip general).  Skips
+# after 3, its loss a tensor) and goes on the same (io_roundtrip general);
+# a schedule's state_dict beside them, every kind in one run (io_roundtrip
+# gsched): ours from torch's after 3 epochs, torch's from ours, both going on
+# to torch's rates, ours with torch's keys, order and value types.  Skips
 # (exit 77), saying why, without a Python that has numpy and safetensors:
 # set PYTHON to choose one.
 set -u
@@ -1352,6 +1355,109 @@ if torch is not None:
         general_done.append(kind)
     print("python_interop: general checkpoints (" + ", ".join(general_done) + ") both ways "
           "with torch's recipe")
+
+if torch is not None:
+    # a schedule's state_dict in the general checkpoint, every kind in one
+    # run of io_roundtrip gsched: cltensor loads torch's (after 3 epochs)
+    # and goes on to torch's rates, torch loads ours with the recipe's code
+    # (the schedule made anew, then load_state_dict) and goes on the same,
+    # and ours has torch's keys, order and value types (but what io.h says
+    # differs: OneCycleLR's anneal_strategy for torch's bound anneal_func,
+    # which makes torch's own file one cltensor refuses; CyclicLR's without
+    # _scale_fn_ref, which torch 1.13 cannot save; min_lrs floats).
+    L = torch.optim.lr_scheduler
+    gsched_kinds = {
+        "StepLR": lambda o: L.StepLR(o, 3, 0.5),
+        "MultiStepLR": lambda o: L.MultiStepLR(o, [2, 5, 5], 0.5),
+        "ExponentialLR": lambda o: L.ExponentialLR(o, 0.9),
+        "CosineAnnealingLR": lambda o: L.CosineAnnealingLR(o, 10, 0.001),
+        "CosineAnnealingWarmRestarts": lambda o: L.CosineAnnealingWarmRestarts(o, 3, 2, 0.001),
+        "CyclicLR": lambda o: L.CyclicLR(o, 0.01, 0.1, 4, cycle_momentum=False),
+        "OneCycleLR": lambda o: L.OneCycleLR(o, 0.1, total_steps=10, cycle_momentum=False),
+        "LinearLR": lambda o: L.LinearLR(o, 0.5, 1.0, 4),
+        "ConstantLR": lambda o: L.ConstantLR(o, 0.5, 4),
+        "PolynomialLR": lambda o: L.PolynomialLR(o, 5, 2.0),
+        "ReduceLROnPlateau": lambda o: L.ReduceLROnPlateau(o, patience=1, factor=0.5),
+        "LambdaLR": lambda o: L.LambdaLR(o, lambda e: 0.9 ** e),
+        "MultiplicativeLR": lambda o: L.MultiplicativeLR(o, lambda e: 0.9),
+        "SequentialLR": lambda o: L.SequentialLR(
+            o, [L.LinearLR(o, 0.1, 1.0, 2), L.CosineAnnealingLR(o, 6, 0.001)], [2]),
+        "ChainedScheduler": lambda o: L.ChainedScheduler(
+            [L.LinearLR(o, 0.5, 1.0, 3), L.ExponentialLR(o, 0.9)]),
+    }
+
+    def gsched_make(kind):
+        o = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)
+        return o, gsched_kinds[kind](o)
+
+    def gsched_steps(kind, o, s, n):
+        lrs = []
+        for _ in range(n):
+            if kind == "ReduceLROnPlateau":
+                s.step(1.0 / (1 + s.last_epoch % 4))
+            else:
+                s.step()
+            lrs.append(o.param_groups[0]["lr"])
+        return lrs
+
+    def gsched_shape(v):
+        if isinstance(v, collections.Counter):  # equal Counters, items in another order
+            return ("Counter", sorted((k, type(x).__name__) for k, x in v.items()))
+        if isinstance(v, dict):
+            return (type(v).__name__, [(k, gsched_shape(x)) for k, x in v.items()])
+        if isinstance(v, list):
+            return ("list", [gsched_shape(x) for x in v])
+        return type(v).__name__
+
+    def gsched_close(tag, a, b):
+        if a is None or len(a) != len(b) or any(abs(x - y) > 1e-12 * max(abs(y), 1e-3)
+                                                for x, y in zip(a, b)):
+            failures.append(f"gsched {tag}: rates {a}, torch's {b}")
+
+    import os
+    gdir = f"{tmp}/gsched"
+    os.makedirs(gdir)
+    gwant, gsd = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kind in gsched_kinds:
+            o, s = gsched_make(kind)
+            gsched_steps(kind, o, s, 3)
+            sd = s.state_dict()
+            if kind == "CyclicLR":
+                sd.pop("_scale_fn_ref")  # a WeakMethod (torch 2's state_dict pops it)
+            if kind != "OneCycleLR":
+                torch.save({"optimizer_state_dict": o.state_dict(),
+                            "scheduler_state_dict": sd}, f"{gdir}/{kind}.t.pt")
+            else:
+                sd = {("anneal_strategy" if k == "anneal_func" else k):
+                      ("cos" if k == "anneal_func" else v) for k, v in sd.items()}
+            if kind == "ReduceLROnPlateau":
+                sd = dict(sd, min_lrs=[float(x) for x in sd["min_lrs"]])
+            gsd[kind] = sd
+            gwant[kind] = gsched_steps(kind, o, s, 3)
+        r = run("gsched", gdir, "3")
+        if r.returncode != 0:
+            failures.append(f"gsched: {r.stderr.strip()}")
+        got = {tuple(l.split()[:2]): [float(x) for x in l.split()[2:]]
+               for l in r.stdout.splitlines()}
+        for kind in gsched_kinds:
+            if kind != "OneCycleLR":
+                gsched_close(f"{kind}, ours from torch's", got.get((kind, "torch")), gwant[kind])
+            gsched_close(f"{kind}, ours from ours", got.get((kind, "ours")), gwant[kind])
+            if r.returncode != 0:
+                continue
+            ck = torch.load(f"{gdir}/{kind}.c.pt")
+            sd = ck["scheduler_state_dict"]
+            if gsched_shape(sd) != gsched_shape(gsd[kind]):
+                failures.append(f"gsched {kind}: state_dict {gsched_shape(sd)}, torch's "
+                                f"{gsched_shape(gsd[kind])}")
+            o2, s2 = gsched_make(kind)
+            o2.load_state_dict(ck["optimizer_state_dict"])
+            s2.load_state_dict(sd)
+            gsched_close(f"{kind}, torch from ours", gsched_steps(kind, o2, s2, 3), gwant[kind])
+    print(f"python_interop: schedules' state_dicts in general checkpoints ({len(gsched_kinds)} "
+          "kinds) both ways with torch's recipe")
 
 for f in failures:
     print("python_interop: FAIL:", f)

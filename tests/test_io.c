@@ -1164,6 +1164,223 @@ Test(io, general_checkpoint_refusals)
     clt_module_free(other);
 }
 
+/* The schedule `kind` (0..14: StepLR, MultiStepLR, ExponentialLR,
+ * CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR,
+ * LinearLR, ConstantLR, PolynomialLR, ReduceLROnPlateau, LambdaLR,
+ * MultiplicativeLR, SequentialLR, ChainedScheduler) over o, with the
+ * reference settings (alt 0) or others (alt 1; OneCycleLR and the
+ * callbacks as they were, as a resumed run makes them). */
+static double ck_lambda(void *user, int64_t e)
+{
+    (void)user;
+    return pow(0.9, (double)e);
+}
+
+static clt_lr_scheduler *ck_schedule(clt_optimizer *o, int kind, int alt)
+{
+    clt_lr_scheduler *s = NULL, *sub[2] = {NULL, NULL};
+    switch (kind) {
+    case 0: CHECK(clt_step_lr(o, alt ? 5 : 2, alt ? 0.3 : 0.5, &s)); break;
+    case 1: CHECK(clt_multistep_lr(o, alt ? (const int64_t[]){1, 9} : (const int64_t[]){2, 4, 4},
+                                   alt ? 2 : 3, alt ? 0.1 : 0.5, &s)); break;
+    case 2: CHECK(clt_exponential_lr(o, alt ? 0.5 : 0.9, &s)); break;
+    case 3: CHECK(clt_cosine_lr(o, alt ? 3 : 10, alt ? 0.0 : 0.001, &s)); break;
+    case 4: CHECK(clt_cosine_warm_restarts(o, alt ? 5 : 3, alt ? 1 : 2, alt ? 0 : 0.001, &s));
+            break;
+    case 5: CHECK(clt_cyclic_lr(o, alt ? 0.02 : 0.01, alt ? 0.3 : 0.1, alt ? 2 : 4, -1,
+                                alt ? "triangular" : "triangular2", 1.0, NULL, NULL, NULL, 0,
+                                0.8, 0.9, &s)); break;
+    case 6: CHECK(clt_one_cycle_lr(o, 0.1, 12, 0.3, "cos", 25, 1e4, 0, &s)); break;
+    case 7: CHECK(clt_linear_lr(o, alt ? 0.9 : 0.5, alt ? 0.5 : 1.0, alt ? 2 : 5, &s)); break;
+    case 8: CHECK(clt_constant_lr(o, alt ? 0.9 : 0.5, alt ? 2 : 5, &s)); break;
+    case 9: CHECK(clt_polynomial_lr(o, alt ? 3 : 8, alt ? 1.0 : 2.0, &s)); break;
+    case 10: CHECK(clt_reduce_lr_on_plateau(o, alt ? "max" : "min", alt ? 0.1 : 0.5,
+                                            alt ? 4 : 1, 1e-4, "rel", 0, 0, 1e-8, &s)); break;
+    case 11: CHECK(clt_lambda_lr(o, ck_lambda, NULL, &s)); break;
+    case 12: CHECK(clt_multiplicative_lr(o, ck_lambda, NULL, &s)); break;
+    case 13:
+        CHECK(clt_linear_lr(o, alt ? 0.5 : 0.1, 1.0, alt ? 3 : 2, &sub[0]));
+        CHECK(clt_cosine_lr(o, alt ? 4 : 6, 0.001, &sub[1]));
+        CHECK(clt_sequential_lr(o, sub, 2, (const int64_t[]){alt ? 6 : 2}, &s));
+        break;
+    default:
+        CHECK(clt_constant_lr(o, alt ? 0.25 : 0.5, alt ? 5 : 3, &sub[0]));
+        CHECK(clt_exponential_lr(o, alt ? 0.5 : 0.9, &sub[1]));
+        CHECK(clt_chained_scheduler(sub, 2, &s));
+    }
+    return s;
+}
+
+/* One step of the schedule `kind` (ReduceLROnPlateau's on a metric that
+ * stalls). */
+static void ck_step(clt_lr_scheduler *s, int kind)
+{
+    if (kind == 10)
+        CHECK(clt_lr_scheduler_step_metric(s, 1.0 / (1 + clt_lr_scheduler_epoch(s) % 3)));
+    else
+        CHECK(clt_lr_scheduler_step(s));
+}
+
+/* Every kind of schedule saved in a general checkpoint beside its
+ * optimizer after 3 epochs (CosineAnnealingWarmRestarts at a fractional
+ * one), loaded with the optimizer into ones made with other settings,
+ * goes on with the rates of the uninterrupted run, bit for bit; without
+ * the schedule's state it would not. */
+Test(io, general_checkpoint_schedules_resume_bit_for_bit)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    for (int kind = 0; kind <= 14; kind++) {
+        clt_optimizer *oa, *ob, *oc;
+        so.lr = 0.1;
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        so.lr = 0.7;
+        CHECK(clt_sgd(&p, 1, &so, &ob));
+        CHECK(clt_sgd(&p, 1, &so, &oc));
+        clt_lr_scheduler *a = ck_schedule(oa, kind, 0), *b = ck_schedule(ob, kind, 1),
+                         *c = ck_schedule(oc, kind, 1);
+        if (kind == 4)
+            CHECK(clt_lr_scheduler_step_to(a, 1.5));
+        for (int e = 0; e < 3; e++)
+            ck_step(a, kind);
+        clt_checkpoint_dict *ck = NULL;
+        CHECK(clt_checkpoint_dict_new(&ck));
+        CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", oa));
+        CHECK(clt_checkpoint_dict_add_scheduler(ck, "scheduler_state_dict", a));
+        CHECK(clt_checkpoint_dict_save_torch(ck, tpath("s.pt")));
+        clt_checkpoint_dict_free(ck);
+        CHECK(clt_checkpoint_dict_load_torch(tpath("s.pt"), &ck));
+        CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", ob));
+        CHECK(clt_checkpoint_dict_load_scheduler(ck, "scheduler_state_dict", b));
+        CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", oc));
+        clt_checkpoint_dict_free(ck);
+        cr_assert_eq(clt_lr_scheduler_epoch(b), clt_lr_scheduler_epoch(a), "kind %d", kind);
+        cr_assert_eq(clt_optimizer_lr(ob), clt_optimizer_lr(oa), "kind %d", kind);
+        bool differs = false;
+        for (int e = 0; e < 8; e++) {
+            ck_step(a, kind);
+            ck_step(b, kind);
+            ck_step(c, kind);
+            cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob),
+                      "kind %d, step %d: %.17g != %.17g", kind, e, clt_optimizer_lr(oa),
+                      clt_optimizer_lr(ob));
+            differs = differs || clt_optimizer_lr(oa) != clt_optimizer_lr(oc);
+        }
+        /* OneCycleLR and the callbacks' schedules are made as they were:
+         * their epoch alone tells them apart */
+        cr_assert(differs || clt_lr_scheduler_epoch(c) != clt_lr_scheduler_epoch(a),
+                  "kind %d: the schedule's state made no difference", kind);
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_lr_scheduler_free(c);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+        clt_optimizer_free(oc);
+    }
+    clt_tensor_free(p);
+}
+
+/* What loading a schedule's state_dict refuses, naming it, with the
+ * schedule and the rate left as they were: another kind's, another
+ * container's schedules, a value that is no state_dict or holds tensors,
+ * a built checkpoint; SWALR is not written. */
+Test(io, general_checkpoint_schedule_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    clt_optimizer *o;
+    CHECK(clt_sgd(&p, 1, &so, &o));
+    clt_module *m = mlp(dev, 1, 3, 2, 1);
+    clt_lr_scheduler *step = ck_schedule(o, 0, 0), *seq = ck_schedule(o, 13, 0);
+    for (int e = 0; e < 3; e++)
+        CHECK(clt_lr_scheduler_step(seq));
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_checkpoint_dict_new(&ck));
+    CHECK(clt_checkpoint_dict_add_scheduler(ck, "step", step));
+    CHECK(clt_checkpoint_dict_add_scheduler(ck, "seq", seq));
+    CHECK(clt_checkpoint_dict_add_module(ck, "model", m));
+    CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer", o));
+    CHECK(clt_checkpoint_dict_set_int(ck, "epoch", 3));
+    assert_error(clt_checkpoint_dict_load_scheduler(ck, "step", step), CLT_ERR_INVALID_ARGUMENT,
+                 "built, not read");
+    double *swa_lrs = (double[]){0.05};
+    clt_lr_scheduler *swa;
+    CHECK(clt_swa_lr(o, swa_lrs, 1, 2, "cos", &swa));
+    assert_error(clt_checkpoint_dict_add_scheduler(ck, "swa", swa), CLT_ERR_INVALID_ARGUMENT,
+                 "SWALR");
+    cr_assert(!clt_checkpoint_dict_has(ck, "swa"));
+    clt_lr_scheduler_free(swa);
+    CHECK(clt_optimizer_set_lr(o, 0.1));
+    CHECK(clt_checkpoint_dict_save_torch(ck, tpath("sr.pt")));
+    clt_checkpoint_dict_free(ck);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("sr.pt"), &ck));
+
+    clt_optimizer *o2, *oc;
+    CHECK(clt_sgd(&p, 1, &so, &o2));
+    CHECK(clt_sgd(&p, 1, &so, &oc));
+    clt_lr_scheduler *cos = ck_schedule(oc, 3, 0), *chain = ck_schedule(o2, 14, 0),
+                     *seq2 = ck_schedule(o2, 13, 1);
+    CHECK(clt_optimizer_set_lr(o2, 0.25));
+    CHECK(clt_optimizer_set_lr(oc, 0.25));
+    struct {
+        clt_lr_scheduler *s;
+        const char *key, *needle;
+    } cases[] = {
+        {cos, "step", "has no 'T_max'"},
+        {cos, "epoch", "is an int, not a schedule's state_dict"},
+        {cos, "model", "is a tensor, not a value torch's schedules hold"},
+        {cos, "optimizer", "has no 'T_max'"},
+        {cos, "nothing", "has no key 'nothing'"},
+        {chain, "seq", "has no 'factor'"},
+        {seq2, "step", "has no '_milestones'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t epoch = clt_lr_scheduler_epoch(cases[i].s);
+        assert_error(clt_checkpoint_dict_load_scheduler(ck, cases[i].key, cases[i].s),
+                     CLT_ERR_INVALID_ARGUMENT, cases[i].needle);
+        cr_assert(strstr(clt_last_error(), "clt_checkpoint_dict_load_scheduler"), "%s",
+                  clt_last_error());
+        cr_assert_eq(clt_lr_scheduler_epoch(cases[i].s), epoch, "case %zu", i);
+        cr_assert(clt_optimizer_lr(o2) == 0.25 && clt_optimizer_lr(oc) == 0.25, "case %zu", i);
+    }
+    /* nothing changed: each goes on as a fresh one made alike */
+    clt_optimizer *o3;
+    CHECK(clt_sgd(&p, 1, &so, &o3));
+    clt_lr_scheduler *cos3 = ck_schedule(o3, 3, 0);
+    CHECK(clt_optimizer_set_lr(o3, 0.25));
+    for (int e = 0; e < 4; e++) {
+        CHECK(clt_lr_scheduler_step(cos));
+        CHECK(clt_lr_scheduler_step(cos3));
+        cr_assert_eq(clt_optimizer_lr(oc), clt_optimizer_lr(o3));
+    }
+    /* and the right ones load */
+    CHECK(clt_checkpoint_dict_load_scheduler(ck, "seq", seq2));
+    cr_assert_eq(clt_lr_scheduler_epoch(seq2), 3);
+    assert_error(clt_checkpoint_dict_load_scheduler(NULL, "seq", seq2), CLT_ERR_NULL_ARGUMENT,
+                 "");
+    assert_error(clt_checkpoint_dict_add_scheduler(NULL, "seq", seq2), CLT_ERR_NULL_ARGUMENT, "");
+    clt_checkpoint_dict_free(ck);
+    clt_lr_scheduler_free(step);
+    clt_lr_scheduler_free(seq);
+    clt_lr_scheduler_free(cos);
+    clt_lr_scheduler_free(chain);
+    clt_lr_scheduler_free(seq2);
+    clt_lr_scheduler_free(cos3);
+    clt_optimizer_free(o);
+    clt_optimizer_free(o2);
+    clt_optimizer_free(oc);
+    clt_optimizer_free(o3);
+    clt_module_free(m);
+    clt_tensor_free(p);
+}
+
 Test(io, adamax_nadam_radam_checkpoints)
 {
     clt_device *dev = get_device("cpu");

@@ -593,6 +593,31 @@ CLT_API clt_status clt_checkpoint_dict_add_module(clt_checkpoint_dict *ck, const
 CLT_API clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char *key,
                                                 const clt_optimizer *opt);
 
+/* Puts scheduler.state_dict() of s under key ('scheduler_state_dict'
+ * beside the optimizer's), borrowed as clt_checkpoint_dict_add_module
+ * borrows m and read when saved: torch 1.13's keys in its order (the
+ * kind's own, then 'base_lrs', 'last_epoch', 'verbose', '_step_count',
+ * '_get_lr_called_within_step', '_last_lr'; LambdaLR's and
+ * MultiplicativeLR's 'lr_lambdas' [None] last), the values of
+ * clt_lr_scheduler_save's file as Python values (ints, floats, bools,
+ * str, lists, MultiStepLR's 'milestones' a collections.Counter,
+ * OneCycleLR's '_schedule_phases' a list of dicts), a SequentialLR's or
+ * ChainedScheduler's schedules' state_dicts in a list under
+ * '_schedulers'; torch's load_state_dict takes it.  Where it differs from
+ * torch's: ReduceLROnPlateau's 'min_lrs' are floats (torch keeps the int
+ * 0 a user passed: the same value); CyclicLR's has no '_scale_fn_ref' (a
+ * weakref.WeakMethod, which torch 1.13's torch.save cannot write: torch
+ * 1.13 fails to save its own CyclicLR's state_dict); OneCycleLR's has
+ * 'anneal_strategy' ('cos' or 'linear') where torch's has 'anneal_func',
+ * a bound method (pickling it pickles the whole schedule and its
+ * optimizer); its 'max_lr' and 'min_lr' are in the optimizer's
+ * param_groups, as torch keeps them.  SWALR (no file: optim.h) is
+ * CLT_ERR_INVALID_ARGUMENT; errors otherwise as
+ * clt_checkpoint_dict_add_module, and a schedule whose milestones or
+ * rates do not fit (clt_lr_scheduler_save) is refused when saved. */
+CLT_API clt_status clt_checkpoint_dict_add_scheduler(clt_checkpoint_dict *ck, const char *key,
+                                                const clt_lr_scheduler *s);
+
 /* Put a Python int, float (any double: Python's float holds nan and inf)
  * or str (UTF-8, copied) under key.  Errors as clt_checkpoint_dict_add_module
  * (a value that is not UTF-8 too). */
@@ -653,6 +678,25 @@ CLT_API clt_status clt_checkpoint_dict_load_module(const clt_checkpoint_dict *ck
  * "state[0]['exp_avg']", and clt_optimizer_load's refusals). */
 CLT_API clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, const char *key,
                                                  clt_optimizer *opt);
+
+/* scheduler.load_state_dict(checkpoint[key]) for s, a schedule of the
+ * kind whose state_dict it is (made over the optimizer it drives, with
+ * the run's callbacks): the value must be a dict of str keys, none twice,
+ * whose values are None, bools, ints, floats, names (str), and lists,
+ * tuples and dicts of them (a Counter too), a container's '_schedulers' a
+ * list of such dicts; it is read, checked and loaded as
+ * clt_lr_scheduler_load reads a file (the same keys, refusals and
+ * messages, which say "__metadata__" for the dict; other keys are
+ * ignored, as torch's 1.13's __dict__.update keeps them unread), s left as
+ * it was on any failure.  The state_dict does not name its kind: one of
+ * another kind is refused for a key it lacks.  torch 1.13's own
+ * OneCycleLR checkpoint holds its anneal_func, a bound method pickled as
+ * the whole schedule and optimizer: clt_checkpoint_dict_load_torch refuses
+ * the file (the global 'builtins.getattr').  SWALR, and a value that is
+ * not such a dict (a tensor in it, ...), are CLT_ERR_INVALID_ARGUMENT
+ * naming it; CLT_ERR_NULL_ARGUMENT. */
+CLT_API clt_status clt_checkpoint_dict_load_scheduler(const clt_checkpoint_dict *ck,
+                                                 const char *key, clt_lr_scheduler *s);
 
 /* checkpoint[key] as a C value: get_int an int (not a bool), get_double a
  * float or an int (as Python's float() takes it) or a tensor of one

@@ -174,6 +174,32 @@ clt_status clt__optimizer_load_dict(clt_optimizer *opt, const char *const *keys,
                                     const clt__mem_tensor *t, size_t n, const int64_t *updates,
                                     const bool *absent, const char *fn, const char *path_q);
 
+/* ---- a schedule's state_dict (src/io/safetensors.c, for torch.c) ------------------ */
+
+/* What clt_lr_scheduler_save writes, as torch 1.13's scheduler.state_dict()
+ * names and orders it: keys[k] and values[k] (as Python's repr writes
+ * them: "3", "[0.1]", "Counter({2: 1})", "'min'", ...), the kind's own keys
+ * then, for a SequentialLR or ChainedScheduler, each schedule's under
+ * "_schedulers.I." (torch's list of their state_dicts, last).  kind is
+ * torch's class name.  Release with clt__sched_dict_free. */
+typedef struct clt__sched_dict {
+    const char *kind;
+    size_t n;
+    const char **keys, **values;
+    void *own_meta, *own_keys;
+} clt__sched_dict;
+
+clt_status clt__lr_scheduler_dict(const clt_lr_scheduler *s, const char *fn, clt__sched_dict *d);
+void clt__sched_dict_free(clt__sched_dict *d);
+
+/* clt_lr_scheduler_load of a state_dict in memory, in the form
+ * clt__lr_scheduler_dict gives (the kinds not named: s's own), checked and
+ * loaded as a file is, s left as it was on failure.  Messages
+ * "fn: path_q: ...". */
+clt_status clt__lr_scheduler_load_dict(clt_lr_scheduler *s, const char *const *keys,
+                                       const char *const *values, size_t n, const char *fn,
+                                       const char *path_q);
+
 /* ---- .npy in memory or in an archive (src/io/npy.c) ----------------------------- */
 
 /* A file name with a member of an archive, as messages quote them. */

@@ -2234,12 +2234,13 @@ static int64_t step_count(const clt__schedule *v, bool later)
     return later ? (v->epoch < 0 ? 1 : v->epoch + 2) : v->epoch + 1;
 }
 
-/* A SequentialLR's or ChainedScheduler's file: its own keys (torch's:
+/* A SequentialLR's or ChainedScheduler's entries: its own keys (torch's:
  * _milestones and last_epoch for SequentialLR, _last_lr) and each of its
  * schedules' under "_schedulers.I." (torch's state_dict nests them in a
- * list under "_schedulers"). */
-static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule *v,
-                                 const char *path, const char *fn)
+ * list under "_schedulers"), into new arrays *mdp and *keysp (the caller
+ * frees both), *np of them. */
+static clt_status container_meta(const clt_lr_scheduler *s, const clt__schedule *v,
+                                 const char *fn, meta **mdp, char (**keysp)[64], size_t *np)
 {
     clt_lr_scheduler *const *subs;
     size_t n_subs = clt__lr_scheduler_subs(s, &subs);
@@ -2247,6 +2248,9 @@ static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule 
     meta *md = clt__calloc(cap, sizeof *md);
     char(*keys)[64] = clt__calloc(cap, sizeof *keys);
     clt_status st = CLT_OK;
+    *mdp = NULL;
+    *keysp = NULL;
+    *np = 0;
     if (md == NULL || keys == NULL) {
         free(md);
         free(keys);
@@ -2280,11 +2284,53 @@ static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule 
         }
     }
     c_numeric_end(l);
+    if (st != CLT_OK) {
+        free(md);
+        free(keys);
+        return st;
+    }
+    *mdp = md;
+    *keysp = keys;
+    *np = n;
+    return CLT_OK;
+}
+
+static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule *v,
+                                 const char *path, const char *fn)
+{
+    meta *md;
+    char(*keys)[64];
+    size_t n;
+    clt_status st = container_meta(s, v, fn, &md, &keys, &n);
     if (st == CLT_OK)
         st = save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
     free(md);
     free(keys);
     return st;
+}
+
+/* One schedule's entries (not a container's) into md (18 of them at
+ * most), *np of them; CLT_ERR_INVALID_ARGUMENT, a message set, when they
+ * do not fit. */
+static clt_status single_meta(const clt_lr_scheduler *s, const clt__schedule *v, meta *md,
+                              size_t *np, const char *fn)
+{
+    bool fits;
+    c_numeric l = c_numeric_begin();
+    *np = 0;
+    if (v->kind == CLT__SCHED_PLATEAU) {
+        *np = plateau_meta(v, md, &fits);
+        c_numeric_end(l);
+        if (!fits)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the rates of the %zu parameter groups do not fit in the "
+                              "file's metadata",
+                              fn, v->n_last);
+        return CLT_OK;
+    }
+    fits = sched_meta(v, step_count(v, clt__lr_scheduler_later(s)), md, np, fn);
+    c_numeric_end(l);
+    return fits ? CLT_OK : CLT_ERR_INVALID_ARGUMENT;
 }
 
 clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
@@ -2300,22 +2346,9 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
         return swa_refused(fn);
     if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED)
         return save_container(s, &v, path, fn);
-    c_numeric l = c_numeric_begin();
-    if (v.kind == CLT__SCHED_PLATEAU) {
-        bool fits;
-        n = plateau_meta(&v, md, &fits);
-        c_numeric_end(l);
-        if (!fits)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: the rates of the %zu parameter groups do not fit in the "
-                              "file's metadata",
-                              fn, v.n_last);
-        return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
-    }
-    bool fits = sched_meta(&v, step_count(&v, clt__lr_scheduler_later(s)), md, &n, fn);
-    c_numeric_end(l);
-    if (!fits)
-        return CLT_ERR_INVALID_ARGUMENT;
+    clt_status st = single_meta(s, &v, md, &n, fn);
+    if (st != CLT_OK)
+        return st;
     return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
 }
 
@@ -2537,16 +2570,42 @@ static clt_status container_read(const st_file *sf, clt_lr_scheduler *s, const c
     return st;
 }
 
+/* Loads sf's __metadata__ (a file's, or a state_dict's in memory) into
+ * s, as clt_lr_scheduler_load says; closes sf. */
+static clt_status sched_load_sf(clt_lr_scheduler *s, st_file *sf, const char *fn)
+{
+    clt__schedule v;
+    char q[64], where[512];
+    int64_t *milestones = NULL;
+    double *rates = NULL;
+    clt_lr_scheduler *const *subs;
+    clt_status st = CLT_OK;
+    clt__lr_scheduler_get(s, &v);
+    if (sf->n > 0)
+        CLT__TRY(bad(sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
+                         "clt_lr_scheduler_save)", CLT__QUOTE(q, sf->e[0].name)));
+    snprintf(where, sizeof where, "%s: %s", fn, sf->path_q);
+    c_numeric l = c_numeric_begin();
+    if (clt__lr_scheduler_subs(s, &subs) > 0)
+        st = container_read(sf, s, where);
+    else
+        st = sched_read(sf, s, &v, &milestones, &rates, clt__lr_scheduler_later(s));
+    c_numeric_end(l);
+    if (st == CLT_OK && clt__lr_scheduler_subs(s, &subs) == 0)
+        st = clt__lr_scheduler_set(s, &v, where);
+done:
+    free(milestones);
+    free(rates);
+    st_close(sf);
+    return st;
+}
+
 clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
 {
     const char *fn = "clt_lr_scheduler_load";
     CLT__REQUIRE_ARG(s, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt__schedule v;
-    char q[64], where[512];
-    int64_t *milestones = NULL;
-    double *rates = NULL;
-    clt_lr_scheduler *const *subs;
     st_file sf;
     clt__lr_scheduler_get(s, &v);
     if (v.kind == CLT__SCHED_SWA)
@@ -2554,23 +2613,170 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
-    if (sf.n > 0)
-        CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
-                          "clt_lr_scheduler_save)", CLT__QUOTE(q, sf.e[0].name)));
-    snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
-    c_numeric l = c_numeric_begin();
-    if (clt__lr_scheduler_subs(s, &subs) > 0)
-        st = container_read(&sf, s, where);
-    else
-        st = sched_read(&sf, s, &v, &milestones, &rates, clt__lr_scheduler_later(s));
-    c_numeric_end(l);
-    if (st == CLT_OK && clt__lr_scheduler_subs(s, &subs) == 0)
-        st = clt__lr_scheduler_set(s, &v, where);
-done:
-    free(milestones);
-    free(rates);
-    st_close(&sf);
+    st = sched_load_sf(s, &sf, fn);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- a schedule's state_dict in memory (torch.save's checkpoints) ------------------- */
+
+/* The keys of torch 1.13's scheduler.state_dict() of each kind, in its
+ * order (its __dict__'s), as sched_meta and plateau_meta name them; NULL
+ * for the common tail (base_lrs, ... _last_lr, lr_lambdas).  OneCycleLR's
+ * anneal_strategy stands where torch's anneal_func (a bound method) is;
+ * its max_lr and min_lr are in the optimizer's param_groups, as torch's. */
+static const char *const torch_sched_order[][16] = {
+    [CLT__SCHED_STEP] = {"step_size", "gamma", NULL},
+    [CLT__SCHED_COSINE] = {"T_max", "eta_min", NULL},
+    [CLT__SCHED_EXPONENTIAL] = {"gamma", NULL},
+    [CLT__SCHED_MULTISTEP] = {"milestones", "gamma", NULL},
+    [CLT__SCHED_LINEAR] = {"start_factor", "end_factor", "total_iters", NULL},
+    [CLT__SCHED_ONE_CYCLE] = {"total_steps", "_schedule_phases", "anneal_strategy",
+                              "cycle_momentum", "use_beta1", NULL},
+    [CLT__SCHED_PLATEAU] = {"factor", "min_lrs", "patience", "verbose", "cooldown",
+                            "cooldown_counter", "mode", "threshold", "threshold_mode", "best",
+                            "num_bad_epochs", "mode_worse", "eps", "last_epoch", "_last_lr",
+                            NULL},
+    [CLT__SCHED_CONSTANT] = {"factor", "total_iters", NULL},
+    [CLT__SCHED_POLYNOMIAL] = {"total_iters", "power", NULL},
+    [CLT__SCHED_WARM_RESTARTS] = {"T_0", "T_i", "T_mult", "eta_min", "T_cur", NULL},
+    [CLT__SCHED_LAMBDA] = {NULL},
+    [CLT__SCHED_MULTIPLICATIVE] = {NULL},
+    [CLT__SCHED_SEQUENTIAL] = {"_milestones", "last_epoch", "_last_lr", NULL},
+    [CLT__SCHED_CHAINED] = {"_last_lr", NULL},
+    [CLT__SCHED_CYCLIC] = {"max_lrs", "total_size", "step_ratio", "mode", "gamma",
+                           "_scale_fn_custom", "scale_mode", "cycle_momentum", "base_momentums",
+                           "max_momentums", NULL},
+    [CLT__SCHED_SWA] = {NULL},
+};
+static const char *const torch_sched_tail[] = {"base_lrs", "last_epoch", "verbose",
+                                               "_step_count", "_get_lr_called_within_step",
+                                               "_last_lr", "lr_lambdas", NULL};
+
+/* Appends to d the entries of md[from, to) (keys after `prefix`) in torch's
+ * order for kind, under prefix. */
+static void sched_dict_order(clt__sched_dict *d, const meta *md, size_t from, size_t to,
+                             const char *prefix, clt__sched_kind kind)
+{
+    size_t lp = strlen(prefix);
+    bool own = kind == CLT__SCHED_PLATEAU || kind == CLT__SCHED_SEQUENTIAL ||
+               kind == CLT__SCHED_CHAINED;
+    for (int part = 0; part < (own ? 1 : 2); part++) {
+        const char *const *order = part == 0 ? torch_sched_order[kind] : torch_sched_tail;
+        for (size_t o = 0; order[o]; o++)
+            for (size_t k = from; k < to; k++)
+                if (strcmp(md[k].key + lp, order[o]) == 0) {
+                    char(*keys)[64] = d->own_keys;
+                    snprintf(keys[d->n], sizeof keys[0], "%s%s", prefix, order[o]);
+                    d->keys[d->n] = keys[d->n];
+                    d->values[d->n++] = md[k].value;
+                }
+    }
+}
+
+clt_status clt__lr_scheduler_dict(const clt_lr_scheduler *s, const char *fn, clt__sched_dict *d)
+{
+    clt__schedule v;
+    meta *md = NULL;
+    char(*keys)[64] = NULL;
+    size_t n = 0;
+    clt_status st;
+    *d = (clt__sched_dict){0};
+    clt__lr_scheduler_get(s, &v);
+    if (v.kind == CLT__SCHED_SWA)
+        return swa_refused(fn);
+    if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED) {
+        st = container_meta(s, &v, fn, &md, &keys, &n);
+    } else {
+        md = clt__calloc(18, sizeof *md);
+        st = md ? single_meta(s, &v, md, &n, fn)
+                : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    if (st == CLT_OK) {
+        d->keys = clt__calloc(n + 1, sizeof *d->keys);
+        d->values = clt__calloc(n + 1, sizeof *d->values);
+        d->own_keys = clt__calloc(n + 1, 64);
+        if (d->keys == NULL || d->values == NULL || d->own_keys == NULL)
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    if (st != CLT_OK) {
+        free(md);
+        free(keys);
+        clt__sched_dict_free(d);
+        return st;
+    }
+    d->kind = sched_keys[v.kind].name;
+    d->own_meta = md;
+    sched_dict_order(d, md, 0, n, "", v.kind);
+    clt_lr_scheduler *const *subs;
+    size_t n_subs = clt__lr_scheduler_subs(s, &subs);
+    for (size_t i = 0; i < n_subs; i++) {
+        char prefix[48];
+        int lp = snprintf(prefix, sizeof prefix, "_schedulers.%zu.", i);
+        size_t from = 0, to;
+        while (from < n && strncmp(md[from].key, prefix, (size_t)lp) != 0)
+            from++;
+        for (to = from; to < n && strncmp(md[to].key, prefix, (size_t)lp) == 0;)
+            to++;
+        clt__schedule u;
+        clt__lr_scheduler_get(subs[i], &u);
+        sched_dict_order(d, md, from, to, prefix, u.kind);
+    }
+    free(keys);
+    return CLT_OK;
+}
+
+void clt__sched_dict_free(clt__sched_dict *d)
+{
+    free(d->keys);
+    free(d->values);
+    free(d->own_meta);
+    free(d->own_keys);
+    *d = (clt__sched_dict){0};
+}
+
+clt_status clt__lr_scheduler_load_dict(clt_lr_scheduler *s, const char *const *keys,
+                                       const char *const *values, size_t n, const char *fn,
+                                       const char *path_q)
+{
+    st_file sf;
+    clt__schedule v;
+    clt_lr_scheduler *const *subs;
+    size_t n_subs = clt__lr_scheduler_subs(s, &subs);
+    memset(&sf, 0, sizeof sf);
+    sf.fn = fn;
+    sf.path = path_q;
+    snprintf(sf.path_q, sizeof sf.path_q, "%s", path_q);
+    sf.keep_meta = true;
+    clt__lr_scheduler_get(s, &v);
+    if (v.kind == CLT__SCHED_SWA)
+        return swa_refused(fn);
+    if (n + 1 + n_subs > MAX_META)
+        return bad(&sf, "the schedule's state_dict holds %zu entries in all, beyond the %d "
+                        "cltensor reads", n, MAX_META - 1 - (int)n_subs);
+    /* the kinds, which torch's state_dict does not name: s's own */
+    sf.meta[0] = clt__strdup("scheduler");
+    sf.meta[1] = clt__strdup(sched_keys[v.kind].name);
+    sf.nmeta = 1;
+    for (size_t i = 0; i < n_subs; i++) {
+        clt__schedule u;
+        char key[64];
+        clt__lr_scheduler_get(subs[i], &u);
+        snprintf(key, sizeof key, "_schedulers.%zu.scheduler", i);
+        sf.meta[2 * sf.nmeta] = clt__strdup(key);
+        sf.meta[2 * sf.nmeta + 1] = clt__strdup(sched_keys[u.kind].name);
+        sf.nmeta++;
+    }
+    for (size_t k = 0; k < n; k++) {
+        sf.meta[2 * sf.nmeta] = clt__strdup(keys[k]);
+        sf.meta[2 * sf.nmeta + 1] = clt__strdup(values[k]);
+        sf.nmeta++;
+    }
+    for (size_t k = 0; k < 2 * sf.nmeta; k++)
+        if (sf.meta[k] == NULL) {
+            st_close(&sf);
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        }
+    return sched_load_sf(s, &sf, fn);
 }
 
 /* ---- GradScaler ------------------------------------------------------------------ */

@@ -56,7 +56,13 @@ typedef enum okind {
     O_TENSOR
 } okind;
 
-typedef enum gkind { G_ORDERED_DICT, G_REBUILD_TENSOR, G_REBUILD_PARAMETER, G_STORAGE } gkind;
+typedef enum gkind {
+    G_ORDERED_DICT,
+    G_REBUILD_TENSOR,
+    G_REBUILD_PARAMETER,
+    G_STORAGE,
+    G_COUNTER
+} gkind;
 
 typedef struct obj obj;
 
@@ -79,7 +85,7 @@ typedef struct tview {
 
 struct obj {
     okind kind;
-    int64_t i;       /* an int, a bool; a global's gkind */
+    int64_t i;       /* an int, a bool; a global's gkind; 1 for a dict that is a Counter */
     const char *s;   /* a string, in the pickle's bytes (no NUL after it) */
     size_t len;      /* its length; items of a tuple or list, 2 x the items of a dict */
     int depth;       /* containers within it, nested: 0 for a scalar */
@@ -326,6 +332,8 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
     clt_dtype dtype = CLT_FLOAT32;
     if (is(mod, ml, "collections") && is(name, nl, "OrderedDict"))
         kind = G_ORDERED_DICT;
+    else if (is(mod, ml, "collections") && is(name, nl, "Counter"))
+        kind = G_COUNTER; /* MultiStepLR's milestones */
     else if (is(mod, ml, "torch._utils") && is(name, nl, "_rebuild_tensor_v2"))
         kind = G_REBUILD_TENSOR;
     else if (is(mod, ml, "torch._utils") && is(name, nl, "_rebuild_parameter"))
@@ -346,7 +354,8 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
         char qm[CLT__QUOTE_SIZE], qn[CLT__QUOTE_SIZE];
         return pbad(k, "the global '%s.%s' is not allowed (a state_dict of tensors needs "
                        "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch's "
-                       "storage types only; nothing from the file is run)",
+                       "storage types only, a schedule's collections.Counter; nothing from the "
+                       "file is run)",
                     clt__quote(qm, sizeof qm, mod, ml), clt__quote(qn, sizeof qn, name, nl));
     }
     if ((st = new_obj(k, O_GLOBAL, &g)) != CLT_OK)
@@ -389,6 +398,18 @@ static clt_status reduce(pk *k)
                         args->len);
         if ((st = new_obj(k, O_DICT, &o)) != CLT_OK)
             return st;
+        return push(k, o);
+    case G_COUNTER:
+        /* Counter(dict): a dict marked as a Counter (its items copied) */
+        if (args->len > 1 || (args->len == 1 && a[0]->kind != O_DICT))
+            return pbad(k, "Counter called with arguments other than one dict (torch writes "
+                           "Counter({epoch: count}))");
+        if ((st = new_obj(k, O_DICT, &o)) != CLT_OK)
+            return st;
+        o->i = 1;
+        for (size_t j = 0; args->len == 1 && j + 1 < a[0]->len; j += 2)
+            if ((st = dict_set(k, o, a[0]->items[j], a[0]->items[j + 1])) != CLT_OK)
+                return st;
         return push(k, o);
     case G_REBUILD_PARAMETER:
         if (args->len != 3 || a[0]->kind != O_TENSOR)
@@ -1442,13 +1463,14 @@ clt_status clt_module_save_torch(const clt_module *m, const char *path)
 
 /* ---- general checkpoints ----------------------------------------------------------- */
 
-typedef enum ck_kind { CK_MODULE, CK_OPTIMIZER, CK_INT, CK_DOUBLE, CK_STR } ck_kind;
+typedef enum ck_kind { CK_MODULE, CK_OPTIMIZER, CK_SCHEDULER, CK_INT, CK_DOUBLE, CK_STR } ck_kind;
 
 typedef struct ck_entry {
     char *key;
     ck_kind kind;
     const clt_module *m;
     const clt_optimizer *opt;
+    const clt_lr_scheduler *sched;
     int64_t i;
     double d;
     char *s;
@@ -1578,6 +1600,22 @@ clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char
     return ck_set(ck, key, (ck_entry){.kind = CK_OPTIMIZER, .opt = opt}, fn);
 }
 
+clt_status clt_checkpoint_dict_add_scheduler(clt_checkpoint_dict *ck, const char *key,
+                                             const clt_lr_scheduler *s)
+{
+    const char *fn = "clt_checkpoint_dict_add_scheduler";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(s, fn);
+    clt__schedule v;
+    clt__lr_scheduler_get(s, &v);
+    if (v.kind == CLT__SCHED_SWA)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: SWALR's state is not written (torch's "
+                          "state_dict holds its anneal_func, a bound method): make it again "
+                          "with the run's settings", fn);
+    return ck_set(ck, key, (ck_entry){.kind = CK_SCHEDULER, .sched = s}, fn);
+}
+
 clt_status clt_checkpoint_dict_set_int(clt_checkpoint_dict *ck, const char *key, int64_t v)
 {
     const char *fn = "clt_checkpoint_dict_set_int";
@@ -1646,6 +1684,55 @@ static bool put_literal(bytes *b, const char **p)
         *p = end + 1;
         return true;
     }
+    if (strncmp(s, "Counter(", 8) == 0) { /* MultiStepLR's milestones */
+        s += 8;
+        put_global(b, "collections", "Counter");
+        if (*s == ')')
+            put_op(b, '}');
+        else if (*s != '{' || !put_literal(b, &s))
+            return false;
+        if (*s != ')')
+            return false;
+        put_op(b, 0x85);
+        put_op(b, 'R');
+        *p = s + 1;
+        return true;
+    }
+    if (*s == '{') { /* a dict: OneCycleLR's phases, a Counter's */
+        bytes items = {0};
+        size_t n = 0;
+        s++;
+        while (*s == ' ')
+            s++;
+        while (*s != '}') {
+            bool ok = put_literal(&items, &s);
+            while (ok && *s == ' ')
+                s++;
+            ok = ok && *s++ == ':' && put_literal(&items, &s);
+            while (ok && *s == ' ')
+                s++;
+            if (ok && *s == ',')
+                s++;
+            while (ok && *s == ' ')
+                s++;
+            if (!ok || *s == '\0') {
+                free(items.p);
+                return false;
+            }
+            n++;
+        }
+        if (items.failed)
+            b->failed = true;
+        put_op(b, '}');
+        if (n > 0) {
+            put_op(b, '(');
+            put(b, items.p, items.len);
+            put_op(b, 'u');
+        }
+        free(items.p);
+        *p = s + 1;
+        return true;
+    }
     if (*s == '(' || *s == '[') {
         char close = *s == '(' ? ')' : ']';
         bytes items = {0};
@@ -1692,7 +1779,7 @@ static bool put_literal(bytes *b, const char **p)
     }
     char *end;
     size_t digits = strspn(s, "-0123456789");
-    if (digits > 0 && strchr(",)] ", s[digits]) != NULL) {
+    if (digits > 0 && strchr(",)]}: ", s[digits]) != NULL) {
         long long v = strtoll(s, &end, 10);
         put_int(b, v);
     } else {
@@ -1737,6 +1824,44 @@ static clt_status put_group_value(bytes *b, const char *key, const char *v, cons
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the setting '%s' reads '%s', no "
                           "Python literal", fn, key, v);
     return CLT_OK;
+}
+
+/* scheduler.state_dict() of s as torch 1.13 pickles it: its keys in
+ * torch's order, a container's schedules' state_dicts in a list under
+ * '_schedulers' (last, as torch's). */
+static clt_status put_scheduler(bytes *b, const clt_lr_scheduler *s, const char *fn)
+{
+    clt__sched_dict d;
+    clt_status st = clt__lr_scheduler_dict(s, fn, &d);
+    if (st != CLT_OK)
+        return st;
+    static const char subs[] = "_schedulers.";
+    const size_t ls = sizeof subs - 1;
+    size_t k = 0;
+    put_op(b, '}');
+    put_op(b, '(');
+    for (; k < d.n && strncmp(d.keys[k], subs, ls) != 0; k++)
+        CLT__TRY(put_group_value(b, d.keys[k], d.values[k], fn));
+    if (k < d.n) {
+        put_str(b, "_schedulers");
+        put_op(b, ']');
+        put_op(b, '(');
+        while (k < d.n) {
+            /* one schedule's keys: "_schedulers.I." then the key */
+            size_t lp = ls + strspn(d.keys[k] + ls, "0123456789") + 1;
+            const char *first = d.keys[k];
+            put_op(b, '}');
+            put_op(b, '(');
+            for (; k < d.n && strncmp(d.keys[k], first, lp) == 0; k++)
+                CLT__TRY(put_group_value(b, d.keys[k] + lp, d.values[k], fn));
+            put_op(b, 'u');
+        }
+        put_op(b, 'e');
+    }
+    put_op(b, 'u');
+done:
+    clt__sched_dict_free(&d);
+    return st;
 }
 
 /* optimizer.state_dict() of opt as torch 1.13 pickles it, its tensors
@@ -1880,6 +2005,9 @@ clt_status clt_checkpoint_dict_save_torch(const clt_checkpoint_dict *ck, const c
         }
         case CK_OPTIMIZER:
             CLT__TRY(put_optimizer(&a, e->opt, fn, pq, caller));
+            break;
+        case CK_SCHEDULER:
+            CLT__TRY(put_scheduler(b, e->sched, fn));
             break;
         case CK_INT:
             put_int(b, e->i);
@@ -2085,6 +2213,50 @@ static bool repr_value(const obj *v, clt__strbuf *sb, bool inner)
             repr_value(v->items[i], sb, true);
         }
         clt__sb_printf(sb, v->kind == O_TUPLE ? ")" : "]");
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A value of a schedule's state_dict as Python's repr writes it (None,
+ * True, an int, a float, a name in quotes, lists and tuples of them,
+ * dicts, a Counter: "Counter({30: 1})"), onto sb; false for anything else
+ * (a tensor, a string that is no name). */
+static bool repr_any(const obj *v, clt__strbuf *sb)
+{
+    switch (v->kind) {
+    case O_NONE:
+    case O_BOOL:
+    case O_INT:
+    case O_FLOAT:
+    case O_STR:
+        return repr_value(v, sb, false);
+    case O_TUPLE:
+    case O_LIST:
+        clt__sb_printf(sb, v->kind == O_TUPLE ? "(" : "[");
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                clt__sb_printf(sb, ", ");
+            if (!repr_any(v->items[i], sb))
+                return false;
+        }
+        clt__sb_printf(sb, v->kind == O_TUPLE && v->len == 1 ? ",)"
+                           : v->kind == O_TUPLE              ? ")"
+                                                             : "]");
+        return true;
+    case O_DICT:
+        clt__sb_printf(sb, v->i == 1 ? (v->len ? "Counter({" : "Counter(") : "{");
+        for (size_t i = 0; i < v->len / 2; i++) {
+            if (i)
+                clt__sb_printf(sb, ", ");
+            if (!repr_any(v->items[2 * i], sb))
+                return false;
+            clt__sb_printf(sb, ": ");
+            if (!repr_any(v->items[2 * i + 1], sb))
+                return false;
+        }
+        clt__sb_printf(sb, v->i == 1 ? (v->len ? "})" : ")") : "}");
         return true;
     default:
         return false;
@@ -2349,6 +2521,91 @@ done:
     free(updates);
     free(absent);
     free(has_state);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* One entry of a schedule's state_dict, its value as repr_any writes it,
+ * appended to keys and values (full is its key, where names it). */
+static clt_status sched_entry(const obj *val, const char *full, const char *where,
+                              const char *fn, clt__strbuf *sb, const char ***keys,
+                              const char ***values, size_t *n, size_t *cap)
+{
+    if (!repr_any(val, sb)) {
+        clt__sb_free(sb);
+        *sb = (clt__strbuf){0};
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a value torch's "
+                          "schedules hold (numbers, bools, None, names, lists and dicts of "
+                          "them)", fn, where, kind_name(val));
+    }
+    size_t c = *cap;
+    if (*n == c && !grow(keys, &c, *n, sizeof **keys))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (*n == *cap && !grow(values, cap, *n, sizeof **values))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    (*keys)[*n] = clt__strdup(full);
+    (*values)[*n] = clt__sb_take(sb);
+    (*n)++;
+    if ((*keys)[*n - 1] == NULL || (*values)[*n - 1] == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return CLT_OK;
+}
+
+clt_status clt_checkpoint_dict_load_scheduler(const clt_checkpoint_dict *ck, const char *key,
+                                              clt_lr_scheduler *s)
+{
+    const char *fn = "clt_checkpoint_dict_load_scheduler";
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(s, fn);
+    const obj *v = NULL;
+    char q[CLT__QUOTE_SIZE], pq[CLT__QUOTE_SIZE + 64 + CLT__QUOTE_SIZE], where[sizeof pq + 256];
+    char name[64], full[128];
+    const char **keys = NULL, **values = NULL;
+    size_t n = 0, cap = 0;
+    clt__strbuf sb = {0};
+    clt_status st = ck_get(ck, key, fn, &v);
+    if (st != CLT_OK)
+        return st;
+    snprintf(pq, sizeof pq, "%s, '%s'", ck->k.path_q, CLT__QUOTE(q, key));
+    if (v->kind != O_DICT)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a schedule's "
+                          "state_dict", fn, pq, kind_name(v));
+    CLT__TRY(no_key_twice(v, fn, pq));
+    for (size_t i = 0; i < v->len / 2; i++) {
+        const obj *val = v->items[2 * i + 1];
+        CLT__TRY(key_name(v->items[2 * i], name, sizeof name, fn, pq));
+        snprintf(where, sizeof where, "%s: '%s'", pq, name);
+        if (strcmp(name, "_schedulers") != 0 || val->kind != O_LIST) {
+            CLT__TRY(sched_entry(val, name, where, fn, &sb, &keys, &values, &n, &cap));
+            continue;
+        }
+        /* a SequentialLR's or ChainedScheduler's: their state_dicts */
+        for (size_t j = 0; j < val->len; j++) {
+            const obj *sd = val->items[j];
+            char at[sizeof pq + 64];
+            snprintf(at, sizeof at, "%s: _schedulers[%zu]", pq, j);
+            if (sd->kind != O_DICT)
+                CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a schedule's "
+                                    "state_dict", fn, at, kind_name(sd)));
+            CLT__TRY(no_key_twice(sd, fn, at));
+            for (size_t e = 0; e < sd->len / 2; e++) {
+                CLT__TRY(key_name(sd->items[2 * e], name, sizeof name, fn, at));
+                snprintf(full, sizeof full, "_schedulers.%zu.%s", j, name);
+                snprintf(where, sizeof where, "%s['%s']", at, name);
+                CLT__TRY(sched_entry(sd->items[2 * e + 1], full, where, fn, &sb, &keys,
+                                     &values, &n, &cap));
+            }
+        }
+    }
+    CLT__TRY(clt__lr_scheduler_load_dict(s, keys, values, n, fn, pq));
+done:
+    for (size_t i = 0; i < n; i++) {
+        free((char *)keys[i]);
+        free((char *)values[i]);
+    }
+    free(keys);
+    free(values);
+    clt__sb_free(&sb);
     return st == CLT_OK ? clt__ok() : st;
 }
 
