@@ -7581,6 +7581,11 @@ static void op_optim2(fz *f)
         CALL("clt_checkpoint_dict_add_optimizer",
              clt_checkpoint_dict_add_optimizer(ck, chance(f, 10) ? NULL : "optim", f->opt));
         status_ok(f, st);
+        if (f->sched) {
+            CALL("clt_checkpoint_dict_add_scheduler",
+                 clt_checkpoint_dict_add_scheduler(ck, chance(f, 10) ? NULL : "sched", f->sched));
+            status_ok(f, st);
+        }
         CALL("clt_checkpoint_dict_set_double",
              clt_checkpoint_dict_set_double(ck, "loss", (double)pick(f, 100) / 7));
         status_ok(f, st);
@@ -7596,6 +7601,13 @@ static void op_optim2(fz *f)
                  clt_checkpoint_dict_load_optimizer(ck, chance(f, 10) ? "loss" : "optim",
                                                     f->opt));
             status_ok(f, st);
+            if (f->sched) {
+                CALL("clt_checkpoint_dict_load_scheduler",
+                     clt_checkpoint_dict_load_scheduler(
+                         ck, chance(f, 10) ? "loss" : chance(f, 10) ? "optim" : "sched",
+                         f->sched));
+                status_ok(f, st);
+            }
             CALL("clt_checkpoint_dict_get_double",
                  clt_checkpoint_dict_get_double(ck, chance(f, 10) ? "optim" : "loss", &v));
             status_ok(f, st);

@@ -532,6 +532,7 @@ CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int st
  *   clt_checkpoint_dict_set_int(ck, "epoch", epoch);
  *   clt_checkpoint_dict_add_module(ck, "model_state_dict", model);
  *   clt_checkpoint_dict_add_optimizer(ck, "optimizer_state_dict", opt);
+ *   clt_checkpoint_dict_add_scheduler(ck, "scheduler_state_dict", sched);
  *   clt_checkpoint_dict_set_double(ck, "loss", loss);
  *   clt_checkpoint_dict_save_torch(ck, "ck.pt");
  *   clt_checkpoint_dict_free(ck);
@@ -539,6 +540,7 @@ CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int st
  *   clt_checkpoint_dict_load_torch("ck.pt", &ck);       // torch.load(PATH)
  *   clt_checkpoint_dict_load_module(ck, "model_state_dict", model, 1);
  *   clt_checkpoint_dict_load_optimizer(ck, "optimizer_state_dict", opt);
+ *   clt_checkpoint_dict_load_scheduler(ck, "scheduler_state_dict", sched);
  *   clt_checkpoint_dict_get_int(ck, "epoch", &epoch);
  *   clt_checkpoint_dict_get_double(ck, "loss", &loss);
  *   clt_checkpoint_dict_free(ck);
