@@ -918,3 +918,68 @@ Test(torchfile, general_checkpoint_hostile_files)
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
+
+/* A schedule's state_dict built here: MultiStepLR's milestones as torch
+ * pickles a Counter (collections.Counter called on a dict) load; a Counter
+ * called otherwise is refused when the file is read, and a value that
+ * holds itself (a cycle through the memo) is refused by the schedule's
+ * load, naming the key, the schedule unchanged. */
+Test(torchfile, general_checkpoint_schedule_pickles)
+{
+    clt_device *dev = get_device("auto");
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_sgd(&p, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 0}, &opt));
+    CHECK(clt_multistep_lr(opt, (const int64_t[]){7}, 1, 0.9, &s));
+    buf b = {0};
+    /* {'s': {'milestones': Counter({2: 1, 4: 2}), 'gamma': 0.5,
+     * 'base_lrs': [1], 'last_epoch': 3}} */
+    adds(&b, "\x80\x02}");
+    add_str(&b, "s");
+    adds(&b, "}(");
+    add_str(&b, "milestones");
+    adds(&b, "ccollections\nCounter\n}(K\x02K\x01K\x04K\x02u\x85R");
+    add_str(&b, "gamma");
+    add(&b, "G?\xe0\x00\x00\x00\x00\x00\x00", 9);
+    add_str(&b, "base_lrs");
+    adds(&b, "](K\x01" "e");
+    add_str(&b, "last_epoch");
+    adds(&b, "K\x03us.");
+    write_pickle(tpath("ms.pt"), &b);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("ms.pt"), &ck));
+    CHECK(clt_checkpoint_dict_load_scheduler(ck, "s", s));
+    clt_checkpoint_dict_free(ck);
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    /* epoch 4: base 1 * 0.5^(2 milestones passed once, 4 twice) */
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert(fabs(clt_optimizer_lr(opt) - 0.125) < 1e-15, "%.17g", clt_optimizer_lr(opt));
+
+    /* Counter called with two dicts */
+    b.n = 0;
+    adds(&b, "\x80\x02}");
+    add_str(&b, "s");
+    adds(&b, "ccollections\nCounter\n}}\x86Rs.");
+    write_pickle(tpath("c2.pt"), &b);
+    assert_ck_refused(tpath("c2.pt"), "Counter called with arguments other than one dict");
+
+    /* {'s': {'base_lrs': L}} with L = [L] */
+    b.n = 0;
+    adds(&b, "\x80\x02}");
+    add_str(&b, "s");
+    adds(&b, "}");
+    add_str(&b, "base_lrs");
+    add(&b, "]q\x00h\x00" "ass.", 9);
+    write_pickle(tpath("sloop.pt"), &b);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("sloop.pt"), &ck));
+    assert_error(clt_checkpoint_dict_load_scheduler(ck, "s", s), CLT_ERR_INVALID_ARGUMENT,
+                 "'base_lrs' is a list, not a value torch's schedules hold");
+    clt_checkpoint_dict_free(ck);
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 4);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}

@@ -2223,8 +2223,13 @@ static bool repr_value(const obj *v, clt__strbuf *sb, bool inner)
  * True, an int, a float, a name in quotes, lists and tuples of them,
  * dicts, a Counter: "Counter({30: 1})"), onto sb; false for anything else
  * (a tensor, a string that is no name). */
-static bool repr_any(const obj *v, clt__strbuf *sb)
+static bool repr_any(const obj *v, clt__strbuf *sb, int depth, size_t *budget)
 {
+    /* a pickle may nest a list in itself, or one list many times over:
+     * bounded as the reader bounds nesting, and in the values written */
+    if (depth > MAX_DEPTH || *budget == 0)
+        return false;
+    (*budget)--;
     switch (v->kind) {
     case O_NONE:
     case O_BOOL:
@@ -2238,7 +2243,7 @@ static bool repr_any(const obj *v, clt__strbuf *sb)
         for (size_t i = 0; i < v->len; i++) {
             if (i)
                 clt__sb_printf(sb, ", ");
-            if (!repr_any(v->items[i], sb))
+            if (!repr_any(v->items[i], sb, depth + 1, budget))
                 return false;
         }
         clt__sb_printf(sb, v->kind == O_TUPLE && v->len == 1 ? ",)"
@@ -2250,10 +2255,10 @@ static bool repr_any(const obj *v, clt__strbuf *sb)
         for (size_t i = 0; i < v->len / 2; i++) {
             if (i)
                 clt__sb_printf(sb, ", ");
-            if (!repr_any(v->items[2 * i], sb))
+            if (!repr_any(v->items[2 * i], sb, depth + 1, budget))
                 return false;
             clt__sb_printf(sb, ": ");
-            if (!repr_any(v->items[2 * i + 1], sb))
+            if (!repr_any(v->items[2 * i + 1], sb, depth + 1, budget))
                 return false;
         }
         clt__sb_printf(sb, v->i == 1 ? (v->len ? "})" : ")") : "}");
@@ -2530,12 +2535,14 @@ static clt_status sched_entry(const obj *val, const char *full, const char *wher
                               const char *fn, clt__strbuf *sb, const char ***keys,
                               const char ***values, size_t *n, size_t *cap)
 {
-    if (!repr_any(val, sb)) {
+    size_t budget = 1u << 16; /* values: torch's hold a few dozen */
+    if (!repr_any(val, sb, 0, &budget)) {
         clt__sb_free(sb);
         *sb = (clt__strbuf){0};
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a value torch's "
                           "schedules hold (numbers, bools, None, names, lists and dicts of "
-                          "them)", fn, where, kind_name(val));
+                          "them, at most %d deep and 65536 in all)", fn, where, kind_name(val),
+                          MAX_DEPTH);
     }
     size_t c = *cap;
     if (*n == c && !grow(keys, &c, *n, sizeof **keys))
