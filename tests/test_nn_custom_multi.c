@@ -819,3 +819,71 @@ Test(custom_multi, refusals_leave_outputs_null_and_nothing_allocated)
     cr_assert_eq(frees, 1);
     clt_generator_free(gen);
 }
+
+/* ---- full backward hooks: the first input's and the first output's gradients ------ */
+
+typedef struct bw_log {
+    int calls;
+    double *gin, *gout;
+} bw_log;
+
+static clt_status log_bw(void *user, clt_module *m, const clt_tensor *grad_input,
+                         const clt_tensor *grad_output, clt_tensor **replacement)
+{
+    (void)m, (void)replacement;
+    bw_log *L = user;
+    L->calls++;
+    L->gin = grad_input ? read_as_f64(grad_input) : NULL;
+    L->gout = grad_output ? read_as_f64(grad_output) : NULL;
+    return CLT_OK;
+}
+
+Test(custom_multi, full_backward_hook_sees_the_first_input_and_output)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(12, &gen));
+    clt_module *m = make_char_rnn(dev, gen, NULL);
+    clt_tensor *xs[T], *h0, *res[2], *p, *l;
+    seq_tensors(dev, CLT_FLOAT32, xs, &h0);
+    CHECK(clt_set_requires_grad(xs[0], 1));
+    bw_log L = {0};
+    clt_hook *hb;
+    CHECK(clt_module_register_full_backward_hook(m, log_bw, &L, &hb));
+    forward_pair(m, xs[0], h0, res);
+    /* L = sum(output * 3) + sum(hidden): grad_output is 3 everywhere */
+    clt_tensor *s0, *s1;
+    CHECK(clt_mul_scalar(res[0], 3.0, &p));
+    CHECK(clt_sum(p, &s0));
+    CHECK(clt_sum(res[1], &s1));
+    CHECK(clt_add(s0, s1, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    cr_assert_eq(L.calls, 1, "the hook ran %d times", L.calls);
+    cr_assert_not_null(L.gout);
+    for (int k = 0; k < B * O; k++)
+        cr_assert_eq(L.gout[k], 3.0, "grad_output[%d] %g", k, L.gout[k]);
+    /* grad_input: what flows back to x through the module, x's gradient */
+    clt_tensor *g;
+    CHECK(clt_grad(xs[0], &g));
+    double *gx = read_as_f64(g);
+    cr_assert_not_null(L.gin);
+    for (int k = 0; k < B * I; k++)
+        cr_assert(close_enough(L.gin[k], gx[k], 1e-6, 1e-6), "grad_input[%d] %g, x.grad %g", k,
+                  L.gin[k], gx[k]);
+    free(gx);
+    free(L.gin);
+    free(L.gout);
+    clt_hook_remove(hb);
+    clt_tensor_free(g);
+    clt_tensor_free(p);
+    clt_tensor_free(s0);
+    clt_tensor_free(s1);
+    clt_tensor_free(l);
+    clt_tensor_free(res[0]);
+    clt_tensor_free(res[1]);
+    for (int t = 0; t < T; t++)
+        clt_tensor_free(xs[t]);
+    clt_tensor_free(h0);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
