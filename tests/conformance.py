@@ -17376,6 +17376,229 @@ def grid_identity():
                           [data(size, dt), grid], tol="exact")
 
 
+# ---- custom modules of several inputs and outputs ---------------------------------
+
+_MULTI_FWD = C.CFUNCTYPE(C.c_int, P, P, C.POINTER(P), C.c_size_t, C.POINTER(P), C.c_size_t)
+
+
+def custom_multi():
+    """Custom modules whose forward takes (input, hidden) and gives (output,
+    hidden) (clt_module_custom_multi, run by clt_module_forward_multi),
+    loaded from torch.save's file of the tutorials' modules
+    (clt_module_load_torch, strict): the char-RNN classifier's RNN (cat,
+    i2h, i2o, LogSoftmax) and the char-RNN generator's Embedding -> GRU ->
+    Linear, whose GRU runs through clt_module_forward_multi too; looped over
+    a sequence, each step's output, the last hidden state, and the
+    gradients of every parameter and of the first hidden state of
+    sum(outputs * w) + sum(h * wh) compared with torch's."""
+    import tempfile
+    proto("clt_module_custom_multi", [C.c_char_p, _MULTI_FWD, C.c_size_t, C.c_size_t, P, P,
+                                      PP])
+    proto("clt_module_forward_multi", [P, C.POINTER(P), C.c_size_t, C.POINTER(P), C.c_size_t])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_add_module", [P, C.c_char_p, P])
+    proto("clt_module_child", [P, C.c_char_p], P)
+    proto("clt_module_free", [P], None)
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_named_parameters", [P, C.POINTER(C.POINTER(Named)),
+                                          C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_log_softmax_layer", [C.c_int, PP])
+    proto("clt_embedding_layer", [P, C.c_int64, C.c_int64, P, PP])
+    proto("clt_gru_layer", [P, C.POINTER(RnnOpts), P, PP])
+    proto("clt_cat", [C.POINTER(P), C.c_size_t, C.c_int, PP])
+    proto("clt_unsqueeze", [P, C.c_int, PP])
+    proto("clt_squeeze", [P, C.c_int, PP])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    proto("clt_add", [P, P, PP])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    I, H, O, B, T, V = 3, 6, 5, 2, 4, 7
+
+    class RNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.i2h = torch.nn.Linear(I + H, H)
+            self.i2o = torch.nn.Linear(I + H, O)
+            self.softmax = torch.nn.LogSoftmax(dim=1)
+
+        def forward(self, input, hidden):
+            combined = torch.cat((input, hidden), 1)
+            hidden = self.i2h(combined)
+            output = self.softmax(self.i2o(combined))
+            return output, hidden
+
+    class CharRNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = torch.nn.Embedding(V, H)
+            self.gru = torch.nn.GRU(H, H, 1)
+            self.decoder = torch.nn.Linear(H, V)
+
+        def forward(self, input, hidden):
+            output, hidden = self.gru(self.encoder(input).unsqueeze(0), hidden)
+            return self.decoder(output.squeeze(0)), hidden
+
+    def call(st, made, tag):
+        if st:
+            raise RuntimeError("%s: %s" % (tag, L.clt_last_error().decode()))
+
+    def rnn_forward(m, user, ins, n_in, outs, n_out):
+        comb, o = P(), P()
+        try:
+            pair = (P * 2)(ins[0], ins[1])
+            st = L.clt_cat(pair, 2, 1, C.byref(comb))
+            st = st or L.clt_module_forward(L.clt_module_child(m, b"i2o"), comb, C.byref(o))
+            if not st:
+                r = P()
+                st = L.clt_module_forward(L.clt_module_child(m, b"softmax"), o, C.byref(r))
+                outs[0] = r.value
+            if not st:
+                r = P()
+                st = L.clt_module_forward(L.clt_module_child(m, b"i2h"), comb, C.byref(r))
+                outs[1] = r.value
+            return st
+        finally:
+            L.clt_tensor_free(comb)
+            L.clt_tensor_free(o)
+
+    def gen_forward(m, user, ins, n_in, outs, n_out):
+        e, e3, y = P(), P(), P()
+        res = (P * 2)()
+        try:
+            st = L.clt_module_forward(L.clt_module_child(m, b"encoder"), ins[0], C.byref(e))
+            st = st or L.clt_unsqueeze(e, 0, C.byref(e3))
+            args = (P * 2)(e3, ins[1])
+            st = st or L.clt_module_forward_multi(L.clt_module_child(m, b"gru"), args, 2, res, 2)
+            st = st or L.clt_squeeze(res[0], 0, C.byref(y))
+            if not st:
+                r = P()
+                st = L.clt_module_forward(L.clt_module_child(m, b"decoder"), y, C.byref(r))
+                outs[0] = r.value
+                outs[1] = res[1]
+                res[1] = None
+            return st
+        finally:
+            for t in (e, e3, y, P(res[0]), P(res[1])):
+                L.clt_tensor_free(t)
+
+    cb_rnn, cb_gen = _MULTI_FWD(rnn_forward), _MULTI_FWD(gen_forward)
+
+    def build_rnn(m):
+        call(L.clt_module_custom_multi(b"RNN", cb_rnn, 2, 2, None, None, C.byref(m)), 0, "custom")
+        for name, i, o in ((b"i2h", I + H, H), (b"i2o", I + H, O)):
+            q = P()
+            call(L.clt_linear(DEV, i, o, 1, None, C.byref(q)), 0, "linear")
+            call(L.clt_module_add_module(m, name, q), 0, "add")
+        q = P()
+        call(L.clt_log_softmax_layer(1, C.byref(q)), 0, "log_softmax")
+        call(L.clt_module_add_module(m, b"softmax", q), 0, "add")
+
+    def build_gen(m):
+        call(L.clt_module_custom_multi(b"CharRNN", cb_gen, 2, 2, None, None, C.byref(m)), 0,
+             "custom")
+        q = P()
+        call(L.clt_embedding_layer(DEV, V, H, None, C.byref(q)), 0, "embedding")
+        call(L.clt_module_add_module(m, b"encoder", q), 0, "add")
+        q = P()
+        o = RnnOpts(H, H, 1, 1, 0, 0.0, 0, 0)
+        call(L.clt_gru_layer(DEV, C.byref(o), None, C.byref(q)), 0, "gru")
+        call(L.clt_module_add_module(m, b"gru", q), 0, "add")
+        q = P()
+        call(L.clt_linear(DEV, H, V, 1, None, C.byref(q)), 0, "linear")
+        call(L.clt_module_add_module(m, b"decoder", q), 0, "add")
+
+    torch.manual_seed(21)
+    cases = [("char-RNN classifier", RNN, build_rnn,
+              [data((B, I), torch.float32, lo=-1, hi=1) for _ in range(T)],
+              data((B, H), torch.float32, lo=-1, hi=1)),
+             ("char-RNN generator", CharRNN, build_gen,
+              [torch.randint(0, V, (B,)) for _ in range(T)],
+              data((1, B, H), torch.float32, lo=-1, hi=1))]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.pt")
+        for name, tcls, build, xs, h0 in cases:
+            tm = tcls()
+            torch.save(tm.state_dict(), path)
+            m, keep = P(), []
+            try:
+                build(m)
+                call(L.clt_module_load_torch(m, path.encode(), 1), 0, "load")
+                names = [n for n, _ in _named_params(m)]
+                want = [n for n, _ in tm.named_parameters()]
+                ok(name + " names", names == want, "cltensor %s, torch %s" % (names, want))
+                th = h0.clone().requires_grad_()
+                h, touts = th, []
+                for x in xs:
+                    y, h = tm(x, h)
+                    touts.append(y)
+                ws = [data(tuple(y.shape), torch.float32, lo=-1, hi=1) for y in touts]
+                wh = data(tuple(h.shape), torch.float32, lo=-1, hi=1)
+                (sum((y * w).sum() for y, w in zip(touts, ws)) + (h * wh).sum()).backward()
+                ph = upload(h0)
+                keep.append(ph)
+                call(L.clt_set_requires_grad(ph, 1), 0, "requires_grad")
+                ch, couts = ph, []
+                for t, x in enumerate(xs):
+                    px = upload(x)
+                    keep.append(px)
+                    res = (P * 2)(1, 1)
+                    args = (P * 2)(px, ch)
+                    call(L.clt_module_forward_multi(m, args, 2, res, 2), 0, "step %d" % t)
+                    keep += [res[0], res[1]]
+                    couts.append(res[0])
+                    ch = res[1]
+                good = True
+                for t, (y, q) in enumerate(zip(touts, couts)):
+                    got, shape, _ = download(q)
+                    if shape != tuple(y.shape) or not np.allclose(got, y.detach().numpy(), 1e-4,
+                                                                  1e-5):
+                        good = False
+                        fail("%s step %d output" % (name, t), "shape %s / %s, max diff %s" % (
+                            shape, tuple(y.shape), np.abs(got - y.detach().numpy()).max()
+                            if shape == tuple(y.shape) else "-"))
+                got, shape, _ = download(ch)
+                good = good and shape == tuple(h.shape) and np.allclose(
+                    got, h.detach().numpy(), 1e-4, 1e-5)
+                ok(name + " forward", good, "the last hidden state differs")
+                loss = None
+                for y, w in list(zip(couts, ws)) + [(ch, wh)]:
+                    pw, pr, ps = upload(w), P(), P()
+                    keep.append(pw)
+                    call(L.clt_mul(y, pw, C.byref(pr)), 0, "mul")
+                    call(L.clt_sum(pr, C.byref(ps)), 0, "sum")
+                    keep += [pr, ps]
+                    if loss is not None:
+                        acc = P()
+                        call(L.clt_add(loss, ps, C.byref(acc)), 0, "add")
+                        keep.append(acc)
+                        ps = acc
+                    loss = ps
+                call(L.clt_backward(loss, None, 0), 0, "backward")
+                tps = dict(tm.named_parameters())
+                for pn, pt in _named_params(m) + [("hidden", ph)]:
+                    gp = P()
+                    call(L.clt_grad(pt, C.byref(gp)), 0, "grad")
+                    if not gp:
+                        fail("%s grad %s" % (name, pn), "no gradient")
+                        continue
+                    keep.append(gp)
+                    g = download(gp)[0]
+                    tg = (th.grad if pn == "hidden" else tps[pn].grad).numpy()
+                    ok("%s grad %s" % (name, pn), g.shape == tg.shape and
+                       np.allclose(g, tg, 1e-4, 1e-5),
+                       "max diff %g" % (np.abs(g - tg).max() if g.shape == tg.shape else -1))
+            except RuntimeError as e:
+                fail(name, str(e))
+            finally:
+                for q in keep:
+                    L.clt_tensor_free(q)
+                L.clt_module_free(m)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -17417,7 +17640,7 @@ def main():
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
                 embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative,
-                mha_opts, clip_grad_norm_f32, grid_identity]
+                mha_opts, clip_grad_norm_f32, grid_identity, custom_multi]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -389,6 +389,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_module_clone, M, clt_module_clone(NULL, f->dev, &o->m))                            \
     X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
     X(clt_module_custom, M, clt_module_custom("", NULL, NULL, NULL, &o->m))                  \
+    X(clt_module_custom_multi, M,                                                            \
+      clt_module_custom_multi("", NULL, 2, 1, NULL, NULL, &o->m))                            \
+    X(clt_module_forward_multi, T, clt_module_forward_multi(f->lin, f->cpair, 1, &o->t, 1))  \
     X(clt_module_list, M, clt_module_list(f->mods, 1, &o->m))                                \
     X(clt_module_dict, M, clt_module_dict(NULL, f->mods, 1, &o->m))                          \
     X(clt_parameter_list, M, clt_parameter_list(f->pair, 2, &o->m))                          \

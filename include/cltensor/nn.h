@@ -249,6 +249,92 @@ CLT_API clt_status clt_module_custom(const char *name, clt_module_forward_fn for
 CLT_API clt_status clt_module_custom_set_clone(clt_module *m,
                                                void *(*clone_user)(const void *user));
 
+/* ---- several inputs and outputs: model(*args) ----------------------------- */
+
+/* A custom module's forward of several inputs and outputs, torch's
+ * forward(self, src, src_mask=None) or forward(self, input, hidden) ->
+ * (output, hidden): inputs[0 .. n_in - 1] (borrowed; any but the first
+ * may be NULL, as torch's None) and outputs[0 .. n_out - 1], which it
+ * sets to new tensors (each its own reference, released by the caller of
+ * clt_module_forward_multi: to give an input back, or one tensor twice,
+ * retain it each time).  n_in and n_out are the module's own
+ * (clt_module_custom_multi), checked before it runs; outputs come all
+ * NULL.  m and user as clt_module_forward_fn's.  It returns CLT_OK with
+ * every output set, or a failure as clt_module_forward_fn's (the call
+ * then releases whatever the outputs hold); CLT_OK with an output left
+ * NULL is CLT_ERR_INVALID_ARGUMENT naming it. */
+typedef clt_status (*clt_module_forward_multi_fn)(clt_module *m, void *user,
+                                                  const clt_tensor *const *inputs, size_t n_in,
+                                                  clt_tensor **outputs, size_t n_out);
+
+/* clt_module_custom for a forward of n_in inputs and n_out outputs (both
+ * 1 to CLT_MODULE_MAX_IO; forward NULL: a module without one, as
+ * clt_module_custom's).  Everything clt_module_custom's module does, this
+ * one does (children, parameters, buffers and their names, clt_module_to,
+ * clt_module_to_dtype, train and eval, clt_module_clone with
+ * clt_module_custom_set_clone, save and load, hooks, free_user).  Run it
+ * with clt_module_forward_multi.  clt_module_forward(m, x), and so a
+ * Sequential, runs it with x first and the other inputs NULL and gives
+ * the first output (the others released), as torch's model(x) with the
+ * other arguments left to their default None.
+ *
+ * Hooks run as for the layers of several inputs (clt_lstm_forward, ...):
+ * they see the first input and the first output (a forward pre-hook's
+ * replacement replaces the first input; a forward hook's the first
+ * output; full backward hooks get those two's gradients), where torch
+ * passes them all as tuples.
+ *
+ * Errors: n_in or n_out out of range (CLT_ERR_INVALID_ARGUMENT), and
+ * clt_module_custom's.  New module: release with clt_module_free. */
+#define CLT_MODULE_MAX_IO 16
+CLT_API clt_status clt_module_custom_multi(const char *name, clt_module_forward_multi_fn forward,
+                                           size_t n_in, size_t n_out, void *user,
+                                           void (*free_user)(void *), clt_module **out);
+
+/* outputs = m(*inputs), torch's model(*args) flattened: the n_in inputs
+ * (borrowed; NULL for an optional one left to its default None) and the
+ * n_out outputs, new tensors (release each with clt_tensor_free), the
+ * tensors of a tuple result listed in order ((h_n, c_n) as two).
+ *
+ * What m takes (inputs, then outputs; [..] optional, n_in or n_out may
+ * stop before them):
+ *   a custom module of clt_module_custom_multi: exactly its n_in and
+ *     n_out (some inputs may be NULL);
+ *   RNN, GRU: (input, [h0]) -> (output, [h_n]), clt_rnn_forward's;
+ *   LSTM: (input, [h0, c0]) -> (output, [h_n, [c_n]]), clt_lstm_forward's
+ *     (torch's lstm(x, (h0, c0)) -> output, (h_n, c_n));
+ *   RNNCell, GRUCell: (input, [hx]) -> h'; LSTMCell: (input, [hx, cx]) ->
+ *     (h', [c']), the cells' forwards;
+ *   MultiheadAttention: (query, key, value, [key_padding_mask,
+ *     [attn_mask]]) -> (attn_output, [attn_weights]):
+ *     clt_multihead_attention with need_weights when n_out is 2 (the
+ *     weights averaged over the heads, torch's default);
+ *   Bilinear, CosineSimilarity, PairwiseDistance: (input1, input2) -> out;
+ *   EmbeddingBag: (input, [offsets, [per_sample_weights]]) -> out;
+ *   AdaptiveLogSoftmaxWithLoss: (input, target) -> (output, [loss]);
+ *   MaxUnpool1d/2d/3d: (input, indices) -> out (no output_size);
+ *   TransformerEncoderLayer, TransformerEncoder: (src, [mask,
+ *     [src_key_padding_mask]]) -> out;
+ *   TransformerDecoderLayer, TransformerDecoder: (tgt, memory, [tgt_mask,
+ *     [memory_mask, [tgt_key_padding_mask, [memory_key_padding_mask]]]])
+ *     -> out;
+ *   Transformer: (src, tgt, [src_mask, tgt_mask, memory_mask,
+ *     src_key_padding_mask, tgt_key_padding_mask,
+ *     memory_key_padding_mask]) -> out;
+ *   any other module (a clt_module_custom one included): (x) -> y,
+ *     clt_module_forward's.
+ * The calls named run it, with their hooks, errors and state handling
+ * (a failure changes no buffer and takes no numbers from a generator).
+ *
+ * Errors: a NULL m, inputs or outputs, or a NULL first input
+ * (CLT_ERR_NULL_ARGUMENT); a number of inputs or outputs that m does not
+ * take (CLT_ERR_INVALID_ARGUMENT, naming what it takes, as torch's
+ * "forward() takes 3 positional arguments but 4 were given"); then the
+ * forward's, after "clt_module_forward_multi: ".  On failure every output
+ * is NULL and nothing is left allocated. */
+CLT_API clt_status clt_module_forward_multi(clt_module *m, const clt_tensor *const *inputs,
+                                            size_t n_in, clt_tensor **outputs, size_t n_out);
+
 /* Names apply to the three below: not empty, no ".", at most 23 bytes,
  * and not already a parameter, buffer or child of m (PyTorch's "attribute
  * 'name' already exists"); m must be a module of clt_module_custom (a

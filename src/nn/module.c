@@ -1151,6 +1151,8 @@ done:
 typedef struct custom {
     clt__module_ops ops;
     clt_module_forward_fn forward;
+    clt_module_forward_multi_fn forward_multi; /* clt_module_custom_multi's, or NULL */
+    size_t n_in, n_out;                        /* its arity (1 and 1 for forward) */
     void *user;
     void (*free_user)(void *);
     void *(*clone_user)(const void *);
@@ -1178,9 +1180,98 @@ static custom *custom_of(const clt_module *m)
     return m->ops->free_extra == custom_free_extra ? m->extra : NULL;
 }
 
+/* A callback's status as the call gives it: its message after the
+ * module's name, or one naming the status when it left none. */
+static clt_status callback_status(const custom *c, clt_status st)
+{
+    if (st != CLT_OK && clt_last_error()[0] == '\0')
+        return clt__error(st, "%s: the forward function failed (%s) without a message", c->name,
+                          clt_status_name(st));
+    if (st != CLT_OK)
+        return clt__error_prefix(st, "%s", c->name);
+    return st;
+}
+
+/* The forward of several inputs and outputs (inside clt__module_call_multi):
+ * ctx is a multi_ctx, first the first input as the hooks left it. */
+typedef struct multi_ctx {
+    const clt_tensor *const *in;
+    clt_tensor **out; /* n_out slots; out[0] is the call's *out */
+} multi_ctx;
+
+static clt_status custom_multi_fwd(clt_module *m, void *ctx, const clt_tensor *first,
+                                   clt_tensor **out)
+{
+    custom *c = m->extra;
+    multi_ctx *k = ctx;
+    const clt_tensor *in[CLT_MODULE_MAX_IO];
+    clt_tensor *res[CLT_MODULE_MAX_IO] = {NULL};
+    in[0] = first;
+    for (size_t j = 1; j < c->n_in; j++)
+        in[j] = k->in[j];
+    clt__ok(); /* so that a callback failing with no message is seen */
+    clt_status st = callback_status(c, c->forward_multi(m, c->user, in, c->n_in, res, c->n_out));
+    for (size_t j = 0; j < c->n_out && st == CLT_OK; j++)
+        if (res[j] == NULL)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: the forward function returned CLT_OK without output %zu (of "
+                            "%zu)",
+                            c->name, j, c->n_out);
+    if (st != CLT_OK) {
+        for (size_t j = 0; j < c->n_out; j++)
+            clt_tensor_free(res[j]);
+        return st;
+    }
+    *out = res[0];
+    for (size_t j = 1; j < c->n_out; j++)
+        k->out[j] = res[j];
+    return CLT_OK;
+}
+
+bool clt__module_is_custom(const clt_module *m)
+{
+    return custom_of(m) != NULL;
+}
+
+bool clt__custom_multi_arity(const clt_module *m, size_t *n_in, size_t *n_out)
+{
+    const custom *c = custom_of(m);
+    if (c == NULL || c->forward_multi == NULL)
+        return false;
+    *n_in = c->n_in;
+    *n_out = c->n_out;
+    return true;
+}
+
+clt_status clt__custom_call_multi(clt_module *m, const clt_tensor *const *in,
+                                  clt_tensor **out)
+{
+    const custom *c = m->extra;
+    multi_ctx k = {in, out};
+    for (size_t j = 0; j < c->n_out; j++)
+        out[j] = NULL;
+    clt_status st = clt__module_call_multi(m, in[0], custom_multi_fwd, &k, &out[0]);
+    if (st != CLT_OK)
+        for (size_t j = 0; j < c->n_out; j++) {
+            clt_tensor_free(out[j]);
+            out[j] = NULL;
+        }
+    return st;
+}
+
 static clt_status custom_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     custom *c = m->extra;
+    if (c->forward_multi) { /* model(x): the other inputs None, the first output */
+        const clt_tensor *in[CLT_MODULE_MAX_IO] = {x};
+        clt_tensor *res[CLT_MODULE_MAX_IO] = {NULL};
+        multi_ctx k = {in, res};
+        clt_status st = custom_multi_fwd(m, &k, x, &res[0]);
+        for (size_t j = 1; j < c->n_out; j++)
+            clt_tensor_free(res[j]);
+        *out = st == CLT_OK ? res[0] : NULL;
+        return st;
+    }
     clt__ok(); /* so that a callback failing with no message is seen */
     clt_status st = c->forward(m, c->user, x, out);
     if (st == CLT_OK && *out == NULL)
@@ -1257,6 +1348,9 @@ static clt_status custom_clone_extra(const clt_module *m, clt_module *copy, clt_
         strcpy(d->names[k], c->names[k]);
     }
     d->forward = c->forward;
+    d->forward_multi = c->forward_multi;
+    d->n_in = c->n_in;
+    d->n_out = c->n_out;
     d->container = c->container;
     d->free_user = c->free_user;
     d->clone_user = c->clone_user;
@@ -1274,20 +1368,30 @@ static clt_status custom_clone_extra(const clt_module *m, clt_module *copy, clt_
     return CLT_OK;
 }
 
-clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, void *user,
-                             void (*free_user)(void *), clt_module **out)
+/* A custom module named name of forward (NULL: none) or forward_multi
+ * with its arity, for the public call fn. */
+static clt_status custom_new(const char *fn, const char *name, clt_module_forward_fn forward,
+                             clt_module_forward_multi_fn forward_multi, size_t n_in,
+                             size_t n_out, void *user, void (*free_user)(void *),
+                             clt_module **out)
 {
-    static const char fn[] = "clt_module_custom";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(name, fn);
     if (name[0] == '\0')
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module's name is empty", fn);
+    if (n_in < 1 || n_in > CLT_MODULE_MAX_IO || n_out < 1 || n_out > CLT_MODULE_MAX_IO)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s: %zu inputs and %zu outputs; each must be 1 to %d", fn, name,
+                          n_in, n_out, CLT_MODULE_MAX_IO);
     custom *c = custom_alloc(name, 0);
     if (c == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     c->ops.clone_extra = custom_clone_extra;
     c->forward = forward ? forward : missing_forward;
+    c->forward_multi = forward ? NULL : forward_multi;
+    c->n_in = c->forward_multi ? n_in : 1;
+    c->n_out = c->forward_multi ? n_out : 1;
     c->user = user;
     c->free_user = free_user;
     clt_module *m = NULL;
@@ -1299,6 +1403,20 @@ clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, vo
     m->extra = c;
     *out = m;
     return clt__ok();
+}
+
+clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, void *user,
+                             void (*free_user)(void *), clt_module **out)
+{
+    return custom_new("clt_module_custom", name, forward, NULL, 1, 1, user, free_user, out);
+}
+
+clt_status clt_module_custom_multi(const char *name, clt_module_forward_multi_fn forward,
+                                   size_t n_in, size_t n_out, void *user,
+                                   void (*free_user)(void *), clt_module **out)
+{
+    return custom_new("clt_module_custom_multi", name, NULL, forward, n_in, n_out, user,
+                      free_user, out);
 }
 
 clt_status clt_module_custom_set_clone(clt_module *m, void *(*clone_user)(const void *user))

@@ -290,6 +290,16 @@ typedef clt_status (*clt__forward_multi_fn)(clt_module *m, void *ctx, const clt_
  * fwd left in ctx is for the caller to release. */
 clt_status clt__module_call_multi(clt_module *m, const clt_tensor *x, clt__forward_multi_fn fwd,
                                   void *ctx, clt_tensor **out);
+/* Whether m is a custom module of clt_module_custom_multi, and then its
+ * numbers of inputs and outputs (module.c). */
+bool clt__custom_multi_arity(const clt_module *m, size_t *n_in, size_t *n_out);
+/* Whether m is a module of clt_module_custom or clt_module_custom_multi
+ * (or a container), whose name is its maker's. */
+bool clt__module_is_custom(const clt_module *m);
+/* Runs such an m (clt__module_call_multi: its hooks on in[0] and out[0])
+ * on its n_in inputs in (in[0] not NULL), its n_out outputs in out (all
+ * new; all NULL on failure).  Inside clt__forward_begin/end. */
+clt_status clt__custom_call_multi(clt_module *m, const clt_tensor *const *in, clt_tensor **out);
 /* Reads and checks a packed sequence's layout (src/nn/packed.c):
  * batch_sizes (1-D int64, positive, non-increasing, adding up to data's
  * rows) into *bs (*T steps) and, from sorted_indices and/or
