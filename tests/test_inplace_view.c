@@ -844,3 +844,32 @@ Test(inplace_view, view_of_another_dtype_is_refused_where_a_gradient_is_needed)
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         clt_tensor_free(all[k]);
 }
+
+/* A gradient made with create_graph, changed in place through a view of
+ * it, as torch 1.13: g = d(sum x^3)/dx = 3 x^2, g[1:] *= 5 makes g's
+ * grad_fn CopySlices, and d(sum g)/dx = 6 x * (1, 5, 5) (torch: 6, 60, 90
+ * at x = 1, 2, 3). */
+Test(inplace_view, create_graph_gradient_modified_through_a_view)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s3[] = {3};
+    const double xv[3] = {1, 2, 3};
+    clt_tensor *x = NULL, *c = NULL, *l = NULL, *g = NULL, *v = NULL, *gs = NULL, *h = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_pow_scalar(x, 3.0, &c));
+    CHECK(clt_sum(c, &l));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&l, 1, NULL, &x, 1, &o, &g));
+    CHECK(clt_slice(g, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 5.0));
+    expect_name(g, "CopySlices");
+    const double wg[3] = {3, 60, 135}, wh[3] = {6, 60, 90};
+    assert_tensor_close(g, wg, 3, 1e-12, 0, "g");
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &h));
+    assert_tensor_close(h, wh, 3, 1e-12, 0, "d(sum g)/dx");
+    clt_tensor *all[] = {x, c, l, g, v, gs, h};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}
