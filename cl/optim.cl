@@ -132,32 +132,36 @@ static inline int multi_slot(const clt_optim_slots *s, ulong chunk, ulong *i, ul
     return -1;
 }
 
-/* Every *_multi kernel but SGD's: MULTI_BEGIN finds this work-item's slot
- * k and its elements [i, end) (returning where it has none), MULTI_PICK(Q,
- * x) declares x, slot k's buffer of operand x (from x0 .. x7), and
- * MULTI_LOOP(p) moves p to its parameter's offset and runs over the
- * elements. */
-#define MULTI_BEGIN                                                            \
+/* Each kind names its state operands once, as an X-macro (ADAM_STATE(X)
+ * is X(m) X(v) X(x)).  MULTI_ARGS(STATE) declares the kernel's leading
+ * arguments: p, g and each state operand per slot (x0 .. x7), then the
+ * slot table s and chunk.  Every *_multi kernel but SGD's opens with
+ * MULTI_BEGIN(STATE): it finds this work-item's slot k and its elements
+ * [i, end) (returning where it has none), declares p, g and each state
+ * operand as slot k's buffer, moves p to its parameter's offset, and runs
+ * the statement after it over the elements. */
+#define MULTI_ARG(x) MULTI_PARAMS(__global T *, x),
+#define MULTI_ARGS(STATE)                                                      \
+    MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),        \
+        STATE(MULTI_ARG) clt_optim_slots s, ulong chunk
+#define MULTI_PICK(Q, x)                                                       \
+    Q *x##s_[MULTI_K] = MULTI_LIST(x);                                         \
+    Q *x = x##s_[k];
+#define MULTI_PICK_STATE(x) MULTI_PICK(__global T, x)
+#define MULTI_BEGIN(STATE)                                                     \
     ulong i, end;                                                              \
     int k = multi_slot(&s, chunk, &i, &end);                                   \
     if (k < 0)                                                                 \
-        return
-#define MULTI_PICK(Q, x)                                                       \
-    Q *x##s_[MULTI_K] = MULTI_LIST(x);                                         \
-    Q *x = x##s_[k]
-#define MULTI_LOOP(p)                                                          \
+        return;                                                                \
+    MULTI_PICK(__global T, p)                                                  \
+    MULTI_PICK(__global const T, g)                                            \
+    STATE(MULTI_PICK_STATE)                                                    \
     p += s.off[k];                                                             \
     for (; i < end; i++)
-/* The kernels' leading operands: p and g, per slot. */
-#define MULTI_PG MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g)
-#define MULTI_PICK_PG                                                          \
-    MULTI_PICK(__global T, p);                                                 \
-    MULTI_PICK(__global const T, g)
 
-CLT_KERNEL(sgd_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global const T *, g),
-                           MULTI_PARAMS(__global T *, b), clt_optim_slots s, ulong chunk,
-                           T_C lr, T_C wd, T_C momentum, T_C undamped, int nesterov,
-                           int first)
+#define SGD_STATE(X) X(b)
+CLT_KERNEL(sgd_step_multi)(MULTI_ARGS(SGD_STATE), T_C lr, T_C wd, T_C momentum,
+                           T_C undamped, int nesterov, int first)
 {
     ulong i = 0, end = 0;
     int k = multi_slot(&s, chunk, &i, &end);
@@ -171,17 +175,12 @@ CLT_KERNEL(sgd_step_multi)(MULTI_PARAMS(__global T *, p), MULTI_PARAMS(__global 
 #undef SGD_SLOT
 }
 
-CLT_KERNEL(adam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m), MULTI_PARAMS(__global T *, v),
-                            MULTI_PARAMS(__global T *, x), clt_optim_slots s, ulong chunk,
-                            T_C decay, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd,
-                            int decoupled, int amsgrad, T_C step_size, T_C bc2_sqrt)
+#define ADAM_STATE(X) X(m) X(v) X(x)
+CLT_KERNEL(adam_step_multi)(MULTI_ARGS(ADAM_STATE), T_C decay, T_C w1, T_C beta2, T_C w2,
+                            T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
+                            T_C bc2_sqrt)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, m);
-    MULTI_PICK(__global T, v);
-    MULTI_PICK(__global T, x);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(ADAM_STATE)
         adam_elem(p, g, m, v, x, i, decay, w1, beta2, w2, eps, wd, decoupled, amsgrad,
                   step_size, bc2_sqrt);
 }
@@ -225,17 +224,11 @@ CLT_KERNEL(rmsprop_step)(__global T *p, __global const T *g, __global T *sq, __g
         rmsprop_elem(p, g, sq, buf, ga, i, neg_lr, alpha, w, eps, wd, momentum, centered);
 }
 
-CLT_KERNEL(rmsprop_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sq),
-                               MULTI_PARAMS(__global T *, buf), MULTI_PARAMS(__global T *, ga),
-                               clt_optim_slots s, ulong chunk, T_C neg_lr, T_C alpha, T_C w,
-                               T_C eps, T_C wd, T_C momentum, int centered)
+#define RMSPROP_STATE(X) X(sq) X(buf) X(ga)
+CLT_KERNEL(rmsprop_step_multi)(MULTI_ARGS(RMSPROP_STATE), T_C neg_lr, T_C alpha, T_C w, T_C eps,
+                               T_C wd, T_C momentum, int centered)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, sq);
-    MULTI_PICK(__global T, buf);
-    MULTI_PICK(__global T, ga);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(RMSPROP_STATE)
         rmsprop_elem(p, g, sq, buf, ga, i, neg_lr, alpha, w, eps, wd, momentum, centered);
 }
 
@@ -261,13 +254,10 @@ CLT_KERNEL(adagrad_step)(__global T *p, __global const T *g, __global T *sum, ul
         adagrad_elem(p, g, sum, i, neg_clr, eps, wd);
 }
 
-CLT_KERNEL(adagrad_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sum), clt_optim_slots s,
-                               ulong chunk, T_C neg_clr, T_C eps, T_C wd)
+#define ADAGRAD_STATE(X) X(sum)
+CLT_KERNEL(adagrad_step_multi)(MULTI_ARGS(ADAGRAD_STATE), T_C neg_clr, T_C eps, T_C wd)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, sum);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(ADAGRAD_STATE)
         adagrad_elem(p, g, sum, i, neg_clr, eps, wd);
 }
 
@@ -297,15 +287,11 @@ CLT_KERNEL(adadelta_step)(__global T *p, __global const T *g, __global T *sq, __
         adadelta_elem(p, g, sq, acc, i, neg_lr, rho, w, eps, wd);
 }
 
-CLT_KERNEL(adadelta_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, sq),
-                                MULTI_PARAMS(__global T *, acc), clt_optim_slots s, ulong chunk,
-                                T_C neg_lr, T_C rho, T_C w, T_C eps, T_C wd)
+#define ADADELTA_STATE(X) X(sq) X(acc)
+CLT_KERNEL(adadelta_step_multi)(MULTI_ARGS(ADADELTA_STATE), T_C neg_lr, T_C rho, T_C w, T_C eps,
+                                T_C wd)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, sq);
-    MULTI_PICK(__global T, acc);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(ADADELTA_STATE)
         adadelta_elem(p, g, sq, acc, i, neg_lr, rho, w, eps, wd);
 }
 
@@ -341,15 +327,11 @@ CLT_KERNEL(rprop_step)(__global T *p, __global const T *g, __global T *prev, __g
         rprop_elem(p, g, prev, ss, i, lr, etaminus, etaplus, lo, hi, first);
 }
 
-CLT_KERNEL(rprop_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, prev),
-                             MULTI_PARAMS(__global T *, ss), clt_optim_slots s, ulong chunk,
-                             T_C lr, T_C etaminus, T_C etaplus, T_C lo, T_C hi, int first)
+#define RPROP_STATE(X) X(prev) X(ss)
+CLT_KERNEL(rprop_step_multi)(MULTI_ARGS(RPROP_STATE), T_C lr, T_C etaminus, T_C etaplus, T_C lo,
+                             T_C hi, int first)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, prev);
-    MULTI_PICK(__global T, ss);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(RPROP_STATE)
         rprop_elem(p, g, prev, ss, i, lr, etaminus, etaplus, lo, hi, first);
 }
 
@@ -376,13 +358,11 @@ CLT_KERNEL(asgd_step)(__global T *p, __global const T *g, __global T *ax, ulong 
         asgd_elem(p, g, ax, i, decay, neg_eta, mu, wd, average);
 }
 
-CLT_KERNEL(asgd_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, ax), clt_optim_slots s,
-                            ulong chunk, T_C decay, T_C neg_eta, T_C mu, T_C wd, int average)
+#define ASGD_STATE(X) X(ax)
+CLT_KERNEL(asgd_step_multi)(MULTI_ARGS(ASGD_STATE), T_C decay, T_C neg_eta, T_C mu, T_C wd,
+                            int average)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, ax);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(ASGD_STATE)
         asgd_elem(p, g, ax, i, decay, neg_eta, mu, wd, average);
 }
 
@@ -419,15 +399,11 @@ CLT_KERNEL(adamax_step)(__global T *p, __global const T *g, __global T *m, __glo
         adamax_elem(p, g, m, u, i, beta1, w1, beta2, eps, wd, neg_clr);
 }
 
-CLT_KERNEL(adamax_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
-                              MULTI_PARAMS(__global T *, u), clt_optim_slots s, ulong chunk,
-                              T_C beta1, T_C w1, T_C beta2, T_C eps, T_C wd, T_C neg_clr)
+#define ADAMAX_STATE(X) X(m) X(u)
+CLT_KERNEL(adamax_step_multi)(MULTI_ARGS(ADAMAX_STATE), T_C beta1, T_C w1, T_C beta2, T_C eps,
+                              T_C wd, T_C neg_clr)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, m);
-    MULTI_PICK(__global T, u);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(ADAMAX_STATE)
         adamax_elem(p, g, m, u, i, beta1, w1, beta2, eps, wd, neg_clr);
 }
 
@@ -461,16 +437,11 @@ CLT_KERNEL(nadam_step)(__global T *p, __global const T *g, __global T *m, __glob
         nadam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, bc2, c_g, c_m);
 }
 
-CLT_KERNEL(nadam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
-                             MULTI_PARAMS(__global T *, v), clt_optim_slots s, ulong chunk,
-                             T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, T_C bc2,
-                             T_C c_g, T_C c_m)
+#define NADAM_STATE(X) X(m) X(v)
+CLT_KERNEL(nadam_step_multi)(MULTI_ARGS(NADAM_STATE), T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps,
+                             T_C wd, T_C bc2, T_C c_g, T_C c_m)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, m);
-    MULTI_PICK(__global T, v);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(NADAM_STATE)
         nadam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, bc2, c_g, c_m);
 }
 
@@ -506,16 +477,11 @@ CLT_KERNEL(radam_step)(__global T *p, __global const T *g, __global T *m, __glob
                    rectify);
 }
 
-CLT_KERNEL(radam_step_multi)(MULTI_PG, MULTI_PARAMS(__global T *, m),
-                             MULTI_PARAMS(__global T *, v), clt_optim_slots s, ulong chunk,
-                             T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, T_C lr,
-                             T_C bc1, T_C bc2_sqrt, T_C rect, int rectify)
+#define RADAM_STATE(X) X(m) X(v)
+CLT_KERNEL(radam_step_multi)(MULTI_ARGS(RADAM_STATE), T_C beta1, T_C w1, T_C beta2, T_C w2, T_C eps,
+                             T_C wd, T_C lr, T_C bc1, T_C bc2_sqrt, T_C rect, int rectify)
 {
-    MULTI_BEGIN;
-    MULTI_PICK_PG;
-    MULTI_PICK(__global T, m);
-    MULTI_PICK(__global T, v);
-    MULTI_LOOP(p)
+    MULTI_BEGIN(RADAM_STATE)
         radam_elem(p, g, m, v, i, beta1, w1, beta2, w2, eps, wd, lr, bc1, bc2_sqrt, rect,
                    rectify);
 }

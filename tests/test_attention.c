@@ -496,40 +496,50 @@ static void param_grads_fd(clt_device *dev, const gctx *g, clt_tensor **ins, siz
     clt_free(ps);
 }
 
-Test(attention, gradients_by_finite_differences)
+/* The gradients of m (in float64, key and value widths kd and vd, np
+ * parameters) by gradcheck over q, k, v, then with the masks (bool padding
+ * mask kp, float attn_mask) where `masks`, and the parameters' gradients
+ * against central differences. */
+static void mha_grads_case(clt_device *dev, clt_module *m, int64_t kd, int64_t vd,
+                           const double kp[4], int masks, size_t np)
 {
-    clt_device *dev = get_device("cpu");
-    enum { E = 4, N = 2, L = 3, S = 2, H = 2 };
-    clt_generator *gen;
-    CHECK(clt_generator_new(5, &gen));
-    clt_module *m;
-    CHECK(clt_multihead_attention_layer(dev, E, H, 0.0, 1, 0, gen, &m));
+    enum { E = 4, N = 2, L = 3, S = 2 };
     CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
-    double *q = rand_f64(L * N * E, 1, -1, 1), *k = rand_f64(S * N * E, 2, -1, 1);
-    double *v = rand_f64(S * N * E, 3, -1, 1), *am = rand_f64(L * S, 4, -1, 1);
-    double kp[N * S] = {0, 1, 0, 0};
+    double *q = rand_f64(L * N * E, 1, -1, 1), *k = rand_f64(S * N * kd, 2, -1, 1);
+    double *v = rand_f64(S * N * vd, 3, -1, 1), *am = rand_f64(L * S, 4, -1, 1);
     int64_t ms[2] = {N, S};
     gctx g = {m, 0, tensor_of(dev, CLT_BOOL, 2, ms, kp)};
-    gc_in ins[4] = {{3, {L, N, E}, q, 1}, {3, {S, N, E}, k, 1}, {3, {S, N, E}, v, 1},
+    gc_in ins[4] = {{3, {L, N, E}, q, 1}, {3, {S, N, kd}, k, 1}, {3, {S, N, vd}, v, 1},
                     {2, {L, S}, am, 1}};
     gradcheck(dev, mha_gc, &g, 3, ins);
-    g.masks = 1;
-    gradcheck(dev, mha_gc, &g, 4, ins);
-    /* the parameters' gradients: autograd's against central differences */
-    int64_t qs[3] = {L, N, E}, ks[3] = {S, N, E};
-    clt_tensor *tq = tensor_of(dev, CLT_FLOAT64, 3, qs, q);
-    clt_tensor *tk = tensor_of(dev, CLT_FLOAT64, 3, ks, k);
-    clt_tensor *tv = tensor_of(dev, CLT_FLOAT64, 3, ks, v), *ins_t[4] = {tq, tk, tv, NULL};
-    g.masks = 0; /* in[3] is absent here */
-    param_grads_fd(dev, &g, ins_t, 4);
-    clt_tensor_free(tq);
-    clt_tensor_free(tk);
-    clt_tensor_free(tv);
+    if (masks) {
+        g.masks = 1;
+        gradcheck(dev, mha_gc, &g, 4, ins);
+    }
+    int64_t qs[3] = {L, N, E}, ks[3] = {S, N, kd}, vs[3] = {S, N, vd}, as[2] = {L, S};
+    clt_tensor *ins_t[4] = {tensor_of(dev, CLT_FLOAT64, 3, qs, q),
+                            tensor_of(dev, CLT_FLOAT64, 3, ks, k),
+                            tensor_of(dev, CLT_FLOAT64, 3, vs, v),
+                            tensor_of(dev, CLT_FLOAT64, 2, as, am)};
+    param_grads_fd(dev, &g, ins_t, np);
+    for (int j = 0; j < 4; j++)
+        clt_tensor_free(ins_t[j]);
     clt_tensor_free(g.kpm);
     free(q);
     free(k);
     free(v);
     free(am);
+}
+
+Test(attention, gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(5, &gen));
+    clt_module *m;
+    CHECK(clt_multihead_attention_layer(dev, 4, 2, 0.0, 1, 0, gen, &m));
+    const double kp[4] = {0, 1, 0, 0};
+    mha_grads_case(dev, m, 4, 4, kp, 1, 4);
     clt_module_free(m);
     clt_generator_free(gen);
 }
@@ -1202,42 +1212,19 @@ Test(attention, opts_against_reference)
 Test(attention, opts_gradients_by_finite_differences)
 {
     clt_device *dev = get_device("cpu");
-    enum { E = 4, N = 2, L = 3, S = 2, H = 2 };
+    enum { E = 4, H = 2 };
     const ocase cases[] = {{E, H, 3, 5, 1, 1, 1, 0}, {E, H, E, E, 1, 0, 1, 0},
                            {E, H, E, E, 0, 1, 0, 0}, {E, H, 2, E, 0, 0, 1, 0}};
+    const double kp[4] = {0, 1, 1, 1}; /* batch 1 hides both keys */
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const ocase *o = &cases[c];
         clt_generator *gen;
         CHECK(clt_generator_new(5, &gen));
         clt_module *m = make_opts(dev, o, gen);
-        CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
-        double *q = rand_f64(L * N * E, 1, -1, 1), *k = rand_f64(S * N * o->kd, 2, -1, 1);
-        double *v = rand_f64(S * N * o->vd, 3, -1, 1), *am = rand_f64(L * S, 4, -1, 1);
-        double kp[N * S] = {0, 1, 1, 1}; /* batch 1 hides both keys */
-        int64_t ms[2] = {N, S};
-        gctx g = {m, 0, tensor_of(dev, CLT_BOOL, 2, ms, kp)};
-        gc_in ins[4] = {{3, {L, N, E}, q, 1}, {3, {S, N, o->kd}, k, 1},
-                        {3, {S, N, o->vd}, v, 1}, {2, {L, S}, am, 1}};
-        gradcheck(dev, mha_gc, &g, 3, ins);
-        if (o->bkv || o->za) { /* else batch 1's rows are NaN */
-            g.masks = 1;
-            gradcheck(dev, mha_gc, &g, 4, ins);
-        }
-        int64_t qs[3] = {L, N, E}, ks[3] = {S, N, o->kd}, vs[3] = {S, N, o->vd}, as[2] = {L, S};
-        clt_tensor *ins_t[4] = {tensor_of(dev, CLT_FLOAT64, 3, qs, q),
-                                tensor_of(dev, CLT_FLOAT64, 3, ks, k),
-                                tensor_of(dev, CLT_FLOAT64, 3, vs, v),
-                                tensor_of(dev, CLT_FLOAT64, 2, as, am)};
         size_t np = (o->kd == E && o->vd == E ? 1 : 3) + (o->bias ? 1 : 0) + (o->bkv ? 2 : 0) +
                     (o->bias ? 2 : 1);
-        param_grads_fd(dev, &g, ins_t, np);
-        for (int j = 0; j < 4; j++)
-            clt_tensor_free(ins_t[j]);
-        clt_tensor_free(g.kpm);
-        free(q);
-        free(k);
-        free(v);
-        free(am);
+        /* without a bias_k or zero_attn, batch 1's rows are NaN with the masks */
+        mha_grads_case(dev, m, o->kd, o->vd, kp, o->bkv || o->za, np);
         clt_module_free(m);
         clt_generator_free(gen);
     }

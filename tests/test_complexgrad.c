@@ -155,6 +155,12 @@ Test(complexgrad, elementwise_complex_ops_gradcheck)
     gradcheck(dev, cg_fn, &sub2, 2, z2);
     cg_op addr = {.kind = 13, .alpha = 1.5};
     gradcheck(dev, cg_fn, &addr, 2, min_);
+    /* alpha 1, where add_'s formula passes g to other as it is */
+    cg_op add1 = {.kind = 11, .alpha = 1.0}, sub1 = {.kind = 12, .alpha = 1.0};
+    cg_op addr1 = {.kind = 13, .alpha = 1.0};
+    gradcheck(dev, cg_fn, &add1, 2, z2);
+    gradcheck(dev, cg_fn, &sub1, 2, z2);
+    gradcheck(dev, cg_fn, &addr1, 2, min_);
     cg_op sc = {.kind = 14};
     gradcheck(dev, cg_fn, &sc, 1, one);
     cg_op row = {.kind = 15, .alpha = -3.0};

@@ -123,33 +123,73 @@ static double gg_l(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_
     return v;
 }
 
+/* The setup both checks share: a copy of the inputs' values (data), the
+ * inputs x, u (requiring grad) and its values uv, and M with create_graph,
+ * inside a scope the caller ends after keeping what it needs. */
+typedef struct gg_state {
+    double *data[8], *uv;
+    clt_tensor *x[8], *u;
+    size_t nu;
+} gg_state;
+
+static clt_tensor *gg_begin(gg_state *s, clt_device *dev, gc_fn f, const void *ctx, int nin,
+                            const gc_in *ins)
+{
+    cr_assert(nin <= 7);
+    *s = (gg_state){.nu = 0};
+    for (int i = 0; i < nin; i++) {
+        size_t n = gc_numel(&ins[i]);
+        s->data[i] = malloc((n ? n : 1) * sizeof(double));
+        memcpy(s->data[i], ins[i].data, n * sizeof(double));
+    }
+    gc_make(dev, nin, ins, s->data, s->x, 1);
+    s->u = gg_u(dev, f, ctx, nin, ins, s->data, 1, &s->uv, &s->nu);
+    CHECK(clt_scope_begin());
+    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, s->x, s->u, 1);
+    cr_assert(clt_requires_grad(m), "M has no history: the first gradients were detached");
+    return m;
+}
+
+static void gg_end(gg_state *s, int nin)
+{
+    clt_tensor_free(s->u);
+    for (int i = 0; i < nin; i++) {
+        clt_tensor_free(s->x[i]);
+        free(s->data[i]);
+    }
+    free(s->uv);
+}
+
+/* dM/d(vals[e]) by central differences of M from plain first-order
+ * gradients, vals being one of s->data or s->uv. */
+static double gg_m_diff(gg_state *s, clt_device *dev, gc_fn f, const void *ctx, int nin,
+                        const gc_in *ins, double *vals, size_t e)
+{
+    const double eps = 1e-6;
+    double orig = vals[e], mv[2];
+    for (int side = 0; side < 2; side++) {
+        vals[e] = orig + (side ? -eps : eps);
+        mv[side] = gg_m_plain(dev, f, ctx, nin, ins, s->data, s->uv);
+    }
+    vals[e] = orig;
+    return (mv[0] - mv[1]) / (2 * eps);
+}
+
 /* The check: dM/dx (Hessian-vector products) and dM/du (J v) against
  * finite differences of M, and dM/dx against second differences of L in
  * the directions v and e_k. */
 static void gradgradcheck_tol(clt_device *dev, gc_fn f, const void *ctx, int nin,
                               const gc_in *ins, double rtol, double atol)
 {
-    const double eps = 1e-6, h = 1e-4;
-    double *data[8];
-    cr_assert(nin <= 7);
-    for (int i = 0; i < nin; i++) {
-        size_t n = gc_numel(&ins[i]);
-        data[i] = malloc((n ? n : 1) * sizeof(double));
-        memcpy(data[i], ins[i].data, n * sizeof(double));
-    }
-    clt_tensor *x[8] = {0}, *wrt[8], *an[8] = {0};
-    double *uv = NULL;
-    size_t nu = 0;
-    gc_make(dev, nin, ins, data, x, 1);
-    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 1, &uv, &nu);
-    CHECK(clt_scope_begin());
-    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, x, u, 1);
-    cr_assert(clt_requires_grad(m), "M has no history: the first gradients were detached");
+    const double h = 1e-4;
+    gg_state s;
+    clt_tensor *m = gg_begin(&s, dev, f, ctx, nin, ins), *wrt[8], *an[8] = {0};
+    double **data = s.data;
     int nw = 0;
     for (int i = 0; i < nin; i++)
         if (ins[i].grad)
-            wrt[nw++] = x[i];
-    wrt[nw++] = u;
+            wrt[nw++] = s.x[i];
+    wrt[nw++] = s.u;
     CHECK(clt_autograd_grad(&m, 1, NULL, wrt, (size_t)nw, 0, 1, an));
     for (int i = 0; i < nw; i++)
         if (an[i])
@@ -160,20 +200,14 @@ static void gradgradcheck_tol(clt_device *dev, gc_fn f, const void *ctx, int nin
         int is_u = i == nin;
         if (!is_u && !ins[i].grad)
             continue;
-        size_t n = is_u ? nu : gc_numel(&ins[i]);
+        size_t n = is_u ? s.nu : gc_numel(&ins[i]);
         double *got = calloc(n ? n : 1, sizeof *got);
         if (an[k])
             CHECK(clt_tensor_read(an[k], got, n * sizeof *got));
         clt_tensor_free(an[k++]);
-        double *vals = is_u ? uv : data[i];
+        double *vals = is_u ? s.uv : data[i];
         for (size_t e = 0; e < n; e++) {
-            double orig = vals[e], mv[2];
-            for (int side = 0; side < 2; side++) {
-                vals[e] = orig + (side ? -eps : eps);
-                mv[side] = gg_m_plain(dev, f, ctx, nin, ins, data, uv);
-            }
-            vals[e] = orig;
-            double num = (mv[0] - mv[1]) / (2 * eps);
+            double num = gg_m_diff(&s, dev, f, ctx, nin, ins, vals, e);
             cr_assert(close_enough(got[e], num, rtol, atol),
                       "%s %d element %zu: double backward %.10g, finite differences of the "
                       "gradient %.10g",
@@ -188,7 +222,7 @@ static void gradgradcheck_tol(clt_device *dev, gc_fn f, const void *ctx, int nin
                     for (size_t q = 0; ins[j].grad && q < gc_numel(&ins[j]); q++)
                         data[j][q] += sv * gc_weight(q * 5 + 2 + (size_t)j);
                 vals[e] += se;
-                l[c] = gg_l(dev, f, ctx, nin, ins, data, uv);
+                l[c] = gg_l(dev, f, ctx, nin, ins, data, s.uv);
                 vals[e] -= se;
                 for (int j = 0; j < nin; j++)
                     for (size_t q = 0; ins[j].grad && q < gc_numel(&ins[j]); q++)
@@ -203,12 +237,7 @@ static void gradgradcheck_tol(clt_device *dev, gc_fn f, const void *ctx, int nin
         free(got);
     }
     clt_set_grad_enabled(was);
-    clt_tensor_free(u);
-    for (int i = 0; i < nin; i++) {
-        clt_tensor_free(x[i]);
-        free(data[i]);
-    }
-    free(uv);
+    gg_end(&s, nin);
 }
 
 static void gradgradcheck(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins)
@@ -224,39 +253,19 @@ static void gradgradcheck(clt_device *dev, gc_fn f, const void *ctx, int nin, co
 static void gradgradcheck_u(const char *what, clt_device *dev, gc_fn f, const void *ctx,
                             int nin, const gc_in *ins)
 {
-    const double eps = 1e-6;
-    double *data[8];
-    cr_assert(nin <= 7);
-    for (int i = 0; i < nin; i++) {
-        size_t n = gc_numel(&ins[i]);
-        data[i] = malloc((n ? n : 1) * sizeof(double));
-        memcpy(data[i], ins[i].data, n * sizeof(double));
-    }
-    clt_tensor *x[8] = {0}, *an = NULL;
-    double *uv = NULL;
-    size_t nu = 0;
-    gc_make(dev, nin, ins, data, x, 1);
-    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 1, &uv, &nu);
-    CHECK(clt_scope_begin());
-    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, x, u, 1);
-    cr_assert(clt_requires_grad(m), "M has no history: the first gradients were detached");
-    CHECK(clt_autograd_grad(&m, 1, NULL, &u, 1, 0, 1, &an));
+    gg_state s;
+    clt_tensor *m = gg_begin(&s, dev, f, ctx, nin, ins), *an = NULL;
+    CHECK(clt_autograd_grad(&m, 1, NULL, &s.u, 1, 0, 1, &an));
     if (an)
         CHECK(clt_scope_keep(an));
     clt_scope_end();
-    double *got = calloc(nu ? nu : 1, sizeof *got);
+    double *got = calloc(s.nu ? s.nu : 1, sizeof *got);
     if (an)
-        CHECK(clt_tensor_read(an, got, nu * sizeof *got));
+        CHECK(clt_tensor_read(an, got, s.nu * sizeof *got));
     clt_tensor_free(an);
     int was = clt_set_grad_enabled(0);
-    for (size_t e = 0; e < nu; e++) {
-        double orig = uv[e], mv[2];
-        for (int side = 0; side < 2; side++) {
-            uv[e] = orig + (side ? -eps : eps);
-            mv[side] = gg_m_plain(dev, f, ctx, nin, ins, data, uv);
-        }
-        uv[e] = orig;
-        double num = (mv[0] - mv[1]) / (2 * eps);
+    for (size_t e = 0; e < s.nu; e++) {
+        double num = gg_m_diff(&s, dev, f, ctx, nin, ins, s.uv, e);
         cr_assert(close_enough(got[e], num, 1e-5, 1e-6),
                   "%s: grad_output element %zu: double backward %.10g, finite differences of "
                   "the gradient %.10g",
@@ -264,12 +273,7 @@ static void gradgradcheck_u(const char *what, clt_device *dev, gc_fn f, const vo
     }
     clt_set_grad_enabled(was);
     free(got);
-    clt_tensor_free(u);
-    for (int i = 0; i < nin; i++) {
-        clt_tensor_free(x[i]);
-        free(data[i]);
-    }
-    free(uv);
+    gg_end(&s, nin);
 }
 
 static const double X6[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2};

@@ -774,3 +774,102 @@ Test(inplace_view, view_saved_after_its_base_changed)
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         clt_tensor_free(all[k]);
 }
+
+/* z's values (complex128, n elements) as 2n doubles. */
+static void expect_complex(const clt_tensor *z, const double *want, size_t n)
+{
+    double got[8];
+    cr_assert(n <= 4);
+    CHECK(clt_tensor_read(z, got, 2 * n * sizeof *got));
+    for (size_t k = 0; k < 2 * n; k++)
+        cr_assert(got[k] == want[k], "element %zu: %g, expected %g", k / 2, got[k], want[k]);
+}
+
+/* torch records an in-place op on z.real, z.imag, view_as_real(z) or
+ * view_as_complex(x) on the base's history (CopySlices); cltensor's views
+ * are of one dtype, so where a gradient is needed (the base, the view or an
+ * operand requires grad) it refuses, nothing changed, rather than leave
+ * the base's history without the op (which gave z = zl * 1; z.real *= 2;
+ * L = sum(|z|^2) the gradient 2 z on zl where torch gives 4 re(z) + 2i
+ * im(z)).  With grad mode off, or nothing requiring grad, the op runs. */
+Test(inplace_view, view_of_another_dtype_is_refused_where_a_gradient_is_needed)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s3[] = {3};
+    const double zv[6] = {0.5, -1.0, 2.0, 0.25, -1.5, 3.0};
+    clt_tensor *zl = NULL, *z = NULL, *re = NULL, *im = NULL, *r = NULL, *rs = NULL, *a = NULL,
+               *w = NULL, *wi = NULL, *c = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, s3, zv, &zl));
+    CHECK(clt_set_requires_grad(zl, 1));
+    CHECK(clt_mul_scalar(zl, 1.0, &z));
+    CHECK(clt_real(z, &re));
+    CHECK(clt_imag(z, &im));
+    CHECK(clt_view_as_real(z, &r));
+    CHECK(clt_slice(r, 0, 1, 3, 1, &rs)); /* a view of a view of another dtype */
+    const char *why = "a view of another dtype than its base";
+    assert_error(clt_mul_scalar_(re, 2.0), CLT_ERR_INVALID_ARGUMENT, why);
+    assert_error(clt_add_scalar_(im, 1.0), CLT_ERR_INVALID_ARGUMENT, why);
+    assert_error(clt_zero_(rs), CLT_ERR_INVALID_ARGUMENT, why);
+    expect_complex(z, zv, 3);
+    expect_name(re, "RealBackward0");
+    expect_name(z, "MulBackward0");
+    /* with grad mode off it runs, and changes z */
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_mul_scalar_(re, 2.0));
+    clt_set_grad_enabled(was);
+    const double twice[6] = {1.0, -1.0, 4.0, 0.25, -3.0, 3.0};
+    expect_complex(z, twice, 3);
+    /* w requires no grad, but the operand a does: torch's w would take
+     * a's history (CopySlices) */
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, s3, zv, &w));
+    CHECK(clt_imag(w, &wi));
+    const double av[3] = {1, 2, 3};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, av, &a));
+    CHECK(clt_add_(wi, a, 1.0)); /* nothing requires grad */
+    const double plus[6] = {0.5, 0.0, 2.0, 2.25, -1.5, 6.0};
+    expect_complex(w, plus, 3);
+    CHECK(clt_set_requires_grad(a, 1));
+    assert_error(clt_add_(wi, a, 1.0), CLT_ERR_INVALID_ARGUMENT, "operand 1 of the op");
+    expect_complex(w, plus, 3);
+    cr_assert(!clt_requires_grad(w));
+    /* view_as_complex of a real tensor that requires grad, alike */
+    const int64_t s32[] = {3, 2};
+    clt_tensor *xl = NULL, *x = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s32, zv, &xl));
+    CHECK(clt_set_requires_grad(xl, 1));
+    CHECK(clt_mul_scalar(xl, 1.0, &x));
+    CHECK(clt_view_as_complex(x, &c));
+    assert_error(clt_mul_scalar_(c, 2.0), CLT_ERR_INVALID_ARGUMENT, why);
+    clt_tensor *all[] = {zl, z, re, im, r, rs, a, w, wi, c, xl, x};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}
+
+/* A gradient made with create_graph, changed in place through a view of
+ * it, as torch 1.13: g = d(sum x^3)/dx = 3 x^2, g[1:] *= 5 makes g's
+ * grad_fn CopySlices, and d(sum g)/dx = 6 x * (1, 5, 5) (torch: 6, 60, 90
+ * at x = 1, 2, 3). */
+Test(inplace_view, create_graph_gradient_modified_through_a_view)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t s3[] = {3};
+    const double xv[3] = {1, 2, 3};
+    clt_tensor *x = NULL, *c = NULL, *l = NULL, *g = NULL, *v = NULL, *gs = NULL, *h = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, xv, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_pow_scalar(x, 3.0, &c));
+    CHECK(clt_sum(c, &l));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&l, 1, NULL, &x, 1, &o, &g));
+    CHECK(clt_slice(g, 0, 1, 3, 1, &v));
+    CHECK(clt_mul_scalar_(v, 5.0));
+    expect_name(g, "CopySlices");
+    const double wg[3] = {3, 60, 135}, wh[3] = {6, 60, 90};
+    assert_tensor_close(g, wg, 3, 1e-12, 0, "g");
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &h));
+    assert_tensor_close(h, wh, 3, 1e-12, 0, "d(sum g)/dx");
+    clt_tensor *all[] = {x, c, l, g, v, gs, h};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}

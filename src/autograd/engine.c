@@ -17,12 +17,17 @@ typedef struct clt__meta {
     /* A differentiable view (clt__mark_views): its base (a reference),
      * the storage's version when grad_fn was made, the function of several
      * outputs it is output multi_slot of (or NULL), and whether it was
-     * made in no-grad mode. */
+     * made in no-grad mode.  A view of another dtype than its base
+     * (clt_real, clt_imag, clt_view_as_real, clt_view_as_complex, views of
+     * those) keeps its history as made, and an in-place op on it that
+     * would need a gradient is refused (view_check): its base's history
+     * does not take the op. */
     clt_tensor *base;
     uint64_t version;
     const char *multi;
     int multi_slot;
     bool no_grad_view;
+    bool dtype_view;
 } clt__meta;
 
 /* A hook, in the list of its leaf's meta or of its tensor's node. */
@@ -69,7 +74,7 @@ static clt__meta *meta_of(const clt_tensor *t)
  * the storage changed since it was made, and t or its base has one. */
 static bool stale(const clt_tensor *t, const clt__meta *m)
 {
-    if (m->base == NULL || clt__version(t) == m->version)
+    if (m->base == NULL || m->dtype_view || clt__version(t) == m->version)
         return false;
     const clt__meta *bm = meta_of(m->base);
     return m->grad_fn || (bm && bm->requires_grad);
@@ -693,7 +698,6 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
     for (int s = 0; s < nout; s++) {
         clt_tensor *o = outs[s];
         if (o == in || o->storage != in->storage || o->storage == NULL ||
-            o->dtype != base->dtype || o->dtype != in->dtype ||
             (!clt__dtype_is_float(o->dtype) && !clt__dtype_is_complex(o->dtype)))
             continue;
         clt__meta *m = meta_get(o);
@@ -703,6 +707,8 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
             continue;
         m->base = clt_tensor_retain((clt_tensor *)base);
         m->version = clt__version(o);
+        m->dtype_view = o->dtype != base->dtype || o->dtype != in->dtype ||
+                        (src && src->dtype_view);
         /* torch's creation meta: no-grad mode, else several outputs, else
          * the input's (propagate_creation_meta) */
         m->no_grad_view = grad_disabled || (nout == 1 && src && src->no_grad_view);
@@ -753,6 +759,16 @@ static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
                           "%s: a view of a leaf Variable that requires grad is being used in an "
                           "in-place operation",
                           fn);
+    /* torch records it on the base (CopySlices over the dtype view's
+     * elements); cltensor's view geometry is in one dtype's elements */
+    if (m->dtype_view)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a view of another dtype than its base (clt_real, clt_imag, "
+                          "clt_view_as_real, clt_view_as_complex) is being modified in place "
+                          "where a gradient is needed%s; cltensor does not record this on the "
+                          "base's history (torch: CopySlices).  Use an out-of-place op, or "
+                          "clt_set_grad_enabled(0) if the op is not to be recorded",
+                          fn, why);
     return CLT_OK;
 }
 

@@ -2616,22 +2616,40 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* The value under key for the scalar getters: ck and key checked, and the
+ * value's kind one of the bits of kinds (1u << O_INT, ...), else an error
+ * saying it is not `what`.  where receives "path: 'key'" for messages. */
+static clt_status ck_get_kind(const clt_checkpoint_dict *ck, const char *key, const char *fn,
+                              unsigned kinds, const char *what, const obj **out,
+                              char where[2 * CLT__QUOTE_SIZE + 8])
+{
+    char q[CLT__QUOTE_SIZE];
+    *out = NULL;
+    CLT__REQUIRE_ARG(ck, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    const obj *o = NULL;
+    clt_status st = ck_get(ck, key, fn, &o);
+    if (st != CLT_OK)
+        return st;
+    snprintf(where, 2 * CLT__QUOTE_SIZE + 8, "%s: '%s'", ck->k.path_q, CLT__QUOTE(q, key));
+    if (!(kinds & (1u << o->kind)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not %s", fn, where,
+                          kind_name(o), what);
+    *out = o;
+    return CLT_OK;
+}
+
 clt_status clt_checkpoint_dict_get_int(const clt_checkpoint_dict *ck, const char *key,
                                        int64_t *v)
 {
     const char *fn = "clt_checkpoint_dict_get_int";
     CLT__REQUIRE_ARG(v, fn);
     *v = 0;
-    CLT__REQUIRE_ARG(ck, fn);
-    CLT__REQUIRE_ARG(key, fn);
-    const obj *o = NULL;
-    char q[CLT__QUOTE_SIZE];
-    clt_status st = ck_get(ck, key, fn, &o);
+    const obj *o;
+    char where[2 * CLT__QUOTE_SIZE + 8];
+    clt_status st = ck_get_kind(ck, key, fn, 1u << O_INT, "an int", &o, where);
     if (st != CLT_OK)
         return st;
-    if (o->kind != O_INT)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' is %s, not an int", fn,
-                          ck->k.path_q, CLT__QUOTE(q, key), kind_name(o));
     *v = o->i;
     return clt__ok();
 }
@@ -2642,26 +2660,22 @@ clt_status clt_checkpoint_dict_get_double(const clt_checkpoint_dict *ck, const c
     const char *fn = "clt_checkpoint_dict_get_double";
     CLT__REQUIRE_ARG(v, fn);
     *v = 0.0;
-    CLT__REQUIRE_ARG(ck, fn);
-    CLT__REQUIRE_ARG(key, fn);
-    const obj *o = NULL;
-    char q[CLT__QUOTE_SIZE], where[2 * CLT__QUOTE_SIZE + 8];
-    clt_status st = ck_get(ck, key, fn, &o);
+    const obj *o;
+    char where[2 * CLT__QUOTE_SIZE + 8];
+    clt_status st = ck_get_kind(ck, key, fn, 1u << O_FLOAT | 1u << O_INT | 1u << O_TENSOR,
+                                "a float", &o, where);
     if (st != CLT_OK)
         return st;
-    snprintf(where, sizeof where, "%s: '%s'", ck->k.path_q, CLT__QUOTE(q, key));
     if (o->kind == O_FLOAT)
         memcpy(v, &o->i, 8);
     else if (o->kind == O_INT)
         *v = (double)o->i;
-    else if (o->kind == O_TENSOR) {
+    else {
         double x;
         if ((st = tensor_value((pk *)&ck->k, o, fn, where, &x)) != CLT_OK)
             return st;
         *v = x;
-    } else
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a float", fn, where,
-                          kind_name(o));
+    }
     return clt__ok();
 }
 
@@ -2671,19 +2685,13 @@ clt_status clt_checkpoint_dict_get_str(const clt_checkpoint_dict *ck, const char
     const char *fn = "clt_checkpoint_dict_get_str";
     CLT__REQUIRE_ARG(v, fn);
     *v = NULL;
-    CLT__REQUIRE_ARG(ck, fn);
-    CLT__REQUIRE_ARG(key, fn);
-    const obj *o = NULL;
-    char q[CLT__QUOTE_SIZE];
-    clt_status st = ck_get(ck, key, fn, &o);
+    const obj *o;
+    char where[2 * CLT__QUOTE_SIZE + 8];
+    clt_status st = ck_get_kind(ck, key, fn, 1u << O_STR, "a string", &o, where);
     if (st != CLT_OK)
         return st;
-    if (o->kind != O_STR)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' is %s, not a string", fn,
-                          ck->k.path_q, CLT__QUOTE(q, key), kind_name(o));
     if (memchr(o->s, '\0', o->len))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s' holds U+0000", fn,
-                          ck->k.path_q, CLT__QUOTE(q, key));
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s holds U+0000", fn, where);
     clt_checkpoint_dict *c = (clt_checkpoint_dict *)ck;
     char *s = clt__malloc(o->len + 1);
     if (s == NULL || !grow(&c->strs, &c->capstrs, c->nstrs, sizeof *c->strs)) {
