@@ -17,9 +17,9 @@
  * 32 for NEON, which the 128-bit tile leaves half unused to fit SSE); the K
  * block; the row and column panels one work-item takes at most; and the
  * width of the matrix-vector kernels' vectors.  On AVX-512, a mpan x KC
- * block of A panels (144 KiB) sits in L2 while the B micro-panels
- * (KC x 32, 64 KiB) pass by, each against every A panel of the block; an A
- * micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
+ * block of A panels (144 KiB of 6 panels, 288 KiB of 12) sits in L2 while
+ * the B micro-panels (KC x 32, 64 KiB) pass by, each against every A
+ * panel of the block; an A micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
  * against the earlier KC 256 / 12 panels: 1024^3 about 185 -> 200 GFLOP/s,
  * 2048^3 195 -> 205, [200,1024] @ [1024,1024] 145 -> 185; fewer passes over
  * C and a smaller A block both count.  The others were tried against
@@ -29,7 +29,14 @@
  * haswell), float32 K blocks of 512 about 5% faster than 256 and 24 row
  * panels (288 KiB of A, within Zen 3's 512 KiB L2) 5% faster than 12 and
  * 9% than 6, float64 K blocks of 512 5% faster than 256.  The 128-bit class
- * takes the AVX2 class's blocking; it was only checked for results. */
+ * takes the AVX2 class's blocking; it was only checked for results.
+ * AVX-512 row panels per block 12 rather than 6 (a 288 KiB float32, 576 KiB
+ * float64 block of A, within the 2 MiB L2 of the Intel Xeon of family 6,
+ * model 167 under KVM, each B micro-panel against twice as many A panels): on
+ * that Xeon under load, median ratio to OpenBLAS over 6 runs 0.71x -> 0.79x
+ * for float64 2048^3 and 0.80x -> 0.87x for float32 2048^3 (7 December
+ * 2026, docs/performance.md); not measured on Zen 4/5 (1 MiB L2, which
+ * still holds the float64 block). */
 typedef struct gemm_tile {
     int mr, nv, vw; /* register tile: mr rows x nv vectors of vw elements */
     int kc;         /* K block */
@@ -41,7 +48,7 @@ typedef struct gemm_tile {
 enum { CLASS_512, CLASS_256, CLASS_128, NCLASS };
 
 static const gemm_tile tiles[NCLASS][2] = {
-    [CLASS_512] = {{12, 2, 16, 512, 6, 16, 12, 16}, {12, 2, 8, 512, 6, 16, 12, 8}},
+    [CLASS_512] = {{12, 2, 16, 512, 12, 16, 12, 16}, {12, 2, 8, 512, 12, 16, 12, 8}},
     [CLASS_256] = {{6, 2, 8, 512, 24, 16, 24, 8}, {6, 2, 4, 512, 12, 16, 24, 4}},
     [CLASS_128] = {{6, 2, 4, 512, 24, 16, 24, 4}, {6, 2, 2, 512, 12, 16, 24, 2}},
 };
