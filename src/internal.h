@@ -911,6 +911,13 @@ int clt__gemm_class(const char *name, unsigned width, const char *forced);
  * set 0: always pack); negative (the default): a share of the device's
  * cache. */
 extern long long clt__gemm_direct_bytes;
+/* The default of the above for a device that reports `cache` bytes of
+ * global memory cache: a share of it, at most 2 MiB.  Pure, for tests. */
+size_t clt__gemm_direct_share(uint64_t cache);
+/* Whether op(B) rows row_bytes apart (read in place) over K rows hit the
+ * critical stride, which sends the product to the packed path.  Pure, for
+ * tests. */
+bool clt__gemm_critical_stride(size_t row_bytes, size_t K);
 /* Bytes of private memory per work-item the one-launch kernel may take
  * (tests set 0: never fits); negative (the default): a share of the
  * default thread stack (see src/ops/gemm_cpu.c). */

@@ -678,6 +678,54 @@ Test(gemm_cpu, one_launch_path_needs_its_private_memory_to_fit)
     }
 }
 
+/* The one-launch path's share of the reported cache is capped at 2 MiB
+ * (a VM's 480 MiB "L3" must not send 1024^3 there), and B's rows read in
+ * place a multiple of 4 KiB apart go packed past 256 rows of K. */
+Test(gemm_cpu, one_launch_path_by_cache_share_and_stride)
+{
+    const size_t MiB = (size_t)1 << 20;
+    cr_assert_eq(clt__gemm_direct_share(32 * (uint64_t)MiB), 2 * MiB);
+    cr_assert_eq(clt__gemm_direct_share(16 * (uint64_t)MiB), MiB);
+    cr_assert_eq(clt__gemm_direct_share(480 * (uint64_t)MiB), 2 * MiB);
+    cr_assert_eq(clt__gemm_direct_share(UINT64_MAX), 2 * MiB);
+    cr_assert_eq(clt__gemm_direct_share(0), 0);
+    cr_assert(clt__gemm_critical_stride(4096, 384));
+    cr_assert(clt__gemm_critical_stride(8192, 257));
+    cr_assert(!clt__gemm_critical_stride(4096, 256));
+    cr_assert(!clt__gemm_critical_stride(1024, 4096));
+    cr_assert(!clt__gemm_critical_stride(2048, 512));
+    cr_assert(!clt__gemm_critical_stride(6144, 512));
+    cr_assert(!clt__gemm_critical_stride(0, 512));
+
+    /* On the device, with the default share: a product past 2 MiB of
+     * operands (600^3 float32, 2.9 MB) and one on the critical stride
+     * (N 1024 float32, K 384) take the packed path's two launches whatever
+     * the cache; K 256 on the same stride one launch where the share holds
+     * its 1.2 MB (a reported cache of 32 MiB or more). */
+    clt_device *dev = get_device("cpu");
+    cl_ulong cache = 0;
+    cr_assert_eq(clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache,
+                                 NULL),
+                 CL_SUCCESS);
+    const size_t shapes[][3] = {{600, 600, 600}, {128, 1024, 384}, {128, 1024, 256}};
+    for (size_t s = 0; s < 3; s++) {
+        size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        uint64_t l = 0;
+        bool refused;
+        double *got =
+            product_refusing(dev, CLT_FLOAT32, false, M, N, K, -1, LLONG_MAX, -1, &l, &refused);
+        /* 1.2 MB with any class's padding: a full 2 MiB share holds it. */
+        bool full = clt__gemm_direct_share(cache) == 2 * MiB;
+        uint64_t want = s == 2 ? 1 : 2;
+        if (s < 2 || full)
+            cr_assert_eq(l, want, "%zu x %zu x %zu: %llu launches, not %llu", M, N, K,
+                     (unsigned long long)l, (unsigned long long)want);
+        if (s > 0)
+            check_against_host(got, CLT_FLOAT32, false, M, N, K, "default share");
+        free(got);
+    }
+}
+
 /* A one-launch kernel the driver refuses (CL_OUT_OF_RESOURCES from its
  * launch) gives way to the packed path: the product succeeds, right, with
  * no message left (product_refusing checks), and the device keeps to the

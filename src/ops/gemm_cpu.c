@@ -17,9 +17,9 @@
  * 32 for NEON, which the 128-bit tile leaves half unused to fit SSE); the K
  * block; the row and column panels one work-item takes at most; and the
  * width of the matrix-vector kernels' vectors.  On AVX-512, a mpan x KC
- * block of A panels (144 KiB) sits in L2 while the B micro-panels
- * (KC x 32, 64 KiB) pass by, each against every A panel of the block; an A
- * micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
+ * block of A panels (144 KiB of 6 panels, 288 KiB of 12) sits in L2 while
+ * the B micro-panels (KC x 32, 64 KiB) pass by, each against every A
+ * panel of the block; an A micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
  * against the earlier KC 256 / 12 panels: 1024^3 about 185 -> 200 GFLOP/s,
  * 2048^3 195 -> 205, [200,1024] @ [1024,1024] 145 -> 185; fewer passes over
  * C and a smaller A block both count.  The others were tried against
@@ -29,7 +29,14 @@
  * haswell), float32 K blocks of 512 about 5% faster than 256 and 24 row
  * panels (288 KiB of A, within Zen 3's 512 KiB L2) 5% faster than 12 and
  * 9% than 6, float64 K blocks of 512 5% faster than 256.  The 128-bit class
- * takes the AVX2 class's blocking; it was only checked for results. */
+ * takes the AVX2 class's blocking; it was only checked for results.
+ * AVX-512 row panels per block 12 rather than 6 (a 288 KiB float32, 576 KiB
+ * float64 block of A, within the 2 MiB L2 of the Intel Xeon of family 6,
+ * model 167 under KVM, each B micro-panel against twice as many A panels): on
+ * that Xeon under load, median ratio to OpenBLAS over 6 runs 0.71x -> 0.79x
+ * for float64 2048^3 and 0.80x -> 0.87x for float32 2048^3 (7 December
+ * 2026, docs/performance.md); not measured on Zen 4/5 (1 MiB L2, which
+ * still holds the float64 block). */
 typedef struct gemm_tile {
     int mr, nv, vw; /* register tile: mr rows x nv vectors of vw elements */
     int kc;         /* K block */
@@ -41,7 +48,7 @@ typedef struct gemm_tile {
 enum { CLASS_512, CLASS_256, CLASS_128, NCLASS };
 
 static const gemm_tile tiles[NCLASS][2] = {
-    [CLASS_512] = {{12, 2, 16, 512, 6, 16, 12, 16}, {12, 2, 8, 512, 6, 16, 12, 8}},
+    [CLASS_512] = {{12, 2, 16, 512, 12, 16, 12, 16}, {12, 2, 8, 512, 12, 16, 12, 8}},
     [CLASS_256] = {{6, 2, 8, 512, 24, 16, 24, 8}, {6, 2, 4, 512, 12, 16, 24, 4}},
     [CLASS_128] = {{6, 2, 4, 512, 24, 16, 24, 4}, {6, 2, 2, 512, 12, 16, 24, 2}},
 };
@@ -192,20 +199,53 @@ clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype)
 
 /* Operands of at most 1/GEMM_DIRECT_SHARE of the device's global memory
  * cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, on PoCL the last level) per
- * product take gemm_tile_direct: one launch, no packing of B.  A pack and a
- * launch cost as much as a third of a 256^3 product (docs/performance.md,
- * Zen 5); a 1/16 share (2 MiB of a 32 MiB L3) takes 256^3 in float32 and
- * float64 and leaves 512^3 (2.1 MB in float32) packed.  Negative: from the
- * device; 0 never (tests). */
+ * product, and never more than GEMM_DIRECT_MAX, take gemm_tile_direct: one
+ * launch, no packing of B.  A pack and a launch cost as much as a third of
+ * a 256^3 product (docs/performance.md, Zen 5); a 1/16 share (2 MiB of a
+ * 32 MiB L3) takes 256^3 in float32 and float64 and leaves 512^3 (2.1 MB in
+ * float32) packed.  The cap: what the device reports is the last level,
+ * shared by every core, or whatever a virtual machine says (480 MiB of
+ * "L3" on a 2-core Xeon under KVM, which sent 1024^3 direct at 0.47x of
+ * the packed speed); beyond 2 MiB the pack is a small part of the product
+ * while the in-place reads of B, KC rows ldb apart, leave the caches
+ * (Xeon, direct against packed: 512^3 float32 1.03x, 768^3 0.66x, 512^3
+ * float64 0.52x).  Negative: from the device; 0 never (tests). */
 #define GEMM_DIRECT_SHARE 16
+#define GEMM_DIRECT_MAX ((size_t)2 << 20)
 long long clt__gemm_direct_bytes = -1;
+
+size_t clt__gemm_direct_share(uint64_t cache)
+{
+    uint64_t share = cache / GEMM_DIRECT_SHARE;
+    return share > GEMM_DIRECT_MAX ? GEMM_DIRECT_MAX : (size_t)share;
+}
+
+/* The critical stride: rows of B whose starts lie a multiple of 4 KiB apart
+ * fall into the same sets of an L1 indexed by address bits 6-11 (32 KiB
+ * 8-way, 48 KiB 12-way: every x86 core of the three classes) and of fewer
+ * sets of L2, so a micro-panel read in place keeps few of its KC rows in
+ * cache between the row panels that reuse it; packed, its rows are
+ * contiguous.  Up to GEMM_CRITICAL_ROWS rows of K the direct path still
+ * won (Xeon, 4 KiB rows: 256 x 256 @ 256 x 1024 float32 1.03x, 256 x 256
+ * @ 256 x 512 float64 1.34x; 384 rows: 128 x 384 @ 384 x 1024 float32
+ * 0.78x). */
+#define GEMM_CRITICAL_STRIDE 4096
+#define GEMM_CRITICAL_ROWS 256
+
+bool clt__gemm_critical_stride(size_t row_bytes, size_t K)
+{
+    return row_bytes > 0 && row_bytes % GEMM_CRITICAL_STRIDE == 0 && K > GEMM_CRITICAL_ROWS;
+}
 
 /* The cache share of the first devices (by index), 0 until known. */
 static size_t found_direct[64];
 
-static size_t direct_bytes(const clt_device *dev)
+/* The direct path's bytes for dev, and whether the forced value (tests)
+ * decides alone. */
+static size_t direct_bytes(const clt_device *dev, bool *forced_out)
 {
     long long forced = __atomic_load_n(&clt__gemm_direct_bytes, __ATOMIC_RELAXED);
+    *forced_out = forced >= 0;
     if (forced >= 0)
         return (size_t)forced;
     size_t i = dev->index;
@@ -216,7 +256,7 @@ static size_t direct_bytes(const clt_device *dev)
     if (clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) !=
         CL_SUCCESS)
         cache = 0;
-    bytes = (size_t)(cache / GEMM_DIRECT_SHARE);
+    bytes = clt__gemm_direct_share(cache);
     /* 1 rather than 0 keeps "known" apart from "not asked yet". */
     if (i < 64)
         __atomic_store_n(&found_direct[i], bytes ? bytes : 1, __ATOMIC_RELAXED);
@@ -551,10 +591,15 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
     if (K > SIZE_MAX / es / mr / mp || K > SIZE_MAX / es / nr / np)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sizes M=%zu, N=%zu, K=%zu too large",
                           fn, M, N, K);
-    /* Rows of op(B) contiguous (or one column repeated: ldb 0) and both
-     * operands within the cache share: one launch, reading B in place. */
-    bool refused = false, direct =
-        K > 0 && (!trans_b || ldb == 0) && (mp * mr + np * nr) * K <= direct_bytes(dev) / es;
+    /* Rows of op(B) contiguous (or one column repeated: ldb 0), both
+     * operands within the cache share and B's rows off the critical stride:
+     * one launch, reading B in place. */
+    bool forced = false, refused = false, direct = false;
+    if (K > 0 && (!trans_b || ldb == 0)) {
+        size_t share = direct_bytes(dev, &forced);
+        direct = (mp * mr + np * nr) * K <= share / es &&
+                 (forced || trans_b || !clt__gemm_critical_stride(ldb * es, K));
+    }
     if (direct) {
         st = direct_private_ok(dev, &cfg, &direct);
         if (st != CLT_OK)
