@@ -20,8 +20,10 @@
  * or only that one. */
 long clt__host_refuse_after(long pass);
 long clt__host_refuse_one(long pass);
-/* Test hook in src/device/program.c: hits, misses, stores, rejected. */
+/* Test hooks in src/device/program.c: hits, misses, stores, rejected; a
+ * function run before each store asks the driver for the binary. */
 void clt__kernel_cache_counters(uint64_t out[4]);
+void clt__kernel_cache_before_store(void (*fn)(void));
 /* Internal warm-up steps (src/internal.h): one whole program, and every
  * (family, options) pair the cache directory's list has seen. */
 clt_status clt__program_warm(clt_device *dev, const char *family, const char *options,
@@ -310,6 +312,162 @@ Test(cache, garbage_file_is_rebuilt)
 Test(cache, file_with_another_key_is_rebuilt)
 {
     damaged_file_is_rebuilt(wrong_key);
+}
+
+/* ---- PoCL binaries PoCL itself cannot load ---------------------------------- */
+
+/* FNV-1a, 64 bits, as the cache file's header hashes its payload. */
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Whether the program file at path holds a PoCL binary (format 9 to 11);
+ * its bytes, its length, and the payload's offset in it. */
+static bool read_pocl_file(const char *path, unsigned char **out, size_t *len, size_t *payload)
+{
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    struct stat sb;
+    cr_assert_eq(fstat(fd, &sb), 0);
+    unsigned char *b = malloc((size_t)sb.st_size);
+    cr_assert_eq(read(fd, b, (size_t)sb.st_size), sb.st_size);
+    close(fd);
+    uint32_t klen = 0, version = 0;
+    memcpy(&klen, b + 12, 4);
+    *out = b;
+    *len = (size_t)sb.st_size;
+    *payload = 40 + klen;
+    if (*len < *payload + 77 || memcmp(b + *payload, "poclbin", 8) != 0)
+        return false;
+    memcpy(&version, b + *payload + 16, 4);
+    return version >= 9 && version <= 11;
+}
+
+/* Rewrites a cache file's PoCL binary as PoCL 3.1 writes it when program.bc
+ * has gone from its own cache directory before clGetProgramInfo: the root
+ * entry still counted, its length 0 and its files gone.  The header's size
+ * and hash are those of the new payload, so only a look inside the binary
+ * can tell.  (PoCL, handed this, aborts: pocl_binary.c:771 `len > 0'.) */
+static void drop_program_bc(const char *path, off_t size)
+{
+    unsigned char *b;
+    size_t len, at;
+    if (!read_pocl_file(path, &b, &len, &at)) {
+        free(b);
+        cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    }
+    uint32_t roots = 0;
+    uint64_t flags = 0, first = 0;
+    memcpy(&flags, b + at + 24, 8);
+    memcpy(&roots, b + at + 32, 4);
+    size_t entry = at + 77 + ((flags & 2) ? 8 : 0);
+    cr_assert_geq(roots, 1, "%s: a PoCL binary without root entries", path);
+    memcpy(&first, b + entry, 8);
+    cr_assert(first > 0 && entry + 8 + first <= len, "%s: root entry of %llu bytes", path,
+              (unsigned long long)first);
+    memset(b + entry, 0, 8);
+    memmove(b + entry + 8, b + entry + 8 + first, len - (entry + 8 + first));
+    len -= first;
+    uint64_t plen = len - at, phash = fnv1a(b + at, plen);
+    memcpy(b + 24, &plen, 8);
+    memcpy(b + 32, &phash, 8);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b, len), (ssize_t)len);
+    close(fd);
+    free(b);
+    (void)size;
+}
+
+Test(cache, pocl_binary_without_its_program_bc_is_rebuilt)
+{
+    damaged_file_is_rebuilt(drop_program_bc);
+}
+
+/* PoCL's cache directory in the test below, and the program.bc files
+ * removed from it so far. */
+static char pocl_dir[96];
+static long bc_removed;
+
+/* Removes program.bc from every program directory of PoCL's cache
+ * (<dir>/<2 letters>/<hash>/program.bc), as someone cleaning ~/.cache/pocl
+ * would between a build and its store (a hook run before each store). */
+static void remove_program_bc(void)
+{
+    DIR *top = opendir(pocl_dir);
+    struct dirent *a, *h;
+    char sub[600], bc[900];
+    while (top && (a = readdir(top)) != NULL) {
+        if (a->d_name[0] == '.' || strlen(a->d_name) != 2)
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", pocl_dir, a->d_name);
+        DIR *d = opendir(sub);
+        while (d && (h = readdir(d)) != NULL) {
+            snprintf(bc, sizeof bc, "%s/%s/program.bc", sub, h->d_name);
+            if (h->d_name[0] != '.' && unlink(bc) == 0)
+                bc_removed++;
+        }
+        if (d)
+            closedir(d);
+    }
+    if (top)
+        closedir(top);
+}
+
+/* PoCL's own cache losing program.bc between cold builds and their stores:
+ * the builds work, the binaries PoCL then hands out without program.bc are
+ * not stored (a restarted runtime would abort loading them), and the next
+ * runtime builds them again and stores them.  PoCL's cache is this test's
+ * own (POCL_CACHE_DIR is read when PoCL starts, in this test's process). */
+Test(cache, binaries_pocl_gives_without_program_bc_are_not_stored)
+{
+    snprintf(pocl_dir, sizeof pocl_dir, "%s/pocl", dir);
+    cr_assert_eq(mkdir(pocl_dir, 0700), 0);
+    setenv("POCL_CACHE_DIR", pocl_dir, 1);
+    uint64_t c0[4], c1[4], c2[4];
+    counters(c0);
+    clt__kernel_cache_before_store(remove_program_bc);
+    fill_and_check(3.25);
+    clt_device *dev = get_device("cpu");
+    int64_t n = BIG_FILL;
+    clt_tensor *t = NULL;
+    CHECK(clt_full(dev, CLT_INT32, 1, &n, 9, &t));
+    clt_tensor_free(t);
+    clt__kernel_cache_before_store(NULL);
+    counters(c1);
+    uint64_t built = c1[MISSES] - c0[MISSES];
+    cr_assert_geq(built, 2);
+    cr_assert_eq(bc_removed, (long)built, "program.bc removed %ld times", bc_removed);
+    if (bin_files(NULL, 0) > 0) {
+        char path[512];
+        unsigned char *b;
+        size_t len, at;
+        bin_files(path, sizeof path);
+        bool pocl = read_pocl_file(path, &b, &len, &at);
+        free(b);
+        if (!pocl)
+            cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    }
+    cr_assert_eq(c1[STORES], c0[STORES], "a binary without program.bc was stored");
+    cr_assert_eq(bin_files(NULL, 0), 0);
+    clt_shutdown();
+    fill_and_check(-7.5);
+    CHECK(clt_full(get_device("cpu"), CLT_INT32, 1, &n, -9, &t));
+    clt_tensor_free(t);
+    counters(c2);
+    cr_assert_eq(c2[REJECTED], c1[REJECTED]);
+    cr_assert_eq(c2[MISSES], c1[MISSES] + built, "the restarted runtime builds them again");
+    cr_assert_eq(c2[STORES], c1[STORES] + built, "and stores them");
+    cr_assert_eq(bin_files(NULL, 0), (int)built);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", pocl_dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 /* Not a finished cache file: a temporary file a store writes before its
