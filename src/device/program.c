@@ -162,9 +162,9 @@ void clt__kernel_cache_counters(uint64_t out[4])
     out[3] = __atomic_load_n(&disk_counters.rejected, __ATOMIC_RELAXED);
 }
 
-static void (*before_store)(void);
+static void (*before_store)(unsigned char *bin, size_t *size);
 
-void clt__kernel_cache_before_store(void (*fn)(void))
+void clt__kernel_cache_before_store(void (*fn)(unsigned char *bin, size_t *size))
 {
     __atomic_store_n(&before_store, fn, __ATOMIC_RELEASE);
 }
@@ -431,14 +431,15 @@ static void disk_write(const char *dir, const char *key, uint64_t khash, cl_prog
     unsigned char *bin = NULL;
     char *tmp = NULL, *path = NULL;
     int fd = -1;
-    void (*hook)(void) = __atomic_load_n(&before_store, __ATOMIC_ACQUIRE);
-    if (hook)
-        hook();
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0 || (bin = clt__malloc(size)) == NULL)
         goto done;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS ||
-        !driver_binary_sound(bin, size))
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS)
+        goto done;
+    void (*hook)(unsigned char *, size_t *) = __atomic_load_n(&before_store, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook(bin, &size);
+    if (size == 0 || !driver_binary_sound(bin, size))
         goto done;
     char suffix[64];
     static unsigned long seq;
