@@ -400,6 +400,52 @@ Test(cache, pocl_binary_without_its_program_bc_is_rebuilt)
     damaged_file_is_rebuilt(drop_program_bc);
 }
 
+/* A cache file whose PoCL binary holds program.bc empty, as PoCL writes it
+ * when program.bc goes between its stat and its read (header fixed up as
+ * above).  (PoCL, handed it, aborts: pocl_llvm_wg.cc:557.) */
+static void empty_program_bc(const char *path, off_t size)
+{
+    unsigned char *b;
+    size_t len, at;
+    read_cache_file(path, &b, &len, &at);
+    unsigned char *p = b + at;
+    uint32_t version = 0, roots = 0, name = 0, data = 0;
+    uint64_t flags = 0, first = 0;
+    if (len - at < 77 + 8 || memcmp(p, "poclbin", 8) != 0 ||
+        (memcpy(&version, p + 16, 4), version < 9 || version > 11)) {
+        free(b);
+        cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    }
+    memcpy(&flags, p + 24, 8);
+    memcpy(&roots, p + 32, 4);
+    size_t entry = 77 + ((flags & 2) ? 8 : 0);
+    cr_assert_geq(roots, 1);
+    memcpy(&first, p + entry, 8);
+    memcpy(&name, p + entry + 8, 4);
+    memcpy(&data, p + entry + 12 + name, 4);
+    cr_assert_eq(first, 8ull + name + data, "%s: not one file in the first root entry", path);
+    uint64_t shorter = first - data;
+    memcpy(p + entry, &shorter, 8);
+    memset(p + entry + 12 + name, 0, 4);
+    size_t tail = entry + 8 + first;
+    memmove(p + entry + 8 + shorter, p + tail, len - at - tail);
+    size_t plen = len - at - data;
+    uint64_t plen64 = plen, phash = fnv1a(p, plen);
+    memcpy(b + 24, &plen64, 8);
+    memcpy(b + 32, &phash, 8);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
+    close(fd);
+    free(b);
+    (void)size;
+}
+
+Test(cache, pocl_binary_with_an_empty_program_bc_is_rebuilt)
+{
+    damaged_file_is_rebuilt(empty_program_bc);
+}
+
 /* Binaries seen by the store hook below: rewritten, and not PoCL's. */
 static int hooked_pocl, hooked_other;
 

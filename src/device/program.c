@@ -238,7 +238,8 @@ static char *disk_path(const char *dir, uint64_t khash, const char *suffix)
  * cache, or never written on a full disk) between the build and
  * clGetProgramInfo(CL_PROGRAM_BINARIES), the binary still counts that root
  * entry but with length 0, and loading it stops the process at
- * pocl_binary.c:771 `len > 0' (pocl_binary_get_kernels_metadata).  Our
+ * pocl_binary.c:771 `len > 0' (pocl_binary_get_kernels_metadata); when
+ * program.bc goes while PoCL serializes it, the binary holds it empty.  Our
  * checksum cannot tell: the file holds exactly what the driver gave.  So a
  * PoCL binary is walked here, field by field as PoCL's loader walks it
  * (format versions 9 to 11: PoCL 1.6 to 6), before it is stored or handed
@@ -266,7 +267,11 @@ static bool take(bin_reader *r, void *out, size_t n)
 
 /* A run of serialized files (| u32 path length | path | u32 size | data |),
  * exactly `bytes` long: what PoCL unpacks into its cache directory, and
- * asserts on (a path of length 0, a run that does not end on a file). */
+ * asserts on (a path of length 0, a run that does not end on a file).  An
+ * empty file is refused too: PoCL's files (program.bc, the kernels' .so)
+ * are never empty, but PoCL serializes one that went away between its
+ * stat and its read as empty, and loading an empty program.bc aborts
+ * (pocl_llvm_wg.cc:557 `program->data[device_i]'). */
 static bool files_sound(bin_reader *r, uint64_t bytes)
 {
     if (bytes > r->left)
@@ -275,7 +280,7 @@ static bool files_sound(bin_reader *r, uint64_t bytes)
     while (f.left > 0) {
         uint32_t path = 0, size = 0;
         if (!take(&f, &path, 4) || path == 0 || !take(&f, NULL, path) || !take(&f, &size, 4) ||
-            !take(&f, NULL, size))
+            size == 0 || !take(&f, NULL, size))
             return false;
     }
     return take(r, NULL, (size_t)bytes);
