@@ -501,6 +501,10 @@ void clt__programs_release(clt_device *dev);
 /* Test hooks: read the disk kernel cache's counters (hits, misses, stores,
  * rejected files) (src/device/program.c). */
 void clt__kernel_cache_counters(uint64_t out[4]);
+/* Test hook: fn (NULL: none) sees, and may rewrite in place and shorten,
+ * each binary the driver gave before the disk cache checks and stores it
+ * (src/device/program.c). */
+void clt__kernel_cache_before_store(void (*fn)(unsigned char *bin, size_t *size));
 /* Test hook: clSetKernelArg calls made by launches so far. */
 uint64_t clt__set_arg_calls(void);
 

@@ -20,8 +20,10 @@
  * or only that one. */
 long clt__host_refuse_after(long pass);
 long clt__host_refuse_one(long pass);
-/* Test hook in src/device/program.c: hits, misses, stores, rejected. */
+/* Test hooks in src/device/program.c: hits, misses, stores, rejected; a
+ * function that sees (and may rewrite) each binary before it is stored. */
 void clt__kernel_cache_counters(uint64_t out[4]);
+void clt__kernel_cache_before_store(void (*fn)(unsigned char *bin, size_t *size));
 /* Internal warm-up steps (src/internal.h): one whole program, and every
  * (family, options) pair the cache directory's list has seen. */
 clt_status clt__program_warm(clt_device *dev, const char *family, const char *options,
@@ -310,6 +312,191 @@ Test(cache, garbage_file_is_rebuilt)
 Test(cache, file_with_another_key_is_rebuilt)
 {
     damaged_file_is_rebuilt(wrong_key);
+}
+
+/* ---- PoCL binaries PoCL itself cannot load ---------------------------------- */
+
+/* FNV-1a, 64 bits, as the cache file's header hashes its payload. */
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Whether the program file at path holds a PoCL binary; its bytes, its
+ * length, and the payload's offset in it. */
+static void read_cache_file(const char *path, unsigned char **out, size_t *len, size_t *payload)
+{
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    struct stat sb;
+    cr_assert_eq(fstat(fd, &sb), 0);
+    unsigned char *b = malloc((size_t)sb.st_size);
+    cr_assert_eq(read(fd, b, (size_t)sb.st_size), sb.st_size);
+    close(fd);
+    uint32_t klen = 0;
+    memcpy(&klen, b + 12, 4);
+    *out = b;
+    *len = (size_t)sb.st_size;
+    *payload = 40 + klen;
+}
+
+/* Rewrites the PoCL binary p (len bytes) in place as PoCL 3.1 writes it
+ * when program.bc has gone from its own cache directory before
+ * clGetProgramInfo: the root entry still counted, its length 0 and its
+ * files gone.  Returns the new length, or 0 when p is no PoCL binary of
+ * format 9 to 11.  (PoCL, handed the result, aborts: pocl_binary.c:771
+ * `len > 0'.) */
+static size_t without_program_bc(unsigned char *p, size_t len)
+{
+    uint32_t version = 0, roots = 0;
+    uint64_t flags = 0, first = 0;
+    if (len < 77 + 8 || memcmp(p, "poclbin", 8) != 0)
+        return 0;
+    memcpy(&version, p + 16, 4);
+    if (version < 9 || version > 11)
+        return 0;
+    memcpy(&flags, p + 24, 8);
+    memcpy(&roots, p + 32, 4);
+    size_t entry = 77 + ((flags & 2) ? 8 : 0);
+    cr_assert_geq(roots, 1, "a PoCL binary without root entries");
+    memcpy(&first, p + entry, 8);
+    cr_assert(first > 0 && entry + 8 + first <= len, "root entry of %llu bytes",
+              (unsigned long long)first);
+    memset(p + entry, 0, 8);
+    memmove(p + entry + 8, p + entry + 8 + first, len - (entry + 8 + first));
+    return len - first;
+}
+
+/* A cache file rewritten so: the header's size and hash are those of the
+ * new payload, so only a look inside the binary can tell. */
+static void drop_program_bc(const char *path, off_t size)
+{
+    unsigned char *b;
+    size_t len, at;
+    read_cache_file(path, &b, &len, &at);
+    size_t plen = without_program_bc(b + at, len - at);
+    if (plen == 0) {
+        free(b);
+        cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    }
+    uint64_t plen64 = plen, phash = fnv1a(b + at, plen);
+    memcpy(b + 24, &plen64, 8);
+    memcpy(b + 32, &phash, 8);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
+    close(fd);
+    free(b);
+    (void)size;
+}
+
+Test(cache, pocl_binary_without_its_program_bc_is_rebuilt)
+{
+    damaged_file_is_rebuilt(drop_program_bc);
+}
+
+/* A cache file whose PoCL binary holds program.bc empty, as PoCL writes it
+ * when program.bc goes between its stat and its read (header fixed up as
+ * above).  (PoCL, handed it, aborts: pocl_llvm_wg.cc:557.) */
+static void empty_program_bc(const char *path, off_t size)
+{
+    unsigned char *b;
+    size_t len, at;
+    read_cache_file(path, &b, &len, &at);
+    unsigned char *p = b + at;
+    uint32_t version = 0, roots = 0, name = 0, data = 0;
+    uint64_t flags = 0, first = 0;
+    if (len - at < 77 + 8 || memcmp(p, "poclbin", 8) != 0 ||
+        (memcpy(&version, p + 16, 4), version < 9 || version > 11)) {
+        free(b);
+        cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    }
+    memcpy(&flags, p + 24, 8);
+    memcpy(&roots, p + 32, 4);
+    size_t entry = 77 + ((flags & 2) ? 8 : 0);
+    cr_assert_geq(roots, 1);
+    memcpy(&first, p + entry, 8);
+    memcpy(&name, p + entry + 8, 4);
+    memcpy(&data, p + entry + 12 + name, 4);
+    cr_assert_eq(first, 8ull + name + data, "%s: not one file in the first root entry", path);
+    uint64_t shorter = first - data;
+    memcpy(p + entry, &shorter, 8);
+    memset(p + entry + 12 + name, 0, 4);
+    size_t tail = entry + 8 + first;
+    memmove(p + entry + 8 + shorter, p + tail, len - at - tail);
+    size_t plen = len - at - data;
+    uint64_t plen64 = plen, phash = fnv1a(p, plen);
+    memcpy(b + 24, &plen64, 8);
+    memcpy(b + 32, &phash, 8);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
+    close(fd);
+    free(b);
+    (void)size;
+}
+
+Test(cache, pocl_binary_with_an_empty_program_bc_is_rebuilt)
+{
+    damaged_file_is_rebuilt(empty_program_bc);
+}
+
+/* Binaries seen by the store hook below: rewritten, and not PoCL's. */
+static int hooked_pocl, hooked_other;
+
+static void store_without_program_bc(unsigned char *bin, size_t *size)
+{
+    size_t len = without_program_bc(bin, *size);
+    if (len) {
+        *size = len;
+        hooked_pocl++;
+    } else {
+        hooked_other++;
+    }
+}
+
+/* The binaries PoCL hands out when its own cache lost program.bc between
+ * the build and the store (someone cleaning ~/.cache/pocl): the programs
+ * work, nothing is stored (a restarted runtime would abort loading it),
+ * and the next runtime builds them again, stores them and a third loads
+ * them. */
+Test(cache, binaries_pocl_gives_without_program_bc_are_not_stored)
+{
+    uint64_t c0[4], c1[4], c2[4], c3[4];
+    int64_t n = BIG_FILL;
+    clt_tensor *t = NULL;
+    counters(c0);
+    clt__kernel_cache_before_store(store_without_program_bc);
+    fill_and_check(3.25);
+    CHECK(clt_full(get_device("cpu"), CLT_INT32, 1, &n, 9, &t));
+    clt_tensor_free(t);
+    clt__kernel_cache_before_store(NULL);
+    counters(c1);
+    if (hooked_other > 0)
+        cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
+    uint64_t built = c1[MISSES] - c0[MISSES];
+    cr_assert_geq(built, 2);
+    cr_assert_eq((uint64_t)hooked_pocl, built);
+    cr_assert_eq(c1[STORES], c0[STORES], "a binary without program.bc was stored");
+    cr_assert_eq(bin_files(NULL, 0), 0);
+    clt_shutdown();
+    fill_and_check(-7.5);
+    CHECK(clt_full(get_device("cpu"), CLT_INT32, 1, &n, -9, &t));
+    clt_tensor_free(t);
+    counters(c2);
+    cr_assert_eq(c2[MISSES], c1[MISSES] + built, "the restarted runtime builds them again");
+    cr_assert_eq(c2[STORES], c1[STORES] + built, "and stores them");
+    cr_assert_eq(bin_files(NULL, 0), (int)built);
+    clt_shutdown();
+    fill_and_check(0.5);
+    counters(c3);
+    cr_assert_geq(c3[HITS], c2[HITS] + 1, "a third runtime loads them");
+    cr_assert_eq(c3[REJECTED], c0[REJECTED], "a stored file was rejected");
 }
 
 /* Not a finished cache file: a temporary file a store writes before its

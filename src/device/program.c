@@ -128,7 +128,9 @@ static void append_build_log(cl_program prog, cl_device_id dev)
  * when every byte was written, and a load checks the magic, the version,
  * the key (its hash and its text), the exact size and a hash of the binary,
  * rejecting anything else (a file cut short by a crash or a full disk, or
- * damaged since), which the next store replaces.  A process killed while
+ * damaged since), which the next store replaces.  A PoCL binary is also
+ * walked as PoCL's loader walks it, on its store and on its load, since
+ * PoCL hands out binaries it then aborts on (see driver_binary_sound).  A process killed while
  * writing leaves its temporary file behind; no load reads one, and the
  * first store of a process and every warm-up remove such files (see
  * sweep_unfinished). */
@@ -158,6 +160,13 @@ void clt__kernel_cache_counters(uint64_t out[4])
     out[1] = __atomic_load_n(&disk_counters.misses, __ATOMIC_RELAXED);
     out[2] = __atomic_load_n(&disk_counters.stores, __ATOMIC_RELAXED);
     out[3] = __atomic_load_n(&disk_counters.rejected, __ATOMIC_RELAXED);
+}
+
+static void (*before_store)(unsigned char *bin, size_t *size);
+
+void clt__kernel_cache_before_store(void (*fn)(unsigned char *bin, size_t *size))
+{
+    __atomic_store_n(&before_store, fn, __ATOMIC_RELEASE);
 }
 
 /* The cache directory, created if needed, or NULL when the cache is off or
@@ -220,6 +229,109 @@ static char *disk_path(const char *dir, uint64_t khash, const char *suffix)
     return clt__sb_take(&sb);
 }
 
+/* ---- PoCL binaries ------------------------------------------------------------
+
+ * PoCL asserts on a binary it cannot parse instead of refusing it: the
+ * process aborts inside clBuildProgram.  And PoCL 3.1 itself hands out such
+ * binaries: when program.bc has gone from its own kernel cache directory
+ * (~/.cache/pocl/kcache/.../program.bc: removed by someone cleaning the
+ * cache, or never written on a full disk) between the build and
+ * clGetProgramInfo(CL_PROGRAM_BINARIES), the binary still counts that root
+ * entry but with length 0, and loading it stops the process at
+ * pocl_binary.c:771 `len > 0' (pocl_binary_get_kernels_metadata); when
+ * program.bc goes while PoCL serializes it, the binary holds it empty.  Our
+ * checksum cannot tell: the file holds exactly what the driver gave.  So a
+ * PoCL binary is walked here, field by field as PoCL's loader walks it
+ * (format versions 9 to 11: PoCL 1.6 to 6), before it is stored or handed
+ * to the driver; one that fails is not stored, or rejected and rebuilt. */
+
+#define POCLBIN_MAGIC "poclbin" /* with its NUL: 8 bytes */
+#define POCLBIN_HEADER 77        /* magic, device, version, kernels, flags, roots, SHA1 */
+#define POCLBIN_SCOPE_VARS (1u << 1)
+
+typedef struct bin_reader {
+    const unsigned char *p;
+    size_t left;
+} bin_reader;
+
+static bool take(bin_reader *r, void *out, size_t n)
+{
+    if (r->left < n)
+        return false;
+    if (out)
+        memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+/* A run of serialized files (| u32 path length | path | u32 size | data |),
+ * exactly `bytes` long: what PoCL unpacks into its cache directory, and
+ * asserts on (a path of length 0, a run that does not end on a file).  An
+ * empty file is refused too: PoCL's files (program.bc, the kernels' .so)
+ * are never empty, but PoCL serializes one that went away between its
+ * stat and its read as empty, and loading an empty program.bc aborts
+ * (pocl_llvm_wg.cc:557 `program->data[device_i]'). */
+static bool files_sound(bin_reader *r, uint64_t bytes)
+{
+    if (bytes > r->left)
+        return false;
+    bin_reader f = {r->p, (size_t)bytes};
+    while (f.left > 0) {
+        uint32_t path = 0, size = 0;
+        if (!take(&f, &path, 4) || path == 0 || !take(&f, NULL, path) || !take(&f, &size, 4) ||
+            size == 0 || !take(&f, NULL, size))
+            return false;
+    }
+    return take(r, NULL, (size_t)bytes);
+}
+
+/* Whether PoCL can load bin: true for what is no PoCL binary (another
+ * driver's, which that driver checks) or one of a format version this
+ * does not know; false for a PoCL binary that is cut short, or whose root
+ * entries, files or kernel records PoCL's loader would assert on. */
+static bool driver_binary_sound(const unsigned char *bin, size_t len)
+{
+    if (len < sizeof POCLBIN_MAGIC || memcmp(bin, POCLBIN_MAGIC, sizeof POCLBIN_MAGIC) != 0)
+        return true;
+    if (len < POCLBIN_HEADER)
+        return false;
+    uint32_t version, kernels, roots;
+    uint64_t flags;
+    memcpy(&version, bin + 16, 4);
+    memcpy(&kernels, bin + 20, 4);
+    memcpy(&flags, bin + 24, 8);
+    memcpy(&roots, bin + 32, 4);
+    if (version < 9 || version > 11)
+        return true;
+    bin_reader r = {bin + POCLBIN_HEADER, len - POCLBIN_HEADER};
+    if ((flags & POCLBIN_SCOPE_VARS) && !take(&r, NULL, 8))
+        return false;
+    for (uint32_t i = 0; i < roots; i++) {
+        uint64_t bytes = 0;
+        if (!take(&r, &bytes, 8) || bytes == 0 || !files_sound(&r, bytes))
+            return false;
+    }
+    if (kernels == 0)
+        return false;
+    for (uint32_t k = 0; k < kernels; k++) {
+        /* | u64 record size | u64 files size | u32 arginfo size | u32 name
+         * length | name | ...metadata... | files |, the files last. */
+        uint64_t size = 0, files = 0;
+        uint32_t arginfo = 0, name = 0;
+        bin_reader rec = r;
+        if (!take(&rec, &size, 8) || !take(&rec, &files, 8) || !take(&rec, &arginfo, 4) ||
+            !take(&rec, &name, 4) || name == 0 || size > r.left || files > size ||
+            (uint64_t)(rec.p - r.p) + name + files > size)
+            return false;
+        bin_reader tail = {r.p + (size - files), (size_t)files};
+        if (!files_sound(&tail, files))
+            return false;
+        take(&r, NULL, (size_t)size);
+    }
+    return true;
+}
+
 /* Reads and checks a cache file; a valid one yields its binary (malloc'd). */
 static unsigned char *disk_read(const char *path, const char *key, size_t *len)
 {
@@ -239,7 +351,8 @@ static unsigned char *disk_read(const char *path, const char *key, size_t *len)
         buf = clt__malloc(klen + h.payload_len);
         ok = buf && read(fd, buf, klen + h.payload_len) == (ssize_t)(klen + h.payload_len) &&
              memcmp(buf, key, klen) == 0 &&
-             clt__fnv1a(CLT__FNV_INIT, buf + klen, h.payload_len) == h.payload_hash;
+             clt__fnv1a(CLT__FNV_INIT, buf + klen, h.payload_len) == h.payload_hash &&
+             driver_binary_sound(buf + klen, h.payload_len);
     }
     close(fd);
     if (!ok) {
@@ -314,7 +427,8 @@ static void sweep_once(const char *dir)
 }
 
 /* Writes a cache file through a temporary file and a rename, so readers see
- * a whole file or none.  Failures only cost the next process a build. */
+ * a whole file or none.  Failures only cost the next process a build, and
+ * so does a binary the driver could not load back (not stored). */
 static void disk_write(const char *dir, const char *key, uint64_t khash, cl_program prog)
 {
     sweep_once(dir);
@@ -326,6 +440,11 @@ static void disk_write(const char *dir, const char *key, uint64_t khash, cl_prog
         size == 0 || (bin = clt__malloc(size)) == NULL)
         goto done;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS)
+        goto done;
+    void (*hook)(unsigned char *, size_t *) = __atomic_load_n(&before_store, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook(bin, &size);
+    if (size == 0 || !driver_binary_sound(bin, size))
         goto done;
     char suffix[64];
     static unsigned long seq;
