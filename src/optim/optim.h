@@ -81,11 +81,12 @@ typedef struct clt__opt_settings {
     clt_rprop_opts rprop;
     clt_asgd_opts asgd;
     clt_lbfgs_opts lbfgs; /* line_search_fn NULL or the library's own string */
+    clt_sparse_adam_opts sparse_adam;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD" or
- * "LBFGS". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD",
+ * "LBFGS" or "SparseAdam". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of group g of o into the matching member of *c, and the
  * group's keys into c->group, the others untouched; lr is the rate now (a
