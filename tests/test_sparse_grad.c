@@ -499,6 +499,13 @@ Test(sparse_grad, refusals)
                      "weight_decay option is not compatible with sparse gradients"));
     cr_assert_eq(clt_optimizer_steps(opt), 0);
     clt_optimizer_free(opt);
+    /* the calls that read dense gradients only refuse it, not skip it */
+    clt_tensor *norm = (clt_tensor *)1;
+    cr_assert_eq(clt_clip_grad_norm(&w, 1, 1.0, 2.0, &norm), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(norm);
+    cr_assert(strstr(clt_last_error(), "sparse"));
+    cr_assert_eq(clt_clip_grad_value(&w, 1, 0.1), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(clt_grad_is_sparse(w));
     float *hw = read_f32(w);
     for (int k = 0; k < 15; k++)
         cr_assert_eq(hw[k], W0[k], "refused steps change nothing");

@@ -1692,6 +1692,17 @@ void clt__optimizer_counted(clt_optimizer *o)
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
 
+clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (params[i] && clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, which this call "
+                              "does not take (torch does; clt_grad gives its dense form)",
+                              fn, i);
+    return CLT_OK;
+}
+
 /* The in-place form of a clipping, for gradient i (g). */
 typedef clt_status (*clip_inplace)(clt_tensor *g, size_t i, const void *ctx, const char *fn);
 
@@ -1774,7 +1785,9 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status st = check_distinct(params, n, true, fn);
+    clt_status st = clt__refuse_sparse_grads(params, n, fn);
+    if (st == CLT_OK)
+        st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
@@ -1936,6 +1949,9 @@ clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+    clt_status sst = clt__refuse_sparse_grads(params, n, fn);
+    if (sst != CLT_OK)
+        return sst;
     clt_tensor **sc = clt__calloc(n ? n : 1, sizeof *sc);
     if (sc == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
