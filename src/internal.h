@@ -1577,6 +1577,13 @@ clt_status clt__pad_index(clt_device *dev, int64_t n, int64_t l, int64_t r, int6
 
 /* t's accumulated gradient, borrowed, or NULL. */
 const clt_tensor *clt__grad_of(const clt_tensor *t);
+/* A leaf's sparse gradient (Embedding's sparse=True), which it holds
+ * instead of a dense one (clt__grad_of is then NULL): whether it has one,
+ * its rows (int64 [1, nnz]) and values ([nnz, *rest]), borrowed (NULL
+ * when it has none), and its dense form (new, messages naming clt_grad). */
+bool clt__grad_is_sparse(const clt_tensor *t);
+void clt__sparse_grad_of(const clt_tensor *t, const clt_tensor **rows, const clt_tensor **values);
+clt_status clt__sparse_grad_dense(const clt_tensor *t, clt_tensor **out);
 /* clt_zero_grad of a t that is not NULL, its messages naming fn. */
 clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn);
 
@@ -1829,6 +1836,10 @@ clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
  * freq: scale_grad_by_freq. */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
                               const clt_tensor *indices, int64_t pad, int freq, clt_tensor **out);
+/* The same with sparse: the weight's gradient sparse (clt__sparse_grad_put). */
+clt_status clt__embedding_sparse_rec(const char *fn, const clt_tensor *weight,
+                                     const clt_tensor *indices, int64_t pad, int freq,
+                                     int sparse, clt_tensor **out);
 /* clt_embedding_with_opts naming fn (opts NULL: the defaults), and
  * clt_embedding_renorm_ naming fn (src/autograd/grad_index.c). */
 clt_status clt__embedding_opts_rec(const char *fn, clt_tensor *weight, const clt_tensor *indices,

@@ -6586,13 +6586,221 @@ def embedding_padding():
 
 class _EmbOpts(C.Structure):
     _fields_ = [("padding_idx", I64P), ("max_norm", C.POINTER(C.c_double)),
-                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int), ("sparse", C.c_int)]
 
 
 class _BagOpts(C.Structure):
     _fields_ = [("mode", C.c_int), ("padding_idx", I64P), ("include_last_offset", C.c_int),
                 ("max_norm", C.POINTER(C.c_double)), ("norm_type", C.c_double),
-                ("scale_grad_by_freq", C.c_int)]
+                ("scale_grad_by_freq", C.c_int), ("sparse", C.c_int)]
+
+
+class _AdagradOpts(C.Structure):
+    _fields_ = [("lr", C.c_double), ("lr_decay", C.c_double), ("weight_decay", C.c_double),
+                ("initial_accumulator_value", C.c_double), ("eps", C.c_double)]
+
+
+class _SparseAdamOpts(C.Structure):
+    _fields_ = [("lr", C.c_double), ("beta1", C.c_double), ("beta2", C.c_double),
+                ("eps", C.c_double)]
+
+
+def sparse_embedding_optim():
+    """nn.Embedding(sparse=True) and nn.EmbeddingBag(sparse=True) (made with
+    from_pretrained, as clt_embedding_layer_from_pretrained and
+    clt_embedding_bag_layer_from_pretrained) against torch: the weight's
+    sparse gradient after the first backward (indices, values exactly,
+    is_coalesced), then a few steps of SGD (plain, momentum with nesterov),
+    Adagrad (lr_decay) and SparseAdam (torch's defaults, and others), each
+    with optimizer.zero_grad() (torch 1.13's set_to_none=False) between
+    steps, the weights after every step (float32 rtol 1e-6, float64 1e-12);
+    and torch's refusals (Adam, SGD with weight_decay, Adagrad with
+    weight_decay, SparseAdam with a dense gradient)."""
+    proto("clt_embedding_layer_from_pretrained", [P, C.c_int, C.POINTER(_EmbOpts), PP])
+    proto("clt_embedding_bag_layer_from_pretrained", [P, C.c_int, C.POINTER(_BagOpts), PP])
+    proto("clt_module_param", [P, C.c_char_p], P)
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_embedding_bag_forward", [P, P, P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_sgd", [PP, C.c_size_t, C.POINTER(SgdOpts), PP])
+    proto("clt_adagrad", [PP, C.c_size_t, C.POINTER(_AdagradOpts), PP])
+    proto("clt_sparse_adam", [PP, C.c_size_t, C.POINTER(_SparseAdamOpts), PP])
+    proto("clt_adam", [PP, C.c_size_t, P, PP])
+    proto("clt_optimizer_step", [P])
+    proto("clt_optimizer_zero_grad", [P, C.c_int])
+    proto("clt_optimizer_free", [P], None)
+    proto("clt_grad_is_sparse", [P], C.c_int)
+    proto("clt_grad_sparse", [P, PP])
+    proto("clt_sparse_indices", [P, PP])
+    proto("clt_sparse_values", [P, PP])
+    proto("clt_sparse_is_coalesced", [P], C.c_int)
+    proto("clt_sparse_free", [P], None)
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    torch_opts = {
+        "SGD lr=0.1": (lambda ps: torch.optim.SGD(ps, lr=0.1),
+                       lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.1, 0, 0, 0, 0)), pp[1])),
+        "SGD momentum=0.9 nesterov": (
+            lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True),
+            lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.05, 0.9, 0, 0, 1)), pp[1])),
+        "Adagrad lr_decay=0.01": (
+            lambda ps: torch.optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
+            lambda pp: L.clt_adagrad(pp[0], 1, C.byref(_AdagradOpts(0.1, 0.01, 0, 0, 1e-10)),
+                                     pp[1])),
+        "SparseAdam defaults": (
+            lambda ps: torch.optim.SparseAdam(ps),
+            lambda pp: L.clt_sparse_adam(pp[0], 1, None, pp[1])),
+        "SparseAdam lr=0.05 betas=(0.8, 0.9) eps=1e-3": (
+            lambda ps: torch.optim.SparseAdam(ps, lr=0.05, betas=(0.8, 0.9), eps=1e-3),
+            lambda pp: L.clt_sparse_adam(pp[0], 1, C.byref(_SparseAdamOpts(0.05, 0.8, 0.9, 1e-3)),
+                                         pp[1])),
+    }
+    steps_idx = [torch.tensor([[1, 3, 1], [5, 0, 3]]), torch.tensor([[2, 2, 2], [4, 1, 0]]),
+                 torch.tensor([[3, 5, 5], [5, 5, 3]]), torch.tensor([[0, 1, 2], [3, 4, 5]])]
+    keep = []
+
+    def dl(h):
+        return torch.from_numpy(download(h)[0])
+
+    def close(got, want, rtol):
+        return torch.allclose(got, want, rtol=rtol, atol=rtol * 1e-3)
+
+    def release(*hs):
+        for h in hs:
+            if h:
+                L.clt_tensor_free(h)
+
+    for dt in FLOATS:
+        rtol = 1e-6 if dt == torch.float32 else 1e-12
+        for bag in (False, True):
+            for pad in (None, 2):
+                for oname, (topt_f, copt_f) in torch_opts.items():
+                    name = "%s(sparse=True%s) %s %s" % ("EmbeddingBag" if bag else "Embedding",
+                                                         ", padding_idx=2" if pad else "",
+                                                         oname, dn(dt))
+                    w0 = data((6, 4), dt)
+                    if bag:
+                        tm = torch.nn.EmbeddingBag.from_pretrained(
+                            w0.clone(), freeze=False, mode="sum", sparse=True, padding_idx=pad)
+                        o = _BagOpts(0, _i64s(pad) if pad is not None else None, 0, None, 2.0, 0,
+                                     1)
+                    else:
+                        tm = torch.nn.Embedding.from_pretrained(w0.clone(), freeze=False,
+                                                                sparse=True, padding_idx=pad)
+                        o = _EmbOpts(_i64s(pad) if pad is not None else None, None, 2.0, 0, 1)
+                    keep.append(o)
+                    topt = topt_f(tm.parameters())
+                    cw, cm, opt = upload(w0), P(), P()
+                    try:
+                        st = (L.clt_embedding_bag_layer_from_pretrained if bag else
+                              L.clt_embedding_layer_from_pretrained)(cw, 0, C.byref(o),
+                                                                     C.byref(cm))
+                        if st:
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        w = L.clt_module_param(cm, b"weight")
+                        if copt_f(((P * 1)(w), C.byref(opt))):
+                            fail(name, L.clt_last_error().decode())
+                            continue
+                        worst = None
+                        for s, idx in enumerate(steps_idx):
+                            cg = data((2, 4) if bag else (2, 3, 4), dt)
+                            psw = data((6,), dt) if bag else None
+                            topt.zero_grad()
+                            if bag:
+                                ty = tm(idx.reshape(-1), torch.tensor([0, 3]), psw)
+                            else:
+                                ty = tm(idx)
+                            ty.backward(cg)
+                            topt.step()
+                            L.clt_optimizer_zero_grad(opt, 0)
+                            ci, cy, cgo, cpsw, coff = upload(idx), P(), upload(cg), None, None
+                            if bag:
+                                release(ci)
+                                ci, coff, cpsw = (upload(idx.reshape(-1)),
+                                                  upload(torch.tensor([0, 3])), upload(psw))
+                                st = L.clt_embedding_bag_forward(cm, ci, coff, cpsw, C.byref(cy))
+                            else:
+                                st = L.clt_module_forward(cm, ci, C.byref(cy))
+                            if not st:
+                                st = L.clt_backward(cy, cgo, 0)
+                            if not st and s == 0:
+                                # the gradient's layout, as torch's
+                                g = tm.weight.grad
+                                sp, si, sv = P(), P(), P()
+                                good = (L.clt_grad_is_sparse(w) and
+                                        not L.clt_grad_sparse(w, C.byref(sp)) and
+                                        not L.clt_sparse_indices(sp, C.byref(si)) and
+                                        not L.clt_sparse_values(sp, C.byref(sv)))
+                                if good:
+                                    gi, gv = dl(si), dl(sv)
+                                    ok(name + " grad layout",
+                                       torch.equal(gi, g._indices()) and
+                                       torch.equal(gv, g._values()) and
+                                       bool(L.clt_sparse_is_coalesced(sp)) == g.is_coalesced(),
+                                       "indices %s / %s" % (gi.tolist(), g._indices().tolist()))
+                                else:
+                                    fail(name + " grad layout", L.clt_last_error().decode())
+                                release(si, sv)
+                                L.clt_sparse_free(sp)
+                            if not st:
+                                st = L.clt_optimizer_step(opt)
+                            release(ci, cy, cgo, cpsw, coff)
+                            if st:
+                                worst = "step %d: %s" % (s, L.clt_last_error().decode())
+                                break
+                            got, want = dl(w), tm.weight.detach()
+                            if not close(got, want, rtol) and worst is None:
+                                worst = "step %d: max |diff| %g" % (
+                                    s, (got - want).abs().max().item())
+                        ok(name + " weights after each step", worst is None, worst or "")
+                    finally:
+                        L.clt_optimizer_free(opt)
+                        L.clt_module_free(cm)
+                        release(cw)
+    # refusals, before anything changes
+    w0 = data((6, 4), torch.float32)
+    cases = [("Adam", lambda pp: L.clt_adam(pp[0], 1, None, pp[1]),
+              "Adam does not support sparse gradients"),
+             ("SGD weight_decay", lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.1, 0, 0, 0.1, 0)),
+                                                      pp[1]),
+              "add(sparse, dense) is not supported"),
+             ("Adagrad weight_decay",
+              lambda pp: L.clt_adagrad(pp[0], 1, C.byref(_AdagradOpts(0.1, 0, 0.1, 0, 1e-10)),
+                                       pp[1]),
+              "weight_decay option is not compatible with sparse gradients")]
+    for oname, copt_f, text in cases:
+        tm = torch.nn.Embedding.from_pretrained(w0.clone(), freeze=False, sparse=True)
+        tm(torch.tensor([1, 2])).sum().backward()
+        topt = {"Adam": lambda: torch.optim.Adam(tm.parameters()),
+                "SGD weight_decay": lambda: torch.optim.SGD(tm.parameters(), lr=0.1,
+                                                            weight_decay=0.1),
+                "Adagrad weight_decay": lambda: torch.optim.Adagrad(tm.parameters(), lr=0.1,
+                                                                    weight_decay=0.1)}[oname]()
+        try:
+            topt.step()
+            torch_msg = None
+        except RuntimeError as e:
+            torch_msg = str(e)
+        o = _EmbOpts(None, None, 2.0, 0, 1)
+        cw, cm, opt, ci, cy, cs = upload(w0), P(), P(), upload(torch.tensor([1, 2])), P(), P()
+        try:
+            L.clt_embedding_layer_from_pretrained(cw, 0, C.byref(o), C.byref(cm))
+            w = L.clt_module_param(cm, b"weight")
+            copt_f(((P * 1)(w), C.byref(opt)))
+            L.clt_module_forward(cm, ci, C.byref(cy))
+            L.clt_sum(cy, C.byref(cs))
+            L.clt_backward(cs, None, 0)
+            st = L.clt_optimizer_step(opt)
+            msg = L.clt_last_error().decode()
+            ok("sparse gradient refused by %s as torch" % oname,
+               st != 0 and torch_msg is not None and text in msg and text in torch_msg
+               and torch.equal(dl(w), w0), "%s / %s" % (msg, torch_msg))
+        finally:
+            L.clt_optimizer_free(opt)
+            L.clt_module_free(cm)
+            release(cw, ci, cy, cs)
 
 
 def embedding_opts():
@@ -17640,7 +17848,7 @@ def main():
                 dist3, linalg3, half2, nn3, grad2, complex2, complex3, complex4, sparse, sparse_csr, sparse_spmm, sparse_bsr, sparse_batched,
                 transforms, nnmisc, dist5, quant, lobpcg, half_scalar, complex_pow_scalar, histobs, bfloat16, bfloat16_2, int8, int16, image_dtype,
                 embedding_padding, embedding_opts, lobpcg_sparse, half_params, autocast_cpu, nn_init_normal_uniform, module_apply, bn_cumulative,
-                mha_opts, clip_grad_norm_f32, grid_identity, custom_multi]
+                mha_opts, clip_grad_norm_f32, grid_identity, custom_multi, sparse_embedding_optim]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -3142,13 +3142,13 @@ for _pad in (3, -1, 0, 2):  # in the indices (3 == -1) or not (2): that row gets
 
 class _EmbOpts(C.Structure):
     _fields_ = [("padding_idx", C.POINTER(C.c_int64)), ("max_norm", C.POINTER(C.c_double)),
-                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int), ("sparse", C.c_int)]
 
 
 class _BagOpts(C.Structure):
     _fields_ = [("mode", C.c_int), ("padding_idx", C.POINTER(C.c_int64)),
                 ("include_last_offset", C.c_int), ("max_norm", C.POINTER(C.c_double)),
-                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int)]
+                ("norm_type", C.c_double), ("scale_grad_by_freq", C.c_int), ("sparse", C.c_int)]
 
 
 proto("clt_embedding_with_opts", [P, P, C.POINTER(_EmbOpts), PP])

@@ -95,6 +95,7 @@ static const clt_adam_opts bad_adam = {-1.0, 0.9, 0.999, 1e-8, 0, 0};
 static const clt_multihead_attention_opts bad_mha = {0.0, 1, 1, 1, -1, 0, 0}; /* kdim < 0 */
 static const clt_rmsprop_opts bad_rmsprop = {0.01, -0.5, 1e-8, 0, 0, 0};
 static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
+static const clt_sparse_adam_opts bad_sparse_adam = {1e-3, 1.0, 0.999, 1e-8};
 static const clt_adamax_opts bad_adamax = {2e-3, 1.0, 0.999, 1e-8, 0};
 static const clt_nadam_opts bad_nadam = {2e-3, 0.9, 0.999, 1e-8, 0, -4e-3};
 static const clt_radam_opts bad_radam = {1e-3, 0.9, 0.999, -1e-8, 0};
@@ -427,6 +428,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_embedding_layer_with_opts(f->dev, -1, 3, NULL, f->gen, &o->m))                     \
     X(clt_embedding_layer_from_pretrained, M,                                                \
       clt_embedding_layer_from_pretrained(f->i32, 1, NULL, &o->m))                           \
+    X(clt_embedding_bag_layer_from_pretrained, M,                                            \
+      clt_embedding_bag_layer_from_pretrained(f->i32, 1, NULL, &o->m))                       \
     X(clt_rnn_layer, M, clt_rnn_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
     X(clt_lstm_layer, M, clt_lstm_layer(f->dev, &bad_rnn, f->gen, &o->m))                    \
     X(clt_gru_layer, M, clt_gru_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
@@ -499,6 +502,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_adamw, OPT, clt_adamw(f->pair, 1, &bad_adam, &o->opt))                             \
     X(clt_rmsprop, OPT, clt_rmsprop(f->pair, 1, &bad_rmsprop, &o->opt))                      \
     X(clt_adagrad, OPT, clt_adagrad(f->pair, 1, &bad_adagrad, &o->opt))                      \
+    X(clt_sparse_adam, OPT, clt_sparse_adam(f->pair, 1, &bad_sparse_adam, &o->opt))          \
     X(clt_adamax, OPT, clt_adamax(f->pair, 1, &bad_adamax, &o->opt))                         \
     X(clt_nadam, OPT, clt_nadam(f->pair, 1, &bad_nadam, &o->opt))                            \
     X(clt_radam, OPT, clt_radam(f->pair, 1, &bad_radam, &o->opt))                            \
@@ -1146,6 +1150,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sparse_indices, T, clt_sparse_indices(NULL, &o->t))                                \
     X(clt_sparse_values, T, clt_sparse_values(NULL, &o->t))                                  \
     X(clt_sparse_coalesce, SP, clt_sparse_coalesce(NULL, &o->sp))                            \
+    /* f has no gradient */                                                                  \
+    X(clt_grad_sparse, SP, clt_grad_sparse(f->f, &o->sp))                                    \
     X(clt_sparse_to_dense, T, clt_sparse_to_dense(NULL, &o->t))                              \
     X(clt_tensor_to_sparse, SP, clt_tensor_to_sparse(f->f, 5, &o->sp))                       \
     X(clt_sparse_to, SP, clt_sparse_to(f->sp, NULL, &o->sp))                                 \

@@ -77,6 +77,18 @@ CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
  * in the handle.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
 
+/* Whether t's gradient is sparse (t.grad.is_sparse): a leaf read by an
+ * Embedding or EmbeddingBag with sparse set (index.h) holds its gradient
+ * as sparse COO entries, as torch's; clt_grad_sparse (sparse.h) hands them
+ * out, and clt_grad their dense form (a new tensor: writes into it do not
+ * reach the gradient).  clt_zero_grad(t, 0) leaves it sparse with no
+ * entries (torch's zero_()), clt_zero_grad(t, 1) drops it.
+ * clt_module_to and clt_module_to_dtype move and convert dense gradients
+ * only: drop a sparse one (clt_zero_grad(t, 1)) before moving the model,
+ * or the next step reports the devices or dtypes that differ.  0 for NULL
+ * or no gradient. */
+CLT_API int clt_grad_is_sparse(const clt_tensor *t);
+
 /* Clears t's gradient: drops it (set_to_none non-zero, torch 2.0's default
  * and what the examples pass), or sets it to zeros in place (0: torch
  * 1.13's default, set_to_none=False).  No gradient: nothing to do. */

@@ -178,15 +178,24 @@ CLT_API clt_status clt_embedding_ex(const clt_tensor *weight, const clt_tensor *
                                     const int64_t *padding_idx, clt_tensor **out);
 
 /* The options of torch.nn.functional.embedding and nn.Embedding beyond the
- * weight and the indices (sparse is not supported). */
+ * weight and the indices.  sparse (torch's default False): the weight's
+ * gradient is sparse COO (clt_grad_is_sparse, clt_grad_sparse), one entry
+ * per looked-up index but the padding row's, as torch's
+ * embedding_sparse_backward, when the backward pass is clt_backward
+ * without create_graph and the weight a leaf without hooks; otherwise
+ * (clt_autograd_grad, create_graph, a computed weight, hooks) the gradient
+ * flows dense, where torch keeps it sparse.  With scale_grad_by_freq the
+ * backward fails (CLT_ERR_INVALID_ARGUMENT, torch's "embedding_backward:
+ * scale_grad_by_freq not supported with sparse gradients"). */
 typedef struct clt_embedding_opts {
     const int64_t *padding_idx; /* NULL: none; negative counts from the end */
     const double *max_norm;     /* NULL: none (no renormalisation) */
     double norm_type;           /* the p of max_norm's norm (torch's default 2) */
     int scale_grad_by_freq;     /* each row's gradient over its index's count */
+    int sparse;                 /* the weight's gradient sparse (see above) */
 } clt_embedding_opts;
 
-#define CLT_EMBEDDING_DEFAULTS {NULL, NULL, 2.0, 0}
+#define CLT_EMBEDDING_DEFAULTS {NULL, NULL, 2.0, 0, 0}
 
 /* torch.embedding_renorm_(weight, indices, max_norm, norm_type) under
  * torch.no_grad, as F.embedding with max_norm runs it: each row of the 2-D
@@ -300,9 +309,15 @@ typedef struct clt_embedding_bag_opts {
     const double *max_norm;     /* NULL: none (no renormalisation) */
     double norm_type;           /* the p of max_norm's norm (torch's default 2) */
     int scale_grad_by_freq;     /* each row's gradient over its index's count */
+    /* the weight's gradient sparse, as clt_embedding_opts' sparse: one
+     * entry per index of input but padding ones, its bag's gradient
+     * (over the bag's size for mean, times its per-sample weight); with
+     * CLT_BAG_MAX refused (CLT_ERR_INVALID_ARGUMENT, torch's "max mode does
+     * not support sparse weights") */
+    int sparse;
 } clt_embedding_bag_opts;
 
-#define CLT_EMBEDDING_BAG_DEFAULTS {CLT_BAG_MEAN, NULL, 0, NULL, 2.0, 0}
+#define CLT_EMBEDDING_BAG_DEFAULTS {CLT_BAG_MEAN, NULL, 0, NULL, 2.0, 0, 0}
 
 /* torch.nn.functional.embedding_bag(input, weight, offsets, max_norm,
  * norm_type, scale_grad_by_freq, mode, per_sample_weights=...,

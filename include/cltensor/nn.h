@@ -767,7 +767,8 @@ CLT_API clt_status clt_embedding_layer_ex(clt_device *dev, int64_t num_embedding
  * norm_type, scale_grad_by_freq) with opts (index.h; NULL:
  * CLT_EMBEDDING_DEFAULTS): as clt_embedding_layer_ex, with a forward that
  * is clt_embedding_with_opts with these options (with max_norm, each
- * forward renormalises the rows it reads in the layer's weight, in place).
+ * forward renormalises the rows it reads in the layer's weight, in place;
+ * sparse: the weight's gradient sparse COO, index.h).
  * The options are copied.  Errors: clt_embedding_layer_ex's.  New module:
  * release with clt_module_free. */
 CLT_API clt_status clt_embedding_layer_with_opts(clt_device *dev, int64_t num_embeddings,
@@ -1062,14 +1063,35 @@ CLT_API clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *in
  * scale_grad_by_freq, mode, include_last_offset=..., padding_idx=...)
  * with opts (index.h; NULL: CLT_EMBEDDING_BAG_DEFAULTS): as
  * clt_embedding_bag_layer, its forwards clt_embedding_bag_with_opts with
- * these options (copied).  Errors: clt_embedding_bag_layer's, and
- * scale_grad_by_freq with CLT_BAG_MAX (CLT_ERR_INVALID_ARGUMENT, torch's
- * "max mode does not support scaling the gradient by the frequency").
+ * these options (copied; sparse: the weight's gradient sparse, index.h).
+ * Errors: clt_embedding_bag_layer's, and scale_grad_by_freq or sparse
+ * with CLT_BAG_MAX (CLT_ERR_INVALID_ARGUMENT, torch's "max mode does not
+ * support scaling the gradient by the frequency", "max mode does not
+ * support sparse weights").
  * New module: release with clt_module_free. */
 CLT_API clt_status clt_embedding_bag_layer_with_opts(clt_device *dev, int64_t num_embeddings,
                                                      int64_t embedding_dim,
                                                      const clt_embedding_bag_opts *opts,
                                                      clt_generator *gen, clt_module **out);
+
+/* torch.nn.EmbeddingBag.from_pretrained(embeddings, freeze, max_norm,
+ * norm_type, scale_grad_by_freq, mode, sparse, include_last_offset,
+ * padding_idx) with opts (NULL: CLT_EMBEDDING_BAG_DEFAULTS, torch's
+ * defaults mode mean, sparse false, ...): an EmbeddingBag whose parameter
+ * "weight" shares embeddings' storage (a new handle on it, as torch's
+ * Parameter; embeddings stays the caller's), its padding row left as it
+ * is, of embeddings' dtype and device, requiring grad unless freeze
+ * (torch's default freeze is 1); its forwards as
+ * clt_embedding_bag_layer_with_opts'.  Errors: embeddings NULL
+ * (CLT_ERR_NULL_ARGUMENT), not 2-D (CLT_ERR_SHAPE_MISMATCH, "Embeddings
+ * parameter is expected to be 2-dimensional"), not float32 or float64
+ * (CLT_ERR_DTYPE_UNSUPPORTED), clt_embedding_bag_layer_with_opts' checks of
+ * opts (CLT_ERR_INVALID_ARGUMENT).  New module: release with
+ * clt_module_free. */
+CLT_API clt_status clt_embedding_bag_layer_from_pretrained(const clt_tensor *embeddings,
+                                                           int freeze,
+                                                           const clt_embedding_bag_opts *opts,
+                                                           clt_module **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 

@@ -52,6 +52,13 @@ typedef struct clt_rmsprop_opts {
 } clt_rmsprop_opts;
 #define CLT_RMSPROP_DEFAULTS {1e-2, 0.99, 1e-8, 0.0, 0.0, 0}
 
+/* torch.optim.SparseAdam's settings; CLT_SPARSE_ADAM_DEFAULTS are
+ * PyTorch's (lr 1e-3, betas (0.9, 0.999), eps 1e-8). */
+typedef struct clt_sparse_adam_opts {
+    double lr, beta1, beta2, eps;
+} clt_sparse_adam_opts;
+#define CLT_SPARSE_ADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8}
+
 /* torch.optim.Adagrad's settings; CLT_ADAGRAD_DEFAULTS are PyTorch's. */
 typedef struct clt_adagrad_opts {
     double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
@@ -126,6 +133,35 @@ CLT_API clt_status clt_rmsprop(clt_tensor *const *params, size_t n,
  * initial_accumulator_value, eps below 0 (or NaN) are refused. */
 CLT_API clt_status clt_adagrad(clt_tensor *const *params, size_t n,
                                const clt_adagrad_opts *opts, clt_optimizer **out);
+/* Sparse gradients (clt_grad_is_sparse: Embedding or EmbeddingBag with
+ * sparse set), as torch 1.13 takes them: SGD (momentum and nesterov
+ * included) and Adagrad update with the gradient's dense form, which is
+ * what torch's sparse paths give (rows without entries: unchanged
+ * parameters, Adagrad sums and momentum decay as with a zero gradient);
+ * with weight_decay not 0 they refuse it (CLT_ERR_INVALID_ARGUMENT,
+ * torch's "add(sparse, dense) is not supported" and "weight_decay option
+ * is not compatible with sparse gradients"), and every other kind but
+ * SparseAdam refuses it ("Adam does not support sparse gradients, please
+ * consider SparseAdam instead").  Refusals come before any parameter
+ * changes.  SGD's momentum_buffer is dense here, where torch's is
+ * sparse.
+ *
+ * SparseAdam (torch.optim.SparseAdam, maximize=False): for the parameters
+ * with sparse gradients, Adam's moments and update on the rows the
+ * gradient names only (coalesced: duplicates summed), lazily, as torch 1.13:
+ * exp_avg[r] += (g - exp_avg[r]) (1 - beta1), exp_avg_sq[r] += (g^2 -
+ * exp_avg_sq[r]) (1 - beta2), p[r] -= lr sqrt(1 - beta2^t) / (1 - beta1^t)
+ * exp_avg[r] / (sqrt(exp_avg_sq[r]) + eps), t the parameter's own update
+ * count (a gradient without entries counts a step and changes nothing).
+ * A dense gradient is refused at clt_optimizer_step
+ * (CLT_ERR_INVALID_ARGUMENT, "SparseAdam does not support dense
+ * gradients, please consider Adam instead"), before any parameter
+ * changes.  eps below 0, betas outside [0, 1), lr below 0 (or NaN) are
+ * refused with torch's messages.  State: exp_avg, exp_avg_sq (files:
+ * clt_optimizer_save; torch checkpoints refuse it).  New optimizer:
+ * release with clt_optimizer_free. */
+CLT_API clt_status clt_sparse_adam(clt_tensor *const *params, size_t n,
+                                   const clt_sparse_adam_opts *opts, clt_optimizer **out);
 /* Adamax, NAdam and RAdam (PyTorch 1.13's formulas), each with L2 weight
  * decay added to the gradient (g += weight_decay p) and t the parameter's
  * own update count.  eps and weight_decay below 0, betas outside [0, 1)

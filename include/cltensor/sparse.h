@@ -199,6 +199,17 @@ CLT_API clt_status clt_sparse_mul_scalar(const clt_sparse *s, double v, clt_spar
  * New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt_sparse **out);
 
+/* t.grad of a leaf whose gradient is sparse (clt_grad_is_sparse,
+ * autograd.h: Embedding or EmbeddingBag with sparse set), as torch's: COO
+ * of t's shape with one sparse dimension, indices [1, nnz] the rows looked
+ * up (padding entries left out), in the order of the lookups and of the
+ * backward passes that added them, duplicates not coalesced (is_coalesced
+ * false unless nnz <= 1), values [nnz, embedding_dim] each lookup's
+ * gradient.  A snapshot: later passes and clt_zero_grad give the leaf new
+ * tensors, not this handle's.  Errors: a dense or no gradient
+ * (CLT_ERR_INVALID_ARGUMENT).  New handle: release with clt_sparse_free. */
+CLT_API clt_status clt_grad_sparse(const clt_tensor *t, clt_sparse **out);
+
 /* torch.sparse.softmax(s, dim) and torch.sparse.log_softmax: over the
  * specified entries only, the unspecified ones counting as -inf (they take
  * no share; a group of one entry gives 1).  Over a sparse dim, the entries

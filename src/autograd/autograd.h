@@ -158,6 +158,18 @@ clt_status clt__observe_end(void *saved, clt_tensor ***list, size_t *n);
 clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int nout,
                            const char *name);
 
+/* Sparse gradients (Embedding's sparse=True, torch's
+ * embedding_sparse_backward): clt__sparse_grad_wanted says whether the
+ * running pass can carry the gradient of n's input k as sparse COO rows of
+ * it (a clt_backward pass that creates no graph, input k a leaf without
+ * hooks, as it was in the forward); when it can, the formula hands rows
+ * (int64 [nnz]) and values ([nnz, *rest]) to clt__sparse_grad_put (taken,
+ * failure included) and leaves gin[k] NULL; the leaf's grad then becomes,
+ * or grows by, those entries (src/autograd/engine.c).  Otherwise the
+ * formula gives the dense gradient. */
+bool clt__sparse_grad_wanted(const clt__node *n, int k);
+clt_status clt__sparse_grad_put(const clt__node *n, int k, clt_tensor *rows, clt_tensor *values);
+
 /* Whether t requires grad (leaf or not). */
 bool clt__requires_grad(const clt_tensor *t);
 

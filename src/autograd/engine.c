@@ -12,6 +12,10 @@ typedef struct clt__meta {
     bool retains_grad;  /* clt_retain_grad on a non-leaf */
     int slot;           /* which output of grad_fn the tensor is */
     clt_tensor *grad;   /* a leaf's accumulated gradient (owned), or a retained one */
+    /* A leaf's sparse COO gradient (Embedding's sparse=True), when it has
+     * one instead of grad: int64 rows [1, nnz] and values [nnz, *rest]
+     * (owned), duplicates not coalesced, as torch's. */
+    clt_tensor *sgrad_idx, *sgrad_val;
     clt__node *grad_fn; /* a non-leaf's node (a reference) */
     clt_hook *hooks;    /* a leaf's hooks, in registration order */
     /* A differentiable view (clt__mark_views): its base (a reference),
@@ -195,6 +199,8 @@ static void meta_free(clt_tensor *t)
             }
     }
     clt_tensor_free(m->grad);
+    clt_tensor_free(m->sgrad_idx);
+    clt_tensor_free(m->sgrad_val);
     node_unref(m->grad_fn);
     hooks_free(m->hooks);
     clt__tensor_unref(m->base);
@@ -1194,10 +1200,48 @@ clt_status clt_grad(const clt_tensor *t, clt_tensor **out)
     *out = NULL;
     CLT__REQUIRE_ARG(t, "clt_grad");
     clt__meta *m = meta_of(t);
+    if (m && m->grad == NULL && m->sgrad_idx) {
+        clt_status st = clt__sparse_grad_dense(t, out);
+        return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_grad");
+    }
     if (m == NULL || m->grad == NULL)
         return clt__ok();
     clt_status st = history_alias(m->grad, out);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_grad");
+}
+
+clt_status clt__sparse_grad_dense(const clt_tensor *t, clt_tensor **out)
+{
+    *out = NULL;
+    clt__meta *m = meta_of(t);
+    clt_tensor *z = NULL, *flat = NULL;
+    int64_t nnz = m->sgrad_idx->numel;
+    clt_status st = clt__full(t->dev, t->dtype, t->ndim, t->shape, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__reshape(m->sgrad_idx, 1, &nnz, &flat, "clt_grad");
+    if (st == CLT_OK)
+        st = clt__index_add(z, 0, flat, m->sgrad_val, 1.0, out, "clt_grad");
+    clt_tensor_free(z);
+    clt_tensor_free(flat);
+    return st;
+}
+
+bool clt__grad_is_sparse(const clt_tensor *t)
+{
+    clt__meta *m = meta_of(t);
+    return m && m->grad == NULL && m->sgrad_idx;
+}
+
+void clt__sparse_grad_of(const clt_tensor *t, const clt_tensor **rows, const clt_tensor **values)
+{
+    clt__meta *m = meta_of(t);
+    *rows = m ? m->sgrad_idx : NULL;
+    *values = m ? m->sgrad_val : NULL;
+}
+
+int clt_grad_is_sparse(const clt_tensor *t)
+{
+    return t && clt__grad_is_sparse(t);
 }
 
 clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
@@ -1209,6 +1253,30 @@ clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
 clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn)
 {
     clt__meta *m = meta_of(t);
+    if (m && m->grad == NULL && m->sgrad_idx) {
+        /* torch's zero_() of a sparse gradient: no entries left */
+        clt_tensor *idx = NULL, *val = NULL;
+        clt_status st = CLT_OK;
+        if (!set_to_none) {
+            int64_t ishape[2] = {1, 0}, vshape[CLT_MAX_DIMS];
+            memcpy(vshape, m->sgrad_val->shape, sizeof vshape);
+            vshape[0] = 0;
+            st = clt__empty(t->dev, CLT_INT64, 2, ishape, &idx);
+            if (st == CLT_OK)
+                st = clt__empty(t->dev, t->dtype, m->sgrad_val->ndim, vshape, &val);
+            if (st != CLT_OK) {
+                clt_tensor_free(idx);
+                return clt__error_in(st, fn);
+            }
+            clt__scope_disown(idx);
+            clt__scope_disown(val);
+        }
+        clt_tensor_free(m->sgrad_idx);
+        clt_tensor_free(m->sgrad_val);
+        m->sgrad_idx = idx;
+        m->sgrad_val = val;
+        return clt__ok();
+    }
     if (m == NULL || m->grad == NULL)
         return clt__ok();
     if (set_to_none) {
@@ -1348,6 +1416,10 @@ static clt_status commit_leaf(clt_tensor *leaf, clt_tensor *g)
 {
     clt__meta *m = meta_of(leaf);
     clt_status st = CLT_OK;
+    /* a dense gradient replaces a sparse one (prepare added it in) */
+    clt_tensor_free(m->sgrad_idx);
+    clt_tensor_free(m->sgrad_val);
+    m->sgrad_idx = m->sgrad_val = NULL;
     if (m->grad == NULL) {
         clt__scope_disown(g);
         m->grad = g;
@@ -1394,6 +1466,9 @@ static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
 typedef struct pending {
     clt_tensor *leaf; /* held by an edge of the graph, or by the entry (owned) */
     clt_tensor *g;    /* owned */
+    /* Sparse parts (clt__sparse_grad_put): int64 rows [nnz] and values
+     * [nnz, *rest] of the leaf's gradient, concatenated (owned). */
+    clt_tensor *si, *sv;
     int deps;         /* edges into the leaf that the pass has yet to run */
     bool owned;       /* the entry holds a reference on leaf */
     bool target;      /* clt_autograd_grad: the leaf is an input */
@@ -1474,7 +1549,32 @@ static clt_status prepare(pending *p, bool sum)
         clt_tensor_free(p->g);
         p->g = conv;
     }
-    const clt_tensor *grad = sum ? meta_of(p->leaf)->grad : NULL;
+    clt__meta *m = meta_of(p->leaf);
+    if (p->si) { /* the pass's sparse parts join its dense gradient */
+        clt_tensor *total = NULL;
+        st = clt__index_add(p->g, 0, p->si, p->sv, 1.0, &total, "clt_backward");
+        if (st != CLT_OK)
+            return st;
+        clt_tensor_free(p->g);
+        p->g = total;
+        clt_tensor_free(p->si);
+        clt_tensor_free(p->sv);
+        p->si = p->sv = NULL;
+    }
+    if (sum && m->grad == NULL && m->sgrad_idx) { /* dense + sparse is dense, as torch */
+        clt_tensor *flat = NULL, *total = NULL;
+        int64_t nnz = m->sgrad_idx->numel;
+        st = clt__reshape(m->sgrad_idx, 1, &nnz, &flat, "clt_backward");
+        if (st == CLT_OK)
+            st = clt__index_add(p->g, 0, flat, m->sgrad_val, 1.0, &total, "clt_backward");
+        clt_tensor_free(flat);
+        if (st != CLT_OK)
+            return st;
+        clt_tensor_free(p->g);
+        p->g = total;
+        return CLT_OK;
+    }
+    const clt_tensor *grad = sum ? m->grad : NULL;
     if (grad == NULL)
         return make_keepable(&p->g);
     clt_tensor *total = NULL;
@@ -1486,6 +1586,54 @@ static clt_status prepare(pending *p, bool sum)
     return st;
 }
 
+/* Makes the sparse parts of p (which has no dense gradient) what its leaf
+ * will hold, as torch's AccumulateGrad: added into the leaf's dense
+ * gradient when it has one (p->g then holds the sum), else its rows [1,
+ * nnz] and values, after those of the leaf's sparse gradient when it has
+ * one (concatenated, not coalesced).  May fail; changes no grad. */
+static clt_status prepare_sparse(pending *p)
+{
+    clt__meta *m = meta_of(p->leaf);
+    clt_status st = CLT_OK;
+    clt_tensor *idx = NULL, *val = NULL, *row = NULL;
+    if (m->grad) {
+        st = clt__index_add(m->grad, 0, p->si, p->sv, 1.0, &p->g, "clt_backward");
+        if (st == CLT_OK) {
+            clt_tensor_free(p->si);
+            clt_tensor_free(p->sv);
+            p->si = p->sv = NULL;
+        }
+        return st;
+    }
+    int64_t nnz = p->si->numel, shape[2] = {1, nnz};
+    if (m->sgrad_idx) {
+        int64_t old = m->sgrad_idx->numel;
+        const clt_tensor *vs[2] = {m->sgrad_val, p->sv};
+        CLT__TRY(clt__reshape(m->sgrad_idx, 1, &old, &row, "clt_backward"));
+        const clt_tensor *is[2] = {row, p->si};
+        CLT__TRY(clt__cat(is, 2, 0, &idx, "clt_backward"));
+        CLT__TRY(clt__cat(vs, 2, 0, &val, "clt_backward"));
+        shape[1] = idx->numel;
+        clt_tensor_free(row);
+        row = NULL;
+        CLT__TRY(clt__reshape(idx, 2, shape, &row, "clt_backward"));
+    } else { /* copies: the parts may share the caller's indices or gradient */
+        CLT__TRY(clt__clone(p->si, &idx, "clt_backward"));
+        CLT__TRY(clt__reshape(idx, 2, shape, &row, "clt_backward"));
+        CLT__TRY(clt__clone(p->sv, &val, "clt_backward"));
+    }
+    clt_tensor_free(p->si);
+    clt_tensor_free(p->sv);
+    p->si = row;
+    p->sv = val;
+    row = val = NULL;
+done:
+    clt_tensor_free(idx);
+    clt_tensor_free(val);
+    clt_tensor_free(row);
+    return st;
+}
+
 /* Adds the pass's gradients to the leaves and to the retaining tensors:
  * first what each will hold (which may fail and then changes nothing),
  * then every one takes it at once. */
@@ -1493,17 +1641,35 @@ static clt_status commit_pending(pendlist *const *lists, int nlists)
 {
     clt_status st = CLT_OK;
     for (int i = 0; i < nlists; i++)
-        for (size_t k = 0; k < lists[i]->n && st == CLT_OK; k++)
-            if (!lists[i]->v[k].done && lists[i]->v[k].g)
-                st = prepare(&lists[i]->v[k], true);
+        for (size_t k = 0; k < lists[i]->n && st == CLT_OK; k++) {
+            pending *p = &lists[i]->v[k];
+            if (p->done)
+                continue;
+            if (p->g)
+                st = prepare(p, true);
+            else if (p->si)
+                st = prepare_sparse(p);
+        }
     for (int i = 0; i < nlists; i++) {
         for (size_t k = 0; k < lists[i]->n && st == CLT_OK; k++) {
             pending *p = &lists[i]->v[k];
-            if (p->done || p->g == NULL)
+            if (p->done)
                 continue;
-            st = commit_leaf(p->leaf, p->g);
-            p->g = NULL;
-            p->done = true;
+            if (p->g) {
+                st = commit_leaf(p->leaf, p->g);
+                p->g = NULL;
+                p->done = true;
+            } else if (p->si) {
+                clt__meta *m = meta_of(p->leaf);
+                clt__scope_disown(p->si);
+                clt__scope_disown(p->sv);
+                clt_tensor_free(m->sgrad_idx);
+                clt_tensor_free(m->sgrad_val);
+                m->sgrad_idx = p->si;
+                m->sgrad_val = p->sv;
+                p->si = p->sv = NULL;
+                p->done = true;
+            }
         }
     }
     return st;
@@ -1513,6 +1679,8 @@ static void pend_free(pendlist *l)
 {
     for (size_t k = 0; k < l->n; k++) {
         clt_tensor_free(l->v[k].g);
+        clt_tensor_free(l->v[k].si);
+        clt_tensor_free(l->v[k].sv);
         if (l->v[k].owned)
             clt__tensor_unref(l->v[k].leaf);
     }
@@ -1584,6 +1752,54 @@ typedef struct pass {
     nodelist all, ready;
     pendlist leaves, retained;
 } pass;
+
+/* The pass running on this thread (for clt__sparse_grad_put). */
+static __thread pass *cur_pass;
+
+bool clt__sparse_grad_wanted(const clt__node *n, int k)
+{
+    const pass *p = cur_pass;
+    const clt__edge *e = &n->in[k];
+    if (p == NULL || creating || p->tg || e->leaf == NULL)
+        return false;
+    const clt_tensor *leaf = e->leaf;
+    const clt__meta *m = meta_of(leaf);
+    /* hooks see dense gradients; a leaf moved or converted since the
+     * forward takes its gradient through prepare's conversions */
+    if (m == NULL || m->hooks || leaf->dev != e->dev || leaf->dtype != e->dtype ||
+        leaf->ndim != e->ndim)
+        return false;
+    for (int d = 0; d < e->ndim; d++)
+        if (leaf->shape[d] != e->shape[d])
+            return false;
+    return pend_find(&p->leaves, leaf) != NULL;
+}
+
+clt_status clt__sparse_grad_put(const clt__node *n, int k, clt_tensor *rows, clt_tensor *values)
+{
+    pending *q = pend_find(&cur_pass->leaves, n->in[k].leaf);
+    if (q->si == NULL) {
+        q->si = rows;
+        q->sv = values;
+        return CLT_OK;
+    }
+    clt_tensor *ci = NULL, *cv = NULL;
+    const clt_tensor *is[2] = {q->si, rows}, *vs[2] = {q->sv, values};
+    clt_status st = clt__cat(is, 2, 0, &ci, "clt_backward");
+    if (st == CLT_OK)
+        st = clt__cat(vs, 2, 0, &cv, "clt_backward");
+    clt_tensor_free(rows);
+    clt_tensor_free(values);
+    if (st != CLT_OK) {
+        clt_tensor_free(ci);
+        return st;
+    }
+    clt_tensor_free(q->si);
+    clt_tensor_free(q->sv);
+    q->si = ci;
+    q->sv = cv;
+    return CLT_OK;
+}
 
 static clt_tensor **gslot(clt__node *n, int s)
 {
@@ -1974,7 +2190,10 @@ static clt_status run_pass_in(pass *p, clt_tensor *const *outs, clt_tensor **see
 static clt_status run_pass(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n)
 {
     clt__autocast_suspend(1);
+    pass *outer = cur_pass;
+    cur_pass = p;
     clt_status st = run_pass_in(p, outs, seeds, n);
+    cur_pass = outer;
     clt__autocast_suspend(0);
     return st;
 }

@@ -160,12 +160,68 @@ done:
     return st;
 }
 
-/* saved[0] the indices: the table's gradient is index_add of g's rows. */
+/* sparse=True, as torch's embedding_sparse_backward: hands the pass the
+ * weight's gradient as entries, the rows flat (int64 or int32, [count])
+ * and their gradients v ([count, D]), those of the padding row left out
+ * (which waits for the device).  gin[0] stays NULL. */
+static clt_status put_sparse(const clt__node *n, const clt_tensor *flat, const clt_tensor *v,
+                             int64_t pad)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *rows = NULL, *vals = NULL, *mask = NULL, *places = NULL, *l = NULL;
+    CLT__TRY(clt__to_dtype(flat, CLT_INT64, &l, fn));
+    if (pad >= 0) {
+        CLT__TRY(clt__ne_scalar_in(fn, l, (double)pad, &mask));
+        CLT__TRY(clt__mask_places(mask, 1, &l->numel, &places, fn));
+        CLT__TRY(clt__index_select(l, 0, places, &rows, fn));
+        CLT__TRY(clt__index_select(v, 0, places, &vals, fn));
+    } else {
+        rows = l;
+        l = NULL;
+        CLT__TRY(clt__alias(v, &vals));
+    }
+    st = clt__sparse_grad_put(n, 0, rows, vals);
+    rows = vals = NULL;
+done:
+    clt_tensor_free(rows);
+    clt_tensor_free(vals);
+    clt_tensor_free(mask);
+    clt_tensor_free(places);
+    clt_tensor_free(l);
+    return st;
+}
+
+/* torch's refusal of scale_grad_by_freq with sparse gradients, at the
+ * backward as torch's. */
+static clt_status sparse_freq_refused(void)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "clt_backward: embedding_backward: scale_grad_by_freq not supported with "
+                      "sparse gradients");
+}
+
+/* saved[0] the indices: the table's gradient is index_add of g's rows
+ * (i[3] sparse: put_sparse when the pass can carry it). */
 static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     const clt_tensor *indices = n->saved[0];
     const int64_t pad = n->i[1];
+    if (n->i[3] && n->i[2])
+        return sparse_freq_refused();
+    if (n->i[3] && clt__sparse_grad_wanted(n, 0)) {
+        int64_t cnt = indices->numel, sh[2] = {cnt, n->in[0].shape[1]};
+        clt_tensor *f = NULL, *v = NULL;
+        st = clt__reshape(indices, 1, &cnt, &f, "clt_backward");
+        if (st == CLT_OK)
+            st = clt__reshape(g, 2, sh, &v, "clt_backward");
+        if (st == CLT_OK)
+            st = put_sparse(n, f, v, pad);
+        clt_tensor_free(f);
+        clt_tensor_free(v);
+        return st;
+    }
     clt_tensor *z = NULL, *flat = NULL, *rows = NULL, *sum = NULL, *mask = NULL, *row = NULL;
     int64_t count = indices->numel, shape[2] = {count, n->in[0].shape[1]};
     int64_t mshape[2] = {n->in[0].shape[0], 1};
@@ -397,9 +453,17 @@ clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
 }
 
-/* i[0] 0 (record's dim), i[1] the padding row or -1, i[2] scale_grad_by_freq. */
+/* i[0] 0 (record's dim), i[1] the padding row or -1, i[2] scale_grad_by_freq,
+ * i[3] sparse. */
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
                               const clt_tensor *indices, int64_t pad, int freq, clt_tensor **out)
+{
+    return clt__embedding_sparse_rec(fn, weight, indices, pad, freq, 0, out);
+}
+
+clt_status clt__embedding_sparse_rec(const char *fn, const clt_tensor *weight,
+                                     const clt_tensor *indices, int64_t pad, int freq,
+                                     int sparse, clt_tensor **out)
 {
     clt__node *n = NULL;
     clt_status st = clt__record(clt__embedding(weight, indices, out, fn), out,
@@ -409,6 +473,7 @@ clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
         n->i[0] = 0;
         n->i[1] = pad;
         n->i[2] = freq != 0;
+        n->i[3] = sparse != 0;
     }
     return st;
 }
@@ -504,7 +569,8 @@ clt_status clt__embedding_opts_rec(const char *fn, clt_tensor *weight, const clt
         if (st != CLT_OK)
             return st;
     }
-    return clt__embedding_rec(fn, weight, indices, pad, o->scale_grad_by_freq, out);
+    return clt__embedding_sparse_rec(fn, weight, indices, pad, o->scale_grad_by_freq, o->sparse,
+                                     out);
 }
 
 clt_status clt_embedding_with_opts(clt_tensor *weight, const clt_tensor *indices,
@@ -1444,9 +1510,52 @@ done:
     return st;
 }
 
+/* sparse=True (not max): each entry's row of g (of zeros for entries in
+ * no bag), over its bag's size (mean) or times its per-sample weight, as
+ * the entries of the weight's sparse gradient (put_sparse, padding
+ * entries left out), as torch's _embedding_bag_sparse_backward. */
+static clt_status embedding_bag_sparse(clt__node *n, const clt_tensor *g,
+                                       const clt__bag_saved *sv, const clt_tensor *psw)
+{
+    const char *fn = "clt_backward";
+    const clt_tensor *w = n->saved[0];
+    int mode = (int)n->i[0];
+    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
+    int64_t zs[2] = {1, D}, col[2] = {ne, 1};
+    enum { BAGS, ZROW, GEXT, SEL, C1, C2, C3, C4, C5, ROWS, FLAT, NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
+    const clt_tensor *parts[2] = {g, x[ZROW]};
+    CLT__TRY(clt__cat(parts, 2, 0, &x[GEXT], fn));
+    CLT__TRY(clt__index_select(x[GEXT], 0, x[BAGS], &x[SEL], fn));
+    if (mode == 1) { /* over the bag's size (1 for the zero rows) */
+        CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
+        CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
+        const clt_tensor *cs[2] = {x[C1], x[C2]};
+        CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
+        CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
+        CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+        CLT__TRY(clt__div_in(fn, x[SEL], x[C5], &x[ROWS]));
+    } else if (psw) {
+        CLT__TRY(clt__reshape(psw, 2, col, &x[C1], fn));
+        CLT__TRY(clt__mul_in(fn, x[SEL], x[C1], &x[ROWS]));
+    } else {
+        x[ROWS] = x[SEL];
+        x[SEL] = NULL;
+    }
+    CLT__TRY(clt__reshape(sv->idx, 1, &ne, &x[FLAT], fn));
+    st = put_sparse(n, x[FLAT], x[ROWS], sv->pad);
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
 /* i[0] the mode, i[1] padding_idx (or -1), i[2] whether per-sample weights
  * were given, i[3] whether an aux tensor was saved, i[4]
- * scale_grad_by_freq.  saved: weight, the
+ * scale_grad_by_freq, i[5] sparse.  saved: weight, the
  * int64 indices and offsets, then the per-sample weights and aux (the
  * maxima's entries or the bags' sizes) when there are.  In a pass that
  * creates a graph, the same as recorded ops (clt__twice). */
@@ -1455,6 +1564,15 @@ static clt_status bw_embedding_bag(clt__node *n, const clt_tensor *g, clt_tensor
     const clt_tensor *psw = n->i[2] ? n->saved[3] : NULL;
     clt__bag_saved sv = {n->saved[1], n->saved[2], n->i[3] ? n->saved[3 + n->i[2]] : NULL,
                          n->i[1]};
+    if (n->i[5] && n->i[4])
+        return sparse_freq_refused();
+    if (n->i[5] && CLT__NEED(n, 0) && clt__sparse_grad_wanted(n, 0)) {
+        clt_status st = embedding_bag_sparse(n, g, &sv, psw);
+        if (st == CLT_OK && n->nin > 1 && CLT__NEED(n, 1))
+            st = clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0], NULL,
+                                             &gin[1]);
+        return st;
+    }
     if (clt__creating_graph())
         return embedding_bag_twice(n, g, &sv, psw, gin);
     clt_tensor *gw = NULL;
@@ -1495,6 +1613,9 @@ clt_status clt__embedding_bag_rec(const char *fn, clt_tensor *weight, const clt_
                               "%s: max mode does not support scaling the gradient by the "
                               "frequency", fn);
     }
+    if (o->sparse && mode == CLT_BAG_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: max mode does not support sparse weights", fn);
     if (o->max_norm &&
         (st = clt__embedding_renorm_(fn, weight, input, *o->max_norm, o->norm_type)) != CLT_OK)
         return st;
@@ -1513,6 +1634,7 @@ clt_status clt__embedding_bag_rec(const char *fn, clt_tensor *weight, const clt_
         n->i[2] = psw != NULL;
         n->i[3] = sv.aux != NULL;
         n->i[4] = o->scale_grad_by_freq != 0;
+        n->i[5] = o->sparse != 0;
     }
     clt_tensor_free(sv.idx);
     clt_tensor_free(sv.off);

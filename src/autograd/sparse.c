@@ -2025,3 +2025,21 @@ clt_status clt_tensor_sparse_mask(const clt_tensor *t, const clt_sparse *mask, c
 done:
     return finish(clt__error_as(st, fn), out, made);
 }
+
+/* ---- sparse gradients ------------------------------------------------------------ */
+
+clt_status clt_grad_sparse(const clt_tensor *t, clt_sparse **out)
+{
+    static const char fn[] = "clt_grad_sparse";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (!clt__grad_is_sparse(t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the tensor's gradient is %s, not sparse (read it with clt_grad)",
+                          fn, clt__grad_of(t) ? "dense" : "not defined");
+    const clt_tensor *rows, *values;
+    clt__sparse_grad_of(t, &rows, &values);
+    clt_status st = clt_sparse_coo_tensor(rows, values, t->shape, t->ndim, 0, out);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}

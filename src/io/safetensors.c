@@ -1111,6 +1111,8 @@ static const struct {
                F(rprop.step_size_min, "step_sizes", 'p')}},
     {"ASGD", {F(asgd.lr, "lr", 'd'), F(asgd.lambd, "lambd", 'd'), F(asgd.alpha, "alpha", 'd'),
               F(asgd.t0, "t0", 'd'), F(asgd.weight_decay, "weight_decay", 'd')}},
+    {"SparseAdam", {F(sparse_adam.lr, "lr", 'd'), F(sparse_adam.beta1, "betas", 'p'),
+                    F(sparse_adam.eps, "eps", 'd')}},
     {"LBFGS", {F(lbfgs.lr, "lr", 'd'), F(lbfgs.max_iter, "max_iter", 'i'),
                F(lbfgs.max_eval, "max_eval", 'i'),
                F(lbfgs.tolerance_grad, "tolerance_grad", 'd'),

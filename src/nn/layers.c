@@ -815,14 +815,14 @@ clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out)
 /* ---- Embedding --------------------------------------------------------------------- */
 
 /* i[0] the padding row (wrapped), or -1; i[1] whether max_norm is given,
- * f[0] max_norm, f[1] norm_type; i[2] scale_grad_by_freq. */
+ * f[0] max_norm, f[1] norm_type; i[2] scale_grad_by_freq; i[3] sparse. */
 static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     clt_status st = clt__module_check_device(m, x, "Embedding");
     if (st != CLT_OK)
         return st;
     clt_embedding_opts o = {m->i[0] >= 0 ? &m->i[0] : NULL, m->i[1] ? &m->f[0] : NULL, m->f[1],
-                            (int)m->i[2]};
+                            (int)m->i[2], (int)m->i[3]};
     return clt__embedding_opts_rec("Embedding", m->params[0], x, &o, out);
 }
 
@@ -837,6 +837,7 @@ static void embedding_settings(clt_module *m, int64_t pad, const clt_embedding_o
     m->f[0] = o && o->max_norm ? *o->max_norm : 0.0;
     m->f[1] = o ? o->norm_type : 2.0;
     m->i[2] = o && o->scale_grad_by_freq;
+    m->i[3] = o && o->sparse;
 }
 
 static clt_status embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,

@@ -339,7 +339,7 @@ clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
 
 /* i[0] the mode, i[1] include_last_offset, i[2] whether padding_idx is
  * given, i[3] padding_idx, i[4] whether max_norm is given, f[0] max_norm,
- * f[1] norm_type, i[5] scale_grad_by_freq. */
+ * f[1] norm_type, i[5] scale_grad_by_freq, i[6] sparse. */
 static clt_status embedding_bag_run(clt_module *m, const clt_tensor *input,
                                     const clt_tensor *offsets, const clt_tensor *psw,
                                     clt_tensor **out, const char *fn)
@@ -348,7 +348,7 @@ static clt_status embedding_bag_run(clt_module *m, const clt_tensor *input,
     if (st != CLT_OK)
         return st;
     clt_embedding_bag_opts o = {(clt_bag_mode)m->i[0], m->i[2] ? &m->i[3] : NULL, (int)m->i[1],
-                                m->i[4] ? &m->f[0] : NULL, m->f[1], (int)m->i[5]};
+                                m->i[4] ? &m->f[0] : NULL, m->f[1], (int)m->i[5], (int)m->i[6]};
     return clt__embedding_bag_rec(fn, m->params[0], input, offsets, psw, &o, out);
 }
 
@@ -368,13 +368,11 @@ bool clt__embedding_bag_pad(const clt_module *m, int64_t *pad)
     return true;
 }
 
-static clt_status embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
-                                      int64_t embedding_dim, const clt_embedding_bag_opts *o,
-                                      clt_generator *gen, clt_module **out, const char *fn)
+/* The settings' checks of an EmbeddingBag with o on num_embeddings rows;
+ * the padding row wrapped into *pad. */
+static clt_status bag_settings_check(const clt_embedding_bag_opts *o, int64_t num_embeddings,
+                                     int64_t *pad, const char *fn)
 {
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(dev, fn);
     if ((int)o->mode < 0 || (int)o->mode > 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)o->mode);
@@ -382,13 +380,14 @@ static clt_status embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: max mode does not support scaling the gradient by the frequency",
                           fn);
-    int64_t pad = -1;
-    clt_status st = clt__padding_idx(o->padding_idx, num_embeddings, &pad, fn);
-    if (st != CLT_OK)
-        return st;
-    clt_module *m = NULL;
-    CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, pad,
-                                  gen, &m, fn));
+    if (o->sparse && o->mode == CLT_BAG_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: max mode does not support sparse weights", fn);
+    return clt__padding_idx(o->padding_idx, num_embeddings, pad, fn);
+}
+
+static void bag_settings(clt_module *m, const clt_embedding_bag_opts *o, int64_t pad)
+{
     m->i[0] = o->mode;
     m->i[1] = o->include_last_offset != 0;
     m->i[2] = pad >= 0;
@@ -397,11 +396,71 @@ static clt_status embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
     m->f[0] = o->max_norm ? *o->max_norm : 0.0;
     m->f[1] = o->norm_type;
     m->i[5] = o->scale_grad_by_freq != 0;
+    m->i[6] = o->sparse != 0;
+}
+
+static clt_status embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                      int64_t embedding_dim, const clt_embedding_bag_opts *o,
+                                      clt_generator *gen, clt_module **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    int64_t pad = -1;
+    clt_status st = bag_settings_check(o, num_embeddings, &pad, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, pad,
+                                  gen, &m, fn));
+    bag_settings(m, o, pad);
     *out = m;
     m = NULL;
 done:
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_embedding_bag_layer_from_pretrained(const clt_tensor *embeddings, int freeze,
+                                                   const clt_embedding_bag_opts *opts,
+                                                   clt_module **out)
+{
+    static const char fn[] = "clt_embedding_bag_layer_from_pretrained";
+    static const clt_embedding_bag_opts defaults = CLT_EMBEDDING_BAG_DEFAULTS;
+    const clt_embedding_bag_opts *o = opts ? opts : &defaults;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(embeddings, fn);
+    char s1[160];
+    if (embeddings->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Embeddings parameter is expected to be 2-dimensional, but has "
+                          "shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, embeddings->ndim, embeddings->shape));
+    clt_status st = clt__check_floating(embeddings, "embeddings", fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t pad = -1;
+    if ((st = bag_settings_check(o, embeddings->shape[0], &pad, fn)) != CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    clt_tensor *w = NULL;
+    CLT__TRY(clt__module_new(&embedding_bag_ops, embeddings->dev, &m));
+    /* torch's Parameter(embeddings): the same storage, the padding row as
+     * it is */
+    CLT__TRY(clt__error_in(clt_detach(embeddings, &w), fn));
+    clt_tensor *taken = w;
+    w = NULL; /* the module takes it, failure included */
+    CLT__TRY(clt__module_param(m, "weight", taken));
+    if (freeze)
+        CLT__TRY(clt_set_requires_grad(m->params[0], 0));
+    bag_settings(m, o, pad);
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(w);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,

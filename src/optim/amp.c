@@ -192,6 +192,10 @@ static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
     clt_status st = CLT_OK;
     round_reset(r);
     for (size_t i = 0; i < n && st == CLT_OK; i++) {
+        clt_tensor *p = clt__optimizer_param(opt, i);
+        st = clt__refuse_sparse_grads(&p, 1, fn);
+    }
+    for (size_t i = 0; i < n && st == CLT_OK; i++) {
         const clt_tensor *g = clt__grad_of(clt__optimizer_param(opt, i));
         if (g == NULL)
             continue;

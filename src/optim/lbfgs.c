@@ -248,7 +248,13 @@ static clt_status gather(clt_tensor *const *params, size_t n, const clt__lbfgs *
     for (size_t i = 0; i < n && st == CLT_OK; i++) {
         const clt_tensor *p = params[i], *g = clt__grad_of(p);
         int64_t k = p->numel;
-        if (g == NULL) {
+        clt_tensor *dense = NULL;
+        if (g == NULL && clt__grad_is_sparse(p)) { /* torch's grad.to_dense() */
+            st = clt__sparse_grad_dense(p, &dense);
+            if (st == CLT_OK)
+                st = clt_reshape(dense, 1, &k, &parts[i]);
+            clt_tensor_free(dense);
+        } else if (g == NULL) {
             st = clt_zeros(s->dev, s->dtype, 1, &k, &parts[i]);
         } else if (g->dtype != s->dtype || g->numel != k) {
             st = clt__error(CLT_ERR_DTYPE_MISMATCH,

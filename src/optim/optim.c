@@ -1,5 +1,6 @@
 /* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD
- * with one fused kernel launch per parameter tensor (cl/optim.cl), over
+ * with one fused kernel launch per parameter tensor (cl/optim.cl), SparseAdam's row
+ * updates, sparse gradients for SGD and Adagrad, over
  * parameter groups, LBFGS's hooks (its steps in lbfgs.c), gradient-norm
  * clipping, and learning-rate schedules. */
 #include <math.h>
@@ -10,7 +11,8 @@
 #include "optim/optim.h"
 
 typedef enum kind {
-    SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA, RPROP, ASGD, LBFGS
+    SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA, RPROP, ASGD, LBFGS,
+    SPARSE_ADAM
 } kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
@@ -64,6 +66,10 @@ struct clt_optimizer {
     float *scalar[2];
     clt_tensor **scalar_t[2];
     clt__lbfgs *lbfgs; /* LBFGS's state (lbfgs.c); NULL for the other kinds */
+    /* During a step of SGD or Adagrad, per parameter, the dense form of a
+     * sparse gradient (owned; NULL for the others): torch's sparse paths
+     * of those two give what the dense update of it gives. */
+    clt_tensor **densified;
 };
 
 /* Each kind's constructor, torch's class name, its kernel, its kernel
@@ -85,6 +91,7 @@ static const struct {
     [RPROP] = {"clt_rprop", "Rprop", "rprop_step", "rprop_step_multi", 2},
     [ASGD] = {"clt_asgd", "ASGD", "asgd_step", "asgd_step_multi", 1},
     [LBFGS] = {"clt_lbfgs", "LBFGS", NULL, NULL, 0},
+    [SPARSE_ADAM] = {"clt_sparse_adam", "SparseAdam", NULL, NULL, 2},
 };
 
 /* The names of the host scalars (scalar, scalar_t) of each kind that
@@ -130,6 +137,8 @@ static void *settings_of(clt__opt_settings *c, kind k, size_t *size)
         return OF(asgd);
     case LBFGS:
         return OF(lbfgs);
+    case SPARSE_ADAM:
+        return OF(sparse_adam);
     default:
         return OF(adam);
     }
@@ -166,6 +175,8 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
         return j == 0;
     case LBFGS:
         return false;
+    case SPARSE_ADAM:
+        return j < 2;
     default:
         return j < 2 || c->adam.amsgrad;
     }
@@ -272,6 +283,9 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
     }
     if (k == LBFGS)
         return clt__lbfgs_check(&c->lbfgs, fn);
+    if (k == SPARSE_ADAM) /* torch's checks, order and messages */
+        return check_betas(c->sparse_adam.beta1, c->sparse_adam.beta2, c->sparse_adam.eps, 0.0,
+                           fn);
     if (k == ADAMAX)
         return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
                            c->adamax.weight_decay, fn);
@@ -590,6 +604,15 @@ clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts
     return make(SGD, params, n, &c, out);
 }
 
+clt_status clt_sparse_adam(clt_tensor *const *params, size_t n, const clt_sparse_adam_opts *opts,
+                           clt_optimizer **out)
+{
+    clt__opt_settings c = {.sparse_adam = CLT_SPARSE_ADAM_DEFAULTS};
+    if (opts)
+        c.sparse_adam = *opts;
+    return make(SPARSE_ADAM, params, n, &c, out);
+}
+
 clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                     clt_optimizer **out)
 {
@@ -781,7 +804,16 @@ static bool multi_wanted(const clt_optimizer *o)
  * elements (torch skips one without a gradient). */
 static bool stepped(const clt_optimizer *o, size_t i)
 {
-    return clt__grad_of(o->params[i]) != NULL && o->params[i]->numel > 0;
+    const clt_tensor *p = o->params[i];
+    return (clt__grad_of(p) != NULL || clt__grad_is_sparse(p)) && p->numel > 0;
+}
+
+/* The dense gradient a kernel reads for parameter i: its own, or the
+ * dense form of its sparse one (densified). */
+static const clt_tensor *grad_of(const clt_optimizer *o, size_t i)
+{
+    const clt_tensor *g = clt__grad_of(o->params[i]);
+    return g ? g : o->densified ? o->densified[i] : NULL;
 }
 
 /* Whether parameters i and j hold the same host scalars (NAdam's
@@ -961,7 +993,7 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
     for (size_t k = 0; k < m; k++) {
         clt_tensor *p = o->params[idx[k]];
         mem[0][k] = clt__mem(p);
-        mem[1][k] = clt__mem(clt__grad_of(p));
+        mem[1][k] = clt__mem(grad_of(o, idx[k]));
         for (int j = 0; j < nstate; j++) {
             clt_status st = keeps_state(o->kind, set, j) ? state(o, j, idx[k], &sv_[k][j])
                                                          : CLT_OK;
@@ -1028,6 +1060,159 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
     return CLT_OK;
 }
 
+static void densified_free(clt_optimizer *o)
+{
+    if (o->densified == NULL)
+        return;
+    for (size_t i = 0; i < o->n; i++)
+        clt_tensor_free(o->densified[i]);
+    free(o->densified);
+    o->densified = NULL;
+}
+
+/* torch's refusals of the gradients a kind cannot take (sparse ones but
+ * for SGD without weight decay, Adagrad without weight decay and
+ * SparseAdam; dense ones for SparseAdam), then, for SGD and Adagrad, the
+ * dense form of every sparse gradient (densified).  A failure changes
+ * nothing. */
+static clt_status sparse_ready(clt_optimizer *o)
+{
+    static const char fn[] = "clt_optimizer_step";
+    const char *torch = kinds[o->kind].torch;
+    bool any = false;
+    for (size_t i = 0; i < o->n; i++) {
+        const clt_tensor *p = o->params[i];
+        const clt__opt_settings *set = &group_of(o, i)->set;
+        if (o->kind == SPARSE_ADAM) {
+            if (clt__grad_of(p))
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: SparseAdam does not support dense gradients, please "
+                                  "consider Adam instead (parameter %zu)",
+                                  fn, i);
+            continue;
+        }
+        if (!clt__grad_is_sparse(p))
+            continue;
+        if (o->kind == SGD && set->sgd.weight_decay != 0.0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: SGD with weight_decay does not support sparse gradients "
+                              "(parameter %zu; torch: \"add(sparse, dense) is not supported. "
+                              "Use add(dense, sparse) instead.\")",
+                              fn, i);
+        if (o->kind == ADAGRAD && set->adagrad.weight_decay != 0.0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Adagrad: weight_decay option is not compatible with sparse "
+                              "gradients (parameter %zu)",
+                              fn, i);
+        if (o->kind != SGD && o->kind != ADAGRAD)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: %s does not support sparse gradients%s (parameter %zu)", fn,
+                              torch,
+                              o->kind == ADAM ? ", please consider SparseAdam instead" : "", i);
+        any = true;
+    }
+    if (!any)
+        return CLT_OK;
+    o->densified = clt__calloc(o->n, sizeof *o->densified);
+    if (o->densified == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < o->n; i++) {
+        if (!clt__grad_is_sparse(o->params[i]))
+            continue;
+        clt_status st = clt__sparse_grad_dense(o->params[i], &o->densified[i]);
+        if (st != CLT_OK) {
+            densified_free(o);
+            return st;
+        }
+        clt__scope_disown(o->densified[i]);
+    }
+    return CLT_OK;
+}
+
+/* SparseAdam's update of parameter i (torch 1.13's sparse_adam): its
+ * sparse gradient coalesced into U distinct rows, and only those rows of
+ * exp_avg, exp_avg_sq and the parameter changed:
+ *   m[r] += (g - m[r]) (1 - beta1), v[r] += (g^2 - v[r]) (1 - beta2),
+ *   p[r] -= step_size m[r] / (sqrt(v[r]) + eps),
+ * step_size = lr sqrt(1 - beta2^t) / (1 - beta1^t), t the parameter's own
+ * update count.  Everything is computed before the three writes. */
+static clt_status sparse_adam_param(clt_optimizer *o, size_t i)
+{
+    static const char fn[] = "clt_optimizer_step";
+    const opt_group *gr = group_of(o, i);
+    const clt_sparse_adam_opts *a = &gr->set.sparse_adam;
+    clt_tensor *p = o->params[i], *m = NULL, *v = NULL;
+    const clt_tensor *rows, *vals;
+    clt__sparse_grad_of(p, &rows, &vals);
+    clt_sparse *s = NULL, *c = NULL;
+    enum { CI, GV, IDX, OM, D1, UM, OV, G2, D2, UV, NU, S2, SQ, DEN, Q, UP, NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    CLT__TRY(state(o, 0, i, &m));
+    CLT__TRY(state(o, 1, i, &v));
+    CLT__TRY(clt_sparse_coo_tensor(rows, vals, p->shape, p->ndim, 0, &s));
+    CLT__TRY(clt_sparse_coalesce(s, &c));
+    CLT__TRY(clt_sparse_indices(c, &x[CI]));
+    CLT__TRY(clt_sparse_values(c, &x[GV]));
+    int64_t u = x[CI]->numel;
+    if (u > 0) {
+        double t = (double)(o->updates[i] + 1);
+        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
+        double step_size = gr->lr * sqrt(bc2) / bc1;
+        CLT__TRY(clt__reshape(x[CI], 1, &u, &x[IDX], fn));
+        CLT__TRY(clt__index_select(m, 0, x[IDX], &x[OM], fn));
+        CLT__TRY(clt__sub_in(fn, x[GV], x[OM], &x[D1]));
+        CLT__TRY(clt__mul_scalar_in(fn, x[D1], 1.0 - a->beta1, &x[UM]));
+        CLT__TRY(clt__index_select(v, 0, x[IDX], &x[OV], fn));
+        CLT__TRY(clt__mul_in(fn, x[GV], x[GV], &x[G2]));
+        CLT__TRY(clt__sub_in(fn, x[G2], x[OV], &x[D2]));
+        CLT__TRY(clt__mul_scalar_in(fn, x[D2], 1.0 - a->beta2, &x[UV]));
+        CLT__TRY(clt__add_in(fn, x[UM], x[OM], &x[NU]));
+        CLT__TRY(clt__add_in(fn, x[UV], x[OV], &x[S2]));
+        CLT__TRY(clt__sqrt_in(fn, x[S2], &x[SQ]));
+        CLT__TRY(clt__add_scalar_in(fn, x[SQ], a->eps, &x[DEN]));
+        CLT__TRY(clt__div_in(fn, x[NU], x[DEN], &x[Q]));
+        CLT__TRY(clt__mul_scalar_in(fn, x[Q], -step_size, &x[UP]));
+        CLT__TRY(clt__index_add_(m, 0, x[IDX], x[UM], 1.0));
+        CLT__TRY(clt__index_add_(v, 0, x[IDX], x[UV], 1.0));
+        CLT__TRY(clt__index_add_(p, 0, x[IDX], x[UP], 1.0));
+        clt__version_bump(m);
+        clt__version_bump(v);
+    }
+    counted(o, i);
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    clt_sparse_free(s);
+    clt_sparse_free(c);
+    return st;
+}
+
+/* A SparseAdam step: every parameter with a gradient, in order; one that
+ * fails stops the step there, as the kernels' steps do (resume). */
+static clt_status sparse_adam_step(clt_optimizer *o)
+{
+    for (size_t i = o->resume; i < o->n; i++) {
+        if (!stepped(o, i))
+            continue;
+        clt_status st = sparse_adam_param(o, i);
+        if (st != CLT_OK) {
+            char note[200];
+            clt__error_in(st, "clt_optimizer_step");
+            snprintf(note, sizeof note,
+                     " (at parameter %zu of %zu: those before it were updated; the next "
+                     "clt_optimizer_step finishes this step from it)",
+                     i, o->n);
+            clt__error_append(note);
+            o->resume = i;
+            return st;
+        }
+    }
+    o->resume = 0;
+    o->steps++;
+    return CLT_OK;
+}
+
 /* Everything the updates need, before any of them: each state tensor of
  * a parameter that will be updated moved to the parameter's device and
  * converted to its dtype (after clt_module_to or clt_module_to_dtype),
@@ -1035,8 +1220,11 @@ static clt_status step_params(clt_optimizer *o, const size_t *idx, size_t m)
  * that fails) has changed nothing. */
 static clt_status step_ready(clt_optimizer *o)
 {
+    clt_status sst = sparse_ready(o);
+    if (sst != CLT_OK)
+        return sst;
     for (size_t i = 0; i < o->n; i++) {
-        const clt_tensor *p = o->params[i], *g = clt__grad_of(p);
+        const clt_tensor *p = o->params[i], *g = grad_of(o, i);
         if (g == NULL)
             continue;
         /* the kernel reads both as one element type: never a mix */
@@ -1060,7 +1248,7 @@ static clt_status step_ready(clt_optimizer *o)
         }
     }
     bool multi = multi_wanted(o);
-    for (size_t i = o->resume, next; i < o->n; i = next) {
+    for (size_t i = o->resume, next; i < o->n && o->kind != SPARSE_ADAM; i = next) {
         const clt_tensor *p = o->params[i];
         size_t idx[MULTI_K];
         next = i + 1;
@@ -1095,8 +1283,12 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
                           "clt_optimizer_step: LBFGS requires a closure: step it with "
                           "clt_optimizer_step_closure");
     clt_status st = step_ready(opt);
-    if (st != CLT_OK)
-        return clt__error_in(st, "clt_optimizer_step");
+    if (st == CLT_OK && opt->kind == SPARSE_ADAM)
+        st = sparse_adam_step(opt);
+    if (st != CLT_OK || opt->kind == SPARSE_ADAM) {
+        densified_free(opt);
+        return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_optimizer_step");
+    }
     /* A step the driver stopped part-way is finished by the next one, from
      * the parameter it stopped at, so that none is updated twice.  A launch
      * updates several parameters (batch): one that failed updated none of
@@ -1109,6 +1301,7 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
             continue;
         st = step_params(opt, idx, batch(opt, i, multi, idx, &next));
         if (st != CLT_OK) {
+            densified_free(opt);
             char note[320];
             clt__error_in(st, "clt_optimizer_step");
             snprintf(note, sizeof note,
@@ -1124,6 +1317,7 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     }
     opt->resume = 0;
     opt->steps++;
+    densified_free(opt);
     return clt__ok();
 }
 
@@ -1305,6 +1499,7 @@ static const char *const state_names[][NSTATE] = {
     [ADADELTA] = {"square_avg", "acc_delta", NULL},
     [RPROP] = {"prev", "step_size", NULL},
     [ASGD] = {"ax", NULL, NULL},
+    [SPARSE_ADAM] = {"exp_avg", "exp_avg_sq", NULL},
 };
 
 /* Whether state slot k of parameter i is SGD's momentum buffer made and
@@ -1497,6 +1692,17 @@ void clt__optimizer_counted(clt_optimizer *o)
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
 
+clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (params[i] && clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, which this call "
+                              "does not take (torch does; clt_grad gives its dense form)",
+                              fn, i);
+    return CLT_OK;
+}
+
 /* The in-place form of a clipping, for gradient i (g). */
 typedef clt_status (*clip_inplace)(clt_tensor *g, size_t i, const void *ctx, const char *fn);
 
@@ -1579,7 +1785,9 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status st = check_distinct(params, n, true, fn);
+    clt_status st = clt__refuse_sparse_grads(params, n, fn);
+    if (st == CLT_OK)
+        st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
@@ -1741,6 +1949,9 @@ clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+    clt_status sst = clt__refuse_sparse_grads(params, n, fn);
+    if (sst != CLT_OK)
+        return sst;
     clt_tensor **sc = clt__calloc(n ? n : 1, sizeof *sc);
     if (sc == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);

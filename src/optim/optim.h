@@ -81,11 +81,18 @@ typedef struct clt__opt_settings {
     clt_rprop_opts rprop;
     clt_asgd_opts asgd;
     clt_lbfgs_opts lbfgs; /* line_search_fn NULL or the library's own string */
+    clt_sparse_adam_opts sparse_adam;
 } clt__opt_settings;
 
+/* A parameter among params[0 .. n) whose gradient is sparse (Embedding's
+ * sparse=True) is CLT_ERR_INVALID_ARGUMENT, naming fn: for the calls that
+ * read dense gradients only (clipping, GradScaler, LBFGS), rather than
+ * skip it. */
+clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn);
+
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD" or
- * "LBFGS". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD",
+ * "LBFGS" or "SparseAdam". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of group g of o into the matching member of *c, and the
  * group's keys into c->group, the others untouched; lr is the rate now (a
