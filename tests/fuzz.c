@@ -1980,7 +1980,7 @@ static void op_index(fz *f)
         /* max_norm (renormalising t in place), norm_type, scale_grad_by_freq */
         double mn = chance(f, 80) ? 1.0 : rand_scalar(f);
         clt_embedding_opts eo = {chance(f, 50) ? &pad : NULL, chance(f, 70) ? &mn : NULL,
-                                 chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50)};
+                                 chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50), chance(f, 20)};
         if (padded && chance(f, 50))
             CALL("clt_embedding_with_opts",
                  clt_embedding_with_opts(t, idx, chance(f, 90) ? &eo : NULL, op));
@@ -3143,7 +3143,7 @@ static void op_module(fz *f)
             int64_t pad = (int64_t)pick(f, 9) - 4;
             double mn = rand_scalar(f);
             clt_embedding_opts eo = {chance(f, 50) ? &pad : NULL, chance(f, 50) ? &mn : NULL,
-                                     rand_scalar(f), chance(f, 50)};
+                                     rand_scalar(f), chance(f, 50), chance(f, 20)};
             if (chance(f, 50))
                 CALL("clt_embedding_layer_ex",
                      clt_embedding_layer_ex(dev, rand_count(f), rand_count(f), &pad, f->gen, mp));
@@ -5371,7 +5371,7 @@ static void op_nnshape(fz *f)
             double mn = chance(f, 80) ? 0.5 : rand_scalar(f);
             clt_embedding_bag_opts bo = {mode, chance(f, 60) ? NULL : &pad, chance(f, 20),
                                          chance(f, 60) ? &mn : NULL,
-                                         chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50)};
+                                         chance(f, 70) ? 2.0 : rand_scalar(f), chance(f, 50), chance(f, 20)};
             CALL("clt_embedding_bag_with_opts",
                  clt_embedding_bag_with_opts(w, i, o, b, chance(f, 90) ? &bo : NULL, op));
         }
