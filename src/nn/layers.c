@@ -889,36 +889,18 @@ clt_status clt_embedding_layer_from_pretrained(const clt_tensor *embeddings, int
     static const char fn[] = "clt_embedding_layer_from_pretrained";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(embeddings, fn);
-    char s1[160];
-    if (embeddings->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Embeddings parameter is expected to be 2-dimensional, but has "
-                          "shape %s",
-                          fn, clt__shape_str(s1, sizeof s1, embeddings->ndim, embeddings->shape));
-    clt_status st = clt__check_floating(embeddings, "embeddings", fn);
+    clt_module *m = NULL;
+    clt_status st = clt__embedding_pretrained(&embedding_ops, embeddings, freeze, &m, fn);
     if (st != CLT_OK)
         return st;
     int64_t pad = -1;
-    if ((st = clt__padding_idx(opts ? opts->padding_idx : NULL, embeddings->shape[0], &pad, fn)) !=
-        CLT_OK)
-        return st;
-    clt_module *m = NULL;
-    clt_tensor *w = NULL;
-    CLT__TRY(clt__module_new(&embedding_ops, embeddings->dev, &m));
-    /* torch's Parameter(embeddings): the same storage, the padding row as
-     * it is */
-    CLT__TRY(clt__error_in(clt_detach(embeddings, &w), fn));
-    CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
-    if (freeze)
-        CLT__TRY(clt_set_requires_grad(m->params[0], 0));
+    CLT__TRY(clt__padding_idx(opts ? opts->padding_idx : NULL, embeddings->shape[0], &pad, fn));
     embedding_settings(m, pad, opts);
     *out = m;
     m = NULL;
 done:
-    clt_tensor_free(w);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_embedding_layer_padding_idx(const clt_module *m, int *has_padding_idx,
@@ -966,6 +948,39 @@ done:
     if (st != CLT_OK)
         clt_generator_set_offset(gen, drawn);
     clt_tensor_free(row);
+    clt_tensor_free(w);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+/* The table module of ops (Embedding, EmbeddingBag) from_pretrained makes:
+ * embeddings (2-D, floating) itself as its weight, as torch's
+ * Parameter(embeddings) (the same storage, the padding row as it is),
+ * frozen when freeze.  New module: *out (clt_module_free), NULL on error. */
+clt_status clt__embedding_pretrained(const clt__module_ops *ops, const clt_tensor *embeddings,
+                                     int freeze, clt_module **out, const char *fn)
+{
+    *out = NULL;
+    CLT__REQUIRE_ARG(embeddings, fn);
+    char s1[160];
+    if (embeddings->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Embeddings parameter is expected to be 2-dimensional, but has "
+                          "shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, embeddings->ndim, embeddings->shape));
+    clt_status st = clt__check_floating(embeddings, "embeddings", fn);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    clt_tensor *w = NULL;
+    CLT__TRY(clt__module_new(ops, embeddings->dev, &m));
+    CLT__TRY(clt__error_in(clt_detach(embeddings, &w), fn));
+    CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
+    if (freeze)
+        CLT__TRY(clt_set_requires_grad(m->params[0], 0));
+    *out = m;
+    m = NULL;
+done:
     clt_tensor_free(w);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);

@@ -183,6 +183,11 @@ clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
                                 int64_t num_embeddings, int64_t embedding_dim, int64_t pad,
                                 clt_generator *gen, clt_module **out, const char *fn);
 
+/* from_pretrained's table module of ops: embeddings (2-D, floating) as its
+ * weight, frozen when freeze (src/nn/layers.c).  New module: *out. */
+clt_status clt__embedding_pretrained(const clt__module_ops *ops, const clt_tensor *embeddings,
+                                     int freeze, clt_module **out, const char *fn);
+
 /* Whether m is an EmbeddingBag, and then its padding row (wrapped), or -1,
  * in *pad (src/nn/shape.c). */
 bool clt__embedding_bag_pad(const clt_module *m, int64_t *pad);

@@ -430,37 +430,18 @@ clt_status clt_embedding_bag_layer_from_pretrained(const clt_tensor *embeddings,
     const clt_embedding_bag_opts *o = opts ? opts : &defaults;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(embeddings, fn);
-    char s1[160];
-    if (embeddings->ndim != 2)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Embeddings parameter is expected to be 2-dimensional, but has "
-                          "shape %s",
-                          fn, clt__shape_str(s1, sizeof s1, embeddings->ndim, embeddings->shape));
-    clt_status st = clt__check_floating(embeddings, "embeddings", fn);
+    clt_module *m = NULL;
+    clt_status st = clt__embedding_pretrained(&embedding_bag_ops, embeddings, freeze, &m, fn);
     if (st != CLT_OK)
         return st;
     int64_t pad = -1;
-    if ((st = bag_settings_check(o, embeddings->shape[0], &pad, fn)) != CLT_OK)
-        return st;
-    clt_module *m = NULL;
-    clt_tensor *w = NULL;
-    CLT__TRY(clt__module_new(&embedding_bag_ops, embeddings->dev, &m));
-    /* torch's Parameter(embeddings): the same storage, the padding row as
-     * it is */
-    CLT__TRY(clt__error_in(clt_detach(embeddings, &w), fn));
-    clt_tensor *taken = w;
-    w = NULL; /* the module takes it, failure included */
-    CLT__TRY(clt__module_param(m, "weight", taken));
-    if (freeze)
-        CLT__TRY(clt_set_requires_grad(m->params[0], 0));
+    CLT__TRY(bag_settings_check(o, embeddings->shape[0], &pad, fn));
     bag_settings(m, o, pad);
     *out = m;
     m = NULL;
 done:
-    clt_tensor_free(w);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
