@@ -345,6 +345,21 @@ static void read_cache_file(const char *path, unsigned char **out, size_t *len, 
     *payload = 40 + klen;
 }
 
+/* Writes back to path the file read_cache_file gave (b, its payload at
+ * offset at) with the payload cut to plen bytes, the header's length and
+ * checksum fixed up to match, and frees b. */
+static void write_cache_file(const char *path, unsigned char *b, size_t at, size_t plen)
+{
+    uint64_t plen64 = plen, phash = fnv1a(b + at, plen);
+    memcpy(b + 24, &plen64, 8);
+    memcpy(b + 32, &phash, 8);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
+    close(fd);
+    free(b);
+}
+
 /* Rewrites the PoCL binary p (len bytes) in place as PoCL 3.1 writes it
  * when program.bc has gone from its own cache directory before
  * clGetProgramInfo: the root entry still counted, its length 0 and its
@@ -384,14 +399,7 @@ static void drop_program_bc(const char *path, off_t size)
         free(b);
         cr_skip_test("the driver's binaries are no PoCL binaries of format 9 to 11");
     }
-    uint64_t plen64 = plen, phash = fnv1a(b + at, plen);
-    memcpy(b + 24, &plen64, 8);
-    memcpy(b + 32, &phash, 8);
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
-    close(fd);
-    free(b);
+    write_cache_file(path, b, at, plen);
     (void)size;
 }
 
@@ -430,14 +438,7 @@ static void empty_program_bc(const char *path, off_t size)
     size_t tail = entry + 8 + first;
     memmove(p + entry + 8 + shorter, p + tail, len - at - tail);
     size_t plen = len - at - data;
-    uint64_t plen64 = plen, phash = fnv1a(p, plen);
-    memcpy(b + 24, &plen64, 8);
-    memcpy(b + 32, &phash, 8);
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, b, at + plen), (ssize_t)(at + plen));
-    close(fd);
-    free(b);
+    write_cache_file(path, b, at, plen);
     (void)size;
 }
 
