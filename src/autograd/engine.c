@@ -557,9 +557,9 @@ static bool public_index_ops(const clt_tensor *g)
     return creating || clt__dtype_is_complex(g->dtype);
 }
 
-/* g (of its geometry's dtype dt) flattened to the elements view_index
- * counts in: g's own, or, when the view and its base differ in dtype
- * (mixed), the real scalars of a complex g (its view_as_real). */
+/* g flattened to the elements view_index counts in: g's own, or, when
+ * the view and its base differ in dtype (mixed), the real scalars of a
+ * complex g (its view_as_real). */
 static clt_status g_elements(const clt_tensor *g, bool mixed, clt_tensor **out)
 {
     int64_t n = g->numel;
