@@ -2883,6 +2883,177 @@ def inplace_view():
             passed += 1
 
 
+# ---- in-place ops on complex views (complex_view_inplace) -----------------------
+# z.real, z.imag, view_as_real(z), view_as_complex(y) and views of them
+# written in place: the base's history takes the op (CopySlices over the
+# storage's real scalars), gradients to the real leaves against torch's; the
+# grad_fn names of the base and of real/imag views are torch's too (a
+# view_as_real or view_as_complex view takes AsStridedBackward0 after the
+# change, where torch replays the view: ViewAsRealBackward0).
+def complex_view_inplace():
+    global failed, passed
+    for n_ in ("view_as_real", "view_as_complex", "real", "imag", "clone"):
+        proto("clt_" + n_, [P, PP])
+    proto("clt_slice", [P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
+    proto("clt_select", [P, C.c_int, C.c_int64, PP])
+    proto("clt_mul_scalar", [P, C.c_double, PP])
+    proto("clt_mul_scalar_", [P, C.c_double])
+    proto("clt_add_scalar_", [P, C.c_double])
+    proto("clt_add_", [P, P, C.c_double])
+    proto("clt_sub_", [P, P, C.c_double])
+    proto("clt_mul_", [P, P])
+    proto("clt_copy_", [P, P])
+    proto("clt_zero_", [P])
+    proto("clt_clamp_", [P, C.POINTER(C.c_double), C.POINTER(C.c_double)])
+    proto("clt_grad_fn_name", [P], C.c_char_p)
+    tvc, tvr = torch.view_as_complex, torch.view_as_real
+
+    def ok(st):
+        if st != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+
+    def vc(x):
+        return call("clt_view_as_complex", x)
+
+    def vr(z):
+        return call("clt_view_as_real", z)
+
+    def sl(t, a, b, d=0):
+        return call("clt_slice", t, d, a, b, 1)
+
+    def dbl(v):
+        return C.byref(C.c_double(v))
+
+    names = []
+
+    def named(name, tfn, cfn, inputs):
+        got, want = [], []
+
+        def t2(*tx):
+            want.clear()
+            return tfn(lambda t: want.append(t.grad_fn.name().split("::")[-1]
+                                             if t.grad_fn else None), *tx)
+
+        def c2(*cx):
+            got.clear()
+
+            def seen(t):
+                n = L.clt_grad_fn_name(t)
+                got.append(n.decode() if n else None)
+            return cfn(seen, *cx)
+
+        case(name, t2, c2, inputs)
+        if ORDER == 1 and (not MATCH or re.search(MATCH, name)):
+            names.append((name, want, got))
+
+    rng = np.random.default_rng(11)
+    x32 = rng.standard_normal((3, 2))
+    x42 = rng.standard_normal((4, 2))
+    w22 = rng.standard_normal((2, 2))
+    a3 = rng.standard_normal(3)
+
+    def t_parts(seen, x):
+        z = tvc(x).clone()
+        re_, im = z.real, z.imag
+        r = tvr(z)
+        re_.mul_(2)
+        im.add_(1)
+        seen(z), seen(re_), seen(im)
+        return tvr(z * z) + r * r
+
+    def c_parts(seen, x):
+        z = call("clt_clone", vc(x))
+        re_, im = call("clt_real", z), call("clt_imag", z)
+        r = vr(z)
+        ok(L.clt_mul_scalar_(re_, 2.0))
+        ok(L.clt_add_scalar_(im, 1.0))
+        seen(z), seen(re_), seen(im)
+        return call("clt_add", vr(call("clt_mul", z, z)), call("clt_mul", r, r))
+    named("complex_view real mul_, imag add_", t_parts, c_parts, [x32])
+
+    def t_clamp(seen, x, a):
+        z = tvc(x).clone()
+        z.real.clamp_(-0.6, 0.7)
+        z.imag[1:].zero_()
+        z.real[:2].copy_(a[1:] * a[1:])
+        z.imag[:1].mul_(a[:1])
+        seen(z)
+        return tvr(z * z * z)
+
+    def c_clamp(seen, x, a):
+        z = call("clt_clone", vc(x))
+        ok(L.clt_clamp_(call("clt_real", z), dbl(-0.6), dbl(0.7)))
+        ok(L.clt_zero_(sl(call("clt_imag", z), 1, 3)))
+        a1 = sl(a, 1, 3)
+        ok(L.clt_copy_(sl(call("clt_real", z), 0, 2), call("clt_mul", a1, a1)))
+        ok(L.clt_mul_(sl(call("clt_imag", z), 0, 1), sl(a, 0, 1)))
+        seen(z)
+        return vr(call("clt_mul", call("clt_mul", z, z), z))
+    named("complex_view clamp_, zero_ and copy_ on parts and their slices", t_clamp, c_clamp,
+          [x32, a3])
+
+    def t_asreal(seen, x, w):
+        z = tvc(x).clone()
+        r = tvr(z)
+        r[:, 0].mul_(3)
+        r[2:].sub_(w, alpha=0.5)
+        seen(z)
+        return tvr(z * z)
+
+    def c_asreal(seen, x, w):
+        z = call("clt_clone", vc(x))
+        r = vr(z)
+        ok(L.clt_mul_scalar_(call("clt_select", r, 1, 0), 3.0))
+        ok(L.clt_sub_(sl(r, 2, 4), w, 0.5))
+        seen(z)
+        return vr(call("clt_mul", z, z))
+    named("complex_view view_as_real select mul_, slice sub_", t_asreal, c_asreal, [x42, w22])
+
+    def t_ascomplex(seen, x, w):
+        y = x * 1.5
+        c = tvc(y)
+        c.mul_(tvc(w))
+        c[1:].add_(1.5)
+        c.real.mul_(-2)
+        seen(y)
+        return y * y * y
+
+    def c_ascomplex(seen, x, w):
+        y = call("clt_mul_scalar", x, 1.5)
+        c = vc(y)
+        ok(L.clt_mul_(c, vc(w)))
+        ok(L.clt_add_scalar_(sl(c, 1, 3), 1.5))
+        ok(L.clt_mul_scalar_(call("clt_real", c), -2.0))
+        seen(y)
+        return call("clt_mul", call("clt_mul", y, y), y)
+    named("complex_view view_as_complex of a real tensor mul_, add_, real mul_", t_ascomplex,
+          c_ascomplex, [x32, rng.standard_normal((3, 2))])
+
+    def t_before(seen, x, a):
+        y = x * 1
+        c = tvc(y)
+        re_ = c.real
+        y.mul_(2)
+        re_.add_(a)
+        return tvr(c * c) + y
+
+    def c_before(seen, x, a):
+        y = call("clt_mul_scalar", x, 1.0)
+        c = vc(y)
+        re_ = call("clt_real", c)
+        ok(L.clt_mul_scalar_(y, 2.0))
+        ok(L.clt_add_(re_, a, 1.0))
+        return call("clt_add", vr(call("clt_mul", c, c)), y)
+    named("complex_view views made before the base changed", t_before, c_before, [x32, a3])
+
+    for name, want, got in names:
+        if want != got:
+            failed += 1
+            print("FAIL %s: grad_fn names %s, torch %s" % (name, got, want))
+        else:
+            passed += 1
+
+
 if os.environ.get("CONFORMANCE_ONLY"):
     for _s in os.environ["CONFORMANCE_ONLY"].split(","):
         globals()[_s]()
@@ -6946,6 +7117,7 @@ sparsebsrgrad()
 transforms()
 inplace()
 inplace_view()
+complex_view_inplace()
 
 summary()
 sys.exit(1 if failed else 0)

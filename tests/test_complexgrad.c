@@ -1126,3 +1126,222 @@ Test(complexgrad, index_select_flip_roll_values_and_gradients)
     for (size_t k = 0; k < 5; k++)
         clt_tensor_free(ts[k]);
 }
+
+/* ---- in-place ops on complex views ----------------------------------------------- */
+
+/* z = zl * 1 written through its views of another dtype, then
+ * L = sum(|z|^2) + sum(view_as_real(z)^3):
+ * 0: re = z.real, im = z.imag, r = view_as_real(z) made first; re *= 2,
+ *    im += 1; L's real view is r (made before the ops);
+ * 1: z.real.clamp_(-0.6, 0.7); z.imag[1:].zero_(); z.real[:2].copy_(z.real[2:]);
+ * 2: r = view_as_real(z); r[:, 0] *= 3; r[2:] -= 0.5 c (c constant 2x2);
+ *    r[0] *= r2 (constant, 2);
+ * 3: views of views: z.real[1:] *= -2, z.real[1:][1:3] += 0.5, and
+ *    view_as_complex(view_as_real(z))[0] *= (0.5 - 1.5i) (a complex view
+ *    through a real one). */
+static clt_tensor *cview_loss(clt_device *dev, int which, clt_tensor *zl)
+{
+    const int64_t s22[2] = {2, 2}, s2[1] = {2};
+    const double cv[4] = {0.3, -1.2, 0.8, 0.4}, r2v[2] = {-1.5, 2.5};
+    const double complex k = 0.5 - 1.5 * I;
+    const double lo = -0.6, hi = 0.7;
+    clt_tensor *z = NULL, *re = NULL, *im = NULL, *r = NULL, *v = NULL, *u = NULL, *c = NULL,
+               *a = NULL, *b = NULL, *l1 = NULL, *l2 = NULL, *l = NULL;
+    CHECK(clt_scope_begin());
+    CHECK(clt_mul_scalar(zl, 1.0, &z));
+    switch (which) {
+    case 0:
+        CHECK(clt_real(z, &re));
+        CHECK(clt_imag(z, &im));
+        CHECK(clt_view_as_real(z, &r));
+        CHECK(clt_mul_scalar_(re, 2.0));
+        CHECK(clt_add_scalar_(im, 1.0));
+        break;
+    case 1:
+        CHECK(clt_real(z, &re));
+        CHECK(clt_imag(z, &im));
+        CHECK(clt_clamp_(re, &lo, &hi));
+        CHECK(clt_slice(im, 0, 1, 4, 1, &v));
+        CHECK(clt_zero_(v));
+        CHECK(clt_slice(re, 0, 0, 2, 1, &u));
+        CHECK(clt_slice(re, 0, 2, 4, 1, &a));
+        CHECK(clt_copy_(u, a));
+        break;
+    case 2:
+        CHECK(clt_view_as_real(z, &r));
+        CHECK(clt_select(r, 1, 0, &v));
+        CHECK(clt_mul_scalar_(v, 3.0));
+        CHECK(clt_slice(r, 0, 2, 4, 1, &u));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s22, cv, &c));
+        CHECK(clt_sub_(u, c, 0.5));
+        CHECK(clt_select(r, 0, 0, &a));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s2, r2v, &b));
+        CHECK(clt_mul_(a, b));
+        r = NULL;
+        break;
+    default:
+        CHECK(clt_real(z, &re));
+        CHECK(clt_slice(re, 0, 1, 4, 1, &v));
+        CHECK(clt_mul_scalar_(v, -2.0));
+        CHECK(clt_slice(v, 0, 1, 3, 1, &u));
+        CHECK(clt_add_scalar_(u, 0.5));
+        CHECK(clt_view_as_real(z, &a));
+        CHECK(clt_view_as_complex(a, &b));
+        CHECK(clt_select(b, 0, 0, &im));
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 0, NULL, &k, &c));
+        CHECK(clt_mul_(im, c));
+        break;
+    }
+    if (r == NULL)
+        CHECK(clt_view_as_real(z, &r));
+    CHECK(clt_abs(z, &a));
+    CHECK(clt_mul(a, a, &b));
+    CHECK(clt_sum(b, &l1));
+    CHECK(clt_mul(r, r, &u));
+    CHECK(clt_mul(u, r, &v));
+    CHECK(clt_sum(v, &l2));
+    CHECK(clt_add(l1, l2, &l));
+    CHECK(clt_scope_keep(l));
+    clt_scope_end();
+    return l;
+}
+
+static double cview_value(clt_device *dev, int which, const double complex *v, int64_t n)
+{
+    clt_tensor *z = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, v, &z));
+    clt_tensor *l = cview_loss(dev, which, z);
+    double x = 0;
+    CHECK(clt_tensor_item(l, &x));
+    clt_tensor_free(l);
+    clt_tensor_free(z);
+    return x;
+}
+
+/* torch 1.13 records these on z's history (CopySlices); the gradient of the
+ * complex leaf, dL/dx + i dL/dy, against central differences of its parts
+ * (each L evaluated with grad mode off, where the ops run unrecorded). */
+Test(complexgrad, inplace_on_complex_views_against_central_differences)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    double complex v[4] = {0.25 - 0.8 * I, -0.35 + 0.45 * I, 1.1 - 0.3 * I, -0.9 + 1.3 * I};
+    for (int which = 0; which < 4; which++) {
+        clt_tensor *z = NULL, *g = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, v, &z));
+        CHECK(clt_set_requires_grad(z, 1));
+        clt_tensor *l = cview_loss(dev, which, z);
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_grad(z, &g));
+        cr_assert_not_null(g, "scene %d: no gradient", which);
+        cr_assert_eq(clt_tensor_dtype(g), CLT_COMPLEX128);
+        double complex got[4];
+        CHECK(clt_tensor_read(g, got, sizeof got));
+        int was = clt_set_grad_enabled(0);
+        for (int k = 0; k < 4; k++) {
+            double d[2];
+            for (int part = 0; part < 2; part++) {
+                double complex p[4], m[4], h = part ? 1e-6 * I : 1e-6;
+                memcpy(p, v, sizeof p);
+                memcpy(m, v, sizeof m);
+                p[k] += h;
+                m[k] -= h;
+                d[part] = (cview_value(dev, which, p, n) - cview_value(dev, which, m, n)) / 2e-6;
+            }
+            cr_assert(fabs(creal(got[k]) - d[0]) <= 1e-6 * (1 + fabs(d[0])) &&
+                          fabs(cimag(got[k]) - d[1]) <= 1e-6 * (1 + fabs(d[1])),
+                      "scene %d element %d: autograd %g%+gi, differences %g%+gi", which, k,
+                      creal(got[k]), cimag(got[k]), d[0], d[1]);
+        }
+        clt_set_grad_enabled(was);
+        clt_tensor_free(g);
+        clt_tensor_free(l);
+        clt_tensor_free(z);
+    }
+}
+
+/* Real leaves x (4x2) and a (4), through gradcheck:
+ * kind 0: y = 1.5 x; c = view_as_complex(y); c *= view_as_complex(w)
+ *   (constant); c.real *= a; c.imag[:2].copy_(a[2:]); y^3 (the real base);
+ * kind 1: z = view_as_complex(x).clone(); z.real += a / 2; z.imag *= a;
+ *   view_as_real(z * z). */
+static clt_status cview_real_fn(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const int kind = *(const int *)ctx;
+    const int64_t s42[2] = {4, 2};
+    const double wv[8] = {0.5, -1.0, 1.5, 0.25, -0.75, 2.0, 1.0, 0.5};
+    clt_tensor *y = NULL, *c = NULL, *w = NULL, *wc = NULL, *re = NULL, *im = NULL, *u = NULL,
+               *v = NULL, *t = NULL;
+    clt_status st = CLT_OK;
+    CHECK(clt_scope_begin());
+    if (kind == 0) {
+        CHECK(clt_mul_scalar(in[0], 1.5, &y));
+        CHECK(clt_view_as_complex(y, &c));
+        CHECK(clt_tensor_from_host(get_device("cpu"), CLT_FLOAT64, 2, s42, wv, &w));
+        CHECK(clt_view_as_complex(w, &wc));
+        CHECK(clt_mul_(c, wc));
+        CHECK(clt_real(c, &re));
+        CHECK(clt_mul_(re, in[1]));
+        CHECK(clt_imag(c, &im));
+        CHECK(clt_slice(im, 0, 0, 2, 1, &u));
+        CHECK(clt_slice(in[1], 0, 2, 4, 1, &v));
+        CHECK(clt_copy_(u, v));
+        CHECK(clt_mul(y, y, &t));
+        st = clt_mul(t, y, out);
+    } else {
+        CHECK(clt_view_as_complex(in[0], &c));
+        CHECK(clt_clone(c, &y));
+        CHECK(clt_real(y, &re));
+        CHECK(clt_add_(re, in[1], 0.5));
+        CHECK(clt_imag(y, &im));
+        CHECK(clt_mul_(im, in[1]));
+        CHECK(clt_mul(y, y, &t));
+        st = clt_view_as_real(t, out);
+    }
+    if (st == CLT_OK)
+        CHECK(clt_scope_keep(*out));
+    clt_scope_end();
+    return st;
+}
+
+Test(complexgrad, inplace_on_complex_views_of_real_leaves_gradcheck)
+{
+    clt_device *dev = get_device("cpu");
+    const double xv[8] = {0.3, -0.6, 1.2, 0.45, -0.8, 0.9, 0.15, -1.1};
+    const double av[4] = {0.7, -1.3, 0.4, 1.6};
+    gc_in ins[2] = {{2, {4, 2}, xv, 1}, {1, {4}, av, 1}};
+    for (int kind = 0; kind < 2; kind++)
+        gradcheck(dev, cview_real_fn, &kind, 2, ins);
+}
+
+/* Writing a view of another dtype bumps the storage's version, its base's:
+ * a node that saved the base (z * z, abs(z)) then refuses backward, as
+ * torch's "modified by an inplace operation". */
+Test(complexgrad, inplace_on_a_complex_view_is_seen_by_saved_bases)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    double complex v[3] = {1 - I, 0.5 + 2 * I, -1.5};
+    for (int saver = 0; saver < 2; saver++) {
+        clt_tensor *zl = NULL, *z = NULL, *p = NULL, *pa = NULL, *r = NULL, *re = NULL,
+                   *s = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_COMPLEX128, 1, &n, v, &zl));
+        CHECK(clt_set_requires_grad(zl, 1));
+        CHECK(clt_mul_scalar(zl, 1.0, &z));
+        if (saver == 0) {
+            CHECK(clt_mul(z, z, &p));
+            CHECK(clt_abs(p, &pa));
+        } else {
+            CHECK(clt_abs(z, &pa));
+        }
+        CHECK(clt_view_as_real(z, &r));
+        CHECK(clt_select(r, 1, 1, &re)); /* z.imag through view_as_real */
+        CHECK(clt_mul_scalar_(re, 2.0));
+        CHECK(clt_sum(pa, &s));
+        assert_error(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                     "modified by an in-place operation");
+        clt_tensor *all[] = {zl, z, p, pa, r, re, s};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clt_tensor_free(all[k]);
+    }
+}

@@ -21,7 +21,9 @@
  * log_softmax, every view of view.h, clt_to, clt_to_dtype (to a floating
  * dtype), clt_clone, the index ops of index.h but one_hot, and every
  * in-place op (ops.h, index.h, random.h: recorded on a non-leaf's history
- * as torch records them).
+ * as torch records them; on a view, its base's history takes it as
+ * torch's CopySlices, views of another dtype included: clt_real,
+ * clt_imag, clt_view_as_real, clt_view_as_complex and views of them).
  *
  * Memory.  The graph is owned by the tensors it produced: it holds handles
  * on the data its backward formulas read (PyTorch's saved tensors) and a
@@ -216,7 +218,8 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * special_entr, glu, prelu (PreluBackwardBackward0, as below), the
  * in-place ops (add_, sub_, the scalar forms, mul_, div_, the clamps,
  * fill_, zero_, copy_, the random fills, fill_diagonal_ and the in-place
- * index ops; on views too: CopySlices and AsStridedBackward0 apply the
+ * index ops; on views too, complex views of real bases and real views of
+ * complex ones included: CopySlices and AsStridedBackward0 apply the
  * in-place formula twice when it is), and the fake quantizations'
  * straight-through gradient;
  * in linear algebra trace, diag,

@@ -110,7 +110,9 @@ CLT_API clt_status clt_view_as_complex(const clt_tensor *t, clt_tensor **out);
 /* torch.real and torch.imag: views of the parts of complex t.  clt_real of a
  * real tensor is a view of it; clt_imag of one is CLT_ERR_DTYPE_UNSUPPORTED.
  * An in-place op on these views (or on clt_view_as_real's and
- * clt_view_as_complex's) is refused where a gradient is needed (ops.h). */
+ * clt_view_as_complex's, or views of them) is recorded on the base's
+ * history as torch's CopySlices, and gradients reach the base's leaves
+ * (ops.h). */
 CLT_API clt_status clt_real(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_imag(const clt_tensor *t, clt_tensor **out);
 

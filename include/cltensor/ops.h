@@ -630,12 +630,17 @@ CLT_API clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const 
  * view of one ("a view was created in no_grad mode and is being modified
  * in place with grad mode enabled ..."; a piece made in no-grad mode gives
  * this message, as torch's).  clt_detach's result is no such view: an
- * in-place op on it (or a view of it) bumps the version only.  Differences
- * from torch: an in-place op on a view of another dtype (clt_real, clt_imag, clt_view_as_real,
- * clt_view_as_complex, or a view of one) is refused (CLT_ERR_INVALID_ARGUMENT, nothing
- * changed) where a gradient is needed (its base, the view or an operand requires grad), as
- * its base's history cannot take it (torch records it: CopySlices); with grad mode off, or
- * nothing requiring grad, it runs.  The
+ * in-place op on it (or a view of it) bumps the version only.  Views of
+ * another dtype than their base (clt_real, clt_imag, clt_view_as_real,
+ * clt_view_as_complex, views of those, either way: the real parts of a
+ * complex base, or a complex view of a real one) are such views too: the
+ * CopySlices applies the op's formula to the view's real scalars (or
+ * complex pairs) of the base's gradient, with torch's conjugate
+ * convention, and the write bumps the base's version (its saved copies
+ * refuse backward, as torch's).  Differences from torch: a view of
+ * another dtype made before the change takes AsStridedBackward0 where
+ * torch's replays the view op (ViewAsRealBackward0 ...); the gradients are
+ * the same.  The
  * base's retained gradient (clt_retain_grad) moves to its CopySlices, as
  * for an in-place op on a non-view, and so is the gradient of its new
  * values (torch 1.13 leaves it on the old history: that of the old

@@ -23,9 +23,11 @@ typedef struct clt__meta {
      * outputs it is output multi_slot of (or NULL), and whether it was
      * made in no-grad mode.  A view of another dtype than its base
      * (clt_real, clt_imag, clt_view_as_real, clt_view_as_complex, views of
-     * those) keeps its history as made, and an in-place op on it that
-     * would need a gradient is refused (view_check): its base's history
-     * does not take the op. */
+     * those) is one too, found among the base's elements in the storage's
+     * real scalars (view_geom).  dtype_view: the view's dtype and its
+     * base's are not the real and the complex form of one storage (no view
+     * op makes such a pair): it keeps its history as made, and an in-place
+     * op on it that would need a gradient is refused (view_check). */
     clt_tensor *base;
     uint64_t version;
     const char *multi;
@@ -437,8 +439,15 @@ typedef struct geom {
     int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS], offset, numel;
 } geom;
 
+/* A view of another dtype than its base (the real and the complex form of
+ * one storage: clt_real, clt_imag, clt_view_as_real, clt_view_as_complex,
+ * views of those) is found among its base's elements in the storage's
+ * real scalars: pb (pv) is 2 when the base (the view) is the complex one,
+ * whose element is then its 2 parts, and 1 otherwise. */
 typedef struct view_geom {
     geom base, view;
+    clt_dtype base_dtype, view_dtype;
+    int pb, pv;
 } view_geom;
 
 static void geom_of(geom *g, const clt_tensor *t)
@@ -449,6 +458,26 @@ static void geom_of(geom *g, const clt_tensor *t)
     g->offset = t->offset;
     g->numel = t->numel;
     g->contiguous = clt__is_contiguous(t);
+}
+
+/* vg for view t of base; false for a pair of dtypes that are not the real
+ * and the complex form of one storage (which no view op makes). */
+static bool view_geom_of(view_geom *vg, const clt_tensor *base, const clt_tensor *t)
+{
+    geom_of(&vg->base, base);
+    geom_of(&vg->view, t);
+    vg->base_dtype = base->dtype;
+    vg->view_dtype = t->dtype;
+    vg->pb = vg->pv = 1;
+    if (base->dtype == t->dtype)
+        return true;
+    if (clt__dtype_is_complex(base->dtype) && clt__complex_part_dtype(base->dtype) == t->dtype)
+        vg->pb = 2;
+    else if (clt__dtype_is_complex(t->dtype) && clt__complex_part_dtype(t->dtype) == base->dtype)
+        vg->pv = 2;
+    else
+        return false;
+    return true;
 }
 
 /* The storage position of element k (row-major) of g. */
@@ -465,13 +494,18 @@ static int64_t geom_pos(const geom *g, int64_t k)
 /* Which element of the base (row-major in its shape) each element of the
  * view is: a new 1-D int64 tensor on dev, in the view's row-major order.
  * A base of any strides is read through the map from its storage
- * positions to its elements. */
+ * positions to its elements.  For a view of another dtype (vg->pb or
+ * vg->pv 2) the elements are the storage's real scalars: a complex
+ * geometry's element k is scalars 2k and 2k + 1, at storage scalars 2p
+ * and 2p + 1 for its position p. */
 static clt_status view_index(const view_geom *vg, clt_device *dev, clt_tensor **out)
 {
     const geom *b = &vg->base, *v = &vg->view;
+    const int pb = vg->pb, pv = vg->pv;
+    const int64_t n = v->numel * pv, bn = b->numel * pb, boff = b->offset * pb;
     clt_status st = CLT_OK;
     int64_t span = 0, *map = NULL;
-    int64_t *idx = clt__malloc((size_t)(v->numel > 0 ? v->numel : 1) * sizeof *idx);
+    int64_t *idx = clt__malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
     bool direct = b->contiguous;
     if (idx == NULL)
         goto oom;
@@ -480,25 +514,27 @@ static clt_status view_index(const view_geom *vg, clt_device *dev, clt_tensor **
             free(idx);
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_backward: a view's base overflows");
         }
-        span -= b->offset;
+        span = (span - b->offset) * pb;
         map = clt__malloc((size_t)(span > 0 ? span : 1) * sizeof *map);
         if (map == NULL)
             goto oom;
         for (int64_t p = 0; p < span; p++)
             map[p] = -1;
         for (int64_t k = 0; k < b->numel; k++)
-            map[geom_pos(b, k) - b->offset] = k;
+            for (int j = 0; j < pb; j++)
+                map[(geom_pos(b, k) - b->offset) * pb + j] = k * pb + j;
     }
-    for (int64_t k = 0; k < v->numel && st == CLT_OK; k++) {
-        int64_t p = geom_pos(v, k) - b->offset;
-        idx[k] = direct ? (p >= 0 && p < b->numel ? p : -1) : (p >= 0 && p < span ? map[p] : -1);
-        if (idx[k] < 0)
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "clt_backward: a view reaches storage outside its base's elements; "
-                            "its gradient cannot be written into the base's");
-    }
+    for (int64_t k = 0; k < v->numel && st == CLT_OK; k++)
+        for (int j = 0; j < pv && st == CLT_OK; j++) {
+            int64_t p = geom_pos(v, k) * pv + j - boff, *at = &idx[k * pv + j];
+            *at = direct ? (p >= 0 && p < bn ? p : -1) : (p >= 0 && p < span ? map[p] : -1);
+            if (*at < 0)
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "clt_backward: a view reaches storage outside its base's "
+                                "elements; its gradient cannot be written into the base's");
+        }
     if (st == CLT_OK)
-        st = clt__tensor_from_host_in("clt_backward", dev, CLT_INT64, 1, &v->numel, idx, out);
+        st = clt__tensor_from_host_in("clt_backward", dev, CLT_INT64, 1, &n, idx, out);
     free(idx);
     free(map);
     return st;
@@ -521,23 +557,66 @@ static bool public_index_ops(const clt_tensor *g)
     return creating || clt__dtype_is_complex(g->dtype);
 }
 
+/* g flattened to the elements view_index counts in: g's own, or, when
+ * the view and its base differ in dtype (mixed), the real scalars of a
+ * complex g (its view_as_real). */
+static clt_status g_elements(const clt_tensor *g, bool mixed, clt_tensor **out)
+{
+    int64_t n = g->numel;
+    if (!mixed || !clt__dtype_is_complex(g->dtype))
+        return g_reshape(g, 1, &n, out);
+    clt_tensor *f = NULL, *r = NULL;
+    clt_status st = g_reshape(g, 1, &n, &f);
+    if (st == CLT_OK)
+        st = creating ? clt_view_as_real(f, &r) : clt__view_as_real(f, &r, "clt_backward");
+    n *= 2;
+    if (st == CLT_OK)
+        st = g_reshape(r, 1, &n, out);
+    clt_tensor_free(f);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* The inverse of g_elements: 1-D e (fresh, contiguous) as a tensor of
+ * dtype dt and that shape (view_as_complex of its pairs when dt is
+ * complex and e is real). */
+static clt_status g_from_elements(const clt_tensor *e, clt_dtype dt, int ndim,
+                                  const int64_t *shape, clt_tensor **out)
+{
+    if (e->dtype == dt)
+        return g_reshape(e, ndim, shape, out);
+    int64_t pairs[2] = {e->numel / 2, 2};
+    clt_tensor *r = NULL, *c = NULL;
+    clt_status st = g_reshape(e, 2, pairs, &r);
+    if (st == CLT_OK)
+        st = creating ? clt_view_as_complex(r, &c) : clt__view_as_complex(r, &c, "clt_backward");
+    if (st == CLT_OK)
+        st = g_reshape(c, ndim, shape, out);
+    clt_tensor_free(r);
+    clt_tensor_free(c);
+    return st;
+}
+
 /* AsStridedBackward0 of a view: g added into zeros of the base's shape at
  * the view's elements (index_add, so that elements a view reaches twice
  * sum).  Records in a pass that creates a graph (clt__twice). */
 static clt_status bw_view_as_strided(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const view_geom *vg = n->ctx;
+    const bool mixed = vg->pb != vg->pv;
     clt_tensor *idx = NULL, *flat = NULL, *zero = NULL, *sum = NULL;
     clt_status st = view_index(vg, g->dev, &idx);
     if (st == CLT_OK)
-        st = g_reshape(g, 1, &vg->view.numel, &flat);
+        st = g_elements(g, mixed, &flat);
+    int64_t bn = vg->base.numel * vg->pb;
     if (st == CLT_OK)
-        st = clt__full(g->dev, g->dtype, 1, &vg->base.numel, 0.0, &zero);
+        st = clt__full(g->dev, flat->dtype, 1, &bn, 0.0, &zero);
     if (st == CLT_OK)
-        st = public_index_ops(g) ? clt_index_add(zero, 0, idx, flat, 1.0, &sum)
-                                 : clt__index_add(zero, 0, idx, flat, 1.0, &sum, "clt_backward");
+        st = public_index_ops(flat) ? clt_index_add(zero, 0, idx, flat, 1.0, &sum)
+                                    : clt__index_add(zero, 0, idx, flat, 1.0, &sum, "clt_backward");
     if (st == CLT_OK)
-        st = g_reshape(sum, vg->base.ndim, vg->base.shape, &gin[0]);
+        st = g_from_elements(sum, mixed ? vg->base_dtype : sum->dtype, vg->base.ndim,
+                             vg->base.shape, &gin[0]);
     clt_tensor_free(idx);
     clt_tensor_free(flat);
     clt_tensor_free(zero);
@@ -565,11 +644,13 @@ static clt_status bw_copy_slices(clt__node *n, const clt_tensor *g, clt_tensor *
         return st;
     if (w->nin > 8 && (wg = clt__calloc((size_t)w->nin, sizeof *wg)) == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    const bool mixed = vg->pb != vg->pv;
     CLT__TRY(view_index(vg, g->dev, &idx));
-    CLT__TRY(g_reshape(g, 1, &vg->base.numel, &flat));
-    CLT__TRY(public_index_ops(g) ? clt_take(flat, idx, &part)
-                                 : clt__take(flat, idx, &part, "clt_backward"));
-    CLT__TRY(g_reshape(part, vg->view.ndim, vg->view.shape, &slice));
+    CLT__TRY(g_elements(g, mixed, &flat));
+    CLT__TRY(public_index_ops(flat) ? clt_take(flat, idx, &part)
+                                    : clt__take(flat, idx, &part, "clt_backward"));
+    CLT__TRY(g_from_elements(part, mixed ? vg->view_dtype : part->dtype, vg->view.ndim,
+                             vg->view.shape, &slice));
     if (creating) {
         w->gbuf = slice;
         st = backward_creating(w, wg);
@@ -585,14 +666,18 @@ static clt_status bw_copy_slices(clt__node *n, const clt_tensor *g, clt_tensor *
     if (CLT__NEED(n, 0)) {
         r0 = wg[0];
         wg[0] = NULL;
-        if (r0 == NULL)
-            CLT__TRY(clt__full(g->dev, g->dtype, 1, &vg->view.numel, 0.0, &r0));
-        else
+        int64_t vn = vg->view.numel * vg->pv;
+        if (r0 == NULL) {
+            CLT__TRY(clt__full(g->dev, flat->dtype, 1, &vn, 0.0, &r0flat));
+        } else {
             CLT__TRY(conform(&r0, &w->in[0]));
-        CLT__TRY(g_reshape(r0, 1, &vg->view.numel, &r0flat));
-        CLT__TRY(public_index_ops(g) ? clt_index_copy(flat, 0, idx, r0flat, &res)
-                                     : clt__index_copy(flat, 0, idx, r0flat, &res, "clt_backward"));
-        CLT__TRY(g_reshape(res, vg->base.ndim, vg->base.shape, &gin[0]));
+            CLT__TRY(g_elements(r0, mixed, &r0flat));
+        }
+        CLT__TRY(public_index_ops(flat)
+                     ? clt_index_copy(flat, 0, idx, r0flat, &res)
+                     : clt__index_copy(flat, 0, idx, r0flat, &res, "clt_backward"));
+        CLT__TRY(g_from_elements(res, mixed ? vg->base_dtype : res->dtype, vg->base.ndim,
+                                 vg->base.shape, &gin[0]));
     }
 done:
     for (int k = 0; k < w->nin; k++)
@@ -659,8 +744,7 @@ static clt_status refresh(const clt_tensor *t)
     clt__node *n = NULL;
     if (requires_grad(m->base)) {
         view_geom vg;
-        geom_of(&vg.base, m->base);
-        geom_of(&vg.view, t);
+        view_geom_of(&vg, m->base, t); /* stale: a pair it takes */
         n = view_node(as_strided_name, bw_view_as_strided, 1, &vg);
         if (n == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -713,8 +797,8 @@ clt_status clt__mark_views(const clt_tensor *in, clt_tensor *const *outs, int no
             continue;
         m->base = clt_tensor_retain((clt_tensor *)base);
         m->version = clt__version(o);
-        m->dtype_view = o->dtype != base->dtype || o->dtype != in->dtype ||
-                        (src && src->dtype_view);
+        view_geom vg;
+        m->dtype_view = !view_geom_of(&vg, base, o);
         /* torch's creation meta: no-grad mode, else several outputs, else
          * the input's (propagate_creation_meta) */
         m->no_grad_view = grad_disabled || (nout == 1 && src && src->no_grad_view);
@@ -765,16 +849,16 @@ static clt_status view_check(const clt_tensor *t, int operand, const char *fn)
                           "%s: a view of a leaf Variable that requires grad is being used in an "
                           "in-place operation",
                           fn);
-    /* torch records it on the base (CopySlices over the dtype view's
-     * elements); cltensor's view geometry is in one dtype's elements */
+    /* the real and complex forms of one storage are found in its real
+     * scalars (view_geom); no view op makes another pair of dtypes */
     if (m->dtype_view)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: a view of another dtype than its base (clt_real, clt_imag, "
-                          "clt_view_as_real, clt_view_as_complex) is being modified in place "
-                          "where a gradient is needed%s; cltensor does not record this on the "
-                          "base's history (torch: CopySlices).  Use an out-of-place op, or "
-                          "clt_set_grad_enabled(0) if the op is not to be recorded",
-                          fn, why);
+                          "%s: a view of dtype %s of a base of dtype %s (not the real and the "
+                          "complex form of one storage) is being modified in place where a "
+                          "gradient is needed%s; its base's history cannot take the op.  Use "
+                          "an out-of-place op, or clt_set_grad_enabled(0) if the op is not to "
+                          "be recorded",
+                          fn, clt_dtype_name(t->dtype), clt_dtype_name(m->base->dtype), why);
     return CLT_OK;
 }
 
@@ -785,8 +869,7 @@ static clt_status prepare_rebase(const clt_tensor *t, clt__node *inner)
 {
     clt__meta *m = meta_of(t);
     view_geom vg;
-    geom_of(&vg.base, m->base);
-    geom_of(&vg.view, t);
+    view_geom_of(&vg, m->base, t); /* view_check refused a pair it does not take */
     if (meta_get(m->base) == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     clt__node *cs = view_node("CopySlices", bw_copy_slices, inner->nin, &vg);
