@@ -109,9 +109,11 @@
  *       STEPS times by LBFGS(lr=LR, max_iter=MAX_ITER,
  *       history_size=HISTORY, line_search_fn=LINE_SEARCH: "strong_wolfe"
  *       or "None") through clt_optimizer_step_closure, with the state of
- *       OPTIM loaded first ("-": fresh); prints each step's loss ("%.17g")
- *       and saves w and b to OUT.param.safetensors and the optimizer to
- *       OUT.optim.safetensors
+ *       OPTIM loaded first ("-": fresh; a name ending in ".pt": a general
+ *       checkpoint's "optimizer", clt_checkpoint_dict_load_optimizer);
+ *       prints each step's loss ("%.17g") and saves w and b to
+ *       OUT.param.safetensors, the optimizer to OUT.optim.safetensors and
+ *       in a general checkpoint {"optimizer": ...} to OUT.ckpt.pt
  *
  * Exits 0, 1 with the library's message on stderr, or 77 without OpenCL. */
 #include <cltensor.h>
@@ -962,8 +964,16 @@ static int lbfgs(clt_device *dev, char **argv)
         st = clt_set_requires_grad(m.p[k], 1);
     if (st == CLT_OK)
         st = clt_lbfgs(m.p, 2, &o, &opt);
-    if (st == CLT_OK && strcmp(argv[4], "-") != 0)
+    size_t lo = strlen(argv[4]);
+    if (st == CLT_OK && lo > 3 && strcmp(argv[4] + lo - 3, ".pt") == 0) {
+        clt_checkpoint_dict *ck = NULL;
+        st = clt_checkpoint_dict_load_torch(argv[4], &ck);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_load_optimizer(ck, "optimizer", opt);
+        clt_checkpoint_dict_free(ck);
+    } else if (st == CLT_OK && strcmp(argv[4], "-") != 0) {
         st = clt_optimizer_load(opt, argv[4]);
+    }
     for (int t = 0; st == CLT_OK && t < steps; t++) {
         double loss;
         st = clt_optimizer_step_closure(opt, logistic_closure, &m, &loss);
@@ -982,6 +992,16 @@ static int lbfgs(clt_device *dev, char **argv)
     snprintf(path, sizeof path, "%s.optim.safetensors", out);
     if (st == CLT_OK)
         st = clt_optimizer_save(opt, path);
+    snprintf(path, sizeof path, "%s.ckpt.pt", out);
+    if (st == CLT_OK) {
+        clt_checkpoint_dict *ck = NULL;
+        st = clt_checkpoint_dict_new(&ck);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_add_optimizer(ck, "optimizer", opt);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_save_torch(ck, path);
+        clt_checkpoint_dict_free(ck);
+    }
     clt_tensor_free(w);
     clt_tensor_free(b);
     clt_optimizer_free(opt);
