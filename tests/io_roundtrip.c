@@ -87,7 +87,8 @@
  *   io_roundtrip gsched DIR EPOCHS
  *       for each schedule of gsched_kinds (make_schedule's, and LambdaLR
  *       0.9^epoch, MultiplicativeLR 0.9, ChainedScheduler of LinearLR(0.5,
- *       1.0, period) and ExponentialLR(factor)) over SGD(lr=0.1) and one
+ *       1.0, period) and ExponentialLR(factor), SWALR(swa_lr=0.05,
+ *       anneal_epochs=8)) over SGD(lr=0.1) and one
  *       parameter: where DIR/KIND.t.pt exists (torch.save of
  *       {'optimizer_state_dict', 'scheduler_state_dict'}), both loaded from
  *       it, EPOCHS steps (printing "KIND torch" and the rates), saved to
@@ -203,6 +204,8 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
         return clt_cyclic_lr(opt, base, v[1], period, down, mode, gamma, NULL, NULL, NULL, 0,
                              0.8, 0.9, s);
     }
+    if (strcmp(kind, "SWALR") == 0) /* extra: anneal_strategy */
+        return clt_swa_lr(opt, &v[1], 1, period, extra ? extra : "cos", s);
     if (strcmp(kind, "StepLR") == 0)
         return clt_step_lr(opt, period, v[1], s);
     if (strcmp(kind, "CosineAnnealingLR") == 0)
@@ -812,6 +815,7 @@ static const struct {
     {"MultiplicativeLR", {0, 0}, NULL},
     {"SequentialLR", {2, 0.001}, NULL},
     {"ChainedScheduler", {3, 0.9}, NULL},
+    {"SWALR", {8, 0.05}, "cos"},
 };
 
 /* One run of io_roundtrip gsched: SGD(lr=0.1) over one parameter and the

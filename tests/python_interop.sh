@@ -1141,6 +1141,16 @@ if torch is not None:
         save_file({"w": np.full(5, 0.1, dtype=dt), "b": np.array([-0.2], dtype=dt)},
                   f"{tmp}/lbfgs{dt[-1]}.start.safetensors")
 
+    def layout(v):
+        """A value's types, dtypes and shapes (general checkpoints)."""
+        if isinstance(v, torch.Tensor):
+            return ("tensor", str(v.dtype), tuple(v.shape))
+        if isinstance(v, dict):
+            return {k: layout(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [layout(x) for x in v])
+        return type(v).__name__
+
     def lbfgs_torch(param_path, o):
         t = load_file(param_path)
         p = [torch.nn.Parameter(torch.from_numpy(t[k].copy())) for k in ("w", "b")]
@@ -1242,6 +1252,30 @@ if torch is not None:
             failures.append(f"lbfgs {ls} from torch's file: {r.stderr.strip()}")
             continue
         lbfgs_close(f"lbfgs {ls}, ours from torch's file", f"{tag}.r.param.safetensors", p)
+        # the same through torch's general checkpoint: torch loads ours
+        # ({'optimizer': state_dict()} after 2 steps, torch's layout but for
+        # 'al', which torch's step makes again) and goes on as our
+        # uninterrupted run; ours loads torch's and goes on as torch's
+        ck = torch.load(f"{tag}.a.ckpt.pt")["optimizer"]
+        want_layout = {i: {k: v for k, v in s.items() if k != "al"}
+                       for i, s in opt3.state_dict()["state"].items()}
+        if layout(ck["state"]) != layout(want_layout) or list(ck["state"][0]) != list(
+                want_layout[0]) or ck["param_groups"] != opt3.state_dict()["param_groups"]:
+            failures.append(f"lbfgs {ls} general: {layout(ck)}, torch's "
+                            f"{layout(opt3.state_dict())}")
+        p4, opt4 = lbfgs_torch(f"{tag}.a.param.safetensors", o)
+        opt4.load_state_dict(ck)
+        lbfgs_steps(p4, opt4, 2)
+        lbfgs_close(f"lbfgs {ls}, torch from our general checkpoint",
+                    f"{tag}.u.param.safetensors", p4)
+        torch.save({"optimizer": opt3.state_dict()}, f"{tag}.t.pt")
+        r = run("lbfgs", data, f"{tag}.t.param.safetensors", f"{tag}.t.pt", "2", f"{tag}.g",
+                *cargs)
+        if r.returncode != 0:
+            failures.append(f"lbfgs {ls} from torch's general checkpoint: {r.stderr.strip()}")
+            continue
+        lbfgs_close(f"lbfgs {ls}, ours from torch's general checkpoint",
+                    f"{tag}.g.param.safetensors", p)
         lbfgs_done.append(f"{ls} float{64 if dk == '8' else 32}")
     print("python_interop: LBFGS (" + ", ".join(lbfgs_done) + ") as torch's, its state "
           "resumed both ways")
@@ -1285,15 +1319,6 @@ if torch is not None:
         torch.manual_seed(0)
         model = torch.nn.Linear(4, 3)
         return model, getattr(torch.optim, kind)(model.parameters(), **kw)
-
-    def layout(v):
-        if isinstance(v, torch.Tensor):
-            return ("tensor", str(v.dtype), tuple(v.shape))
-        if isinstance(v, dict):
-            return {k: layout(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return (type(v).__name__, [layout(x) for x in v])
-        return type(v).__name__
 
     def general_close(tag, got, want):
         for k in want:
@@ -1384,6 +1409,7 @@ if torch is not None:
             o, [L.LinearLR(o, 0.1, 1.0, 2), L.CosineAnnealingLR(o, 6, 0.001)], [2]),
         "ChainedScheduler": lambda o: L.ChainedScheduler(
             [L.LinearLR(o, 0.5, 1.0, 3), L.ExponentialLR(o, 0.9)]),
+        "SWALR": lambda o: torch.optim.swa_utils.SWALR(o, swa_lr=0.05, anneal_epochs=8),
     }
 
     def gsched_make(kind):
@@ -1417,7 +1443,7 @@ if torch is not None:
     import os
     gdir = f"{tmp}/gsched"
     os.makedirs(gdir)
-    gwant, gsd = {}, {}
+    gwant, gsd, gsched_opt = {}, {}, {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kind in gsched_kinds:
@@ -1436,6 +1462,7 @@ if torch is not None:
                 sd = dict(sd, min_lrs=[float(x) for x in sd["min_lrs"]])
             gsd[kind] = sd
             gwant[kind] = gsched_steps(kind, o, s, 3)
+            gsched_opt[kind] = o.state_dict()
         r = run("gsched", gdir, "3")
         if r.returncode != 0:
             failures.append(f"gsched: {r.stderr.strip()}")
@@ -1452,6 +1479,12 @@ if torch is not None:
             if gsched_shape(sd) != gsched_shape(gsd[kind]):
                 failures.append(f"gsched {kind}: state_dict {gsched_shape(sd)}, torch's "
                                 f"{gsched_shape(gsd[kind])}")
+            if kind == "SWALR" and (sd["anneal_func"] is not torch.optim.swa_utils.SWALR._cosine_anneal
+                                    or ck["optimizer_state_dict"]["param_groups"][0]
+                                    != gsched_opt[kind]["param_groups"][0]):
+                failures.append(f"gsched SWALR: anneal_func {sd['anneal_func']!r}, param_groups "
+                                f"{ck['optimizer_state_dict']['param_groups']}, torch's "
+                                f"{gsched_opt[kind]['param_groups']}")
             o2, s2 = gsched_make(kind)
             o2.load_state_dict(ck["optimizer_state_dict"])
             s2.load_state_dict(sd)

@@ -61,7 +61,9 @@ typedef enum gkind {
     G_REBUILD_TENSOR,
     G_REBUILD_PARAMETER,
     G_STORAGE,
-    G_COUNTER
+    G_COUNTER,
+    G_GETATTR,
+    G_SWALR
 } gkind;
 
 typedef struct obj obj;
@@ -85,7 +87,8 @@ typedef struct tview {
 
 struct obj {
     okind kind;
-    int64_t i;       /* an int, a bool; a global's gkind; 1 for a dict that is a Counter */
+    int64_t i;       /* an int, a bool; a global's gkind; 1 for a dict that is a Counter,
+                      * for a string that names SWALR's anneal_func (getattr) */
     const char *s;   /* a string, in the pickle's bytes (no NUL after it) */
     size_t len;      /* its length; items of a tuple or list, 2 x the items of a dict */
     int depth;       /* containers within it, nested: 0 for a scalar */
@@ -338,6 +341,10 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
         kind = G_REBUILD_TENSOR;
     else if (is(mod, ml, "torch._utils") && is(name, nl, "_rebuild_parameter"))
         kind = G_REBUILD_PARAMETER;
+    else if ((is(mod, ml, "__builtin__") || is(mod, ml, "builtins")) && is(name, nl, "getattr"))
+        kind = G_GETATTR; /* SWALR's anneal_func only: see reduce */
+    else if (is(mod, ml, "torch.optim.swa_utils") && is(name, nl, "SWALR"))
+        kind = G_SWALR; /* never called: getattr's first argument */
     else if (is(mod, ml, "torch")) {
         for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++)
             if (is(name, nl, storages[i].name)) {
@@ -354,8 +361,9 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
         char qm[CLT__QUOTE_SIZE], qn[CLT__QUOTE_SIZE];
         return pbad(k, "the global '%s.%s' is not allowed (a state_dict of tensors needs "
                        "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch's "
-                       "storage types only, a schedule's collections.Counter; nothing from the "
-                       "file is run)",
+                       "storage types only, a schedule's collections.Counter and SWALR's "
+                       "getattr(torch.optim.swa_utils.SWALR, name); nothing from the file is "
+                       "run)",
                     clt__quote(qm, sizeof qm, mod, ml), clt__quote(qn, sizeof qn, name, nl));
     }
     if ((st = new_obj(k, O_GLOBAL, &g)) != CLT_OK)
@@ -386,7 +394,7 @@ static clt_status reduce(pk *k)
     clt_status st;
     if ((st = pop(k, &args)) != CLT_OK || (st = pop(k, &fn_obj)) != CLT_OK)
         return st;
-    if (fn_obj->kind != O_GLOBAL || fn_obj->i == G_STORAGE)
+    if (fn_obj->kind != O_GLOBAL || fn_obj->i == G_STORAGE || fn_obj->i == G_SWALR)
         return pbad(k, "calling %s, which cltensor's reader does not call", kind_name(fn_obj));
     if (args->kind != O_TUPLE)
         return pbad(k, "a call's arguments are %s, not a tuple", kind_name(args));
@@ -416,6 +424,29 @@ static clt_status reduce(pk *k)
             return pbad(k, "_rebuild_parameter's arguments are not (tensor, requires_grad, "
                            "hooks)");
         return push(k, a[0]);
+    case G_GETATTR: {
+        /* torch 1.13's SWALR.state_dict()['anneal_func'], a staticmethod:
+         * getattr(SWALR, '_cosine_anneal' or '_linear_anneal'), nothing
+         * else; a string marked as that name, nothing looked up */
+        static const char *const names[2] = {"_cosine_anneal", "_linear_anneal"};
+        static const char *const marks[2] = {"SWALR._cosine_anneal", "SWALR._linear_anneal"};
+        int which = -1;
+        if (args->len == 2 && a[0]->kind == O_GLOBAL && a[0]->i == G_SWALR &&
+            a[1]->kind == O_STR)
+            for (int j = 0; j < 2; j++)
+                if (is(a[1]->s, a[1]->len, names[j]))
+                    which = j;
+        if (which < 0)
+            return pbad(k, "getattr called with arguments other than "
+                           "(torch.optim.swa_utils.SWALR, '_cosine_anneal' or "
+                           "'_linear_anneal'), which cltensor's reader does not take");
+        if ((st = new_obj(k, O_STR, &o)) != CLT_OK)
+            return st;
+        o->s = marks[which];
+        o->len = strlen(marks[which]);
+        o->i = 2;
+        return push(k, o);
+    }
     case G_REBUILD_TENSOR:
         break;
     default:
@@ -1610,12 +1641,6 @@ clt_status clt_checkpoint_dict_add_scheduler(clt_checkpoint_dict *ck, const char
     CLT__REQUIRE_ARG(ck, fn);
     CLT__REQUIRE_ARG(key, fn);
     CLT__REQUIRE_ARG(s, fn);
-    clt__schedule v;
-    clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: SWALR's state is not written (torch's "
-                          "state_dict holds its anneal_func, a bound method): make it again "
-                          "with the run's settings", fn);
     return ck_set(ck, key, (ck_entry){.kind = CK_SCHEDULER, .sched = s}, fn);
 }
 
@@ -1685,6 +1710,19 @@ static bool put_literal(bytes *b, const char **p)
         put(b, h, 5);
         put(b, s + 1, n);
         *p = end + 1;
+        return true;
+    }
+    if (strncmp(s, "SWALR._cosine_anneal", 20) == 0 || strncmp(s, "SWALR._linear_anneal", 20) == 0) {
+        /* SWALR's anneal_func as torch pickles a staticmethod */
+        char name[16];
+        memcpy(name, s + 6, 14);
+        name[14] = '\0';
+        put_global(b, "__builtin__", "getattr");
+        put_global(b, "torch.optim.swa_utils", "SWALR");
+        put_str(b, name);
+        put_op(b, 0x86);
+        put_op(b, 'R');
+        *p = s + 20;
         return true;
     }
     if (strncmp(s, "Counter(", 8) == 0) { /* MultiStepLR's milestones */
@@ -2325,6 +2363,10 @@ static bool repr_value(const obj *v, clt__strbuf *sb, bool inner)
         return true;
     }
     case O_STR:
+        if (v->i == 2) { /* SWALR's anneal_func (reduce) */
+            clt__sb_printf(sb, "%.*s", (int)v->len, v->s);
+            return !inner;
+        }
         /* a name ('strong_wolfe'): letters, digits and '_' only */
         for (size_t i = 0; i < v->len; i++)
             if (!(v->s[i] == '_' || (v->s[i] >= 'a' && v->s[i] <= 'z') ||
