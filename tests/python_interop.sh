@@ -32,7 +32,8 @@
 # (both line searches, float64 and float32) steps a logistic regression as
 # torch's does, and its state goes through torch and back; torch's
 # general checkpoint ({'epoch', 'model_state_dict', 'optimizer_state_dict',
-# 'loss'}) of every optimizer kind but LBFGS goes both ways: torch loads
+# 'loss'}) of every optimizer kind goes both ways (LBFGS's through
+# io_roundtrip lbfgs, torch's layout but for 'al'): torch loads
 # cltensor's with the recipe's code (torch's keys, types and layout) and
 # goes on as torch does, and cltensor loads torch's (before any step and
 # after 3, its loss a tensor) and goes on the same (io_roundtrip general);
@@ -1389,7 +1390,9 @@ if torch is not None:
     # and ours has torch's keys, order and value types (but what io.h says
     # differs: OneCycleLR's anneal_strategy for torch's bound anneal_func,
     # which makes torch's own file one cltensor refuses; CyclicLR's without
-    # _scale_fn_ref, which torch 1.13 cannot save; min_lrs floats).
+    # _scale_fn_ref, which torch 1.13 cannot save; min_lrs floats); SWALR's
+    # anneal_func is torch's staticmethod and its optimizer's param_groups
+    # (swa_lr, initial_lr) torch's.
     L = torch.optim.lr_scheduler
     gsched_kinds = {
         "StepLR": lambda o: L.StepLR(o, 3, 0.5),
@@ -1461,8 +1464,8 @@ if torch is not None:
             if kind == "ReduceLROnPlateau":
                 sd = dict(sd, min_lrs=[float(x) for x in sd["min_lrs"]])
             gsd[kind] = sd
-            gwant[kind] = gsched_steps(kind, o, s, 3)
             gsched_opt[kind] = o.state_dict()
+            gwant[kind] = gsched_steps(kind, o, s, 3)
         r = run("gsched", gdir, "3")
         if r.returncode != 0:
             failures.append(f"gsched: {r.stderr.strip()}")
