@@ -103,6 +103,11 @@
  *                                          (batches of 3), the batches
  *                                          saved in the order they came
  *
+ *   io_roundtrip sparseadam OUT [IN]
+ *       Embedding.from_pretrained(0.1 i - 0.5 as [5, 3], sparse=True) and
+ *       SparseAdam(lr=0.01), both loaded from the general checkpoint IN
+ *       ({'model', 'optimizer'}) when given, two steps of sum(emb([1, 2,
+ *       1])), saved to OUT in one
  *   io_roundtrip lbfgs DATA START OPTIM STEPS OUT LR MAX_ITER HISTORY LINE_SEARCH
  *       logistic regression (binary_cross_entropy_with_logits(x w + b, y),
  *       mean) on the float64 tensors "x" [S, D] and "y" [S] of the
@@ -1016,6 +1021,65 @@ static int lbfgs(clt_device *dev, char **argv)
     return st == CLT_OK ? 0 : fail("lbfgs", st);
 }
 
+/* io_roundtrip sparseadam (see the top). */
+static int sparseadam(clt_device *dev, int argc, char **argv)
+{
+    float w0[15];
+    for (int i = 0; i < 15; i++)
+        w0[i] = (float)(0.1 * i - 0.5);
+    int64_t ws[2] = {5, 3}, idx[3] = {1, 2, 1}, n = 3;
+    clt_tensor *w = NULL;
+    clt_module *m = NULL;
+    clt_optimizer *opt = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+    o.sparse = 1;
+    clt_status st = clt_tensor_from_host(dev, CLT_FLOAT32, 2, ws, w0, &w);
+    if (st == CLT_OK)
+        st = clt_embedding_layer_from_pretrained(w, 0, &o, &m);
+    clt_tensor *p = st == CLT_OK ? clt_module_param(m, "weight") : NULL;
+    if (st == CLT_OK)
+        st = clt_sparse_adam(&p, 1, &(clt_sparse_adam_opts){0.01, 0.9, 0.999, 1e-8}, &opt);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_torch(argv[3], &ck);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_module(ck, "model", m, 1);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_optimizer(ck, "optimizer", opt);
+    clt_checkpoint_dict_free(ck);
+    ck = NULL;
+    for (int s = 0; s < 2 && st == CLT_OK; s++) {
+        clt_tensor *x = NULL, *y = NULL, *l = NULL;
+        st = clt_optimizer_zero_grad(opt, 1);
+        if (st == CLT_OK)
+            st = clt_tensor_from_host(dev, CLT_INT64, 1, &n, idx, &x);
+        if (st == CLT_OK)
+            st = clt_module_forward(m, x, &y);
+        if (st == CLT_OK)
+            st = clt_sum(y, &l);
+        if (st == CLT_OK)
+            st = clt_backward(l, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_optimizer_step(opt);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+        clt_tensor_free(l);
+    }
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_new(&ck);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_module(ck, "model", m);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_optimizer(ck, "optimizer", opt);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_save_torch(ck, argv[2]);
+    clt_checkpoint_dict_free(ck);
+    clt_optimizer_free(opt);
+    clt_module_free(m);
+    clt_tensor_free(w);
+    return st == CLT_OK ? 0 : fail("sparseadam", st);
+}
+
 static int run(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "npyhost") == 0) {
@@ -1106,6 +1170,8 @@ static int run(int argc, char **argv)
         return general(dev, argv);
     if (argc == 4 && strcmp(argv[1], "gsched") == 0)
         return gsched(dev, argv);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "sparseadam") == 0)
+        return sparseadam(dev, argc, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "

@@ -33,7 +33,8 @@
 # torch's does, and its state goes through torch and back; torch's
 # general checkpoint ({'epoch', 'model_state_dict', 'optimizer_state_dict',
 # 'loss'}) of every optimizer kind goes both ways (LBFGS's through
-# io_roundtrip lbfgs, torch's layout but for 'al'): torch loads
+# io_roundtrip lbfgs, torch's layout but for 'al'; SparseAdam's through
+# io_roundtrip sparseadam, bit for bit): torch loads
 # cltensor's with the recipe's code (torch's keys, types and layout) and
 # goes on as torch does, and cltensor loads torch's (before any step and
 # after 3, its loss a tensor) and goes on the same (io_roundtrip general);
@@ -1381,6 +1382,52 @@ if torch is not None:
         general_done.append(kind)
     print("python_interop: general checkpoints (" + ", ".join(general_done) + ") both ways "
           "with torch's recipe")
+
+if torch is not None:
+    # SparseAdam's general checkpoint (an Embedding with sparse gradients):
+    # ours after 2 steps has torch's param_groups and state types, torch
+    # loads it and goes on to its own run's weights after 4, and ours from
+    # torch's after 2 does too
+    sw0 = torch.tensor([0.1 * i - 0.5 for i in range(15)], dtype=torch.float32).reshape(5, 3)
+
+    def sparse_make():
+        e = torch.nn.Embedding.from_pretrained(sw0.clone(), freeze=False, sparse=True)
+        return e, torch.optim.SparseAdam(e.parameters(), lr=0.01)
+
+    def sparse_steps(e, o, n):
+        for _ in range(n):
+            o.zero_grad()
+            e(torch.tensor([1, 2, 1])).sum().backward()
+            o.step()
+
+    def sparse_types(sd):
+        return sd["param_groups"], {k: (type(v).__name__, getattr(v, "dtype", None))
+                                    for k, v in sd["state"][0].items()}
+
+    e, o = sparse_make()
+    sparse_steps(e, o, 2)
+    sd2 = o.state_dict()
+    torch.save({"model": e.state_dict(), "optimizer": sd2}, f"{tmp}/sa_t2.pt")
+    sparse_steps(e, o, 2)
+    want4 = e.weight.detach().clone()
+    r1 = run("sparseadam", f"{tmp}/sa_c2.pt")
+    r2 = run("sparseadam", f"{tmp}/sa_c4.pt", f"{tmp}/sa_t2.pt")
+    if r1.returncode != 0 or r2.returncode != 0:
+        failures.append(f"sparseadam: {r1.stderr.strip()} {r2.stderr.strip()}")
+    else:
+        ck = torch.load(f"{tmp}/sa_c2.pt")
+        if sparse_types(ck["optimizer"]) != sparse_types(sd2):
+            failures.append(f"sparseadam: {sparse_types(ck['optimizer'])}, torch's "
+                            f"{sparse_types(sd2)}")
+        e2, o2 = sparse_make()
+        e2.load_state_dict(ck["model"])
+        o2.load_state_dict(ck["optimizer"])
+        sparse_steps(e2, o2, 2)
+        for tag, got in (("torch from ours", e2.weight.detach()),
+                         ("ours from torch's", torch.load(f"{tmp}/sa_c4.pt")["model"]["weight"])):
+            if not torch.equal(got, want4):
+                failures.append(f"sparseadam {tag}: {(got - want4).abs().max().item():.3g}")
+        print("python_interop: SparseAdam's general checkpoint both ways, bit for bit")
 
 if torch is not None:
     # a schedule's state_dict in the general checkpoint, every kind in one

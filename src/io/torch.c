@@ -1629,8 +1629,8 @@ clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char
     CLT__REQUIRE_ARG(opt, fn);
     if (torch_group(clt__optimizer_kind(opt)) < 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the state of %s is not written in a "
-                          "general checkpoint (torch's holds lists of tensors; "
-                          "clt_optimizer_save saves it)", fn, clt__optimizer_kind(opt));
+                          "general checkpoint (clt_optimizer_save saves it)", fn,
+                          clt__optimizer_kind(opt));
     return ck_set(ck, key, (ck_entry){.kind = CK_OPTIMIZER, .opt = opt}, fn);
 }
 
