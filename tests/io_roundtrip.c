@@ -87,7 +87,8 @@
  *   io_roundtrip gsched DIR EPOCHS
  *       for each schedule of gsched_kinds (make_schedule's, and LambdaLR
  *       0.9^epoch, MultiplicativeLR 0.9, ChainedScheduler of LinearLR(0.5,
- *       1.0, period) and ExponentialLR(factor)) over SGD(lr=0.1) and one
+ *       1.0, period) and ExponentialLR(factor), SWALR(swa_lr=0.05,
+ *       anneal_epochs=8)) over SGD(lr=0.1) and one
  *       parameter: where DIR/KIND.t.pt exists (torch.save of
  *       {'optimizer_state_dict', 'scheduler_state_dict'}), both loaded from
  *       it, EPOCHS steps (printing "KIND torch" and the rates), saved to
@@ -102,6 +103,11 @@
  *                                          (batches of 3), the batches
  *                                          saved in the order they came
  *
+ *   io_roundtrip sparseadam OUT [IN]
+ *       Embedding.from_pretrained(0.1 i - 0.5 as [5, 3], sparse=True) and
+ *       SparseAdam(lr=0.01), both loaded from the general checkpoint IN
+ *       ({'model', 'optimizer'}) when given, two steps of sum(emb([1, 2,
+ *       1])), saved to OUT in one
  *   io_roundtrip lbfgs DATA START OPTIM STEPS OUT LR MAX_ITER HISTORY LINE_SEARCH
  *       logistic regression (binary_cross_entropy_with_logits(x w + b, y),
  *       mean) on the float64 tensors "x" [S, D] and "y" [S] of the
@@ -109,9 +115,11 @@
  *       STEPS times by LBFGS(lr=LR, max_iter=MAX_ITER,
  *       history_size=HISTORY, line_search_fn=LINE_SEARCH: "strong_wolfe"
  *       or "None") through clt_optimizer_step_closure, with the state of
- *       OPTIM loaded first ("-": fresh); prints each step's loss ("%.17g")
- *       and saves w and b to OUT.param.safetensors and the optimizer to
- *       OUT.optim.safetensors
+ *       OPTIM loaded first ("-": fresh; a name ending in ".pt": a general
+ *       checkpoint's "optimizer", clt_checkpoint_dict_load_optimizer);
+ *       prints each step's loss ("%.17g") and saves w and b to
+ *       OUT.param.safetensors, the optimizer to OUT.optim.safetensors and
+ *       in a general checkpoint {"optimizer": ...} to OUT.ckpt.pt
  *
  * Exits 0, 1 with the library's message on stderr, or 77 without OpenCL. */
 #include <cltensor.h>
@@ -201,6 +209,8 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
         return clt_cyclic_lr(opt, base, v[1], period, down, mode, gamma, NULL, NULL, NULL, 0,
                              0.8, 0.9, s);
     }
+    if (strcmp(kind, "SWALR") == 0) /* extra: anneal_strategy */
+        return clt_swa_lr(opt, &v[1], 1, period, extra ? extra : "cos", s);
     if (strcmp(kind, "StepLR") == 0)
         return clt_step_lr(opt, period, v[1], s);
     if (strcmp(kind, "CosineAnnealingLR") == 0)
@@ -810,6 +820,7 @@ static const struct {
     {"MultiplicativeLR", {0, 0}, NULL},
     {"SequentialLR", {2, 0.001}, NULL},
     {"ChainedScheduler", {3, 0.9}, NULL},
+    {"SWALR", {8, 0.05}, "cos"},
 };
 
 /* One run of io_roundtrip gsched: SGD(lr=0.1) over one parameter and the
@@ -962,8 +973,16 @@ static int lbfgs(clt_device *dev, char **argv)
         st = clt_set_requires_grad(m.p[k], 1);
     if (st == CLT_OK)
         st = clt_lbfgs(m.p, 2, &o, &opt);
-    if (st == CLT_OK && strcmp(argv[4], "-") != 0)
+    size_t lo = strlen(argv[4]);
+    if (st == CLT_OK && lo > 3 && strcmp(argv[4] + lo - 3, ".pt") == 0) {
+        clt_checkpoint_dict *ck = NULL;
+        st = clt_checkpoint_dict_load_torch(argv[4], &ck);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_load_optimizer(ck, "optimizer", opt);
+        clt_checkpoint_dict_free(ck);
+    } else if (st == CLT_OK && strcmp(argv[4], "-") != 0) {
         st = clt_optimizer_load(opt, argv[4]);
+    }
     for (int t = 0; st == CLT_OK && t < steps; t++) {
         double loss;
         st = clt_optimizer_step_closure(opt, logistic_closure, &m, &loss);
@@ -982,6 +1001,16 @@ static int lbfgs(clt_device *dev, char **argv)
     snprintf(path, sizeof path, "%s.optim.safetensors", out);
     if (st == CLT_OK)
         st = clt_optimizer_save(opt, path);
+    snprintf(path, sizeof path, "%s.ckpt.pt", out);
+    if (st == CLT_OK) {
+        clt_checkpoint_dict *ck = NULL;
+        st = clt_checkpoint_dict_new(&ck);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_add_optimizer(ck, "optimizer", opt);
+        if (st == CLT_OK)
+            st = clt_checkpoint_dict_save_torch(ck, path);
+        clt_checkpoint_dict_free(ck);
+    }
     clt_tensor_free(w);
     clt_tensor_free(b);
     clt_optimizer_free(opt);
@@ -990,6 +1019,65 @@ static int lbfgs(clt_device *dev, char **argv)
     clt_named_tensors_free(data, nd);
     clt_named_tensors_free(start, ns);
     return st == CLT_OK ? 0 : fail("lbfgs", st);
+}
+
+/* io_roundtrip sparseadam (see the top). */
+static int sparseadam(clt_device *dev, int argc, char **argv)
+{
+    float w0[15];
+    for (int i = 0; i < 15; i++)
+        w0[i] = (float)(0.1 * i - 0.5);
+    int64_t ws[2] = {5, 3}, idx[3] = {1, 2, 1}, n = 3;
+    clt_tensor *w = NULL;
+    clt_module *m = NULL;
+    clt_optimizer *opt = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    clt_embedding_opts o = CLT_EMBEDDING_DEFAULTS;
+    o.sparse = 1;
+    clt_status st = clt_tensor_from_host(dev, CLT_FLOAT32, 2, ws, w0, &w);
+    if (st == CLT_OK)
+        st = clt_embedding_layer_from_pretrained(w, 0, &o, &m);
+    clt_tensor *p = st == CLT_OK ? clt_module_param(m, "weight") : NULL;
+    if (st == CLT_OK)
+        st = clt_sparse_adam(&p, 1, &(clt_sparse_adam_opts){0.01, 0.9, 0.999, 1e-8}, &opt);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_torch(argv[3], &ck);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_module(ck, "model", m, 1);
+    if (st == CLT_OK && argc == 4)
+        st = clt_checkpoint_dict_load_optimizer(ck, "optimizer", opt);
+    clt_checkpoint_dict_free(ck);
+    ck = NULL;
+    for (int s = 0; s < 2 && st == CLT_OK; s++) {
+        clt_tensor *x = NULL, *y = NULL, *l = NULL;
+        st = clt_optimizer_zero_grad(opt, 1);
+        if (st == CLT_OK)
+            st = clt_tensor_from_host(dev, CLT_INT64, 1, &n, idx, &x);
+        if (st == CLT_OK)
+            st = clt_module_forward(m, x, &y);
+        if (st == CLT_OK)
+            st = clt_sum(y, &l);
+        if (st == CLT_OK)
+            st = clt_backward(l, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_optimizer_step(opt);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+        clt_tensor_free(l);
+    }
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_new(&ck);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_module(ck, "model", m);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_add_optimizer(ck, "optimizer", opt);
+    if (st == CLT_OK)
+        st = clt_checkpoint_dict_save_torch(ck, argv[2]);
+    clt_checkpoint_dict_free(ck);
+    clt_optimizer_free(opt);
+    clt_module_free(m);
+    clt_tensor_free(w);
+    return st == CLT_OK ? 0 : fail("sparseadam", st);
 }
 
 static int run(int argc, char **argv)
@@ -1082,6 +1170,8 @@ static int run(int argc, char **argv)
         return general(dev, argv);
     if (argc == 4 && strcmp(argv[1], "gsched") == 0)
         return gsched(dev, argv);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "sparseadam") == 0)
+        return sparseadam(dev, argc, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "

@@ -32,7 +32,9 @@
 # (both line searches, float64 and float32) steps a logistic regression as
 # torch's does, and its state goes through torch and back; torch's
 # general checkpoint ({'epoch', 'model_state_dict', 'optimizer_state_dict',
-# 'loss'}) of every optimizer kind but LBFGS goes both ways: torch loads
+# 'loss'}) of every optimizer kind goes both ways (LBFGS's through
+# io_roundtrip lbfgs, torch's layout but for 'al'; SparseAdam's through
+# io_roundtrip sparseadam, bit for bit): torch loads
 # cltensor's with the recipe's code (torch's keys, types and layout) and
 # goes on as torch does, and cltensor loads torch's (before any step and
 # after 3, its loss a tensor) and goes on the same (io_roundtrip general);
@@ -1141,6 +1143,16 @@ if torch is not None:
         save_file({"w": np.full(5, 0.1, dtype=dt), "b": np.array([-0.2], dtype=dt)},
                   f"{tmp}/lbfgs{dt[-1]}.start.safetensors")
 
+    def layout(v):
+        """A value's types, dtypes and shapes (general checkpoints)."""
+        if isinstance(v, torch.Tensor):
+            return ("tensor", str(v.dtype), tuple(v.shape))
+        if isinstance(v, dict):
+            return {k: layout(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [layout(x) for x in v])
+        return type(v).__name__
+
     def lbfgs_torch(param_path, o):
         t = load_file(param_path)
         p = [torch.nn.Parameter(torch.from_numpy(t[k].copy())) for k in ("w", "b")]
@@ -1242,6 +1254,30 @@ if torch is not None:
             failures.append(f"lbfgs {ls} from torch's file: {r.stderr.strip()}")
             continue
         lbfgs_close(f"lbfgs {ls}, ours from torch's file", f"{tag}.r.param.safetensors", p)
+        # the same through torch's general checkpoint: torch loads ours
+        # ({'optimizer': state_dict()} after 2 steps, torch's layout but for
+        # 'al', which torch's step makes again) and goes on as our
+        # uninterrupted run; ours loads torch's and goes on as torch's
+        ck = torch.load(f"{tag}.a.ckpt.pt")["optimizer"]
+        want_layout = {i: {k: v for k, v in s.items() if k != "al"}
+                       for i, s in opt3.state_dict()["state"].items()}
+        if layout(ck["state"]) != layout(want_layout) or list(ck["state"][0]) != list(
+                want_layout[0]) or ck["param_groups"] != opt3.state_dict()["param_groups"]:
+            failures.append(f"lbfgs {ls} general: {layout(ck)}, torch's "
+                            f"{layout(opt3.state_dict())}")
+        p4, opt4 = lbfgs_torch(f"{tag}.a.param.safetensors", o)
+        opt4.load_state_dict(ck)
+        lbfgs_steps(p4, opt4, 2)
+        lbfgs_close(f"lbfgs {ls}, torch from our general checkpoint",
+                    f"{tag}.u.param.safetensors", p4)
+        torch.save({"optimizer": opt3.state_dict()}, f"{tag}.t.pt")
+        r = run("lbfgs", data, f"{tag}.t.param.safetensors", f"{tag}.t.pt", "2", f"{tag}.g",
+                *cargs)
+        if r.returncode != 0:
+            failures.append(f"lbfgs {ls} from torch's general checkpoint: {r.stderr.strip()}")
+            continue
+        lbfgs_close(f"lbfgs {ls}, ours from torch's general checkpoint",
+                    f"{tag}.g.param.safetensors", p)
         lbfgs_done.append(f"{ls} float{64 if dk == '8' else 32}")
     print("python_interop: LBFGS (" + ", ".join(lbfgs_done) + ") as torch's, its state "
           "resumed both ways")
@@ -1285,15 +1321,6 @@ if torch is not None:
         torch.manual_seed(0)
         model = torch.nn.Linear(4, 3)
         return model, getattr(torch.optim, kind)(model.parameters(), **kw)
-
-    def layout(v):
-        if isinstance(v, torch.Tensor):
-            return ("tensor", str(v.dtype), tuple(v.shape))
-        if isinstance(v, dict):
-            return {k: layout(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return (type(v).__name__, [layout(x) for x in v])
-        return type(v).__name__
 
     def general_close(tag, got, want):
         for k in want:
@@ -1357,6 +1384,52 @@ if torch is not None:
           "with torch's recipe")
 
 if torch is not None:
+    # SparseAdam's general checkpoint (an Embedding with sparse gradients):
+    # ours after 2 steps has torch's param_groups and state types, torch
+    # loads it and goes on to its own run's weights after 4, and ours from
+    # torch's after 2 does too
+    sw0 = torch.tensor([0.1 * i - 0.5 for i in range(15)], dtype=torch.float32).reshape(5, 3)
+
+    def sparse_make():
+        e = torch.nn.Embedding.from_pretrained(sw0.clone(), freeze=False, sparse=True)
+        return e, torch.optim.SparseAdam(e.parameters(), lr=0.01)
+
+    def sparse_steps(e, o, n):
+        for _ in range(n):
+            o.zero_grad()
+            e(torch.tensor([1, 2, 1])).sum().backward()
+            o.step()
+
+    def sparse_types(sd):
+        return sd["param_groups"], {k: (type(v).__name__, getattr(v, "dtype", None))
+                                    for k, v in sd["state"][0].items()}
+
+    e, o = sparse_make()
+    sparse_steps(e, o, 2)
+    sd2 = o.state_dict()
+    torch.save({"model": e.state_dict(), "optimizer": sd2}, f"{tmp}/sa_t2.pt")
+    sparse_steps(e, o, 2)
+    want4 = e.weight.detach().clone()
+    r1 = run("sparseadam", f"{tmp}/sa_c2.pt")
+    r2 = run("sparseadam", f"{tmp}/sa_c4.pt", f"{tmp}/sa_t2.pt")
+    if r1.returncode != 0 or r2.returncode != 0:
+        failures.append(f"sparseadam: {r1.stderr.strip()} {r2.stderr.strip()}")
+    else:
+        ck = torch.load(f"{tmp}/sa_c2.pt")
+        if sparse_types(ck["optimizer"]) != sparse_types(sd2):
+            failures.append(f"sparseadam: {sparse_types(ck['optimizer'])}, torch's "
+                            f"{sparse_types(sd2)}")
+        e2, o2 = sparse_make()
+        e2.load_state_dict(ck["model"])
+        o2.load_state_dict(ck["optimizer"])
+        sparse_steps(e2, o2, 2)
+        for tag, got in (("torch from ours", e2.weight.detach()),
+                         ("ours from torch's", torch.load(f"{tmp}/sa_c4.pt")["model"]["weight"])):
+            if not torch.equal(got, want4):
+                failures.append(f"sparseadam {tag}: {(got - want4).abs().max().item():.3g}")
+        print("python_interop: SparseAdam's general checkpoint both ways, bit for bit")
+
+if torch is not None:
     # a schedule's state_dict in the general checkpoint, every kind in one
     # run of io_roundtrip gsched: cltensor loads torch's (after 3 epochs)
     # and goes on to torch's rates, torch loads ours with the recipe's code
@@ -1364,7 +1437,9 @@ if torch is not None:
     # and ours has torch's keys, order and value types (but what io.h says
     # differs: OneCycleLR's anneal_strategy for torch's bound anneal_func,
     # which makes torch's own file one cltensor refuses; CyclicLR's without
-    # _scale_fn_ref, which torch 1.13 cannot save; min_lrs floats).
+    # _scale_fn_ref, which torch 1.13 cannot save; min_lrs floats); SWALR's
+    # anneal_func is torch's staticmethod and its optimizer's param_groups
+    # (swa_lr, initial_lr) torch's.
     L = torch.optim.lr_scheduler
     gsched_kinds = {
         "StepLR": lambda o: L.StepLR(o, 3, 0.5),
@@ -1384,6 +1459,7 @@ if torch is not None:
             o, [L.LinearLR(o, 0.1, 1.0, 2), L.CosineAnnealingLR(o, 6, 0.001)], [2]),
         "ChainedScheduler": lambda o: L.ChainedScheduler(
             [L.LinearLR(o, 0.5, 1.0, 3), L.ExponentialLR(o, 0.9)]),
+        "SWALR": lambda o: torch.optim.swa_utils.SWALR(o, swa_lr=0.05, anneal_epochs=8),
     }
 
     def gsched_make(kind):
@@ -1417,7 +1493,7 @@ if torch is not None:
     import os
     gdir = f"{tmp}/gsched"
     os.makedirs(gdir)
-    gwant, gsd = {}, {}
+    gwant, gsd, gsched_opt = {}, {}, {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kind in gsched_kinds:
@@ -1435,6 +1511,7 @@ if torch is not None:
             if kind == "ReduceLROnPlateau":
                 sd = dict(sd, min_lrs=[float(x) for x in sd["min_lrs"]])
             gsd[kind] = sd
+            gsched_opt[kind] = o.state_dict()
             gwant[kind] = gsched_steps(kind, o, s, 3)
         r = run("gsched", gdir, "3")
         if r.returncode != 0:
@@ -1452,6 +1529,12 @@ if torch is not None:
             if gsched_shape(sd) != gsched_shape(gsd[kind]):
                 failures.append(f"gsched {kind}: state_dict {gsched_shape(sd)}, torch's "
                                 f"{gsched_shape(gsd[kind])}")
+            if kind == "SWALR" and (sd["anneal_func"] is not torch.optim.swa_utils.SWALR._cosine_anneal
+                                    or ck["optimizer_state_dict"]["param_groups"][0]
+                                    != gsched_opt[kind]["param_groups"][0]):
+                failures.append(f"gsched SWALR: anneal_func {sd['anneal_func']!r}, param_groups "
+                                f"{ck['optimizer_state_dict']['param_groups']}, torch's "
+                                f"{gsched_opt[kind]['param_groups']}")
             o2, s2 = gsched_make(kind)
             o2.load_state_dict(ck["optimizer_state_dict"])
             s2.load_state_dict(sd)

@@ -1164,10 +1164,11 @@ Test(io, general_checkpoint_refusals)
     clt_module_free(other);
 }
 
-/* The schedule `kind` (0..14: StepLR, MultiStepLR, ExponentialLR,
+/* The schedule `kind` (0..16: StepLR, MultiStepLR, ExponentialLR,
  * CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR,
  * LinearLR, ConstantLR, PolynomialLR, ReduceLROnPlateau, LambdaLR,
- * MultiplicativeLR, SequentialLR, ChainedScheduler) over o, with the
+ * MultiplicativeLR, SequentialLR, ChainedScheduler, SWALR cos and
+ * linear) over o, with the
  * reference settings (alt 0) or others (alt 1; OneCycleLR and the
  * callbacks as they were, as a resumed run makes them). */
 static double ck_lambda(void *user, int64_t e)
@@ -1203,10 +1204,16 @@ static clt_lr_scheduler *ck_schedule(clt_optimizer *o, int kind, int alt)
         CHECK(clt_cosine_lr(o, alt ? 4 : 6, 0.001, &sub[1]));
         CHECK(clt_sequential_lr(o, sub, 2, (const int64_t[]){alt ? 6 : 2}, &s));
         break;
+    case 15:
+    case 16: /* SWALR: cos, linear; alt another rate, span and strategy */
+        CHECK(clt_swa_lr(o, (const double[]){alt ? 0.3 : 0.05}, 1, alt ? 2 : 6,
+                         (kind == 15) != (alt != 0) ? "cos" : "linear", &s));
+        break;
     default:
         CHECK(clt_constant_lr(o, alt ? 0.25 : 0.5, alt ? 5 : 3, &sub[0]));
         CHECK(clt_exponential_lr(o, alt ? 0.5 : 0.9, &sub[1]));
         CHECK(clt_chained_scheduler(sub, 2, &s));
+        break;
     }
     return s;
 }
@@ -1233,7 +1240,7 @@ Test(io, general_checkpoint_schedules_resume_bit_for_bit)
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
     CHECK(clt_set_requires_grad(p, 1));
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
-    for (int kind = 0; kind <= 14; kind++) {
+    for (int kind = 0; kind <= 16; kind++) {
         clt_optimizer *oa, *ob, *oc;
         so.lr = 0.1;
         CHECK(clt_sgd(&p, 1, &so, &oa));
@@ -1286,7 +1293,8 @@ Test(io, general_checkpoint_schedules_resume_bit_for_bit)
 /* What loading a schedule's state_dict refuses, naming it, with the
  * schedule and the rate left as they were: another kind's, another
  * container's schedules, a value that is no state_dict or holds tensors,
- * a built checkpoint; SWALR is not written. */
+ * a built checkpoint; SWALR's into another kind and another kind's into
+ * a SWALR. */
 Test(io, general_checkpoint_schedule_refusals)
 {
     clt_device *dev = get_device("cpu");
@@ -1313,10 +1321,7 @@ Test(io, general_checkpoint_schedule_refusals)
     double *swa_lrs = (double[]){0.05};
     clt_lr_scheduler *swa;
     CHECK(clt_swa_lr(o, swa_lrs, 1, 2, "cos", &swa));
-    assert_error(clt_checkpoint_dict_add_scheduler(ck, "swa", swa), CLT_ERR_INVALID_ARGUMENT,
-                 "SWALR");
-    cr_assert(!clt_checkpoint_dict_has(ck, "swa"));
-    clt_lr_scheduler_free(swa);
+    CHECK(clt_checkpoint_dict_add_scheduler(ck, "swa", swa));
     CHECK(clt_optimizer_set_lr(o, 0.1));
     CHECK(clt_checkpoint_dict_save_torch(ck, tpath("sr.pt")));
     clt_checkpoint_dict_free(ck);
@@ -1326,7 +1331,7 @@ Test(io, general_checkpoint_schedule_refusals)
     CHECK(clt_sgd(&p, 1, &so, &o2));
     CHECK(clt_sgd(&p, 1, &so, &oc));
     clt_lr_scheduler *cos = ck_schedule(oc, 3, 0), *chain = ck_schedule(o2, 14, 0),
-                     *seq2 = ck_schedule(o2, 13, 1);
+                     *seq2 = ck_schedule(o2, 13, 1), *swa2 = ck_schedule(o2, 16, 1);
     CHECK(clt_optimizer_set_lr(o2, 0.25));
     CHECK(clt_optimizer_set_lr(oc, 0.25));
     struct {
@@ -1340,6 +1345,8 @@ Test(io, general_checkpoint_schedule_refusals)
         {cos, "nothing", "has no key 'nothing'"},
         {chain, "seq", "has no 'factor'"},
         {seq2, "step", "has no '_milestones'"},
+        {cos, "swa", "has no 'T_max'"},
+        {swa2, "step", "has no 'anneal_epochs'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t epoch = clt_lr_scheduler_epoch(cases[i].s);
@@ -1373,6 +1380,8 @@ Test(io, general_checkpoint_schedule_refusals)
     clt_lr_scheduler_free(chain);
     clt_lr_scheduler_free(seq2);
     clt_lr_scheduler_free(cos3);
+    clt_lr_scheduler_free(swa);
+    clt_lr_scheduler_free(swa2);
     clt_optimizer_free(o);
     clt_optimizer_free(o2);
     clt_optimizer_free(oc);

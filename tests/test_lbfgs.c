@@ -544,6 +544,88 @@ Test(lbfgs, file_resumes_bit_for_bit)
     resume_bit_for_bit(&fixed, rosenbrock, X_ROSEN);
 }
 
+/* The state saved in a general checkpoint (torch.save's {'optimizer':
+ * opt.state_dict()}) mid-run and loaded into an LBFGS made with the
+ * defaults over parameters put back to that point gives the bits of the
+ * uninterrupted run, in float64 and float32 (ro and H_diag, which the
+ * file holds in the parameters' dtype as torch's, are used in it); a
+ * checkpoint of an LBFGS over parameters of another length is refused,
+ * naming the tensor, and the optimizer then goes on as a fresh one. */
+static void general_resume(const ref_opts *o, host_fn f, const double *x0, clt_dtype dt)
+{
+    model a, b, c;
+    clt_optimizer *oa = NULL, *ob = NULL;
+    double xa[DIM], xb[DIM], xm[DIM], la = 0, lb = 0;
+    model_make(&a, dt, f, x0);
+    make_lbfgs(&a, o, &oa);
+    for (int s = 0; s < 2; s++)
+        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_checkpoint_dict_new(&ck));
+    CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer", oa));
+    CHECK(clt_checkpoint_dict_save_torch(ck, tpath("mid.pt")));
+    clt_checkpoint_dict_free(ck);
+    model_read(&a, xm);
+    model_make(&b, dt, f, xm);
+    clt_lbfgs_opts other = CLT_LBFGS_DEFAULTS;
+    CHECK(clt_lbfgs(b.p, 2, &other, &ob));
+    CHECK(clt_checkpoint_dict_load_torch(tpath("mid.pt"), &ck));
+    CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer", ob));
+    cr_assert_eq(clt_optimizer_steps(ob), 1); /* torch keeps no count of the steps */
+    /* the same state into parameters of another length: refused */
+    clt_tensor *p3[2] = {NULL, NULL};
+    clt_optimizer *oc = NULL;
+    double x3[3] = {0.5, -0.5, 1.0};
+    for (int k = 0; k < 2; k++) {
+        CHECK(clt_tensor_from_host(a.dev, CLT_FLOAT64, 1, (const int64_t[]){2 + k}, x3, &p3[k]));
+        CHECK(clt_set_requires_grad(p3[k], 1));
+    }
+    CHECK(clt_lbfgs(p3, 2, NULL, &oc));
+    assert_error(clt_checkpoint_dict_load_optimizer(ck, "optimizer", oc),
+                 CLT_ERR_INVALID_ARGUMENT, "state.0.d");
+    cr_assert_eq(clt_optimizer_steps(oc), 0);
+    clt_checkpoint_dict_free(ck);
+    for (int s = 0; s < 3; s++) {
+        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
+        CHECK(clt_optimizer_step_closure(ob, closure, &b, &lb));
+        cr_assert(memcmp(&la, &lb, sizeof la) == 0, "step %d: loss %.17g resumed, %.17g", s, lb,
+                  la);
+    }
+    model_read(&a, xa);
+    model_read(&b, xb);
+    cr_assert(memcmp(xa, xb, sizeof xa) == 0, "the resumed run is not the uninterrupted one");
+    long fa, na, fb, nb;
+    saved_counts(oa, a.dev, &fa, &na);
+    saved_counts(ob, b.dev, &fb, &nb);
+    cr_assert(fa == fb && na == nb && na > 2 * o->history_size, "counters %ld %ld, %ld %ld", fa,
+              na, fb, nb);
+    /* without the state, the run from that point differs */
+    clt_optimizer *od = NULL;
+    model_make(&c, dt, f, xm);
+    make_lbfgs(&c, o, &od);
+    for (int s = 0; s < 3; s++)
+        CHECK(clt_optimizer_step_closure(od, closure, &c, &lb));
+    model_read(&c, xb);
+    cr_assert(memcmp(xa, xb, sizeof xa) != 0, "the state made no difference");
+    clt_optimizer_free(od);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ob);
+    clt_optimizer_free(oc);
+    clt_tensor_free(p3[0]);
+    clt_tensor_free(p3[1]);
+    model_free(&a);
+    model_free(&b);
+    model_free(&c);
+}
+
+Test(lbfgs, general_checkpoint_resumes_bit_for_bit)
+{
+    ref_opts wolfe = {1, 4, 6, 1e-7, 1e-9, 2, 1}, fixed = {2e-3, 4, 6, 1e-7, 1e-9, 2, 0};
+    general_resume(&wolfe, rosenbrock, X_ROSEN, CLT_FLOAT64);
+    general_resume(&fixed, rosenbrock, X_ROSEN, CLT_FLOAT64);
+    general_resume(&wolfe, rosenbrock, X_ROSEN, CLT_FLOAT32);
+}
+
 Test(lbfgs, file_of_a_fresh_optimizer_and_of_one_at_its_optimum)
 {
     model m;

@@ -4,6 +4,7 @@
  * (SGD, Adagrad, SparseAdam, the refusals), against references computed
  * here on the host. */
 #include "helpers.h"
+#include "scratch.h"
 
 #define ROWS 5
 #define DIM 3
@@ -359,6 +360,58 @@ static void dense_grad(int s, double *g)
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < DIM; d++)
             g[STEP_IDX[s][k] * DIM + d] += STEP_G[s][k * DIM + d];
+}
+
+/* SparseAdam's state (step, exp_avg, exp_avg_sq: torch's, Adam's) in a
+ * general checkpoint after step 1, loaded with the model into ones made
+ * with the defaults, gives step 2 of the uninterrupted run bit for bit
+ * (row 0, first looked up at step 2, starts its moments afresh in both);
+ * a SparseAdam made anew gives other values. */
+Test(sparse_grad, sparse_adam_general_checkpoint, .init = scratch_make, .fini = scratch_remove)
+{
+    clt_device *dev = get_device("auto");
+    clt_sparse_adam_opts so = {0.1, 0.8, 0.9, 1e-3};
+    clt_module *ms[3];
+    clt_optimizer *os[3];
+    for (int k = 0; k < 3; k++) {
+        ms[k] = sparse_embedding(dev, -1, 0);
+        clt_tensor *w = clt_module_param(ms[k], "weight");
+        clt_sparse_adam_opts d = CLT_SPARSE_ADAM_DEFAULTS;
+        CHECK(clt_sparse_adam(&w, 1, k == 0 ? &so : &d, &os[k]));
+    }
+    CHECK(clt_optimizer_zero_grad(os[0], 1));
+    run_backward(ms[0], dev, STEP_IDX[0], 3, STEP_G[0]);
+    CHECK(clt_optimizer_step(os[0]));
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_checkpoint_dict_new(&ck));
+    CHECK(clt_checkpoint_dict_add_module(ck, "model", ms[0]));
+    CHECK(clt_checkpoint_dict_add_optimizer(ck, "optimizer", os[0]));
+    CHECK(clt_checkpoint_dict_save_torch(ck, tpath("sa.pt")));
+    clt_checkpoint_dict_free(ck);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("sa.pt"), &ck));
+    for (int k = 1; k < 3; k++)
+        CHECK(clt_checkpoint_dict_load_module(ck, "model", ms[k], 1));
+    CHECK(clt_checkpoint_dict_load_optimizer(ck, "optimizer", os[1]));
+    clt_checkpoint_dict_free(ck);
+    cr_assert_eq(clt_optimizer_steps(os[1]), 1);
+    cr_assert_eq(clt_optimizer_lr(os[1]), 0.1);
+    CHECK(clt_optimizer_set_lr(os[2], 0.1));
+    float *got[3];
+    for (int k = 0; k < 3; k++) {
+        CHECK(clt_optimizer_zero_grad(os[k], 1));
+        run_backward(ms[k], dev, STEP_IDX[1], 3, STEP_G[1]);
+        CHECK(clt_optimizer_step(os[k]));
+        got[k] = read_f32(clt_module_param(ms[k], "weight"));
+    }
+    cr_assert(memcmp(got[0], got[1], sizeof(float) * ROWS * DIM) == 0,
+              "the resumed run differs from the uninterrupted one");
+    cr_assert(memcmp(got[0], got[2], sizeof(float) * ROWS * DIM) != 0,
+              "the state made no difference");
+    for (int k = 0; k < 3; k++) {
+        free(got[k]);
+        clt_optimizer_free(os[k]);
+        clt_module_free(ms[k]);
+    }
 }
 
 Test(sparse_grad, sgd_and_adagrad)

@@ -983,3 +983,98 @@ Test(torchfile, general_checkpoint_schedule_pickles)
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
+
+/* {'s': SWALR's state_dict with anneal_func the pickle `af` (torch
+ * 1.13's: getattr(torch.optim.swa_utils.SWALR, '_linear_anneal')),
+ * anneal_epochs 4, base_lrs [0.5], last_epoch 2, _last_lr [lr]} into b. */
+static void swalr_pickle(buf *b, const char *af, size_t na, double lr)
+{
+    unsigned char g[9] = {'G'};
+    uint64_t bits;
+    memcpy(&bits, &lr, 8);
+    for (int i = 0; i < 8; i++)
+        g[1 + i] = (unsigned char)(bits >> (8 * (7 - i)));
+    b->n = 0;
+    adds(b, "\x80\x02}");
+    add_str(b, "s");
+    adds(b, "}(");
+    add_str(b, "anneal_func");
+    add(b, af, na);
+    add_str(b, "anneal_epochs");
+    adds(b, "K\x04");
+    add_str(b, "base_lrs");
+    add(b, "]G?\xe0\x00\x00\x00\x00\x00\x00" "a", 11);
+    add_str(b, "last_epoch");
+    adds(b, "K\x02");
+    add_str(b, "_last_lr");
+    adds(b, "]");
+    add(b, g, 9);
+    adds(b, "aus.");
+}
+
+/* SWALR's anneal_func as torch pickles it (a staticmethod, getattr of
+ * the class) loads: the strategy is the file's and the schedule goes on
+ * from its epoch with torch's rates; getattr of anything else, or SWALR
+ * called, is refused when the file is read, and a plain string under
+ * anneal_func when the schedule loads, the schedule unchanged. */
+Test(torchfile, general_checkpoint_swalr_pickles)
+{
+    clt_device *dev = get_device("auto");
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
+    clt_checkpoint_dict *ck = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_sgd(&p, 1, &(clt_sgd_opts){0.5, 0, 0, 0, 0}, &opt));
+    CHECK(clt_swa_lr(opt, (const double[]){0.1}, 1, 10, "cos", &s));
+#define L(s) s, sizeof(s) - 1
+    buf b = {0};
+    swalr_pickle(&b, L("c__builtin__\ngetattr\nctorch.optim.swa_utils\nSWALR\n"
+                       "X\x0e\x00\x00\x00_linear_anneal\x86R"), 0.3);
+    write_pickle(tpath("swa.pt"), &b);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("swa.pt"), &ck));
+    CHECK(clt_optimizer_set_lr(opt, 0.3)); /* the rate after torch's epoch 2 */
+    CHECK(clt_checkpoint_dict_load_scheduler(ck, "s", s));
+    clt_checkpoint_dict_free(ck);
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 2);
+    CHECK(clt_lr_scheduler_step(s));
+    /* torch's get_lr at epoch 3 of the linear anneal over 4 epochs to
+     * swa_lr 0.1, from the rate 0.3 (the file's strategy and span, not the
+     * schedule's cos over 10) */
+    double swa = 0.1, prev = (0.3 - 0.5 * swa) / (1 - 0.5), want = swa * 0.75 + prev * 0.25;
+    cr_assert(fabs(clt_optimizer_lr(opt) - want) < 1e-15, "%.17g, want %.17g",
+              clt_optimizer_lr(opt), want);
+
+    static const struct {
+        const char *af;
+        size_t na;
+        const char *needle;
+    } bad[] = {
+        {L("c__builtin__\ngetattr\nctorch.optim.swa_utils\nSWALR\n"
+           "X\x08\x00\x00\x00__init__\x86R"), "getattr called with arguments other than"},
+        {L("cbuiltins\ngetattr\nccollections\nOrderedDict\n"
+           "X\x0e\x00\x00\x00_linear_anneal\x86R"), "getattr called with arguments other than"},
+        {L("cbuiltins\ngetattr\nctorch.optim.swa_utils\nSWALR\n"
+           "X\x0e\x00\x00\x00_linear_anneal\x85R"), "which cltensor's reader does not call"},
+        {L("ctorch.optim.swa_utils\nSWALR\n)R"), "which cltensor's reader does not call"},
+        {L("cbuiltins\neval\nX\x01\x00\x00\x001\x85R"), "'builtins.eval' is not allowed"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        swalr_pickle(&b, bad[k].af, bad[k].na, 0.3);
+        write_pickle(tpath("swa_bad.pt"), &b);
+        assert_ck_refused(tpath("swa_bad.pt"), bad[k].needle);
+    }
+    /* the name as a plain string: not torch's staticmethod */
+    swalr_pickle(&b, L("X\x14\x00\x00\x00SWALR._linear_anneal"), 0.3);
+#undef L
+    write_pickle(tpath("swa_str.pt"), &b);
+    CHECK(clt_checkpoint_dict_load_torch(tpath("swa_str.pt"), &ck));
+    assert_error(clt_checkpoint_dict_load_scheduler(ck, "s", s), CLT_ERR_INVALID_ARGUMENT,
+                 "anneal_func");
+    clt_checkpoint_dict_free(ck);
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}

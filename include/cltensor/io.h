@@ -293,7 +293,12 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * "scale_mode" ("'cycle'" or "'iterations'"), "cycle_momentum" and, when
  * "True", "base_momentums" and "max_momentums", then base_lrs and the rest
  * as above (not torch's "_scale_fn_ref", a weak reference torch 1.13's
- * torch.save cannot write either).  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
+ * torch.save cannot write either).  SWALR's holds torch's "anneal_func"
+ * ("SWALR._cosine_anneal" or "SWALR._linear_anneal": the staticmethod
+ * torch pickles as getattr(SWALR, name)) and "anneal_epochs", then
+ * base_lrs and the rest as above; its swa_lr is in the optimizer's file
+ * ("swa_lr", as torch's param_groups keep it, which the schedule then
+ * reads as torch's get_lr does).  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
  * and "_last_lr", a ChainedScheduler's "_last_lr", and each of their
  * schedules' keys (as its own file would hold them, "scheduler" too)
  * under "_schedulers.I." ("_schedulers.0.start_factor"), where torch's
@@ -319,7 +324,9 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * "cycle_momentum" (a file without it cycles none), True taking the
  * momenta to cycle between from the optimizer's file, as torch's from its
  * param_groups (a step before the optimizer has them is refused; an
- * Adagrad, which has no momentum, refuses the file); ReduceLROnPlateau's
+ * Adagrad, which has no momentum, refuses the file); SWALR's
+ * anneal_epochs and strategy (anneal_func, which must be one of the two
+ * names); ReduceLROnPlateau's
  * settings and
  * counters (mode_worse and _last_lr not taken); the optimizer's rate is
  * not touched
@@ -572,8 +579,15 @@ CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int st
  * ASGD, an int for RMSprop, Adadelta and Rprop, none for SGD, whose
  * 'momentum_buffer' is None without momentum); and plain values as
  * Python's int, float, str.  The kinds: SGD, Adam, AdamW, RMSprop,
- * Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD (not LBFGS,
- * whose torch state holds lists of tensors: clt_optimizer_save).
+ * Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, SparseAdam
+ * ('step' an int, 'exp_avg', 'exp_avg_sq') and LBFGS, whose state torch
+ * keeps on parameter 0 as {'func_evals': int, 'n_iter': int, 'd': tensor,
+ * 't': float, 'old_dirs': [tensor, ...], 'old_stps': [...], 'ro': [0-d
+ * tensor, ...], 'H_diag': 0-d tensor (the int 1 before any pair of
+ * history), 'prev_flat_grad': tensor, 'prev_loss': float} in the
+ * parameters' dtype (ro and H_diag rounded to it, which the steps use
+ * them as: nothing lost), without torch's 'al' (scratch its step makes
+ * again when the state lacks it).
  *
  * Threads: one checkpoint on one thread at a time. */
 typedef struct clt_checkpoint_dict clt_checkpoint_dict;
@@ -591,7 +605,7 @@ CLT_API clt_status clt_checkpoint_dict_add_module(clt_checkpoint_dict *ck, const
 
 /* Puts optimizer.state_dict() of opt under key (borrowed as
  * clt_checkpoint_dict_add_module borrows m; read when saved).  Errors as
- * clt_checkpoint_dict_add_module, and CLT_ERR_INVALID_ARGUMENT for an LBFGS. */
+ * clt_checkpoint_dict_add_module. */
 CLT_API clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char *key,
                                                 const clt_optimizer *opt);
 
@@ -613,8 +627,10 @@ CLT_API clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, co
  * 'anneal_strategy' ('cos' or 'linear') where torch's has 'anneal_func',
  * a bound method (pickling it pickles the whole schedule and its
  * optimizer); its 'max_lr' and 'min_lr' are in the optimizer's
- * param_groups, as torch keeps them.  SWALR (no file: optim.h) is
- * CLT_ERR_INVALID_ARGUMENT; errors otherwise as
+ * param_groups, as torch keeps them.  SWALR's has 'anneal_func' as
+ * torch pickles it, getattr(torch.optim.swa_utils.SWALR, '_cosine_anneal'
+ * or '_linear_anneal'), its swa_lr in the optimizer's param_groups.
+ * Errors as
  * clt_checkpoint_dict_add_module, and a schedule whose milestones or
  * rates do not fit (clt_lr_scheduler_save) is refused when saved. */
 CLT_API clt_status clt_checkpoint_dict_add_scheduler(clt_checkpoint_dict *ck, const char *key,
@@ -641,7 +657,10 @@ CLT_API clt_status clt_checkpoint_dict_save_torch(const clt_checkpoint_dict *ck,
  * and refusals: globals but the allowed ones, opcodes torch does not
  * write, more than 4M objects, ...), and more: the pickle may hold dicts
  * (str or int keys), lists, tuples, ints, floats, bools, None and
- * strings, nested at most 64 deep (16M items in all); the top is a dict
+ * strings, nested at most 64 deep (16M items in all), and SWALR's
+ * anneal_func, getattr(torch.optim.swa_utils.SWALR, '_cosine_anneal' or
+ * '_linear_anneal') (the only getattr taken; nothing is looked up or
+ * called, a value standing for the name is made); the top is a dict
  * of str keys, none twice.  Every tensor of the file is checked against
  * its storage before anything is handed out; the values are read by the
  * calls below, which check what each key holds.  Ownership: *out is the
@@ -674,8 +693,13 @@ CLT_API clt_status clt_checkpoint_dict_load_module(const clt_checkpoint_dict *ck
  * updated) starts afresh, as torch's would.  The file does not say the
  * kind: Adam's state loads into an AdamW, as torch's does (the two read
  * weight_decay differently).  The counts: each parameter's 'step' (SGD,
- * which has none: 1 for a started momentum buffer), clt_optimizer_steps
- * their largest.  Errors: CLT_ERR_NULL_ARGUMENT; CLT_ERR_INVALID_ARGUMENT
+ * which has none: 1 for a started momentum buffer; LBFGS, whose torch
+ * state counts no steps: 1 once it has func_evals), clt_optimizer_steps
+ * their largest.  LBFGS's state (on parameter 0, as the section above
+ * says, 'al' ignored; t, H_diag and prev_loss ints, floats or one-element
+ * tensors, ro's items too; old_dirs and old_stps vectors of d's dtype and
+ * length, at most history_size of them) is checked and loaded as
+ * clt_optimizer_load's file, so that the run goes on as torch's.  Errors: CLT_ERR_NULL_ARGUMENT; CLT_ERR_INVALID_ARGUMENT
  * (a key missing, a value of another type under a key, naming it as
  * "state[0]['exp_avg']", and clt_optimizer_load's refusals). */
 CLT_API clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, const char *key,
@@ -691,12 +715,17 @@ CLT_API clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict 
  * messages, which say "__metadata__" for the dict; other keys are
  * ignored, as torch's 1.13's __dict__.update keeps them unread), s left as
  * it was on any failure.  The state_dict does not name its kind: one of
- * another kind is refused for a key it lacks.  torch 1.13's own
- * OneCycleLR checkpoint holds its anneal_func, a bound method pickled as
- * the whole schedule and optimizer: clt_checkpoint_dict_load_torch refuses
- * the file (the global 'builtins.getattr').  SWALR, and a value that is
- * not such a dict (a tensor in it, ...), are CLT_ERR_INVALID_ARGUMENT
- * naming it; CLT_ERR_NULL_ARGUMENT. */
+ * another kind is refused for a key it lacks.  SWALR's anneal_func is
+ * read as the file's pickle gives it: getattr(torch.optim.swa_utils.SWALR,
+ * '_cosine_anneal' or '_linear_anneal'), nothing looked up or called (any
+ * other getattr refuses the file; a plain string there is refused here).
+ * torch 1.13's own OneCycleLR checkpoint holds its anneal_func, a bound
+ * method pickled as the whole schedule and optimizer objects (NEWOBJ of
+ * their classes, BUILD, a defaultdict, the parameters):
+ * clt_checkpoint_dict_load_torch refuses the file (the global
+ * 'torch.optim.lr_scheduler.OneCycleLR').  A value that is not such a
+ * dict (a tensor in it, ...) is CLT_ERR_INVALID_ARGUMENT naming it;
+ * CLT_ERR_NULL_ARGUMENT. */
 CLT_API clt_status clt_checkpoint_dict_load_scheduler(const clt_checkpoint_dict *ck,
                                                  const char *key, clt_lr_scheduler *s);
 

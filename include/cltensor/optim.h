@@ -1051,8 +1051,10 @@ CLT_API void clt_grad_scaler_free(clt_grad_scaler *s);
  * 0 is CLT_ERR_INVALID_ARGUMENT.  A group added after it was made keeps
  * its rate (torch fails on its missing swa_lr).  It takes no part in
  * clt_sequential_lr or clt_chained_scheduler (refused: torch's SWALR
- * counts the steps they replay), and clt_lr_scheduler_save and _load
- * refuse it (torch's state_dict holds its bound anneal_func).  Made, it
+ * counts the steps they replay).  It sets each group's swa_lr, as torch's
+ * param_groups keep it (saved with the optimizer), and reads its rate
+ * from there as torch's get_lr does; clt_lr_scheduler_save and the
+ * general checkpoint write its state_dict as torch's (io.h).  Made, it
  * takes torch's first step: the rate stays, but for anneal_epochs 0,
  * which sets swa_lr at once.  New scheduler (it
  * borrows opt): release with clt_lr_scheduler_free. */

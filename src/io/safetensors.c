@@ -1174,6 +1174,8 @@ static size_t group_meta(const clt_optimizer *opt, size_t g, size_t first, meta 
         put(&md[n++], "maximize", "False");
     /* what schedules add to torch's param_groups[g] */
     const clt__opt_group *gr = &c.group;
+    if (gr->has_swa_lr)
+        put_double(&md[n++], "swa_lr", gr->swa_lr);
     if (gr->has_initial_lr)
         put_double(&md[n++], "initial_lr", gr->initial_lr);
     if (gr->has_one_cycle) {
@@ -1205,7 +1207,7 @@ static size_t group_meta(const clt_optimizer *opt, size_t g, size_t first, meta 
 }
 
 /* The most keys group_meta writes for one group. */
-#define GROUP_META 14
+#define GROUP_META 16
 
 /* An optimizer file's __metadata__: its kind ("optimizer"), then group
  * 0's keys as they are (torch's param_groups[0]), then each later group's
@@ -1269,14 +1271,14 @@ static size_t meta_view(const st_file *sf, const char *prefix, st_file *view)
  * together, max_momentum and base_momentum together. */
 static clt_status group_read(const st_file *sf, clt__opt_group *g)
 {
-    static const char *const keys[5] = {"initial_lr", "max_lr", "min_lr", "max_momentum",
-                                        "base_momentum"};
-    double *at[5] = {&g->initial_lr, &g->max_lr, &g->min_lr, &g->max_momentum,
-                     &g->base_momentum};
-    bool has[5] = {false, false, false, false, false};
+    static const char *const keys[6] = {"initial_lr", "max_lr", "min_lr", "max_momentum",
+                                        "base_momentum", "swa_lr"};
+    double *at[6] = {&g->initial_lr, &g->max_lr, &g->min_lr, &g->max_momentum,
+                     &g->base_momentum, &g->swa_lr};
+    bool has[6] = {false, false, false, false, false, false};
     clt_status st = CLT_OK;
     *g = (clt__opt_group){0};
-    for (int k = 0; k < 5 && st == CLT_OK; k++) {
+    for (int k = 0; k < 6 && st == CLT_OK; k++) {
         has[k] = meta_get(sf, keys[k]) != NULL;
         if (has[k])
             st = meta_double(sf, keys[k], at[k]);
@@ -1290,6 +1292,7 @@ static clt_status group_read(const st_file *sf, clt__opt_group *g)
     g->has_initial_lr = has[0];
     g->has_one_cycle = has[1];
     g->has_momentum = has[3];
+    g->has_swa_lr = has[5];
     return st;
 }
 
@@ -1791,18 +1794,14 @@ static const struct {
     /* and max_lrs, total_size, step_ratio, mode, gamma, _scale_fn_custom,
      * scale_mode, cycle_momentum, base_momentums and max_momentums */
     [CLT__SCHED_CYCLIC] = {"CyclicLR", NULL, NULL, NULL, false},
-    /* not saved: torch's state_dict holds its bound anneal_func */
+    /* and anneal_func: torch's staticmethod, named as SWALR._cosine_anneal
+     * or SWALR._linear_anneal (a pickle's getattr(SWALR, name)); swa_lr is
+     * in the optimizer's param_groups, as torch keeps it */
     [CLT__SCHED_SWA] = {"SWALR", "anneal_epochs", NULL, NULL, false},
 };
 
-/* SWALR's files are refused (optim.h): fn's message. */
-static clt_status swa_refused(const char *fn)
-{
-    return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "%s: SWALR has no file (torch's state_dict holds its anneal_func, a "
-                      "bound method): make it again with the run's settings",
-                      fn);
-}
+/* SWALR's anneal_func as the file names it. */
+static const char *const swa_anneal_names[2] = {"SWALR._cosine_anneal", "SWALR._linear_anneal"};
 
 /* CosineAnnealingWarmRestarts' T_cur as torch holds it: an int stepped by
  * whole epochs, a float after a fractional one. */
@@ -2186,6 +2185,8 @@ static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, siz
     }
     if (v->kind == CLT__SCHED_CYCLIC)
         n += cyclic_meta(v, &md[n], &rates);
+    if (v->kind == CLT__SCHED_SWA)
+        put(&md[n++], "anneal_func", "%s", swa_anneal_names[v->swa_linear != 0]);
     if (sched_keys[v->kind].milestones) {
         md[n].key = "milestones";
         fits = fmt_milestones(md[n++].value, sizeof md[0].value, v->milestones, v->n_milestones);
@@ -2344,8 +2345,6 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     meta md[18];
     size_t n = 0;
     clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return swa_refused(fn);
     if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED)
         return save_container(s, &v, path, fn);
     clt_status st = single_meta(s, &v, md, &n, fn);
@@ -2476,6 +2475,16 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
         st = meta_bool(sf, "cycle_momentum", &v->cycle.momentum);
     if (st == CLT_OK && v->kind == CLT__SCHED_CYCLIC)
         st = cyclic_read(sf, v);
+    if (st == CLT_OK && v->kind == CLT__SCHED_SWA) {
+        const char *af;
+        st = meta_need(sf, "anneal_func", &af);
+        if (st == CLT_OK && strcmp(af, swa_anneal_names[0]) != 0 &&
+            strcmp(af, swa_anneal_names[1]) != 0)
+            st = meta_bad(sf, "anneal_func", af,
+                          "torch's SWALR._cosine_anneal or SWALR._linear_anneal");
+        if (st == CLT_OK)
+            v->swa_linear = strcmp(af, swa_anneal_names[1]) == 0;
+    }
     if (st == CLT_OK && sched_keys[v->kind].milestones) {
         st = meta_milestones(sf, "milestones", milestones, &v->n_milestones);
         v->milestones = *milestones;
@@ -2610,8 +2619,6 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     clt__schedule v;
     st_file sf;
     clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return swa_refused(fn);
     clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
@@ -2648,7 +2655,7 @@ static const char *const torch_sched_order[][16] = {
     [CLT__SCHED_CYCLIC] = {"max_lrs", "total_size", "step_ratio", "mode", "gamma",
                            "_scale_fn_custom", "scale_mode", "cycle_momentum", "base_momentums",
                            "max_momentums", NULL},
-    [CLT__SCHED_SWA] = {NULL},
+    [CLT__SCHED_SWA] = {"anneal_func", "anneal_epochs", NULL},
 };
 static const char *const torch_sched_tail[] = {"base_lrs", "last_epoch", "verbose",
                                                "_step_count", "_get_lr_called_within_step",
@@ -2684,8 +2691,6 @@ clt_status clt__lr_scheduler_dict(const clt_lr_scheduler *s, const char *fn, clt
     clt_status st;
     *d = (clt__sched_dict){0};
     clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return swa_refused(fn);
     if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED) {
         st = container_meta(s, &v, fn, &md, &keys, &n);
     } else {
@@ -2750,8 +2755,6 @@ clt_status clt__lr_scheduler_load_dict(clt_lr_scheduler *s, const char *const *k
     snprintf(sf.path_q, sizeof sf.path_q, "%s", path_q);
     sf.keep_meta = true;
     clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return swa_refused(fn);
     if (n + 1 + n_subs > MAX_META)
         return bad(&sf, "the schedule's state_dict holds %zu entries in all, beyond the %d "
                         "cltensor reads", n, MAX_META - 1 - (int)n_subs);

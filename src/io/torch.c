@@ -61,7 +61,9 @@ typedef enum gkind {
     G_REBUILD_TENSOR,
     G_REBUILD_PARAMETER,
     G_STORAGE,
-    G_COUNTER
+    G_COUNTER,
+    G_GETATTR,
+    G_SWALR
 } gkind;
 
 typedef struct obj obj;
@@ -85,7 +87,8 @@ typedef struct tview {
 
 struct obj {
     okind kind;
-    int64_t i;       /* an int, a bool; a global's gkind; 1 for a dict that is a Counter */
+    int64_t i;       /* an int, a bool; a global's gkind; 1 for a dict that is a Counter,
+                      * for a string that names SWALR's anneal_func (getattr) */
     const char *s;   /* a string, in the pickle's bytes (no NUL after it) */
     size_t len;      /* its length; items of a tuple or list, 2 x the items of a dict */
     int depth;       /* containers within it, nested: 0 for a scalar */
@@ -338,6 +341,10 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
         kind = G_REBUILD_TENSOR;
     else if (is(mod, ml, "torch._utils") && is(name, nl, "_rebuild_parameter"))
         kind = G_REBUILD_PARAMETER;
+    else if ((is(mod, ml, "__builtin__") || is(mod, ml, "builtins")) && is(name, nl, "getattr"))
+        kind = G_GETATTR; /* SWALR's anneal_func only: see reduce */
+    else if (is(mod, ml, "torch.optim.swa_utils") && is(name, nl, "SWALR"))
+        kind = G_SWALR; /* never called: getattr's first argument */
     else if (is(mod, ml, "torch")) {
         for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++)
             if (is(name, nl, storages[i].name)) {
@@ -354,8 +361,9 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
         char qm[CLT__QUOTE_SIZE], qn[CLT__QUOTE_SIZE];
         return pbad(k, "the global '%s.%s' is not allowed (a state_dict of tensors needs "
                        "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch's "
-                       "storage types only, a schedule's collections.Counter; nothing from the "
-                       "file is run)",
+                       "storage types only, a schedule's collections.Counter and SWALR's "
+                       "getattr(torch.optim.swa_utils.SWALR, name); nothing from the file is "
+                       "run)",
                     clt__quote(qm, sizeof qm, mod, ml), clt__quote(qn, sizeof qn, name, nl));
     }
     if ((st = new_obj(k, O_GLOBAL, &g)) != CLT_OK)
@@ -386,7 +394,7 @@ static clt_status reduce(pk *k)
     clt_status st;
     if ((st = pop(k, &args)) != CLT_OK || (st = pop(k, &fn_obj)) != CLT_OK)
         return st;
-    if (fn_obj->kind != O_GLOBAL || fn_obj->i == G_STORAGE)
+    if (fn_obj->kind != O_GLOBAL || fn_obj->i == G_STORAGE || fn_obj->i == G_SWALR)
         return pbad(k, "calling %s, which cltensor's reader does not call", kind_name(fn_obj));
     if (args->kind != O_TUPLE)
         return pbad(k, "a call's arguments are %s, not a tuple", kind_name(args));
@@ -416,6 +424,29 @@ static clt_status reduce(pk *k)
             return pbad(k, "_rebuild_parameter's arguments are not (tensor, requires_grad, "
                            "hooks)");
         return push(k, a[0]);
+    case G_GETATTR: {
+        /* torch 1.13's SWALR.state_dict()['anneal_func'], a staticmethod:
+         * getattr(SWALR, '_cosine_anneal' or '_linear_anneal'), nothing
+         * else; a string marked as that name, nothing looked up */
+        static const char *const names[2] = {"_cosine_anneal", "_linear_anneal"};
+        static const char *const marks[2] = {"SWALR._cosine_anneal", "SWALR._linear_anneal"};
+        int which = -1;
+        if (args->len == 2 && a[0]->kind == O_GLOBAL && a[0]->i == G_SWALR &&
+            a[1]->kind == O_STR)
+            for (int j = 0; j < 2; j++)
+                if (is(a[1]->s, a[1]->len, names[j]))
+                    which = j;
+        if (which < 0)
+            return pbad(k, "getattr called with arguments other than "
+                           "(torch.optim.swa_utils.SWALR, '_cosine_anneal' or "
+                           "'_linear_anneal'), which cltensor's reader does not take");
+        if ((st = new_obj(k, O_STR, &o)) != CLT_OK)
+            return st;
+        o->s = marks[which];
+        o->len = strlen(marks[which]);
+        o->i = 2;
+        return push(k, o);
+    }
     case G_REBUILD_TENSOR:
         break;
     default:
@@ -1513,6 +1544,9 @@ static const struct {
     {"Adadelta", 'i', {"lr", "rho", "eps", "weight_decay", "maximize", "foreach"}},
     {"Rprop", 'i', {"lr", "etas", "step_sizes", "foreach", "maximize"}},
     {"ASGD", 't', {"lr", "lambd", "alpha", "t0", "weight_decay", "foreach", "maximize"}},
+    {"SparseAdam", 'i', {"lr", "betas", "eps", "maximize"}},
+    {"LBFGS", 0, {"lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
+                  "history_size", "line_search_fn"}},
 };
 
 static int torch_group(const char *kind)
@@ -1595,8 +1629,8 @@ clt_status clt_checkpoint_dict_add_optimizer(clt_checkpoint_dict *ck, const char
     CLT__REQUIRE_ARG(opt, fn);
     if (torch_group(clt__optimizer_kind(opt)) < 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the state of %s is not written in a "
-                          "general checkpoint (torch's holds lists of tensors; "
-                          "clt_optimizer_save saves it)", fn, clt__optimizer_kind(opt));
+                          "general checkpoint (clt_optimizer_save saves it)", fn,
+                          clt__optimizer_kind(opt));
     return ck_set(ck, key, (ck_entry){.kind = CK_OPTIMIZER, .opt = opt}, fn);
 }
 
@@ -1607,12 +1641,6 @@ clt_status clt_checkpoint_dict_add_scheduler(clt_checkpoint_dict *ck, const char
     CLT__REQUIRE_ARG(ck, fn);
     CLT__REQUIRE_ARG(key, fn);
     CLT__REQUIRE_ARG(s, fn);
-    clt__schedule v;
-    clt__lr_scheduler_get(s, &v);
-    if (v.kind == CLT__SCHED_SWA)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: SWALR's state is not written (torch's "
-                          "state_dict holds its anneal_func, a bound method): make it again "
-                          "with the run's settings", fn);
     return ck_set(ck, key, (ck_entry){.kind = CK_SCHEDULER, .sched = s}, fn);
 }
 
@@ -1682,6 +1710,19 @@ static bool put_literal(bytes *b, const char **p)
         put(b, h, 5);
         put(b, s + 1, n);
         *p = end + 1;
+        return true;
+    }
+    if (strncmp(s, "SWALR._cosine_anneal", 20) == 0 || strncmp(s, "SWALR._linear_anneal", 20) == 0) {
+        /* SWALR's anneal_func as torch pickles a staticmethod */
+        char name[16];
+        memcpy(name, s + 6, 14);
+        name[14] = '\0';
+        put_global(b, "__builtin__", "getattr");
+        put_global(b, "torch.optim.swa_utils", "SWALR");
+        put_str(b, name);
+        put_op(b, 0x86);
+        put_op(b, 'R');
+        *p = s + 20;
         return true;
     }
     if (strncmp(s, "Counter(", 8) == 0) { /* MultiStepLR's milestones */
@@ -1864,6 +1905,132 @@ done:
     return st;
 }
 
+/* The names of LBFGS's state in torch 1.13's order (its state_dict's, but
+ * for 'al', scratch that torch's step makes again when it lacks it). */
+static const char *const lbfgs_names[] = {"func_evals", "n_iter",   "d",      "t",
+                                          "old_dirs",   "old_stps", "ro",     "H_diag",
+                                          "prev_flat_grad", "prev_loss"};
+enum { LB_FUNC_EVALS, LB_N_ITER, LB_D, LB_T, LB_OLD_DIRS, LB_OLD_STPS, LB_RO, LB_H_DIAG,
+       LB_PREV_FLAT_GRAD, LB_PREV_LOSS, LB_N };
+
+/* A 0-d tensor of dtype dt (float32 or float64) holding v, in a new
+ * storage of a. */
+static clt_status put_scalar_tensor(archive *a, clt_dtype dt, double v, const char *fn)
+{
+    size_t es = dt == CLT_FLOAT64 ? 8 : 4;
+    unsigned char *data = clt__malloc(es);
+    if (data == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (dt == CLT_FLOAT64) {
+        memcpy(data, &v, 8);
+    } else {
+        float f = (float)v;
+        memcpy(data, &f, 4);
+    }
+    put_tensor(&a->pkl, dt, 0, NULL, a->n);
+    return archive_add(a, data, es, fn);
+}
+
+/* LBFGS's state as torch 1.13 keeps it on parameter 0, from what
+ * clt__optimizer_dict gives (clt_optimizer_save's entries): the counters
+ * as ints, d and prev_flat_grad, t and prev_loss as floats, old_dirs and
+ * old_stps as lists of vectors, ro as a list of 0-d tensors and H_diag a
+ * 0-d tensor of the parameters' dtype (the int 1 before any pair of
+ * history, as torch's).  Rounding ro and H_diag to that dtype loses
+ * nothing: the steps use them as scalars of that dtype. */
+static clt_status put_lbfgs(archive *a, const clt__opt_dict *d, const char *fn, const char *pq,
+                            const void *caller)
+{
+    bytes *b = &a->pkl;
+    const clt_tensor *e[LB_N] = {NULL};
+    void *host[LB_N] = {NULL};
+    size_t nb[LB_N] = {0};
+    char q[CLT__QUOTE_SIZE];
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < d->nstate; k++)
+        for (int j = 0; j < LB_N; j++)
+            if (strcmp(d->state[k].name + strlen("state.0."), lbfgs_names[j]) == 0)
+                e[j] = d->state[k].tensor;
+    if (e[LB_FUNC_EVALS] == NULL)
+        return CLT_OK; /* no step yet: no state */
+    for (int j = 0; j < LB_N; j++)
+        if (e[j] != NULL &&
+            (st = clt__io_read_tensor(e[j], &host[j], &nb[j], fn, caller)) != CLT_OK) {
+            st = clt__error_prefix(st, "%s: %s: reading LBFGS's '%s'", fn, pq,
+                                   CLT__QUOTE(q, lbfgs_names[j]));
+            goto done;
+        }
+    clt_dtype dt = e[LB_D] ? e[LB_D]->dtype : CLT_FLOAT32;
+    size_t es = dt == CLT_FLOAT64 ? 8 : 4;
+    put_op(b, '(');
+    put_int(b, 0);
+    put_op(b, '}');
+    put_op(b, '(');
+    for (int j = 0; j < LB_N; j++) {
+        if (e[j] == NULL)
+            continue;
+        put_str(b, lbfgs_names[j]);
+        int64_t iv;
+        double v;
+        switch (j) {
+        case LB_FUNC_EVALS:
+        case LB_N_ITER:
+            memcpy(&iv, host[j], 8);
+            put_int(b, iv);
+            break;
+        case LB_T:
+        case LB_PREV_LOSS:
+            memcpy(&v, host[j], 8);
+            put_float(b, v);
+            break;
+        case LB_D:
+        case LB_PREV_FLAT_GRAD:
+            put_tensor(b, dt, 1, e[j]->shape, a->n);
+            CLT__TRY(archive_add(a, host[j], nb[j], fn));
+            host[j] = NULL;
+            break;
+        case LB_OLD_DIRS:
+        case LB_OLD_STPS:
+        case LB_RO: {
+            int64_t m = e[j]->shape[0], numel = j == LB_RO ? 0 : e[j]->shape[1];
+            put_op(b, ']');
+            if (m == 0)
+                break;
+            put_op(b, '(');
+            for (int64_t r = 0; r < m; r++) {
+                if (j == LB_RO) {
+                    memcpy(&v, (const unsigned char *)host[j] + 8 * r, 8);
+                    CLT__TRY(put_scalar_tensor(a, dt, v, fn));
+                    continue;
+                }
+                size_t rb = (size_t)numel * es;
+                void *row = clt__malloc(rb ? rb : 1);
+                if (row == NULL)
+                    CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
+                                        fn));
+                memcpy(row, (const unsigned char *)host[j] + (size_t)r * rb, rb);
+                put_tensor(b, dt, 1, &numel, a->n);
+                CLT__TRY(archive_add(a, row, rb, fn));
+            }
+            put_op(b, 'e');
+            break;
+        }
+        default: /* H_diag */
+            memcpy(&v, host[j], 8);
+            if (v == 1.0 && e[LB_OLD_DIRS] && e[LB_OLD_DIRS]->shape[0] == 0)
+                put_int(b, 1);
+            else
+                CLT__TRY(put_scalar_tensor(a, dt, v, fn));
+        }
+    }
+    put_op(b, 'u');
+    put_op(b, 'u');
+done:
+    for (int j = 0; j < LB_N; j++)
+        free(host[j]);
+    return st;
+}
+
 /* optimizer.state_dict() of opt as torch 1.13 pickles it, its tensors
  * read back into new storages of a. */
 static clt_status put_optimizer(archive *a, const clt_optimizer *opt, const char *fn,
@@ -1887,7 +2054,10 @@ static clt_status put_optimizer(archive *a, const clt_optimizer *opt, const char
     put_str(b, "state");
     put_op(b, '}');
     size_t batch = 0;
-    for (size_t i = 0; i < d.np; i++) {
+    bool lbfgs = strcmp(d.kind, "LBFGS") == 0;
+    if (lbfgs)
+        CLT__TRY(put_lbfgs(a, &d, fn, pq, caller));
+    for (size_t i = 0; !lbfgs && i < d.np; i++) {
         if (d.updates[i] == 0)
             continue;
         size_t m = 0;
@@ -2193,6 +2363,10 @@ static bool repr_value(const obj *v, clt__strbuf *sb, bool inner)
         return true;
     }
     case O_STR:
+        if (v->i == 2) { /* SWALR's anneal_func (reduce) */
+            clt__sb_printf(sb, "%.*s", (int)v->len, v->s);
+            return !inner;
+        }
         /* a name ('strong_wolfe'): letters, digits and '_' only */
         for (size_t i = 0; i < v->len; i++)
             if (!(v->s[i] == '_' || (v->s[i] >= 'a' && v->s[i] <= 'z') ||
@@ -2378,6 +2552,143 @@ static clt_status key_name(const obj *key, char *buf, size_t size, const char *f
     return CLT_OK;
 }
 
+/* A number: an int, a float or a tensor of one element (torch's LBFGS
+ * keeps t, H_diag and ro as either). */
+static clt_status number_of(pk *k, const obj *v, const char *fn, const char *where, double *out)
+{
+    if (v->kind == O_FLOAT) {
+        memcpy(out, &v->i, 8);
+        return CLT_OK;
+    }
+    if (v->kind == O_INT) {
+        *out = (double)v->i;
+        return CLT_OK;
+    }
+    if (v->kind == O_TENSOR)
+        return tensor_value(k, v, fn, where, out);
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a number", fn, where,
+                      kind_name(v));
+}
+
+/* Appends a tensor in host memory (data taken, freed on failure) named
+ * name to *t. */
+static clt_status mem_add(clt__mem_tensor **t, size_t *nt, size_t *cap, const char *name,
+                          clt_dtype dt, int ndim, const int64_t *shape, void *data,
+                          size_t nbytes, const char *fn)
+{
+    char *nm = clt__strdup(name);
+    if (nm == NULL || !grow(t, cap, *nt, sizeof **t)) {
+        free(nm);
+        free(data);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    clt__mem_tensor *m = &(*t)[(*nt)++];
+    *m = (clt__mem_tensor){.name = nm, .dtype = dt, .ndim = ndim, .data = data,
+                           .nbytes = nbytes};
+    for (int d = 0; d < ndim; d++)
+        m->shape[d] = shape[d];
+    return CLT_OK;
+}
+
+/* One entry of torch's LBFGS state (parameter 0's dict sd, where names
+ * it) in the form clt_optimizer_load's file holds it: the counters as
+ * int64 and t, H_diag and prev_loss as float64 0-d tensors, old_dirs and
+ * old_stps (lists of vectors of one dtype and length) stacked as [m,
+ * numel] (numel d's when they are empty), ro a float64 [m]; d and
+ * prev_flat_grad as they are; 'al' (scratch) skipped. */
+static clt_status lbfgs_entry(pk *k, const obj *sd, const char *name, const obj *val,
+                              const char *where, const char *fn, clt__mem_tensor **t,
+                              size_t *nt, size_t *cap, bool *taken)
+{
+    char full[96];
+    int j = 0;
+    *taken = false;
+    while (j < LB_N && strcmp(lbfgs_names[j], name) != 0)
+        j++;
+    if (strcmp(name, "al") == 0) {
+        *taken = true;
+        if (val->kind != O_LIST)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a list", fn, where,
+                              kind_name(val));
+        return CLT_OK;
+    }
+    if (j == LB_N || j == LB_D || j == LB_PREV_FLAT_GRAD)
+        return CLT_OK; /* the caller's: a tensor, or a key LBFGS lacks */
+    *taken = true;
+    snprintf(full, sizeof full, "state.0.%s", name);
+    if (j == LB_FUNC_EVALS || j == LB_N_ITER) {
+        int64_t *c = clt__malloc(8);
+        if (c == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        clt_status st = count_of(k, val, fn, where, c);
+        if (st != CLT_OK) {
+            free(c);
+            return st;
+        }
+        return mem_add(t, nt, cap, full, CLT_INT64, 0, NULL, c, 8, fn);
+    }
+    if (j == LB_T || j == LB_H_DIAG || j == LB_PREV_LOSS) {
+        double *v = clt__malloc(8);
+        if (v == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        clt_status st = number_of(k, val, fn, where, v);
+        if (st != CLT_OK) {
+            free(v);
+            return st;
+        }
+        return mem_add(t, nt, cap, full, CLT_FLOAT64, 0, NULL, v, 8, fn);
+    }
+    if (val->kind != O_LIST)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a list", fn, where,
+                          kind_name(val));
+    int64_t m = (int64_t)val->len;
+    char at[1024];
+    if (j == LB_RO) {
+        double *r = clt__malloc((size_t)(m ? m : 1) * 8);
+        if (r == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        for (int64_t i = 0; i < m; i++) {
+            snprintf(at, sizeof at, "%s[%lld]", where, (long long)i);
+            clt_status st = number_of(k, val->items[i], fn, at, &r[i]);
+            if (st != CLT_OK) {
+                free(r);
+                return st;
+            }
+        }
+        return mem_add(t, nt, cap, full, CLT_FLOAT64, 1, &m, r, (size_t)m * 8, fn);
+    }
+    /* old_dirs, old_stps: vectors of d's dtype and length */
+    const obj *d = dict_get(sd, "d");
+    clt_dtype dt = d && d->kind == O_TENSOR ? d->view->storage->sto->dtype : CLT_FLOAT32;
+    int64_t numel = d && d->kind == O_TENSOR && d->view->ndim == 1 ? d->view->shape[0] : 0;
+    size_t es = clt_dtype_size(dt), rb = (size_t)numel * es;
+    unsigned char *rows = clt__malloc((size_t)m * rb > 0 ? (size_t)m * rb : 1);
+    if (rows == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int64_t i = 0; i < m; i++) {
+        const obj *row = val->items[i];
+        snprintf(at, sizeof at, "%s[%lld]", where, (long long)i);
+        if (row->kind != O_TENSOR || row->view->ndim != 1 || row->view->shape[0] != numel ||
+            row->view->storage->sto->dtype != dt) {
+            free(rows);
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not a vector of %s of "
+                              "%lld elements as 'd'", fn, at, kind_name(row),
+                              clt_dtype_name(dt), (long long)numel);
+        }
+        unsigned char *vals = NULL;
+        size_t bytes = 0;
+        clt_status st = view_host(k, row, fn, at, &vals, &bytes);
+        if (st != CLT_OK) {
+            free(rows);
+            return st;
+        }
+        memcpy(rows + (size_t)i * rb, vals, rb);
+        free(vals);
+    }
+    int64_t shape[2] = {m, numel};
+    return mem_add(t, nt, cap, full, dt, 2, shape, rows, (size_t)m * rb, fn);
+}
+
 clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, const char *key,
                                               clt_optimizer *opt)
 {
@@ -2407,6 +2718,7 @@ clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, con
     if (v->kind != O_DICT)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is %s, not an optimizer's "
                           "state_dict", fn, pq, kind_name(v));
+    bool lbfgs = strcmp(torch_groups[tg].kind, "LBFGS") == 0;
     CLT__TRY(no_key_twice(v, fn, pq));
     const obj *state = dict_get(v, "state"), *groups = dict_get(v, "param_groups");
     if (state == NULL || groups == NULL)
@@ -2476,6 +2788,14 @@ clt_status clt_checkpoint_dict_load_optimizer(const clt_checkpoint_dict *ck, con
             const obj *val = sd->items[2 * e + 1];
             CLT__TRY(key_name(sd->items[2 * e], name, sizeof name, fn, where));
             snprintf(full, sizeof full, "%s['%s']", where, name);
+            if (lbfgs && i == 0) {
+                bool taken;
+                CLT__TRY(lbfgs_entry(k, sd, name, val, full, fn, &t, &nt, &capt, &taken));
+                if (strcmp(name, "func_evals") == 0)
+                    updates[0] = 1; /* torch keeps no count of LBFGS's steps */
+                if (taken)
+                    continue;
+            }
             if (strcmp(name, "step") == 0) {
                 CLT__TRY(count_of(k, val, fn, full, &updates[i]));
                 step = true;

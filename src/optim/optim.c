@@ -2496,11 +2496,14 @@ static double swa_anneal(const clt_lr_scheduler *s, double t)
 }
 
 /* torch 1.13's SWALR.get_lr for group g at step e (its _step_count - 1),
- * the same operations in the same order. */
+ * the same operations in the same order; swa_lr the group's, as torch
+ * reads it (an optimizer's loaded state sets it), else the schedule's. */
 static double swa_rate(const clt_lr_scheduler *s, size_t g, int64_t e)
 {
+    const clt__opt_group *gg = &s->opt->groups[g].set.group;
     int64_t step = s->period == 0 && e < 1 ? 1 : e;
-    double span = (double)(s->period > 1 ? s->period : 1), swa = s->swa_lrs[g];
+    double span = (double)(s->period > 1 ? s->period : 1);
+    double swa = gg->has_swa_lr ? gg->swa_lr : s->swa_lrs[g];
     double prev_alpha = swa_anneal(s, fmax(0.0, fmin(1.0, (double)(step - 1) / span)));
     double prev = prev_alpha == 1.0 ? swa
                                     : (s->opt->groups[g].lr - prev_alpha * swa) / (1 - prev_alpha);
@@ -2650,6 +2653,10 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     }
     for (size_t g = 0; g < ng; g++) {
         clt__opt_group *gg = &opt->groups[g].set.group;
+        if (v->kind == CLT__SCHED_SWA) { /* torch's group['swa_lr'], set before initial_lr */
+            gg->has_swa_lr = 1;
+            gg->swa_lr = swa[g];
+        }
         if (v->kind == CLT__SCHED_ONE_CYCLE) {
             gg->has_initial_lr = gg->has_one_cycle = 1;
             gg->initial_lr = v->base_lr;
@@ -3212,7 +3219,10 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            .t_mult = s->t_mult,
                            .t_i = s->t_i,
                            .t_cur = s->t_cur,
-                           .cyclic = s->cyclic};
+                           .cyclic = s->cyclic,
+                           .swa_lrs = s->swa_lrs,
+                           .n_swa = s->swa_lrs ? s->groups : 0,
+                           .swa_linear = s->swa_linear};
 }
 
 size_t clt__lr_scheduler_opt_groups(const clt_lr_scheduler *s)
@@ -3289,8 +3299,9 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->t_i = v->t_i;
     s->t_cur = v->t_cur;
     s->cyclic = v->cyclic;
+    s->swa_linear = v->swa_linear != 0;
     bool own = chained(s) || s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
-               s->kind == CLT__SCHED_CYCLIC;
+               s->kind == CLT__SCHED_CYCLIC || s->kind == CLT__SCHED_SWA;
     for (size_t g = 0; g < n_last; g++) {
         double l = v->last_lrs ? v->last_lrs[g] : NAN;
         last[g] = (own || g >= s->groups) && l >= 0 && !isinf(l) ? l

@@ -60,10 +60,11 @@ clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *c
  * the optimizer as torch keeps them and saved in its file: initial_lr
  * (the rate when the first schedule was made, group.setdefault; OneCycleLR
  * sets its own, with max_lr and min_lr), and OneCycleLR's max_momentum and
- * base_momentum when it cycles momentum.  has_* 0: the group has none. */
+ * base_momentum when it cycles momentum, SWALR's swa_lr.  has_* 0: the
+ * group has none. */
 typedef struct clt__opt_group {
-    int has_initial_lr, has_one_cycle, has_momentum;
-    double initial_lr, max_lr, min_lr, max_momentum, base_momentum;
+    int has_initial_lr, has_one_cycle, has_momentum, has_swa_lr;
+    double initial_lr, max_lr, min_lr, max_momentum, base_momentum, swa_lr;
 } clt__opt_group;
 
 /* The settings of every kind; an optimizer reads those of its own, and
