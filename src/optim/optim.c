@@ -1742,15 +1742,29 @@ void clt__optimizer_counted(clt_optimizer *o)
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
 
-clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn)
+clt_tensor *clt__grad_values(const clt_tensor *p)
 {
-    for (size_t i = 0; i < n; i++)
-        if (params[i] && clt__grad_is_sparse(params[i]))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: the gradient of parameter %zu is sparse, which this call "
-                              "does not take (torch does; clt_grad gives its dense form)",
-                              fn, i);
-    return CLT_OK;
+    const clt_tensor *g = clt__grad_of(p), *rows = NULL;
+    if (g == NULL && clt__grad_is_sparse(p))
+        clt__sparse_grad_of(p, &rows, &g);
+    return (clt_tensor *)g;
+}
+
+/* The values of p's sparse gradient coalesced (the entries of a row
+ * summed), which torch.norm of a sparse tensor takes: new. */
+static clt_status coalesced_values(const clt_tensor *p, clt_tensor **out)
+{
+    const clt_tensor *rows, *vals;
+    clt__sparse_grad_of(p, &rows, &vals);
+    clt_sparse *s = NULL, *c = NULL;
+    clt_status st = clt_sparse_coo_tensor(rows, vals, p->shape, p->ndim, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_coalesce(s, &c);
+    if (st == CLT_OK)
+        st = clt_sparse_values(c, out);
+    clt_sparse_free(s);
+    clt_sparse_free(c);
+    return st;
 }
 
 /* The in-place form of a clipping, for gradient i (g). */
@@ -1768,14 +1782,14 @@ static clt_status clip_commit(clt_tensor *const *params, size_t n, clt_tensor **
                               clip_inplace inplace, const void *ctx, const char *fn)
 {
     for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        clt_tensor *g = clt__grad_values(params[i]);
         if (g != NULL && clt__tensor_take_values(g, sc[i])) {
             clt_tensor_free(sc[i]);
             sc[i] = NULL;
         }
     }
     for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        clt_tensor *g = clt__grad_values(params[i]);
         if (g != NULL && sc[i] != NULL) {
             clt_status st = inplace(g, i, ctx, fn);
             if (st != CLT_OK) {
@@ -1835,9 +1849,15 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status st = clt__refuse_sparse_grads(params, n, fn);
-    if (st == CLT_OK)
-        st = check_distinct(params, n, true, fn);
+    clt_status st = CLT_OK;
+    for (size_t i = 0; i < n && norm_type == INFINITY; i++)
+        if (clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, whose inf-norm "
+                              "torch does not take (\"Could not run 'aten::max' with arguments "
+                              "from the 'SparseCPU' backend\")",
+                              fn, i);
+    st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
@@ -1853,7 +1873,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     sc = sq + 2 * n;
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g == NULL)
             continue;
         if (first && g->dev != first->dev) {
@@ -1861,10 +1881,19 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
             goto done;
         }
         first = first ? first : g;
-        clt_tensor *g2 = NULL, *gd = NULL;
+        clt_tensor *g2 = NULL, *gd = NULL, *cv = NULL;
+        /* a sparse gradient's norm is its coalesced values' (torch.norm
+         * of a sparse tensor) */
+        if (clt__grad_of(params[i]) == NULL) {
+            st = coalesced_values(params[i], &cv);
+            if (st != CLT_OK)
+                goto done;
+            g = cv;
+        }
         /* in float64 where the device has it, as the sum of many squares
          * (or powers) */
         st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd, fn);
+        clt_tensor_free(cv);
         if (st == CLT_OK && norm_type == 2.0)
             st = clt__mul_into(NULL, gd, gd, &g2, fn);
         if (st == CLT_OK)
@@ -1914,7 +1943,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
      * norm_type inf always). */
     clt_dtype cdt = first->dtype;
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g != NULL)
             cdt = clt_promote_types(cdt, g->dtype);
     }
@@ -1934,7 +1963,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
         CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm, fn));
     const clt_tensor *last = NULL;
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g == NULL)
             continue;
         if (last && last->dtype == g->dtype)
@@ -1946,7 +1975,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     /* The clipped gradients are made apart, then put in place
      * (clip_commit): all or none. */
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g != NULL)
             CLT__TRY(clt__mul_into(NULL, g, co[i], &sc[i], fn));
     }
@@ -1999,9 +2028,14 @@ clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status sst = clt__refuse_sparse_grads(params, n, fn);
-    if (sst != CLT_OK)
-        return sst;
+    for (size_t i = 0; i < n; i++)
+        if (clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, which torch's "
+                              "clip_grad_value_ does not take either (\"Could not run "
+                              "'aten::clamp_' with arguments from the 'SparseCPU' backend\"); "
+                              "clt_grad gives its dense form",
+                              fn, i);
     clt_tensor **sc = clt__calloc(n ? n : 1, sizeof *sc);
     if (sc == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
