@@ -1782,14 +1782,14 @@ static clt_status clip_commit(clt_tensor *const *params, size_t n, clt_tensor **
                               clip_inplace inplace, const void *ctx, const char *fn)
 {
     for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = clt__grad_values(params[i]);
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
         if (g != NULL && clt__tensor_take_values(g, sc[i])) {
             clt_tensor_free(sc[i]);
             sc[i] = NULL;
         }
     }
     for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = clt__grad_values(params[i]);
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
         if (g != NULL && sc[i] != NULL) {
             clt_status st = inplace(g, i, ctx, fn);
             if (st != CLT_OK) {
@@ -1962,8 +1962,11 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     if (total_norm)
         CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm, fn));
     const clt_tensor *last = NULL;
+    /* A sparse gradient is left as it is: torch 1.13's
+     * g.detach().mul_(coef) scales a copy of a sparse tensor's values (its
+     * detach does not share them), so only its norm counts. */
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_values(params[i]);
+        const clt_tensor *g = clt__grad_of(params[i]);
         if (g == NULL)
             continue;
         if (last && last->dtype == g->dtype)
@@ -1975,7 +1978,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     /* The clipped gradients are made apart, then put in place
      * (clip_commit): all or none. */
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_values(params[i]);
+        const clt_tensor *g = clt__grad_of(params[i]);
         if (g != NULL)
             CLT__TRY(clt__mul_into(NULL, g, co[i], &sc[i], fn));
     }

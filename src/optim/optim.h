@@ -86,9 +86,8 @@ typedef struct clt__opt_settings {
 
 /* The tensor that holds the values of p's gradient, borrowed: its dense
  * gradient, or the values [nnz, *rest] of its sparse one (Embedding's
- * sparse=True), which torch's in-place scalings of a sparse gradient
- * (clip_grad_norm_'s mul_, GradScaler's unscale_ of grad._values()) change;
- * NULL when p has no gradient. */
+ * sparse=True), which torch's in-place unscale_ of grad._values() changes
+ * and whose norm clip_grad_norm_ counts; NULL when p has no gradient. */
 clt_tensor *clt__grad_values(const clt_tensor *p);
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
