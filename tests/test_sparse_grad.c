@@ -476,6 +476,14 @@ Test(sparse_grad, sparse_adam_lazy_rows)
     }
     cr_assert_eq(got[1][DIM], got[0][DIM], "row 1 not looked up at step 2: unchanged");
     cr_assert_eq(clt_optimizer_steps(opt), 2);
+    /* a zeroed gradient (torch's zero_() layout) counts a step, changes
+     * nothing */
+    CHECK(clt_optimizer_zero_grad(opt, 0));
+    CHECK(clt_optimizer_step(opt));
+    cr_assert_eq(clt_optimizer_steps(opt), 3);
+    float *hz = read_f32(w);
+    cr_assert_eq(memcmp(hz, got[1], sizeof got[1]), 0);
+    free(hz);
     /* a dense gradient is refused before anything changes */
     clt_tensor *y = NULL, *s = NULL;
     CHECK(clt_optimizer_zero_grad(opt, 1));
@@ -629,6 +637,12 @@ Test(sparse_grad, sgd_without_momentum_adds_each_entry_as_torch)
     for (int d = 0; d < DIM; d++)
         cr_assert_eq(got[NSTEP - 1][2 * DIM + d], W0[2 * DIM + d], "padding row unchanged");
     cr_assert_eq(clt_optimizer_steps(opt), NSTEP);
+    /* a zeroed gradient: a step that changes nothing */
+    CHECK(clt_optimizer_zero_grad(opt, 0));
+    CHECK(clt_optimizer_step(opt));
+    float *hz = read_f32(w);
+    cr_assert_eq(memcmp(hz, got[NSTEP - 1], sizeof got[NSTEP - 1]), 0);
+    free(hz);
     clt_optimizer_free(opt);
     clt_module_free(m);
 }
