@@ -44,6 +44,29 @@ CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong 
         sgd_elem(p, g, buf, i, lr, wd, momentum, undamped, nesterov, first);
 }
 
+/* SGD without momentum on a sparse gradient, as torch 1.13's CPU
+ * param.add_(grad, alpha=-lr) with grad sparse and not coalesced: each
+ * entry k in turn, p[rows[k]] = fma(vals[k], alpha, p[rows[k]]) (ATen's
+ * AVX2 add kernel fuses the multiply-add), so that a row looked up twice
+ * gets two rounded updates, in the order of the entries.  One work-item
+ * per column of the rows (width elements each), which walks every entry:
+ * the only writer of its column. */
+CLT_KERNEL(sgd_sparse)(__global T *p, __global const long *rows, __global const T *vals,
+                       ulong p_off, ulong rows_off, ulong vals_off, long nnz, ulong width,
+                       T_C alpha)
+{
+    ulong c = get_global_id(0);
+    if (c >= width)
+        return;
+    p += p_off;
+    rows += rows_off;
+    vals += vals_off;
+    for (long k = 0; k < nnz; k++) {
+        ulong d = (ulong)rows[k] * width + c;
+        T_STORE(p, d, fma(T_LOAD(vals, (ulong)k * width + c), alpha, T_LOAD(p, d)));
+    }
+}
+
 /* Adam and AdamW (decoupled weight decay): m = lerp(m, g, 1 - beta1),
  * v = beta2 v + (1 - beta2) g g, denom = sqrt(v or max(vmax, v)) /
  * sqrt(1 - beta2^t) + eps, p -= lr / (1 - beta1^t) * m / denom.  The host

@@ -6615,7 +6615,12 @@ def sparse_embedding_optim():
     with optimizer.zero_grad() (torch 1.13's set_to_none=False) between
     steps, the weights after every step (float32 rtol 1e-6, float64 1e-12);
     and torch's refusals (Adam, SGD with weight_decay, Adagrad with
-    weight_decay, SparseAdam with a dense gradient)."""
+    weight_decay, SparseAdam with a dense gradient).  SGD without momentum
+    bit for bit (each entry added in turn, fused, as torch's CPU add_), SGD
+    with momentum, dampening, nesterov.  clip_grad_norm_ of a sparse
+    gradient beside a dense one (norm_type 2, 1, 3; inf refused as torch;
+    the sparse one left unscaled, as torch 1.13 leaves it), and the layout
+    zero_() leaves."""
     proto("clt_embedding_layer_from_pretrained", [P, C.c_int, C.POINTER(_EmbOpts), PP])
     proto("clt_embedding_bag_layer_from_pretrained", [P, C.c_int, C.POINTER(_BagOpts), PP])
     proto("clt_module_param", [P, C.c_char_p], P)
@@ -6644,6 +6649,12 @@ def sparse_embedding_optim():
         "SGD momentum=0.9 nesterov": (
             lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True),
             lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.05, 0.9, 0, 0, 1)), pp[1])),
+        "SGD momentum=0.9": (
+            lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9),
+            lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.05, 0.9, 0, 0, 0)), pp[1])),
+        "SGD momentum=0.5 dampening=0.3": (
+            lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.5, dampening=0.3),
+            lambda pp: L.clt_sgd(pp[0], 1, C.byref(SgdOpts(0.1, 0.5, 0.3, 0, 0)), pp[1])),
         "Adagrad lr_decay=0.01": (
             lambda ps: torch.optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
             lambda pp: L.clt_adagrad(pp[0], 1, C.byref(_AdagradOpts(0.1, 0.01, 0, 0, 1e-10)),
@@ -6663,13 +6674,15 @@ def sparse_embedding_optim():
     def dl(h):
         return torch.from_numpy(download(h)[0])
 
-    def close(got, want, rtol):
-        # atol at the weights' scale: a row looked up twice gets torch's
-        # w - lr*v1 - lr*v2 (each added in turn) against our w - lr*(v1 + v2)
-        # (the rows summed first, as in the dense form), which differ by an
-        # ulp of the operands, and a weight that lands near 0 then shows
-        # that ulp as a large relative error (seen: float32 SGD, |diff|
-        # 4.8e-7 = an ulp of 4, the data being in [-5, 5])
+    def close(got, want, rtol, oname):
+        # SGD without momentum adds each entry in turn, fused, as torch's
+        # AVX2 add_ of a sparse gradient: the same bits.  The others keep
+        # dense state (SGD's momentum buffer, where torch's is sparse and
+        # adds a row looked up twice in turn) or coalesce, which differ by
+        # an ulp of the operands, and a weight that lands near 0 shows that
+        # ulp as a large relative error: atol at the weights' scale.
+        if oname == "SGD lr=0.1":
+            return torch.equal(got, want)
         return torch.allclose(got, want, rtol=rtol, atol=rtol * want.abs().max().item())
 
     def release(*hs):
@@ -6757,7 +6770,7 @@ def sparse_embedding_optim():
                                 worst = "step %d: %s" % (s, L.clt_last_error().decode())
                                 break
                             got, want = dl(w), tm.weight.detach()
-                            if not close(got, want, rtol) and worst is None:
+                            if not close(got, want, rtol, oname) and worst is None:
                                 worst = "step %d: max |diff| %g" % (
                                     s, (got - want).abs().max().item())
                         ok(name + " weights after each step", worst is None, worst or "")
@@ -6807,6 +6820,90 @@ def sparse_embedding_optim():
             L.clt_optimizer_free(opt)
             L.clt_module_free(cm)
             release(cw, ci, cy, cs)
+    # clip_grad_norm_ of a sparse gradient (torch.norm of it: its coalesced
+    # values'; the entries left as they were, torch 1.13's detach().mul_()
+    # scaling a copy of them), beside a dense one (scaled); the inf-norm
+    # refused as torch refuses it; zero_() then its layout
+    proto("clt_clip_grad_norm", [PP, C.c_size_t, C.c_double, C.c_double, PP])
+    proto("clt_zero_grad", [P, C.c_int])
+    proto("clt_sparse_sparse_dim", [P], C.c_int)
+    proto("clt_sparse_dense_dim", [P], C.c_int)
+    proto("clt_grad", [P, PP])
+    proto("clt_set_requires_grad", [P, C.c_int])
+    for dt in FLOATS:
+        for norm_type in (2.0, 1.0, 3.0, float("inf")):
+            name = "clip_grad_norm_ sparse Embedding grad norm_type=%g %s" % (norm_type, dn(dt))
+            w0, q0 = data((6, 4), dt), data((5,), dt)
+            idx, cg = torch.tensor([1, 3, 1, 4, 3]), data((5, 4), dt)
+            tm = torch.nn.Embedding.from_pretrained(w0.clone(), freeze=False, sparse=True)
+            tq = q0.clone().requires_grad_()
+            tm(idx).backward(cg)
+            (tq * tq).sum().backward()
+            try:
+                tn = torch.nn.utils.clip_grad_norm_([tm.weight, tq], 0.5, norm_type)
+                tg, tqg = tm.weight.grad, tq.grad
+                torch_err = None
+            except (RuntimeError, NotImplementedError) as e:
+                torch_err = str(e)
+            o = _EmbOpts(None, None, 2.0, 0, 1)
+            cw, cm, cq, ci, cy, cgo, cs, cn = (upload(w0), P(), upload(q0), upload(idx), P(),
+                                               upload(cg), P(), P())
+            sp, si, sv, cqg = P(), P(), P(), P()
+            try:
+                L.clt_embedding_layer_from_pretrained(cw, 0, C.byref(o), C.byref(cm))
+                w = L.clt_module_param(cm, b"weight")
+                L.clt_set_requires_grad(cq, 1)
+                L.clt_module_forward(cm, ci, C.byref(cy))
+                L.clt_backward(cy, cgo, 0)
+                cq2 = P()
+                L.clt_mul(cq, cq, C.byref(cq2))
+                L.clt_sum(cq2, C.byref(cs))
+                release(cq2)
+                L.clt_backward(cs, None, 0)
+                st = L.clt_clip_grad_norm((P * 2)(w, cq), 2, 0.5, norm_type, C.byref(cn))
+                msg = L.clt_last_error().decode()
+                if torch_err is not None:
+                    ok(name + " refused as torch", st != 0 and "aten::max" in msg
+                       and "aten::max" in torch_err and not cn, msg)
+                    continue
+                if st or L.clt_grad_sparse(w, C.byref(sp)) or \
+                        L.clt_sparse_indices(sp, C.byref(si)) or \
+                        L.clt_sparse_values(sp, C.byref(sv)) or L.clt_grad(cq, C.byref(cqg)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                rtol = 1e-6 if dt == torch.float32 else 1e-12
+                gn, gv, gi, gq = dl(cn), dl(sv), dl(si), dl(cqg)
+                ok(name, torch.allclose(gn, tn, rtol=rtol) and torch.equal(gi, tg._indices())
+                   and torch.equal(gv, tg._values()) and torch.equal(gv, cg)
+                   and torch.allclose(gq, tqg, rtol=rtol, atol=rtol)
+                   and bool(L.clt_sparse_is_coalesced(sp)) == tg.is_coalesced(),
+                   "norm %s / %s; indices %s / %s; values |diff| %g; dense |diff| %g" % (
+                       gn.item(), tn.item(), gi.tolist(), tg._indices().tolist(),
+                       (gv - tg._values()).abs().max().item(), (gq - tqg).abs().max().item()))
+                # zero_(): sparse_resize_and_clear_ to every dimension sparse
+                tg.zero_()
+                L.clt_sparse_free(sp)
+                release(si, sv)
+                sp, si, sv = P(), P(), P()
+                L.clt_zero_grad(w, 0)
+                if L.clt_grad_sparse(w, C.byref(sp)) or \
+                        L.clt_sparse_indices(sp, C.byref(si)) or \
+                        L.clt_sparse_values(sp, C.byref(sv)):
+                    fail(name + " zero_() layout", L.clt_last_error().decode())
+                    continue
+                gi, gv = dl(si), dl(sv)
+                ok(name + " zero_() layout",
+                   gi.shape == tg._indices().shape and gv.shape == tg._values().shape
+                   and L.clt_sparse_sparse_dim(sp) == tg.sparse_dim()
+                   and L.clt_sparse_dense_dim(sp) == tg.dense_dim()
+                   and bool(L.clt_sparse_is_coalesced(sp)) == tg.is_coalesced(),
+                   "indices %s values %s / %s %s" % (tuple(gi.shape), tuple(gv.shape),
+                                                     tuple(tg._indices().shape),
+                                                     tuple(tg._values().shape)))
+            finally:
+                L.clt_sparse_free(sp)
+                release(si, sv, cqg, cw, cq, ci, cy, cgo, cs, cn)
+                L.clt_module_free(cm)
 
 
 def embedding_opts():

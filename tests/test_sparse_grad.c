@@ -111,6 +111,37 @@ static void expect_sparse(const clt_tensor *w, const int64_t *rows, const float 
     clt_sparse_free(s);
 }
 
+/* Checks that w's gradient is the one torch's zero_() leaves: sparse with
+ * no entries and every dimension sparse (indices [2, 0], values [0]),
+ * coalesced, its dense form zeros. */
+static void expect_zeroed(const clt_tensor *w)
+{
+    cr_assert(clt_grad_is_sparse(w));
+    clt_sparse *s = NULL;
+    clt_tensor *ti = NULL, *tv = NULL, *g = NULL;
+    CHECK(clt_grad_sparse(w, &s));
+    cr_assert_eq(clt_sparse_nnz(s), 0);
+    cr_assert_eq(clt_sparse_sparse_dim(s), 2, "torch: sparse_dim() 2 after zero_()");
+    cr_assert_eq(clt_sparse_dense_dim(s), 0);
+    cr_assert(clt_sparse_is_coalesced(s));
+    CHECK(clt_sparse_indices(s, &ti));
+    CHECK(clt_sparse_values(s, &tv));
+    cr_assert_eq(clt_tensor_ndim(ti), 2);
+    cr_assert_eq(clt_tensor_shape(ti)[0], 2);
+    cr_assert_eq(clt_tensor_shape(ti)[1], 0);
+    cr_assert_eq(clt_tensor_ndim(tv), 1);
+    cr_assert_eq(clt_tensor_shape(tv)[0], 0);
+    CHECK(clt_grad(w, &g));
+    float *hg = read_f32(g);
+    for (int k = 0; k < ROWS * DIM; k++)
+        cr_assert_eq(hg[k], 0.0f);
+    free(hg);
+    clt_tensor_free(ti);
+    clt_tensor_free(tv);
+    clt_tensor_free(g);
+    clt_sparse_free(s);
+}
+
 Test(sparse_grad, embedding_layout_accumulation_and_zeroing)
 {
     clt_device *dev = get_device("auto");
@@ -130,9 +161,9 @@ Test(sparse_grad, embedding_layout_accumulation_and_zeroing)
     memcpy(vals12, g1, sizeof g1);
     memcpy(vals12 + 12, g2, sizeof g2);
     expect_sparse(w, rows12, vals12, 5);
-    /* zero_grad(set_to_none=False): sparse with no entries */
+    /* zero_grad(set_to_none=False): sparse with no entries, torch's layout */
     CHECK(clt_zero_grad(w, 0));
-    expect_sparse(w, NULL, NULL, 0);
+    expect_zeroed(w);
     const int64_t idx3[2] = {0, 2};
     const float g3[6] = {0.5f, 1, 1.5f, 2, 2.5f, 3};
     run_backward(m, dev, idx3, 2, g3);
@@ -498,6 +529,14 @@ Test(sparse_grad, sparse_adam_lazy_rows)
     }
     cr_assert_eq(got[1][DIM], got[0][DIM], "row 1 not looked up at step 2: unchanged");
     cr_assert_eq(clt_optimizer_steps(opt), 2);
+    /* a zeroed gradient (torch's zero_() layout) counts a step, changes
+     * nothing */
+    CHECK(clt_optimizer_zero_grad(opt, 0));
+    CHECK(clt_optimizer_step(opt));
+    cr_assert_eq(clt_optimizer_steps(opt), 3);
+    float *hz = read_f32(w);
+    cr_assert_eq(memcmp(hz, got[1], sizeof got[1]), 0);
+    free(hz);
     /* a dense gradient is refused before anything changes */
     clt_tensor *y = NULL, *s = NULL;
     CHECK(clt_optimizer_zero_grad(opt, 1));
@@ -552,16 +591,316 @@ Test(sparse_grad, refusals)
                      "weight_decay option is not compatible with sparse gradients"));
     cr_assert_eq(clt_optimizer_steps(opt), 0);
     clt_optimizer_free(opt);
-    /* the calls that read dense gradients only refuse it, not skip it */
-    clt_tensor *norm = (clt_tensor *)1;
-    cr_assert_eq(clt_clip_grad_norm(&w, 1, 1.0, 2.0, &norm), CLT_ERR_INVALID_ARGUMENT);
-    cr_assert_null(norm);
-    cr_assert(strstr(clt_last_error(), "sparse"));
+    /* clip_grad_value_ refuses it, as torch's (clt_clip_grad_norm takes
+     * it: clip_grad_norm_takes_sparse_gradients) */
     cr_assert_eq(clt_clip_grad_value(&w, 1, 0.1), CLT_ERR_INVALID_ARGUMENT);
     cr_assert(clt_grad_is_sparse(w));
     float *hw = read_f32(w);
     for (int k = 0; k < 15; k++)
         cr_assert_eq(hw[k], W0[k], "refused steps change nothing");
     free(hw);
+    clt_module_free(m);
+}
+
+/* Lookups with rows looked up twice and the padding row 2, and their
+ * output gradients (not dyadic: the roundings show), for the steps
+ * below. */
+#define NSTEP 4
+#define NLOOK 6
+static const int64_t MANY_IDX[NSTEP][NLOOK] = {
+    {1, 3, 1, 2, 4, 1}, {0, 0, 2, 3, 3, 3}, {4, 1, 2, 4, 0, 1}, {3, 3, 3, 3, 1, 2}};
+
+static float many_g(int s, int k, int d)
+{
+    return 0.1f * (float)((s * 7 + k * 3 + d * 5) % 11 - 5) + 0.03f * (float)(d - s);
+}
+
+/* NSTEP steps of opt over m (padding_idx 2) with the lookups above, each
+ * step's weights into out; zero_grad with set_to_none before each. */
+static void many_steps(clt_module *m, clt_optimizer *opt, clt_device *dev, int set_to_none,
+                       float out[NSTEP][ROWS * DIM])
+{
+    clt_tensor *w = clt_module_param(m, "weight");
+    for (int s = 0; s < NSTEP; s++) {
+        float g[NLOOK * DIM];
+        for (int k = 0; k < NLOOK; k++)
+            for (int d = 0; d < DIM; d++)
+                g[k * DIM + d] = many_g(s, k, d);
+        CHECK(clt_optimizer_zero_grad(opt, set_to_none));
+        run_backward(m, dev, MANY_IDX[s], NLOOK, g);
+        cr_assert(clt_grad_is_sparse(w));
+        CHECK(clt_optimizer_step(opt));
+        float *hw = read_f32(w);
+        memcpy(out[s], hw, sizeof out[s]);
+        free(hw);
+    }
+}
+
+/* The dense gradient of step s of many_steps (padding row 2 left out). */
+static void many_dense_grad(int s, double *g)
+{
+    memset(g, 0, ROWS * DIM * sizeof *g);
+    for (int k = 0; k < NLOOK; k++)
+        for (int d = 0; d < DIM && MANY_IDX[s][k] != 2; d++)
+            g[MANY_IDX[s][k] * DIM + d] += many_g(s, k, d);
+}
+
+Test(sparse_grad, sgd_without_momentum_adds_each_entry_as_torch)
+{
+    /* torch 1.13's param.add_(grad, alpha=-lr) with grad sparse: each entry
+     * in turn, w = fma(v, -lr, w) (ATen's AVX2 add kernel), so a row looked
+     * up twice is rounded twice: the same bits here */
+    clt_device *dev = get_device("auto");
+    clt_module *m = sparse_embedding(dev, 2, 0);
+    clt_tensor *w = clt_module_param(m, "weight");
+    clt_sgd_opts so = {0.1, 0.0, 0.0, 0.0, 0};
+    clt_optimizer *opt = NULL;
+    CHECK(clt_sgd(&w, 1, &so, &opt));
+    float got[NSTEP][ROWS * DIM];
+    many_steps(m, opt, dev, 0, got);
+    float ref[ROWS * DIM], summed[ROWS * DIM];
+    double sum64[ROWS * DIM];
+    memcpy(ref, W0, sizeof ref);
+    memcpy(summed, W0, sizeof summed);
+    memcpy(sum64, (double[ROWS * DIM]){0}, sizeof sum64);
+    for (int k = 0; k < ROWS * DIM; k++)
+        sum64[k] = W0[k];
+    int apart = 0;
+    for (int s = 0; s < NSTEP; s++) {
+        float dense[ROWS * DIM] = {0};
+        double g64[ROWS * DIM];
+        many_dense_grad(s, g64);
+        for (int k = 0; k < NLOOK; k++) {
+            int64_t r = MANY_IDX[s][k];
+            for (int d = 0; d < DIM && r != 2; d++) {
+                ref[r * DIM + d] = fmaf(many_g(s, k, d), -0.1f, ref[r * DIM + d]);
+                dense[r * DIM + d] += many_g(s, k, d);
+            }
+        }
+        for (int k = 0; k < ROWS * DIM; k++) {
+            summed[k] = summed[k] - 0.1f * dense[k]; /* the rows summed first */
+            sum64[k] -= 0.1 * g64[k];
+            cr_assert_eq(got[s][k], ref[k], "step %d [%d]: %.9g, torch's %.9g", s, k,
+                         got[s][k], ref[k]);
+            cr_assert_float_eq(got[s][k], sum64[k], 1e-5, "step %d [%d] (float64)", s, k);
+            apart += got[s][k] != summed[k];
+        }
+    }
+    cr_assert_gt(apart, 0, "the data tell the two orders apart");
+    for (int d = 0; d < DIM; d++)
+        cr_assert_eq(got[NSTEP - 1][2 * DIM + d], W0[2 * DIM + d], "padding row unchanged");
+    cr_assert_eq(clt_optimizer_steps(opt), NSTEP);
+    /* a zeroed gradient: a step that changes nothing */
+    CHECK(clt_optimizer_zero_grad(opt, 0));
+    CHECK(clt_optimizer_step(opt));
+    float *hz = read_f32(w);
+    cr_assert_eq(memcmp(hz, got[NSTEP - 1], sizeof got[NSTEP - 1]), 0);
+    free(hz);
+    clt_optimizer_free(opt);
+    clt_module_free(m);
+}
+
+Test(sparse_grad, sgd_momentum_dampening_nesterov_several_steps)
+{
+    clt_device *dev = get_device("auto");
+    const clt_sgd_opts cases[3] = {
+        {0.1, 0.9, 0.3, 0.0, 0}, {0.05, 0.9, 0.0, 0.0, 1}, {0.2, 0.5, 0.0, 0.0, 0}};
+    for (int c = 0; c < 3; c++) {
+        clt_module *m = sparse_embedding(dev, 2, 0);
+        clt_tensor *w = clt_module_param(m, "weight");
+        clt_optimizer *opt = NULL;
+        CHECK(clt_sgd(&w, 1, &cases[c], &opt));
+        float got[NSTEP][ROWS * DIM];
+        many_steps(m, opt, dev, c != 1, got);
+        const clt_sgd_opts *o = &cases[c];
+        double p[ROWS * DIM], buf[ROWS * DIM], g[ROWS * DIM];
+        for (int k = 0; k < ROWS * DIM; k++)
+            p[k] = W0[k];
+        for (int s = 0; s < NSTEP; s++) {
+            many_dense_grad(s, g);
+            for (int k = 0; k < ROWS * DIM; k++) {
+                /* torch: buf = clone(grad), then buf * m + (1 - dampening)
+                 * grad; rows without entries decay and keep moving */
+                buf[k] = s == 0 ? g[k] : o->momentum * buf[k] + (1 - o->dampening) * g[k];
+                double d = o->nesterov ? g[k] + o->momentum * buf[k] : buf[k];
+                p[k] -= o->lr * d;
+                cr_assert_float_eq(got[s][k], p[k], 1e-5, "case %d step %d [%d]: %g, want %g",
+                                   c, s, k, got[s][k], p[k]);
+            }
+        }
+        clt_optimizer_free(opt);
+        clt_module_free(m);
+    }
+}
+
+/* Sparse gradient of w (idx {1, 3, 1, 4}: row 1's two entries of opposite
+ * signs, so that the coalesced values' norms differ from the entries') and
+ * a dense one of q (3 elements), into hv (the entries) and hq. */
+static const int64_t CLIP_IDX[4] = {1, 3, 1, 4};
+static const float CLIP_G[12] = {2, -1, 0.5f, 0.25f, 1, -3, -1.5f, 2, 1, 0.5f, 0.5f, -2};
+static const float CLIP_Q[3] = {1.5f, -0.5f, 2};
+
+static void clip_grads(clt_module *m, clt_device *dev, clt_tensor *q)
+{
+    CHECK(clt_zero_grad(clt_module_param(m, "weight"), 1));
+    CHECK(clt_zero_grad(q, 1));
+    run_backward(m, dev, CLIP_IDX, 4, CLIP_G);
+    int64_t three = 3;
+    clt_tensor *c = f32(dev, 1, &three, CLIP_Q), *y = NULL, *s = NULL;
+    CHECK(clt_mul(q, c, &y));
+    CHECK(clt_sum(y, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    clt_tensor_free(c);
+    clt_tensor_free(y);
+    clt_tensor_free(s);
+}
+
+/* The entries of w's sparse gradient (rows and values) into rows and vals. */
+static int64_t read_entries(const clt_tensor *w, int64_t *rows, float *vals)
+{
+    clt_sparse *sp = NULL;
+    clt_tensor *ti = NULL, *tv = NULL;
+    CHECK(clt_grad_sparse(w, &sp));
+    int64_t nnz = clt_sparse_nnz(sp);
+    CHECK(clt_sparse_indices(sp, &ti));
+    CHECK(clt_sparse_values(sp, &tv));
+    CHECK(clt_tensor_read(ti, rows, (size_t)nnz * sizeof *rows));
+    CHECK(clt_tensor_read(tv, vals, (size_t)(nnz * DIM) * sizeof *vals));
+    clt_tensor_free(ti);
+    clt_tensor_free(tv);
+    clt_sparse_free(sp);
+    return nnz;
+}
+
+Test(sparse_grad, clip_grad_norm_takes_sparse_gradients)
+{
+    /* torch 1.13's clip_grad_norm_: torch.norm(g, p) of a sparse g is its
+     * coalesced values' norm, which counts in the total; its
+     * g.detach().mul_(coef) scales a copy of a sparse g's values (detach
+     * does not share them), so the sparse gradient stays as it was and
+     * only the dense ones are scaled */
+    clt_device *dev = get_device("auto");
+    clt_module *m = sparse_embedding(dev, -1, 0);
+    clt_tensor *w = clt_module_param(m, "weight"), *q = NULL;
+    int64_t three = 3;
+    const float q0[3] = {0.5f, 1, -1};
+    q = f32(dev, 1, &three, q0);
+    CHECK(clt_set_requires_grad(q, 1));
+    clt_tensor *params[2] = {w, q};
+    const double types[3] = {2.0, 1.0, 3.0};
+    for (int t = 0; t < 3; t++) {
+        double p = types[t];
+        clip_grads(m, dev, q);
+        double rowsum[ROWS * DIM] = {0}, acc = 0;
+        for (int k = 0; k < 4; k++)
+            for (int d = 0; d < DIM; d++)
+                rowsum[CLIP_IDX[k] * DIM + d] += CLIP_G[k * DIM + d];
+        for (int k = 0; k < ROWS * DIM; k++)
+            acc += pow(fabs(rowsum[k]), p);
+        double nw = pow(acc, 1 / p), nq = 0;
+        for (int k = 0; k < 3; k++)
+            nq += pow(fabs(CLIP_Q[k]), p);
+        nq = pow(nq, 1 / p);
+        double total = pow(pow(nw, p) + pow(nq, p), 1 / p);
+        double coef = fmin(1.0, 1.0 / (total + 1e-6));
+        clt_tensor *norm = NULL;
+        CHECK(clt_clip_grad_norm(params, 2, 1.0, p, &norm));
+        float hn;
+        CHECK(clt_tensor_read(norm, &hn, sizeof hn));
+        cr_assert_float_eq(hn, total, 1e-5 * total, "norm_type %g: %g, want %g", p, hn, total);
+        clt_tensor_free(norm);
+        int64_t rows[8];
+        float vals[8 * DIM];
+        cr_assert(clt_grad_is_sparse(w));
+        cr_assert_eq(read_entries(w, rows, vals), 4, "the entries stay as they were");
+        cr_assert_lt(coef, 0.5, "the data clip");
+        for (int k = 0; k < 4; k++) {
+            cr_assert_eq(rows[k], CLIP_IDX[k]);
+            for (int d = 0; d < DIM; d++)
+                cr_assert_eq(vals[k * DIM + d], CLIP_G[k * DIM + d],
+                             "norm_type %g entry %d [%d]: torch leaves it", p, k, d);
+        }
+        clt_tensor *gq = NULL;
+        CHECK(clt_grad(q, &gq));
+        float *hq = read_f32(gq);
+        for (int k = 0; k < 3; k++)
+            cr_assert_float_eq(hq[k], CLIP_Q[k] * coef, 1e-6);
+        free(hq);
+        clt_tensor_free(gq);
+    }
+    /* the inf-norm and clip_grad_value_ refuse it, as torch's, changing
+     * nothing */
+    clip_grads(m, dev, q);
+    clt_tensor *norm = (clt_tensor *)1;
+    cr_assert_eq(clt_clip_grad_norm(params, 2, 1.0, INFINITY, &norm), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(norm);
+    cr_assert(strstr(clt_last_error(), "aten::max"), "%s", clt_last_error());
+    cr_assert_eq(clt_clip_grad_value(params, 2, 0.1), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "aten::clamp_"), "%s", clt_last_error());
+    int64_t rows[8];
+    float vals[8 * DIM];
+    cr_assert_eq(read_entries(w, rows, vals), 4);
+    cr_assert_eq(memcmp(vals, CLIP_G, sizeof CLIP_G), 0);
+    /* a zeroed sparse gradient has norm 0 */
+    CHECK(clt_zero_grad(w, 0));
+    CHECK(clt_zero_grad(q, 0));
+    CHECK(clt_clip_grad_norm(params, 2, 1.0, 2.0, &norm));
+    float hn = -1;
+    CHECK(clt_tensor_read(norm, &hn, sizeof hn));
+    cr_assert_eq(hn, 0.0f);
+    clt_tensor_free(norm);
+    expect_zeroed(w);
+    clt_tensor_free(q);
+    clt_module_free(m);
+}
+
+Test(sparse_grad, grad_scaler_unscales_sparse_values)
+{
+    /* torch's unscale_ divides grad._values() of a sparse gradient (after
+     * coalesce for float16 only) and finds an inf among them */
+    clt_device *dev = get_device("auto");
+    clt_module *m = sparse_embedding(dev, -1, 0);
+    clt_tensor *w = clt_module_param(m, "weight");
+    clt_sgd_opts so = {0.5, 0.0, 0.0, 0.0, 0};
+    clt_optimizer *opt = NULL;
+    CHECK(clt_sgd(&w, 1, &so, &opt));
+    const clt_grad_scaler_opts o = {1024.0, 2.0, 0.5, 100, 1};
+    clt_grad_scaler *s = NULL;
+    CHECK(clt_grad_scaler_new(&o, &s));
+    float g[12];
+    for (int k = 0; k < 12; k++)
+        g[k] = CLIP_G[k] * 1024.0f;
+    run_backward(m, dev, CLIP_IDX, 4, g);
+    CHECK(clt_grad_scaler_unscale_(s, opt));
+    int64_t rows[8];
+    float vals[8 * DIM];
+    cr_assert_eq(read_entries(w, rows, vals), 4);
+    for (int k = 0; k < 12; k++)
+        cr_assert_eq(vals[k], CLIP_G[k], "entry value %d unscaled", k);
+    int stepped = 0;
+    CHECK(clt_grad_scaler_step(s, opt, &stepped));
+    cr_assert_eq(stepped, 1);
+    CHECK(clt_grad_scaler_update(s, NULL));
+    float *hw = read_f32(w), want[ROWS * DIM];
+    memcpy(want, W0, sizeof want);
+    for (int k = 0; k < 4; k++)
+        for (int d = 0; d < DIM; d++)
+            want[CLIP_IDX[k] * DIM + d] =
+                fmaf(CLIP_G[k * DIM + d], -0.5f, want[CLIP_IDX[k] * DIM + d]);
+    cr_assert_eq(memcmp(hw, want, sizeof want), 0);
+    free(hw);
+    /* an inf among the entries: the step is skipped, the scale backs off */
+    g[4] = INFINITY;
+    CHECK(clt_optimizer_zero_grad(opt, 0));
+    run_backward(m, dev, CLIP_IDX, 4, g);
+    CHECK(clt_grad_scaler_step(s, opt, &stepped));
+    cr_assert_eq(stepped, 0);
+    CHECK(clt_grad_scaler_update(s, NULL));
+    cr_assert_eq(clt_grad_scaler_get_scale(s), 512.0);
+    hw = read_f32(w);
+    cr_assert_eq(memcmp(hw, want, sizeof want), 0);
+    free(hw);
+    clt_grad_scaler_free(s);
+    clt_optimizer_free(opt);
     clt_module_free(m);
 }

@@ -84,7 +84,8 @@ CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
  * as sparse COO entries, as torch's; clt_grad_sparse (sparse.h) hands them
  * out, and clt_grad their dense form (a new tensor: writes into it do not
  * reach the gradient).  clt_zero_grad(t, 0) leaves it sparse with no
- * entries (torch's zero_()), clt_zero_grad(t, 1) drops it.
+ * entries in torch's zero_() layout (every dimension sparse: indices
+ * [ndim, 0], values [0], coalesced), clt_zero_grad(t, 1) drops it.
  * clt_module_to and clt_module_to_dtype move and convert dense gradients
  * only: drop a sparse one (clt_zero_grad(t, 1)) before moving the model,
  * or the next step reports the devices or dtypes that differ.  0 for NULL

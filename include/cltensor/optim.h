@@ -134,17 +134,26 @@ CLT_API clt_status clt_rmsprop(clt_tensor *const *params, size_t n,
 CLT_API clt_status clt_adagrad(clt_tensor *const *params, size_t n,
                                const clt_adagrad_opts *opts, clt_optimizer **out);
 /* Sparse gradients (clt_grad_is_sparse: Embedding or EmbeddingBag with
- * sparse set), as torch 1.13 takes them: SGD (momentum and nesterov
- * included) and Adagrad update with the gradient's dense form, which is
- * what torch's sparse paths give (rows without entries: unchanged
- * parameters, Adagrad sums and momentum decay as with a zero gradient);
- * with weight_decay not 0 they refuse it (CLT_ERR_INVALID_ARGUMENT,
+ * sparse set), as torch 1.13 takes them.  SGD without momentum adds lr
+ * times each entry in turn, fused (p[r] = fma(v, -lr, p[r]): torch's CPU
+ * add_ of a sparse tensor, its AVX2 kernel), so that a row looked up twice
+ * is updated twice: torch's bits, no dense copy of the gradient.  SGD with
+ * momentum (dampening, nesterov) and Adagrad update with the gradient's
+ * dense form, which gives torch's values (rows without entries: unchanged
+ * parameters, Adagrad sums and momentum decay as with a zero gradient)
+ * within a few ulps, not its bits: SGD's momentum_buffer is dense here
+ * (the parameter's size, as for a dense gradient), where torch's is
+ * sparse, made by merging the entries of the buffer and of the new
+ * gradient with a walk that assumes sorted rows (they are not: the lookups'
+ * order), so that it is never coalesced and grows by about every step's
+ * lookups (seen: 8 lookups a step into 50 rows, 84 entries after 12
+ * steps), and its memory and each step's time grow without bound.
+ * With weight_decay not 0 they refuse it (CLT_ERR_INVALID_ARGUMENT,
  * torch's "add(sparse, dense) is not supported" and "weight_decay option
  * is not compatible with sparse gradients"), and every other kind but
  * SparseAdam refuses it ("Adam does not support sparse gradients, please
  * consider SparseAdam instead").  Refusals come before any parameter
- * changes.  SGD's momentum_buffer is dense here, where torch's is
- * sparse.
+ * changes.
  *
  * SparseAdam (torch.optim.SparseAdam, maximize=False): for the parameters
  * with sparse gradients, Adam's moments and update on the rows the
@@ -368,7 +377,12 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * 0-d tensor on the first parameter's device (new tensor: release with
  * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
  * clip).  Parameters without gradients are skipped; all must be
- * on one device.  A NaN norm_type is CLT_ERR_INVALID_ARGUMENT.  A
+ * on one device.  A NaN norm_type is CLT_ERR_INVALID_ARGUMENT.  A sparse
+ * gradient (clt_grad_is_sparse) counts with its coalesced values' norm
+ * (torch.norm of a sparse tensor) and is left unscaled, as torch 1.13
+ * leaves it (its g.detach().mul_(coef) scales a copy of a sparse tensor's
+ * values); with norm_type inf it is CLT_ERR_INVALID_ARGUMENT, as torch's
+ * abs().max() of it ("Could not run 'aten::max' ... 'SparseCPU'").  A
  * parameter with a
  * gradient given twice is CLT_ERR_INVALID_ARGUMENT, nothing scaled: PyTorch
  * counts its gradient twice in the norm and scales it twice.
@@ -404,7 +418,9 @@ CLT_API clt_status clt_clip_grad_norm_ex(clt_tensor *const *params, size_t n, do
  * nothing.  A negative or NaN clip_value is CLT_ERR_INVALID_ARGUMENT,
  * nothing changed (torch's clamp with min > max would set every gradient
  * to -|clip_value|).  A gradient given twice is clamped twice, which
- * changes nothing more.  Failures: as clt_clip_grad_norm's, every
+ * changes nothing more.  A sparse gradient is CLT_ERR_INVALID_ARGUMENT,
+ * nothing changed, as torch's ("Could not run 'aten::clamp_' ...
+ * 'SparseCPU'").  Failures: as clt_clip_grad_norm's, every
  * gradient is clipped or none (the clamped values are all made first),
  * but for a gradient not alone in its buffer, clamped in place after the
  * others. */
@@ -974,7 +990,7 @@ CLT_API clt_status clt_grad_scaler_scale(clt_grad_scaler *s, const clt_tensor *l
                                          clt_tensor **out);
 
 /* scaler.unscale_(optimizer): divides every gradient of opt's parameters
- * by the scale in place (multiplies by its float32 reciprocal, as torch's
+ * (the values of a sparse one, torch's grad._values()) by the scale in place (multiplies by its float32 reciprocal, as torch's
  * _amp_foreach_non_finite_check_and_unscale_) and records, per device,
  * whether any of them holds an inf or a NaN.  All on the device: one
  * launch per gradient, every launch of a device writing one flag of that

@@ -205,8 +205,9 @@ CLT_API clt_status clt_sparse_transpose(const clt_sparse *s, int d0, int d1, clt
  * up (padding entries left out), in the order of the lookups and of the
  * backward passes that added them, duplicates not coalesced (is_coalesced
  * false unless nnz <= 1), values [nnz, embedding_dim] each lookup's
- * gradient.  A snapshot: later passes and clt_zero_grad give the leaf new
- * tensors, not this handle's.  Errors: a dense or no gradient
+ * gradient; after clt_zero_grad(t, 0), torch's zero_() layout (no entries,
+ * sparse_dim t's ndim, dense_dim 0, coalesced).  A snapshot: later passes
+ * and clt_zero_grad give the leaf new tensors, not this handle's.  Errors: a dense or no gradient
  * (CLT_ERR_INVALID_ARGUMENT).  New handle: release with clt_sparse_free. */
 CLT_API clt_status clt_grad_sparse(const clt_tensor *t, clt_sparse **out);
 

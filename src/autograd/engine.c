@@ -1300,6 +1300,10 @@ clt_status clt__sparse_grad_dense(const clt_tensor *t, clt_tensor **out)
     clt_tensor *z = NULL, *flat = NULL;
     int64_t nnz = m->sgrad_idx->numel;
     clt_status st = clt__full(t->dev, t->dtype, t->ndim, t->shape, 0.0, &z);
+    if (st == CLT_OK && nnz == 0) { /* no entries (a zeroed one has no rows) */
+        *out = z;
+        return CLT_OK;
+    }
     if (st == CLT_OK)
         st = clt__reshape(m->sgrad_idx, 1, &nnz, &flat, "clt_grad");
     if (st == CLT_OK)
@@ -1337,16 +1341,16 @@ clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn)
 {
     clt__meta *m = meta_of(t);
     if (m && m->grad == NULL && m->sgrad_idx) {
-        /* torch's zero_() of a sparse gradient: no entries left */
+        /* torch's zero_() of a sparse gradient (sparse_resize_and_clear_
+         * to every dimension sparse): no entries, indices [ndim, 0] and
+         * values [0], which the code that reads the entries takes as none */
         clt_tensor *idx = NULL, *val = NULL;
         clt_status st = CLT_OK;
         if (!set_to_none) {
-            int64_t ishape[2] = {1, 0}, vshape[CLT_MAX_DIMS];
-            memcpy(vshape, m->sgrad_val->shape, sizeof vshape);
-            vshape[0] = 0;
+            int64_t ishape[2] = {t->ndim, 0}, vshape[1] = {0};
             st = clt__empty(t->dev, CLT_INT64, 2, ishape, &idx);
             if (st == CLT_OK)
-                st = clt__empty(t->dev, t->dtype, m->sgrad_val->ndim, vshape, &val);
+                st = clt__empty(t->dev, t->dtype, 1, vshape, &val);
             if (st != CLT_OK) {
                 clt_tensor_free(idx);
                 return clt__error_in(st, fn);
@@ -1644,6 +1648,8 @@ static clt_status prepare(pending *p, bool sum)
         clt_tensor_free(p->sv);
         p->si = p->sv = NULL;
     }
+    if (sum && m->grad == NULL && m->sgrad_idx && m->sgrad_idx->numel == 0)
+        return make_keepable(&p->g); /* dense + no entries */
     if (sum && m->grad == NULL && m->sgrad_idx) { /* dense + sparse is dense, as torch */
         clt_tensor *flat = NULL, *total = NULL;
         int64_t nnz = m->sgrad_idx->numel;
@@ -1689,7 +1695,7 @@ static clt_status prepare_sparse(pending *p)
         return st;
     }
     int64_t nnz = p->si->numel, shape[2] = {1, nnz};
-    if (m->sgrad_idx) {
+    if (m->sgrad_idx && m->sgrad_idx->numel > 0) {
         int64_t old = m->sgrad_idx->numel;
         const clt_tensor *vs[2] = {m->sgrad_val, p->sv};
         CLT__TRY(clt__reshape(m->sgrad_idx, 1, &old, &row, "clt_backward"));

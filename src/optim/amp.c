@@ -191,12 +191,9 @@ static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
     amp_flag *fl;
     clt_status st = CLT_OK;
     round_reset(r);
+    /* a sparse gradient's values are unscaled (torch: grad._values()) */
     for (size_t i = 0; i < n && st == CLT_OK; i++) {
-        clt_tensor *p = clt__optimizer_param(opt, i);
-        st = clt__refuse_sparse_grads(&p, 1, fn);
-    }
-    for (size_t i = 0; i < n && st == CLT_OK; i++) {
-        const clt_tensor *g = clt__grad_of(clt__optimizer_param(opt, i));
+        const clt_tensor *g = clt__grad_values(clt__optimizer_param(opt, i));
         if (g == NULL)
             continue;
         if (g->dtype != CLT_FLOAT32 && g->dtype != CLT_FLOAT64)
@@ -232,7 +229,7 @@ static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
     for (size_t k = 0; k < r->n; k++)
         r->flags[k].read = false;
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(clt__optimizer_param(opt, i));
+        clt_tensor *g = clt__grad_values(clt__optimizer_param(opt, i));
         if (g == NULL || g->numel == 0)
             continue;
         (void)flag_of(r, g->dev, &fl, fn); /* made above: found */

@@ -808,6 +808,15 @@ static bool stepped(const clt_optimizer *o, size_t i)
     return (clt__grad_of(p) != NULL || clt__grad_is_sparse(p)) && p->numel > 0;
 }
 
+/* Whether parameter i takes SGD's sparse update (cl/optim.cl's
+ * sgd_sparse, sgd_sparse_param): SGD without momentum on a sparse
+ * gradient, which torch adds in entry by entry. */
+static bool sparse_sgd(const clt_optimizer *o, size_t i)
+{
+    return o->kind == SGD && group_of(o, i)->set.sgd.momentum == 0.0 &&
+           clt__grad_is_sparse(o->params[i]);
+}
+
 /* The dense gradient a kernel reads for parameter i: its own, or the
  * dense form of its sparse one (densified). */
 static const clt_tensor *grad_of(const clt_optimizer *o, size_t i)
@@ -843,7 +852,7 @@ static size_t batch(const clt_optimizer *o, size_t i, bool multi, size_t *idx, s
         const clt_tensor *q = o->params[j];
         if (!stepped(o, j))
             continue;
-        if (q->dev != p->dev || q->dtype != p->dtype || group_of(o, j) != gr ||
+        if (sparse_sgd(o, j) || q->dev != p->dev || q->dtype != p->dtype || group_of(o, j) != gr ||
             o->updates[j] != o->updates[i] || o->fresh[j] != o->fresh[i] ||
             !same_scalars(o, i, j))
             break;
@@ -1117,7 +1126,7 @@ static clt_status sparse_ready(clt_optimizer *o)
     if (o->densified == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     for (size_t i = 0; i < o->n; i++) {
-        if (!clt__grad_is_sparse(o->params[i]))
+        if (!clt__grad_is_sparse(o->params[i]) || sparse_sgd(o, i))
             continue;
         clt_status st = clt__sparse_grad_dense(o->params[i], &o->densified[i]);
         if (st != CLT_OK) {
@@ -1126,6 +1135,38 @@ static clt_status sparse_ready(clt_optimizer *o)
         }
         clt__scope_disown(o->densified[i]);
     }
+    return CLT_OK;
+}
+
+/* SGD's update of parameter i without momentum on its sparse gradient
+ * (sparse_sgd): one launch of cl/optim.cl's sgd_sparse, which adds lr
+ * times each entry in turn, as torch's CPU add_ of a sparse tensor does
+ * (a row looked up twice is updated twice, each rounded).  The gradient's
+ * rows and values are contiguous tensors of their own, the parameter a
+ * contiguous [rows, width]. */
+static clt_status sgd_sparse_param(clt_optimizer *o, size_t i)
+{
+    clt_tensor *p = o->params[i];
+    const clt_tensor *rows, *vals;
+    clt__sparse_grad_of(p, &rows, &vals);
+    cl_long nnz = (cl_long)rows->numel;
+    if (nnz > 0) {
+        cl_ulong width = (cl_ulong)(p->numel / p->shape[0]);
+        cl_ulong p_off = (cl_ulong)p->offset, r_off = (cl_ulong)rows->offset,
+                 v_off = (cl_ulong)vals->offset;
+        cl_mem pm = clt__mem(p), rm = clt__mem(rows), vm = clt__mem(vals);
+        unsigned char alpha[8];
+        size_t asz = clt__scalar_arg(p->dtype, -group_of(o, i)->lr, alpha);
+        size_t gws = (size_t)width;
+        clt__arg args[] = {CLT__ARG(pm),    CLT__ARG(rm),    CLT__ARG(vm),
+                           CLT__ARG(p_off), CLT__ARG(r_off), CLT__ARG(v_off),
+                           CLT__ARG(nnz),   CLT__ARG(width), {asz, alpha}};
+        clt_status st = clt__launch(p->dev, "optim", options(p->dtype), "sgd_sparse", 1, &gws,
+                                    NULL, sizeof args / sizeof args[0], args);
+        if (st != CLT_OK)
+            return st;
+    }
+    counted(o, i);
     return CLT_OK;
 }
 
@@ -1224,11 +1265,13 @@ static clt_status step_ready(clt_optimizer *o)
     if (sst != CLT_OK)
         return sst;
     for (size_t i = 0; i < o->n; i++) {
-        const clt_tensor *p = o->params[i], *g = grad_of(o, i);
+        const clt_tensor *p = o->params[i], *g = grad_of(o, i), *rows = NULL;
+        if (g == NULL && sparse_sgd(o, i))
+            clt__sparse_grad_of(p, &rows, &g); /* the values: their dtype */
         if (g == NULL)
             continue;
         /* the kernel reads both as one element type: never a mix */
-        if (g->dtype != p->dtype || g->numel != p->numel)
+        if (g->dtype != p->dtype || (rows == NULL && g->numel != p->numel))
             return clt__error(CLT_ERR_DTYPE_MISMATCH,
                               "clt_optimizer_step: parameter %zu is %s with %lld elements and "
                               "its gradient %s with %lld",
@@ -1265,9 +1308,15 @@ static clt_status step_ready(clt_optimizer *o)
         /* the kernel the step launches for the batch i starts (the step
          * starts where the last stopped) */
         bool several = batch(o, i, multi, idx, &next) > 1;
+        bool sparse = sparse_sgd(o, i);
+        if (sparse) {
+            gws = (size_t)(p->numel / p->shape[0]);
+            lws = NULL;
+        }
         clt_status st = clt__launch_prepare(p->dev, "optim", opts,
-                                            several ? kinds[o->kind].multi
-                                                    : kinds[o->kind].kernel,
+                                            sparse    ? "sgd_sparse"
+                                            : several ? kinds[o->kind].multi
+                                                      : kinds[o->kind].kernel,
                                             1, &gws, lws);
         if (st != CLT_OK)
             return st;
@@ -1299,7 +1348,8 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
         next = i + 1;
         if (!stepped(opt, i))
             continue;
-        st = step_params(opt, idx, batch(opt, i, multi, idx, &next));
+        st = sparse_sgd(opt, i) ? sgd_sparse_param(opt, i)
+                                : step_params(opt, idx, batch(opt, i, multi, idx, &next));
         if (st != CLT_OK) {
             densified_free(opt);
             char note[320];
@@ -1692,15 +1742,29 @@ void clt__optimizer_counted(clt_optimizer *o)
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
 
-clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn)
+clt_tensor *clt__grad_values(const clt_tensor *p)
 {
-    for (size_t i = 0; i < n; i++)
-        if (params[i] && clt__grad_is_sparse(params[i]))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: the gradient of parameter %zu is sparse, which this call "
-                              "does not take (torch does; clt_grad gives its dense form)",
-                              fn, i);
-    return CLT_OK;
+    const clt_tensor *g = clt__grad_of(p), *rows = NULL;
+    if (g == NULL && clt__grad_is_sparse(p))
+        clt__sparse_grad_of(p, &rows, &g);
+    return (clt_tensor *)g;
+}
+
+/* The values of p's sparse gradient coalesced (the entries of a row
+ * summed), which torch.norm of a sparse tensor takes: new. */
+static clt_status coalesced_values(const clt_tensor *p, clt_tensor **out)
+{
+    const clt_tensor *rows, *vals;
+    clt__sparse_grad_of(p, &rows, &vals);
+    clt_sparse *s = NULL, *c = NULL;
+    clt_status st = clt_sparse_coo_tensor(rows, vals, p->shape, p->ndim, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sparse_coalesce(s, &c);
+    if (st == CLT_OK)
+        st = clt_sparse_values(c, out);
+    clt_sparse_free(s);
+    clt_sparse_free(c);
+    return st;
 }
 
 /* The in-place form of a clipping, for gradient i (g). */
@@ -1785,9 +1849,15 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status st = clt__refuse_sparse_grads(params, n, fn);
-    if (st == CLT_OK)
-        st = check_distinct(params, n, true, fn);
+    clt_status st = CLT_OK;
+    for (size_t i = 0; i < n && norm_type == INFINITY; i++)
+        if (clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, whose inf-norm "
+                              "torch does not take (\"Could not run 'aten::max' with arguments "
+                              "from the 'SparseCPU' backend\")",
+                              fn, i);
+    st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
@@ -1803,7 +1873,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     sc = sq + 2 * n;
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g == NULL)
             continue;
         if (first && g->dev != first->dev) {
@@ -1811,10 +1881,19 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
             goto done;
         }
         first = first ? first : g;
-        clt_tensor *g2 = NULL, *gd = NULL;
+        clt_tensor *g2 = NULL, *gd = NULL, *cv = NULL;
+        /* a sparse gradient's norm is its coalesced values' (torch.norm
+         * of a sparse tensor) */
+        if (clt__grad_of(params[i]) == NULL) {
+            st = coalesced_values(params[i], &cv);
+            if (st != CLT_OK)
+                goto done;
+            g = cv;
+        }
         /* in float64 where the device has it, as the sum of many squares
          * (or powers) */
         st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd, fn);
+        clt_tensor_free(cv);
         if (st == CLT_OK && norm_type == 2.0)
             st = clt__mul_into(NULL, gd, gd, &g2, fn);
         if (st == CLT_OK)
@@ -1864,7 +1943,7 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
      * norm_type inf always). */
     clt_dtype cdt = first->dtype;
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *g = clt__grad_of(params[i]);
+        const clt_tensor *g = clt__grad_values(params[i]);
         if (g != NULL)
             cdt = clt_promote_types(cdt, g->dtype);
     }
@@ -1883,6 +1962,9 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
     if (total_norm)
         CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm, fn));
     const clt_tensor *last = NULL;
+    /* A sparse gradient is left as it is: torch 1.13's
+     * g.detach().mul_(coef) scales a copy of a sparse tensor's values (its
+     * detach does not share them), so only its norm counts. */
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
         if (g == NULL)
@@ -1949,9 +2031,14 @@ clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_
     for (size_t i = 0; i < n; i++)
         if (params[i] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-    clt_status sst = clt__refuse_sparse_grads(params, n, fn);
-    if (sst != CLT_OK)
-        return sst;
+    for (size_t i = 0; i < n; i++)
+        if (clt__grad_is_sparse(params[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the gradient of parameter %zu is sparse, which torch's "
+                              "clip_grad_value_ does not take either (\"Could not run "
+                              "'aten::clamp_' with arguments from the 'SparseCPU' backend\"); "
+                              "clt_grad gives its dense form",
+                              fn, i);
     clt_tensor **sc = clt__calloc(n ? n : 1, sizeof *sc);
     if (sc == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);

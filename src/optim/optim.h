@@ -85,11 +85,11 @@ typedef struct clt__opt_settings {
     clt_sparse_adam_opts sparse_adam;
 } clt__opt_settings;
 
-/* A parameter among params[0 .. n) whose gradient is sparse (Embedding's
- * sparse=True) is CLT_ERR_INVALID_ARGUMENT, naming fn: for the calls that
- * read dense gradients only (clipping, GradScaler, LBFGS), rather than
- * skip it. */
-clt_status clt__refuse_sparse_grads(clt_tensor *const *params, size_t n, const char *fn);
+/* The tensor that holds the values of p's gradient, borrowed: its dense
+ * gradient, or the values [nnz, *rest] of its sparse one (Embedding's
+ * sparse=True), which torch's in-place unscale_ of grad._values() changes
+ * and whose norm clip_grad_norm_ counts; NULL when p has no gradient. */
+clt_tensor *clt__grad_values(const clt_tensor *p);
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
  * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD",
