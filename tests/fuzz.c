@@ -13898,8 +13898,9 @@ static clt_optimizer *fz_sparse_optim(fz *f, int k, clt_tensor **params, size_t 
             so.beta1 = chance(f, 50) ? 1.0 : NAN;
         if (chance(f, 10))
             so.eps = -1;
-        CALL("clt_sparse_adam", clt_sparse_adam(params, n, chance(f, 10) ? NULL : &so, &o));
-        if (st == CLT_OK && (so.beta1 != so.beta1 || so.beta1 >= 1 || so.eps < 0))
+        int dflt = chance(f, 10);
+        CALL("clt_sparse_adam", clt_sparse_adam(params, n, dflt ? NULL : &so, &o));
+        if (st == CLT_OK && !dflt && (so.beta1 != so.beta1 || so.beta1 >= 1 || so.eps < 0))
             die(f, "clt_sparse_adam took beta1 %g, eps %g", so.beta1, so.eps);
         break;
     }
