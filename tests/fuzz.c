@@ -13458,6 +13458,9 @@ static void op_lobpcg_sparse(fz *f)
     tfree(f, a, 0);
 }
 
+static clt_optimizer *fz_sparse_optim(fz *f, int k, clt_tensor **params, size_t n, int *wd,
+                                      int *momentum);
+
 /* ---- several inputs and outputs: clt_module_forward_multi ------------------------- */
 
 /* What the custom forward of op_multi does this call: 0 out[j] = in[0] +
@@ -13794,6 +13797,30 @@ static void op_multi(fz *f)
             if (custom && multi_mode >= 1 && multi_mode <= 3)
                 die(f, "a custom forward failing in way %d succeeded", multi_mode);
             keep_result(f, y, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        }
+    }
+    if (m && chance(f, 30)) {
+        /* moved or converted with its gradients (a sparse one is not
+         * moved), then a step over its parameters: the devices or dtypes
+         * that differ are reported */
+        if (chance(f, 50))
+            CALL("clt_module_to", clt_module_to(m, rand_dev(f)));
+        else
+            CALL("clt_module_to_dtype",
+                 clt_module_to_dtype(m, chance(f, 50) ? CLT_FLOAT64 : rand_dtype(f)));
+        status_ok(f, st);
+        clt_tensor **mp = NULL;
+        size_t mn = 0;
+        CALL("clt_module_parameters", clt_module_parameters(m, &mp, &mn));
+        if (status_ok(f, st)) {
+            int wd, mom;
+            clt_optimizer *o = fz_sparse_optim(f, (int)pick(f, 5), mp, mn, &wd, &mom);
+            if (o) {
+                CALL("clt_optimizer_step", clt_optimizer_step(o));
+                status_ok(f, st);
+                CALL_VOID("clt_optimizer_free", clt_optimizer_free(o));
+            }
+            clt_free(mp);
         }
     }
     if (m && chance(f, 25)) {
