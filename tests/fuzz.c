@@ -13728,6 +13728,18 @@ static void op_multi(fz *f)
         break;
     }
     }
+    /* now and then a model the driver holds instead (hooks on it, a
+     * custom module of an earlier call, a sparse gradient): any counts */
+    int borrowed = 0;
+    if (chance(f, 15) && f->mod[k % NMOD]) {
+        CALL_VOID("clt_module_free", clt_module_free(m));
+        m = f->mod[k % NMOD];
+        borrowed = 1;
+        custom = 0;
+        last = 0;
+        in_lo = out_lo = 0;
+        in_hi = out_hi = CLT_MODULE_MAX_IO;
+    }
     /* the counts: mostly ones the module takes */
     size_t ni = chance(f, 75) ? in_lo + pick(f, (uint32_t)(in_hi - in_lo + 1)) : pick(f, 7);
     size_t no = chance(f, 75) ? out_lo + pick(f, (uint32_t)(out_hi - out_lo + 1)) : pick(f, 5);
@@ -13846,10 +13858,13 @@ static void op_multi(fz *f)
                 die(f, "clt_module_apply's message \"%s\"", clt_last_error());
         }
     }
-    if (m && chance(f, 30))
+    if (borrowed) {
+        /* the driver's */
+    } else if (m && chance(f, 30)) {
         put_module(f, m);
-    else
+    } else {
         CALL_VOID("clt_module_free", clt_module_free(m));
+    }
     for (size_t j = 0; j < CLT_MODULE_MAX_IO + 4; j++)
         tfree(f, in[j], 0);
 }
