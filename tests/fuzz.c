@@ -13,6 +13,9 @@
  * the statistics of reduce.h (group stats),
  * fake quantization, observers and FakeQuantize (group quant),
  * clt_ctc_loss (group ctc), clt_lobpcg_sparse (group lobpcg_sparse),
+ * clt_module_forward_multi, clt_module_custom_multi and clt_module_apply
+ * (group multi), sparse gradients, their optimizers and checkpoints of
+ * optimizers and schedules (group sparsegrad),
  * L-BFGS, steps with a closure and optimizer files (group optim2),
  * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
@@ -13455,6 +13458,788 @@ static void op_lobpcg_sparse(fz *f)
     tfree(f, a, 0);
 }
 
+static clt_optimizer *fz_sparse_optim(fz *f, int k, clt_tensor **params, size_t n, int *wd,
+                                      int *momentum);
+
+/* ---- several inputs and outputs: clt_module_forward_multi ------------------------- */
+
+/* What the custom forward of op_multi does this call: 0 out[j] = in[0] +
+ * in[j % n_in] (an input left NULL: in[0] itself), which fails for shapes
+ * that do not broadcast with some outputs already set; 1 a failure with
+ * no message; 2 CLT_OK with the last output left NULL; 3 a failing call's
+ * status and message; 4 the same input retained for every output. */
+static int multi_mode;
+
+static clt_status multi_forward(clt_module *m, void *user, const clt_tensor *const *in,
+                                size_t n_in, clt_tensor **out, size_t n_out)
+{
+    (void)m;
+    (void)user;
+    clt_status st = CLT_OK;
+    switch (multi_mode) {
+    case 1: return CLT_ERR_INVALID_ARGUMENT;
+    case 3: return clt_add(in[0], NULL, &out[0]);
+    default:
+        for (size_t j = 0; j < n_out && st == CLT_OK; j++) {
+            if (multi_mode == 2 && j == n_out - 1)
+                break;
+            const clt_tensor *b = in[j % n_in];
+            if (multi_mode == 4 || !b)
+                out[j] = clt_tensor_retain((clt_tensor *)in[0]);
+            else
+                st = clt_add(in[0], b, &out[j]);
+        }
+        return st;
+    }
+}
+
+static void *multi_clone_user(const void *user)
+{
+    int *p = malloc(sizeof *p);
+    if (p)
+        *p = *(const int *)user;
+    return p;
+}
+
+/* clt_module_apply's function: fails (with a message or without) at the
+ * call numbered *stop, counting down; counts the calls in the last int. */
+static clt_status apply_fn(clt_module *m, void *user)
+{
+    int *u = user;
+    u[2]++;
+    if (!m)
+        return CLT_ERR_NULL_ARGUMENT;
+    if (--u[0] == 0)
+        return u[1] ? clt_add(NULL, NULL, NULL) : CLT_ERR_INVALID_ARGUMENT;
+    return CLT_OK;
+}
+
+/* The input of op_multi: near shape `want` (random sizes, a dim short at
+ * times), sometimes float64, on the other device, or a slot's tensor. */
+static clt_tensor *multi_input(fz *f, clt_device *dev, int nd, const int64_t *want)
+{
+    if (chance(f, 4))
+        return NULL;
+    clt_tensor *t = input_near(f, dev, nd, want), *c = NULL;
+    clt_status st;
+    if (t && chance(f, 5)) {
+        CALL("clt_to_dtype", clt_to_dtype(t, CLT_FLOAT64, &c));
+        if (outcome(f, st, c)) {
+            tfree(f, t, 0);
+            t = c;
+        }
+    } else if (t && f->ndev > 1 && chance(f, 5)) {
+        CALL("clt_to", clt_to(t, f->dev[1], &c));
+        if (outcome(f, st, c)) {
+            tfree(f, t, 0);
+            t = c;
+        }
+    }
+    return t;
+}
+
+/* Indices in [0, n] (n itself now and then: out of range) of shape
+ * [nd: shape], int64, or NULL. */
+static clt_tensor *multi_indices(fz *f, clt_device *dev, int nd, const int64_t *shape, int64_t n)
+{
+    int64_t h[64], cnt = shape_numel(nd, shape);
+    if (cnt < 0 || cnt > 64)
+        return NULL;
+    for (int64_t i = 0; i < cnt; i++)
+        h[i] = chance(f, 5) ? n : (int64_t)pick(f, (uint32_t)(n > 0 ? n : 1));
+    return ints_as(f, dev, chance(f, 90) ? CLT_INT64 : CLT_FLOAT32, nd, shape, h);
+}
+
+/* clt_module_forward_multi on the layers of several inputs (RNN, LSTM,
+ * GRU with h0 and c0, the cells, MultiheadAttention with masks, Bilinear,
+ * EmbeddingBag with offsets and per-sample weights, CosineSimilarity,
+ * PairwiseDistance) and on clt_module_custom_multi modules (a Linear
+ * child at times) whose forward fails in its ways, with wrong counts, NULL
+ * arrays and inputs, shapes, dtypes and devices: every failure must leave
+ * every output NULL, every success set them all.  Then clt_module_forward
+ * on the same module, a backward, a clone, and clt_module_apply stopped
+ * part-way. */
+static void op_multi(fz *f)
+{
+    clt_status st;
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    int k = (int)pick(f, 12), custom = k >= 11;
+    int64_t I = 1 + (int64_t)pick(f, 3), H = 1 + (int64_t)pick(f, 3), L = 1 + (int64_t)pick(f, 3);
+    int64_t N = chance(f, 10) ? 0 : 1 + (int64_t)pick(f, 2), NL = 1 + (int64_t)pick(f, 2);
+    int bidir = chance(f, 30), D = bidir ? 2 : 1, bias = chance(f, 80);
+    clt_module *m = SENT;
+    /* the counts the module takes; its first output's last size (0: not
+     * predicted) with as many dims as the first input */
+    size_t in_lo = 1, in_hi = 1, out_lo = 1, out_hi = 1;
+    int64_t last = 0;
+    clt_tensor *in[CLT_MODULE_MAX_IO + 4] = {NULL};
+    int *user = NULL;
+    switch (k) {
+    case 0: case 1: case 2: { /* RNN, LSTM, GRU: (x, [h0, [c0]]) */
+        clt_rnn_opts o = CLT_RNN_DEFAULTS(I, H);
+        o.num_layers = NL;
+        o.bias = bias;
+        o.bidirectional = bidir;
+        if (k == 0)
+            CALL("clt_rnn_layer", clt_rnn_layer(dev, &o, f->gen, &m));
+        else if (k == 1)
+            CALL("clt_lstm_layer", clt_lstm_layer(dev, &o, f->gen, &m));
+        else
+            CALL("clt_gru_layer", clt_gru_layer(dev, &o, f->gen, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_hi = out_hi = k == 1 ? 3 : 2;
+        int64_t xs[3] = {L, N, I}, hs[3] = {D * NL, N, H};
+        in[0] = multi_input(f, dev, 3, xs);
+        in[1] = multi_input(f, dev, 3, hs);
+        in[2] = multi_input(f, dev, 3, hs);
+        last = D * H;
+        break;
+    }
+    case 3: case 4: case 5: { /* the cells: (x, [hx, [cx]]) */
+        if (k == 3)
+            CALL("clt_rnn_cell_layer",
+                 clt_rnn_cell_layer(dev, I, H, bias, CLT_RNN_TANH, f->gen, &m));
+        else if (k == 4)
+            CALL("clt_lstm_cell_layer", clt_lstm_cell_layer(dev, I, H, bias, f->gen, &m));
+        else
+            CALL("clt_gru_cell_layer", clt_gru_cell_layer(dev, I, H, bias, f->gen, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_hi = k == 4 ? 3 : 2;
+        out_hi = k == 4 ? 2 : 1;
+        int64_t xs[2] = {N, I}, hs[2] = {N, H};
+        in[0] = multi_input(f, dev, 2, xs);
+        in[1] = multi_input(f, dev, 2, hs);
+        in[2] = multi_input(f, dev, 2, hs);
+        last = H;
+        break;
+    }
+    case 6: { /* MultiheadAttention: (q, k, v, [key_padding_mask, [attn_mask]]) */
+        int64_t heads = 1 + (int64_t)pick(f, 2), E = heads * (1 + (int64_t)pick(f, 2));
+        int64_t S = chance(f, 10) ? 0 : 1 + (int64_t)pick(f, 3);
+        clt_multihead_attention_opts o = CLT_MULTIHEAD_ATTENTION_DEFAULTS;
+        o.bias = bias;
+        o.add_bias_kv = chance(f, 20);
+        o.add_zero_attn = chance(f, 20);
+        CALL("clt_multihead_attention_layer_with_opts",
+             clt_multihead_attention_layer_with_opts(dev, E, heads, &o, f->gen, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_lo = 3, in_hi = 5, out_hi = 2;
+        int64_t qs[3] = {L, N, E}, ks[3] = {S, N, E}, kp[2] = {N, S}, am[2] = {L, S};
+        in[0] = multi_input(f, dev, 3, qs);
+        in[1] = multi_input(f, dev, 3, ks);
+        in[2] = multi_input(f, dev, 3, ks);
+        for (int j = 0; j < 2; j++) {
+            clt_tensor *r = chance(f, 40) ? NULL : multi_input(f, dev, 2, j ? am : kp), *b = NULL;
+            if (r && chance(f, 70)) { /* a boolean mask, else a float one */
+                CALL("clt_gt_scalar", clt_gt_scalar(r, 1.0, &b));
+                if (outcome(f, st, b)) {
+                    tfree(f, r, 0);
+                    r = b;
+                }
+            }
+            in[3 + j] = r;
+        }
+        last = E;
+        break;
+    }
+    case 7: { /* Bilinear: (x1, x2) */
+        int64_t I2 = 1 + (int64_t)pick(f, 3);
+        CALL("clt_bilinear_layer", clt_bilinear_layer(dev, I, I2, H, bias, f->gen, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_lo = in_hi = 2;
+        int64_t s1[2] = {N, I}, s2[2] = {N, I2};
+        in[0] = multi_input(f, dev, 2, s1);
+        in[1] = multi_input(f, dev, 2, s2);
+        last = H;
+        break;
+    }
+    case 8: { /* EmbeddingBag: (input, [offsets, [per_sample_weights]]) */
+        int64_t pad = (int64_t)pick(f, 4) - 1;
+        clt_embedding_bag_opts bo = {(clt_bag_mode)pick(f, 3), chance(f, 30) ? &pad : NULL,
+                                     chance(f, 20), NULL, 2.0, chance(f, 20), chance(f, 40)};
+        CALL("clt_embedding_bag_layer_with_opts",
+             clt_embedding_bag_layer_with_opts(dev, 1 + I, H, &bo, f->gen, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_hi = 3;
+        int flat = chance(f, 50);
+        int64_t bs[2] = {N, L}, cnt = N * L, offs[4] = {0, 1, 1, 2};
+        in[0] = flat ? multi_indices(f, dev, 1, &cnt, 1 + I) : multi_indices(f, dev, 2, bs, 1 + I);
+        if (flat && !chance(f, 20)) {
+            int64_t no = N + bo.include_last_offset;
+            for (int64_t j = 0; j < no && j < 4; j++)
+                offs[j] = j * L;
+            in[1] = ints_as(f, dev, CLT_INT64, 1, &no, offs);
+        }
+        in[2] = multi_input(f, dev, flat ? 1 : 2, flat ? &cnt : bs);
+        break;
+    }
+    case 9: case 10: { /* CosineSimilarity, PairwiseDistance: (x1, x2) */
+        if (k == 9)
+            CALL("clt_cosine_similarity_layer", clt_cosine_similarity_layer(1, 1e-8, &m));
+        else
+            CALL("clt_pairwise_distance_layer", clt_pairwise_distance_layer(2.0, 1e-6, 0, &m));
+        m = outcome(f, st, m) ? m : NULL;
+        in_lo = in_hi = 2;
+        int64_t s[2] = {N, I};
+        in[0] = multi_input(f, dev, 2, s);
+        in[1] = multi_input(f, dev, 2, s);
+        break;
+    }
+    default: { /* a custom module of several inputs and outputs */
+        size_t ni = chance(f, 5) ? (size_t)pick(f, 20) : 1 + (size_t)pick(f, 4);
+        size_t no = chance(f, 5) ? (size_t)pick(f, 20) : 1 + (size_t)pick(f, 3);
+        int noname = chance(f, 5), nofwd = chance(f, 10);
+        multi_mode = (int)pick(f, 5);
+        user = chance(f, 70) ? malloc(sizeof *user) : NULL;
+        if (user)
+            *user = multi_mode;
+        CALL("clt_module_custom_multi",
+             clt_module_custom_multi(noname ? "" : "Multi", nofwd ? NULL : multi_forward, ni, no,
+                                     user, user ? free : NULL, &m));
+        if (outcome(f, st, m)) {
+            if (ni < 1 || no < 1 || ni > CLT_MODULE_MAX_IO || no > CLT_MODULE_MAX_IO || noname)
+                die(f, "clt_module_custom_multi took %zu inputs, %zu outputs, name \"%s\"", ni,
+                    no, noname ? "" : "Multi");
+        } else {
+            free(user);
+            user = NULL;
+            m = NULL;
+        }
+        if (nofwd)
+            multi_mode = 1; /* fails whatever the counts */
+        in_lo = in_hi = ni;
+        out_lo = out_hi = no;
+        int64_t s[2] = {N, I};
+        for (size_t j = 0; j < 6; j++)
+            in[j] = multi_input(f, dev, 2, s);
+        if (m && chance(f, 50)) {
+            clt_module *lin = NULL;
+            CALL("clt_linear", clt_linear(dev, I, H, 1, f->gen, &lin));
+            if (outcome(f, st, lin)) {
+                CALL("clt_module_add_module", clt_module_add_module(m, "proj", lin));
+                if (!status_ok(f, st))
+                    clt_module_free(lin);
+            }
+        }
+        if (m && user && chance(f, 70)) {
+            CALL("clt_module_custom_set_clone", clt_module_custom_set_clone(m, multi_clone_user));
+            status_ok(f, st);
+        }
+        break;
+    }
+    }
+    /* now and then a model the driver holds instead (hooks on it, a
+     * custom module of an earlier call, a sparse gradient): any counts */
+    int borrowed = 0;
+    if (chance(f, 15) && f->mod[k % NMOD]) {
+        CALL_VOID("clt_module_free", clt_module_free(m));
+        m = f->mod[k % NMOD];
+        borrowed = 1;
+        custom = 0;
+        last = 0;
+        in_lo = out_lo = 0;
+        in_hi = out_hi = CLT_MODULE_MAX_IO;
+    }
+    /* the counts: mostly ones the module takes */
+    size_t ni = chance(f, 75) ? in_lo + pick(f, (uint32_t)(in_hi - in_lo + 1)) : pick(f, 7);
+    size_t no = chance(f, 75) ? out_lo + pick(f, (uint32_t)(out_hi - out_lo + 1)) : pick(f, 5);
+    if (ni > CLT_MODULE_MAX_IO + 4)
+        ni = CLT_MODULE_MAX_IO + 4;
+    if (no > CLT_MODULE_MAX_IO + 4)
+        no = CLT_MODULE_MAX_IO + 4;
+    clt_tensor *outs[CLT_MODULE_MAX_IO + 4];
+    for (size_t j = 0; j < CLT_MODULE_MAX_IO + 4; j++)
+        outs[j] = SENT;
+    int nom = chance(f, 3), noin = chance(f, 3), noout = chance(f, 3);
+    CALL("clt_module_forward_multi",
+         clt_module_forward_multi(nom ? NULL : m, noin ? NULL : (const clt_tensor *const *)in, ni,
+                                  noout ? NULL : outs, no));
+    capture_check(f);
+    if (st == CLT_OK) {
+        count(f->call, 1);
+        if (clt_last_error()[0])
+            die(f, "CLT_OK but clt_last_error says \"%s\"", clt_last_error());
+        if (!m || nom || noin || noout || !in[0])
+            die(f, "clt_module_forward_multi succeeded with a NULL module, array or first input");
+        if (ni < in_lo || ni > in_hi || no < out_lo || no > out_hi)
+            die(f, "clt_module_forward_multi took %zu inputs and %zu outputs, not [%zu, %zu] and "
+                "[%zu, %zu]", ni, no, in_lo, in_hi, out_lo, out_hi);
+        if (custom && multi_mode >= 1 && multi_mode <= 3)
+            die(f, "a custom forward failing in way %d succeeded", multi_mode);
+        for (size_t j = 0; j < no; j++)
+            if (!outs[j] || outs[j] == SENT)
+                die(f, "clt_module_forward_multi succeeded without output %zu", j);
+        for (size_t j = no; j < CLT_MODULE_MAX_IO + 4; j++)
+            if (outs[j] != SENT)
+                die(f, "clt_module_forward_multi wrote past its %zu outputs", no);
+        check_tensor(f, outs[0]);
+        int nd = clt_tensor_ndim(outs[0]);
+        if (last && (nd != clt_tensor_ndim(in[0]) || nd < 1 ||
+                     clt_tensor_shape(outs[0])[nd - 1] != last))
+            die(f, "first output of %d dims, last size %lld, from an input of %d dims (%lld "
+                "expected)", nd, nd ? (long long)clt_tensor_shape(outs[0])[nd - 1] : -1LL,
+                clt_tensor_ndim(in[0]), (long long)last);
+        if (clt_requires_grad(outs[0]) && chance(f, 30)) {
+            clt_tensor *sum = SENT;
+            CALL("clt_sum", clt_sum(outs[0], &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                status_ok(f, st);
+                tfree(f, sum, 0);
+            }
+        }
+        for (size_t j = 0; j < no; j++) {
+            if (chance(f, 30))
+                keep_result(f, outs[j], -1, NULL, CLT_DTYPE_COUNT, NULL);
+            else
+                tfree(f, outs[j], 0);
+        }
+    } else {
+        check_error(f, st);
+        if (!noout)
+            for (size_t j = 0; j < no; j++)
+                if (outs[j])
+                    die(f, "clt_module_forward_multi failed (%s) but left output %zu",
+                        clt_last_error(), j);
+    }
+    if (m && chance(f, 40)) { /* model(x): the first input, the first output */
+        clt_tensor *y = SENT, **yp = OUTP(f, &y);
+        CALL("clt_module_forward", clt_module_forward(m, in[0], yp));
+        if (result(f, st, yp, y)) {
+            if (custom && multi_mode >= 1 && multi_mode <= 3)
+                die(f, "a custom forward failing in way %d succeeded", multi_mode);
+            keep_result(f, y, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        }
+    }
+    if (m && chance(f, 30)) {
+        /* moved or converted with its gradients (a sparse one is not
+         * moved), then a step over its parameters: the devices or dtypes
+         * that differ are reported */
+        if (chance(f, 50))
+            CALL("clt_module_to", clt_module_to(m, rand_dev(f)));
+        else
+            CALL("clt_module_to_dtype",
+                 clt_module_to_dtype(m, chance(f, 50) ? CLT_FLOAT64 : rand_dtype(f)));
+        status_ok(f, st);
+        clt_tensor **mp = NULL;
+        size_t mn = 0;
+        CALL("clt_module_parameters", clt_module_parameters(m, &mp, &mn));
+        if (status_ok(f, st)) {
+            int wd, mom;
+            clt_optimizer *o = fz_sparse_optim(f, (int)pick(f, 5), mp, mn, &wd, &mom);
+            if (o) {
+                CALL("clt_optimizer_step", clt_optimizer_step(o));
+                status_ok(f, st);
+                CALL_VOID("clt_optimizer_free", clt_optimizer_free(o));
+            }
+            clt_free(mp);
+        }
+    }
+    if (m && chance(f, 25)) {
+        clt_module *c = SENT;
+        CALL("clt_module_clone", clt_module_clone(m, chance(f, 80) ? NULL : rand_dev(f), &c));
+        if (outcome(f, st, c))
+            CALL_VOID("clt_module_free", clt_module_free(c));
+    }
+    if (chance(f, 40)) { /* model.apply(fn), stopped at the stop'th module */
+        int u[3] = {1 + (int)pick(f, 4), (int)pick(f, 2), 0};
+        clt_module *am = m && chance(f, 80) ? m : f->mod[pick(f, NMOD)];
+        int nofn = chance(f, 5);
+        CALL("clt_module_apply", clt_module_apply(am, nofn ? NULL : apply_fn, u));
+        if (status_ok(f, st)) {
+            if (!am || nofn)
+                die(f, "clt_module_apply ran with a NULL module or function");
+            if (u[0] <= 0)
+                die(f, "clt_module_apply went on past a failing call");
+        } else if (am && !nofn) {
+            if (u[0] != 0)
+                die(f, "clt_module_apply failed (%s) with no failing call", clt_last_error());
+            if (strncmp(clt_last_error(), "clt_module_apply: ", 18) != 0)
+                die(f, "clt_module_apply's message \"%s\"", clt_last_error());
+        }
+    }
+    if (borrowed) {
+        /* the driver's */
+    } else if (m && chance(f, 30)) {
+        put_module(f, m);
+    } else {
+        CALL_VOID("clt_module_free", clt_module_free(m));
+    }
+    for (size_t j = 0; j < CLT_MODULE_MAX_IO + 4; j++)
+        tfree(f, in[j], 0);
+}
+
+/* ---- sparse gradients, their optimizers, and checkpoints of schedules ---------- */
+
+/* A schedule of kind k (0 to 8) over opt, with settings that mostly hold,
+ * or NULL where refused. */
+static clt_lr_scheduler *fz_sched(fz *f, clt_optimizer *opt, int k)
+{
+    clt_status st;
+    clt_lr_scheduler *s = SENT;
+    int64_t ms[3] = {1 + (int64_t)pick(f, 3), (int64_t)pick(f, 5), 2};
+    switch (k) {
+    case 0: CALL("clt_step_lr", clt_step_lr(opt, 1 + (int64_t)pick(f, 3), 0.5, &s)); break;
+    case 1: CALL("clt_cosine_lr", clt_cosine_lr(opt, 1 + (int64_t)pick(f, 5), 0.0, &s)); break;
+    case 2: CALL("clt_exponential_lr", clt_exponential_lr(opt, 0.9, &s)); break;
+    case 3:
+        CALL("clt_multistep_lr", clt_multistep_lr(opt, ms, 1 + pick(f, 3), 0.1, &s));
+        break;
+    case 4: CALL("clt_linear_lr", clt_linear_lr(opt, 1.0 / 3, 1.0, 1 + (int64_t)pick(f, 5), &s)); break;
+    case 5:
+        CALL("clt_one_cycle_lr", clt_one_cycle_lr(opt, 0.1, 2 + (int64_t)pick(f, 9), 0.3,
+                                                  chance(f, 50) ? "cos" : "linear", 25, 1e4,
+                                                  pick(f, 2), &s));
+        break;
+    case 6:
+        CALL("clt_reduce_lr_on_plateau",
+             clt_reduce_lr_on_plateau(opt, "min", 0.1, (int64_t)pick(f, 3), 1e-4, "rel", 0, 0,
+                                      1e-8, &s));
+        break;
+    case 7: CALL("clt_constant_lr", clt_constant_lr(opt, 0.5, 1 + (int64_t)pick(f, 4), &s)); break;
+    default:
+        CALL("clt_polynomial_lr", clt_polynomial_lr(opt, 1 + (int64_t)pick(f, 4), 1.0, &s));
+        break;
+    }
+    return outcome(f, st, s) ? s : NULL;
+}
+
+/* An optimizer of kind k over params: 0 SGD (momentum, nesterov at
+ * times), 1 Adagrad, 2 SparseAdam, 3 Adam, 4 RMSprop; *wd gets whether a
+ * weight decay was set (which sparse gradients refuse). */
+static clt_optimizer *fz_sparse_optim(fz *f, int k, clt_tensor **params, size_t n, int *wd,
+                                      int *momentum)
+{
+    clt_status st;
+    clt_optimizer *o = SENT;
+    *wd = chance(f, 15);
+    *momentum = 0;
+    switch (k) {
+    case 0: {
+        clt_sgd_opts so = CLT_SGD_DEFAULTS;
+        so.lr = 0.1;
+        so.momentum = chance(f, 40) ? 0.9 : 0.0;
+        so.nesterov = so.momentum > 0 && chance(f, 50);
+        so.weight_decay = *wd ? 0.01 : 0.0;
+        *momentum = so.momentum > 0;
+        CALL("clt_sgd", clt_sgd(params, n, &so, &o));
+        break;
+    }
+    case 1: {
+        clt_adagrad_opts ao = CLT_ADAGRAD_DEFAULTS;
+        ao.weight_decay = *wd ? 0.01 : 0.0;
+        ao.lr_decay = chance(f, 30) ? 0.1 : 0.0;
+        ao.initial_accumulator_value = chance(f, 30) ? 0.5 : 0.0;
+        CALL("clt_adagrad", clt_adagrad(params, n, &ao, &o));
+        break;
+    }
+    case 2: {
+        clt_sparse_adam_opts so = CLT_SPARSE_ADAM_DEFAULTS;
+        *wd = 0;
+        if (chance(f, 10))
+            so.beta1 = chance(f, 50) ? 1.0 : NAN;
+        if (chance(f, 10))
+            so.eps = -1;
+        int dflt = chance(f, 10);
+        CALL("clt_sparse_adam", clt_sparse_adam(params, n, dflt ? NULL : &so, &o));
+        if (st == CLT_OK && !dflt && (so.beta1 != so.beta1 || so.beta1 >= 1 || so.eps < 0))
+            die(f, "clt_sparse_adam took beta1 %g, eps %g", so.beta1, so.eps);
+        break;
+    }
+    case 3: {
+        clt_adam_opts ao = CLT_ADAM_DEFAULTS;
+        ao.weight_decay = *wd ? 0.01 : 0.0;
+        CALL("clt_adam", clt_adam(params, n, &ao, &o));
+        break;
+    }
+    default: {
+        clt_rmsprop_opts ro = CLT_RMSPROP_DEFAULTS;
+        ro.weight_decay = *wd ? 0.01 : 0.0;
+        CALL("clt_rmsprop", clt_rmsprop(params, n, &ro, &o));
+        break;
+    }
+    }
+    return outcome(f, st, o) ? o : NULL;
+}
+
+/* Damages the file at path: cut short, or bytes changed. */
+static void garble_file(fz *f, const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return;
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    if (n == 0)
+        return;
+    if (chance(f, 50))
+        n = pick(f, (uint32_t)n);
+    else
+        for (int i = 1 + (int)pick(f, 8); i > 0; i--)
+            buf[pick(f, (uint32_t)n)] ^= (uint8_t)(1 + pick(f, 255));
+    fp = fopen(path, "wb");
+    if (!fp || fwrite(buf, 1, n, fp) != n || fclose(fp) != 0)
+        die(f, "cannot rewrite %s", path);
+}
+
+/* Sparse gradients (Embedding and EmbeddingBag with sparse set): lookups
+ * with duplicate rows, padding_idx, scale_grad_by_freq, out-of-range
+ * indices and empty ones, one or two backward passes (or none), then
+ * clt_grad_is_sparse, clt_grad_sparse (its shape and entries) and
+ * clt_grad, zero_grad that keeps it sparse, a step of SGD, Adagrad,
+ * SparseAdam (which must refuse dense gradients), Adam or RMSprop (which
+ * must refuse sparse ones), refusals changing nothing and rows without
+ * a gradient left alone, gradient clipping and GradScaler's unscale_
+ * (which refuse sparse gradients), optimizer files; then a general
+ * checkpoint of the optimizer and a random schedule, loaded (sometimes
+ * from a damaged file) into another optimizer and a schedule of a random
+ * kind. */
+static void op_sparsegrad(fz *f)
+{
+    clt_status st;
+    clt_device *dev = f->dev[pick(f, (uint32_t)f->ndev)];
+    int64_t rows = 1 + (int64_t)pick(f, 5), dim = 1 + (int64_t)pick(f, 3), ws[2] = {rows, dim};
+    clt_dtype dt = chance(f, 70) ? CLT_FLOAT32 : CLT_FLOAT64;
+    clt_tensor *w = SENT;
+    CALL("clt_randn", clt_randn(f->gen, dev, dt, 2, ws, &w));
+    if (!outcome(f, st, w))
+        return;
+    CALL("clt_set_requires_grad", clt_set_requires_grad(w, 1));
+    status_ok(f, st);
+    int sparse_any = 0, dense_any = 0, entries = 0;
+    for (int p = (int)pick(f, 3); p > 0; p--) {
+        int64_t n = (int64_t)pick(f, 6), idx[8];
+        for (int64_t i = 0; i < n; i++)
+            idx[i] = chance(f, 4) ? (chance(f, 50) ? rows : -1) : (int64_t)pick(f, (uint32_t)rows);
+        int64_t pad = (int64_t)pick(f, (uint32_t)(2 * rows)) - rows, *pp = chance(f, 40) ? &pad : NULL;
+        int sp = chance(f, 85), bag = chance(f, 40), sbf = chance(f, 20);
+        clt_bag_mode mode = (clt_bag_mode)pick(f, 3);
+        int64_t bs[2] = {1, n};
+        clt_tensor *it = ints_as(f, dev, chance(f, 90) ? CLT_INT64 : CLT_INT32, bag ? 2 : 1,
+                                 bag ? bs : &n, idx), *out = SENT;
+        if (bag) {
+            clt_embedding_bag_opts bo = {mode, pp, 0, NULL, 2.0, sbf, sp};
+            CALL("clt_embedding_bag_with_opts",
+                 clt_embedding_bag_with_opts(w, it, NULL, NULL, &bo, &out));
+            if (st == CLT_OK && sp && mode == CLT_BAG_MAX)
+                die(f, "a sparse EmbeddingBag took mode max");
+        } else {
+            clt_embedding_opts eo = {pp, NULL, 2.0, sbf, sp};
+            CALL("clt_embedding_with_opts", clt_embedding_with_opts(w, it, &eo, &out));
+        }
+        if (outcome(f, st, out)) {
+            clt_tensor *sum = SENT;
+            CALL("clt_sum", clt_sum(out, &sum));
+            if (outcome(f, st, sum)) {
+                CALL("clt_backward", clt_backward(sum, NULL, 0));
+                if (status_ok(f, st)) {
+                    sparse_any |= sp;
+                    dense_any |= !sp;
+                    entries += (int)n;
+                }
+                tfree(f, sum, 0);
+            }
+            tfree(f, out, 0);
+        }
+        tfree(f, it, 0);
+    }
+    int is = clt_grad_is_sparse(w);
+    if (is && !sparse_any)
+        die(f, "a sparse gradient from no sparse lookup");
+    if (!is && sparse_any && !dense_any)
+        die(f, "sparse lookups left a gradient that is not sparse");
+    if (is && chance(f, 20)) { /* zero_(): still sparse, no entries */
+        CALL("clt_zero_grad", clt_zero_grad(w, 0));
+        if (status_ok(f, st)) {
+            if (!clt_grad_is_sparse(w))
+                die(f, "clt_zero_grad(t, 0) made a sparse gradient dense");
+            entries = 0;
+        }
+    }
+    clt_sparse *g = SENT;
+    CALL("clt_grad_sparse", clt_grad_sparse(chance(f, 5) ? NULL : w, chance(f, 5) ? NULL : &g));
+    capture_check(f);
+    if (st == CLT_OK) {
+        count(f->call, 1);
+        if (!is)
+            die(f, "clt_grad_sparse handed out a gradient that is not sparse");
+        if (!g || g == SENT || clt_sparse_ndim(g) != 2 || clt_sparse_shape(g)[0] != rows ||
+            clt_sparse_shape(g)[1] != dim || clt_sparse_dtype(g) != dt ||
+            clt_sparse_device(g) != dev || clt_sparse_nnz(g) > entries)
+            die(f, "clt_grad_sparse: not a [%lld, %lld] %s gradient of at most %d entries",
+                (long long)rows, (long long)dim, clt_dtype_name(dt), entries);
+        clt_tensor *v = SENT;
+        CALL("clt_sparse_values", clt_sparse_values(g, &v));
+        if (outcome(f, st, v)) {
+            int64_t vs[2] = {clt_sparse_nnz(g), dim};
+            expect_meta(f, v, 2, vs, dt, dev);
+            tfree(f, v, 0);
+        }
+        clt_sparse_free(g);
+    } else {
+        check_error(f, st);
+        if (g && g != SENT)
+            die(f, "clt_grad_sparse failed but handed out a handle");
+    }
+    clt_tensor *d = SENT;
+    CALL("clt_grad", clt_grad(w, &d));
+    if (status_ok(f, st) && d) {
+        expect_meta(f, d, 2, ws, dt, dev);
+        if (chance(f, 20)) {
+            store(f, d);
+            d = NULL;
+        }
+    } else if (st == CLT_OK && (sparse_any || dense_any)) {
+        die(f, "no gradient after a backward pass");
+    } else if (st != CLT_OK) {
+        d = NULL;
+    }
+    uint8_t *dh = d ? read_all(f, d) : NULL;
+    tfree(f, d, 0);
+    /* a step: refusals change nothing; rows without a gradient stay */
+    int ok = (int)pick(f, 5), wd, mom;
+    clt_tensor *params[2] = {w, rt(f)};
+    size_t np = chance(f, 10) ? 2 : 1;
+    clt_optimizer *o = fz_sparse_optim(f, ok, params, np, &wd, &mom);
+    if (o) {
+        uint8_t *before = read_all(f, w);
+        int has = clt_grad_is_sparse(w) || (sparse_any || dense_any);
+        CALL("clt_optimizer_step", clt_optimizer_step(o));
+        int stepped = status_ok(f, st);
+        if (stepped && np == 1 && has) {
+            if (is && (ok >= 3 || wd))
+                die(f, "optimizer %d (weight decay %d) stepped on a sparse gradient", ok, wd);
+            if (!is && ok == 2)
+                die(f, "SparseAdam stepped on a dense gradient");
+        }
+        uint8_t *after = before ? read_all(f, w) : NULL;
+        size_t es = clt_dtype_size(dt), row = (size_t)dim * es;
+        if (before && after && !stepped && memcmp(before, after, (size_t)rows * row) != 0)
+            die(f, "a refused step (%s) changed the parameter", clt_last_error());
+        if (before && after && dh && stepped && np == 1 && !wd && !mom && ok <= 2)
+            for (int64_t r = 0; r < rows; r++) {
+                int zero = 1;
+                for (size_t b = 0; b < row; b++)
+                    zero &= dh[(size_t)r * row + b] == 0;
+                if (zero && memcmp(before + (size_t)r * row, after + (size_t)r * row, row) != 0)
+                    die(f, "optimizer %d changed row %lld, which had no gradient", ok,
+                        (long long)r);
+            }
+        free(before);
+        free(after);
+        /* clipping and GradScaler's unscale_: sparse gradients refused */
+        if (chance(f, 40)) {
+            clt_tensor *tn = SENT;
+            int is_now = clt_grad_is_sparse(w);
+            if (chance(f, 50)) {
+                CALL("clt_clip_grad_norm", clt_clip_grad_norm(&w, 1, 1.0, 2.0, &tn));
+                if (st == CLT_OK && is_now)
+                    die(f, "clt_clip_grad_norm took a sparse gradient");
+                if (st == CLT_OK)
+                    tfree(f, tn, 0);
+                else {
+                    check_error(f, st);
+                    if (tn)
+                        die(f, "clt_clip_grad_norm failed but handed out a norm");
+                }
+            } else if (chance(f, 50)) {
+                CALL("clt_clip_grad_value", clt_clip_grad_value(&w, 1, 0.5));
+                if (status_ok(f, st) && is_now)
+                    die(f, "clt_clip_grad_value took a sparse gradient");
+            } else {
+                clt_grad_scaler *gs = SENT;
+                CALL("clt_grad_scaler_new", clt_grad_scaler_new(NULL, &gs));
+                if (outcome(f, st, gs)) {
+                    CALL("clt_grad_scaler_unscale_", clt_grad_scaler_unscale_(gs, o));
+                    if (status_ok(f, st) && is_now)
+                        die(f, "clt_grad_scaler_unscale_ took a sparse gradient");
+                    CALL_VOID("clt_grad_scaler_free", clt_grad_scaler_free(gs));
+                }
+            }
+        }
+        char path[512];
+        if (chance(f, 30)) { /* the optimizer's own file, loaded back */
+            path_in(f, path, sizeof path, "sparse-optim.safetensors");
+            CALL("clt_optimizer_save", clt_optimizer_save(o, path));
+            if (status_ok(f, st)) {
+                if (chance(f, 30))
+                    garble_file(f, path);
+                CALL("clt_optimizer_load", clt_optimizer_load(o, path));
+                status_ok(f, st);
+            }
+            remove(path);
+        }
+        /* a general checkpoint of the optimizer and a schedule */
+        int sk = (int)pick(f, 9);
+        clt_lr_scheduler *s = chance(f, 80) ? fz_sched(f, o, sk) : NULL;
+        for (int i = (int)pick(f, 3); s && i > 0; i--) {
+            CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(s));
+            status_ok(f, st);
+        }
+        clt_checkpoint_dict *ck = SENT;
+        path_in(f, path, sizeof path, "sparse.pt");
+        CALL("clt_checkpoint_dict_new", clt_checkpoint_dict_new(&ck));
+        if (outcome(f, st, ck)) {
+            CALL("clt_checkpoint_dict_add_optimizer",
+                 clt_checkpoint_dict_add_optimizer(ck, "optim", o));
+            status_ok(f, st);
+            if (s) {
+                CALL("clt_checkpoint_dict_add_scheduler",
+                     clt_checkpoint_dict_add_scheduler(ck, chance(f, 5) ? "optim" : "sched", s));
+                status_ok(f, st);
+            }
+            CALL("clt_checkpoint_dict_save_torch", clt_checkpoint_dict_save_torch(ck, path));
+            int saved = status_ok(f, st);
+            CALL_VOID("clt_checkpoint_dict_free", clt_checkpoint_dict_free(ck));
+            if (saved && chance(f, 25))
+                garble_file(f, path);
+            ck = SENT;
+            CALL("clt_checkpoint_dict_load_torch", clt_checkpoint_dict_load_torch(path, &ck));
+            if (outcome(f, st, ck)) {
+                if (!saved)
+                    die(f, "a checkpoint that was not saved was loaded");
+                /* into another optimizer over the same shapes, and another schedule */
+                int wd2, mom2, ok2 = chance(f, 50) ? ok : (int)pick(f, 5);
+                clt_optimizer *o2 = fz_sparse_optim(f, ok2, params, np, &wd2, &mom2);
+                if (o2) {
+                    CALL("clt_checkpoint_dict_load_optimizer",
+                         clt_checkpoint_dict_load_optimizer(ck, chance(f, 10) ? "sched" : "optim",
+                                                            o2));
+                    status_ok(f, st);
+                    int sk2 = chance(f, 50) ? sk : (int)pick(f, 9);
+                    clt_lr_scheduler *s2 = fz_sched(f, o2, sk2);
+                    if (s2) {
+                        CALL("clt_checkpoint_dict_load_scheduler",
+                             clt_checkpoint_dict_load_scheduler(
+                                 ck, chance(f, 10) ? "optim" : "sched", s2));
+                        status_ok(f, st);
+                        CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(s2));
+                        status_ok(f, st);
+                        CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(s2));
+                    }
+                    CALL("clt_optimizer_step", clt_optimizer_step(o2));
+                    status_ok(f, st);
+                    CALL_VOID("clt_optimizer_free", clt_optimizer_free(o2));
+                }
+                CALL_VOID("clt_checkpoint_dict_free", clt_checkpoint_dict_free(ck));
+            }
+        }
+        remove(path);
+        CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(s));
+        CALL_VOID("clt_optimizer_free", clt_optimizer_free(o));
+    }
+    free(dh);
+    if (chance(f, 30)) {
+        CALL("clt_zero_grad", clt_zero_grad(w, 1));
+        status_ok(f, st);
+    }
+    if (chance(f, 20))
+        store(f, w);
+    else
+        tfree(f, w, 0);
+}
+
 static struct {
     const char *name;
     op_fn fn;
@@ -13525,6 +14310,8 @@ static struct {
     {"lobpcg", op_lobpcg, 2},
     {"ctc", op_ctc, 3},
     {"lobpcg_sparse", op_lobpcg_sparse, 2},
+    {"multi", op_multi, 3},
+    {"sparsegrad", op_sparsegrad, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

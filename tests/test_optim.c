@@ -923,6 +923,23 @@ Test(optim, chained_schedules_as_torch)
     assert_error(clt_lr_scheduler_step(s3), CLT_ERR_INVALID_ARGUMENT,
                  "the optimizer this ExponentialLR drove was freed");
     clt_lr_scheduler_free(s3);
+
+    /* CosineAnnealingLR(T_max=2**63 - 1) chained after a StepLR: its
+     * restart test took 2 T_max in int64 (UBSan: signed overflow, found by
+     * the fuzzer); torch's Python ints give (e - 1 - T_max) % (2 T_max) =
+     * T_max + e - 1, no restart, and a factor cos(pi e / T_max) ratio of
+     * exactly 1 in float64: the rate stays 0.2 */
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_step_lr(opt, 1000, 0.5, &s1));
+    CHECK(clt_cosine_lr(opt, INT64_MAX, 0.0, &s2));
+    for (int e = 1; e < 4; e++) {
+        CHECK(clt_lr_scheduler_step(s1));
+        CHECK(clt_lr_scheduler_step(s2));
+        cr_assert(clt_optimizer_lr(opt) == 0.2, "epoch %d: %.17g", e, clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s1);
+    clt_lr_scheduler_free(s2);
+    clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
 

@@ -2511,6 +2511,17 @@ static bool chained(const clt_lr_scheduler *s)
            s->kind != CLT__SCHED_SWA;
 }
 
+/* CosineAnnealingLR's restart test, (last_epoch - 1 - T_max) % (2 T_max)
+ * == 0 with Python's modulo, in 128 bits: T_max up to INT64_MAX (2 T_max
+ * overflowed int64). */
+static bool cosine_restart(int64_t epoch, int64_t period)
+{
+    if (period <= 0)
+        return false;
+    __int128 m = 2 * (__int128)period;
+    return ((__int128)epoch - 1 - period) % m == 0;
+}
+
 /* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
  * times the schedule's factor for that epoch, the same operations in the
  * same order. */
@@ -2540,7 +2551,7 @@ static double chain_lr(const clt_lr_scheduler *s, size_t g, int64_t epoch)
         /* (last_epoch - 1 - T_max) % (2 T_max) == 0, Python's modulo */
         if (epoch == 0)
             break;
-        if (((epoch - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
+        if (cosine_restart(epoch, s->period))
             lr = lr + (s->base_lrs[g] - s->factor) * (1 - cos(M_PI / t)) / 2;
         else
             lr = (1 + cos(M_PI * e / t)) / (1 + cos(M_PI * (e - 1) / t)) * (lr - s->factor) +
@@ -3093,8 +3104,7 @@ static clt_status added_group_lr(const clt_lr_scheduler *s, size_t g, int64_t e,
                           "and has no 'initial_lr' (torch 1.13: KeyError: 'initial_lr')",
                           fn, g);
     case CLT__SCHED_COSINE:
-        if (!zero && e != 0 &&
-            ((e - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
+        if (!zero && e != 0 && cosine_restart(e, s->period))
             return CLT_OK;
         /* fall through */
     case CLT__SCHED_STEP:
