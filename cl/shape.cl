@@ -1,8 +1,13 @@
-/* shape.cl: linspace and logspace for one dtype T, as PyTorch's CPU kernel
- * computes them: start + i * step for the first half of the steps, end -
- * (steps - 1 - i) * step for the rest, in T's compute type for floating T
- * and in double (float where the device has no fp64) for integers, which
- * then truncate; logspace raises base to that value. */
+/* shape.cl: linspace and logspace for one dtype T.  logspace, and linspace
+ * for integers, as PyTorch's scalar CPU code: start + i * step for the
+ * first half of the steps, end - (steps - 1 - i) * step for the rest, in
+ * T's compute type for floating T and in double (float where the device has
+ * no fp64) for integers, which then truncate; logspace raises base to that
+ * value.  linspace for float32 and float64 (vec > 0) as torch 1.13's
+ * vectorised CPU kernel (AVX2: vec 8 floats or 4 doubles) gives it, bit for
+ * bit: the same two ends, each value one fused multiply-add, except that in
+ * the leading whole pairs of vec-wide blocks only a block's first value is
+ * that, and the others add j * step (rounded) to it. */
 
 /* The products and sums round apart, as PyTorch's scalar code does. */
 #pragma OPENCL FP_CONTRACT OFF
@@ -15,14 +20,31 @@ typedef double lin_t;
 typedef float lin_t;
 #endif
 
+/* torch's value i of n (mid = n / 2): one rounding, as its compiler fuses
+ * start + step * i. */
+static lin_t lin_fused(ulong i, ulong n, ulong mid, lin_t start, lin_t end, lin_t step)
+{
+    return i < mid ? fma(step, (lin_t)i, start) : fma(-step, (lin_t)(n - 1 - i), end);
+}
+
 CLT_KERNEL(linspace)(__global T *out, ulong n, lin_t start, lin_t end, lin_t step, int logspace,
-                     lin_t base)
+                     lin_t base, ulong vec)
 {
     size_t i = get_global_id(0);
     if (i >= n)
         return;
     ulong mid = n / 2;
-    lin_t v = i < mid ? start + step * (lin_t)i : end - step * (lin_t)(n - 1 - i);
+    lin_t v;
+    if (vec == 0) {
+        v = i < mid ? start + step * (lin_t)i : end - step * (lin_t)(n - 1 - i);
+    } else if (i < n / (2 * vec) * (2 * vec)) {
+        ulong j = i % vec;
+        v = lin_fused(i - j, n, mid, start, end, step);
+        if (j > 0)
+            v = v + (lin_t)j * step;
+    } else {
+        v = lin_fused(i, n, mid, start, end, step);
+    }
     if (logspace)
         v = pow(base, v);
     T_STORE(out, i, (T_C)v);

@@ -30,6 +30,44 @@ static inline clt_device *get_device(const char *kind)
     return dev;
 }
 
+/* A schedule test's parameter: a float32 leaf of 3 zeros that requires
+ * grad; when opt is not NULL, *opt an SGD optimizer over it at rate lr. */
+static inline clt_tensor *schedule_param(clt_device *dev, double lr, clt_optimizer **opt)
+{
+    clt_tensor *p = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    if (opt) {
+        clt_sgd_opts so = CLT_SGD_DEFAULTS;
+        so.lr = lr;
+        CHECK(clt_sgd(&p, 1, &so, opt));
+    }
+    return p;
+}
+
+/* A custom module's user data in the tests (clt_module_custom's user,
+ * free_user and clone_user): *frees counts the frees; mode picks a
+ * test's behaviour. */
+typedef struct counted_user {
+    int *frees;
+    int mode;
+} counted_user;
+
+static inline void counted_user_free(void *p)
+{
+    counted_user *u = p;
+    (*u->frees)++;
+    free(u);
+}
+
+static inline void *counted_user_clone(const void *p)
+{
+    counted_user *u = malloc(sizeof *u);
+    if (u)
+        *u = *(const counted_user *)p;
+    return u;
+}
+
 /* A second device, or skip when there is only one (POCL_DEVICES="pthread
  * basic" gives two). */
 static inline clt_device *second_device(clt_device *first)

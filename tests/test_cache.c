@@ -7,6 +7,7 @@
  * and of damaged lines, other builds' entries kept, no key lost to another
  * process's rewrite, and nothing removed where it cannot be locked. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -63,12 +64,20 @@ static void remove_temp_cache(void)
     rmdir(dir);
 }
 
+/* The cache directory, opened for reading (the test fails, naming it and
+ * the reason, where it cannot be). */
+static DIR *open_cache_dir(void)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+    return d;
+}
+
 /* Number of files in the cache directory whose name `pick` accepts; the
  * last one's path in last (when not NULL). */
 static int files_where(bool (*pick)(const char *name), char *last, size_t n)
 {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
+    DIR *d = open_cache_dir();
     int count = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -213,7 +222,7 @@ static void damaged_file_is_rebuilt(void (*damage)(const char *path, off_t size)
     fill_and_check(4.0);
     int files = bin_files(NULL, 0);
     cr_assert_geq(files, 1);
-    DIR *d = opendir(dir);
+    DIR *d = open_cache_dir();
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
@@ -622,7 +631,7 @@ static void file_kernels(char *out, size_t n)
 {
     char names[8][64];
     int count = 0;
-    DIR *d = opendir(dir);
+    DIR *d = open_cache_dir();
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);

@@ -928,6 +928,39 @@ Test(io, optimizer_checkpoint_resumes_bit_for_bit)
     }
 }
 
+/* kind's optimizer (optimizer_of, custom settings) over an MLP, stopped
+ * after 3 steps and saved (m.safetensors, o.safetensors), loaded into a
+ * fresh MLP and an optimizer of kind made with the defaults: 3 steps taken
+ * then and lr and momentum (when lr is not 0) as saved; 3 more give the
+ * bits of the uninterrupted 6. */
+static void resume_from_files(clt_device *dev, int kind, double lr, double momentum)
+{
+    clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
+    clt_optimizer *ref_opt = optimizer_of(ref, kind, 1), *opt = optimizer_of(m, kind, 0);
+    train_steps(ref, ref_opt, 3);
+    CHECK(clt_module_save(ref, tpath("m.safetensors")));
+    CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
+    train_steps(ref, ref_opt, 3);
+    CHECK(clt_module_load(m, tpath("m.safetensors")));
+    CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
+    cr_assert_eq(clt_optimizer_steps(opt), 3);
+    if (lr != 0) {
+        cr_assert_eq(clt_optimizer_lr(opt), lr);
+        cr_assert_eq(clt_optimizer_momentum(opt), momentum);
+    }
+    train_steps(m, opt, 3);
+    size_t nr, nb;
+    unsigned char *want = state_bytes(ref, &nr), *got = state_bytes(m, &nb);
+    cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+              "kind %d: the resumed run differs from the uninterrupted one", kind);
+    free(want);
+    free(got);
+    clt_optimizer_free(ref_opt);
+    clt_optimizer_free(opt);
+    clt_module_free(ref);
+    clt_module_free(m);
+}
+
 /* RMSprop (centered, with momentum and weight decay) and Adagrad (lr_decay,
  * an initial accumulator, weight decay) stopped after 3 steps, saved and
  * loaded into an optimizer made with the defaults, go on with the bits of
@@ -936,22 +969,7 @@ Test(io, rmsprop_and_adagrad_checkpoints_resume_bit_for_bit)
 {
     clt_device *dev = get_device("cpu");
     for (int kind = 3; kind <= 4; kind++) {
-        clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
-        clt_optimizer *ref_opt = optimizer_of(ref, kind, 1), *opt = optimizer_of(m, kind, 0);
-        train_steps(ref, ref_opt, 3);
-        CHECK(clt_module_save(ref, tpath("m.safetensors")));
-        CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
-        train_steps(ref, ref_opt, 3);
-        CHECK(clt_module_load(m, tpath("m.safetensors")));
-        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
-        cr_assert_eq(clt_optimizer_steps(opt), 3);
-        train_steps(m, opt, 3);
-        size_t nr, nb;
-        unsigned char *want = state_bytes(ref, &nr), *got = state_bytes(m, &nb);
-        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
-                  "kind %d: the resumed run differs from the uninterrupted one", kind);
-        free(want);
-        free(got);
+        resume_from_files(dev, kind, 0, 0);
 
         clt_named_tensor *out;
         size_t n;
@@ -975,10 +993,6 @@ Test(io, rmsprop_and_adagrad_checkpoints_resume_bit_for_bit)
                         "\"maximize\":\"False\",\"params\":\"[0, 1, 2, 3]\"},";
         cr_assert(memcmp(bytes + 8, meta, strlen(meta)) == 0, "header: %.300s", bytes + 8);
         free(bytes);
-        clt_optimizer_free(ref_opt);
-        clt_optimizer_free(opt);
-        clt_module_free(ref);
-        clt_module_free(m);
     }
 }
 
@@ -1236,9 +1250,7 @@ static void ck_step(clt_lr_scheduler *s, int kind)
 Test(io, general_checkpoint_schedules_resume_bit_for_bit)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     for (int kind = 0; kind <= 16; kind++) {
         clt_optimizer *oa, *ob, *oc;
@@ -1298,13 +1310,8 @@ Test(io, general_checkpoint_schedules_resume_bit_for_bit)
 Test(io, general_checkpoint_schedule_refusals)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
-    clt_sgd_opts so = CLT_SGD_DEFAULTS;
-    so.lr = 0.1;
     clt_optimizer *o;
-    CHECK(clt_sgd(&p, 1, &so, &o));
+    clt_tensor *p = schedule_param(dev, 0.1, &o);
     clt_module *m = mlp(dev, 1, 3, 2, 1);
     clt_lr_scheduler *step = ck_schedule(o, 0, 0), *seq = ck_schedule(o, 13, 0);
     for (int e = 0; e < 3; e++)
@@ -1327,6 +1334,8 @@ Test(io, general_checkpoint_schedule_refusals)
     clt_checkpoint_dict_free(ck);
     CHECK(clt_checkpoint_dict_load_torch(tpath("sr.pt"), &ck));
 
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
     clt_optimizer *o2, *oc;
     CHECK(clt_sgd(&p, 1, &so, &o2));
     CHECK(clt_sgd(&p, 1, &so, &oc));
@@ -1394,24 +1403,7 @@ Test(io, adamax_nadam_radam_checkpoints)
 {
     clt_device *dev = get_device("cpu");
     for (int kind = 5; kind <= 7; kind++) {
-        clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
-        clt_optimizer *ref_opt = optimizer_of(ref, kind, 1), *opt = optimizer_of(m, kind, 0);
-        train_steps(ref, ref_opt, 3);
-        CHECK(clt_module_save(ref, tpath("m.safetensors")));
-        CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
-        train_steps(ref, ref_opt, 3);
-        CHECK(clt_module_load(m, tpath("m.safetensors")));
-        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
-        cr_assert_eq(clt_optimizer_steps(opt), 3);
-        cr_assert_eq(clt_optimizer_lr(opt), 0.05);
-        cr_assert_eq(clt_optimizer_momentum(opt), 0.8);
-        train_steps(m, opt, 3);
-        size_t nr, nb;
-        unsigned char *want = state_bytes(ref, &nr), *got = state_bytes(m, &nb);
-        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
-                  "kind %d: the resumed run differs from the uninterrupted one", kind);
-        free(want);
-        free(got);
+        resume_from_files(dev, kind, 0.05, 0.8);
 
         clt_named_tensor *out;
         size_t n;
@@ -1444,10 +1436,6 @@ Test(io, adamax_nadam_radam_checkpoints)
                           "\"weight_decay\":\"0.01\",\"params\":\"[0, 1, 2, 3]\"},";
         cr_assert(memcmp(bytes + 8, meta, strlen(meta)) == 0, "header: %.300s", bytes + 8);
         free(bytes);
-        clt_optimizer_free(ref_opt);
-        clt_optimizer_free(opt);
-        clt_module_free(ref);
-        clt_module_free(m);
     }
 }
 
@@ -1624,9 +1612,7 @@ static bool holds(const unsigned char *b, size_t n, const char *s)
 Test(io, optimizer_file_keeps_what_schedules_add)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_optimizer *a, *b;
     clt_lr_scheduler *s, *t;
     CHECK(clt_sgd(&p, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 0}, &a));
@@ -1717,9 +1703,7 @@ Test(io, optimizer_file_keeps_what_schedules_add)
 Test(io, one_cycle_momentum_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_optimizer *a, *b;
     clt_lr_scheduler *sa, *sb;
     CHECK(clt_adam(&p, 1, NULL, &a));
@@ -1863,9 +1847,7 @@ static void schedule_load_refused(clt_lr_scheduler *s, const char *path, const c
 Test(io, lr_scheduler_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     for (int cosine = 0; cosine <= 1; cosine++) {
@@ -1967,9 +1949,7 @@ Test(io, lr_scheduler_save_and_load)
 Test(io, new_schedules_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     const int64_t ms[] = {5, 2, 5}, other_ms[] = {1};
@@ -2101,9 +2081,7 @@ Test(io, new_schedules_save_and_load)
 Test(io, one_cycle_and_plateau_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_optimizer *oa, *ob;
     clt_lr_scheduler *a, *b, *step;
     CHECK(clt_sgd(&p, 1, NULL, &oa));
@@ -3400,9 +3378,7 @@ static void header_has(const char *path, const char *needle)
 Test(io, warmup_schedules_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     static const char *const want[] = {"\"total_iters\":\"4\",\"factor\":\"0.25\"",
@@ -3469,9 +3445,7 @@ Test(io, warmup_schedules_save_and_load)
 Test(io, schedule_containers_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     for (int at = 2; at <= 6; at += 4) { /* before the milestone and after */
@@ -3557,9 +3531,7 @@ Test(io, schedule_containers_save_and_load)
 Test(io, cyclic_lr_save_and_load)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_optimizer *oa, *ob, *oc;
     clt_lr_scheduler *a, *b, *c;
     CHECK(clt_sgd(&p, 1, NULL, &oa));

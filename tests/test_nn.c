@@ -1018,6 +1018,13 @@ Test(nn, embedding_from_pretrained_and_options)
     cr_assert(strstr(clt_last_error(), "Embeddings parameter is expected to be 2-dimensional"));
     cr_assert_null(m);
     clt_tensor_free(bad);
+    /* a table neither float32 nor float64: DTYPE_UNSUPPORTED, as the header says */
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 2}, (int64_t[]){1, 2, 3, 4}, &bad));
+    m = (clt_module *)&m;
+    cr_assert_eq(clt_embedding_layer_from_pretrained(bad, 1, NULL, &m), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "%s", clt_last_error());
+    cr_assert_null(m);
+    clt_tensor_free(bad);
 
     /* max_norm 1 and scale_grad_by_freq on a layer, and on its clone */
     const double mn = 1.0;

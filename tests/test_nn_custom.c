@@ -10,25 +10,8 @@
 
 enum { B = 2, T = 5, F = 3, D = 4, C = 2 };
 
-typedef struct net_user {
-    int *frees; /* counts free_user calls */
-    int mode;   /* 0: the model; 1: fail silently; 2: OK without output */
-} net_user;
-
-static void user_free(void *p)
-{
-    net_user *u = p;
-    (*u->frees)++;
-    free(u);
-}
-
-static void *user_clone(const void *p)
-{
-    net_user *u = malloc(sizeof *u);
-    if (u)
-        *u = *(const net_user *)p;
-    return u;
-}
+/* mode 0: the model; 1: fail silently; 2: OK without output */
+typedef counted_user net_user;
 
 /* head(mean(proj(x) + pos, dim 1)) */
 static clt_status net_forward(clt_module *m, void *user, const clt_tensor *x, clt_tensor **out)
@@ -64,7 +47,7 @@ static clt_module *make_net(clt_device *dev, clt_generator *gen, net_user *u)
 {
     clt_module *m, *proj, *lin, *head;
     clt_tensor *pos, *steps;
-    CHECK(clt_module_custom("Net", net_forward, u, u ? user_free : NULL, &m));
+    CHECK(clt_module_custom("Net", net_forward, u, u ? counted_user_free : NULL, &m));
     CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, (int64_t[]){T, D}, &pos));
     CHECK(clt_module_add_parameter(m, "pos", pos));
     CHECK(clt_zeros(dev, CLT_INT64, 0, NULL, &steps));
@@ -302,7 +285,7 @@ Test(custom, save_load_dtype_and_clone)
     assert_error(clt_module_clone(a, NULL, &copy), CLT_ERR_INVALID_ARGUMENT,
                  "clt_module_custom_set_clone");
     cr_assert_null(copy);
-    CHECK(clt_module_custom_set_clone(a, user_clone));
+    CHECK(clt_module_custom_set_clone(a, counted_user_clone));
     CHECK(clt_module_clone(a, NULL, &copy));
     cr_assert_str_eq(clt_module_name(copy), "Net");
     check_names(copy);
@@ -508,7 +491,7 @@ Test(custom, refusals_leave_the_caller_its_arguments)
     CHECK(clt_module_add_module(m, "inner", inner));
     assert_error(clt_module_add_module(inner, "up", m), CLT_ERR_INVALID_ARGUMENT,
                  "cannot hold itself");
-    assert_error(clt_module_custom_set_clone(seq, user_clone), CLT_ERR_INVALID_ARGUMENT,
+    assert_error(clt_module_custom_set_clone(seq, counted_user_clone), CLT_ERR_INVALID_ARGUMENT,
                  "not a module made by clt_module_custom");
     /* nothing changed, and t and ti are still the caller's */
     clt_named_tensor *nt;

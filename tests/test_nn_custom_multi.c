@@ -122,26 +122,9 @@ Test(custom_multi, src_mask_forward_matches_the_layers_by_hand)
 
 enum { I = 3, H = 4, O = 5, B = 2, T = 4 };
 
-typedef struct rnn_user {
-    int *frees;
-    int mode; /* 0: the model; 1: fail after making output 0; 2: OK without output 1;
-               * 3: fail silently */
-} rnn_user;
-
-static void rnn_user_free(void *p)
-{
-    rnn_user *u = p;
-    (*u->frees)++;
-    free(u);
-}
-
-static void *rnn_user_clone(const void *p)
-{
-    rnn_user *u = malloc(sizeof *u);
-    if (u)
-        *u = *(const rnn_user *)p;
-    return u;
-}
+/* mode 0: the model; 1: fail after making output 0; 2: OK without output
+ * 1; 3: fail silently */
+typedef counted_user rnn_user;
 
 /* combined = cat(input, hidden); hidden = i2h(combined);
  * output = softmax(i2o(combined)); hidden NULL: zeros, as initHidden. */
@@ -181,7 +164,7 @@ static clt_status char_rnn_forward(clt_module *m, void *user, const clt_tensor *
 static clt_module *make_char_rnn(clt_device *dev, clt_generator *gen, rnn_user *u)
 {
     clt_module *m, *i2h, *i2o, *sm;
-    CHECK(clt_module_custom_multi("RNN", char_rnn_forward, 2, 2, u, u ? rnn_user_free : NULL,
+    CHECK(clt_module_custom_multi("RNN", char_rnn_forward, 2, 2, u, u ? counted_user_free : NULL,
                                   &m));
     CHECK(clt_linear(dev, I + H, H, 1, gen, &i2h));
     CHECK(clt_module_add_module(m, "i2h", i2h));
@@ -485,7 +468,7 @@ Test(custom_multi, parts_names_clone_train_hooks_and_sequential)
     clt_module *c = (clt_module *)1;
     assert_error(clt_module_clone(m, NULL, &c), CLT_ERR_INVALID_ARGUMENT, "clone_user");
     cr_assert_null(c);
-    CHECK(clt_module_custom_set_clone(m, rnn_user_clone));
+    CHECK(clt_module_custom_set_clone(m, counted_user_clone));
     CHECK(clt_module_clone(m, NULL, &c));
     cr_assert_str_eq(clt_module_name(c), "RNN");
     forward_pair(c, xs[0], h0, b);

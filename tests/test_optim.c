@@ -646,13 +646,8 @@ Test(optim, clip_grad_norm)
 Test(optim, schedules)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
-    clt_sgd_opts so = CLT_SGD_DEFAULTS;
-    so.lr = 0.1;
     clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_tensor *p = schedule_param(dev, 0.1, &opt);
     clt_lr_scheduler *s;
     CHECK(clt_step_lr(opt, 2, 0.5, &s));
     const double want_step[] = {0.1, 0.05, 0.05, 0.025, 0.025};
@@ -700,9 +695,7 @@ static void check_schedule_rates(clt_lr_scheduler *s, const clt_optimizer *opt,
 Test(optim, exponential_multistep_linear_schedules)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     clt_optimizer *opt;
@@ -851,9 +844,7 @@ static double torch_chain(char kind, double lr, int64_t e, double base, const do
 Test(optim, chained_schedules_as_torch)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *p;
-    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
-    CHECK(clt_set_requires_grad(p, 1));
+    clt_tensor *p = schedule_param(dev, 0, NULL);
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     clt_optimizer *opt;

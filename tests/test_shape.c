@@ -681,18 +681,73 @@ Test(shape, pad_refusals)
 
 /* ---- constructions ----------------------------------------------------------------------------------- */
 
+/* torch 1.13's CPU linspace (its AVX2 kernel) in float64 or, f32, float:
+ * value i is one fused multiply-add from the nearer end (start + step * i
+ * for the first half, end - step * (n - 1 - i) for the rest), except in the
+ * leading whole pairs of vec-wide blocks (vec 8 floats, 4 doubles), where a
+ * block's first value is that and the others add j * step, rounded, to it.
+ * One step gives start. */
+static void torch_linspace(double start, double end, int64_t n, bool f32, double *out)
+{
+    int64_t vec = f32 ? 8 : 4, mid = n / 2, blocks = n / (2 * vec) * (2 * vec);
+    float s = (float)start, e = (float)end, fstep = n > 1 ? (e - s) / (float)(n - 1) : 0;
+    double step = n > 1 ? (end - start) / (double)(n - 1) : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = i < blocks ? i % vec : 0, b = i - j, k = b < mid ? b : n - 1 - b;
+        if (f32) {
+            float v = b < mid ? fmaf(fstep, (float)k, s) : fmaf(-fstep, (float)k, e);
+            volatile float jstep = (float)j * fstep;
+            out[i] = j ? v + jstep : v;
+        } else {
+            double v = b < mid ? fma(step, (double)k, start) : fma(-step, (double)k, end);
+            volatile double jstep = (double)j * step;
+            out[i] = j ? v + jstep : v;
+        }
+    }
+    if (n == 1) /* torch fills start */
+        out[0] = f32 ? (double)s : start;
+}
+
+/* linspace equals torch's bit for bit in float32 and float64 (checked
+ * against torch 1.13 itself in conformance.py), the last element too (not
+ * always end, as torch's): short ranges (no blocks), long ones, negative,
+ * reversed and huge ranges. */
+Test(shape, linspace_bits_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    static const struct {
+        double start, end;
+        int64_t n;
+    } cases[] = {{0, 1, 5},       {-1.25, 3.5, 11},    {0, 10, 100},       {0, 1, 1000},
+                 {-5, -1, 64},    {3.3, -7.1, 37},     {-1e30, 1e30, 33},  {1e20, -3e20, 50},
+                 {1e38, -1e38, 21}, {-1e-3, 1e5, 129}, {1.26e28, 1.69, 8}, {7.11, -4.32, 7},
+                 {2, 9, 1},       {0, 1, 2},           {-6.7e29, -9.7, 38}, {9.3, 3.6e29, 1753}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int f32 = 0; f32 < 2; f32++) {
+            int64_t n = cases[c].n;
+            double *want = malloc(sizeof(double) * (size_t)n);
+            cr_assert_not_null(want);
+            torch_linspace(cases[c].start, cases[c].end, n, f32, want);
+            clt_tensor *r = NULL;
+            CHECK(clt_linspace(dev, f32 ? CLT_FLOAT32 : CLT_FLOAT64, cases[c].start,
+                               cases[c].end, n, &r));
+            double *got = read_as_f64(r);
+            for (int64_t i = 0; i < n; i++)
+                cr_assert(memcmp(&got[i], &want[i], sizeof(double)) == 0,
+                          "linspace(%g, %g, %lld) %s [%lld]: %.17g, torch's %.17g",
+                          cases[c].start, cases[c].end, (long long)n,
+                          f32 ? "float32" : "float64", (long long)i, got[i], want[i]);
+            free(got);
+            free(want);
+            clt_tensor_free(r);
+        }
+    }
+}
+
 Test(shape, linspace_logspace_eye_indices)
 {
     clt_device *dev = get_device("cpu");
     clt_tensor *r = NULL;
-    /* float64: PyTorch's two halves, computed here the same way */
-    double start = -1.25, end = 3.5, step = (end - start) / 10;
-    double want[11];
-    for (int i = 0; i < 11; i++)
-        want[i] = i < 5 ? start + step * i : end - step * (10 - i);
-    CHECK(clt_linspace(dev, CLT_FLOAT64, start, end, 11, &r));
-    assert_values(r, 1, (int64_t[]){11}, want);
-    clt_tensor_free(r);
     /* whole steps in int32; one step gives start */
     double iw[6] = {-5, -3, -1, 1, 3, 5};
     CHECK(clt_linspace(dev, CLT_INT32, -5, 5, 6, &r));

@@ -784,8 +784,8 @@ CLT_API clt_status clt_embedding_layer_with_opts(clt_device *dev, int64_t num_em
  * padding row left as it is, of embeddings' dtype and device, requiring
  * grad unless freeze (torch's default freeze is 1).  Errors: embeddings
  * NULL (CLT_ERR_NULL_ARGUMENT), not 2-D (CLT_ERR_SHAPE_MISMATCH,
- * "Embeddings parameter is expected to be 2-dimensional"), not floating
- * (CLT_ERR_DTYPE_MISMATCH), a padding_idx out of range
+ * "Embeddings parameter is expected to be 2-dimensional"), not float32 or
+ * float64 (CLT_ERR_DTYPE_UNSUPPORTED), a padding_idx out of range
  * (CLT_ERR_INVALID_ARGUMENT).  New module: release with clt_module_free. */
 CLT_API clt_status clt_embedding_layer_from_pretrained(const clt_tensor *embeddings, int freeze,
                                                        const clt_embedding_opts *opts,

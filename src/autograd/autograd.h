@@ -371,6 +371,12 @@ clt_status clt__name_result(const char *name, clt_tensor **t);
 clt_status clt__grad_node(const char *name, int nsrc, const clt_tensor *const *src,
                           clt_tensor **t);
 
+/* Value i of torch.linspace(start, end, n) in float32 (f32) or float64 as
+ * PyTorch 1.13's CPU kernel (its AVX2 build) makes it, bit for bit, on the
+ * host: what clt_linspace's kernel computes (cl/shape.cl), for formulas
+ * that need one value of it (src/autograd/covariance.c). */
+double clt__linspace_at(bool f32, double start, double end, int64_t n, int64_t i);
+
 /* The right edge of torch.histc(x, bins, lo, hi) in PyTorch 1.13's CPU
  * kernel for float32 (f32) or float64 x: the last value of
  * torch.linspace(lo, hi, bins + 1), which the kernel takes both as the
@@ -380,8 +386,8 @@ clt_status clt__grad_node(const char *name, int nsrc, const clt_tensor *const *s
  * base + i * step from each vector's first value, counting back from hi
  * in the second half; so when bins + 1 is a multiple of 16 (float32) or 8
  * (float64), the edge is fma(-step, 7, hi) + 7 * step (3 for float64),
- * which can miss hi.  Otherwise (the scalar tail) it is hi itself
- * (src/autograd/covariance.c). */
+ * which can miss hi.  Otherwise (the scalar tail) it is hi itself: the last
+ * clt__linspace_at (src/autograd/covariance.c). */
 double clt__histc_last_edge(bool f32, double lo, double hi, int64_t bins);
 
 #endif

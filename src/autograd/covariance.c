@@ -170,20 +170,43 @@ static clt_status extreme(const char *fn, const clt_tensor *x, bool max, double 
     return st;
 }
 
-/* float32's 8 lanes and float64's 4 (AVX2). */
+/* Runs of 2 V values (V = 8 floats or 4 doubles, AVX2's vectors) as two
+ * vectors, each its first value b plus k step (k < V, rounded twice), the
+ * rest one at a time; b and those single values are start + step i below
+ * n / 2 and end - step (n - 1 - i) from there, each rounded once (GCC's
+ * fma).  One value is start.  (Past 32768 values torch splits the runs
+ * between threads; not followed.) */
+#define LINSPACE_AT(NAME, R, FMA)                                                              \
+    static R NAME(R start, R end, int64_t n, int64_t i)                                        \
+    {                                                                                          \
+        if (n <= 1)                                                                            \
+            return start;                                                                      \
+        const int64_t V = 32 / (int64_t)sizeof(R);                                             \
+        R step = (end - start) / (R)(n - 1);                                                   \
+        int64_t j = i, k = 0;                                                                  \
+        if (i < n / (2 * V) * (2 * V)) {                                                       \
+            k = i % V;                                                                         \
+            j = i - k;                                                                         \
+        }                                                                                      \
+        R b = j < n / 2 ? FMA(step, (R)j, start) : FMA(-step, (R)(n - j - 1), end);            \
+        volatile R kstep = (R)k * step; /* not fused with the sum */                           \
+        return k ? b + kstep : b;                                                              \
+    }
+
+LINSPACE_AT(linspace_at_f32, float, fmaf)
+LINSPACE_AT(linspace_at_f64, double, fma)
+
+double clt__linspace_at(bool f32, double start, double end, int64_t n, int64_t i)
+{
+    return f32 ? linspace_at_f32((float)start, (float)end, n, i)
+               : linspace_at_f64(start, end, n, i);
+}
+
 double clt__histc_last_edge(bool f32, double lo, double hi, int64_t bins)
 {
-    double lanes = f32 ? 8 : 4;
-    if ((bins + 1) % (int64_t)(2 * lanes) != 0)
+    if ((bins + 1) % (f32 ? 16 : 8) != 0) /* the scalar tail: hi itself */
         return hi;
-    if (f32) {
-        float step = ((float)hi - (float)lo) / (float)bins;
-        float base = fmaf(-step, (float)lanes - 1, (float)hi);
-        return base + ((float)lanes - 1) * step;
-    }
-    double step = (hi - lo) / (double)bins;
-    double base = fma(-step, lanes - 1, hi);
-    return base + (lanes - 1) * step;
+    return clt__linspace_at(f32, lo, hi, bins + 1, bins);
 }
 
 clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max, clt_tensor **out)

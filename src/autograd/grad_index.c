@@ -1439,12 +1439,56 @@ clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor *
 
 /* ---- embedding_bag ---------------------------------------------------------------- */
 
+/* Both EmbeddingBag backwards' rows of g, by entry: *sel each entry's row
+ * of g (of zeros for padding and entries in no bag); when rows is not NULL
+ * (mode sum or mean), *rows those over the bag's size (mean) or times the
+ * entry's per-sample weight.  As recorded ops when rec (a pass that creates
+ * a graph); the bags and their sizes are constants.  New tensors: *sel and
+ * *rows (clt_tensor_free), left to the caller on error too. */
+static clt_status bag_entry_rows(const clt_tensor *w, const clt_tensor *g,
+                                 const clt__bag_saved *sv, const clt_tensor *psw, int mode,
+                                 bool rec, clt_tensor **sel, clt_tensor **rows)
+{
+    const char *fn = "clt_backward";
+    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
+    int64_t zs[2] = {1, D}, col[2] = {ne, 1};
+    enum { BAGS, ZROW, GEXT, C1, C2, C3, C4, C5, NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
+    const clt_tensor *parts[2] = {g, x[ZROW]};
+    CLT__TRY(rec ? clt__cat_rec(fn, parts, 2, 0, &x[GEXT]) : clt__cat(parts, 2, 0, &x[GEXT], fn));
+    CLT__TRY(rec ? clt__index_select_rec(fn, x[GEXT], 0, x[BAGS], sel)
+                 : clt__index_select(x[GEXT], 0, x[BAGS], sel, fn));
+    if (rows == NULL)
+        goto done;
+    if (mode == 1) { /* over the bag's size (1 for the zero rows) */
+        CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
+        CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
+        const clt_tensor *cs[2] = {x[C1], x[C2]};
+        CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
+        CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
+        CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
+        CLT__TRY(rec ? clt__div_rec(fn, *sel, x[C5], rows) : clt__div_in(fn, *sel, x[C5], rows));
+    } else if (psw) {
+        CLT__TRY(rec ? clt__reshape_rec(fn, psw, 2, col, &x[C1])
+                     : clt__reshape(psw, 2, col, &x[C1], fn));
+        CLT__TRY(rec ? clt__mul_rec(fn, *sel, x[C1], rows) : clt__mul_in(fn, *sel, x[C1], rows));
+    } else {
+        CLT__TRY(clt__alias_grad(*sel, rows));
+    }
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
 /* The formula of bw_embedding_bag as recorded ops, for a pass that creates
- * a graph: each entry's row of g (of zeros for padding and entries in no
- * bag), times its per-sample weight, over its bag's size (mean) or where
- * it gave the maximum (max), added into the weight's rows; the per-sample
- * weights' gradient those rows of g times the weight's rows, summed.  The
- * entries' bags, sizes and maxima are constants. */
+ * a graph: each entry's row of g (bag_entry_rows; for max, where it gave
+ * the maximum) added into the weight's rows; the per-sample weights'
+ * gradient those rows of g times the weight's rows, summed.  The entries'
+ * bags, sizes and maxima are constants. */
 static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
                                       const clt__bag_saved *sv, const clt_tensor *psw,
                                       clt_tensor **gin)
@@ -1452,28 +1496,19 @@ static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
     const char *fn = "clt_backward";
     const clt_tensor *w = n->saved[0];
     int mode = (int)n->i[0];
-    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
+    int64_t D = g->shape[1], ne = sv->idx->numel;
     int64_t zs[2] = {1, D}, col[2] = {ne, 1};
     double lo = 0, hi = (double)(w->shape[0] - 1);
-    enum { BAGS, ZROW, GEXT, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, GW, NT };
+    enum { BAGS, SEL, IC, C1, C2, C3, C4, C5, ROWS, Z, WSEL, P, S, GW, NT };
     clt_tensor *x[NT] = {NULL};
     clt_status st = CLT_OK;
-    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
-    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
-    const clt_tensor *parts[2] = {g, x[ZROW]};
-    CLT__TRY(clt__cat_rec(fn, parts, 2, 0, &x[GEXT]));
-    CLT__TRY(clt__index_select_rec(fn, x[GEXT], 0, x[BAGS], &x[SEL]));
+    bool need_w = CLT__NEED(n, 0);
+    CLT__TRY(bag_entry_rows(w, g, sv, psw, mode, true, &x[SEL],
+                            need_w && mode != 2 ? &x[ROWS] : NULL));
     CLT__TRY(clt__clamp(sv->idx, &lo, &hi, &x[IC], fn));
-    if (CLT__NEED(n, 0)) {
-        if (mode == 1) { /* over the bag's size (1 for the zero rows) */
-            CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
-            CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
-            const clt_tensor *cs[2] = {x[C1], x[C2]};
-            CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
-            CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
-            CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
-            CLT__TRY(clt__div_rec(fn, x[SEL], x[C5], &x[ROWS]));
-        } else if (mode == 2) { /* where aux, the maxima's entries, is not k */
+    if (need_w) {
+        if (mode == 2) { /* where aux, the maxima's entries, is not k */
+            CLT__TRY(clt__embedding_bag_entries(w, sv, g->shape[0], &x[BAGS]));
             CLT__TRY(clt__full(g->dev, CLT_INT64, 2, zs, -1.0, &x[C1]));
             const clt_tensor *cs[2] = {sv->aux, x[C1]};
             CLT__TRY(clt__cat(cs, 2, 0, &x[C2], fn));
@@ -1484,11 +1519,6 @@ static clt_status embedding_bag_twice(clt__node *n, const clt_tensor *g,
             x[C1] = NULL;
             CLT__TRY(clt__ne_in(fn, x[C3], x[C5], &x[C1]));
             CLT__TRY(clt__zero_where(x[C1], x[SEL], &x[ROWS]));
-        } else if (psw) {
-            CLT__TRY(clt__reshape_rec(fn, psw, 2, col, &x[C1]));
-            CLT__TRY(clt__mul_rec(fn, x[SEL], x[C1], &x[ROWS]));
-        } else {
-            CLT__TRY(clt__alias_grad(x[SEL], &x[ROWS]));
         }
         CLT__TRY(clt__full(g->dev, g->dtype, 2, w->shape, 0.0, &x[Z]));
         if (n->i[4]) { /* scale_grad_by_freq */
@@ -1510,46 +1540,22 @@ done:
     return st;
 }
 
-/* sparse=True (not max): each entry's row of g (of zeros for entries in
- * no bag), over its bag's size (mean) or times its per-sample weight, as
- * the entries of the weight's sparse gradient (put_sparse, padding
- * entries left out), as torch's _embedding_bag_sparse_backward. */
+/* sparse=True (not max): each entry's row of g (bag_entry_rows) as the
+ * entries of the weight's sparse gradient (put_sparse, padding entries left
+ * out), as torch's _embedding_bag_sparse_backward. */
 static clt_status embedding_bag_sparse(clt__node *n, const clt_tensor *g,
                                        const clt__bag_saved *sv, const clt_tensor *psw)
 {
-    const char *fn = "clt_backward";
-    const clt_tensor *w = n->saved[0];
-    int mode = (int)n->i[0];
-    int64_t nb = g->shape[0], D = g->shape[1], ne = sv->idx->numel, one = 1;
-    int64_t zs[2] = {1, D}, col[2] = {ne, 1};
-    enum { BAGS, ZROW, GEXT, SEL, C1, C2, C3, C4, C5, ROWS, FLAT, NT };
-    clt_tensor *x[NT] = {NULL};
+    int64_t ne = sv->idx->numel;
+    clt_tensor *sel = NULL, *rows = NULL, *flat = NULL;
     clt_status st = CLT_OK;
-    CLT__TRY(clt__embedding_bag_entries(w, sv, nb, &x[BAGS]));
-    CLT__TRY(clt__full(g->dev, g->dtype, 2, zs, 0.0, &x[ZROW]));
-    const clt_tensor *parts[2] = {g, x[ZROW]};
-    CLT__TRY(clt__cat(parts, 2, 0, &x[GEXT], fn));
-    CLT__TRY(clt__index_select(x[GEXT], 0, x[BAGS], &x[SEL], fn));
-    if (mode == 1) { /* over the bag's size (1 for the zero rows) */
-        CLT__TRY(clt__to_dtype(sv->aux, g->dtype, &x[C1], fn));
-        CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 1.0, &x[C2]));
-        const clt_tensor *cs[2] = {x[C1], x[C2]};
-        CLT__TRY(clt__cat(cs, 2, 0, &x[C3], fn));
-        CLT__TRY(clt__index_select(x[C3], 0, x[BAGS], &x[C4], fn));
-        CLT__TRY(clt__reshape(x[C4], 2, col, &x[C5], fn));
-        CLT__TRY(clt__div_in(fn, x[SEL], x[C5], &x[ROWS]));
-    } else if (psw) {
-        CLT__TRY(clt__reshape(psw, 2, col, &x[C1], fn));
-        CLT__TRY(clt__mul_in(fn, x[SEL], x[C1], &x[ROWS]));
-    } else {
-        x[ROWS] = x[SEL];
-        x[SEL] = NULL;
-    }
-    CLT__TRY(clt__reshape(sv->idx, 1, &ne, &x[FLAT], fn));
-    st = put_sparse(n, x[FLAT], x[ROWS], sv->pad);
+    CLT__TRY(bag_entry_rows(n->saved[0], g, sv, psw, (int)n->i[0], false, &sel, &rows));
+    CLT__TRY(clt__reshape(sv->idx, 1, &ne, &flat, "clt_backward"));
+    st = put_sparse(n, flat, rows, sv->pad);
 done:
-    for (int k = 0; k < NT; k++)
-        clt_tensor_free(x[k]);
+    clt_tensor_free(sel);
+    clt_tensor_free(rows);
+    clt_tensor_free(flat);
     return st;
 }
 

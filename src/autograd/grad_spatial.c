@@ -230,36 +230,24 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
 
 /* ---- affine_grid -------------------------------------------------------------------- */
 
-/* torch's linspace_from_neg_one in the dtype R: linspace(-1, 1, n) with
- * the bits of torch 1.13's CPU kernel (its AVX2 build, as histc's edges):
- * runs of 2 V values (V = 4 doubles or 8 floats a vector) as two vectors,
- * each its first value b plus k step (k < V, rounded twice), the rest one
- * at a time; b and those single values are -1 + step i below n / 2 and
- * 1 - step (n - 1 - i) from there, each rounded once (GCC's fma).  Then
- * times (n - 1) / n without align_corners; 0 for n = 1.  The last bit
- * decides on which side of a pixel centre grid_sample reads an identity
- * transform's points, and so the grid's gradient there.  (Past 32768
- * values torch splits the runs between threads; not followed.) */
-#define LINSPACE(NAME, R, FMA)                                                                 \
-    static double NAME(int64_t i, int64_t n, int align_corners)                                \
-    {                                                                                          \
-        if (n <= 1)                                                                            \
-            return 0;                                                                          \
-        const int64_t V = 32 / (int64_t)sizeof(R);                                             \
-        R step = (R)2 / (R)(n - 1);                                                            \
-        int64_t j = i, k = 0;                                                                  \
-        if (i < n / (2 * V) * (2 * V)) {                                                       \
-            k = i % V;                                                                         \
-            j = i - k;                                                                         \
-        }                                                                                      \
-        R b = j < n / 2 ? FMA(step, (R)j, (R)-1) : FMA(-step, (R)(n - j - 1), (R)1);           \
-        volatile R kstep = (R)k * step; /* not fused with the sum */                           \
-        R v = k ? b + kstep : b;                                                               \
-        return align_corners ? v : v * (R)(n - 1) / (R)n;                                      \
+/* torch's linspace_from_neg_one in float32 (f32) or float64:
+ * linspace(-1, 1, n) with the bits of torch 1.13's CPU kernel
+ * (clt__linspace_at), then times (n - 1) / n without align_corners; 0 for
+ * n = 1.  The last bit decides on which side of a pixel centre grid_sample
+ * reads an identity transform's points, and so the grid's gradient there. */
+static double linspace_from_neg_one(bool f32, int64_t i, int64_t n, int align_corners)
+{
+    if (n <= 1)
+        return 0;
+    double v = clt__linspace_at(f32, -1, 1, n, i);
+    if (align_corners)
+        return v;
+    if (f32) {
+        float p = (float)v * (float)(n - 1);
+        return p / (float)n;
     }
-
-LINSPACE(linspace_f32, float, fmaf)
-LINSPACE(linspace_f64, double, fma)
+    return v * (double)(n - 1) / (double)n;
+}
 
 /* The base grid [count, k + 1]: for each point (d, h, w) of the output's
  * spatial sizes (k of them) its coordinates x (along w), y, z and 1. */
@@ -291,7 +279,7 @@ static clt_status base_grid(const clt_tensor *theta, int k, const int64_t *sp, i
             for (int d = k - 1; d >= 0; d--) { /* the last size is x, the first slot */
                 int64_t at = rest % sp[d];
                 rest /= sp[d];
-                row[k - 1 - d] = (f32 ? linspace_f32 : linspace_f64)(at, sp[d], align_corners);
+                row[k - 1 - d] = linspace_from_neg_one(f32, at, sp[d], align_corners);
             }
             row[k] = 1;
         }

@@ -861,10 +861,15 @@ static clt_status space(const char *fn, clt_device *dev, clt_dtype dtype, double
         cl_mem mem = clt__mem(t);
         cl_ulong n = (cl_ulong)steps;
         cl_int lg = log;
+        /* float32 and float64 linspace as torch 1.13's AVX2 kernel: blocks
+         * of 32 bytes (cl/shape.cl) */
+        cl_ulong vec = 0;
+        if (!log && (dtype == CLT_FLOAT32 || dtype == CLT_FLOAT64))
+            vec = 32 / clt_dtype_size(dtype);
         size_t gws = (size_t)steps;
-        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n), {sz, a[0]}, {sz, a[1]},
-                           {sz, a[2]},    CLT__ARG(lg), {sz, a[3]}};
-        st = clt__error_in(clt__launch(dev, "shape", opts, "linspace", 1, &gws, NULL, 7, args),
+        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n),  {sz, a[0]}, {sz, a[1]},
+                           {sz, a[2]},    CLT__ARG(lg), {sz, a[3]}, CLT__ARG(vec)};
+        st = clt__error_in(clt__launch(dev, "shape", opts, "linspace", 1, &gws, NULL, 8, args),
                            fn);
     }
 done:
