@@ -14072,8 +14072,13 @@ static void op_sparsegrad(fz *f)
         clt_tensor *v = SENT;
         CALL("clt_sparse_values", clt_sparse_values(g, &v));
         if (outcome(f, st, v)) {
+            /* [nnz, dim] for lookups' rows (sparse_dim 1); a zeroed gradient
+             * has torch's zero_() layout, sparse_dim 2 and values [0] */
             int64_t vs[2] = {clt_sparse_nnz(g), dim};
-            expect_meta(f, v, 2, vs, dt, dev);
+            int sd = clt_sparse_sparse_dim(g);
+            if (sd != 1 && !(sd == 2 && entries == 0 && clt_sparse_nnz(g) == 0))
+                die(f, "clt_grad_sparse: sparse_dim %d", sd);
+            expect_meta(f, v, 3 - sd, vs, dt, dev);
             tfree(f, v, 0);
         }
         clt_sparse_free(g);
@@ -14128,14 +14133,17 @@ static void op_sparsegrad(fz *f)
             }
         free(before);
         free(after);
-        /* clipping and GradScaler's unscale_: sparse gradients refused */
+        /* clipping and GradScaler's unscale_: clip_grad_norm and unscale_ take
+         * a sparse gradient (torch 1.13 leaves it unscaled by the clip, and
+         * divides its values in unscale_) and keep it sparse; clip_grad_value
+         * refuses it */
         if (chance(f, 40)) {
             clt_tensor *tn = SENT;
             int is_now = clt_grad_is_sparse(w);
             if (chance(f, 50)) {
                 CALL("clt_clip_grad_norm", clt_clip_grad_norm(&w, 1, 1.0, 2.0, &tn));
-                if (st == CLT_OK && is_now)
-                    die(f, "clt_clip_grad_norm took a sparse gradient");
+                if (st == CLT_OK && is_now && !clt_grad_is_sparse(w))
+                    die(f, "clt_clip_grad_norm made a sparse gradient dense");
                 if (st == CLT_OK)
                     tfree(f, tn, 0);
                 else {
@@ -14152,8 +14160,8 @@ static void op_sparsegrad(fz *f)
                 CALL("clt_grad_scaler_new", clt_grad_scaler_new(NULL, &gs));
                 if (outcome(f, st, gs)) {
                     CALL("clt_grad_scaler_unscale_", clt_grad_scaler_unscale_(gs, o));
-                    if (status_ok(f, st) && is_now)
-                        die(f, "clt_grad_scaler_unscale_ took a sparse gradient");
+                    if (status_ok(f, st) && is_now && !clt_grad_is_sparse(w))
+                        die(f, "clt_grad_scaler_unscale_ made a sparse gradient dense");
                     CALL_VOID("clt_grad_scaler_free", clt_grad_scaler_free(gs));
                 }
             }
