@@ -494,6 +494,28 @@ static void same_files(clt_device *dev, const char *p1, const char *p2)
     clt_named_tensors_free(e2, n2);
 }
 
+/* The uninterrupted run (a, oa) and the resumed one (b, ob) go on three
+ * steps together: the same losses, parameters and counters, bit for bit. */
+static void continue_together(const ref_opts *o, model *a, clt_optimizer *oa, model *b,
+                              clt_optimizer *ob)
+{
+    double xa[DIM], xb[DIM], la = 0, lb = 0;
+    for (int s = 0; s < 3; s++) {
+        CHECK(clt_optimizer_step_closure(oa, closure, a, &la));
+        CHECK(clt_optimizer_step_closure(ob, closure, b, &lb));
+        cr_assert(memcmp(&la, &lb, sizeof la) == 0, "step %d: loss %.17g resumed, %.17g", s, lb,
+                  la);
+    }
+    model_read(a, xa);
+    model_read(b, xb);
+    cr_assert(memcmp(xa, xb, sizeof xa) == 0, "the resumed run is not the uninterrupted one");
+    long fa, na, fb, nb;
+    saved_counts(oa, a->dev, &fa, &na);
+    saved_counts(ob, b->dev, &fb, &nb);
+    cr_assert(fa == fb && na == nb && na > 2 * o->history_size, "counters %ld %ld, %ld %ld", fa,
+              na, fb, nb);
+}
+
 /* A file saved mid-run and loaded into a new optimizer over parameters put
  * back to that point gives the bits of the uninterrupted run: the history
  * (shifted: history_size below the pairs made), d, t, H_diag, prev_loss
@@ -502,7 +524,7 @@ static void resume_bit_for_bit(const ref_opts *o, host_fn f, const double *x0)
 {
     model a, b;
     clt_optimizer *oa = NULL, *ob = NULL;
-    double xa[DIM], xb[DIM], la = 0, lb = 0;
+    double xb[DIM], la = 0;
     model_make(&a, CLT_FLOAT64, f, x0);
     make_lbfgs(&a, o, &oa);
     for (int s = 0; s < 2; s++)
@@ -516,21 +538,8 @@ static void resume_bit_for_bit(const ref_opts *o, host_fn f, const double *x0)
     CHECK(clt_optimizer_load(ob, tpath("mid.safetensors")));
     CHECK(clt_optimizer_save(ob, tpath("again.safetensors")));
     same_files(a.dev, tpath("mid.safetensors"), tpath("again.safetensors"));
-    for (int s = 0; s < 3; s++) {
-        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
-        CHECK(clt_optimizer_step_closure(ob, closure, &b, &lb));
-        cr_assert(memcmp(&la, &lb, sizeof la) == 0, "step %d: loss %.17g resumed, %.17g", s, lb,
-                  la);
-    }
-    model_read(&a, xa);
-    model_read(&b, xb);
-    cr_assert(memcmp(xa, xb, sizeof xa) == 0, "the resumed run is not the uninterrupted one");
+    continue_together(o, &a, oa, &b, ob);
     cr_assert_eq(clt_optimizer_steps(ob), 5);
-    long fa, na, fb, nb;
-    saved_counts(oa, a.dev, &fa, &na);
-    saved_counts(ob, b.dev, &fb, &nb);
-    cr_assert(fa == fb && na == nb && na > 2 * o->history_size, "counters %ld %ld, %ld %ld", fa,
-              na, fb, nb);
     clt_optimizer_free(oa);
     clt_optimizer_free(ob);
     model_free(&a);
@@ -585,20 +594,8 @@ static void general_resume(const ref_opts *o, host_fn f, const double *x0, clt_d
                  CLT_ERR_INVALID_ARGUMENT, "state.0.d");
     cr_assert_eq(clt_optimizer_steps(oc), 0);
     clt_checkpoint_dict_free(ck);
-    for (int s = 0; s < 3; s++) {
-        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
-        CHECK(clt_optimizer_step_closure(ob, closure, &b, &lb));
-        cr_assert(memcmp(&la, &lb, sizeof la) == 0, "step %d: loss %.17g resumed, %.17g", s, lb,
-                  la);
-    }
+    continue_together(o, &a, oa, &b, ob);
     model_read(&a, xa);
-    model_read(&b, xb);
-    cr_assert(memcmp(xa, xb, sizeof xa) == 0, "the resumed run is not the uninterrupted one");
-    long fa, na, fb, nb;
-    saved_counts(oa, a.dev, &fa, &na);
-    saved_counts(ob, b.dev, &fb, &nb);
-    cr_assert(fa == fb && na == nb && na > 2 * o->history_size, "counters %ld %ld, %ld %ld", fa,
-              na, fb, nb);
     /* without the state, the run from that point differs */
     clt_optimizer *od = NULL;
     model_make(&c, dt, f, xm);
